@@ -1,0 +1,72 @@
+/**
+ * Platform-neutral messages the engine sends to people. Each channel adapter renders them
+ * (console text, Block Kit, Discord components) with a pure function.
+ */
+import type { DecisionAction, RiskLevel, RunStatus, StepStatus } from './types.ts';
+
+/** One row of a plan card. */
+export interface PlanCardStep {
+  number: number;
+  id: string;
+  kind: 'tool' | 'llm' | 'condition';
+  /** Tool name, `llm`, or the condition's expression. */
+  target: string;
+  /** Arguments as short JSON, already cut to a readable length. */
+  argsPreview: string;
+  dependsOn: string[];
+  description: string;
+  optional: boolean;
+  risk: RiskLevel;
+}
+
+/** The plan as shown for review (or as a notice when it starts at once). */
+export interface PlanCard {
+  kind: 'plan';
+  runId: string;
+  revision: number;
+  summary: string;
+  steps: PlanCardStep[];
+  layers: string[][];
+  risk: RiskLevel;
+  risks: string[];
+  /** True when the plan waits for a person; false when it starts at once. */
+  needsReview: boolean;
+  amendmentsLeft: number;
+  /** Buttons (or commands) that are valid for this card. */
+  actions: DecisionAction[];
+}
+
+/** A step started or ended. */
+export interface ProgressUpdate {
+  kind: 'progress';
+  runId: string;
+  stepId: string;
+  status: StepStatus;
+  detail: string;
+  finished: number;
+  total: number;
+}
+
+/** The final report written by the synthesizer (or by code when the synthesizer fails). */
+export interface Report {
+  kind: 'report';
+  runId: string;
+  status: RunStatus;
+  text: string;
+}
+
+/** A direct answer when no tools are needed. */
+export interface Answer {
+  kind: 'answer';
+  text: string;
+}
+
+/** Anything else worth telling: a state change, a refusal, a failure explained. */
+export interface Notice {
+  kind: 'notice';
+  runId?: string;
+  level: 'info' | 'warning' | 'error';
+  text: string;
+}
+
+export type OutboundMessage = PlanCard | ProgressUpdate | Report | Answer | Notice;

@@ -1,0 +1,75 @@
+/**
+ * The plan the planner writes, as a zod schema. The planner is called with no tools: this JSON is all it can produce.
+ *
+ * References: any argument value may be `{"$ref": "steps.<id>.output<path>"}`, where `<path>` is a chain of
+ * `.key`, `[index]` or `["key"]` (e.g. `steps.s1.output.content[0].text`). The whole value is replaced by what
+ * the path points to in that step's output. The referenced step must be upstream (a transitive dependency).
+ */
+import { z } from 'zod';
+import type { Json } from './types.ts';
+
+const stepId = z
+  .string()
+  .regex(/^[A-Za-z][A-Za-z0-9_-]{0,39}$/, 'step ids start with a letter and use letters, digits, _ or -');
+
+const jsonValue: z.ZodType<Json> = z.lazy(() =>
+  z.union([z.null(), z.boolean(), z.number(), z.string(), z.array(jsonValue), z.record(z.string(), jsonValue)]),
+);
+
+const common = {
+  id: stepId,
+  dependsOn: z.array(stepId).default([]),
+  description: z.string().max(500).default(''),
+  optional: z.boolean().default(false),
+};
+
+/** An MCP tool call; `tool` is `<server>.<tool>`. */
+const toolStep = z.object({
+  ...common,
+  kind: z.literal('tool'),
+  tool: z.string().min(1),
+  args: z.record(z.string(), jsonValue).default({}),
+});
+
+/** A text-in, text-out model call with no tools; the prompt may hold references. */
+const llmStep = z.object({
+  ...common,
+  kind: z.literal('llm'),
+  args: z.object({ prompt: jsonValue }),
+});
+
+/** Chooses which dependent steps run: `ifTrue` when the expression holds, `ifFalse` otherwise. */
+const conditionStep = z.object({
+  ...common,
+  kind: z.literal('condition'),
+  expression: z.string().min(1).max(2000),
+  ifTrue: z.array(stepId).default([]),
+  ifFalse: z.array(stepId).default([]),
+});
+
+/** One step of a plan. `kind` defaults to `tool`, since most steps are tool calls. */
+export const stepSchema = z.preprocess(
+  (v) => (v && typeof v === 'object' && !('kind' in v) ? { ...v, kind: 'tool' } : v),
+  z.discriminatedUnion('kind', [toolStep, llmStep, conditionStep]),
+);
+
+/** A complete plan as the planner must write it. */
+export const planSchema = z.object({
+  summary: z.string().min(1).max(1000),
+  rationale: z.string().max(4000).default(''),
+  needsTools: z.boolean(),
+  /** When no tools are needed, the answer to give the user directly. */
+  answer: z.string().nullable().default(null),
+  risks: z.array(z.string().max(500)).default([]),
+  steps: z.array(stepSchema).max(100).default([]),
+});
+
+export type Plan = z.infer<typeof planSchema>;
+export type Step = Plan['steps'][number];
+export type ToolStep = Extract<Step, { kind: 'tool' }>;
+export type ConditionStep = Extract<Step, { kind: 'condition' }>;
+
+/** JSON Schema of the plan, given to providers that support structured output. */
+export function planJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(planSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+}

@@ -1,0 +1,174 @@
+/**
+ * What the engine needs from the outside world, shaped by what it calls and nothing wider.
+ * Adapters in src/mcp, src/llm, src/store and src/bot implement these.
+ */
+import type {
+  Actor,
+  DecisionAction,
+  Json,
+  RunStatus,
+  StepError,
+  StepStatus,
+  ToolInfo,
+  ToolOutput,
+} from './types.ts';
+import type { Plan } from './plan-schema.ts';
+import type { OutboundMessage } from './messages.ts';
+
+/** Outcome of one tool call: an MCP result (which may itself be `isError`) or a failure to get one. */
+export type ToolCallOutcome = { ok: true; output: ToolOutput } | { ok: false; error: StepError };
+
+/** Calls MCP tools by qualified name. Never throws: failures come back as outcomes. */
+export interface ToolRunner {
+  /** Every tool currently offered by connected servers, overrides applied. */
+  listTools(): ToolInfo[];
+  callTool(
+    name: string,
+    args: Record<string, Json>,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<ToolCallOutcome>;
+}
+
+/** The role a model call plays; each role can be routed to a different model. */
+export type ModelRole = 'planner' | 'classifier' | 'synthesizer' | 'llm_step';
+
+/** Token usage as reported by the provider. */
+export interface LlmUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** One chat message given to a model. */
+export interface LlmMessage {
+  role: 'user' | 'assistant';
+  content: string;
+}
+
+/** A request to a model. No tools are ever sent. */
+export interface LlmRequest {
+  role: ModelRole;
+  system: string;
+  messages: LlmMessage[];
+  /** Ask for JSON matching this schema, using the provider's structured-output mode where it has one. */
+  jsonSchema?: { name: string; schema: Record<string, unknown> };
+  maxOutputTokens?: number;
+  signal?: AbortSignal;
+}
+
+/** A model's answer. */
+export interface LlmResponse {
+  text: string;
+  model: string;
+  usage: LlmUsage;
+}
+
+/** Calls a language model. Throws `StewardError` with code `llm_failed` when no answer can be had. */
+export interface LlmClient {
+  complete(request: LlmRequest): Promise<LlmResponse>;
+}
+
+/** Where a run's messages go: a channel and a conversation (thread) within it. */
+export interface Conversation {
+  channel: string;
+  /** Platform-specific thread key, opaque to the engine (e.g. `C123:1700000000.000100`). */
+  key: string;
+}
+
+/** Sends platform-neutral messages to people. Adapters render them. */
+export interface Notifier {
+  send(conversation: Conversation, message: OutboundMessage): Promise<void>;
+}
+
+/** A stored run, enough to rebuild its state after a restart. */
+export interface StoredRun {
+  id: string;
+  status: RunStatus;
+  conversation: Conversation;
+  requester: Actor;
+  request: string;
+  revision: number;
+  amendmentRounds: number;
+  plan: Plan | null;
+  createdAt: Date;
+}
+
+/** One stored attempt at a step. */
+export interface StoredStepAttempt {
+  stepId: string;
+  attempt: number;
+  revision: number;
+  status: StepStatus;
+  args: Json;
+  output: Json | null;
+  error: StepError | null;
+  startedAt: Date;
+  endedAt: Date | null;
+}
+
+/** Durable state of runs. The database is the judge of every limit and every state change. */
+export interface RunStore {
+  createRun(run: {
+    id: string;
+    conversation: Conversation;
+    requester: Actor;
+    request: string;
+    at: Date;
+  }): Promise<void>;
+  /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
+  saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
+  /**
+   * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`.
+   * Returns false (and changes nothing) when the run is not in such a state: the loser of a race.
+   */
+  transition(
+    runId: string,
+    from: readonly RunStatus[],
+    to: RunStatus,
+    options?: { revision?: number; at?: Date },
+  ): Promise<boolean>;
+  /** Atomically takes one amendment round if fewer than `cap` were used; returns the new count or null past the cap. */
+  takeAmendmentRound(runId: string, cap: number): Promise<number | null>;
+  recordDecision(decision: {
+    runId: string;
+    revision: number;
+    actor: Actor;
+    action: DecisionAction;
+    accepted: boolean;
+    note?: string;
+    at: Date;
+  }): Promise<void>;
+  /** Commits a step's intent before its call is sent. */
+  recordStepStarted(a: {
+    runId: string;
+    stepId: string;
+    attempt: number;
+    revision: number;
+    args: Json;
+    at: Date;
+  }): Promise<void>;
+  recordStepEnded(a: {
+    runId: string;
+    stepId: string;
+    attempt: number;
+    status: StepStatus;
+    output: Json | null;
+    error: StepError | null;
+    at: Date;
+    durationMs: number;
+  }): Promise<void>;
+  recordLlmUsage(u: {
+    runId: string | null;
+    role: ModelRole;
+    model: string;
+    inputTokens: number;
+    outputTokens: number;
+    at: Date;
+  }): Promise<void>;
+  /** Appends to the run's event log (history that can be replayed). */
+  appendEvent(runId: string, type: string, payload: Json, at: Date): Promise<void>;
+  setReport(runId: string, report: string, at: Date): Promise<void>;
+  getRun(runId: string): Promise<StoredRun | null>;
+  listStepAttempts(runId: string): Promise<StoredStepAttempt[]>;
+  /** Runs that were not finished when the process last stopped. */
+  listUnfinishedRuns(): Promise<StoredRun[]>;
+}

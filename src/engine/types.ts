@@ -1,0 +1,93 @@
+/**
+ * Terminology
+ * - run: one request being served, from the planner call to the report.
+ * - plan revision: an immutable version of a run's plan (0 = first plan; amendments and edits add revisions).
+ * - step: one node of the plan's DAG: an MCP tool call, an LLM text call, or a condition.
+ * - attempt: one try at running a step (retries of idempotent tools make more than one).
+ * - decision: a person's Approve / Amend / Cancel / Pause / Resume / Stop on a run, naming the revision it saw.
+ * - effect: work the pure engine asks its runner to do (call a tool, notify, finish); data, not I/O.
+ */
+
+/** Risk of a step or plan; the plan's risk is the highest of its steps. */
+export type RiskLevel = 'low' | 'medium' | 'high';
+
+/** JSON value as carried in tool arguments and outputs. */
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json };
+
+/** A tool the planner may use, as the MCP host reports it, with the operator's overrides applied. */
+export interface ToolInfo {
+  /** Qualified name used in plans: `<server>.<tool>`. */
+  name: string;
+  server: string;
+  tool: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+  annotations: {
+    readOnlyHint?: boolean;
+    destructiveHint?: boolean;
+    idempotentHint?: boolean;
+    openWorldHint?: boolean;
+  };
+  /** Operator policy from the MCP config (overrides win over annotations). */
+  policy: {
+    allowed: boolean;
+    risk?: RiskLevel;
+    idempotent?: boolean;
+    timeoutMs: number;
+  };
+}
+
+/** Result of an MCP tool call, as the protocol returns it (content blocks, optional structured content). */
+export interface ToolOutput {
+  content: Json[];
+  structuredContent?: Json;
+  isError?: boolean;
+}
+
+/** Lifecycle of a run, as stored. */
+export type RunStatus =
+  | 'planning'
+  | 'awaiting_review'
+  | 'running'
+  | 'paused'
+  | 'stopping'
+  | 'completed'
+  | 'failed'
+  | 'cancelled'
+  | 'stopped';
+
+/** Terminal run statuses: nothing changes a run after it reaches one. */
+export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'stopped'];
+
+/** Lifecycle of one step within a run. */
+export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled';
+
+/** Kinds of failure the engine distinguishes; adapters translate foreign errors into these. */
+export type ErrorCode =
+  | 'timeout'
+  | 'tool_error'
+  | 'server_unavailable'
+  | 'unknown_tool'
+  | 'invalid_arguments'
+  | 'reference_failed'
+  | 'cancelled'
+  | 'llm_failed'
+  | 'interrupted'
+  | 'internal';
+
+/** A failure as the engine sees it: a closed code, a sentence for people, and whether trying again may help. */
+export interface StepError {
+  code: ErrorCode;
+  message: string;
+  retryable: boolean;
+}
+
+/** Who pressed or typed something, on which channel. */
+export interface Actor {
+  id: string;
+  name?: string;
+  channel: string;
+}
+
+/** A person's action on a run. */
+export type DecisionAction = 'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop';
