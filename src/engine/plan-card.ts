@@ -1,0 +1,48 @@
+/** Builds the platform-neutral plan card from a validated plan. */
+import type { PlanCard } from './messages.ts';
+import type { DecisionAction } from './types.ts';
+import type { ValidatedPlan } from './validate-plan.ts';
+
+const ARGS_PREVIEW = 300;
+
+/** The card people review; `needsReview` false means the plan already started and the card only informs. */
+export function toPlanCard(
+  runId: string,
+  revision: number,
+  v: ValidatedPlan,
+  options: { needsReview: boolean; amendmentsLeft: number },
+): PlanCard {
+  const actions: DecisionAction[] = options.needsReview
+    ? options.amendmentsLeft > 0
+      ? ['approve', 'amend', 'cancel']
+      : ['approve', 'cancel']
+    : ['pause', 'stop'];
+  return {
+    kind: 'plan',
+    runId,
+    revision,
+    summary: v.plan.summary,
+    steps: v.plan.steps.map((s, i) => ({
+      number: i + 1,
+      id: s.id,
+      kind: s.kind,
+      target: s.kind === 'tool' ? s.tool : s.kind === 'llm' ? 'llm' : s.expression,
+      argsPreview: s.kind === 'condition' ? `true → ${s.ifTrue.join(', ') || '—'}; false → ${s.ifFalse.join(', ') || '—'}` : preview(s.args),
+      dependsOn: s.dependsOn,
+      description: s.description,
+      optional: s.optional,
+      risk: v.stepRisk[s.id] ?? 'low',
+    })),
+    layers: v.layers,
+    risk: v.risk,
+    risks: v.plan.risks,
+    needsReview: options.needsReview,
+    amendmentsLeft: options.amendmentsLeft,
+    actions,
+  };
+}
+
+function preview(args: unknown): string {
+  const text = JSON.stringify(args);
+  return text.length > ARGS_PREVIEW ? `${text.slice(0, ARGS_PREVIEW - 1)}…` : text;
+}

@@ -1,0 +1,54 @@
+/**
+ * Rebuilds a run's dispatch state from its stored step attempts after a restart.
+ * A step that was in flight is run again only if its tool is idempotent; otherwise the run waits for a person.
+ */
+import { createDispatchState, type DispatchState, type StepPolicy } from './dispatch.ts';
+import type { Plan } from './plan-schema.ts';
+import type { StoredStepAttempt } from './ports.ts';
+import type { RunStatus } from './types.ts';
+
+export interface Restored {
+  state: DispatchState;
+  /** Steps that were in flight and are not safe to repeat without asking. */
+  interrupted: string[];
+  /** Steps that were in flight and will simply run again. */
+  retried: string[];
+}
+
+/** Restores dispatch state; `status` is the run's stored status (running, paused or stopping). */
+export function restoreDispatch(
+  plan: Plan,
+  policies: Record<string, StepPolicy>,
+  attempts: readonly StoredStepAttempt[],
+  status: RunStatus,
+  options: { maxParallel: number; maxAttempts: number },
+): Restored {
+  const state = createDispatchState(plan, policies, options);
+  const latest = new Map<string, StoredStepAttempt>();
+  for (const a of attempts) {
+    const seen = latest.get(a.stepId);
+    if (!seen || a.attempt >= seen.attempt) latest.set(a.stepId, a);
+  }
+  const interrupted: string[] = [];
+  const retried: string[] = [];
+  for (const step of plan.steps) {
+    const a = latest.get(step.id);
+    if (!a) continue;
+    if (a.status === 'running') {
+      state.steps[step.id] = { status: 'pending', attempt: a.attempt };
+      (policies[step.id]?.idempotent ? retried : interrupted).push(step.id);
+      continue;
+    }
+    if (a.status === 'pending') continue;
+    state.steps[step.id] = { status: a.status, attempt: a.attempt, output: a.output ?? undefined, error: a.error ?? undefined };
+    if (a.status === 'failed' && !step.optional && state.haltedBy === null) {
+      state.phase = 'halting';
+      state.haltedBy = step.id;
+    }
+  }
+  if (state.phase === 'running') {
+    if (status === 'paused' || interrupted.length > 0) state.phase = 'paused';
+    if (status === 'stopping') state.phase = 'stopping';
+  }
+  return { state, interrupted, retried };
+}

@@ -1,0 +1,176 @@
+/**
+ * Runs one approved plan: feeds events to the pure dispatcher and carries out the effects it asks for,
+ * through the ports only. Every step's intent is committed to the store before its call is sent.
+ */
+import {
+  dispatchTransition,
+  startDispatch,
+  type DispatchEffect,
+  type DispatchEvent,
+  type DispatchState,
+  type Transition,
+} from './dispatch.ts';
+import type { Step } from './plan-schema.ts';
+import type { Conversation, LlmClient, LlmResponse, Notifier, RunStore, ToolRunner } from './ports.ts';
+import { cut, outputText } from './report.ts';
+import type { Json, StepError } from './types.ts';
+
+/** What a run driver needs from the world. */
+export interface RunDriverDeps {
+  tools: ToolRunner;
+  llm: LlmClient;
+  store: RunStore;
+  notifier: Notifier;
+  clock: () => Date;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  recordUsage: (runId: string, r: LlmResponse) => Promise<void>;
+}
+
+/** Drives one run from its first step to `finished`; `done` resolves with the final dispatch state. */
+export class RunDriver {
+  private state: DispatchState;
+  private readonly inflight = new Map<string, AbortController>();
+  private readonly startedAt = new Map<string, number>();
+  private queue: Promise<void> = Promise.resolve();
+  private resolveDone!: (s: DispatchState) => void;
+  /** Resolves once the run has finished and everything about it is stored. */
+  readonly done: Promise<DispatchState>;
+
+  constructor(
+    readonly runId: string,
+    readonly revision: number,
+    private readonly conversation: Conversation,
+    initial: DispatchState,
+    private readonly deps: RunDriverDeps,
+  ) {
+    this.state = initial;
+    this.done = new Promise((resolve) => (this.resolveDone = resolve));
+  }
+
+  /** The current dispatch state (read-only snapshot). */
+  get current(): DispatchState {
+    return this.state;
+  }
+
+  start(): void {
+    this.apply(startDispatch(this.state));
+  }
+
+  /** Applies an event at once; the state change is synchronous, so no other event can interleave. */
+  send(event: DispatchEvent): void {
+    this.apply(dispatchTransition(this.state, event));
+  }
+
+  private apply(t: Transition): void {
+    this.state = t.state;
+    for (const effect of t.effects) this.execute(effect);
+  }
+
+  private execute(effect: DispatchEffect): void {
+    switch (effect.type) {
+      case 'startStep': {
+        const controller = new AbortController();
+        this.inflight.set(key(effect.step.id, effect.attempt), controller);
+        void this.runStep(effect.step, effect.attempt, effect.args, effect.timeoutMs, controller);
+        return;
+      }
+      case 'abortStep':
+        this.inflight.get(key(effect.stepId, effect.attempt))?.abort();
+        return;
+      case 'stepChanged':
+        this.persistChange(effect);
+        return;
+      case 'finished':
+        this.enqueue(async () => {
+          await this.deps.store.appendEvent(this.runId, 'dispatchFinished', { outcome: effect.outcome }, this.deps.clock());
+        });
+        void this.queue.then(() => this.resolveDone(this.state));
+        return;
+    }
+  }
+
+  private async runStep(step: Step, attempt: number, args: Json, timeoutMs: number, controller: AbortController): Promise<void> {
+    const { store, clock } = this.deps;
+    const at = clock();
+    this.startedAt.set(key(step.id, attempt), at.getTime());
+    try {
+      await this.enqueue(async () => {
+        await store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revision, args, at });
+        await store.appendEvent(this.runId, 'stepStarted', { stepId: step.id, attempt }, at);
+      });
+    } catch (err) {
+      this.finishStep(step.id, attempt, { ok: false, error: { code: 'internal', message: `could not record the step before running it: ${(err as Error).message}`, retryable: false } });
+      return;
+    }
+    this.notifyProgress(step.id, 'running', step.kind === 'tool' ? `calling ${step.tool}` : step.kind);
+    if (controller.signal.aborted) {
+      this.finishStep(step.id, attempt, { ok: false, error: { code: 'cancelled', message: 'stopped before it was sent', retryable: false } });
+      return;
+    }
+    const outcome = await this.callStep(step, args, timeoutMs, controller.signal);
+    this.finishStep(step.id, attempt, outcome);
+  }
+
+  private async callStep(step: Step, args: Json, timeoutMs: number, signal: AbortSignal): Promise<{ ok: true; output: Json } | { ok: false; error: StepError }> {
+    if (step.kind === 'tool') {
+      const result = await this.deps.tools.callTool(step.tool, args as Record<string, Json>, { signal, timeoutMs });
+      if (!result.ok) return result;
+      const output = result.output as unknown as Json;
+      if (result.output.isError) return { ok: false, error: { code: 'tool_error', message: cut(outputText(output), 500), retryable: false } };
+      return { ok: true, output };
+    }
+    const prompt = typeof (args as { prompt?: Json }).prompt === 'string' ? (args as { prompt: string }).prompt : JSON.stringify((args as { prompt?: Json }).prompt);
+    try {
+      const response = await this.deps.llm.complete({
+        role: 'llm_step',
+        system: '[steward:llm_step]\nDo the task below and answer with text only. You cannot call tools.',
+        messages: [{ role: 'user', content: prompt }],
+        signal,
+      });
+      await this.deps.recordUsage(this.runId, response);
+      return { ok: true, output: { text: response.text } };
+    } catch (err) {
+      const code = signal.aborted ? 'cancelled' : 'llm_failed';
+      return { ok: false, error: { code, message: (err as Error).message, retryable: false } };
+    }
+  }
+
+  private finishStep(stepId: string, attempt: number, outcome: { ok: true; output: Json } | { ok: false; error: StepError }): void {
+    this.inflight.delete(key(stepId, attempt));
+    this.send(outcome.ok ? { type: 'stepSucceeded', stepId, attempt, output: outcome.output } : { type: 'stepFailed', stepId, attempt, error: outcome.error });
+  }
+
+  private persistChange(e: Extract<DispatchEffect, { type: 'stepChanged' }>): void {
+    const { store, clock } = this.deps;
+    const at = clock();
+    const started = this.startedAt.get(key(e.stepId, e.attempt));
+    const durationMs = started === undefined ? 0 : at.getTime() - started;
+    const runId = this.runId;
+    this.enqueue(async () => {
+      // Skipped steps and conditions never went through startStep, so their row is written here.
+      if (started === undefined) await store.recordStepStarted({ runId, stepId: e.stepId, attempt: e.attempt, revision: this.revision, args: null, at });
+      await store.recordStepEnded({ runId, stepId: e.stepId, attempt: e.attempt, status: e.status, output: e.output ?? null, error: e.error ?? null, at, durationMs });
+      await store.appendEvent(runId, 'stepEnded', { stepId: e.stepId, attempt: e.attempt, status: e.status }, at);
+    }).catch((err: unknown) => this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`));
+    this.notifyProgress(e.stepId, e.status, e.detail);
+  }
+
+  private notifyProgress(stepId: string, status: DispatchState['steps'][string]['status'], detail: string): void {
+    const all = Object.values(this.state.steps);
+    const finished = all.filter((s) => s.status !== 'pending' && s.status !== 'running').length;
+    this.deps.notifier
+      .send(this.conversation, { kind: 'progress', runId: this.runId, stepId, status, detail: cut(detail, 300), finished, total: all.length })
+      .catch((err: unknown) => this.deps.log('warn', `run ${this.runId}: progress not delivered: ${(err as Error).message}`));
+  }
+
+  /** Serializes store writes for this run so they land in the order the dispatcher decided them. */
+  private enqueue(fn: () => Promise<void>): Promise<void> {
+    const next = this.queue.then(fn);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+}
+
+function key(stepId: string, attempt: number): string {
+  return `${stepId}#${attempt}`;
+}
