@@ -1,0 +1,99 @@
+/**
+ * Configuration from the environment (and `.env`), validated with zod at start.
+ * A bad value stops start-up with one message naming the variable.
+ */
+import { z } from 'zod';
+import { StewardError } from './engine/errors.ts';
+import type { ModelRole } from './engine/ports.ts';
+
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+const optionalText = z.string().trim().min(1).optional().catch(undefined);
+
+const envSchema = z.object({
+  DATABASE_URL: z
+    .string()
+    .trim()
+    .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  DATA_DIR: z.string().trim().min(1).default('./data'),
+  MCP_CONFIG: z.string().trim().min(1).default('./mcp.json'),
+  OPENAI_API_KEY: optionalText,
+  OPENAI_BASE_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
+  ANTHROPIC_API_KEY: optionalText,
+  ANTHROPIC_BASE_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
+  STEWARD_MODEL_PLANNER: optionalText,
+  STEWARD_MODEL_CLASSIFIER: optionalText,
+  STEWARD_MODEL_SYNTHESIZER: optionalText,
+  STEWARD_MODEL_LLM_STEP: optionalText,
+  STEWARD_MAX_PARALLEL: positiveInt(4),
+  STEWARD_MAX_ATTEMPTS: positiveInt(3),
+  STEWARD_AMENDMENT_CAP: z.coerce.number().int().min(0).default(3),
+  STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
+  STEWARD_LOG_FILE: optionalText,
+});
+
+/** Validated configuration. */
+export interface Config {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  mcpConfigPath: string;
+  llm: {
+    openai?: { apiKey: string; baseURL?: string };
+    anthropic?: { apiKey: string; baseURL?: string };
+    models: Record<ModelRole, string>;
+  };
+  settings: { maxParallel: number; maxAttempts: number; amendmentCap: number; maxRepairs: number; reviewTimeoutMs: number };
+  logFile: string | undefined;
+  /** Values that must never be printed: keys, and the database URL (it may hold a password). */
+  secrets: string[];
+}
+
+const DEFAULT_MODELS = {
+  openai: { planner: 'gpt-4.1', classifier: 'gpt-4.1-mini', synthesizer: 'gpt-4.1', llm_step: 'gpt-4.1-mini' },
+  anthropic: { planner: 'claude-sonnet-4-5', classifier: 'claude-haiku-4-5', synthesizer: 'claude-sonnet-4-5', llm_step: 'claude-haiku-4-5' },
+} as const;
+
+/** Reads and validates configuration from an environment object. */
+export function loadConfig(env: NodeJS.ProcessEnv): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    throw new StewardError('config', `Configuration error: ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`);
+  }
+  const e = parsed.data;
+  // A custom OpenAI-compatible server (Ollama, vLLM, LM Studio) usually needs no key.
+  const openai = e.OPENAI_API_KEY || e.OPENAI_BASE_URL ? { apiKey: e.OPENAI_API_KEY ?? 'not-needed', baseURL: e.OPENAI_BASE_URL } : undefined;
+  const anthropic = e.ANTHROPIC_API_KEY ? { apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL } : undefined;
+  if (!openai && !anthropic) {
+    throw new StewardError(
+      'config',
+      'No language model is configured. Set OPENAI_API_KEY (or OPENAI_BASE_URL for any OpenAI-compatible server: a local Ollama works with OPENAI_BASE_URL=http://localhost:11434/v1 and STEWARD_MODEL_PLANNER=llama3.1), or ANTHROPIC_API_KEY.',
+    );
+  }
+  const defaults = openai ? DEFAULT_MODELS.openai : DEFAULT_MODELS.anthropic;
+  return {
+    databaseUrl: e.DATABASE_URL,
+    dataDir: e.DATA_DIR,
+    mcpConfigPath: e.MCP_CONFIG,
+    llm: {
+      openai,
+      anthropic,
+      models: {
+        planner: e.STEWARD_MODEL_PLANNER ?? defaults.planner,
+        classifier: e.STEWARD_MODEL_CLASSIFIER ?? defaults.classifier,
+        synthesizer: e.STEWARD_MODEL_SYNTHESIZER ?? defaults.synthesizer,
+        llm_step: e.STEWARD_MODEL_LLM_STEP ?? defaults.llm_step,
+      },
+    },
+    settings: {
+      maxParallel: e.STEWARD_MAX_PARALLEL,
+      maxAttempts: e.STEWARD_MAX_ATTEMPTS,
+      amendmentCap: e.STEWARD_AMENDMENT_CAP,
+      maxRepairs: 2,
+      reviewTimeoutMs: e.STEWARD_REVIEW_TIMEOUT_SECONDS * 1000,
+    },
+    logFile: e.STEWARD_LOG_FILE,
+    secrets: [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL].filter((s): s is string => !!s && s.length >= 6),
+  };
+}

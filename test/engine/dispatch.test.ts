@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../src/engine/dispatch.ts';
+import { createPlan } from './fixtures.ts';
+
+const policy = { idempotent: false, timeoutMs: 1000 };
+
+function setup(steps: unknown[], opts: { maxParallel?: number; idempotent?: boolean } = {}) {
+  const plan = createPlan(steps);
+  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { ...policy, idempotent: opts.idempotent ?? false }]));
+  return startDispatch(createDispatchState(plan, policies, { maxParallel: opts.maxParallel ?? 4, maxAttempts: 3 }));
+}
+
+const started = (effects: DispatchEffect[]) => effects.flatMap((e) => (e.type === 'startStep' ? [e.step.id] : []));
+const ok = (state: DispatchState, stepId: string, output: unknown = { content: [] }) =>
+  dispatchTransition(state, { type: 'stepSucceeded', stepId, attempt: state.steps[stepId]!.attempt, output: output as never });
+
+describe('dispatcher', () => {
+  const diamond = [
+    { id: 'a', tool: 't.x' },
+    { id: 'b', tool: 't.x', dependsOn: ['a'] },
+    { id: 'c', tool: 't.x', dependsOn: ['a'], args: { v: { $ref: 'steps.a.output.n' } } },
+    { id: 'd', tool: 't.x', dependsOn: ['b', 'c'] },
+  ];
+
+  it('starts roots, then each step as soon as its own dependencies end, with resolved arguments', () => {
+    let t = setup(diamond);
+    expect(started(t.effects)).toEqual(['a']);
+    t = ok(t.state, 'a', { n: 42 });
+    expect(t.effects.filter((e) => e.type === 'startStep').map((e) => e.type === 'startStep' && [e.step.id, e.args])).toEqual([
+      ['b', {}],
+      ['c', { v: 42 }],
+    ]);
+    t = ok(t.state, 'b');
+    expect(started(t.effects)).toEqual([]);
+    t = ok(t.state, 'c');
+    expect(started(t.effects)).toEqual(['d']);
+    t = ok(t.state, 'd');
+    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'completed' });
+  });
+
+  it('does not wait for the rest of a layer', () => {
+    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'slow', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }]);
+    t = ok(t.state, 'a');
+    expect(started(t.effects)).toEqual(['b']);
+    expect(t.state.steps.slow!.status).toBe('running');
+  });
+
+  it('keeps within maxParallel', () => {
+    let t = setup([1, 2, 3, 4, 5].map((i) => ({ id: `s${i}`, tool: 't.x' })), { maxParallel: 2 });
+    expect(started(t.effects)).toEqual(['s1', 's2']);
+    t = ok(t.state, 's1');
+    expect(started(t.effects)).toEqual(['s3']);
+  });
+
+  it('pauses before the next step starts and resumes from there', () => {
+    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }]);
+    t = dispatchTransition(t.state, { type: 'pauseRequested' });
+    t = ok(t.state, 'a');
+    expect(started(t.effects)).toEqual([]);
+    expect(t.state.phase).toBe('paused');
+    t = dispatchTransition(t.state, { type: 'resumeRequested' });
+    expect(started(t.effects)).toEqual(['b']);
+  });
+
+  it('stop aborts steps in flight, starts nothing more, and keeps finished results', () => {
+    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x' }, { id: 'c', tool: 't.x', dependsOn: ['a', 'b'] }]);
+    t = ok(t.state, 'a', { kept: true });
+    t = dispatchTransition(t.state, { type: 'stopRequested' });
+    expect(t.effects).toEqual([{ type: 'abortStep', stepId: 'b', attempt: 1 }]);
+    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'b', attempt: 1, error: { code: 'cancelled', message: 'aborted', retryable: false } });
+    expect(started(t.effects)).toEqual([]);
+    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'stopped' });
+    expect(t.state.steps.a).toMatchObject({ status: 'succeeded', output: { kept: true } });
+    expect(t.state.steps.b!.status).toBe('cancelled');
+    expect(t.state.steps.c).toMatchObject({ status: 'skipped' });
+  });
+
+  it('retries only idempotent steps on retryable errors, then halts naming the step', () => {
+    const timeout = { code: 'timeout' as const, message: 'timed out', retryable: true };
+    let t = setup([{ id: 'a', tool: 't.x' }], { idempotent: true });
+    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'a', attempt: 1, error: timeout });
+    expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({ attempt: 2 });
+    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'a', attempt: 2, error: timeout });
+    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'a', attempt: 3, error: timeout });
+    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'failed' });
+    expect(t.state.haltedBy).toBe('a');
+
+    let n = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }], { idempotent: false });
+    n = dispatchTransition(n.state, { type: 'stepFailed', stepId: 'a', attempt: 1, error: timeout });
+    expect(started(n.effects)).toEqual([]);
+    expect(n.effects.at(-1)).toEqual({ type: 'finished', outcome: 'failed' });
+  });
+
+  it('skips a failed optional step and its dependents, and carries on', () => {
+    let t = setup([
+      { id: 'opt', tool: 't.x', optional: true },
+      { id: 'after', tool: 't.x', dependsOn: ['opt'] },
+      { id: 'other', tool: 't.x' },
+    ]);
+    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'opt', attempt: 1, error: { code: 'tool_error', message: 'no', retryable: false } });
+    expect(t.state.steps.after!.status).toBe('skipped');
+    t = ok(t.state, 'other');
+    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'completed' });
+  });
+
+  it('a condition selects its branch; the other branch is skipped and reported', () => {
+    let t = setup([
+      { id: 'a', tool: 't.x' },
+      { id: 'cond', kind: 'condition', expression: 'steps.a.output.n > 10', dependsOn: ['a'], ifTrue: ['big'], ifFalse: ['small'] },
+      { id: 'big', tool: 't.x', dependsOn: ['cond'] },
+      { id: 'small', tool: 't.x', dependsOn: ['cond'] },
+    ]);
+    t = ok(t.state, 'a', { n: 11 });
+    expect(started(t.effects)).toEqual(['big']);
+    expect(t.state.steps.small).toMatchObject({ status: 'skipped', note: 'skipped: condition cond was true' });
+  });
+
+  it('a reference that cannot be resolved fails the step with the reason', () => {
+    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'], args: { v: { $ref: 'steps.a.output.missing' } } }]);
+    t = ok(t.state, 'a', { other: 1 });
+    expect(t.state.steps.b!.error).toEqual({ code: 'reference_failed', message: 'steps.a.output.missing: no key "missing"', retryable: false });
+    expect(t.state.outcome).toBe('failed');
+  });
+
+  it('ignores events for attempts that are no longer current (a late result after a retry)', () => {
+    const t = setup([{ id: 'a', tool: 't.x' }], { idempotent: true });
+    const late = dispatchTransition(t.state, { type: 'stepSucceeded', stepId: 'a', attempt: 7, output: null });
+    expect(late.state).toBe(t.state);
+    expect(late.effects).toEqual([]);
+  });
+});
