@@ -1,0 +1,11 @@
+/**
+ * Every migration, listed by hand so the migrator needs no filesystem scan (bundles and tests find them all).
+ * Append new entries; names sort in the order they must run.
+ */
+import type { Migration } from 'kysely';
+import { initial } from './0001-initial.ts';
+
+/** All migrations by name, in the order they apply. */
+export const migrations: Record<string, Migration> = {
+  '0001-initial': initial,
+};

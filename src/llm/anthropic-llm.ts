@@ -1,0 +1,116 @@
+/**
+ * `LlmClient` over Anthropic's Messages API. No tools are ever sent. JSON answers use the native
+ * `output_config.format` when the schema allows it (see anthropic-schema.ts), else an instruction in the system prompt.
+ */
+import Anthropic from '@anthropic-ai/sdk';
+import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages/messages';
+import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
+import { toAnthropicOutputFormat } from './anthropic-schema.ts';
+import { startDeadline, type CallDeadline } from './call-deadline.ts';
+import { unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
+import {
+  findErrorCode,
+  llmFailed,
+  serverMessage,
+  type LlmCallContext,
+  type LlmFailure,
+} from './llm-failure.ts';
+
+/** How to reach one Claude model. */
+export interface AnthropicLlmOptions {
+  apiKey: string;
+  /** Defaults to Anthropic itself (no `/v1`: the SDK adds it). Environment variables are not consulted. */
+  baseURL?: string;
+  model: string;
+  /**
+   * Per attempt, until the answer starts; the whole call, retries included, gets `(maxRetries + 1)` times this.
+   * Default 120 s.
+   */
+  timeoutMs?: number;
+  /** Retries the SDK makes after connection errors, timeouts, 408, 409, 429 and 5xx. Default 2. */
+  maxRetries?: number;
+  /** `max_tokens` when the request names none; the Messages API requires one. Default 4096. */
+  maxTokens?: number;
+}
+
+const DEFAULT_BASE_URL = 'https://api.anthropic.com';
+
+/** Calls one Claude model; failures become `StewardError('llm_failed')`. */
+export class AnthropicLlmClient implements LlmClient {
+  private readonly client: Anthropic;
+  private readonly context: LlmCallContext;
+  private readonly maxRetries: number;
+  private readonly maxTokens: number;
+
+  constructor(options: AnthropicLlmOptions) {
+    const baseURL = options.baseURL ?? DEFAULT_BASE_URL;
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    this.maxRetries = options.maxRetries ?? 2;
+    this.maxTokens = options.maxTokens ?? 4096;
+    this.context = { provider: 'the Anthropic API', baseURL, model: options.model, apiKey: options.apiKey, timeoutMs };
+    // Passing apiKey explicitly keeps the SDK off its credential chain (profiles, ANTHROPIC_AUTH_TOKEN).
+    this.client = new Anthropic({ apiKey: options.apiKey, baseURL, timeout: timeoutMs, maxRetries: this.maxRetries });
+  }
+
+  /** Sends the system prompt and messages, and returns the answer's text with token usage. */
+  async complete(request: LlmRequest): Promise<LlmResponse> {
+    const deadline = startDeadline(this.context.timeoutMs * (this.maxRetries + 1), request.signal);
+    let message: Message;
+    try {
+      message = await this.client.messages.create(this.toParams(request), { signal: deadline.signal });
+    } catch (err) {
+      throw llmFailed(classify(err, deadline), this.context, err);
+    } finally {
+      deadline.dispose();
+    }
+    return this.fromMessage(message, request);
+  }
+
+  private toParams(request: LlmRequest): MessageCreateParamsNonStreaming {
+    const format = request.jsonSchema ? toAnthropicOutputFormat(request.jsonSchema.schema) : null;
+    const system =
+      request.jsonSchema && !format ? withSchemaInstruction(request.system, request.jsonSchema) : request.system;
+    const params: MessageCreateParamsNonStreaming = {
+      model: this.context.model,
+      max_tokens: request.maxOutputTokens ?? this.maxTokens,
+      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+    };
+    if (system) params.system = system;
+    if (format) params.output_config = { format };
+    return params;
+  }
+
+  private fromMessage(message: Message, request: LlmRequest): LlmResponse {
+    if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) {
+      throw llmFailed({ kind: 'malformed' }, this.context);
+    }
+    if (message.stop_reason === 'refusal') throw llmFailed({ kind: 'refused' }, this.context);
+    let text = '';
+    for (const block of message.content) if (block.type === 'text') text += block.text;
+    if (!text.trim()) throw llmFailed({ kind: 'empty', reason: message.stop_reason ?? undefined }, this.context);
+    const usage = message.usage;
+    return {
+      text: request.jsonSchema ? unwrapJsonFence(text) : text,
+      model: message.model || this.context.model,
+      usage: {
+        // Cached prompt tokens are reported apart from input_tokens; they were still sent.
+        inputTokens:
+          (usage?.input_tokens ?? 0) +
+          (usage?.cache_creation_input_tokens ?? 0) +
+          (usage?.cache_read_input_tokens ?? 0),
+        outputTokens: usage?.output_tokens ?? 0,
+      },
+    };
+  }
+}
+
+function classify(err: unknown, deadline: CallDeadline): LlmFailure {
+  if (deadline.timedOut()) return { kind: 'timeout' };
+  if (err instanceof Anthropic.APIUserAbortError) return { kind: 'cancelled' };
+  if (err instanceof Anthropic.APIConnectionTimeoutError) return { kind: 'timeout' };
+  if (err instanceof Anthropic.APIConnectionError) return { kind: 'connection', code: findErrorCode(err.cause) };
+  if (err instanceof Anthropic.APIError && typeof err.status === 'number') {
+    return { kind: 'status', status: err.status, detail: serverMessage(err.error) };
+  }
+  return { kind: 'unknown', detail: err instanceof Error ? err.message : String(err) };
+}

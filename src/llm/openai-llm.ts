@@ -1,0 +1,134 @@
+/**
+ * `LlmClient` over the Chat Completions API, the one dialect that OpenAI and the compatible local servers
+ * (Ollama, vLLM, LM Studio) all speak. No tools are ever sent: the planner writes JSON, code runs it.
+ */
+import OpenAI from 'openai';
+import type {
+  ChatCompletion,
+  ChatCompletionCreateParamsNonStreaming,
+  ChatCompletionMessageParam,
+} from 'openai/resources/chat/completions';
+import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
+import { startDeadline, type CallDeadline } from './call-deadline.ts';
+import { toSchemaName, unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
+import {
+  findErrorCode,
+  llmFailed,
+  serverMessage,
+  type LlmCallContext,
+  type LlmFailure,
+} from './llm-failure.ts';
+
+/** How to reach one model on an OpenAI-compatible server. */
+export interface OpenAiLlmOptions {
+  apiKey: string;
+  /** Defaults to OpenAI itself; Ollama is `http://localhost:11434/v1`. Environment variables are not consulted. */
+  baseURL?: string;
+  model: string;
+  /**
+   * Per attempt, until the answer starts; the whole call, retries included, gets `(maxRetries + 1)` times this.
+   * Default 120 s.
+   */
+  timeoutMs?: number;
+  /** Retries the SDK makes after connection errors, timeouts, 408, 409, 429 and 5xx. Default 2. */
+  maxRetries?: number;
+  /**
+   * `native` sends `response_format: json_schema`; `prompt` states the schema in the system prompt instead,
+   * for servers without it. Default `native`.
+   */
+  structuredOutput?: 'native' | 'prompt';
+}
+
+const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+/** Calls one model through Chat Completions; failures become `StewardError('llm_failed')`. */
+export class OpenAiLlmClient implements LlmClient {
+  private readonly client: OpenAI;
+  private readonly context: LlmCallContext;
+  private readonly maxRetries: number;
+  private readonly structuredOutput: 'native' | 'prompt';
+
+  constructor(options: OpenAiLlmOptions) {
+    const baseURL = options.baseURL ?? DEFAULT_BASE_URL;
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    this.maxRetries = options.maxRetries ?? 2;
+    this.structuredOutput = options.structuredOutput ?? 'native';
+    const { apiKey, model } = options;
+    this.context = { provider: 'the OpenAI-compatible server', baseURL, model, apiKey, timeoutMs };
+    // organization/project are pinned to null so stray OPENAI_* variables cannot add headers Steward never configured.
+    this.client = new OpenAI({
+      apiKey: options.apiKey,
+      baseURL,
+      organization: null,
+      project: null,
+      timeout: timeoutMs,
+      maxRetries: this.maxRetries,
+    });
+  }
+
+  /** Sends the system prompt and messages, and returns the answer's text with token usage. */
+  async complete(request: LlmRequest): Promise<LlmResponse> {
+    const deadline = startDeadline(this.context.timeoutMs * (this.maxRetries + 1), request.signal);
+    let completion: ChatCompletion;
+    try {
+      completion = await this.client.chat.completions.create(this.toParams(request), { signal: deadline.signal });
+    } catch (err) {
+      throw llmFailed(classify(err, deadline), this.context, err);
+    } finally {
+      deadline.dispose();
+    }
+    return this.fromCompletion(completion, request);
+  }
+
+  private toParams(request: LlmRequest): ChatCompletionCreateParamsNonStreaming {
+    const native = this.structuredOutput === 'native';
+    const system =
+      request.jsonSchema && !native ? withSchemaInstruction(request.system, request.jsonSchema) : request.system;
+    const messages: ChatCompletionMessageParam[] = system ? [{ role: 'system', content: system }] : [];
+    for (const m of request.messages) messages.push({ role: m.role, content: m.content });
+    const params: ChatCompletionCreateParamsNonStreaming = { model: this.context.model, messages };
+    // max_completion_tokens, not the deprecated max_tokens: OpenAI's reasoning models refuse the latter.
+    if (request.maxOutputTokens !== undefined) params.max_completion_tokens = request.maxOutputTokens;
+    if (request.jsonSchema && native) {
+      // strict: false because compatible servers differ in what strict schemas they take; the engine validates anyway.
+      params.response_format = {
+        type: 'json_schema',
+        json_schema: { name: toSchemaName(request.jsonSchema.name), schema: request.jsonSchema.schema, strict: false },
+      };
+    }
+    return params;
+  }
+
+  private fromCompletion(completion: ChatCompletion, request: LlmRequest): LlmResponse {
+    // A wrong base URL can return a 200 with an HTML page, which the SDK hands back as a string.
+    if (typeof completion !== 'object' || completion === null || !Array.isArray(completion.choices)) {
+      throw llmFailed({ kind: 'malformed' }, this.context);
+    }
+    const choice = completion.choices[0];
+    const refusal = choice?.message?.refusal;
+    if (refusal) throw llmFailed({ kind: 'refused', detail: refusal }, this.context);
+    const text = choice?.message?.content ?? '';
+    if (!text.trim()) {
+      throw llmFailed({ kind: 'empty', reason: choice?.finish_reason ?? undefined }, this.context);
+    }
+    return {
+      text: request.jsonSchema ? unwrapJsonFence(text) : text,
+      model: completion.model || this.context.model,
+      usage: {
+        inputTokens: completion.usage?.prompt_tokens ?? 0,
+        outputTokens: completion.usage?.completion_tokens ?? 0,
+      },
+    };
+  }
+}
+
+function classify(err: unknown, deadline: CallDeadline): LlmFailure {
+  if (deadline.timedOut()) return { kind: 'timeout' };
+  if (err instanceof OpenAI.APIUserAbortError) return { kind: 'cancelled' };
+  if (err instanceof OpenAI.APIConnectionTimeoutError) return { kind: 'timeout' };
+  if (err instanceof OpenAI.APIConnectionError) return { kind: 'connection', code: findErrorCode(err.cause) };
+  if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
+    return { kind: 'status', status: err.status, detail: serverMessage(err.error) };
+  }
+  return { kind: 'unknown', detail: err instanceof Error ? err.message : String(err) };
+}

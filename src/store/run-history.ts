@@ -1,0 +1,103 @@
+/**
+ * Read-only queries over a run's history (revisions, decisions, events, model usage), for reports and audits.
+ * `PgRunStore` exposes them as methods; they live here to keep the port's file about state changes.
+ */
+import type { Kysely } from 'kysely';
+import type { Plan } from '../engine/plan-schema.ts';
+import type { ModelRole } from '../engine/ports.ts';
+import type { Actor, DecisionAction, Json } from '../engine/types.ts';
+import type { DatabaseSchema } from './schema.ts';
+
+/** One immutable plan revision. */
+export interface StoredRevision {
+  revision: number;
+  plan: Plan;
+  reason: string;
+  createdAt: Date;
+}
+
+/** One recorded decision. */
+export interface StoredDecision {
+  revision: number;
+  actor: Actor;
+  action: DecisionAction;
+  accepted: boolean;
+  note: string | null;
+  createdAt: Date;
+}
+
+/** One entry of a run's event log; `id` grows with every append, across all runs. */
+export interface StoredEvent {
+  id: number;
+  type: string;
+  payload: Json;
+  createdAt: Date;
+}
+
+/** Model usage summed over a run. */
+export interface LlmUsageTotals {
+  calls: number;
+  inputTokens: number;
+  outputTokens: number;
+  byRole: Partial<Record<ModelRole, { calls: number; inputTokens: number; outputTokens: number }>>;
+}
+
+/** Every plan revision of a run, oldest first. */
+export async function listRevisions(db: Kysely<DatabaseSchema>, runId: string): Promise<StoredRevision[]> {
+  const rows = await db
+    .selectFrom('plan_revisions')
+    .select(['revision', 'plan', 'reason', 'created_at'])
+    .where('run_id', '=', runId)
+    .orderBy('revision')
+    .execute();
+  return rows.map((r) => ({ revision: r.revision, plan: r.plan as Plan, reason: r.reason, createdAt: r.created_at }));
+}
+
+/** Every decision on a run, in the order recorded. */
+export async function listDecisions(db: Kysely<DatabaseSchema>, runId: string): Promise<StoredDecision[]> {
+  const rows = await db.selectFrom('decisions').selectAll().where('run_id', '=', runId).orderBy('id').execute();
+  return rows.map((r) => ({
+    revision: r.revision,
+    actor: { id: r.actor_id, channel: r.channel, ...(r.actor_name === null ? {} : { name: r.actor_name }) },
+    action: r.action as DecisionAction,
+    accepted: r.accepted,
+    note: r.note,
+    createdAt: r.created_at,
+  }));
+}
+
+/** A run's event log in append order. */
+export async function listEvents(db: Kysely<DatabaseSchema>, runId: string): Promise<StoredEvent[]> {
+  const rows = await db.selectFrom('run_events').selectAll().where('run_id', '=', runId).orderBy('id').execute();
+  // bigserial ids arrive as strings from pg and numbers from PGlite.
+  return rows.map((r) => ({ id: Number(r.id), type: r.type, payload: r.payload, createdAt: r.created_at }));
+}
+
+/** Calls and tokens a run used, in total and per model role. */
+export async function llmUsageForRun(db: Kysely<DatabaseSchema>, runId: string): Promise<LlmUsageTotals> {
+  const rows = await db
+    .selectFrom('llm_usage')
+    .select((eb) => [
+      'role',
+      eb.fn.countAll().as('calls'),
+      eb.fn.sum('input_tokens').as('input_tokens'),
+      eb.fn.sum('output_tokens').as('output_tokens'),
+    ])
+    .where('run_id', '=', runId)
+    .groupBy('role')
+    .execute();
+  const totals: LlmUsageTotals = { calls: 0, inputTokens: 0, outputTokens: 0, byRole: {} };
+  for (const row of rows) {
+    // count and sum are bigint/numeric: strings from pg, numbers or bigints from PGlite.
+    const usage = {
+      calls: Number(row.calls),
+      inputTokens: Number(row.input_tokens),
+      outputTokens: Number(row.output_tokens),
+    };
+    totals.byRole[row.role as ModelRole] = usage;
+    totals.calls += usage.calls;
+    totals.inputTokens += usage.inputTokens;
+    totals.outputTokens += usage.outputTokens;
+  }
+  return totals;
+}

@@ -1,0 +1,100 @@
+/**
+ * Kysely table types for the tables made by `migrations/`. Keep in step with the latest migration.
+ * Ids of bigserial columns are strings on pg and numbers on PGlite, so they are read through `Number()`.
+ */
+import type { ColumnType, Generated } from 'kysely';
+import type { Json } from '../engine/types.ts';
+
+// Written as JSON text (so strings and arrays survive pg's parameter encoding), read back parsed.
+// Written once: the type forbids updates, as the rows holding these are never rewritten.
+type FrozenJsonb<T> = ColumnType<T, string, never>;
+type NullableJsonb<T> = ColumnType<T | null, string | null, string | null>;
+type Timestamp = ColumnType<Date, Date | undefined, Date>;
+type BigId = ColumnType<number | string, never, never>;
+
+/** One run of a request. */
+export interface RunsTable {
+  id: string;
+  status: string;
+  channel: string;
+  conversation_key: string;
+  requester_id: string;
+  requester_name: string | null;
+  request: string;
+  revision: Generated<number>;
+  amendment_rounds: Generated<number>;
+  report: string | null;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** An immutable plan revision of a run. */
+export interface PlanRevisionsTable {
+  id: BigId;
+  run_id: string;
+  revision: number;
+  plan: FrozenJsonb<unknown>;
+  reason: string;
+  created_at: Timestamp;
+}
+
+/** One try at a step; (run_id, step_id, attempt) is unique. */
+export interface StepAttemptsTable {
+  id: BigId;
+  run_id: string;
+  step_id: string;
+  attempt: number;
+  revision: number;
+  status: string;
+  args: FrozenJsonb<Json>;
+  output: NullableJsonb<Json>;
+  error: NullableJsonb<unknown>;
+  started_at: Date;
+  ended_at: Date | null;
+  duration_ms: number | null;
+  created_at: Timestamp;
+}
+
+/** A person's action on a run. */
+export interface DecisionsTable {
+  id: BigId;
+  run_id: string;
+  revision: number;
+  actor_id: string;
+  actor_name: string | null;
+  channel: string;
+  action: string;
+  accepted: boolean;
+  note: string | null;
+  created_at: Timestamp;
+}
+
+/** Tokens used by one model call. */
+export interface LlmUsageTable {
+  id: BigId;
+  run_id: string | null;
+  role: string;
+  model: string;
+  input_tokens: number;
+  output_tokens: number;
+  created_at: Timestamp;
+}
+
+/** The append-only history of a run. */
+export interface RunEventsTable {
+  id: BigId;
+  run_id: string;
+  type: string;
+  payload: FrozenJsonb<Json>;
+  created_at: Timestamp;
+}
+
+/** The whole database as Kysely sees it. */
+export interface DatabaseSchema {
+  runs: RunsTable;
+  plan_revisions: PlanRevisionsTable;
+  step_attempts: StepAttemptsTable;
+  decisions: DecisionsTable;
+  llm_usage: LlmUsageTable;
+  run_events: RunEventsTable;
+}

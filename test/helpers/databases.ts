@@ -1,0 +1,133 @@
+/**
+ * Gives a test its own migrated database, so test files run in parallel and never share rows.
+ *
+ *   const store = await createTestDatabase('postgres'); // or 'pglite'
+ *   afterAll(() => store.close());                      // closes the pool and drops the database
+ *
+ * PostgreSQL: `TEST_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/test) must let us CREATE DATABASE.
+ * Each call clones a migrated template (`CREATE DATABASE ... TEMPLATE`), which is made once per migration set.
+ * PGlite: a fresh data folder under the OS temp dir, removed on close. Expect ~2 s to open one (WASM start-up).
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pg from 'pg';
+import { migrations } from '../../migrations/index.ts';
+import { openDatabase, type StoreDatabase } from '../../src/store/database.ts';
+
+/** A test's own database; `name` is the PostgreSQL database name or the PGlite folder. */
+export type TestDatabase = StoreDatabase & { name: string };
+
+/** The admin URL tests connect to; databases are created next to its database. */
+export const testDatabaseUrl = process.env.TEST_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
+
+// Any constant works; it only has to be the same in every test process.
+const TEMPLATE_LOCK_KEY = 7_406_173_001;
+
+const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
+
+let template: Promise<string> | undefined;
+
+/** Opens a new, migrated, empty database of the given kind; `close()` also deletes it. */
+export async function createTestDatabase(kind: 'postgres' | 'pglite'): Promise<TestDatabase> {
+  return kind === 'postgres' ? createPostgresDatabase() : createPgliteDatabase();
+}
+
+/** The URL of database `name` on the test server. */
+export function testDatabaseUrlFor(name: string): string {
+  const url = new URL(testDatabaseUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+async function createPostgresDatabase(): Promise<TestDatabase> {
+  template ??= ensureTemplate();
+  const templateName = await template;
+  const name = `steward_t_${randomBytes(6).toString('hex')}`;
+  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`));
+  const drop = () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  let store: StoreDatabase;
+  try {
+    store = await openDatabase({ databaseUrl: testDatabaseUrlFor(name), dataDir: tmpdir() });
+  } catch (error) {
+    await drop();
+    throw error;
+  }
+  return {
+    ...store,
+    name,
+    async close() {
+      try {
+        await store.close();
+      } finally {
+        await drop();
+      }
+    },
+  };
+}
+
+async function createPgliteDatabase(): Promise<TestDatabase> {
+  const dir = await mkdtemp(join(tmpdir(), 'steward-test-'));
+  const remove = () => rm(dir, { recursive: true, force: true });
+  let store: StoreDatabase;
+  try {
+    store = await openDatabase({ dataDir: dir });
+  } catch (error) {
+    await remove();
+    throw error;
+  }
+  return {
+    ...store,
+    name: dir,
+    async close() {
+      try {
+        await store.close();
+      } finally {
+        await remove();
+      }
+    },
+  };
+}
+
+/** Makes the migrated template once per migration set, even when many test processes ask at the same moment. */
+async function ensureTemplate(): Promise<string> {
+  const name = `steward_template_${await migrationsHash()}`;
+  await withAdmin(async (admin) => {
+    await admin.query('SELECT pg_advisory_lock($1)', [TEMPLATE_LOCK_KEY]);
+    try {
+      const found = await admin.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);
+      if (found.rowCount) return;
+      // Built under another name and renamed when migrated, so a crash never leaves a half-made template.
+      const building = `${name}_building`;
+      await admin.query(`DROP DATABASE IF EXISTS ${building} WITH (FORCE)`);
+      await admin.query(`CREATE DATABASE ${building}`);
+      const store = await openDatabase({ databaseUrl: testDatabaseUrlFor(building), dataDir: tmpdir() });
+      await store.close();
+      await admin.query(`ALTER DATABASE ${building} RENAME TO ${name}`);
+    } finally {
+      await admin.query('SELECT pg_advisory_unlock($1)', [TEMPLATE_LOCK_KEY]);
+    }
+  });
+  return name;
+}
+
+// Hashes the migration files' bytes, not just names: a migration edited during development then gets a fresh
+// template instead of a stale one. (Function.toString() would differ between vitest's and tsx's transpilers.)
+async function migrationsHash(): Promise<string> {
+  const hash = createHash('sha256');
+  hash.update(Object.keys(migrations).join('\n'));
+  const files = (await readdir(MIGRATIONS_DIR)).filter((f) => f.endsWith('.ts')).sort();
+  for (const file of files) hash.update(`\n${file}\n`).update(await readFile(new URL(file, MIGRATIONS_DIR)));
+  return hash.digest('hex').slice(0, 16);
+}
+
+async function withAdmin<T>(work: (admin: pg.Client) => Promise<T>): Promise<T> {
+  const admin = new pg.Client({ connectionString: testDatabaseUrl, connectionTimeoutMillis: 10_000 });
+  await admin.connect();
+  try {
+    return await work(admin);
+  } finally {
+    await admin.end();
+  }
+}

@@ -1,0 +1,157 @@
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { StewardError } from '../../src/engine/errors.ts';
+import type { LlmRequest } from '../../src/engine/ports.ts';
+import { planJsonSchema } from '../../src/engine/plan-schema.ts';
+import { AnthropicLlmClient, type AnthropicLlmOptions } from '../../src/llm/anthropic-llm.ts';
+import { startFakeLlm, tokens, type FakeLlm } from '../fakes/fake-llm-server.ts';
+
+const CANARY_KEY = 'sk-ant-canary-123';
+let fake: FakeLlm;
+
+beforeAll(async () => {
+  fake = await startFakeLlm();
+});
+afterAll(async () => {
+  await fake.close();
+});
+beforeEach(() => {
+  fake.reset();
+});
+
+function client(overrides: Partial<AnthropicLlmOptions> = {}): AnthropicLlmClient {
+  return new AnthropicLlmClient({
+    apiKey: CANARY_KEY,
+    baseURL: fake.anthropicBaseURL,
+    model: 'claude-test',
+    maxRetries: 0,
+    ...overrides,
+  });
+}
+
+function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
+  return {
+    role: 'classifier',
+    system: '[steward:classifier]\nClassify the reply.',
+    messages: [{ role: 'user', content: 'yes, go ahead' }],
+    ...overrides,
+  };
+}
+
+async function failure(promise: Promise<unknown>): Promise<StewardError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(StewardError);
+  return err as StewardError;
+}
+
+describe('AnthropicLlmClient against the fake Messages API', () => {
+  it('returns the text, sends system apart from the messages, max_tokens 4096 and no tools', async () => {
+    fake.setScript(() => 'approve');
+    const response = await client().complete(request());
+
+    expect(response).toEqual({
+      text: 'approve',
+      model: 'claude-test',
+      usage: { inputTokens: tokens('yes, go ahead' + '[steward:classifier]\nClassify the reply.'), outputTokens: 2 },
+    });
+    const sent = fake.requests[0];
+    expect(sent?.path).toBe('/v1/messages');
+    expect(sent?.body['system']).toBe('[steward:classifier]\nClassify the reply.');
+    expect(sent?.body['messages']).toEqual([{ role: 'user', content: 'yes, go ahead' }]);
+    expect(sent?.body['max_tokens']).toBe(4096);
+    expect(sent?.role).toBe('classifier');
+    expect(sent?.toolsSent).toBe(false);
+    expect(sent?.body).not.toHaveProperty('output_config');
+    expect(fake.failures).toEqual([]);
+  });
+
+  it('uses maxOutputTokens for max_tokens and maps input_tokens and output_tokens', async () => {
+    fake.setScript(() => ({ text: 'ok', usage: { input: 10, output: 3 } }));
+    const response = await client().complete(request({ maxOutputTokens: 77 }));
+    expect(fake.requests[0]?.body['max_tokens']).toBe(77);
+    expect(response.usage).toEqual({ inputTokens: 10, outputTokens: 3 });
+  });
+
+  it('asks for a closed schema natively through output_config.format', async () => {
+    const schema = {
+      type: 'object',
+      properties: { action: { type: 'string', enum: ['approve', 'reject'] }, note: { type: 'string', maxLength: 200 } },
+      required: ['action'],
+      additionalProperties: false,
+    };
+    fake.setScript(() => '{"action":"approve"}');
+    const response = await client().complete(request({ jsonSchema: { name: 'decision', schema } }));
+
+    expect(response.text).toBe('{"action":"approve"}');
+    const sent = fake.requests[0];
+    expect(sent?.body['output_config']).toMatchObject({ format: { type: 'json_schema' } });
+    expect(sent?.jsonSchema).toMatchObject({ properties: { action: { enum: ['approve', 'reject'] } } });
+    // The SDK's transform moves constraints Anthropic does not enforce into the description.
+    expect(JSON.stringify(sent?.jsonSchema)).not.toContain('"maxLength"');
+    expect(sent?.body['system']).toBe('[steward:classifier]\nClassify the reply.');
+  });
+
+  it('states the plan schema in the system prompt, since free-form args and recursion cannot be enforced natively', async () => {
+    const schema = planJsonSchema();
+    fake.setScript(() => '```json\n{"summary":"s","needsTools":false}\n```');
+    const response = await client().complete(request({ role: 'planner', system: '[steward:planner]', jsonSchema: { name: 'plan', schema } }));
+
+    expect(response.text).toBe('{"summary":"s","needsTools":false}');
+    const sent = fake.requests[0];
+    expect(sent?.body).not.toHaveProperty('output_config');
+    expect(sent?.role).toBe('planner');
+    expect(sent?.system).toContain(JSON.stringify(schema));
+  });
+
+  it('turns a 401 into llm_failed that says the key was refused and never quotes the key', async () => {
+    fake.setScript(() => ({
+      status: 401,
+      body: { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${CANARY_KEY}` } },
+    }));
+    const err = await failure(client().complete(request()));
+
+    // SDK 1.14 sends the key as a bearer token.
+    expect(fake.requests[0]?.headers['authorization']).toBe(`Bearer ${CANARY_KEY}`);
+    expect(err.code).toBe('llm_failed');
+    expect(err.retryable).toBe(false);
+    expect(err.message).toBe(`The Anthropic API at ${new URL(fake.anthropicBaseURL).host} refused the API key (HTTP 401).`);
+    expect(err.message).not.toContain(CANARY_KEY);
+    expect(String((err.cause as Error).message)).not.toContain(CANARY_KEY);
+  });
+
+  it('is retried by the SDK after 529 overloaded, and fails retryable when retries run out', async () => {
+    const overloaded = { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
+    let calls = 0;
+    fake.setScript(() => (++calls === 1 ? overloaded : 'fine'));
+    expect((await client({ maxRetries: 1 }).complete(request())).text).toBe('fine');
+    expect(fake.requests).toHaveLength(2);
+
+    fake.setScript(() => overloaded);
+    const err = await failure(client().complete(request()));
+    expect(err.retryable).toBe(true);
+    expect(err.message).toContain('(HTTP 529): Overloaded');
+  });
+
+  it('reports a refusal as llm_failed, not retryable', async () => {
+    fake.setScript(() => ({ text: '', stopReason: 'refusal' }));
+    const err = await failure(client().complete(request()));
+    expect(err.retryable).toBe(false);
+    expect(err.message).toBe('Model claude-test declined to answer.');
+  });
+
+  it('treats an answer with no text as llm_failed', async () => {
+    fake.setScript(() => ({ text: '', stopReason: 'max_tokens' }));
+    const err = await failure(client().complete(request()));
+    expect(err.message).toBe('Model claude-test returned an empty answer (stop reason: max_tokens).');
+  });
+
+  it('times out a server that never answers: llm_failed, retryable', async () => {
+    fake.setScript(() => ({ hang: true }));
+    const err = await failure(client({ timeoutMs: 200 }).complete(request()));
+    expect(err.retryable).toBe(true);
+    expect(err.message).toContain('Model claude-test at');
+    expect(err.message).toContain('did not answer within 0.2 s');
+  });
+});

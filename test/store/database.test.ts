@@ -1,0 +1,69 @@
+import { access, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { StewardError } from '../../src/engine/errors.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { createNewRun } from './builders.ts';
+
+const dirs: string[] = [];
+async function tempDir(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), 'steward-db-test-'));
+  dirs.push(dir);
+  return dir;
+}
+afterEach(async () => {
+  await Promise.all(dirs.splice(0).map((dir) => rm(dir, { recursive: true, force: true })));
+});
+
+describe('openDatabase', () => {
+  it('reports an unreachable PostgreSQL by address, never with the password', async () => {
+    const password = 'hunter2-s3cret';
+    const error = await openDatabase({
+      databaseUrl: `postgres://steward:${password}@127.0.0.1:1/steward`,
+      dataDir: await tempDir(),
+    }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(StewardError);
+    const { message, code, retryable } = error as StewardError;
+    expect(message).toBe('cannot reach PostgreSQL at 127.0.0.1:1: ECONNREFUSED');
+    expect({ code, retryable }).toEqual({ code: 'store_failed', retryable: true });
+    expect(String(error) + String((error as Error).stack)).not.toContain(password);
+  });
+
+  it('says a malformed URL is malformed without echoing it', async () => {
+    const error = await openDatabase({ databaseUrl: 'postgres://u:pa ss@[bad', dataDir: await tempDir() }).catch(
+      (e: unknown) => e,
+    );
+    expect(error).toMatchObject({ code: 'config', message: 'DATABASE_URL is not a valid postgres:// URL' });
+    expect((error as Error).cause).toBeUndefined();
+  });
+
+  it('reports a missing database as a configuration problem', async () => {
+    const error = await openDatabase({
+      databaseUrl: 'postgres://postgres@127.0.0.1:5432/steward_no_such_database',
+      dataDir: await tempDir(),
+    }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ code: 'config' });
+    expect((error as Error).message).toMatch(/^PostgreSQL at 127\.0\.0\.1:5432 refused access: .*does not exist/);
+  });
+
+  it('keeps PGlite data in <dataDir>/pglite across reopenings', async () => {
+    const dataDir = await tempDir();
+    const first = await openDatabase({ dataDir });
+    const run = createNewRun();
+    try {
+      expect(first.kind).toBe('pglite');
+      await new PgRunStore(first.db).createRun(run);
+    } finally {
+      await first.close();
+    }
+    await access(join(dataDir, 'pglite', 'PG_VERSION'));
+    const second = await openDatabase({ dataDir });
+    try {
+      expect((await new PgRunStore(second.db).getRun(run.id))?.request).toBe(run.request);
+    } finally {
+      await second.close();
+    }
+  });
+});

@@ -1,0 +1,229 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StewardError } from '../../src/engine/errors.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { createNewRun, createPlan } from './builders.ts';
+
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 30, 10, minute));
+
+describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
+  let database: TestDatabase;
+  let store: PgRunStore;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    store = new PgRunStore(database.db);
+  });
+  afterAll(() => database?.close());
+
+  it('returns a created run, with no plan until one is saved', async () => {
+    const run = createNewRun({ requester: { id: 'U1', channel: 'slack' } });
+    await store.createRun(run);
+    const stored = await store.getRun(run.id);
+    expect(stored).toEqual({
+      id: run.id,
+      status: 'planning',
+      conversation: run.conversation,
+      requester: { id: 'U1', channel: 'slack' },
+      request: run.request,
+      revision: 0,
+      amendmentRounds: 0,
+      plan: null,
+      createdAt: run.at,
+    });
+    expect(stored?.createdAt).toBeInstanceOf(Date);
+    expect(await store.getRun('run_missing')).toBeNull();
+  });
+
+  it('round-trips the plan of the current revision as JSON', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const plan = createPlan();
+    await store.saveRevision(run.id, 0, plan, 'first plan', at(1));
+    const stored = await store.getRun(run.id);
+    expect(stored?.plan).toEqual(plan);
+    expect(stored?.requester).toEqual(run.requester);
+  });
+
+  it('keeps earlier revisions when a new one is saved, and refuses to overwrite one', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const first = createPlan({ summary: 'first' });
+    const second = createPlan({ summary: 'second', steps: [] });
+    await store.saveRevision(run.id, 0, first, 'first plan', at(1));
+    await store.saveRevision(run.id, 1, second, 'amended: skip the listing', at(2));
+    await expect(store.saveRevision(run.id, 1, first, 'again', at(3))).rejects.toMatchObject({
+      code: 'store_failed',
+    });
+    expect((await store.getRun(run.id))?.plan?.summary).toBe('second');
+    const revisions = await store.listRevisions(run.id);
+    expect(revisions.map((r) => [r.revision, r.plan.summary, r.reason])).toEqual([
+      [0, 'first', 'first plan'],
+      [1, 'second', 'amended: skip the listing'],
+    ]);
+    expect((await store.getRun(run.id))?.revision).toBe(1);
+  });
+
+  it('lets exactly one of ten concurrent transitions win', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    await store.saveRevision(run.id, 0, createPlan(), 'first plan', at(1));
+    expect(await store.transition(run.id, ['planning'], 'awaiting_review')).toBe(true);
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => store.transition(run.id, ['awaiting_review'], 'running', { revision: 0 })),
+    );
+    expect(results.filter(Boolean)).toHaveLength(1);
+    expect((await store.getRun(run.id))?.status).toBe('running');
+  });
+
+  it('refuses a transition from the wrong status or for a stale revision', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    await store.saveRevision(run.id, 0, createPlan(), 'first plan', at(1));
+    await store.saveRevision(run.id, 1, createPlan(), 'edited', at(2));
+    await store.transition(run.id, ['planning'], 'awaiting_review');
+    expect(await store.transition(run.id, ['running'], 'paused')).toBe(false);
+    expect(await store.transition(run.id, ['awaiting_review'], 'running', { revision: 0 })).toBe(false);
+    expect(await store.transition(run.id, [], 'running')).toBe(false);
+    expect(await store.transition('run_missing', ['awaiting_review'], 'running')).toBe(false);
+    expect(await store.transition(run.id, ['awaiting_review'], 'running', { revision: 1, at: at(3) })).toBe(true);
+  });
+
+  it('hands out amendment rounds up to the cap, even to concurrent callers', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const rounds = await Promise.all(Array.from({ length: 10 }, () => store.takeAmendmentRound(run.id, 3)));
+    expect(rounds.filter((r) => r !== null).sort()).toEqual([1, 2, 3]);
+    expect((await store.getRun(run.id))?.amendmentRounds).toBe(3);
+    expect(await store.takeAmendmentRound('run_missing', 3)).toBeNull();
+  });
+
+  it('records step attempts from start to end, with JSON outputs and errors', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const args = { path: '/tmp', flags: ['-a', '-l'], nested: { n: 1.5, ok: true, none: null } };
+    await store.recordStepStarted({ runId: run.id, stepId: 'list', attempt: 1, revision: 0, args, at: at(1) });
+    // A replayed start after a crash must not add a row or change the first one.
+    await store.recordStepStarted({ runId: run.id, stepId: 'list', attempt: 1, revision: 0, args: {}, at: at(9) });
+    await store.recordStepStarted({ runId: run.id, stepId: 'echo', attempt: 1, revision: 0, args: 'hi', at: at(2) });
+    const running = { attempt: 1, revision: 0, status: 'running', output: null, error: null, endedAt: null };
+    expect(await store.listStepAttempts(run.id)).toEqual([
+      { ...running, stepId: 'list', args, startedAt: at(1) },
+      { ...running, stepId: 'echo', args: 'hi', startedAt: at(2) },
+    ]);
+
+    const output = { content: [{ type: 'text', text: 'a.txt\nb.md' }], structuredContent: ['a.txt', 'b.md'] };
+    const ended = { runId: run.id, stepId: 'list', attempt: 1, at: at(3), durationMs: 12.4 };
+    await store.recordStepEnded({ ...ended, status: 'succeeded', output, error: null });
+    const error = { code: 'timeout' as const, message: 'echo took longer than 5 s', retryable: true };
+    await store.recordStepEnded({ ...ended, stepId: 'echo', status: 'failed', output: null, error });
+    // A late "interrupted" for an attempt that already ended must not rewrite its result.
+    await store.recordStepEnded({ ...ended, status: 'failed', output: null, error: { ...error, code: 'interrupted' } });
+
+    const [list, echo] = await store.listStepAttempts(run.id);
+    expect(list).toMatchObject({ status: 'succeeded', output, error: null, endedAt: at(3) });
+    expect(echo).toMatchObject({ status: 'failed', output: null, error, endedAt: at(3) });
+  });
+
+  it('refuses to end an attempt that never started', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const end = store.recordStepEnded({
+      runId: run.id,
+      stepId: 'ghost',
+      attempt: 1,
+      status: 'succeeded',
+      output: null,
+      error: null,
+      at: at(1),
+      durationMs: 1,
+    });
+    await expect(end).rejects.toBeInstanceOf(StewardError);
+  });
+
+  it('stores tool output holding NUL and lone surrogates instead of failing the step record', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    await store.recordStepStarted({ runId: run.id, stepId: 'bin', attempt: 1, revision: 0, args: {}, at: at(1) });
+    const output = { content: [{ type: 'text', text: 'a\u0000b\ud800c' }], ['k\u0000']: 'v' };
+    await store.recordStepEnded({
+      runId: run.id, stepId: 'bin', attempt: 1, status: 'succeeded', output, error: null, at: at(2), durationMs: 1,
+    });
+    const [attempt] = await store.listStepAttempts(run.id);
+    expect(attempt?.output).toEqual({ content: [{ type: 'text', text: 'a\ufffdb\ufffdc' }], 'k\ufffd': 'v' });
+  });
+
+  it('lists only runs a restart must pick up', async () => {
+    const statuses = [
+      ...['planning', 'awaiting_review', 'running', 'paused', 'stopping'],
+      ...['completed', 'failed', 'cancelled', 'stopped'],
+    ] as const;
+    const ids = new Map<string, string>();
+    for (const [i, status] of statuses.entries()) {
+      // Distinct creation times, since recovery picks runs up oldest first.
+      const run = createNewRun({ request: `status ${status}`, at: at(i) });
+      await store.createRun(run);
+      await store.transition(run.id, ['planning'], status);
+      ids.set(run.id, status);
+    }
+    const unfinished = (await store.listUnfinishedRuns()).filter((r) => ids.has(r.id));
+    expect(unfinished.map((r) => r.status)).toEqual(['awaiting_review', 'running', 'paused', 'stopping']);
+  });
+
+  it('keeps decisions, events, usage and the report of a run', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const actor = { id: 'U7', name: 'Grace', channel: 'slack' };
+    await store.recordDecision({ runId: run.id, revision: 0, actor, action: 'approve', accepted: true, at: at(1) });
+    await store.recordDecision({
+      runId: run.id,
+      revision: 0,
+      actor: { id: 'U8', channel: 'slack' },
+      action: 'cancel',
+      accepted: false,
+      note: 'already running',
+      at: at(2),
+    });
+    expect((await store.listDecisions(run.id)).map((d) => [d.actor, d.action, d.accepted, d.note])).toEqual([
+      [actor, 'approve', true, null],
+      [{ id: 'U8', channel: 'slack' }, 'cancel', false, 'already running'],
+    ]);
+
+    await store.appendEvent(run.id, 'planned', { revision: 0 }, at(1));
+    await store.appendEvent(run.id, 'approved', ['U7'], at(2));
+    await store.appendEvent(run.id, 'note', 'plain string', at(3));
+    const events = await store.listEvents(run.id);
+    expect(events.map((e) => [e.type, e.payload, e.createdAt])).toEqual([
+      ['planned', { revision: 0 }, at(1)],
+      ['approved', ['U7'], at(2)],
+      ['note', 'plain string', at(3)],
+    ]);
+    expect(events[0]!.id).toBeLessThan(events[1]!.id);
+
+    const usage = { runId: run.id, model: 'm', at: at(1) };
+    await store.recordLlmUsage({ ...usage, role: 'planner', inputTokens: 1000, outputTokens: 200 });
+    await store.recordLlmUsage({ ...usage, role: 'planner', inputTokens: 500, outputTokens: 100 });
+    await store.recordLlmUsage({ ...usage, role: 'synthesizer', inputTokens: 40, outputTokens: 2 });
+    await store.recordLlmUsage({ ...usage, runId: null, role: 'classifier', inputTokens: 9, outputTokens: 1 });
+    expect(await store.llmUsageForRun(run.id)).toEqual({
+      calls: 3,
+      inputTokens: 1540,
+      outputTokens: 302,
+      byRole: {
+        planner: { calls: 2, inputTokens: 1500, outputTokens: 300 },
+        synthesizer: { calls: 1, inputTokens: 40, outputTokens: 2 },
+      },
+    });
+    const none = { calls: 0, inputTokens: 0, outputTokens: 0, byRole: {} };
+    expect(await store.llmUsageForRun('run_missing')).toEqual(none);
+
+    await store.setReport(run.id, 'Listed 2 files.', at(4));
+    const report = await database.db.selectFrom('runs').select('report').where('id', '=', run.id).executeTakeFirst();
+    expect(report?.report).toBe('Listed 2 files.');
+  });
+
+  it('reports a duplicate run id as store_failed', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    await expect(store.createRun(run)).rejects.toMatchObject({ name: 'StewardError', code: 'store_failed' });
+  });
+});
