@@ -32,6 +32,7 @@ export class RunDriver {
   private readonly inflight = new Map<string, AbortController>();
   private readonly startedAt = new Map<string, number>();
   private queue: Promise<void> = Promise.resolve();
+  private detached = false;
   private resolveDone!: (s: DispatchState) => void;
   /** Resolves once the run has finished and everything about it is stored. */
   readonly done: Promise<DispatchState>;
@@ -58,7 +59,17 @@ export class RunDriver {
 
   /** Applies an event at once; the state change is synchronous, so no other event can interleave. */
   send(event: DispatchEvent): void {
+    if (this.detached) return;
     this.apply(dispatchTransition(this.state, event));
+  }
+
+  /**
+   * Lets go of the run without recording anything more, as a crash would: used at shutdown, so that steps in
+   * flight stay recorded as running and the next start resumes them by the same rules as after a crash.
+   */
+  detach(): void {
+    this.detached = true;
+    for (const controller of this.inflight.values()) controller.abort();
   }
 
   private apply(t: Transition): void {

@@ -109,6 +109,9 @@ export class Steward implements InboundHandler {
   shutdown(): void {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    for (const driver of this.drivers.values()) driver.detach();
+    this.drivers.clear();
+    this.finishing.clear();
   }
 
   private async plan(runId: string, request: string, amend?: { plan: Plan; text: string }) {

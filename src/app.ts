@@ -1,0 +1,74 @@
+/**
+ * The composition root: builds the concrete adapters from configuration and wires them to the engine.
+ * Everything else receives its dependencies as parameters.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { Readable, Writable } from 'node:stream';
+import { ConsoleChannel } from './bot/console-channel.ts';
+import { loadConfig, type Config } from './config.ts';
+import { Steward } from './engine/steward.ts';
+import { createLlmClient } from './llm/model-router.ts';
+import { createLogger, type Log } from './logger.ts';
+import { loadMcpConfig } from './mcp/mcp-config.ts';
+import { McpHost } from './mcp/mcp-host.ts';
+import { openDatabase, type StoreDatabase } from './store/database.ts';
+import { PgRunStore } from './store/pg-run-store.ts';
+
+/** A running Steward with its console channel. */
+export interface App {
+  config: Config;
+  steward: Steward;
+  channel: ConsoleChannel;
+  store: PgRunStore;
+  tools: McpHost;
+  database: StoreDatabase;
+  log: Log;
+  /** Stops the channel, closes MCP servers and the database. Runs in flight resume at the next start. */
+  close(): Promise<void>;
+}
+
+/** Starts Steward on the console channel. Throws `StewardError('config')` with one clear message on bad configuration. */
+export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readable; output: Writable; onClose?: () => void }): Promise<App> {
+  const config = loadConfig(options.env);
+  mkdirSync(config.dataDir, { recursive: true });
+  // The console channel owns the terminal, so logs go to a file unless one is named.
+  const log = createLogger({ file: resolve(config.logFile ?? join(config.dataDir, 'steward.log')), secrets: config.secrets });
+  const say = (line: string) => options.output.write(`${line}\n`);
+
+  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const cleanup: (() => Promise<void>)[] = [() => database.close()];
+  try {
+    const mcp = await loadMcpConfig(config.mcpConfigPath);
+    for (const w of mcp.warnings) say(`! ${w}`);
+    const { host, failures } = await McpHost.connect(mcp.config, {
+      logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
+    });
+    cleanup.unshift(() => host.close());
+    for (const f of failures) say(`! MCP server "${f.server}" is unavailable: ${f.message}`);
+    const llm = createLlmClient(config.llm);
+    const store = new PgRunStore(database.db);
+    const channel = new ConsoleChannel({ input: options.input, output: options.output, user: options.env.USER, onClose: options.onClose });
+    const steward = new Steward({
+      llm, tools: host, store, notifier: channel, log, settings: config.settings,
+      clock: () => new Date(),
+      newId: () => randomUUID(),
+    });
+    const where = database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
+    say(`Steward: ${where}; ${host.listTools().length} tools from ${mcp.config.servers.length - failures.length} MCP server(s).`);
+    await channel.start(steward);
+    await steward.recover();
+    return {
+      config, steward, channel, store, tools: host, database, log,
+      async close() {
+        steward.shutdown();
+        await channel.stop();
+        for (const fn of cleanup) await fn().catch((err: unknown) => log('warn', `shutdown: ${(err as Error).message}`));
+      },
+    };
+  } catch (err) {
+    for (const fn of cleanup) await fn().catch(() => undefined);
+    throw err;
+  }
+}

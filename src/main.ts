@@ -1,0 +1,30 @@
+/** Entry point: `npm start`. Reads `.env` if present, starts Steward on the console, exits cleanly. */
+import { existsSync } from 'node:fs';
+import { startApp } from './app.ts';
+import { StewardError } from './engine/errors.ts';
+import { redact } from './logger.ts';
+
+if (existsSync('.env')) process.loadEnvFile('.env');
+
+let closing = false;
+try {
+  const app = await startApp({
+    env: process.env,
+    input: process.stdin,
+    output: process.stdout,
+    onClose: () => void shutdown(),
+  });
+  async function shutdown(): Promise<void> {
+    if (closing) return;
+    closing = true;
+    await app.close();
+    process.exit(0);
+  }
+  process.once('SIGINT', () => void shutdown());
+  process.once('SIGTERM', () => void shutdown());
+} catch (err) {
+  const secrets = [process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY, process.env.DATABASE_URL].filter((s): s is string => !!s);
+  const message = err instanceof StewardError ? err.message : `Steward could not start: ${(err as Error).message}`;
+  process.stderr.write(`${redact(message, secrets)}\n`);
+  process.exit(1);
+}

@@ -1,0 +1,62 @@
+/**
+ * Translates what the MCP SDK throws into the engine's closed set of step errors.
+ */
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { stepError } from '../engine/errors.ts';
+import type { StepError } from '../engine/types.ts';
+
+/** What the translation needs to know about the call that failed. */
+export interface FailedCall {
+  /** Qualified tool name, `<server>.<tool>`. */
+  name: string;
+  server: string;
+  timeoutMs: number;
+  /** True when the caller's own signal was aborted (as opposed to a timeout or a closed connection). */
+  cancelledByCaller: boolean;
+  /** Why the server is gone, when the host already saw it die. */
+  serverGone?: string;
+}
+
+/** Maps an error thrown by an SDK request to a step error; never throws. */
+export function toStepError(err: unknown, call: FailedCall): StepError {
+  // Checked first: an abort rejects with the signal's reason, which can be any value.
+  if (call.cancelledByCaller) return stepError('cancelled', `${call.name} was cancelled.`);
+  if (err instanceof McpError) {
+    if (err.code === ErrorCode.RequestTimeout) return timeoutError(err, call);
+    if (err.code === ErrorCode.ConnectionClosed) return unavailable(call, call.serverGone ?? 'the connection closed');
+    // The SDK prefixes "MCP error <code>: " on each side of the wire, so a server's own McpError arrives doubled.
+    const detail = err.message.replace(/^(MCP error -?\d+: )+/, '');
+    return stepError('tool_error', `${call.name} failed: ${detail} (MCP error ${err.code})`);
+  }
+  // A result the SDK cannot parse is the server's fault, not the network's.
+  if (err instanceof Error && /ZodError/.test(err.name)) {
+    return stepError('tool_error', `${call.name} returned a malformed result: ${err.message}`);
+  }
+  return unavailable(call, call.serverGone ?? describeError(err));
+}
+
+function timeoutError(err: McpError, call: FailedCall): StepError {
+  const data = err.data as { maxTotalTimeout?: number } | undefined;
+  const message =
+    data?.maxTotalTimeout !== undefined
+      ? `${call.name} was still running after its hard limit of ${data.maxTotalTimeout} ms, although it kept reporting progress.`
+      : `${call.name} did not answer within ${call.timeoutMs} ms.`;
+  return stepError('timeout', message, true);
+}
+
+function unavailable(call: FailedCall, why: string): StepError {
+  return serverUnavailable(call.server, why);
+}
+
+/** The error for a call to a server that is gone; retryable, since an operator may bring it back. */
+export function serverUnavailable(server: string, why: string): StepError {
+  return stepError('server_unavailable', `MCP server "${server}" is unavailable: ${why}.`, true);
+}
+
+/** A short description of a foreign error, including the cause's code (fetch hides ECONNREFUSED there). */
+export function describeError(err: unknown): string {
+  if (!(err instanceof Error)) return String(err);
+  const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
+  const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
+  return detail && !err.message.includes(detail) ? `${err.message} (${detail})` : err.message;
+}

@@ -1,0 +1,148 @@
+/**
+ * The MCP config file in the format desktop clients use (`{"mcpServers": {...}}`), plus Steward's
+ * per-server and per-tool policy overrides, parsed into plain values with defaults applied.
+ */
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { StewardError } from '../engine/errors.ts';
+import type { RiskLevel } from '../engine/types.ts';
+import { expandEnvRefs, formatIssue } from './config-format.ts';
+
+/** Operator policy for one tool; every field left out falls back to the server's value. */
+export interface ToolOverride {
+  risk?: RiskLevel;
+  allowed?: boolean;
+  timeoutMs?: number;
+  maxTotalTimeoutMs?: number;
+  idempotent?: boolean;
+}
+
+/** How to reach a server: a child process over stdio, or a Streamable HTTP endpoint. */
+export type McpTransportConfig =
+  | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
+  | { kind: 'http'; url: string; headers: Record<string, string> };
+
+/** One configured server with defaults applied and `${VAR}` references already expanded. */
+export interface McpServerConfig {
+  name: string;
+  transport: McpTransportConfig;
+  timeoutMs: number;
+  maxTotalTimeoutMs: number;
+  risk?: RiskLevel;
+  allowed: boolean;
+  idempotent?: boolean;
+  disabled: boolean;
+  tools: Record<string, ToolOverride>;
+}
+
+/** The whole MCP config: servers in file order. */
+export interface McpConfig {
+  servers: McpServerConfig[];
+}
+
+/** Default per-call timeout, the SDK's own default. */
+export const DEFAULT_TIMEOUT_MS = 60_000;
+/** Default hard cap on a call that keeps reporting progress. */
+export const DEFAULT_MAX_TOTAL_TIMEOUT_MS = 600_000;
+
+// Plans name tools `<server>.<tool>` and split at the first dot, so a dot in a server name would be ambiguous.
+const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
+
+const riskSchema = z.enum(['low', 'medium', 'high']);
+const msSchema = z.number().int().positive();
+const stringMap = z.record(z.string(), z.string());
+
+const toolOverrideSchema = z.strictObject({
+  risk: riskSchema.optional(),
+  allowed: z.boolean().optional(),
+  timeoutMs: msSchema.optional(),
+  maxTotalTimeoutMs: msSchema.optional(),
+  idempotent: z.boolean().optional(),
+});
+
+const serverSchema = z
+  .strictObject({
+    // Some clients write the transport kind out; SSE (the deprecated HTTP transport) is not supported.
+    type: z.enum(['stdio', 'http', 'streamable-http']).optional(),
+    command: z.string().min(1).optional(),
+    args: z.array(z.string()).optional(),
+    env: stringMap.optional(),
+    cwd: z.string().min(1).optional(),
+    url: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
+    headers: stringMap.optional(),
+    timeoutMs: msSchema.optional(),
+    maxTotalTimeoutMs: msSchema.optional(),
+    risk: riskSchema.optional(),
+    allowed: z.boolean().optional(),
+    idempotent: z.boolean().optional(),
+    disabled: z.boolean().optional(),
+    tools: z.record(z.string().min(1), toolOverrideSchema).optional(),
+  })
+  .superRefine((s, ctx) => {
+    if ((s.command === undefined) === (s.url === undefined)) {
+      ctx.addIssue({ code: 'custom', message: 'needs exactly one of "command" (stdio) or "url" (Streamable HTTP)' });
+    }
+    const misplaced = s.url !== undefined ? ['args', 'env', 'cwd'] : s.command !== undefined ? ['headers'] : [];
+    for (const key of misplaced) {
+      if (key in s) ctx.addIssue({ code: 'custom', path: [key], message: `not allowed for a ${s.url ? 'url' : 'command'} server` });
+    }
+  });
+
+const fileSchema = z.looseObject({
+  mcpServers: z.record(
+    z.string().regex(SERVER_NAME, { error: 'server names may use only letters, digits, "_" and "-"' }),
+    serverSchema,
+  ),
+});
+
+/** Parses MCP config text; throws `StewardError('config')` whose message names the file and the JSON path. */
+export function parseMcpConfig(text: string, source: string, env: NodeJS.ProcessEnv = process.env): McpConfig {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (cause) {
+    throw new StewardError('config', `${source}: invalid JSON: ${(cause as Error).message}`, { cause });
+  }
+  const parsed = fileSchema.safeParse(json);
+  if (!parsed.success) {
+    const [first, ...rest] = parsed.error.issues;
+    const more = rest.length > 0 ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
+    throw new StewardError('config', `${source}: ${first ? formatIssue(first) : 'invalid'}${more}`);
+  }
+  const servers = Object.entries(parsed.data.mcpServers).map(([name, s]): McpServerConfig => {
+    const disabled = s.disabled ?? false;
+    // A disabled server's variables may legitimately be unset, so only enabled servers expand theirs.
+    const expand = (map: Record<string, string> | undefined, key: string) =>
+      disabled ? { ...map } : expandEnvRefs(map ?? {}, ['mcpServers', name, key], source, env);
+    const transport: McpTransportConfig =
+      s.url !== undefined
+        ? { kind: 'http', url: s.url, headers: expand(s.headers, 'headers') }
+        : { kind: 'stdio', command: s.command ?? '', args: s.args ?? [], env: expand(s.env, 'env'), ...(s.cwd ? { cwd: s.cwd } : {}) };
+    return {
+      name,
+      transport,
+      timeoutMs: s.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxTotalTimeoutMs: s.maxTotalTimeoutMs ?? DEFAULT_MAX_TOTAL_TIMEOUT_MS,
+      ...(s.risk ? { risk: s.risk } : {}),
+      allowed: s.allowed ?? true,
+      ...(s.idempotent !== undefined ? { idempotent: s.idempotent } : {}),
+      disabled,
+      tools: s.tools ?? {},
+    };
+  });
+  return { servers };
+}
+
+/** Reads and parses a config file; a missing file means no servers, reported as a warning. */
+export async function loadMcpConfig(path: string): Promise<{ config: McpConfig; warnings: string[] }> {
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (cause) {
+    if ((cause as NodeJS.ErrnoException).code === 'ENOENT') {
+      return { config: { servers: [] }, warnings: [`${path}: no MCP config file, so no MCP servers are connected`] };
+    }
+    throw new StewardError('config', `${path}: cannot read MCP config: ${(cause as Error).message}`, { cause });
+  }
+  return { config: parseMcpConfig(text, path), warnings: [] };
+}

@@ -1,0 +1,119 @@
+/**
+ * The MCP host: one connection per configured server, offered to the engine as a `ToolRunner`.
+ */
+import { stepError } from '../engine/errors.ts';
+import type { ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
+import type { Json, ToolInfo } from '../engine/types.ts';
+import type { McpConfig } from './mcp-config.ts';
+import { McpConnection } from './mcp-connection.ts';
+import type { McpLogger } from './mcp-transport.ts';
+import { toToolInfo } from './tool-mapping.ts';
+
+export type { McpLogger } from './mcp-transport.ts';
+
+/** Options for `McpHost.connect`. */
+export interface McpHostOptions {
+  logger?: McpLogger;
+  /** Name sent to servers at initialize. */
+  clientName?: string;
+  clientVersion?: string;
+  /** Limit on spawn + initialize + listing tools, per server. */
+  connectTimeoutMs?: number;
+}
+
+/** A server that could not be started or reached, with a sentence for the operator. */
+export interface McpStartFailure {
+  server: string;
+  message: string;
+}
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+/** Runs MCP tools by qualified name (`<server>.<tool>`) on the servers that connected. Never throws from calls. */
+export class McpHost implements ToolRunner {
+  private constructor(private readonly connections: Map<string, McpConnection>) {}
+
+  /** Connects every enabled server in parallel; one that fails is reported and the others still serve. */
+  static async connect(
+    config: McpConfig,
+    options: McpHostOptions = {},
+  ): Promise<{ host: McpHost; failures: McpStartFailure[] }> {
+    const logger = options.logger ?? (() => {});
+    const open = {
+      clientName: options.clientName ?? 'steward',
+      clientVersion: options.clientVersion ?? '0.1.0',
+      connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      logger,
+    };
+    const enabled = config.servers.filter((s) => !s.disabled);
+    for (const s of config.servers) if (s.disabled) logger('info', `MCP server "${s.name}" is disabled in the config`);
+    const settled = await Promise.allSettled(enabled.map((s) => McpConnection.open(s, open)));
+    const connections = new Map<string, McpConnection>();
+    const failures: McpStartFailure[] = [];
+    settled.forEach((result, i) => {
+      const name = enabled[i]?.name ?? '?';
+      if (result.status === 'fulfilled') {
+        connections.set(name, result.value);
+        logger('info', `MCP server "${name}" connected with ${result.value.tools.length} tools`);
+      } else {
+        const message = result.reason instanceof Error ? result.reason.message : String(result.reason);
+        failures.push({ server: name, message });
+        logger('error', message);
+      }
+    });
+    return { host: new McpHost(connections), failures };
+  }
+
+  /** Tools of the servers that are still up, with the config's overrides applied. */
+  listTools(): ToolInfo[] {
+    const tools: ToolInfo[] = [];
+    for (const conn of this.connections.values()) {
+      if (conn.goneReason !== undefined) continue;
+      for (const tool of conn.tools) tools.push(toToolInfo(conn.config, tool));
+    }
+    return tools;
+  }
+
+  /** Calls `<server>.<tool>`; unknown, disallowed and failed calls come back as error outcomes. */
+  async callTool(
+    name: string,
+    args: Record<string, Json>,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<ToolCallOutcome> {
+    const dot = name.indexOf('.');
+    const server = dot > 0 ? name.slice(0, dot) : '';
+    const tool = dot > 0 ? name.slice(dot + 1) : '';
+    const conn = this.connections.get(server);
+    if (!conn) return { ok: false, error: stepError('unknown_tool', `No connected MCP server offers "${name}".`) };
+    // A dead server's tool list is stale, so its calls say "unavailable" rather than "unknown".
+    if (conn.goneReason === undefined) {
+      const info = conn.tools.find((t) => t.name === tool);
+      if (!info) return { ok: false, error: stepError('unknown_tool', `MCP server "${server}" has no tool "${tool}".`) };
+      // The engine checks policy first; this is the last line if something upstream forgot.
+      if (!toToolInfo(conn.config, info).policy.allowed) {
+        return { ok: false, error: stepError('unknown_tool', `${name} is not allowed by the MCP config.`) };
+      }
+    }
+    try {
+      return await conn.call(tool, args, options);
+    } catch (err) {
+      // conn.call translates every SDK failure; this only guards the never-throw promise against bugs.
+      return { ok: false, error: stepError('internal', `${name} failed unexpectedly: ${String(err)}`) };
+    }
+  }
+
+  /** Name and version a server reported at initialize, for pinning tool definitions. */
+  serverInfo(name: string): { name: string; version: string } | undefined {
+    return this.connections.get(name)?.serverInfo();
+  }
+
+  /** Process id of a stdio server's child while it runs, for diagnostics. */
+  serverPid(name: string): number | undefined {
+    return this.connections.get(name)?.pid;
+  }
+
+  /** Closes every session and stops every child process. */
+  async close(): Promise<void> {
+    await Promise.all([...this.connections.values()].map((c) => c.close()));
+  }
+}

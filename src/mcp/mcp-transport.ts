@@ -1,0 +1,104 @@
+/**
+ * Builds the SDK transport for a configured server and words start-up failures for the operator.
+ */
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { describeError } from './call-errors.ts';
+import type { McpServerConfig } from './mcp-config.ts';
+import type { StderrTail } from './stderr-tail.ts';
+
+/** Receives the host's log lines. */
+export type McpLogger = (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
+
+/** The SDK's stdio transport, remembering the child's pid after the SDK forgets it on close. */
+export class TrackedStdioTransport extends StdioClientTransport {
+  spawnedPid: number | undefined;
+
+  override async start(): Promise<void> {
+    await super.start();
+    this.spawnedPid = this.pid ?? undefined;
+  }
+}
+
+/** A stdio child for `command` servers, a Streamable HTTP client for `url` servers. */
+export function createTransport(
+  config: McpServerConfig,
+  stderr: StderrTail,
+  logger: McpLogger,
+): TrackedStdioTransport | StreamableHTTPClientTransport {
+  const t = config.transport;
+  if (t.kind === 'http') {
+    return new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { headers: t.headers } });
+  }
+  // Only the configured variables on top of the SDK's safe defaults: the bot's own secrets stay home.
+  const env = { ...getDefaultEnvironment(), ...t.env };
+  const transport = new TrackedStdioTransport({
+    command: t.command,
+    args: t.args,
+    env,
+    stderr: 'pipe',
+    ...(t.cwd ? { cwd: t.cwd } : {}),
+  });
+  // Reading the pipe also keeps a chatty child from blocking on a full stderr buffer.
+  transport.stderr?.on('data', (chunk: Buffer) => {
+    for (const line of stderr.push(chunk.toString('utf8'))) {
+      logger('debug', `MCP server "${config.name}" stderr: ${line}`);
+    }
+  });
+  return transport;
+}
+
+/** One sentence saying why a server did not start; `'timeout'` stands for the start-up deadline. */
+export function describeStartFailure(
+  config: McpServerConfig,
+  err: unknown,
+  lastStderr: string | undefined,
+  connectTimeoutMs: number,
+): string {
+  const stderr = lastStderr ? ` (last stderr: ${lastStderr})` : '';
+  const prefix = `MCP server "${config.name}" could not start`;
+  const t = config.transport;
+  if (err === 'timeout') return `${prefix}: no answer within ${connectTimeoutMs} ms${stderr}.`;
+  if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
+    return `${prefix}: it exited during start-up${stderr}.`;
+  }
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (t.kind === 'stdio' && code === 'ENOENT') {
+    return `${prefix}: command "${t.command}" was not found${t.cwd ? ` (or cwd "${t.cwd}" does not exist)` : ''}.`;
+  }
+  if (t.kind === 'stdio' && code === 'EACCES') return `${prefix}: command "${t.command}" is not executable.`;
+  const where = t.kind === 'http' ? ` at ${t.url}` : '';
+  return `${prefix}${where}: ${describeError(err)}${stderr}.`;
+}
+
+/**
+ * Makes sure a child is gone: SIGTERM, then SIGKILL after `graceMs`. Needed because when initialize
+ * fails the SDK closes the transport in the background, on unref'd timers, and a test runner or a
+ * bot exiting first leaves the child orphaned.
+ */
+export async function stopProcess(pid: number, graceMs = 1000): Promise<void> {
+  if (!isAlive(pid)) return;
+  signal(pid, 'SIGTERM');
+  for (let waited = 0; waited < graceMs && isAlive(pid); waited += 25) {
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  if (isAlive(pid)) signal(pid, 'SIGKILL');
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signal(pid: number, name: NodeJS.Signals): void {
+  try {
+    process.kill(pid, name);
+  } catch {
+    // Already gone between the check and the signal.
+  }
+}

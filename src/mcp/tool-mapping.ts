@@ -1,0 +1,56 @@
+/**
+ * Maps MCP protocol shapes (tool definitions, call results) to the engine's `ToolInfo` and `ToolOutput`.
+ */
+import type { CallToolResult, CompatibilityCallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
+import type { Json, ToolInfo, ToolOutput } from '../engine/types.ts';
+import type { McpServerConfig } from './mcp-config.ts';
+
+const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
+
+/** Qualified tool name as plans write it. */
+export function qualifiedName(server: string, tool: string): string {
+  return `${server}.${tool}`;
+}
+
+/** A tool as the engine sees it, with the tool's override winning over the server's, and both over defaults. */
+export function toToolInfo(server: McpServerConfig, tool: Tool): ToolInfo {
+  const override = server.tools[tool.name] ?? {};
+  const annotations: ToolInfo['annotations'] = {};
+  for (const hint of HINTS) {
+    const value = tool.annotations?.[hint];
+    if (typeof value === 'boolean') annotations[hint] = value;
+  }
+  const risk = override.risk ?? server.risk;
+  const idempotent = override.idempotent ?? server.idempotent;
+  return {
+    name: qualifiedName(server.name, tool.name),
+    server: server.name,
+    tool: tool.name,
+    description: tool.description ?? tool.title ?? '',
+    inputSchema: tool.inputSchema as Record<string, unknown>,
+    annotations,
+    policy: {
+      allowed: override.allowed ?? server.allowed,
+      ...(risk ? { risk } : {}),
+      ...(idempotent !== undefined ? { idempotent } : {}),
+      timeoutMs: override.timeoutMs ?? server.timeoutMs,
+    },
+  };
+}
+
+/** The hard cap for a call that keeps reporting progress, tool override first. */
+export function maxTotalTimeoutFor(server: McpServerConfig, tool: string): number {
+  return server.tools[tool]?.maxTotalTimeoutMs ?? server.maxTotalTimeoutMs;
+}
+
+/** A call result as the engine stores it; `isError` is kept, for the engine to decide on. */
+export function toToolOutput(result: CallToolResult | CompatibilityCallToolResult): ToolOutput {
+  // Servers on the 2024-10-07 protocol answer with `toolResult` instead of content blocks.
+  if (!Array.isArray(result.content)) {
+    return { content: [{ type: 'text', text: JSON.stringify(result.toolResult ?? null) }] };
+  }
+  const output: ToolOutput = { content: result.content as Json[] };
+  if (result.structuredContent !== undefined) output.structuredContent = result.structuredContent as Json;
+  if (result.isError === true) output.isError = true;
+  return output;
+}

@@ -1,0 +1,115 @@
+/**
+ * End-to-end harness: the console channel driven through its streams, the real engine, the real store on
+ * PostgreSQL or PGlite, real MCP servers from npm, and the real openai SDK talking to the fake LLM server.
+ * A recording wrapper around the MCP host keeps the exact tool calls Steward sent.
+ */
+import { PassThrough } from 'node:stream';
+import { ConsoleChannel } from '../../src/bot/console-channel.ts';
+import type { ToolRunner } from '../../src/engine/ports.ts';
+import { Steward, type StewardSettings } from '../../src/engine/steward.ts';
+import type { Json } from '../../src/engine/types.ts';
+import { createLlmClient } from '../../src/llm/model-router.ts';
+import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { mcpConfig } from '../helpers/mcp-servers.ts';
+
+/** One MCP call as Steward sent it, with the time it was sent. */
+export interface RecordedCall {
+  name: string;
+  args: Record<string, Json>;
+  at: number;
+}
+
+export interface Harness {
+  llm: FakeLlm;
+  store: PgRunStore;
+  db: TestDatabase;
+  host: McpHost;
+  steward: Steward;
+  calls: RecordedCall[];
+  logs: string[];
+  /** Types a line into the console and waits until the channel has handled it. */
+  type(line: string): Promise<void>;
+  /** Everything the console printed so far. */
+  output(): string;
+  /** Waits until the console printed text matching `pattern` (after `from` characters). */
+  waitFor(pattern: RegExp, timeoutMs?: number, from?: number): Promise<string>;
+  close(): Promise<void>;
+}
+
+const DEFAULT_SETTINGS: StewardSettings = { maxParallel: 4, maxAttempts: 3, amendmentCap: 3, maxRepairs: 2, reviewTimeoutMs: 600_000 };
+
+/** Starts every part; `close` stops them all. */
+export async function startHarness(options: {
+  db: 'postgres' | 'pglite';
+  servers: McpServerConfig[];
+  script: FakeLlmScript;
+  settings?: Partial<StewardSettings>;
+}): Promise<Harness> {
+  const llm = await startFakeLlm(options.script);
+  const db = await createTestDatabase(options.db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
+  if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
+  const calls: RecordedCall[] = [];
+  const tools: ToolRunner = {
+    listTools: () => host.listTools(),
+    callTool: (name, args, opts) => {
+      calls.push({ name, args, at: Date.now() });
+      return host.callTool(name, args, opts);
+    },
+  };
+  const store = new PgRunStore(db.db);
+  const input = new PassThrough();
+  const out = new PassThrough();
+  let printed = '';
+  out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+  const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
+  const logs: string[] = [];
+  const models = { planner: 'planner-model', classifier: 'classifier-model', synthesizer: 'synth-model', llm_step: 'step-model' };
+  const steward = new Steward({
+    llm: createLlmClient({ openai: { apiKey: 'sk-test-key', baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
+    tools,
+    store,
+    notifier: channel,
+    clock: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    log: (level, message) => logs.push(`${level} ${message}`),
+    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+  });
+  await channel.start(steward);
+
+  const waitFor = async (pattern: RegExp, timeoutMs = 15_000, from = 0): Promise<string> => {
+    const deadline = Date.now() + timeoutMs;
+    while (Date.now() < deadline) {
+      const m = pattern.exec(printed.slice(from));
+      if (m) return m[0];
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    throw new Error(`timed out waiting for ${pattern}; console so far:\n${printed}`);
+  };
+  return {
+    llm, store, db, host, steward, calls, logs,
+    async type(line) {
+      input.write(`${line}\n`);
+      await new Promise((r) => setImmediate(r));
+      await channel.settled();
+    },
+    output: () => printed,
+    waitFor,
+    async close() {
+      steward.shutdown();
+      await channel.stop();
+      await host.close();
+      await db.close();
+      await llm.close();
+    },
+  };
+}
+
+/** A planner answer as JSON text. */
+export function planReply(steps: unknown[], extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({ summary: 'Do the work', rationale: 'because', needsTools: true, answer: null, risks: [], steps, ...extra });
+}
