@@ -103,7 +103,7 @@ describe('console, end to end on postgres', () => {
     expect(h.calls.map((c) => c.args)).toEqual([{ path: join(dir, 'note.txt'), content: 'hello, world' }]);
 
     const revisions = await h.store.listRevisions(run.id);
-    expect(revisions.map((r) => [r.revision, (r.plan.steps[0] as { args: { content: string } }).args.content])).toEqual([[0, 'hello'], [1, 'hello, world']]);
+    expect(revisions.map((r) => [r.revision, (r.plan.steps[0] as unknown as { args: { content: string } }).args.content])).toEqual([[0, 'hello'], [1, 'hello, world']]);
     const decisions = await h.store.listDecisions(run.id);
     expect(decisions.map((d) => [d.action, d.revision, d.accepted])).toEqual([['amend', 0, true], ['approve', 0, false], ['approve', 1, true]]);
     expect((await h.store.getRun(run.id))!.amendmentRounds).toBe(1);
