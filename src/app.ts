@@ -37,10 +37,11 @@ export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readabl
   const log = createLogger({ file: resolve(config.logFile ?? join(config.dataDir, 'steward.log')), secrets: config.secrets });
   const say = (line: string) => options.output.write(`${line}\n`);
 
+  // All configuration is read before anything is opened, so a bad file fails fast with its own message.
+  const mcp = await loadMcpConfig(config.mcpConfigPath);
   const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   const cleanup: (() => Promise<void>)[] = [() => database.close()];
   try {
-    const mcp = await loadMcpConfig(config.mcpConfigPath);
     for (const w of mcp.warnings) say(`! ${w}`);
     const { host, failures } = await McpHost.connect(mcp.config, {
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),

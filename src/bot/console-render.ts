@@ -38,8 +38,10 @@ function renderPlan(card: PlanCard): string {
   if (card.needsReview) {
     const amend = card.actions.includes('amend') ? `, "amend <what to change>" (${card.amendmentsLeft} left)` : ' (no amendments left)';
     lines.push(`Type "approve"${amend}, or "cancel".`);
+  } else if (card.actions.includes('resume')) {
+    lines.push('This run is paused. Type "resume" or "stop".');
   } else {
-    lines.push('Low risk: started at once. Type "pause" or "stop" while it runs.');
+    lines.push(`${card.risk === 'low' ? 'Low risk: started at once' : 'Running'}. Type "pause" or "stop" while it runs.`);
   }
   return lines.join('\n');
 }

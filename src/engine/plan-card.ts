@@ -10,13 +10,13 @@ export function toPlanCard(
   runId: string,
   revision: number,
   v: ValidatedPlan,
-  options: { needsReview: boolean; amendmentsLeft: number },
+  options: { needsReview: boolean; amendmentsLeft: number; actions?: DecisionAction[] },
 ): PlanCard {
-  const actions: DecisionAction[] = options.needsReview
+  const actions: DecisionAction[] = options.actions ?? (options.needsReview
     ? options.amendmentsLeft > 0
       ? ['approve', 'amend', 'cancel']
       : ['approve', 'cancel']
-    : ['pause', 'stop'];
+    : ['pause', 'stop']);
   return {
     kind: 'plan',
     runId,

@@ -247,7 +247,9 @@ export class Steward implements InboundHandler {
       await this.notice(run.conversation, run.id, 'error', `After a restart the plan is no longer valid: ${v.errors.join('; ')}`);
       return;
     }
+    const amendmentsLeft = Math.max(0, this.deps.settings.amendmentCap - run.amendmentRounds);
     if (run.status === 'awaiting_review') {
+      await this.deps.notifier.send(run.conversation, toPlanCard(run.id, run.revision, v.value, { needsReview: true, amendmentsLeft }));
       this.armReviewTimer(run.id, run.revision, run.conversation, v.value.risk === 'high');
       return;
     }
@@ -257,6 +259,8 @@ export class Steward implements InboundHandler {
       const error = { code: 'interrupted' as const, message: 'Steward stopped while this step was running', retryable: false };
       await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, status: 'failed', output: null, error, at: clock(), durationMs: 0 });
     }
+    const paused = restored.state.phase === 'paused';
+    await this.deps.notifier.send(run.conversation, toPlanCard(run.id, run.revision, v.value, { needsReview: false, amendmentsLeft, actions: paused ? ['resume', 'stop'] : ['pause', 'stop'] }));
     if (restored.interrupted.length > 0) {
       await store.transition(run.id, ['running'], 'paused', { at: clock() });
       await this.notice(run.conversation, run.id, 'warning',

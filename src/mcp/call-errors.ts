@@ -39,7 +39,8 @@ function timeoutError(err: McpError, call: FailedCall): StepError {
   const data = err.data as { maxTotalTimeout?: number } | undefined;
   const message =
     data?.maxTotalTimeout !== undefined
-      ? `${call.name} was still running after its hard limit of ${data.maxTotalTimeout} ms, although it kept reporting progress.`
+      ? `${call.name} was still running after its hard limit of ${data.maxTotalTimeout} ms, ` +
+        'although it kept reporting progress.'
       : `${call.name} did not answer within ${call.timeoutMs} ms.`;
   return stepError('timeout', message, true);
 }

@@ -82,9 +82,10 @@ const serverSchema = z
     if ((s.command === undefined) === (s.url === undefined)) {
       ctx.addIssue({ code: 'custom', message: 'needs exactly one of "command" (stdio) or "url" (Streamable HTTP)' });
     }
+    const kind = s.url !== undefined ? 'url' : 'command';
     const misplaced = s.url !== undefined ? ['args', 'env', 'cwd'] : s.command !== undefined ? ['headers'] : [];
     for (const key of misplaced) {
-      if (key in s) ctx.addIssue({ code: 'custom', path: [key], message: `not allowed for a ${s.url ? 'url' : 'command'} server` });
+      if (key in s) ctx.addIssue({ code: 'custom', path: [key], message: `not allowed for a ${kind} server` });
     }
   });
 
@@ -117,7 +118,13 @@ export function parseMcpConfig(text: string, source: string, env: NodeJS.Process
     const transport: McpTransportConfig =
       s.url !== undefined
         ? { kind: 'http', url: s.url, headers: expand(s.headers, 'headers') }
-        : { kind: 'stdio', command: s.command ?? '', args: s.args ?? [], env: expand(s.env, 'env'), ...(s.cwd ? { cwd: s.cwd } : {}) };
+        : {
+            kind: 'stdio',
+            command: s.command ?? '',
+            args: s.args ?? [],
+            env: expand(s.env, 'env'),
+            ...(s.cwd ? { cwd: s.cwd } : {}),
+          };
     return {
       name,
       transport,

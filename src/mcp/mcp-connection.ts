@@ -3,7 +3,6 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
@@ -20,6 +19,7 @@ import {
   type McpLogger,
 } from './mcp-transport.ts';
 import { StderrTail } from './stderr-tail.ts';
+import { callableTools, listAllTools } from './tool-listing.ts';
 import { maxTotalTimeoutFor, qualifiedName, toToolOutput } from './tool-mapping.ts';
 
 /** What opening a connection needs besides the server's config. */
@@ -30,9 +30,6 @@ export interface OpenOptions {
   logger: McpLogger;
 }
 
-// A server that keeps handing out cursors is broken; stop rather than loop forever.
-const MAX_TOOL_PAGES = 100;
-
 /** A connected server. `open` throws an Error whose message is a sentence for the operator. */
 export class McpConnection {
   tools: Tool[] = [];
@@ -40,6 +37,7 @@ export class McpConnection {
   goneReason: string | undefined;
   private closing = false;
   private refreshSeq = 0;
+  private skippedTools = '';
 
   private constructor(
     readonly config: McpServerConfig,
@@ -79,7 +77,11 @@ export class McpConnection {
       clearTimeout(timer);
     }
     client.onclose = () => conn.onGone();
-    client.onerror = (err) => options.logger('warn', `MCP server "${config.name}": ${describeError(err)}`);
+    client.onerror = (err) => {
+      // A server that ignores notifications/cancelled keeps reporting progress on calls we gave up on.
+      const late = err.message.startsWith('Received a progress notification for an unknown token');
+      options.logger(late ? 'debug' : 'warn', `MCP server "${config.name}": ${describeError(err)}`);
+    };
     return conn;
   }
 
@@ -132,7 +134,9 @@ export class McpConnection {
     this.goneReason ??= 'the MCP host was shut down';
     if (!(this.transport instanceof TrackedStdioTransport)) {
       // Tells the server to drop the session; a hung server must not hold up shutdown.
-      if (this.transport.sessionId) await Promise.race([this.transport.terminateSession().catch(() => {}), delay(1000)]);
+      if (this.transport.sessionId) {
+        await Promise.race([this.transport.terminateSession().catch(() => {}), delay(1000)]);
+      }
       await this.client.close().catch(() => {});
       return;
     }
@@ -148,13 +152,15 @@ export class McpConnection {
     this.logger('error', `MCP server "${this.config.name}" stopped: ${this.goneReason}`);
   }
 
-  // Tools that demand task-based execution cannot be called with a plain tools/call, so plans must not see them.
+  // Plans must not see tools that a plain tools/call cannot run.
   private usable(tools: Tool[]): Tool[] {
-    const skipped = tools.filter((t) => t.execution?.taskSupport === 'required').map((t) => t.name);
-    if (skipped.length > 0) {
-      this.logger('info', `MCP server "${this.config.name}": skipping task-only tools ${skipped.join(', ')}`);
+    const { callable, taskOnly } = callableTools(tools);
+    const skipped = taskOnly.join(', ');
+    if (skipped !== '' && skipped !== this.skippedTools) {
+      this.logger('info', `MCP server "${this.config.name}": skipping task-only tools ${skipped}`);
     }
-    return tools.filter((t) => t.execution?.taskSupport !== 'required');
+    this.skippedTools = skipped;
+    return callable;
   }
 
   private async refreshTools(): Promise<void> {
@@ -170,18 +176,6 @@ export class McpConnection {
       this.logger('warn', `MCP server "${this.config.name}": refreshing tools failed: ${describeError(err)}`);
     }
   }
-}
-
-async function listAllTools(client: Client, options: RequestOptions): Promise<Tool[]> {
-  const tools: Tool[] = [];
-  let cursor: string | undefined;
-  for (let page = 0; page < MAX_TOOL_PAGES; page++) {
-    const result = await client.listTools(cursor === undefined ? undefined : { cursor }, options);
-    tools.push(...result.tools);
-    cursor = result.nextCursor;
-    if (cursor === undefined) break;
-  }
-  return tools;
 }
 
 function delay(ms: number): Promise<void> {

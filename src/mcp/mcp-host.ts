@@ -88,7 +88,9 @@ export class McpHost implements ToolRunner {
     // A dead server's tool list is stale, so its calls say "unavailable" rather than "unknown".
     if (conn.goneReason === undefined) {
       const info = conn.tools.find((t) => t.name === tool);
-      if (!info) return { ok: false, error: stepError('unknown_tool', `MCP server "${server}" has no tool "${tool}".`) };
+      if (!info) {
+        return { ok: false, error: stepError('unknown_tool', `MCP server "${server}" has no tool "${tool}".`) };
+      }
       // The engine checks policy first; this is the last line if something upstream forgot.
       if (!toToolInfo(conn.config, info).policy.allowed) {
         return { ok: false, error: stepError('unknown_tool', `${name} is not allowed by the MCP config.`) };

@@ -1,0 +1,152 @@
+/**
+ * Crash mid-run: the real entry point (`src/main.ts`) in a child process, killed with SIGKILL while a step is
+ * in flight, then started again on the same database. Finished steps must not run again.
+ */
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { createTestDatabase, testDatabaseUrlFor, type TestDatabase } from '../helpers/databases.ts';
+import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { planReply } from './harness.ts';
+
+const ROOT = join(import.meta.dirname, '../..');
+// The tsx loader by absolute URL, since each child runs in a temp folder outside the project.
+const TSX = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx')).href;
+
+interface Proc {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+  waitFor: (p: RegExp, timeoutMs?: number) => Promise<void>;
+  type: (line: string) => void;
+}
+
+let llm: FakeLlm;
+let db: TestDatabase;
+let dir: string;
+const children: ChildProcessWithoutNullStreams[] = [];
+
+beforeEach(async () => {
+  db = await createTestDatabase('postgres');
+  dir = mkdtempSync(join(tmpdir(), 'steward-restart-'));
+});
+afterEach(async () => {
+  for (const c of children) if (c.exitCode === null) c.kill('SIGKILL');
+  children.length = 0;
+  await llm?.close();
+  await db.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function startSteward(mcpServer: Record<string, unknown>): Proc {
+  writeFileSync(join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { everything: mcpServer } }));
+  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/main.ts')], {
+    cwd: dir,
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      DATABASE_URL: testDatabaseUrlFor(db.name),
+      DATA_DIR: join(dir, 'data'),
+      MCP_CONFIG: join(dir, 'mcp.json'),
+      OPENAI_BASE_URL: llm.baseURL,
+      OPENAI_API_KEY: 'sk-restart-test',
+    },
+  });
+  children.push(child);
+  let out = '';
+  child.stdout.on('data', (b: Buffer) => (out += b.toString('utf8')));
+  child.stderr.on('data', (b: Buffer) => (out += b.toString('utf8')));
+  return {
+    child,
+    output: () => out,
+    type: (line) => child.stdin.write(`${line}\n`),
+    async waitFor(p, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      while (!p.test(out)) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${p}; output:\n${out}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+  };
+}
+
+async function kill(p: Proc): Promise<void> {
+  p.child.kill('SIGKILL');
+  await new Promise((r) => p.child.once('exit', r));
+}
+
+const everything = (extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'], ...extra });
+const plan = planReply([
+  { id: 'first', tool: 'everything.echo', args: { message: 'once' } },
+  { id: 'slow', tool: 'everything.trigger-long-running-operation', args: { duration: 2, steps: 2 }, dependsOn: ['first'] },
+  { id: 'last', tool: 'everything.echo', args: { message: 'end' }, dependsOn: ['slow'] },
+]);
+
+async function attemptsOf(runId: string) {
+  const store = new PgRunStore(db.db);
+  return (await store.listStepAttempts(runId)).map((a) => [a.stepId, a.attempt, a.status]);
+}
+
+describe('restart mid-run (real entry point, PostgreSQL)', () => {
+  it('resumes after a crash: finished steps are not run again, the idempotent step in flight is retried', async () => {
+    llm = await startFakeLlm(byRole({ planner: [plan], synthesizer: ['All done after a restart.'] }));
+    const a = startSteward(everything());
+    await a.waitFor(/Steward: PostgreSQL server; \d+ tools from 1 MCP server/);
+    a.type('echo, wait, echo');
+    await a.waitFor(/▶ slow running/);
+    await kill(a);
+
+    const [run] = await db.db.selectFrom('runs').select(['id', 'status']).execute();
+    expect(run!.status).toBe('running');
+    expect(await attemptsOf(run!.id)).toEqual([['first', 1, 'succeeded'], ['slow', 1, 'running']]);
+
+    const b = startSteward(everything());
+    await b.waitFor(/Steward restarted; continuing this run where it left off\./);
+    await b.waitFor(/=== Report \(completed\) ===\nAll done after a restart\./);
+    const attempts = await attemptsOf(run!.id);
+    expect(attempts).toEqual(expect.arrayContaining([['first', 1, 'succeeded'], ['slow', 1, 'failed'], ['slow', 2, 'succeeded'], ['last', 1, 'succeeded']]));
+    expect(attempts).toHaveLength(4);
+    b.type('quit');
+    await new Promise((r) => b.child.once('exit', r));
+  });
+
+  it('asks before repeating a non-idempotent step that was in flight; resume runs it again', async () => {
+    llm = await startFakeLlm(byRole({ planner: [plan], synthesizer: ['Done.'] }));
+    const server = everything({ tools: { 'trigger-long-running-operation': { idempotent: false } } });
+    const a = startSteward(server);
+    a.type('echo, wait, echo');
+    await a.waitFor(/▶ slow running/);
+    await kill(a);
+
+    const b = startSteward(server);
+    await b.waitFor(/slow was running\. Its tool may have acted already/);
+    expect(b.output()).toContain('This run is paused. Type "resume" or "stop".');
+    const [run] = await db.db.selectFrom('runs').select(['id', 'status']).execute();
+    expect(run!.status).toBe('paused');
+    b.type('resume');
+    await b.waitFor(/=== Report \(completed\) ===/);
+    expect(await attemptsOf(run!.id)).toHaveLength(4);
+  });
+
+  it('a bad configuration stops start-up with one clear message', async () => {
+    llm = await startFakeLlm();
+    writeFileSync(join(dir, 'mcp.json'), '{"mcpServers": {"x": {"command": 5}}}');
+    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/main.ts')], {
+      cwd: dir,
+      env: { PATH: process.env.PATH, MCP_CONFIG: join(dir, 'mcp.json'), OPENAI_API_KEY: 'sk-secret-canary', DATA_DIR: join(dir, 'd'), DATABASE_URL: 'postgres://u:pw-canary@127.0.0.1:1/x' },
+    });
+    children.push(child);
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => (err += b.toString('utf8')));
+    const code = await new Promise((r) => child.once('exit', r));
+    expect(code).toBe(1);
+    expect(err.trim()).toBe(`${join(dir, "mcp.json")}: mcpServers.x.command: expected string, received number`);
+    expect(err).not.toContain('pw-canary');
+    expect(err).not.toContain('sk-secret-canary');
+  });
+});

@@ -1,0 +1,117 @@
+/**
+ * Real MCP reference servers for tests: server-everything over stdio and Streamable HTTP,
+ * server-filesystem over stdio. Configs go through `parseMcpConfig`, so defaults stay in one place.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { createRequire } from 'node:module';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { parseMcpConfig, type McpConfig, type McpServerConfig } from '../../src/mcp/mcp-config.ts';
+
+const require = createRequire(import.meta.url);
+
+/** Absolute path of a reference server's entry script (packages export no `main`, so go through package.json). */
+function serverScript(pkg: string): string {
+  return join(dirname(require.resolve(`${pkg}/package.json`)), 'dist', 'index.js');
+}
+
+/** Absolute path of server-everything's entry script. */
+export const EVERYTHING_SCRIPT = serverScript('@modelcontextprotocol/server-everything');
+/** Absolute path of server-filesystem's entry script. */
+export const FILESYSTEM_SCRIPT = serverScript('@modelcontextprotocol/server-filesystem');
+
+/** Optional name and config-file fields (timeouts, risk, tools…) for a test server. */
+export interface ServerOptions {
+  name?: string;
+  overrides?: Record<string, unknown>;
+}
+
+/** Builds one server's config the way a config file would. */
+export function serverConfig(name: string, entry: Record<string, unknown>): McpServerConfig {
+  const [server] = parseMcpConfig(JSON.stringify({ mcpServers: { [name]: entry } }), 'test-mcp.json').servers;
+  if (!server) throw new Error('unreachable: one server in, one out');
+  return server;
+}
+
+/** A whole config from server configs. */
+export function mcpConfig(...servers: McpServerConfig[]): McpConfig {
+  return { servers };
+}
+
+/** server-everything over stdio, run by this same Node. */
+export function everythingStdioConfig(options: ServerOptions = {}): McpServerConfig {
+  return serverConfig(options.name ?? 'everything', {
+    command: process.execPath,
+    args: [EVERYTHING_SCRIPT, 'stdio'],
+    ...options.overrides,
+  });
+}
+
+/** server-filesystem over stdio, allowed to touch `dir` only. */
+export function filesystemStdioConfig(dir: string, options: ServerOptions = {}): McpServerConfig {
+  return serverConfig(options.name ?? 'fs', {
+    command: process.execPath,
+    args: [FILESYSTEM_SCRIPT, dir],
+    ...options.overrides,
+  });
+}
+
+/** A Streamable HTTP server at `url`. */
+export function httpServerConfig(url: string, options: ServerOptions = {}): McpServerConfig {
+  return serverConfig(options.name ?? 'everything', { url, ...options.overrides });
+}
+
+/** A TCP port nobody listens on right now (the kernel picks it; a tiny race remains until it is reused). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  server.listen(0, '127.0.0.1');
+  await once(server, 'listening');
+  const address = server.address();
+  server.close();
+  if (address === null || typeof address === 'string') throw new Error('no TCP address');
+  return address.port;
+}
+
+/**
+ * Starts server-everything's Streamable HTTP transport on a free port (it reads `PORT`) and waits until
+ * it logs that it listens. `close` kills it and waits for the exit.
+ */
+export async function startEverythingHttp(): Promise<{ url: string; close: () => Promise<void> }> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [EVERYTHING_SCRIPT, 'streamableHttp'], {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  let stderr = '';
+  // Caught here: a spawn error would otherwise reject this promise with nobody listening.
+  const exited = once(child, 'exit').catch(() => {});
+  const listening = new Promise<void>((resolve, reject) => {
+    const fail = () => reject(new Error(`server-everything HTTP did not listen within 10 s: ${stderr}`));
+    const timer = setTimeout(fail, 10_000);
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      if (stderr.includes('listening on port')) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`server-everything HTTP exited with ${code}: ${stderr}`));
+    });
+  });
+  try {
+    await listening;
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw err;
+  }
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      await exited;
+    },
+  };
+}

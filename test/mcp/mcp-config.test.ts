@@ -1,0 +1,155 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StewardError } from '../../src/engine/errors.ts';
+import { loadMcpConfig, parseMcpConfig } from '../../src/mcp/mcp-config.ts';
+
+function parse(json: unknown, env: NodeJS.ProcessEnv = {}) {
+  return parseMcpConfig(JSON.stringify(json), 'mcp.json', env);
+}
+
+function configError(json: unknown, env: NodeJS.ProcessEnv = {}): string {
+  try {
+    parse(json, env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(StewardError);
+    expect((err as StewardError).code).toBe('config');
+    return (err as Error).message;
+  }
+  throw new Error('expected a config error');
+}
+
+describe('parseMcpConfig', () => {
+  it('reads a stdio server and an HTTP server with defaults applied', () => {
+    const config = parse({
+      mcpServers: {
+        fs: { command: 'npx', args: ['-y', 'server-filesystem', '/tmp'], env: { A: '1' }, cwd: '/srv' },
+        web: { url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } },
+      },
+    });
+    expect(config.servers).toEqual([
+      {
+        name: 'fs',
+        transport: { kind: 'stdio', command: 'npx', args: ['-y', 'server-filesystem', '/tmp'], env: { A: '1' }, cwd: '/srv' },
+        timeoutMs: 60_000,
+        maxTotalTimeoutMs: 600_000,
+        allowed: true,
+        disabled: false,
+        tools: {},
+      },
+      {
+        name: 'web',
+        transport: { kind: 'http', url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer x' } },
+        timeoutMs: 60_000,
+        maxTotalTimeoutMs: 600_000,
+        allowed: true,
+        disabled: false,
+        tools: {},
+      },
+    ]);
+  });
+
+  it('keeps server and tool overrides', () => {
+    const [server] = parse({
+      mcpServers: {
+        gh: {
+          command: 'gh-mcp',
+          timeoutMs: 5000,
+          maxTotalTimeoutMs: 20_000,
+          risk: 'medium',
+          allowed: false,
+          idempotent: true,
+          disabled: true,
+          tools: { 'delete.repo': { risk: 'high', allowed: true, timeoutMs: 100, idempotent: false } },
+        },
+      },
+    }).servers;
+    expect(server).toMatchObject({
+      timeoutMs: 5000,
+      maxTotalTimeoutMs: 20_000,
+      risk: 'medium',
+      allowed: false,
+      idempotent: true,
+      disabled: true,
+      tools: { 'delete.repo': { risk: 'high', allowed: true, timeoutMs: 100, idempotent: false } },
+    });
+  });
+
+  it('expands ${VAR} in env and headers from the environment', () => {
+    const config = parse(
+      {
+        mcpServers: {
+          a: { command: 'x', env: { TOKEN: '${GH_TOKEN}', MIXED: 'pre-${USER_ID}-post', PLAIN: '$HOME' } },
+          b: { url: 'http://localhost:1/mcp', headers: { Authorization: 'Bearer ${API_KEY}' } },
+        },
+      },
+      { GH_TOKEN: 'ghp_1', USER_ID: '42', API_KEY: 'k' },
+    );
+    expect(config.servers[0]?.transport).toMatchObject({ env: { TOKEN: 'ghp_1', MIXED: 'pre-42-post', PLAIN: '$HOME' } });
+    expect(config.servers[1]?.transport).toMatchObject({ headers: { Authorization: 'Bearer k' } });
+  });
+
+  it('names the variable and its path when a ${VAR} is not set', () => {
+    expect(configError({ mcpServers: { gh: { command: 'x', env: { TOKEN: '${GH_TOKEN}' } } } })).toBe(
+      'mcp.json: mcpServers.gh.env.TOKEN: environment variable GH_TOKEN is not set',
+    );
+    expect(configError({ mcpServers: { web: { url: 'http://h/mcp', headers: { 'X-Key': '${KEY}' } } } })).toBe(
+      'mcp.json: mcpServers.web.headers.X-Key: environment variable KEY is not set',
+    );
+  });
+
+  it('does not expand variables of a disabled server', () => {
+    const [server] = parse({ mcpServers: { gh: { command: 'x', disabled: true, env: { T: '${UNSET}' } } } }).servers;
+    expect(server?.transport).toMatchObject({ env: { T: '${UNSET}' } });
+  });
+
+  it.each([
+    [{ mcpServers: { fs: { command: 'x', args: ['a', 1] } } }, 'mcp.json: mcpServers.fs.args[1]: expected string, received number'],
+    [{ mcpServers: { fs: { command: 'x', tools: { 'a b': { risk: 'x' } } } } }, 'mcp.json: mcpServers.fs.tools["a b"].risk: expected one of "low"|"medium"|"high"'],
+    [{ mcpServers: { 'a.b': { command: 'x' } } }, 'mcp.json: mcpServers["a.b"]: server names may use only letters, digits, "_" and "-"'],
+    [{ mcpServers: { fs: { command: 'x', timeoutMS: 5 } } }, 'mcp.json: mcpServers.fs: unknown key "timeoutMS"'],
+    [{ mcpServers: { fs: { command: 'x', risk: 'huge' } } }, 'mcp.json: mcpServers.fs.risk: expected one of "low"|"medium"|"high"'],
+    [{ mcpServers: { fs: { command: 'x', timeoutMs: -1 } } }, 'mcp.json: mcpServers.fs.timeoutMs: Too small: expected number to be >0'],
+    [{ mcpServers: { fs: {} } }, 'mcp.json: mcpServers.fs: needs exactly one of "command" (stdio) or "url" (Streamable HTTP)'],
+    [{ mcpServers: { fs: { command: 'x', url: 'http://h' } } }, 'mcp.json: mcpServers.fs: needs exactly one of "command" (stdio) or "url" (Streamable HTTP)'],
+    [{ mcpServers: { web: { url: 'http://h', args: [] } } }, 'mcp.json: mcpServers.web.args: not allowed for a url server'],
+    [{ mcpServers: { web: { url: 'ftp://h' } } }, 'mcp.json: mcpServers.web.url: expected an http(s) URL'],
+    [{ mcpServers: { fs: { command: 'x', env: { A: 1 } } } }, 'mcp.json: mcpServers.fs.env.A: expected string, received number'],
+    [{ mcpServers: { fs: { command: 'x', tools: { t: { allowed: 'yes' } } } } }, 'mcp.json: mcpServers.fs.tools.t.allowed: expected boolean, received string'],
+    [{ mcpServers: { fs: { command: 'x', type: 'sse' } } }, 'mcp.json: mcpServers.fs.type: expected one of "stdio"|"http"|"streamable-http"'],
+    [{ servers: {} }, 'mcp.json: mcpServers: required (expected record)'],
+  ])('names the JSON path of a problem: %j', (json, message) => {
+    expect(configError(json)).toBe(message);
+  });
+
+  it('says how many more problems there are', () => {
+    expect(configError({ mcpServers: { fs: { command: 1, args: 'x' } } })).toMatch(/\(and 1 more problem\)$/);
+  });
+
+  it('reports invalid JSON with the source', () => {
+    expect(() => parseMcpConfig('{"mcpServers": ', 'conf/mcp.json')).toThrow(/^conf\/mcp\.json: invalid JSON: /);
+  });
+});
+
+describe('loadMcpConfig', () => {
+  it('treats a missing file as no servers, with a warning', async () => {
+    const { config, warnings } = await loadMcpConfig('/nonexistent/steward/mcp.json');
+    expect(config.servers).toEqual([]);
+    expect(warnings).toEqual(['/nonexistent/steward/mcp.json: no MCP config file, so no MCP servers are connected']);
+  });
+
+  it('reads a file, and names it in errors', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'steward-mcp-config-'));
+    try {
+      const good = join(dir, 'good.json');
+      await writeFile(good, JSON.stringify({ mcpServers: { e: { command: 'node' } } }));
+      expect((await loadMcpConfig(good)).config.servers.map((s) => s.name)).toEqual(['e']);
+      const bad = join(dir, 'bad.json');
+      await writeFile(bad, '{ not json');
+      await expect(loadMcpConfig(bad)).rejects.toThrow(`${bad}: invalid JSON`);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

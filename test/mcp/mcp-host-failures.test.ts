@@ -1,0 +1,110 @@
+import { describe, expect, it } from 'vitest';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { everythingStdioConfig, freePort, httpServerConfig, mcpConfig, serverConfig } from '../helpers/mcp-servers.ts';
+
+const signal = () => new AbortController().signal;
+
+describe('McpHost when servers fail', () => {
+  it('reports a server whose command does not exist while the other one connects', async () => {
+    const { host, failures } = await McpHost.connect(
+      mcpConfig(serverConfig('ghost', { command: '/nonexistent/mcp-server' }), everythingStdioConfig()),
+    );
+    try {
+      expect(failures).toEqual([
+        { server: 'ghost', message: 'MCP server "ghost" could not start: command "/nonexistent/mcp-server" was not found.' },
+      ]);
+      expect(host.listTools().some((t) => t.name === 'everything.echo')).toBe(true);
+      expect(host.listTools().some((t) => t.server === 'ghost')).toBe(false);
+      const outcome = await host.callTool('everything.echo', { message: 'still here' }, { signal: signal(), timeoutMs: 5000 });
+      expect(outcome.ok).toBe(true);
+      expect(await host.callTool('ghost.anything', {}, { signal: signal(), timeoutMs: 5000 })).toMatchObject({
+        ok: false,
+        error: { code: 'unknown_tool' },
+      });
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('quotes the last stderr line of a server that crashes on start', async () => {
+    const crash = 'console.error("starting"); console.error("fatal: GITHUB_TOKEN is missing"); process.exit(3)';
+    const { host, failures } = await McpHost.connect(
+      mcpConfig(serverConfig('crashy', { command: process.execPath, args: ['-e', crash] })),
+    );
+    await host.close();
+    expect(failures).toEqual([
+      {
+        server: 'crashy',
+        message: 'MCP server "crashy" could not start: it exited during start-up (last stderr: fatal: GITHUB_TOKEN is missing).',
+      },
+    ]);
+  });
+
+  it('gives up on a server that never answers initialize, and leaves no orphan child behind', async () => {
+    // Regression: the SDK closed such a child in the background on unref'd timers, so a runner that
+    // exited first left it running forever. The child prints its pid so the test can check.
+    const script = 'console.error(String(process.pid)); setInterval(() => {}, 1000)';
+    const silent = serverConfig('silent', { command: process.execPath, args: ['-e', script] });
+    const started = performance.now();
+    const { host, failures } = await McpHost.connect(mcpConfig(silent), { connectTimeoutMs: 300 });
+    await host.close();
+    expect(performance.now() - started).toBeLessThan(3000);
+    const match = /^MCP server "silent" could not start: no answer within 300 ms \(last stderr: (\d+)\)\.$/.exec(
+      failures[0]?.message ?? '',
+    );
+    expect(match, failures[0]?.message).not.toBeNull();
+    expect(() => process.kill(Number(match?.[1]), 0)).toThrow();
+  });
+
+  it('reports an HTTP server that refuses the connection', async () => {
+    const url = `http://127.0.0.1:${await freePort()}/mcp`;
+    const { host, failures } = await McpHost.connect(mcpConfig(httpServerConfig(url, { name: 'remote' })));
+    await host.close();
+    expect(failures).toEqual([
+      { server: 'remote', message: `MCP server "remote" could not start at ${url}: fetch failed (ECONNREFUSED).` },
+    ]);
+  });
+
+  it('turns a server killed mid-call into server_unavailable, now and for later calls, and logs it', async () => {
+    const logs: string[] = [];
+    const { host } = await McpHost.connect(mcpConfig(everythingStdioConfig()), {
+      logger: (level, message) => logs.push(`${level}: ${message}`),
+    });
+    try {
+      const pid = host.serverPid('everything');
+      expect(pid).toBeTypeOf('number');
+      const call = host.callTool(
+        'everything.trigger-long-running-operation',
+        { duration: 5, steps: 5 },
+        { signal: signal(), timeoutMs: 10_000 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 100));
+      process.kill(pid!, 'SIGKILL');
+      const unavailable = {
+        ok: false,
+        error: {
+          code: 'server_unavailable',
+          retryable: true,
+          message: 'MCP server "everything" is unavailable: its process exited (last stderr: Starting default (STDIO) server...).',
+        },
+      };
+      expect(await call).toEqual(unavailable);
+      expect(await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 1000 })).toEqual(unavailable);
+      expect(host.listTools()).toEqual([]);
+      expect(logs).toContain(
+        'error: MCP server "everything" stopped: its process exited (last stderr: Starting default (STDIO) server...)',
+      );
+    } finally {
+      await host.close();
+    }
+  });
+
+  it('says calls after close are unavailable rather than throwing', async () => {
+    const { host } = await McpHost.connect(mcpConfig(everythingStdioConfig()));
+    await host.close();
+    expect(await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 1000 })).toMatchObject({
+      ok: false,
+      error: { code: 'server_unavailable', message: 'MCP server "everything" is unavailable: the MCP host was shut down.' },
+    });
+  });
+});

@@ -1,0 +1,87 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { toStepError } from '../../src/mcp/call-errors.ts';
+import { maxTotalTimeoutFor, toToolInfo, toToolOutput } from '../../src/mcp/tool-mapping.ts';
+import { serverConfig } from '../helpers/mcp-servers.ts';
+
+const tool = (name: string, annotations: Record<string, unknown> = {}) => ({
+  name,
+  inputSchema: { type: 'object' as const },
+  annotations,
+});
+
+describe('toToolInfo', () => {
+  const server = serverConfig('gh', {
+    command: 'x',
+    risk: 'medium',
+    allowed: false,
+    idempotent: false,
+    timeoutMs: 9000,
+    maxTotalTimeoutMs: 90_000,
+    tools: { delete_repo: { risk: 'high', allowed: true, timeoutMs: 100, maxTotalTimeoutMs: 200, idempotent: true } },
+  });
+
+  it('lets a tool override win over the server override', () => {
+    expect(toToolInfo(server, tool('delete_repo')).policy).toEqual({ allowed: true, risk: 'high', idempotent: true, timeoutMs: 100 });
+    expect(maxTotalTimeoutFor(server, 'delete_repo')).toBe(200);
+  });
+
+  it('falls back to the server override, then to defaults', () => {
+    expect(toToolInfo(server, tool('list_repos')).policy).toEqual({ allowed: false, risk: 'medium', idempotent: false, timeoutMs: 9000 });
+    expect(maxTotalTimeoutFor(server, 'list_repos')).toBe(90_000);
+    expect(toToolInfo(serverConfig('plain', { command: 'x' }), tool('t')).policy).toEqual({ allowed: true, timeoutMs: 60_000 });
+  });
+
+  it('keeps the four boolean hints as given and nothing else', () => {
+    const info = toToolInfo(server, tool('t', { title: 'T', readOnlyHint: false, destructiveHint: true, openWorldHint: 'yes' }));
+    expect(info.annotations).toEqual({ readOnlyHint: false, destructiveHint: true });
+    expect(info).toMatchObject({ name: 'gh.t', server: 'gh', tool: 't', description: '' });
+  });
+});
+
+describe('toToolOutput', () => {
+  it('keeps content, structured content and isError', () => {
+    expect(toToolOutput({ content: [{ type: 'text', text: 'x' }], structuredContent: { a: 1 }, isError: true })).toEqual({
+      content: [{ type: 'text', text: 'x' }],
+      structuredContent: { a: 1 },
+      isError: true,
+    });
+  });
+
+  it('wraps an old-protocol toolResult as text', () => {
+    expect(toToolOutput({ toolResult: { a: 1 } })).toEqual({ content: [{ type: 'text', text: '{"a":1}' }] });
+  });
+});
+
+describe('toStepError', () => {
+  const call = { name: 'gh.t', server: 'gh', timeoutMs: 500, cancelledByCaller: false };
+
+  it('calls it cancelled when the caller aborted, although the SDK reports aborts as RequestTimeout', () => {
+    const err = new McpError(ErrorCode.RequestTimeout, 'AbortError: This operation was aborted');
+    expect(toStepError(err, { ...call, cancelledByCaller: true })).toEqual({ code: 'cancelled', message: 'gh.t was cancelled.', retryable: false });
+  });
+
+  it('tells a plain timeout from the hard total limit', () => {
+    expect(toStepError(new McpError(ErrorCode.RequestTimeout, 'Request timed out', { timeout: 500 }), call)).toEqual({
+      code: 'timeout',
+      retryable: true,
+      message: 'gh.t did not answer within 500 ms.',
+    });
+    const capped = new McpError(ErrorCode.RequestTimeout, 'Maximum total timeout exceeded', { maxTotalTimeout: 900, totalElapsed: 901 });
+    expect(toStepError(capped, call).message).toBe('gh.t was still running after its hard limit of 900 ms, although it kept reporting progress.');
+  });
+
+  it('treats transport failures as server_unavailable and malformed results as tool_error', () => {
+    const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });
+    expect(toStepError(refused, call)).toEqual({
+      code: 'server_unavailable',
+      retryable: true,
+      message: 'MCP server "gh" is unavailable: fetch failed (ECONNREFUSED).',
+    });
+    expect(toStepError(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), { ...call, serverGone: 'its process exited' }))
+      .toMatchObject({ code: 'server_unavailable', message: 'MCP server "gh" is unavailable: its process exited.' });
+    const malformed = z.object({ content: z.array(z.string()) }).safeParse({ content: 1 });
+    expect(toStepError(malformed.error, call)).toMatchObject({ code: 'tool_error' });
+  });
+});
