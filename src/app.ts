@@ -47,7 +47,7 @@ export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readabl
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
     });
     cleanup.unshift(() => host.close());
-    for (const f of failures) say(`! MCP server "${f.server}" is unavailable: ${f.message}`);
+    for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
     const llm = createLlmClient(config.llm);
     const store = new PgRunStore(database.db);
     const channel = new ConsoleChannel({ input: options.input, output: options.output, user: options.env.USER, onClose: options.onClose });
