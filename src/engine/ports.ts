@@ -137,7 +137,7 @@ export interface RunStore {
     note?: string;
     at: Date;
   }): Promise<void>;
-  /** Commits a step's intent before its call is sent. */
+  /** Commits a step's intent before its call is sent, with its `stepStarted` event. */
   recordStepStarted(a: {
     runId: string;
     stepId: string;
@@ -146,6 +146,7 @@ export interface RunStore {
     args: Json;
     at: Date;
   }): Promise<void>;
+  /** Records how an attempt ended, with its `stepEnded` event; the first recorded end of an attempt stands. */
   recordStepEnded(a: {
     runId: string;
     stepId: string;

@@ -31,7 +31,7 @@ export class RunDriver {
   private state: DispatchState;
   private readonly inflight = new Map<string, AbortController>();
   private readonly startedAt = new Map<string, number>();
-  private queue: Promise<void> = Promise.resolve();
+  private readonly queues = new Map<string, Promise<void>>();
   private detached = false;
   private resolveDone!: (s: DispatchState) => void;
   /** Resolves once the run has finished and everything about it is stored. */
@@ -92,10 +92,11 @@ export class RunDriver {
         this.persistChange(effect);
         return;
       case 'finished':
-        this.enqueue(async () => {
-          await this.deps.store.appendEvent(this.runId, 'dispatchFinished', { outcome: effect.outcome }, this.deps.clock());
-        });
-        void this.queue.then(() => this.resolveDone(this.state));
+        // Everything about the steps is stored before the run counts as done.
+        void Promise.all(this.queues.values())
+          .then(() => this.deps.store.appendEvent(this.runId, 'dispatchFinished', { outcome: effect.outcome }, this.deps.clock()))
+          .catch((err: unknown) => this.deps.log('error', `run ${this.runId}: could not store its end: ${(err as Error).message}`))
+          .then(() => this.resolveDone(this.state));
         return;
     }
   }
@@ -105,10 +106,7 @@ export class RunDriver {
     const at = clock();
     this.startedAt.set(key(step.id, attempt), at.getTime());
     try {
-      await this.enqueue(async () => {
-        await store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revision, args, at });
-        await store.appendEvent(this.runId, 'stepStarted', { stepId: step.id, attempt }, at);
-      });
+      await this.enqueue(step.id, () => store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revision, args, at }));
     } catch (err) {
       this.finishStep(step.id, attempt, { ok: false, error: { code: 'internal', message: `could not record the step before running it: ${(err as Error).message}`, retryable: false } });
       return;
@@ -157,11 +155,10 @@ export class RunDriver {
     const started = this.startedAt.get(key(e.stepId, e.attempt));
     const durationMs = started === undefined ? 0 : at.getTime() - started;
     const runId = this.runId;
-    this.enqueue(async () => {
+    this.enqueue(e.stepId, async () => {
       // Skipped steps and conditions never went through startStep, so their row is written here.
       if (started === undefined) await store.recordStepStarted({ runId, stepId: e.stepId, attempt: e.attempt, revision: this.revision, args: null, at });
       await store.recordStepEnded({ runId, stepId: e.stepId, attempt: e.attempt, status: e.status, output: e.output ?? null, error: e.error ?? null, at, durationMs });
-      await store.appendEvent(runId, 'stepEnded', { stepId: e.stepId, attempt: e.attempt, status: e.status }, at);
     }).catch((err: unknown) => this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`));
     this.notifyProgress(e.stepId, e.status, e.detail);
   }
@@ -174,10 +171,13 @@ export class RunDriver {
       .catch((err: unknown) => this.deps.log('warn', `run ${this.runId}: progress not delivered: ${(err as Error).message}`));
   }
 
-  /** Serializes store writes for this run so they land in the order the dispatcher decided them. */
-  private enqueue(fn: () => Promise<void>): Promise<void> {
-    const next = this.queue.then(fn);
-    this.queue = next.catch(() => undefined);
+  /**
+   * Serializes store writes per step, so a step's end never lands before its start; different steps' writes
+   * may overlap, which lets parallel steps share the connection pool.
+   */
+  private enqueue(stepId: string, fn: () => Promise<void>): Promise<void> {
+    const next = (this.queues.get(stepId) ?? Promise.resolve()).then(fn);
+    this.queues.set(stepId, next.catch(() => undefined));
     return next;
   }
 }

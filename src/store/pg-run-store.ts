@@ -109,44 +109,67 @@ export class PgRunStore implements RunStore {
     );
   }
 
+  /** One round trip: the attempt row and its `stepStarted` event, written by one statement. */
   async recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
+    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
     await withStoreErrors('recordStepStarted', () =>
       this.db
-        .insertInto('step_attempts')
-        .values({
-          run_id: a.runId,
-          step_id: a.stepId,
-          attempt: a.attempt,
-          revision: a.revision,
-          status: 'running',
-          args: toJsonText(a.args),
-          started_at: a.at,
-          created_at: a.at,
-        })
-        // A replay after a crash re-announces the same attempt; the first record stands.
-        .onConflict((oc) => oc.columns(['run_id', 'step_id', 'attempt']).doNothing())
+        .with('started', (db) =>
+          db
+            .insertInto('step_attempts')
+            .values({
+              run_id: a.runId,
+              step_id: a.stepId,
+              attempt: a.attempt,
+              revision: a.revision,
+              status: 'running',
+              args: toJsonText(a.args),
+              started_at: a.at,
+              created_at: a.at,
+            })
+            // A replay after a crash re-announces the same attempt; the first record stands.
+            .onConflict((oc) => oc.columns(['run_id', 'step_id', 'attempt']).doNothing())
+            .returning('run_id'),
+        )
+        .insertInto('run_events')
+        .columns(['run_id', 'type', 'payload', 'created_at'])
+        .expression((eb) =>
+          eb.selectFrom('started').select((r) => [r.ref('started.run_id').as('run_id'), sql.lit('stepStarted').as('type'), sql`${payload}::jsonb`.as('payload'), sql`${a.at}::timestamptz`.as('created_at')]),
+        )
         .execute(),
     );
   }
 
+  /** One round trip in the usual case: the attempt's end and its `stepEnded` event, written by one statement. */
   async recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
+    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt, status: a.status });
     const ended = await withStoreErrors('recordStepEnded', async () => {
-      const attempt = this.db
-        .updateTable('step_attempts')
-        .set({
-          status: a.status,
-          output: a.output === null ? null : toJsonText(a.output),
-          error: a.error === null ? null : toJsonText(a.error),
-          ended_at: a.at,
-          duration_ms: Math.round(a.durationMs),
-        })
-        .where('run_id', '=', a.runId)
-        .where('step_id', '=', a.stepId)
-        .where('attempt', '=', a.attempt);
-      // An attempt ends once: a late duplicate (say, "interrupted" after a real result) must not rewrite it.
-      if ((await attempt.where('status', '=', 'running').returning('id').executeTakeFirst()) !== undefined) {
-        return true;
-      }
+      const written = await this.db
+        .with('ended', (db) =>
+          db
+            .updateTable('step_attempts')
+            .set({
+              status: a.status,
+              output: a.output === null ? null : toJsonText(a.output),
+              error: a.error === null ? null : toJsonText(a.error),
+              ended_at: a.at,
+              duration_ms: Math.round(a.durationMs),
+            })
+            .where('run_id', '=', a.runId)
+            .where('step_id', '=', a.stepId)
+            .where('attempt', '=', a.attempt)
+            // An attempt ends once: a late duplicate (say, "interrupted" after a real result) must not rewrite it.
+            .where('status', '=', 'running')
+            .returning('run_id'),
+        )
+        .insertInto('run_events')
+        .columns(['run_id', 'type', 'payload', 'created_at'])
+        .expression((eb) =>
+          eb.selectFrom('ended').select((r) => [r.ref('ended.run_id').as('run_id'), sql.lit('stepEnded').as('type'), sql`${payload}::jsonb`.as('payload'), sql`${a.at}::timestamptz`.as('created_at')]),
+        )
+        .returning('id')
+        .executeTakeFirst();
+      if (written !== undefined) return true;
       const known = await this.db
         .selectFrom('step_attempts')
         .select('id')
