@@ -33,13 +33,13 @@ function plans() {
 }
 
 async function runOnce(plan: ReturnType<typeof createPlan>, tools: ToolRunner, store: RunStore, runId: string): Promise<number> {
-  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: true, timeoutMs: 10_000 }]));
+  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: true, timeoutMs: 10_000, risk: 'low' as const }]));
   const state = createDispatchState(plan, policies, { maxParallel: 8, maxAttempts: 1 });
   await store.createRun({ id: runId, conversation: { channel: 'bench', key: runId }, requester: { id: 'bench', channel: 'bench' }, request: 'bench', at: new Date() });
   await store.saveRevision(runId, 0, plan, 'bench', new Date());
   const driver = new RunDriver(runId, 0, { channel: 'bench', key: runId }, state, {
     tools, llm: { complete: () => Promise.reject(new Error('no llm in bench')) }, store, notifier: silent,
-    clock: () => new Date(), log: () => undefined, recordUsage: async () => undefined,
+    clock: () => new Date(), log: () => undefined, recordUsage: async () => undefined, onHeld: () => undefined,
   });
   const t0 = performance.now();
   driver.start();

@@ -1,16 +1,15 @@
 /**
  * The console channel: a chat in the terminal. Typed commands act on the run whose card was shown last,
- * the way a button press carries the run and revision of the card it sits on.
+ * the way a button press carries the run and revision of the card it sits on. The terminal is one thread:
+ * while a run is active, other lines are replies to it (the engine classifies them).
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { ChannelAdapter, InboundHandler } from '../engine/channel.ts';
+import type { ChannelAdapter, InboundDecision, InboundHandler, ReviewPreference } from '../engine/channel.ts';
 import type { OutboundMessage } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
-import type { Actor, DecisionAction } from '../engine/types.ts';
+import type { Actor, DecisionAction, Json } from '../engine/types.ts';
 import { renderConsole } from './console-render.ts';
-
-const COMMANDS: readonly DecisionAction[] = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'];
 
 /** The console channel's options: streams (the terminal by default) and the user's name. */
 export interface ConsoleChannelOptions {
@@ -20,6 +19,10 @@ export interface ConsoleChannelOptions {
   /** Called when the input ends (Ctrl-D) or the user types "quit". */
   onClose?: () => void;
 }
+
+// Commands that are a whole line; anything longer is a message ("stop the nginx container" is a request).
+const BARE: Record<string, DecisionAction> = { approve: 'approve', cancel: 'cancel', pause: 'pause', resume: 'resume', continue: 'resume', stop: 'stop' };
+const PREFERENCES: readonly string[] = ['all', 'risky', 'none'];
 
 /** A channel adapter over a pair of streams. */
 export class ConsoleChannel implements ChannelAdapter {
@@ -59,8 +62,9 @@ export class ConsoleChannel implements ChannelAdapter {
   }
 
   async send(_conversation: Conversation, message: OutboundMessage): Promise<void> {
-    if (message.kind === 'plan') this.current = { runId: message.runId, revision: message.revision };
-    this.write(renderConsole(message));
+    if (message.kind === 'plan' || message.kind === 'breakpoint') this.current = { runId: message.runId, revision: message.revision };
+    const text = renderConsole(message);
+    if (text) this.write(text);
   }
 
   private async handle(line: string, handler: InboundHandler): Promise<void> {
@@ -68,17 +72,36 @@ export class ConsoleChannel implements ChannelAdapter {
     if (!text) return;
     const [word = '', ...rest] = text.split(/\s+/);
     const command = word.toLowerCase();
-    if (command === 'help') return this.write(HELP);
-    if (command === 'quit' || command === 'exit') {
-      this.rl?.close();
-      return;
+    const arg = text.slice(word.length).trim();
+    if (text.toLowerCase() === 'help') return this.write(HELP);
+    if (text.toLowerCase() === 'quit' || text.toLowerCase() === 'exit') return void this.rl?.close();
+    if (command === 'review' && rest.length === 1 && PREFERENCES.includes(arg)) {
+      await handler.setReviewPreference(this.actor, arg as ReviewPreference);
+      return this.write(`i From now on you review ${arg === 'all' ? 'every plan' : arg === 'none' ? 'only high-risk plans' : 'medium- and high-risk plans'}.`);
     }
-    if ((COMMANDS as readonly string[]).includes(command)) {
-      if (!this.current) return this.write('! There is no plan yet: type a request first.');
-      await handler.decision({ ...this.current, action: command as DecisionAction, actor: this.actor, text: rest.join(' ') });
-      return;
+    const decision = this.toDecision(text.toLowerCase(), command, arg);
+    if (decision === 'not-a-command') return handler.message({ conversation: this.conversation, actor: this.actor, text });
+    if (typeof decision === 'string') return this.write(`! ${decision}`);
+    if (!this.current) return this.write('! There is no plan yet: type a request first.');
+    await handler.decision({ ...this.current, actor: this.actor, ...decision });
+  }
+
+  /** A typed command as a decision, an error sentence, or 'not-a-command'. */
+  private toDecision(lower: string, command: string, arg: string): Omit<InboundDecision, 'runId' | 'revision' | 'actor'> | string {
+    const bare = BARE[lower];
+    if (bare) return { action: bare };
+    if (command === 'amend' && arg) return { action: 'amend', text: arg };
+    if ((command === 'break' || command === 'unbreak') && /^[\w-]+(\s*,?\s*[\w-]+)*$/.test(arg)) {
+      return { action: 'breakpoint', stepIds: arg.split(/[\s,]+/).filter(Boolean), on: command === 'break' };
     }
-    await handler.message({ conversation: this.conversation, actor: this.actor, text });
+    if (command === 'edit' && arg) {
+      try {
+        return { action: 'edit', plan: JSON.parse(arg) as Json };
+      } catch (err) {
+        return `edit takes JSON: ${(err as Error).message}`;
+      }
+    }
+    return 'not-a-command';
   }
 
   private write(text: string): void {
@@ -89,5 +112,9 @@ export class ConsoleChannel implements ChannelAdapter {
 const HELP = `Type a request in plain words. On a plan card:
   approve          run the plan as shown
   amend <text>     ask for a change (re-plans; limited rounds)
+  edit <json>      replace the plan, e.g. edit {"steps": [...]} (no model call; checked like any plan)
+  break <ids>      hold the run after these steps end (unbreak <ids> clears)
   cancel           drop the plan
-While a plan runs: pause, resume, stop. "quit" leaves (running work resumes at the next start).`;
+While a plan runs: pause, resume (or continue, after a breakpoint), stop; edit and break work on steps not yet run.
+Anything else you type while a run is active is a reply to it: ask how it is going, or ask for a change.
+review all|risky|none   how much you review from now on (high risk always waits). "quit" or "exit" leaves.`;

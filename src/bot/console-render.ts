@@ -5,7 +5,7 @@ const ICONS: Record<string, string> = {
   pending: '·', running: '▶', succeeded: '✔', failed: '✖', skipped: '↷', cancelled: '■',
 };
 
-/** Text for one outbound message. */
+/** Text for one outbound message ('' when the terminal has nothing to show for it). */
 export function renderConsole(message: OutboundMessage): string {
   switch (message.kind) {
     case 'plan':
@@ -18,6 +18,10 @@ export function renderConsole(message: OutboundMessage): string {
       return message.text;
     case 'notice':
       return `${message.level === 'error' ? '✖' : message.level === 'warning' ? '!' : 'i'} ${message.text}`;
+    case 'runStatus':
+      return '';
+    case 'breakpoint':
+      return `\n=== Breakpoint after ${message.stepId} ===\n${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
   }
 }
 
@@ -35,7 +39,14 @@ function renderPlan(card: PlanCard): string {
     `Layers: ${card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join(' | ')}`,
   ];
   if (card.risks.length > 0) lines.push(`Risks: ${card.risks.join('; ')}`);
-  if (card.needsReview) {
+  if (card.breakpoints.length > 0) {
+    const suggested = card.suggestedBreakpoints.length > 0 ? ` (suggested, since you intervened on their tools before: ${card.suggestedBreakpoints.join(', ')}; "unbreak <id>" drops one)` : '';
+    lines.push(`Breakpoints: ${card.breakpoints.join(', ')}${suggested}`);
+  }
+  if (card.note) lines.push(card.note);
+  if (card.needsReview && !card.actions.includes('amend') && card.actions.length === 2 && card.amendmentsLeft > 0) {
+    lines.push('Type "approve" or "cancel".');
+  } else if (card.needsReview) {
     const amend = card.actions.includes('amend') ? `, "amend <what to change>" (${card.amendmentsLeft} left)` : ' (no amendments left)';
     lines.push(`Type "approve"${amend}, or "cancel".`);
   } else if (card.actions.includes('resume')) {

@@ -3,7 +3,7 @@
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
 import type { Conversation, Notifier } from './ports.ts';
-import type { Actor, DecisionAction } from './types.ts';
+import type { Actor, DecisionAction, Json } from './types.ts';
 
 /** Text someone addressed to Steward: a new request, or a reply in a run's thread. */
 export interface InboundMessage {
@@ -20,12 +20,26 @@ export interface InboundDecision {
   actor: Actor;
   /** The amendment text, for `amend`. */
   text?: string;
+  /** For `edit`: a whole plan, or `{"steps": [...]}` replacing the steps (steps that started must stay as they are). */
+  plan?: Json;
+  /** For `breakpoint`: the steps to set (`on` true) or clear. */
+  stepIds?: string[];
+  on?: boolean;
 }
+
+/** How much a person wants to review: every plan, only medium and high risk ones (default), or none. */
+export type ReviewPreference = 'all' | 'risky' | 'none';
 
 /** What the engine offers to channels. */
 export interface InboundHandler {
+  /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
   message(message: InboundMessage): Promise<void>;
+  /** A decision; refused with a notice to the actor when not allowed, stale or duplicate. */
   decision(decision: InboundDecision): Promise<void>;
+  /** Whether this person may decide on this run (the requester or a configured approver). */
+  canDecide(runId: string, actor: Actor): Promise<boolean>;
+  /** Stores how much this person wants to review from now on. */
+  setReviewPreference(actor: Actor, preference: ReviewPreference): Promise<void>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

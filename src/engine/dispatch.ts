@@ -1,16 +1,19 @@
 /**
  * The dispatcher as a pure transition: `(state, event) -> { state, effects }`. No I/O, no clock, no LLM.
  * A step starts as soon as all it depends on has ended (not when its layer ends), within `maxParallel`.
+ * Pause, breakpoints, amendments and approvals only ever stop new steps from starting; Stop also aborts.
  */
-import { evaluateCondition, parseCondition } from './condition.ts';
+import { clone, failStep, schedule } from './dispatch-schedule.ts';
 import type { Plan, Step } from './plan-schema.ts';
-import { resolveRefs } from './refs.ts';
-import type { Json, StepError, StepStatus } from './types.ts';
+import type { Json, RiskLevel, StepError, StepStatus } from './types.ts';
+
+export { outputsOf } from './dispatch-schedule.ts';
 
 /** Per-step facts the dispatcher needs from the tool catalog. */
 export interface StepPolicy {
   idempotent: boolean;
   timeoutMs: number;
+  risk: RiskLevel;
 }
 
 /** Runtime of one step. */
@@ -26,6 +29,17 @@ export interface StepRuntime {
 /** The dispatcher's state for one run. `phase` `done` is final. */
 export interface DispatchState {
   phase: 'running' | 'paused' | 'stopping' | 'halting' | 'done';
+  /** Why the run is paused: a person's Pause, or a breakpoint (then `heldAt` names the step). */
+  pausedBy: 'user' | 'breakpoint' | null;
+  heldAt: string | null;
+  /** True while the planner rewrites the steps not yet run: nothing new starts. */
+  amending: boolean;
+  /** The highest risk a person approved (or auto-approval allowed); riskier steps wait. */
+  approvedRisk: RiskLevel;
+  /** Steps waiting for approval of their risk, and those the person was already told about. */
+  awaitingApproval: string[];
+  announced: string[];
+  breakpoints: string[];
   outcome: 'completed' | 'failed' | 'stopped' | null;
   plan: Plan;
   policies: Record<string, StepPolicy>;
@@ -41,12 +55,18 @@ export type DispatchEvent =
   | { type: 'stepFailed'; stepId: string; attempt: number; error: StepError }
   | { type: 'pauseRequested' }
   | { type: 'resumeRequested' }
-  | { type: 'stopRequested' };
+  | { type: 'stopRequested' }
+  | { type: 'breakpointsSet'; stepIds: string[]; on: boolean }
+  | { type: 'amendStarted' }
+  | { type: 'amendEnded' }
+  | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy> }
+  | { type: 'riskApproved'; risk: RiskLevel };
 
 export type DispatchEffect =
   | { type: 'startStep'; step: Step; attempt: number; args: Json; timeoutMs: number }
   | { type: 'abortStep'; stepId: string; attempt: number }
   | { type: 'stepChanged'; stepId: string; attempt: number; status: StepStatus; detail: string; output?: Json; error?: StepError }
+  | { type: 'held'; reason: 'breakpoint' | 'approval'; stepIds: string[] }
   | { type: 'finished'; outcome: 'completed' | 'failed' | 'stopped' };
 
 export interface Transition {
@@ -58,11 +78,15 @@ export interface Transition {
 export function createDispatchState(
   plan: Plan,
   policies: Record<string, StepPolicy>,
-  options: { maxParallel: number; maxAttempts: number },
+  options: { maxParallel: number; maxAttempts: number; approvedRisk?: RiskLevel; breakpoints?: string[] },
 ): DispatchState {
   const steps: Record<string, StepRuntime> = {};
   for (const s of plan.steps) steps[s.id] = { status: 'pending', attempt: 0 };
-  return { phase: 'running', outcome: null, plan, policies, steps, haltedBy: null, ...options };
+  return {
+    phase: 'running', pausedBy: null, heldAt: null, amending: false, approvedRisk: options.approvedRisk ?? 'high',
+    awaitingApproval: [], announced: [], breakpoints: options.breakpoints ?? [], outcome: null, plan, policies, steps,
+    haltedBy: null, maxParallel: options.maxParallel, maxAttempts: options.maxAttempts,
+  };
 }
 
 /** Starts (or, after a restart, continues) dispatching. */
@@ -77,23 +101,44 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
   const effects: DispatchEffect[] = [];
   switch (event.type) {
     case 'pauseRequested':
-      if (state.phase === 'running') state.phase = 'paused';
+      if (state.phase === 'running') Object.assign(state, { phase: 'paused', pausedBy: 'user', heldAt: null });
       return { state, effects };
     case 'resumeRequested':
-      if (state.phase === 'paused') state.phase = 'running';
+      if (state.phase === 'paused') Object.assign(state, { phase: 'running', pausedBy: null, heldAt: null });
       return schedule(state, effects);
     case 'stopRequested':
       if (state.phase === 'stopping') return { state, effects };
-      state.phase = 'stopping';
+      Object.assign(state, { phase: 'stopping', amending: false });
       for (const [id, rt] of Object.entries(state.steps)) {
         if (rt.status === 'running') effects.push({ type: 'abortStep', stepId: id, attempt: rt.attempt });
       }
+      return schedule(state, effects);
+    case 'breakpointsSet': {
+      const others = state.breakpoints.filter((id) => !event.stepIds.includes(id));
+      const settable = event.stepIds.filter((id) => state.steps[id]?.status === 'pending');
+      state.breakpoints = event.on ? [...others, ...settable] : others;
+      return { state, effects };
+    }
+    case 'amendStarted':
+      state.amending = true;
+      return { state, effects };
+    case 'amendEnded':
+      state.amending = false;
+      return schedule(state, effects);
+    case 'planRevised':
+      return schedule(revise(state, event.plan, event.policies), effects);
+    case 'riskApproved':
+      Object.assign(state, { approvedRisk: event.risk, awaitingApproval: [], announced: [] });
       return schedule(state, effects);
     case 'stepSucceeded': {
       const rt = state.steps[event.stepId];
       if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
       state.steps[event.stepId] = { status: 'succeeded', attempt: rt.attempt, output: event.output };
       effects.push({ type: 'stepChanged', stepId: event.stepId, attempt: rt.attempt, status: 'succeeded', detail: 'done', output: event.output });
+      if (state.breakpoints.includes(event.stepId) && state.phase === 'running') {
+        Object.assign(state, { phase: 'paused', pausedBy: 'breakpoint', heldAt: event.stepId });
+        effects.push({ type: 'held', reason: 'breakpoint', stepIds: [event.stepId] });
+      }
       return schedule(state, effects);
     }
     case 'stepFailed': {
@@ -105,136 +150,15 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
   }
 }
 
-function failStep(state: DispatchState, stepId: string, error: StepError, effects: DispatchEffect[]): void {
-  const rt = state.steps[stepId] as StepRuntime;
-  const step = stepById(state.plan, stepId);
-  const policy = state.policies[stepId];
-  if (error.code === 'cancelled' || state.phase === 'stopping') {
-    state.steps[stepId] = { ...rt, status: 'cancelled', error };
-    effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'cancelled', detail: error.message, error });
-    return;
-  }
-  if (error.retryable && policy?.idempotent && rt.attempt < state.maxAttempts && state.phase === 'running') {
-    effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'failed', detail: `${error.message}; retrying`, error });
-    state.steps[stepId] = { status: 'pending', attempt: rt.attempt, error };
-    return;
-  }
-  state.steps[stepId] = { ...rt, status: 'failed', error };
-  effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'failed', detail: error.message, error });
-  if (!step.optional && state.phase !== 'halting') {
-    state.phase = 'halting';
-    state.haltedBy = stepId;
-  }
-}
-
-/** Starts every ready step it may, evaluates ready conditions, skips what cannot run, and detects the end. */
-function schedule(state: DispatchState, effects: DispatchEffect[]): Transition {
-  let changed = true;
-  while (changed) {
-    changed = false;
-    for (const step of state.plan.steps) {
-      const rt = state.steps[step.id] as StepRuntime;
-      if (rt.status !== 'pending' || !isReady(state, step)) continue;
-      const blocker = blockedBy(state, step);
-      if (blocker) {
-        state.steps[step.id] = { ...rt, status: 'skipped', note: blocker };
-        effects.push({ type: 'stepChanged', stepId: step.id, attempt: rt.attempt, status: 'skipped', detail: blocker });
-        changed = true;
-        continue;
-      }
-      if (state.phase !== 'running') continue;
-      if (step.kind === 'condition') {
-        evaluate(state, step, effects);
-        changed = true;
-        continue;
-      }
-      if (runningCount(state) >= state.maxParallel) continue;
-      const args = resolveRefs(step.args as Json, outputsOf(state));
-      const attempt = rt.attempt + 1;
-      if (!args.ok) {
-        state.steps[step.id] = { status: 'running', attempt };
-        failStep(state, step.id, { code: 'reference_failed', message: args.error, retryable: false }, effects);
-        changed = true;
-        continue;
-      }
-      state.steps[step.id] = { status: 'running', attempt };
-      const timeoutMs = state.policies[step.id]?.timeoutMs ?? 60_000;
-      effects.push({ type: 'startStep', step, attempt, args: args.value, timeoutMs });
-      changed = true;
-    }
-  }
-  finishIfDone(state, effects);
-  return { state, effects };
-}
-
-function evaluate(state: DispatchState, step: Extract<Step, { kind: 'condition' }>, effects: DispatchEffect[]): void {
-  const parsed = parseCondition(step.expression);
-  const result = parsed.ok ? evaluateCondition(parsed.value, outputsOf(state)) : parsed;
-  const attempt = (state.steps[step.id]?.attempt ?? 0) + 1;
-  state.steps[step.id] = { status: 'running', attempt };
-  if (!result.ok) {
-    failStep(state, step.id, { code: 'reference_failed', message: result.error, retryable: false }, effects);
-    return;
-  }
-  const output: Json = { value: result.value };
-  state.steps[step.id] = { status: 'succeeded', attempt, output };
-  effects.push({ type: 'stepChanged', stepId: step.id, attempt, status: 'succeeded', detail: `${step.expression} → ${result.value}`, output });
-}
-
-function isReady(state: DispatchState, step: Step): boolean {
-  return step.dependsOn.every((d) => {
-    const s = state.steps[d]?.status;
-    return s === 'succeeded' || s === 'skipped' || s === 'failed' || s === 'cancelled';
-  });
-}
-
-/** Why a ready step cannot run: a dependency that did not succeed, or a condition that chose the other branch. */
-function blockedBy(state: DispatchState, step: Step): string | null {
-  for (const dep of step.dependsOn) {
-    const rt = state.steps[dep] as StepRuntime;
-    if (rt.status !== 'succeeded') return `skipped because ${dep} ${rt.status === 'skipped' ? 'was skipped' : rt.status}`;
-    const parent = stepById(state.plan, dep);
-    if (parent.kind === 'condition') {
-      const value = (rt.output as { value?: boolean } | undefined)?.value === true;
-      const chosen = value ? parent.ifTrue : parent.ifFalse;
-      const other = value ? parent.ifFalse : parent.ifTrue;
-      if (other.includes(step.id) && !chosen.includes(step.id)) return `skipped: condition ${dep} was ${value}`;
-    }
-  }
-  return null;
-}
-
-function finishIfDone(state: DispatchState, effects: DispatchEffect[]): void {
-  if (runningCount(state) > 0) return;
-  const pending = Object.values(state.steps).some((s) => s.status === 'pending');
-  if (pending && (state.phase === 'running' || state.phase === 'paused')) return;
-  const outcome = state.phase === 'stopping' ? 'stopped' : state.phase === 'halting' ? 'failed' : 'completed';
-  state.phase = 'done';
-  state.outcome = outcome;
-  for (const rt of Object.values(state.steps)) if (rt.status === 'pending') rt.note = 'never ran';
-  effects.push({ type: 'finished', outcome });
-}
-
-function runningCount(state: DispatchState): number {
-  let n = 0;
-  for (const rt of Object.values(state.steps)) if (rt.status === 'running') n++;
-  return n;
-}
-
-/** Outputs of succeeded steps, keyed by step id. */
-export function outputsOf(state: DispatchState): Map<string, Json> {
-  const map = new Map<string, Json>();
-  for (const [id, rt] of Object.entries(state.steps)) if (rt.status === 'succeeded' && rt.output !== undefined) map.set(id, rt.output);
-  return map;
-}
-
-function stepById(plan: Plan, id: string): Step {
-  return plan.steps.find((s) => s.id === id) as Step;
-}
-
-// Shallow copies suffice: step runtimes are replaced, never mutated, except notes set on a fresh clone.
-function clone(state: DispatchState): DispatchState {
+/** Takes a revised plan: steps that started keep their runtime; new or rewritten pending steps start fresh. */
+function revise(state: DispatchState, plan: Plan, policies: Record<string, StepPolicy>): DispatchState {
   const steps: Record<string, StepRuntime> = {};
-  for (const [id, rt] of Object.entries(state.steps)) steps[id] = { ...rt };
-  return { ...state, steps };
+  for (const s of plan.steps) {
+    const old = state.steps[s.id];
+    steps[s.id] = old && old.status !== 'pending' ? old : { status: 'pending', attempt: old?.attempt ?? 0 };
+  }
+  return {
+    ...state, plan, policies, steps, amending: false, awaitingApproval: [], announced: [],
+    breakpoints: state.breakpoints.filter((id) => steps[id]?.status === 'pending'),
+  };
 }

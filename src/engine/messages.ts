@@ -2,7 +2,7 @@
  * Platform-neutral messages the engine sends to people. Each channel adapter renders them
  * (console text, Block Kit, Discord components) with a pure function.
  */
-import type { DecisionAction, RiskLevel, RunStatus, StepStatus } from './types.ts';
+import type { Actor, DecisionAction, RiskLevel, RunStatus, StepStatus } from './types.ts';
 
 /** One row of a plan card. */
 export interface PlanCardStep {
@@ -32,7 +32,25 @@ export interface PlanCard {
   /** True when the plan waits for a person; false when it starts at once. */
   needsReview: boolean;
   amendmentsLeft: number;
+  /** Who asked; only they (or a configured approver) may decide on the plan. */
+  requester: Actor;
   /** Buttons (or commands) that are valid for this card. */
+  actions: DecisionAction[];
+  /** Steps that will hold the run when they end. */
+  breakpoints: string[];
+  /** Of those, the ones Steward suggested (this person intervened on their tools before); they may be dropped. */
+  suggestedBreakpoints: string[];
+  note?: string;
+}
+
+/** The run is holding at a breakpoint: the step's raw output, and what the person can do next. */
+export interface BreakpointHit {
+  kind: 'breakpoint';
+  runId: string;
+  revision: number;
+  stepId: string;
+  /** The step's output as JSON text, cut to a readable length (the full output is in the database). */
+  output: string;
   actions: DecisionAction[];
 }
 
@@ -67,6 +85,16 @@ export interface Notice {
   runId?: string;
   level: 'info' | 'warning' | 'error';
   text: string;
+  /** When set, only this person should see it (Slack: an ephemeral message). */
+  to?: Actor;
 }
 
-export type OutboundMessage = PlanCard | ProgressUpdate | Report | Answer | Notice;
+/** A run changed status: adapters update the card's buttons (Pause ↔ Resume, none when finished). */
+export interface RunStatusChange {
+  kind: 'runStatus';
+  runId: string;
+  status: RunStatus;
+  actions: DecisionAction[];
+}
+
+export type OutboundMessage = PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit;

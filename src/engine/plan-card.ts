@@ -1,22 +1,25 @@
 /** Builds the platform-neutral plan card from a validated plan. */
 import type { PlanCard } from './messages.ts';
-import type { DecisionAction } from './types.ts';
+import type { Actor, DecisionAction } from './types.ts';
 import type { ValidatedPlan } from './validate-plan.ts';
 
 const ARGS_PREVIEW = 300;
 
+/** Options of a card: whether it waits for review, and what it shows besides the plan. */
+export interface PlanCardOptions {
+  needsReview: boolean;
+  amendmentsLeft: number;
+  requester: Actor;
+  actions?: DecisionAction[];
+  breakpoints?: string[];
+  /** Breakpoints Steward set because this person intervened on those tools before; they may drop them. */
+  suggested?: string[];
+  note?: string;
+}
+
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
-export function toPlanCard(
-  runId: string,
-  revision: number,
-  v: ValidatedPlan,
-  options: { needsReview: boolean; amendmentsLeft: number; actions?: DecisionAction[] },
-): PlanCard {
-  const actions: DecisionAction[] = options.actions ?? (options.needsReview
-    ? options.amendmentsLeft > 0
-      ? ['approve', 'amend', 'cancel']
-      : ['approve', 'cancel']
-    : ['pause', 'stop']);
+export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, options: PlanCardOptions): PlanCard {
+  const reviewActions: DecisionAction[] = options.amendmentsLeft > 0 ? ['approve', 'amend', 'cancel'] : ['approve', 'cancel'];
   return {
     kind: 'plan',
     runId,
@@ -38,7 +41,11 @@ export function toPlanCard(
     risks: v.plan.risks,
     needsReview: options.needsReview,
     amendmentsLeft: options.amendmentsLeft,
-    actions,
+    requester: options.requester,
+    actions: options.actions ?? (options.needsReview ? reviewActions : ['pause', 'stop']),
+    breakpoints: options.breakpoints ?? [],
+    suggestedBreakpoints: options.suggested ?? [],
+    ...(options.note ? { note: options.note } : {}),
   };
 }
 

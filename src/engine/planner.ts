@@ -12,8 +12,8 @@ import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
 export interface PlanRequest {
   request: string;
   tools: readonly ToolInfo[];
-  /** For an amendment: the plan being changed and the person's words. */
-  amend?: { plan: Plan; text: string };
+  /** For an amendment: the plan being changed and the person's words; `progress` when the plan is already running. */
+  amend?: { plan: Plan; text: string; progress?: { started: string[]; results: string[] } };
 }
 
 export type PlanOutcome =
@@ -103,5 +103,12 @@ ${catalog || '(none are connected)'}`;
 
 function userPrompt(input: PlanRequest): string {
   if (!input.amend) return `Request:\n${input.request}`;
-  return `Original request:\n${input.request}\n\nCurrent plan:\n${JSON.stringify(input.amend.plan)}\n\nThe person asks for this change:\n${input.amend.text}\n\nWrite the complete revised plan.`;
+  const { plan, text, progress } = input.amend;
+  const base = `Original request:\n${input.request}\n\nCurrent plan:\n${JSON.stringify(plan)}\n\nThe person asks for this change:\n${text}\n\n`;
+  if (!progress) return `${base}Write the complete revised plan.`;
+  return `${base}The plan is already running. These steps have started or finished and must stay exactly as they are (same id, kind, tool, args and dependsOn): ${progress.started.join(', ') || 'none'}.
+Results so far:
+${progress.results.join('\n')}
+
+Write the complete revised plan: keep those steps unchanged and rewrite only the steps not yet run. To add work, add steps at the end.`;
 }

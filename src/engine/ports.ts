@@ -2,8 +2,10 @@
  * What the engine needs from the outside world, shaped by what it calls and nothing wider.
  * Adapters in src/mcp, src/llm, src/store and src/bot implement these.
  */
+import type { ReviewPreference } from './channel.ts';
 import type {
   Actor,
+  RiskLevel,
   DecisionAction,
   Json,
   RunStatus,
@@ -89,6 +91,10 @@ export interface StoredRun {
   revision: number;
   amendmentRounds: number;
   plan: Plan | null;
+  /** The highest risk a person approved for this run (null before any approval). */
+  approvedRisk: RiskLevel | null;
+  /** Steps that hold the run when they end. */
+  breakpoints: string[];
   createdAt: Date;
 }
 
@@ -172,4 +178,24 @@ export interface RunStore {
   listStepAttempts(runId: string): Promise<StoredStepAttempt[]>;
   /** Runs that were not finished when the process last stopped. */
   listUnfinishedRuns(): Promise<StoredRun[]>;
+  /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
+  findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
+  setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void>;
+  setBreakpoints(runId: string, stepIds: string[], at: Date): Promise<void>;
+  getReviewPreference(actor: Actor): Promise<ReviewPreference | null>;
+  setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void>;
+  /** Decisions on a run, oldest first. */
+  listDecisions(runId: string): Promise<StoredDecision[]>;
+  /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
+  countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
+}
+
+/** One recorded decision. */
+export interface StoredDecision {
+  revision: number;
+  actor: Actor;
+  action: DecisionAction;
+  accepted: boolean;
+  note: string | null;
+  createdAt: Date;
 }

@@ -5,7 +5,7 @@
 import { createDispatchState, type DispatchState, type StepPolicy } from './dispatch.ts';
 import type { Plan } from './plan-schema.ts';
 import type { StoredStepAttempt } from './ports.ts';
-import type { RunStatus } from './types.ts';
+import type { RiskLevel, RunStatus } from './types.ts';
 
 export interface Restored {
   state: DispatchState;
@@ -21,7 +21,7 @@ export function restoreDispatch(
   policies: Record<string, StepPolicy>,
   attempts: readonly StoredStepAttempt[],
   status: RunStatus,
-  options: { maxParallel: number; maxAttempts: number },
+  options: { maxParallel: number; maxAttempts: number; approvedRisk: RiskLevel; breakpoints: string[] },
 ): Restored {
   const state = createDispatchState(plan, policies, options);
   const latest = new Map<string, StoredStepAttempt>();
@@ -47,7 +47,7 @@ export function restoreDispatch(
     }
   }
   if (state.phase === 'running') {
-    if (status === 'paused' || interrupted.length > 0) state.phase = 'paused';
+    if (status === 'paused' || interrupted.length > 0) Object.assign(state, { phase: 'paused', pausedBy: 'user' });
     if (status === 'stopping') state.phase = 'stopping';
   }
   return { state, interrupted, retried };

@@ -24,6 +24,8 @@ export interface RunDriverDeps {
   clock: () => Date;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   recordUsage: (runId: string, r: LlmResponse) => Promise<void>;
+  /** The dispatcher is holding steps (a breakpoint ended, or steps wait for approval of their risk). */
+  onHeld: (driver: RunDriver, held: Extract<DispatchEffect, { type: 'held' }>) => void;
 }
 
 /** Drives one run from its first step to `finished`; `done` resolves with the final dispatch state. */
@@ -39,7 +41,8 @@ export class RunDriver {
 
   constructor(
     readonly runId: string,
-    readonly revision: number,
+    /** The plan revision now running; amendments and edits move it forward. */
+    public revision: number,
     private readonly conversation: Conversation,
     initial: DispatchState,
     private readonly deps: RunDriverDeps,
@@ -90,6 +93,9 @@ export class RunDriver {
         return;
       case 'stepChanged':
         this.persistChange(effect);
+        return;
+      case 'held':
+        this.deps.onHeld(this, effect);
         return;
       case 'finished':
         // Everything about the steps is stored before the run counts as done.

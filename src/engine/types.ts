@@ -90,4 +90,4 @@ export interface Actor {
 }
 
 /** A person's action on a run. */
-export type DecisionAction = 'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop';
+export type DecisionAction = 'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'edit' | 'breakpoint';

@@ -5,10 +5,12 @@
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { Plan } from '../engine/plan-schema.ts';
-import type { RunStore, StoredRun, StoredStepAttempt } from '../engine/ports.ts';
-import type { RunStatus } from '../engine/types.ts';
+import type { ReviewPreference } from '../engine/channel.ts';
+import type { Conversation, RunStore, StoredRun, StoredStepAttempt } from '../engine/ports.ts';
+import type { Actor, RiskLevel, RunStatus } from '../engine/types.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
+import * as steering from './run-steering.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { withStoreErrors } from './store-errors.ts';
@@ -265,6 +267,38 @@ export class PgRunStore implements RunStore {
   }
 
   /** Runs joined with the plan of their current revision. */
+  async findActiveRun(conversation: Conversation): Promise<StoredRun | null> {
+    const row = await withStoreErrors('findActiveRun', () =>
+      this.selectRuns()
+        .where('runs.channel', '=', conversation.channel)
+        .where('runs.conversation_key', '=', conversation.key)
+        .where('runs.status', 'in', steering.ACTIVE_STATUSES)
+        .orderBy('runs.created_at', 'desc')
+        .executeTakeFirst(),
+    );
+    return row ? fromRunRow(row) : null;
+  }
+
+  setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void> {
+    return withStoreErrors('setApprovedRisk', () => steering.setApprovedRisk(this.db, runId, risk, at));
+  }
+
+  setBreakpoints(runId: string, stepIds: string[], at: Date): Promise<void> {
+    return withStoreErrors('setBreakpoints', () => steering.setBreakpoints(this.db, runId, stepIds, at));
+  }
+
+  getReviewPreference(actor: Actor): Promise<ReviewPreference | null> {
+    return withStoreErrors('getReviewPreference', () => steering.getReviewPreference(this.db, actor));
+  }
+
+  setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void> {
+    return withStoreErrors('setReviewPreference', () => steering.setReviewPreference(this.db, actor, preference, at));
+  }
+
+  countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>> {
+    return withStoreErrors('countInterventions', () => steering.countInterventions(this.db, actor, tools));
+  }
+
   private selectRuns() {
     return this.db
       .selectFrom('runs')

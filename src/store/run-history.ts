@@ -2,6 +2,7 @@
  * Read-only queries over a run's history (revisions, decisions, events, model usage), for reports and audits.
  * `PgRunStore` exposes them as methods; they live here to keep the port's file about state changes.
  */
+import type { StoredDecision } from '../engine/ports.ts';
 import type { Kysely } from 'kysely';
 import type { Plan } from '../engine/plan-schema.ts';
 import type { ModelRole } from '../engine/ports.ts';
@@ -13,16 +14,6 @@ export interface StoredRevision {
   revision: number;
   plan: Plan;
   reason: string;
-  createdAt: Date;
-}
-
-/** One recorded decision. */
-export interface StoredDecision {
-  revision: number;
-  actor: Actor;
-  action: DecisionAction;
-  accepted: boolean;
-  note: string | null;
   createdAt: Date;
 }
 
@@ -101,3 +92,5 @@ export async function llmUsageForRun(db: Kysely<DatabaseSchema>, runId: string):
   }
   return totals;
 }
+
+export type { StoredDecision };

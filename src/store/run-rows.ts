@@ -5,7 +5,7 @@
 import type { Selectable } from 'kysely';
 import type { Plan } from '../engine/plan-schema.ts';
 import type { StoredRun, StoredStepAttempt } from '../engine/ports.ts';
-import type { RunStatus, StepError, StepStatus } from '../engine/types.ts';
+import type { RiskLevel, RunStatus, StepError, StepStatus } from '../engine/types.ts';
 import type { RunsTable, StepAttemptsTable } from './schema.ts';
 
 /** A runs row joined with the plan of its current revision (null before the first plan is saved). */
@@ -27,6 +27,8 @@ export function fromRunRow(row: RunRow): StoredRun {
     revision: row.revision,
     amendmentRounds: row.amendment_rounds,
     plan: (row.plan ?? null) as Plan | null,
+    approvedRisk: (row.approved_risk ?? null) as RiskLevel | null,
+    breakpoints: Array.isArray(row.breakpoints) ? (row.breakpoints as string[]) : [],
     createdAt: row.created_at,
   };
 }

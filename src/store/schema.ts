@@ -24,6 +24,18 @@ export interface RunsTable {
   revision: Generated<number>;
   amendment_rounds: Generated<number>;
   report: string | null;
+  approved_risk: string | null;
+  breakpoints: ColumnType<unknown, string | undefined, string>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** A person's review preference, per platform user. */
+export interface UserPreferencesTable {
+  id: BigId;
+  channel: string;
+  user_id: string;
+  review: string;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -97,4 +109,5 @@ export interface DatabaseSchema {
   decisions: DecisionsTable;
   llm_usage: LlmUsageTable;
   run_events: RunEventsTable;
+  user_preferences: UserPreferencesTable;
 }

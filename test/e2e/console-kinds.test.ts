@@ -82,7 +82,7 @@ describe('step kinds and concurrency, end to end (postgres)', () => {
     const medium = planReply([{ id: 'd', tool: 'fs.create_directory', args: { path: join(dir, 'sub') } }]);
     h = await startHarness({ db: 'postgres', servers: [filesystemStdioConfig(dir)], settings: { reviewTimeoutMs: 300 }, script: byRole({ planner: [high, medium] }) });
     await h.type('write x');
-    await h.waitFor(/No decision within 0 s: this high-risk plan was cancelled\. Nothing was run\./);
+    await h.waitFor(/No decision within 1 s: this high-risk plan was cancelled\. Nothing was run\./);
     await h.type('make a folder');
     await h.waitFor(/risk MEDIUM/);
     await h.waitFor(/Reminder: this plan is still waiting for approve, amend or cancel\./);

@@ -1,0 +1,38 @@
+/**
+ * The intent classifier for replies in a run's thread: one cheap model call, one word out.
+ * Anything but `status` or `unrelated` (including a failed call) counts as `amend`, so nothing is dropped.
+ */
+import type { LlmClient, LlmResponse } from './ports.ts';
+
+export type ReplyIntent = 'amend' | 'status' | 'unrelated';
+
+/** Classifies a reply; never throws. */
+export async function classifyReply(
+  llm: LlmClient,
+  input: { text: string; request: string; runStatus: string },
+  onResponse: (r: LlmResponse) => Promise<void>,
+): Promise<ReplyIntent> {
+  try {
+    const response = await llm.complete({
+      role: 'classifier',
+      system: `[steward:classifier]
+A person replied in the thread of a task an assistant is working on. Classify the reply with one word:
+amend     — it asks to change, add to or remove from the work
+status    — it asks how the work is going or what has been done
+unrelated — it is chatter not addressed to the assistant's task
+Answer with exactly one of: amend, status, unrelated.`,
+      messages: [{ role: 'user', content: `Task: ${input.request.slice(0, 1000)}\nTask state: ${input.runStatus}\nReply: ${input.text.slice(0, 2000)}` }],
+      maxOutputTokens: 5,
+    });
+    await onResponse(response);
+    return parseIntent(response.text);
+  } catch {
+    return 'amend';
+  }
+}
+
+/** Reads the classifier's answer; only an exact `status` or `unrelated` escapes the safe default. */
+export function parseIntent(text: string): ReplyIntent {
+  const word = text.trim().toLowerCase().replace(/[^a-z]/g, '');
+  return word === 'status' || word === 'unrelated' ? word : 'amend';
+}

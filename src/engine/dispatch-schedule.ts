@@ -1,0 +1,164 @@
+/**
+ * Scheduling rules of the dispatcher (pure): which ready steps start, which are skipped, how failures are
+ * handled, and when the run is over. Used only by `dispatch.ts`.
+ */
+import { evaluateCondition, parseCondition } from './condition.ts';
+import type { DispatchEffect, DispatchState, StepRuntime, Transition } from './dispatch.ts';
+import type { Plan, Step } from './plan-schema.ts';
+import { resolveRefs } from './refs.ts';
+import { riskAbove } from './risk.ts';
+import type { Json, StepError } from './types.ts';
+
+/** Applies the failure policy: cancel, retry (idempotent only), skip (optional) or halt. */
+export function failStep(state: DispatchState, stepId: string, error: StepError, effects: DispatchEffect[]): void {
+  const rt = state.steps[stepId] as StepRuntime;
+  const step = stepById(state.plan, stepId);
+  const policy = state.policies[stepId];
+  if (error.code === 'cancelled' || state.phase === 'stopping') {
+    state.steps[stepId] = { ...rt, status: 'cancelled', error };
+    effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'cancelled', detail: error.message, error });
+    return;
+  }
+  if (error.retryable && policy?.idempotent && rt.attempt < state.maxAttempts && (state.phase === 'running' || state.phase === 'paused')) {
+    effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'failed', detail: `${error.message}; retrying`, error });
+    state.steps[stepId] = { status: 'pending', attempt: rt.attempt, error };
+    return;
+  }
+  state.steps[stepId] = { ...rt, status: 'failed', error };
+  effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'failed', detail: error.message, error });
+  if (!step.optional && state.phase !== 'halting') {
+    state.phase = 'halting';
+    state.haltedBy = stepId;
+  }
+}
+
+/** Starts every ready step it may, evaluates ready conditions, skips what cannot run, and detects the end. */
+export function schedule(state: DispatchState, effects: DispatchEffect[]): Transition {
+  let changed = true;
+  while (changed) {
+    changed = false;
+    for (const step of state.plan.steps) {
+      const rt = state.steps[step.id] as StepRuntime;
+      if (rt.status !== 'pending' || !isReady(state, step)) continue;
+      const blocker = blockedBy(state, step);
+      if (blocker) {
+        state.steps[step.id] = { ...rt, status: 'skipped', note: blocker };
+        effects.push({ type: 'stepChanged', stepId: step.id, attempt: rt.attempt, status: 'skipped', detail: blocker });
+        changed = true;
+        continue;
+      }
+      if (state.phase !== 'running' || state.amending) continue;
+      if (step.kind === 'condition') {
+        evaluate(state, step, effects);
+        changed = true;
+        continue;
+      }
+      if (needsApproval(state, step)) continue;
+      if (runningCount(state) >= state.maxParallel) continue;
+      const args = resolveRefs(step.args as Json, outputsOf(state));
+      const attempt = rt.attempt + 1;
+      if (!args.ok) {
+        state.steps[step.id] = { status: 'running', attempt };
+        failStep(state, step.id, { code: 'reference_failed', message: args.error, retryable: false }, effects);
+        changed = true;
+        continue;
+      }
+      state.steps[step.id] = { status: 'running', attempt };
+      const timeoutMs = state.policies[step.id]?.timeoutMs ?? 60_000;
+      effects.push({ type: 'startStep', step, attempt, args: args.value, timeoutMs });
+      changed = true;
+    }
+  }
+  announceApprovals(state, effects);
+  finishIfDone(state, effects);
+  return { state, effects };
+}
+
+/** A step riskier than what was approved waits; it is listed once so the person is asked once. */
+function needsApproval(state: DispatchState, step: Step): boolean {
+  const risk = state.policies[step.id]?.risk ?? 'low';
+  if (!riskAbove(risk, state.approvedRisk)) return false;
+  if (!state.awaitingApproval.includes(step.id)) state.awaitingApproval.push(step.id);
+  return true;
+}
+
+function announceApprovals(state: DispatchState, effects: DispatchEffect[]): void {
+  const fresh = state.awaitingApproval.filter((id) => !state.announced.includes(id));
+  if (fresh.length === 0) return;
+  state.announced.push(...fresh);
+  effects.push({ type: 'held', reason: 'approval', stepIds: fresh });
+}
+
+function evaluate(state: DispatchState, step: Extract<Step, { kind: 'condition' }>, effects: DispatchEffect[]): void {
+  const parsed = parseCondition(step.expression);
+  const result = parsed.ok ? evaluateCondition(parsed.value, outputsOf(state)) : parsed;
+  const attempt = (state.steps[step.id]?.attempt ?? 0) + 1;
+  state.steps[step.id] = { status: 'running', attempt };
+  if (!result.ok) {
+    failStep(state, step.id, { code: 'reference_failed', message: result.error, retryable: false }, effects);
+    return;
+  }
+  const output: Json = { value: result.value };
+  state.steps[step.id] = { status: 'succeeded', attempt, output };
+  effects.push({ type: 'stepChanged', stepId: step.id, attempt, status: 'succeeded', detail: `${step.expression} → ${result.value}`, output });
+}
+
+function isReady(state: DispatchState, step: Step): boolean {
+  return step.dependsOn.every((d) => {
+    const s = state.steps[d]?.status;
+    return s === 'succeeded' || s === 'skipped' || s === 'failed' || s === 'cancelled';
+  });
+}
+
+/** Why a ready step cannot run: a dependency that did not succeed, or a condition that chose the other branch. */
+function blockedBy(state: DispatchState, step: Step): string | null {
+  for (const dep of step.dependsOn) {
+    const rt = state.steps[dep] as StepRuntime;
+    if (rt.status !== 'succeeded') return `skipped because ${dep} ${rt.status === 'skipped' ? 'was skipped' : rt.status}`;
+    const parent = stepById(state.plan, dep);
+    if (parent.kind === 'condition') {
+      const value = (rt.output as { value?: boolean } | undefined)?.value === true;
+      const chosen = value ? parent.ifTrue : parent.ifFalse;
+      const other = value ? parent.ifFalse : parent.ifTrue;
+      if (other.includes(step.id) && !chosen.includes(step.id)) return `skipped: condition ${dep} was ${value}`;
+    }
+  }
+  return null;
+}
+
+function finishIfDone(state: DispatchState, effects: DispatchEffect[]): void {
+  // While an amendment is being planned the run may gain steps, so it cannot end yet.
+  if (runningCount(state) > 0 || state.amending) return;
+  const pending = Object.values(state.steps).some((s) => s.status === 'pending');
+  if (pending && (state.phase === 'running' || state.phase === 'paused')) return;
+  const outcome = state.phase === 'stopping' ? 'stopped' : state.phase === 'halting' ? 'failed' : 'completed';
+  state.phase = 'done';
+  state.outcome = outcome;
+  for (const rt of Object.values(state.steps)) if (rt.status === 'pending') rt.note = 'never ran';
+  effects.push({ type: 'finished', outcome });
+}
+
+function runningCount(state: DispatchState): number {
+  let n = 0;
+  for (const rt of Object.values(state.steps)) if (rt.status === 'running') n++;
+  return n;
+}
+
+/** Outputs of succeeded steps, keyed by step id. */
+export function outputsOf(state: DispatchState): Map<string, Json> {
+  const map = new Map<string, Json>();
+  for (const [id, rt] of Object.entries(state.steps)) if (rt.status === 'succeeded' && rt.output !== undefined) map.set(id, rt.output);
+  return map;
+}
+
+export function stepById(plan: Plan, id: string): Step {
+  return plan.steps.find((s) => s.id === id) as Step;
+}
+
+/** Copies state for a transition. */
+// Shallow copies suffice: step runtimes are replaced, never mutated, except notes set on a fresh clone.
+export function clone(state: DispatchState): DispatchState {
+  const steps: Record<string, StepRuntime> = {};
+  for (const [id, rt] of Object.entries(state.steps)) steps[id] = { ...rt };
+  return { ...state, steps, awaitingApproval: [...state.awaitingApproval], announced: [...state.announced], breakpoints: [...state.breakpoints] };
+}

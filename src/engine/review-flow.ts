@@ -1,0 +1,201 @@
+/**
+ * Review: show a plan, then approve, amend (re-plan, capped), edit (JSON, no model call) or cancel it.
+ * Every decision names the revision it saw; the store refuses decisions on a stale revision.
+ */
+import type { InboundDecision } from './channel.ts';
+import { toPlanCard } from './plan-card.ts';
+import { planSchema, type Plan } from './plan-schema.ts';
+import { writePlan, type PlanOutcome } from './planner.ts';
+import type { Conversation, StoredRun } from './ports.ts';
+import { riskAbove } from './risk.ts';
+import { startDriver } from './run-control.ts';
+import { announceStatus, notice, recordUsage, who, type StewardContext } from './steward-context.ts';
+import type { Json, RunStatus } from './types.ts';
+import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
+
+/** Asks the planner for a plan (or an amended one). */
+export async function plan(ctx: StewardContext, runId: string, request: string, amend?: Parameters<typeof writePlan>[1]['amend']): Promise<PlanOutcome> {
+  try {
+    return await writePlan(ctx.deps.llm, { request, tools: ctx.deps.tools.listTools(), amend }, {
+      maxRepairs: ctx.deps.settings.maxRepairs,
+      onResponse: (r) => recordUsage(ctx, runId, 'planner', r),
+    });
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : 'the planner call failed', calls: 0 };
+  }
+}
+
+/** Shows a validated revision: starts it at once when the requester's preference allows, else waits for review. */
+export async function offer(ctx: StewardContext, runId: string, revision: number, v: ValidatedPlan, from: RunStatus, forceReview = false): Promise<void> {
+  const { store, clock } = ctx.deps;
+  const run = await store.getRun(runId);
+  if (!run) return;
+  const amendmentsLeft = Math.max(0, ctx.deps.settings.amendmentCap - run.amendmentRounds);
+  const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
+  // High risk always waits for a person, whatever the preference: fail closed.
+  const review = forceReview || v.risk === 'high' || preference === 'all' || (preference === 'risky' && v.risk !== 'low');
+  if (!review) {
+    if (!(await store.transition(runId, [from], 'running', { at: clock() }))) return;
+    await store.setApprovedRisk(runId, v.risk, clock());
+    await store.appendEvent(runId, 'autoApproved', { revision, risk: v.risk, preference }, clock());
+    await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester }));
+    startDriver(ctx, { ...run, revision, approvedRisk: v.risk }, v);
+    return;
+  }
+  const suggested = await suggestBreakpoints(ctx, run, v.plan);
+  const breakpoints = [...new Set([...run.breakpoints.filter((id) => v.plan.steps.some((s) => s.id === id)), ...suggested])];
+  await store.setBreakpoints(runId, breakpoints, clock());
+  if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
+  await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, suggested }));
+  armReviewTimer(ctx, run, revision, v.risk === 'high');
+}
+
+/** Steps whose tool this person paused, stopped or edited before: suggested (pre-set) breakpoints. */
+async function suggestBreakpoints(ctx: StewardContext, run: StoredRun, p: Plan): Promise<string[]> {
+  const tools = [...new Set(p.steps.flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])))];
+  const counts = await ctx.deps.store.countInterventions(run.requester, tools);
+  return p.steps.filter((s) => s.kind === 'tool' && (counts[s.tool] ?? 0) > 0).map((s) => s.id);
+}
+
+/** Approve: at first review it starts the run; mid-run it lets steps of a newly added, riskier revision start. */
+export async function approve(ctx: StewardContext, run: StoredRun, d: InboundDecision): Promise<string | null> {
+  const { store, clock } = ctx.deps;
+  if (!run.plan) return 'There is no plan to approve.';
+  const v = validatePlan(run.plan, ctx.deps.tools.listTools());
+  if (!v.ok) return `The plan is no longer valid: ${v.errors.join('; ')}`;
+  if (!(await store.transition(run.id, ['awaiting_review'], 'running', { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  clearTimer(ctx, run.id);
+  await store.setApprovedRisk(run.id, v.value.risk, clock());
+  await notice(ctx, run.conversation, run.id, 'info', `Approved by ${who(d.actor)}; running ${run.plan.steps.length} steps.`);
+  await announceStatus(ctx, run, 'running');
+  const driver = ctx.drivers.get(run.id);
+  if (driver) driver.send({ type: 'riskApproved', risk: v.value.risk });
+  else startDriver(ctx, { ...run, approvedRisk: v.value.risk }, v.value);
+  return null;
+}
+
+/** Cancel at review. Mid-run (steps waiting for approval) it stops the run and keeps what finished. */
+export async function cancel(ctx: StewardContext, run: StoredRun, d: InboundDecision): Promise<string | null> {
+  const { store, clock } = ctx.deps;
+  const driver = ctx.drivers.get(run.id);
+  const to: RunStatus = driver ? 'stopping' : 'cancelled';
+  if (!(await store.transition(run.id, ['awaiting_review'], to, { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  clearTimer(ctx, run.id);
+  driver?.send({ type: 'stopRequested' });
+  await notice(ctx, run.conversation, run.id, 'info', driver ? `Cancelled by ${who(d.actor)}: steps waiting for approval will not run; finished results are kept.` : `Cancelled by ${who(d.actor)}. Nothing was run.`);
+  await announceStatus(ctx, run, to);
+  return null;
+}
+
+/** Amend at review: one planner call with the current plan and the person's words, then review again. */
+export async function amendAtReview(ctx: StewardContext, run: StoredRun, d: InboundDecision, text: string): Promise<string | null> {
+  const { store, clock, settings } = ctx.deps;
+  if (!run.plan) return 'There is no plan to amend.';
+  // Claim the revision first, so two amendments (or an amendment racing an approval) cannot both win.
+  if (!(await store.transition(run.id, ['awaiting_review'], 'planning', { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  const round = await store.takeAmendmentRound(run.id, settings.amendmentCap);
+  const previous = validatePlan(run.plan, ctx.deps.tools.listTools());
+  if (round === null) {
+    await store.transition(run.id, ['planning'], 'awaiting_review', { at: clock() });
+    return `No amendment rounds left (the limit is ${settings.amendmentCap}). Approve or cancel this plan.`;
+  }
+  clearTimer(ctx, run.id);
+  await store.appendEvent(run.id, 'amendmentRequested', { round, text: text.slice(0, 2000) }, clock());
+  const planned = await plan(ctx, run.id, run.request, { plan: run.plan, text });
+  if (!planned.ok || !planned.value.plan.needsTools) {
+    if (previous.ok) await offer(ctx, run.id, run.revision, previous.value, 'planning', true);
+    return `The amendment could not be applied (${planned.ok ? 'the revised plan had no steps' : planned.error}); the previous plan stands.`;
+  }
+  await store.saveRevision(run.id, run.revision + 1, planned.value.plan, `amendment ${round}`, clock());
+  await offer(ctx, run.id, run.revision + 1, planned.value, 'planning');
+  return null;
+}
+
+/** Edit at review: the person's JSON replaces the plan (no model call), validated like any plan, reviewed again. */
+export async function editAtReview(ctx: StewardContext, run: StoredRun, d: InboundDecision): Promise<string | null> {
+  const { store, clock } = ctx.deps;
+  const parsed = parseEdit(run.plan, d.plan);
+  if (!parsed.ok) return parsed.error;
+  const v = validatePlan(parsed.value, ctx.deps.tools.listTools());
+  if (!v.ok) return `That edit was refused: ${v.errors.join('; ')}`;
+  if (!(await store.transition(run.id, ['awaiting_review'], 'planning', { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  clearTimer(ctx, run.id);
+  await store.saveRevision(run.id, run.revision + 1, v.value.plan, `edited by ${who(d.actor)}`, clock());
+  await offer(ctx, run.id, run.revision + 1, v.value, 'planning', true);
+  return null;
+}
+
+/** Reads an edit: a whole plan, or `{"steps": [...]}` laid over the current plan. */
+export function parseEdit(current: Plan | null, edit: Json | undefined): { ok: true; value: Plan } | { ok: false; error: string } {
+  if (!current) return { ok: false, error: 'There is no plan to edit.' };
+  if (!edit || typeof edit !== 'object' || Array.isArray(edit)) return { ok: false, error: 'An edit is a JSON object: a whole plan, or {"steps": [...]}.' };
+  const parsed = planSchema.safeParse({ ...current, ...edit, needsTools: true });
+  if (!parsed.success) {
+    return { ok: false, error: `That edit was refused: ${parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}` };
+  }
+  return { ok: true, value: parsed.data };
+}
+
+/** Why a decision lost: read the run again, since another decision may have just changed it. */
+export async function stale(ctx: StewardContext, run: StoredRun, d: InboundDecision): Promise<string> {
+  const now = (await ctx.deps.store.getRun(run.id)) ?? run;
+  if (now.revision !== d.revision) return `That card shows revision ${d.revision}, but the plan is now at revision ${now.revision}; use the newest card.`;
+  return `That plan is ${describeStatus(now.status)}; nothing changed.`;
+}
+
+/** Waiting too long: high risk is cancelled (fail closed), lower risk gets a reminder and keeps waiting. */
+export function armReviewTimer(ctx: StewardContext, run: StoredRun, revision: number, failClosed: boolean): void {
+  clearTimer(ctx, run.id);
+  const ms = ctx.deps.settings.reviewTimeoutMs;
+  const timer = setTimeout(() => {
+    void onReviewTimeout(ctx, run, revision, failClosed, ms).catch((err: unknown) =>
+      ctx.deps.log('error', `run ${run.id}: review timer failed: ${(err as Error).message}`),
+    );
+  }, ms);
+  timer.unref();
+  ctx.timers.set(run.id, timer);
+}
+
+async function onReviewTimeout(ctx: StewardContext, run: StoredRun, revision: number, failClosed: boolean, ms: number): Promise<void> {
+  const { store, clock } = ctx.deps;
+  const driver = ctx.drivers.get(run.id);
+  if (failClosed) {
+    if (await store.transition(run.id, ['awaiting_review'], driver ? 'stopping' : 'cancelled', { revision, at: clock() })) {
+      driver?.send({ type: 'stopRequested' });
+      await notice(ctx, run.conversation, run.id, 'warning', `No decision within ${formatDuration(ms)}: this high-risk plan was cancelled. ${driver ? 'Finished results are kept.' : 'Nothing was run.'}`);
+    }
+    return;
+  }
+  const now = await store.getRun(run.id);
+  if (now?.status === 'awaiting_review' && now.revision === revision) {
+    await notice(ctx, run.conversation, run.id, 'info', 'Reminder: this plan is still waiting for approve, amend or cancel.');
+    armReviewTimer(ctx, run, revision, false);
+  }
+}
+
+export function clearTimer(ctx: StewardContext, runId: string): void {
+  const t = ctx.timers.get(runId);
+  if (t) clearTimeout(t);
+  ctx.timers.delete(runId);
+}
+
+/** A card for a revision that is already running (after an edit or amendment mid-run). */
+export async function showRunning(ctx: StewardContext, conversation: Conversation, run: StoredRun, revision: number, v: ValidatedPlan): Promise<void> {
+  const amendmentsLeft = Math.max(0, ctx.deps.settings.amendmentCap - run.amendmentRounds);
+  const needsApproval = run.approvedRisk !== null && riskAbove(v.risk, run.approvedRisk);
+  await ctx.deps.notifier.send(conversation, toPlanCard(run.id, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester, actions: ['pause', 'stop'], note: needsApproval ? 'Steps riskier than what was approved will wait for approval.' : undefined }));
+}
+
+function describeStatus(status: RunStatus): string {
+  const words: Record<RunStatus, string> = {
+    planning: 'being planned', awaiting_review: 'waiting for review', running: 'running', paused: 'paused',
+    stopping: 'stopping', completed: 'finished', failed: 'failed', cancelled: 'cancelled', stopped: 'stopped',
+  };
+  return words[status];
+}
+
+function formatDuration(ms: number): string {
+  return ms < 60_000 ? `${Math.max(1, Math.round(ms / 1000))} s` : `${Math.round(ms / 60_000)} min`;
+}
+
+export { describeStatus };
