@@ -57,7 +57,8 @@ export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readabl
       newId: () => randomUUID(),
     });
     const where = database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
-    say(`Steward: ${where}; ${host.listTools().length} tools from ${mcp.config.servers.length - failures.length} MCP server(s).`);
+    const tools = host.listTools();
+    say(`Steward: ${where}; ${tools.length} tools from ${new Set(tools.map((t) => t.server)).size} MCP server(s).`);
     await channel.start(steward);
     await steward.recover();
     return {

@@ -6,7 +6,9 @@ import { z } from 'zod';
 import { StewardError } from './engine/errors.ts';
 import type { ModelRole } from './engine/ports.ts';
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+// An empty value means "not set", not zero.
+const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+const positiveInt = (fallback: number) => z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(fallback));
 const optionalText = z.string().trim().min(1).optional().catch(undefined);
 
 const envSchema = z.object({
@@ -22,15 +24,18 @@ const envSchema = z.object({
   OPENAI_BASE_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
   ANTHROPIC_API_KEY: optionalText,
   ANTHROPIC_BASE_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
+  OPENAI_STRUCTURED_OUTPUT: z.preprocess(blankToUndefined, z.enum(['native', 'prompt']).default('native')),
+  STEWARD_MODEL: optionalText,
   STEWARD_MODEL_PLANNER: optionalText,
   STEWARD_MODEL_CLASSIFIER: optionalText,
   STEWARD_MODEL_SYNTHESIZER: optionalText,
   STEWARD_MODEL_LLM_STEP: optionalText,
   STEWARD_MAX_PARALLEL: positiveInt(4),
   STEWARD_MAX_ATTEMPTS: positiveInt(3),
-  STEWARD_AMENDMENT_CAP: z.coerce.number().int().min(0).default(3),
+  STEWARD_AMENDMENT_CAP: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).default(3)),
   STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
   STEWARD_LOG_FILE: optionalText,
+  STEWARD_APPROVERS: z.string().optional(),
 });
 
 /** Validated configuration. */
@@ -39,11 +44,11 @@ export interface Config {
   dataDir: string;
   mcpConfigPath: string;
   llm: {
-    openai?: { apiKey: string; baseURL?: string };
+    openai?: { apiKey: string; baseURL?: string; structuredOutput: 'native' | 'prompt' };
     anthropic?: { apiKey: string; baseURL?: string };
     models: Record<ModelRole, string>;
   };
-  settings: { maxParallel: number; maxAttempts: number; amendmentCap: number; maxRepairs: number; reviewTimeoutMs: number };
+  settings: { maxParallel: number; maxAttempts: number; amendmentCap: number; maxRepairs: number; reviewTimeoutMs: number; approvers: string[] };
   logFile: string | undefined;
   /** Values that must never be printed: keys, and the database URL (it may hold a password). */
   secrets: string[];
@@ -63,7 +68,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   }
   const e = parsed.data;
   // A custom OpenAI-compatible server (Ollama, vLLM, LM Studio) usually needs no key.
-  const openai = e.OPENAI_API_KEY || e.OPENAI_BASE_URL ? { apiKey: e.OPENAI_API_KEY ?? 'not-needed', baseURL: e.OPENAI_BASE_URL } : undefined;
+  const openai = e.OPENAI_API_KEY || e.OPENAI_BASE_URL
+    ? { apiKey: e.OPENAI_API_KEY ?? 'not-needed', baseURL: e.OPENAI_BASE_URL, structuredOutput: e.OPENAI_STRUCTURED_OUTPUT }
+    : undefined;
   const anthropic = e.ANTHROPIC_API_KEY ? { apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL } : undefined;
   if (!openai && !anthropic) {
     throw new StewardError(
@@ -71,7 +78,15 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       'No language model is configured. Set OPENAI_API_KEY (or OPENAI_BASE_URL for any OpenAI-compatible server: a local Ollama works with OPENAI_BASE_URL=http://localhost:11434/v1 and STEWARD_MODEL_PLANNER=llama3.1), or ANTHROPIC_API_KEY.',
     );
   }
-  const defaults = openai ? DEFAULT_MODELS.openai : DEFAULT_MODELS.anthropic;
+  const local = openai && !e.OPENAI_API_KEY;
+  const named = [e.STEWARD_MODEL_PLANNER, e.STEWARD_MODEL_CLASSIFIER, e.STEWARD_MODEL_SYNTHESIZER, e.STEWARD_MODEL_LLM_STEP];
+  if (local && !anthropic && !e.STEWARD_MODEL && named.some((m) => !m)) {
+    // A local server has no gpt-4.1: guessing a model name would only fail later, at the first request.
+    throw new StewardError('config', 'OPENAI_BASE_URL points at a local server: set STEWARD_MODEL to one of its models (for Ollama, e.g. STEWARD_MODEL=llama3.1), or a model per role.');
+  }
+  const base = openai ? DEFAULT_MODELS.openai : DEFAULT_MODELS.anthropic;
+  const all = e.STEWARD_MODEL;
+  const defaults = all ? { planner: all, classifier: all, synthesizer: all, llm_step: all } : base;
   return {
     databaseUrl: e.DATABASE_URL,
     dataDir: e.DATA_DIR,
@@ -92,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       amendmentCap: e.STEWARD_AMENDMENT_CAP,
       maxRepairs: 2,
       reviewTimeoutMs: e.STEWARD_REVIEW_TIMEOUT_SECONDS * 1000,
+      approvers: (e.STEWARD_APPROVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     },
     logFile: e.STEWARD_LOG_FILE,
     secrets: [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL].filter((s): s is string => !!s && s.length >= 6),

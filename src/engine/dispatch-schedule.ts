@@ -9,6 +9,9 @@ import { resolveRefs } from './refs.ts';
 import { riskAbove } from './risk.ts';
 import type { Json, StepError } from './types.ts';
 
+/** Timeout of steps with no tool policy (llm steps), and the fallback for any step. */
+export const DEFAULT_STEP_TIMEOUT_MS = 120_000;
+
 /** Applies the failure policy: cancel, retry (idempotent only), skip (optional) or halt. */
 export function failStep(state: DispatchState, stepId: string, error: StepError, effects: DispatchEffect[]): void {
   const rt = state.steps[stepId] as StepRuntime;
@@ -64,7 +67,7 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
         continue;
       }
       state.steps[step.id] = { status: 'running', attempt };
-      const timeoutMs = state.policies[step.id]?.timeoutMs ?? 60_000;
+      const timeoutMs = state.policies[step.id]?.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS;
       effects.push({ type: 'startStep', step, attempt, args: args.value, timeoutMs });
       changed = true;
     }

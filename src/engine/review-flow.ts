@@ -103,11 +103,17 @@ export async function amendAtReview(ctx: StewardContext, run: StoredRun, d: Inbo
   await store.appendEvent(run.id, 'amendmentRequested', { round, text: text.slice(0, 2000) }, clock());
   const planned = await plan(ctx, run.id, run.request, { plan: run.plan, text });
   if (!planned.ok || !planned.value.plan.needsTools) {
-    if (previous.ok) await offer(ctx, run.id, run.revision, previous.value, 'planning', true);
-    return `The amendment could not be applied (${planned.ok ? 'the revised plan had no steps' : planned.error}); the previous plan stands.`;
+    const why = planned.ok ? 'the revised plan had no steps' : planned.error;
+    if (!previous.ok) {
+      await store.transition(run.id, ['planning'], 'failed', { at: clock() });
+      return `The amendment could not be applied (${why}), and the previous plan is no longer valid (${previous.errors.join('; ')}). Please ask again.`;
+    }
+    await offer(ctx, run.id, run.revision, previous.value, 'planning', true);
+    return `The amendment could not be applied (${why}); the previous plan stands.`;
   }
   await store.saveRevision(run.id, run.revision + 1, planned.value.plan, `amendment ${round}`, clock());
-  await offer(ctx, run.id, run.revision + 1, planned.value, 'planning');
+  // The person is reviewing: the amended plan waits for their approval even when it is low risk.
+  await offer(ctx, run.id, run.revision + 1, planned.value, 'planning', true);
   return null;
 }
 

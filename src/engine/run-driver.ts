@@ -112,6 +112,8 @@ export class RunDriver {
     const at = clock();
     this.startedAt.set(key(step.id, attempt), at.getTime());
     try {
+      // A dependency's end is stored before this step's start, so the database never shows them out of order.
+      await Promise.all(step.dependsOn.map((d) => this.queues.get(d)));
       await this.enqueue(step.id, () => store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revision, args, at }));
     } catch (err) {
       this.finishStep(step.id, attempt, { ok: false, error: { code: 'internal', message: `could not record the step before running it: ${(err as Error).message}`, retryable: false } });
@@ -140,13 +142,13 @@ export class RunDriver {
         role: 'llm_step',
         system: '[steward:llm_step]\nDo the task below and answer with text only. You cannot call tools.',
         messages: [{ role: 'user', content: prompt }],
-        signal,
+        signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
       });
       await this.deps.recordUsage(this.runId, response);
       return { ok: true, output: { text: response.text } };
     } catch (err) {
-      const code = signal.aborted ? 'cancelled' : 'llm_failed';
-      return { ok: false, error: { code, message: (err as Error).message, retryable: false } };
+      if (signal.aborted) return { ok: false, error: { code: 'cancelled', message: 'stopped while the model was writing', retryable: false } };
+      return { ok: false, error: { code: 'llm_failed', message: (err as Error).message, retryable: false } };
     }
   }
 

@@ -7,6 +7,7 @@ import type { Conversation, LlmClient, LlmResponse, ModelRole, Notifier, RunStor
 import { isIdempotent, toolRisk } from './risk.ts';
 import type { RunDriver } from './run-driver.ts';
 import type { StepPolicy } from './dispatch.ts';
+import { DEFAULT_STEP_TIMEOUT_MS } from './dispatch-schedule.ts';
 import type { Actor, DecisionAction, RunStatus } from './types.ts';
 
 /** Limits and policies, all from configuration. */
@@ -82,7 +83,7 @@ export function policiesFor(ctx: StewardContext, plan: Plan): Record<string, Ste
   const out: Record<string, StepPolicy> = {};
   for (const s of plan.steps) {
     const tool = s.kind === 'tool' ? tools.get(s.tool) : undefined;
-    out[s.id] = { idempotent: tool ? isIdempotent(tool) : false, timeoutMs: tool?.policy.timeoutMs ?? 120_000, risk: tool ? toolRisk(tool) : 'low' };
+    out[s.id] = { idempotent: tool ? isIdempotent(tool) : false, timeoutMs: tool?.policy.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, risk: tool ? toolRisk(tool) : 'low' };
   }
   return out;
 }

@@ -16,7 +16,7 @@ import type { DatabaseSchema } from './schema.ts';
 import { withStoreErrors } from './store-errors.ts';
 
 /** Statuses of runs that a restart must pick up again. */
-export const UNFINISHED_STATUSES: readonly RunStatus[] = ['awaiting_review', 'running', 'paused', 'stopping'];
+export const UNFINISHED_STATUSES: readonly RunStatus[] = ['planning', 'awaiting_review', 'running', 'paused', 'stopping'];
 
 type Port<K extends keyof RunStore> = Parameters<RunStore[K]>;
 

@@ -1,0 +1,77 @@
+import { describe, expect, it } from 'vitest';
+import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../src/engine/dispatch.ts';
+import type { RiskLevel } from '../../src/engine/types.ts';
+import { checkRevision } from '../../src/engine/revise.ts';
+import { createPlan } from './fixtures.ts';
+
+function setup(steps: unknown[], opts: { approvedRisk?: RiskLevel; risk?: Record<string, RiskLevel>; breakpoints?: string[] } = {}) {
+  const plan = createPlan(steps);
+  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: opts.risk?.[s.id] ?? ('low' as RiskLevel) }]));
+  return startDispatch(createDispatchState(plan, policies, { maxParallel: 4, maxAttempts: 1, approvedRisk: opts.approvedRisk ?? 'low', breakpoints: opts.breakpoints }));
+}
+const started = (effects: DispatchEffect[]) => effects.flatMap((e) => (e.type === 'startStep' ? [e.step.id] : []));
+const ok = (state: DispatchState, stepId: string, output: unknown = { content: [] }) =>
+  dispatchTransition(state, { type: 'stepSucceeded', stepId, attempt: state.steps[stepId]!.attempt, output: output as never });
+const chain = [{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }, { id: 'c', tool: 't.x', dependsOn: ['b'] }];
+
+describe('dispatcher steering', () => {
+  it('a breakpoint holds everything after its step and reports the step', () => {
+    let t = setup(chain, { breakpoints: ['a'] });
+    t = ok(t.state, 'a', { v: 1 });
+    expect(t.effects).toContainEqual({ type: 'held', reason: 'breakpoint', stepIds: ['a'] });
+    expect(started(t.effects)).toEqual([]);
+    expect(t.state).toMatchObject({ phase: 'paused', pausedBy: 'breakpoint', heldAt: 'a' });
+    t = dispatchTransition(t.state, { type: 'resumeRequested' });
+    expect(started(t.effects)).toEqual(['b']);
+  });
+
+  it('breakpoints can be set only on steps not yet started', () => {
+    let t = setup(chain);
+    t = dispatchTransition(t.state, { type: 'breakpointsSet', stepIds: ['a', 'b'], on: true });
+    expect(t.state.breakpoints).toEqual(['b']);
+    t = dispatchTransition(t.state, { type: 'breakpointsSet', stepIds: ['b'], on: false });
+    expect(t.state.breakpoints).toEqual([]);
+  });
+
+  it('while an amendment is planned nothing new starts and the run cannot end; the revision then runs', () => {
+    let t = setup(chain);
+    t = dispatchTransition(t.state, { type: 'amendStarted' });
+    t = ok(t.state, 'a');
+    expect(started(t.effects)).toEqual([]);
+    const revised = createPlan([...chain.slice(0, 2), { id: 'c', tool: 't.x', dependsOn: ['b'], args: { text: 'changed' } }, { id: 'd', tool: 't.x', dependsOn: ['c'] }]);
+    const policies = Object.fromEntries(revised.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel }]));
+    t = dispatchTransition(t.state, { type: 'planRevised', plan: revised, policies });
+    expect(t.state.steps.a!.status).toBe('succeeded');
+    expect(started(t.effects)).toEqual(['b']);
+    t = ok(t.state, 'b');
+    expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({ step: { id: 'c' }, args: { text: 'changed' } });
+  });
+
+  it('an amendment that fails lets the old plan go on', () => {
+    let t = setup(chain);
+    t = dispatchTransition(t.state, { type: 'amendStarted' });
+    t = ok(t.state, 'a');
+    t = dispatchTransition(t.state, { type: 'amendEnded' });
+    expect(started(t.effects)).toEqual(['b']);
+  });
+
+  it('a step riskier than what was approved waits (others go on) until its risk is approved', () => {
+    let t = setup([{ id: 'read', tool: 't.x' }, { id: 'write', tool: 't.x' }], { approvedRisk: 'low', risk: { write: 'high' } });
+    expect(started(t.effects)).toEqual(['read']);
+    expect(t.effects).toContainEqual({ type: 'held', reason: 'approval', stepIds: ['write'] });
+    t = ok(t.state, 'read');
+    expect(t.effects.some((e) => e.type === 'finished')).toBe(false);
+    expect(t.effects.some((e) => e.type === 'held')).toBe(false);
+    t = dispatchTransition(t.state, { type: 'riskApproved', risk: 'high' });
+    expect(started(t.effects)).toEqual(['write']);
+  });
+
+  it('a revision may not change or drop a step that started', () => {
+    const before = createPlan(chain);
+    const changed = createPlan([{ id: 'a', tool: 't.x', args: { text: 'new' } }, ...chain.slice(1)]);
+    const dropped = createPlan(chain.slice(1).map((s) => ({ ...s, dependsOn: [] })));
+    expect(checkRevision(before, changed, new Set(['a']))).toEqual(['step a already ran (or is running) and cannot be changed']);
+    expect(checkRevision(before, dropped, new Set(['a']))).toEqual(['step a already ran (or is running) and cannot be removed']);
+    expect(checkRevision(before, changed, new Set())).toEqual([]);
+  });
+});
