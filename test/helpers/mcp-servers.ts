@@ -115,3 +115,16 @@ export async function startEverythingHttp(): Promise<{ url: string; close: () =>
     },
   };
 }
+
+/** Absolute path of the audit fixture server (records calls and cancellations to `logFile`). */
+export const AUDIT_SCRIPT = join(import.meta.dirname, '../fixtures/audit-server.mjs');
+
+/** The audit fixture over stdio, writing what it receives to `logFile` as JSON lines. */
+export function auditStdioConfig(logFile: string, options: ServerOptions = {}): McpServerConfig {
+  return serverConfig(options.name ?? 'audit', {
+    command: process.execPath,
+    args: [AUDIT_SCRIPT],
+    env: { AUDIT_LOG: logFile },
+    ...options.overrides,
+  });
+}

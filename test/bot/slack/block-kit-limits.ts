@@ -1,0 +1,117 @@
+/**
+ * Block Kit limits as Slack documents them, checked loosely: used by the fake Slack server (to refuse what Slack
+ * would refuse) and by the renderer's unit tests. Numbers come from Slack's Block Kit reference, not from the
+ * renderer, so the two cannot drift together.
+ */
+
+type Obj = Record<string, unknown>;
+
+const LIMITS = {
+  sectionText: 3_000,
+  sectionFields: 10,
+  fieldText: 2_000,
+  header: 150,
+  contextElements: 10,
+  actionsElements: 25,
+  buttonText: 75,
+  buttonValue: 2_000,
+  actionId: 255,
+  blockId: 255,
+  confirmTitle: 100,
+  confirmText: 300,
+  confirmButton: 30,
+  inputLabel: 2_000,
+  modalTitle: 24,
+  modalButton: 24,
+  modalBlocks: 100,
+  privateMetadata: 3_000,
+  callbackId: 255,
+  textInputMax: 3_000,
+};
+
+const KNOWN = new Set(['section', 'header', 'context', 'actions', 'divider', 'input', 'image', 'rich_text', 'markdown']);
+
+/** Problems with a block list (empty when fine) and the characters of text it carries. */
+export function blockProblems(blocks: unknown[], maxBlocks: number): { problems: string[]; textLength: number } {
+  const problems: string[] = [];
+  let textLength = 0;
+  const ids = new Set<string>();
+  const actionIds = new Set<string>();
+  const textOf = (t: unknown, max: number, where: string) => {
+    const text = (t as Obj | undefined)?.text;
+    if (typeof text !== 'string' || text.length === 0) return problems.push(`${where}: text must be a non-empty string`);
+    textLength += text.length;
+    if (text.length > max) problems.push(`${where}: must be at most ${max} characters (was ${text.length})`);
+  };
+  if (blocks.length > maxBlocks) problems.push(`no more than ${maxBlocks} items allowed [json-pointer:/blocks]`);
+  blocks.forEach((raw, i) => {
+    const b = raw as Obj;
+    const at = `/blocks/${i}`;
+    if (!KNOWN.has(String(b.type))) return problems.push(`${at}: unknown block type ${String(b.type)}`);
+    if (b.block_id !== undefined) {
+      const id = String(b.block_id);
+      if (id.length > LIMITS.blockId || ids.has(id)) problems.push(`${at}/block_id: too long or not unique`);
+      ids.add(id);
+    }
+    if (b.type === 'header') textOf(b.text, LIMITS.header, `${at}/text`);
+    if (b.type === 'section') {
+      if (b.text !== undefined) textOf(b.text, LIMITS.sectionText, `${at}/text`);
+      const fields = (b.fields as unknown[] | undefined) ?? [];
+      if (fields.length > LIMITS.sectionFields) problems.push(`${at}/fields: at most ${LIMITS.sectionFields}`);
+      fields.forEach((f, j) => textOf(f, LIMITS.fieldText, `${at}/fields/${j}`));
+      if (b.text === undefined && fields.length === 0) problems.push(`${at}: a section needs text or fields`);
+    }
+    if (b.type === 'context') {
+      const elements = (b.elements as unknown[] | undefined) ?? [];
+      if (elements.length === 0 || elements.length > LIMITS.contextElements) problems.push(`${at}/elements: 1 to ${LIMITS.contextElements}`);
+      elements.forEach((e, j) => textOf(e, LIMITS.sectionText, `${at}/elements/${j}`));
+    }
+    if (b.type === 'actions') {
+      const elements = (b.elements as Obj[] | undefined) ?? [];
+      if (elements.length === 0 || elements.length > LIMITS.actionsElements) problems.push(`${at}/elements: 1 to ${LIMITS.actionsElements}`);
+      elements.forEach((e, j) => elementProblems(e, `${at}/elements/${j}`, problems, actionIds, textOf));
+    }
+    if (b.type === 'input') {
+      textOf(b.label, LIMITS.inputLabel, `${at}/label`);
+      const element = b.element as Obj | undefined;
+      if (!element) problems.push(`${at}/element: required`);
+      else if (typeof element.max_length === 'number' && element.max_length > LIMITS.textInputMax) problems.push(`${at}/element/max_length: at most ${LIMITS.textInputMax}`);
+    }
+  });
+  return { problems, textLength };
+}
+
+function elementProblems(e: Obj, at: string, problems: string[], actionIds: Set<string>, textOf: (t: unknown, max: number, where: string) => unknown): void {
+  const actionId = String(e.action_id ?? '');
+  if (actionId.length > LIMITS.actionId) problems.push(`${at}/action_id: at most ${LIMITS.actionId}`);
+  if (actionId && actionIds.has(actionId)) problems.push(`${at}/action_id: not unique`);
+  actionIds.add(actionId);
+  if (e.type !== 'button') return;
+  textOf(e.text, LIMITS.buttonText, `${at}/text`);
+  if (typeof e.value === 'string' && e.value.length > LIMITS.buttonValue) problems.push(`${at}/value: at most ${LIMITS.buttonValue}`);
+  const confirm = e.confirm as Obj | undefined;
+  if (confirm) {
+    textOf(confirm.title, LIMITS.confirmTitle, `${at}/confirm/title`);
+    textOf(confirm.text, LIMITS.confirmText, `${at}/confirm/text`);
+    textOf(confirm.confirm, LIMITS.confirmButton, `${at}/confirm/confirm`);
+    textOf(confirm.deny, LIMITS.confirmButton, `${at}/confirm/deny`);
+  }
+}
+
+/** Problems with a modal view (empty when fine). */
+export function viewProblems(raw: unknown): string[] {
+  const v = (raw ?? {}) as Obj;
+  const problems: string[] = [];
+  if (v.type !== 'modal') problems.push('view/type: must be modal');
+  const title = (v.title as Obj | undefined)?.text;
+  if (typeof title !== 'string' || !title || title.length > LIMITS.modalTitle) problems.push(`view/title: 1 to ${LIMITS.modalTitle} characters`);
+  for (const key of ['submit', 'close']) {
+    const text = (v[key] as Obj | undefined)?.text;
+    if (text !== undefined && (typeof text !== 'string' || text.length > LIMITS.modalButton)) problems.push(`view/${key}: at most ${LIMITS.modalButton}`);
+  }
+  if (typeof v.private_metadata === 'string' && v.private_metadata.length > LIMITS.privateMetadata) problems.push('view/private_metadata: too long');
+  if (typeof v.callback_id === 'string' && v.callback_id.length > LIMITS.callbackId) problems.push('view/callback_id: too long');
+  const blocks = Array.isArray(v.blocks) ? v.blocks : [];
+  problems.push(...blockProblems(blocks, LIMITS.modalBlocks).problems.map((p) => `view${p.startsWith('/') ? '' : ': '}${p}`));
+  return problems;
+}

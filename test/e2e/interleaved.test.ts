@@ -1,0 +1,89 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { byRole } from '../fakes/fake-llm-server.ts';
+import { auditStdioConfig } from '../helpers/mcp-servers.ts';
+import { planReply, startHarness, type Harness } from './harness.ts';
+
+let h: Harness | undefined;
+let dir: string;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const sleep = (id: string, ms: number, dependsOn: string[] = []) => ({ id, tool: 'audit.sleep', args: { ms }, dependsOn });
+const note = (id: string, text: string, dependsOn: string[] = []) => ({ id, tool: 'audit.note', args: { text }, dependsOn });
+
+function serverLog(): { type: string; name: string; args?: Record<string, unknown> }[] {
+  return readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
+describe('interleaved runs and cancellation, seen from the MCP server (postgres)', () => {
+  it('stop cancels the call in flight: the server receives the cancellation; nothing starts after it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
+    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], script: byRole({ planner: [planReply([sleep('long', 20_000), note('after', 'never', ['long'])])], synthesizer: ['stopped'] }) });
+    await h.type('sleep, then note');
+    await h.waitFor(/risk MEDIUM/);
+    await h.type('approve');
+    await h.waitFor(/▶ long running/);
+    await h.type('stop');
+    await h.waitFor(/=== Report \(stopped\) ===/);
+    await h.steward.idle();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(serverLog().map((e) => [e.type, e.name])).toEqual([['call', 'sleep'], ['cancelled', 'sleep']]);
+  });
+
+  it('three runs at different points (breakpoint, amending, running) never reach each other', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
+    const plans: Record<string, string> = {
+      A: planReply([note('a1', 'A1'), note('a2', 'A2', ['a1'])]),
+      B: planReply([sleep('b1', 300), note('b2', 'B2', ['b1'])]),
+      C: planReply([sleep('c1', 600), note('c2', 'C2', ['c1'])]),
+    };
+    const amendedB = planReply([sleep('b1', 300), note('b2', 'B2-amended', ['b1'])]);
+    let bAmended = false;
+    h = await startHarness({
+      db: 'postgres',
+      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      settings: { approvers: [] },
+      script: byRole({
+        planner: (req) => {
+          const key = /run (\w)/.exec(req.lastUserText)?.[1] ?? '?';
+          if (req.lastUserText.includes('change B')) {
+            bAmended = true;
+            return { delayMs: 400, text: amendedB };
+          }
+          return plans[key] ?? 'no plan';
+        },
+        classifier: 'amend',
+        synthesizer: (req) => `report for ${/run (\w)/.exec(req.lastUserText)?.[1]}`,
+      }),
+    });
+    const actor = { id: 'ada', channel: 'test' };
+    const conv = (k: string) => ({ channel: 'test', key: `thread-${k}` });
+    await h.store.setReviewPreference(actor, 'all', new Date());
+    for (const k of ['A', 'B', 'C']) await h.steward.message({ conversation: conv(k), actor, text: `run ${k}` });
+    const ids = Object.fromEntries((await h.db.db.selectFrom('runs').select(['id', 'conversation_key']).execute()).map((r) => [r.conversation_key.slice(-1), r.id]));
+    await h.steward.decision({ runId: ids.A!, revision: 0, action: 'breakpoint', stepIds: ['a1'], on: true, actor });
+    for (const k of ['A', 'B', 'C']) await h.steward.decision({ runId: ids[k]!, revision: 0, action: 'approve', actor });
+    // A holds at its breakpoint; B is amended (the planner takes 400 ms); C runs; a pause of C must not touch A or B.
+    const amending = h.steward.message({ conversation: conv('B'), actor, text: 'change B: shout the note' });
+    await h.waitFor(/Breakpoint after a1/);
+    await h.steward.decision({ runId: ids.C!, revision: 0, action: 'pause', actor });
+    await amending;
+    expect(bAmended).toBe(true);
+    expect((await h.store.getRun(ids.A!))!.status).toBe('paused');
+    await h.steward.decision({ runId: ids.A!, revision: 0, action: 'resume', actor });
+    await h.steward.decision({ runId: ids.C!, revision: 0, action: 'resume', actor });
+    await h.steward.idle();
+    for (const k of ['A', 'B', 'C']) expect((await h.store.getRun(ids[k]!))!.status).toBe('completed');
+    const notes = serverLog().filter((e) => e.name === 'note').map((e) => e.args!.text).sort();
+    expect(notes).toEqual(['A1', 'A2', 'B2-amended', 'C2']);
+    expect((await h.store.listDecisions(ids.C!)).map((d) => d.action)).toEqual(['approve', 'pause', 'resume']);
+    expect((await h.store.listDecisions(ids.A!)).map((d) => d.action)).toEqual(['breakpoint', 'approve', 'resume']);
+    expect((await h.store.listDecisions(ids.B!)).map((d) => d.action)).toEqual(['approve', 'amend']);
+  });
+});

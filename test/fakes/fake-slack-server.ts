@@ -1,0 +1,177 @@
+/**
+ * A local fake of the Slack Web API for tests that drive the real Bolt app (`clientOptions.slackApiUrl`).
+ * It records every call, keeps posted messages so chat.update can find them, issues single-use trigger ids
+ * that live 3 s (like Slack's), and checks Block Kit limits loosely, answering with Slack's error shapes
+ * (`invalid_blocks`, `msg_blocks_too_long`, `msg_too_long`) so a card Slack would refuse fails the test.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { blockProblems, viewProblems } from '../bot/slack/block-kit-limits.ts';
+
+/** One Web API call as the fake received it (JSON-valued form fields already parsed). */
+export interface SlackCall {
+  method: string;
+  args: Record<string, unknown>;
+  token: string;
+  at: number;
+  /** What the fake answered. */
+  response: Record<string, unknown>;
+}
+
+/** A message as it stands now in the fake's channels. */
+export interface FakeMessage {
+  channel: string;
+  ts: string;
+  threadTs?: string;
+  text: string;
+  blocks: Array<Record<string, unknown>>;
+}
+
+/** A running fake. */
+export interface FakeSlack {
+  /** For `SLACK_API_URL`: ends with `/api/`. */
+  apiUrl: string;
+  botToken: string;
+  botUserId: string;
+  calls: SlackCall[];
+  messages: Map<string, FakeMessage>;
+  /** A fresh trigger id, as Slack puts in an interaction payload (valid 3 s, once). */
+  newTriggerId(): string;
+  /** Calls of one method, in order. */
+  callsOf(method: string): SlackCall[];
+  close(): Promise<void>;
+}
+
+const BOT = { user_id: 'UBOT0001', bot_id: 'BBOT0001', team_id: 'T0000001', user: 'steward', team: 'Test Team' };
+
+/** Starts the fake on 127.0.0.1 at a free port. */
+export async function startFakeSlack(options: { botToken?: string } = {}): Promise<FakeSlack> {
+  const botToken = options.botToken ?? 'xoxb-test-bot-token';
+  const calls: SlackCall[] = [];
+  const messages = new Map<string, FakeMessage>();
+  const triggers = new Map<string, number>();
+  let clock = 1_700_000_000_000;
+  const nextTs = () => `${Math.floor((clock += 1000) / 1000)}.${String(calls.length).padStart(6, '0')}`;
+
+  const methods: Record<string, (args: Record<string, unknown>) => Record<string, unknown>> = {
+    'auth.test': () => ({ ok: true, url: 'https://test.slack.com/', ...BOT }),
+    'chat.postMessage': (args) => {
+      const problem = messageProblem(args, 50);
+      if (problem) return problem;
+      const ts = nextTs();
+      const message: FakeMessage = { channel: String(args.channel), ts, threadTs: args.thread_ts as string | undefined, text: String(args.text ?? ''), blocks: (args.blocks as FakeMessage['blocks']) ?? [] };
+      messages.set(`${message.channel}:${ts}`, message);
+      return { ok: true, channel: message.channel, ts, message: { type: 'message', ts, text: message.text, bot_id: BOT.bot_id } };
+    },
+    'chat.update': (args) => {
+      const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
+      if (!found) return { ok: false, error: 'message_not_found' };
+      const problem = messageProblem(args, 50);
+      if (problem) return problem;
+      found.text = String(args.text ?? '');
+      found.blocks = (args.blocks as FakeMessage['blocks']) ?? [];
+      return { ok: true, channel: found.channel, ts: found.ts, text: found.text };
+    },
+    'chat.postEphemeral': (args) => {
+      if (typeof args.user !== 'string' || !args.user) return { ok: false, error: 'user_not_found' };
+      return messageProblem(args, 50) ?? { ok: true, message_ts: nextTs() };
+    },
+    'views.open': (args) => {
+      const issued = triggers.get(String(args.trigger_id));
+      if (issued === undefined) return { ok: false, error: 'invalid_trigger_id' };
+      triggers.delete(String(args.trigger_id));
+      if (Date.now() - issued > 3_000) return { ok: false, error: 'expired_trigger_id' };
+      const problems = viewProblems(args.view);
+      if (problems.length > 0) return invalid(problems);
+      return { ok: true, view: { id: `V${randomBytes(4).toString('hex').toUpperCase()}`, ...(args.view as object) } };
+    },
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((err: unknown) => send(res, 500, { ok: false, error: 'fake_crashed', detail: String(err) }));
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const method = /^\/api\/([\w.]+)$/.exec((req.url ?? '').split('?')[0] ?? '')?.[1];
+    const args = parseBody(await readBody(req), req.headers['content-type'] ?? '');
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '') || String(args.token ?? '');
+    let response: Record<string, unknown>;
+    if (req.method !== 'POST' || !method) response = { ok: false, error: 'unknown_method' };
+    else if (!token) response = { ok: false, error: 'not_authed' };
+    else if (token !== botToken) response = { ok: false, error: 'invalid_auth' };
+    else response = methods[method]?.(args) ?? { ok: false, error: 'unknown_method' };
+    calls.push({ method: method ?? req.url ?? '?', args, token, at: Date.now(), response });
+    send(res, 200, response);
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    apiUrl: `http://127.0.0.1:${port}/api/`,
+    botToken,
+    botUserId: BOT.user_id,
+    calls,
+    messages,
+    newTriggerId: () => {
+      const id = `${Date.now()}.${randomBytes(6).toString('hex')}`;
+      triggers.set(id, Date.now());
+      return id;
+    },
+    callsOf: (method) => calls.filter((c) => c.method === method),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+function messageProblem(args: Record<string, unknown>, maxBlocks: number): Record<string, unknown> | null {
+  if (typeof args.channel !== 'string' || !args.channel) return { ok: false, error: 'channel_not_found' };
+  const text = typeof args.text === 'string' ? args.text : '';
+  if (!text && !args.blocks) return { ok: false, error: 'no_text' };
+  if (text.length > 40_000) return { ok: false, error: 'msg_too_long' };
+  if (args.blocks === undefined) return null;
+  if (!Array.isArray(args.blocks)) return invalid(['blocks must be an array']);
+  const { problems, textLength } = blockProblems(args.blocks, maxBlocks);
+  if (problems.length > 0) return invalid(problems);
+  if (textLength > 12_000) return { ok: false, error: 'msg_blocks_too_long' };
+  return null;
+}
+
+function invalid(problems: string[]): Record<string, unknown> {
+  return { ok: false, error: 'invalid_blocks', errors: problems, response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) } };
+}
+
+// Web API clients send form fields; Block Kit arrays and objects arrive JSON-encoded inside them.
+function parseBody(raw: string, contentType: string): Record<string, unknown> {
+  if (contentType.includes('application/json')) return raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of new URLSearchParams(raw)) {
+    out[key] = (value.startsWith('[') || value.startsWith('{')) ? tryJson(value) : value;
+  }
+  return out;
+}
+
+function tryJson(value: string): unknown {
+  try {
+    return JSON.parse(value) as unknown;
+  } catch {
+    return value;
+  }
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
