@@ -15,6 +15,7 @@ import { openDatabase } from '../src/store/database.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { everythingStdioConfig, mcpConfig } from '../test/helpers/mcp-servers.ts';
 import { createTestDatabase } from '../test/helpers/databases.ts';
+import { benchSteering } from './steering.ts';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
 const STEPS = 50;
@@ -92,6 +93,7 @@ async function main(): Promise<void> {
   out.push(`| PGlite: new data folder + migrations | ${pgliteOpen.toFixed(0)} |`);
   out.push(`| PGlite: reopen existing data | ${pgliteReopen.toFixed(0)} |`);
   out.push(`| MCP: spawn server-everything + initialize + list tools | ${mcpConnect.toFixed(0)} |`);
+  out.push('', ...(await benchSteering(Number(process.env.BENCH_STEER_ROUNDS ?? 30))));
   console.log(out.join('\n'));
 
   await host.close();
