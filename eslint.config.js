@@ -4,6 +4,7 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   { ignores: ['node_modules/', 'data/', 'bench/out/'] },
   js.configs.recommended,
+  { files: ['**/*.mjs'], languageOptions: { globals: { process: 'readonly', setTimeout: 'readonly', clearTimeout: 'readonly', console: 'readonly' } } },
   ...tseslint.configs.recommended,
   {
     files: ['**/*.ts'],

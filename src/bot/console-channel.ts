@@ -74,6 +74,7 @@ export class ConsoleChannel implements ChannelAdapter {
     const command = word.toLowerCase();
     const arg = text.slice(word.length).trim();
     if (text.toLowerCase() === 'help') return this.write(HELP);
+    if (text.toLowerCase() === 'history') return this.current ? handler.history(this.current.runId) : this.write('! There is no run yet.');
     if (text.toLowerCase() === 'quit' || text.toLowerCase() === 'exit') return void this.rl?.close();
     if (command === 'review' && rest.length === 1 && PREFERENCES.includes(arg)) {
       await handler.setReviewPreference(this.actor, arg as ReviewPreference);
@@ -117,4 +118,5 @@ const HELP = `Type a request in plain words. On a plan card:
   cancel           drop the plan
 While a plan runs: pause, resume (or continue, after a breakpoint), stop; edit and break work on steps not yet run.
 Anything else you type while a run is active is a reply to it: ask how it is going, or ask for a change.
+history          who decided what on the last run, and its plan revisions.
 review all|risky|none   how much you review from now on (high risk always waits). "quit" or "exit" leaves.`;

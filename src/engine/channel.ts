@@ -38,6 +38,8 @@ export interface InboundHandler {
   decision(decision: InboundDecision): Promise<void>;
   /** Whether this person may decide on this run (the requester or a configured approver). */
   canDecide(runId: string, actor: Actor): Promise<boolean>;
+  /** Sends the run's history (revisions and every decision: who, what, when, from which channel) to the conversation. */
+  history(runId: string): Promise<void>;
   /** Stores how much this person wants to review from now on. */
   setReviewPreference(actor: Actor, preference: ReviewPreference): Promise<void>;
 }

@@ -184,10 +184,20 @@ export interface RunStore {
   setBreakpoints(runId: string, stepIds: string[], at: Date): Promise<void>;
   getReviewPreference(actor: Actor): Promise<ReviewPreference | null>;
   setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void>;
+  /** Plan revisions of a run, oldest first. */
+  listRevisions(runId: string): Promise<StoredRevision[]>;
   /** Decisions on a run, oldest first. */
   listDecisions(runId: string): Promise<StoredDecision[]>;
   /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
+}
+
+/** One immutable plan revision. */
+export interface StoredRevision {
+  revision: number;
+  plan: Plan;
+  reason: string;
+  createdAt: Date;
 }
 
 /** One recorded decision. */

@@ -1,6 +1,6 @@
 /** A status answer built from the database alone: no model call. */
 import type { Plan } from './plan-schema.ts';
-import type { StoredStepAttempt } from './ports.ts';
+import type { StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from './ports.ts';
 import { cut, outputText } from './report.ts';
 import type { RunStatus } from './types.ts';
 
@@ -20,5 +20,19 @@ export function describeRun(status: RunStatus, plan: Plan | null, attempts: read
   }
   if (running.length > 0) lines.push(`Running now: ${running.map((s) => s.id).join(', ')}`);
   lines.push(left.length > 0 ? `Left: ${left.map((s) => s.id).join(', ')}` : 'Nothing left to start.');
+  return lines.join('\n');
+}
+
+/** The run's history: each plan revision and each decision, with who, from which channel, and when. */
+export function describeHistory(run: StoredRun, revisions: readonly StoredRevision[], decisions: readonly StoredDecision[]): string {
+  const lines = [`History of "${cut(run.request, 80)}" (now ${run.status.replace('_', ' ')}):`];
+  const entries = [
+    ...revisions.map((r) => ({ at: r.createdAt, text: `revision ${r.revision}: ${r.reason}` })),
+    ...decisions.map((d) => ({
+      at: d.createdAt,
+      text: `${d.actor.name ?? d.actor.id} (${d.actor.channel}) ${d.action} on revision ${d.revision}: ${d.accepted ? 'accepted' : `refused — ${d.note ?? ''}`}`,
+    })),
+  ].sort((a, b) => a.at.getTime() - b.at.getTime());
+  for (const e of entries) lines.push(`${e.at.toISOString()}  ${e.text}`);
   return lines.join('\n');
 }

@@ -10,7 +10,7 @@ import type { StoredRun } from './ports.ts';
 import { recoverRun } from './recovery.ts';
 import { amendAtReview, approve, cancel, editAtReview, offer, plan } from './review-flow.ts';
 import { amendRunning, control, editRunning, setBreakpoints } from './run-control.ts';
-import { describeRun } from './run-status.ts';
+import { describeHistory, describeRun } from './run-status.ts';
 import { mayDecide, notice, recordUsage, who, type StewardContext, type StewardDeps } from './steward-context.ts';
 import type { Actor, DecisionAction } from './types.ts';
 
@@ -68,6 +68,14 @@ export class Steward implements InboundHandler {
   async canDecide(runId: string, actor: Actor): Promise<boolean> {
     const run = await this.ctx.deps.store.getRun(runId);
     return run !== null && mayDecide(this.ctx, run, actor);
+  }
+
+  async history(runId: string): Promise<void> {
+    const { store } = this.ctx.deps;
+    const run = await store.getRun(runId);
+    if (!run) return;
+    const [revisions, decisions] = await Promise.all([store.listRevisions(runId), store.listDecisions(runId)]);
+    await notice(this.ctx, run.conversation, runId, 'info', describeHistory(run, revisions, decisions));
   }
 
   async setReviewPreference(actor: Actor, preference: ReviewPreference): Promise<void> {

@@ -2,20 +2,12 @@
  * Read-only queries over a run's history (revisions, decisions, events, model usage), for reports and audits.
  * `PgRunStore` exposes them as methods; they live here to keep the port's file about state changes.
  */
-import type { StoredDecision } from '../engine/ports.ts';
 import type { Kysely } from 'kysely';
 import type { Plan } from '../engine/plan-schema.ts';
-import type { ModelRole } from '../engine/ports.ts';
-import type { Actor, DecisionAction, Json } from '../engine/types.ts';
+import type { ModelRole, StoredDecision, StoredRevision } from '../engine/ports.ts';
+import type { DecisionAction, Json } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';
 
-/** One immutable plan revision. */
-export interface StoredRevision {
-  revision: number;
-  plan: Plan;
-  reason: string;
-  createdAt: Date;
-}
 
 /** One entry of a run's event log; `id` grows with every append, across all runs. */
 export interface StoredEvent {
@@ -93,4 +85,4 @@ export async function llmUsageForRun(db: Kysely<DatabaseSchema>, runId: string):
   return totals;
 }
 
-export type { StoredDecision };
+export type { StoredDecision, StoredRevision };

@@ -28,6 +28,8 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       revision: 0,
       amendmentRounds: 0,
       plan: null,
+      approvedRisk: null,
+      breakpoints: [],
       createdAt: run.at,
     });
     expect(stored?.createdAt).toBeInstanceOf(Date);
@@ -166,7 +168,7 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       ids.set(run.id, status);
     }
     const unfinished = (await store.listUnfinishedRuns()).filter((r) => ids.has(r.id));
-    expect(unfinished.map((r) => r.status)).toEqual(['awaiting_review', 'running', 'paused', 'stopping']);
+    expect(unfinished.map((r) => r.status)).toEqual(['planning', 'awaiting_review', 'running', 'paused', 'stopping']);
   });
 
   it('keeps decisions, events, usage and the report of a run', async () => {
