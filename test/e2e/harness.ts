@@ -100,13 +100,50 @@ export async function startHarness(options: {
     output: () => printed,
     waitFor,
     async close() {
+      await steward.idle().catch(() => undefined);
+      const problems = await unapprovedCalls(store, db, calls);
       steward.shutdown();
       await channel.stop();
       await host.close();
       await db.close();
       await llm.close();
+      if (problems.length > 0) throw new Error(`MCP calls outside an approved plan:\n${problems.join('\n')}`);
     },
   };
+}
+
+/**
+ * The control-flow invariant, checked after every end-to-end test: each MCP call Steward sent is a step of
+ * an approved plan revision, sent with exactly the arguments recorded for that step's attempt.
+ */
+async function unapprovedCalls(store: PgRunStore, db: TestDatabase, calls: RecordedCall[]): Promise<string[]> {
+  const runs = await db.db.selectFrom('runs').select(['id']).execute();
+  const sent = new Map<string, number>();
+  for (const { id } of runs) {
+    const run = await store.getRun(id);
+    if (!run || run.approvedRisk === null) continue;
+    const revisions = new Map((await store.listRevisions(id)).map((r) => [r.revision, r.plan]));
+    for (const a of await store.listStepAttempts(id)) {
+      const step = revisions.get(a.revision)?.steps.find((s) => s.id === a.stepId);
+      if (step?.kind !== 'tool' || a.args === null) continue;
+      const key = JSON.stringify([step.tool, canonical(a.args)]);
+      sent.set(key, (sent.get(key) ?? 0) + 1);
+    }
+  }
+  const problems: string[] = [];
+  for (const c of calls) {
+    const key = JSON.stringify([c.name, canonical(c.args)]);
+    const left = sent.get(key) ?? 0;
+    if (left === 0) problems.push(`${c.name} ${JSON.stringify(c.args)}`);
+    else sent.set(key, left - 1);
+  }
+  return problems;
+}
+
+function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical);
+  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, canonical(x)]));
+  return v;
 }
 
 /** A planner answer as JSON text. */

@@ -62,14 +62,14 @@ describe('slack card renderer', () => {
     expect(allTexts(message.blocks).join('\n')).toContain('⏱️ 3 s');
   });
 
-  it('a 60-step plan shows every step and stays within Block Kit limits', () => {
+  it.each([['fetch_the_quarterly_numbers_for_region_', 'high'], ['echo_', 'medium']] as const)('a 60-step plan (ids %s…) shows every step and stays within Block Kit limits', (prefix, risk) => {
     const steps = Array.from({ length: 60 }, (_, i) => createStep(i + 1, {
-      id: `fetch_the_quarterly_numbers_for_region_${i + 1}`,
+      id: `${prefix}${i + 1}`,
       target: 'some-long-server-name.some-long-tool-name-that-goes-on',
       argsPreview: JSON.stringify({ query: 'q'.repeat(280) }),
       description: 'd'.repeat(400),
-      dependsOn: i > 0 ? [`fetch_the_quarterly_numbers_for_region_${i}`] : [],
-      risk: 'high',
+      dependsOn: i > 0 ? [`${prefix}${i}`] : [],
+      risk,
     }));
     const message = renderCard(createLiveCard(createPlanCard({ steps, layers: steps.map((s) => [s.id]), risks: Array(50).fill('may change data') }), NOW), NOW);
     expectWithinLimits(message);

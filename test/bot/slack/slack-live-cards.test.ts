@@ -1,0 +1,64 @@
+import { describe, expect, it } from 'vitest';
+import { withProgress, withReport } from '../../../src/bot/slack/slack-card-state.ts';
+import { LiveCards } from '../../../src/bot/slack/slack-live-cards.ts';
+import type { SlackMessage } from '../../../src/bot/slack/slack-render.ts';
+import { allTexts, createPlanCard, createProgress } from './fixtures.ts';
+
+function recorder(delayMs = 5) {
+  const sent: Array<{ call: 'post' | 'update'; at: number; text: string }> = [];
+  const wait = () => new Promise((r) => setTimeout(r, delayMs));
+  const poster = {
+    post: async (_c: string, _t: string, m: SlackMessage) => (await wait(), sent.push({ call: 'post', at: Date.now(), text: allTexts(m.blocks).join('\n') }), '1.000001'),
+    update: async (_c: string, _ts: string, m: SlackMessage) => {
+      await wait();
+      sent.push({ call: 'update', at: Date.now(), text: allTexts(m.blocks).join('\n') });
+    },
+  };
+  return { sent, cards: new LiveCards(poster, { minIntervalMs: 100, now: Date.now, log: () => undefined }) };
+}
+
+describe('live cards', () => {
+  it('a burst of progress becomes at most one update per interval, and the last state is always sent', async () => {
+    const { sent, cards } = recorder();
+    const card = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    await cards.show('C1', '1.0', card);
+    for (let i = 1; i <= 30; i++) {
+      cards.change(card.runId, (l, now) => withProgress(l, createProgress({ stepId: i % 2 ? 'step_1' : 'step_2', status: 'running', finished: i, total: 30 }), now));
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    await cards.settled(card.runId);
+    const updates = sent.filter((s) => s.call === 'update');
+    expect(updates.length).toBeGreaterThanOrEqual(2);
+    expect(updates.length).toBeLessThanOrEqual(5);
+    const times = sent.map((s) => s.at);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(95);
+    expect(updates.at(-1)!.text).toContain('Step 30/30');
+  });
+
+  it('changes made while the card is still being posted are sent once it exists; a finished card is forgotten', async () => {
+    const { sent, cards } = recorder(50);
+    const card = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    const showing = cards.show('C1', '1.0', card);
+    cards.change(card.runId, (l, now) => withProgress(l, createProgress({ status: 'succeeded', finished: 1 }), now));
+    await showing;
+    expect(cards.hasActiveCard('C1', '1.0')).toBe(true);
+    expect(cards.hasActiveCard('C1', '2.0')).toBe(false);
+    cards.change(card.runId, (l, now) => withReport(l, { kind: 'report', runId: card.runId, status: 'completed', text: '' }, now));
+    await cards.settled(card.runId);
+    expect(sent.map((s) => s.call)).toEqual(['post', 'update']);
+    expect(sent[1]!.text).toContain('✅ Completed');
+    expect(cards.hasActiveCard('C1', '1.0')).toBe(false);
+    cards.change(card.runId, (l) => l);
+    await cards.settled(card.runId);
+    expect(sent).toHaveLength(2);
+  });
+
+  it('a new revision replaces the card in place', async () => {
+    const { sent, cards } = recorder();
+    await cards.show('C1', '1.0', createPlanCard());
+    await cards.show('C1', '1.0', createPlanCard({ revision: 1, summary: 'Say hello three times' }));
+    expect(sent.map((s) => s.call)).toEqual(['post', 'update']);
+    expect(sent[1]!.text).toContain('revision 1');
+    expect(cards.summaryOf(createPlanCard().runId)).toBe('Say hello three times');
+  });
+});

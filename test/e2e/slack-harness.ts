@@ -1,0 +1,142 @@
+/**
+ * Slack end-to-end harness: the real Bolt app in HTTP mode (signed requests, as Slack sends them), its Web API
+ * pointed at the fake Slack server, the real engine, store, MCP servers from npm and the fake LLM.
+ * Ada (U0ADA) asks; Bob (U0BOB) is a bystander; Boss (U0BOSS) is a configured approver.
+ */
+import { SlackChannel } from '../../src/bot/slack/slack-channel.ts';
+import { Steward, type StewardSettings } from '../../src/engine/steward.ts';
+import { createLlmClient } from '../../src/llm/model-router.ts';
+import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
+import { startFakeSlack, type FakeMessage, type FakeSlack } from '../fakes/fake-slack-server.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { mcpConfig } from '../helpers/mcp-servers.ts';
+import { createBlockAction, createMention, createMessage, createViewSubmission, eventEnvelope, interactionBody, newTs, sendSigned } from './slack-requests.ts';
+
+export interface SlackHarness {
+  llm: FakeLlm;
+  slack: FakeSlack;
+  store: PgRunStore;
+  db: TestDatabase;
+  steward: Steward;
+  channel: SlackChannel;
+  logs: string[];
+  /** Mentions Steward at the top of #general; returns the new thread's ts. */
+  mention(text: string, user?: string): Promise<string>;
+  /** A plain reply in a thread. */
+  reply(threadTs: string, text: string, user?: string): Promise<void>;
+  /** The value of a button on a card as it is now. */
+  buttonValue(card: FakeMessage, action: string): string;
+  /** Presses a button on a card (the value as shown now, unless given); resolves with the HTTP status. */
+  press(card: FakeMessage, action: string, o?: { user?: string; value?: string }): Promise<number>;
+  /** Submits the modal opened last, with this text. */
+  submitAmend(text: string, user?: string): Promise<number>;
+  /** Posts any body signed with the right (or a forged) secret. */
+  post(body: string, contentType: 'application/json' | 'application/x-www-form-urlencoded', forge?: { timestamp?: number; secret?: string }): Promise<Response>;
+  /** The run card in a thread (the bot message that starts with a header). */
+  card(threadTs: string): FakeMessage;
+  /** Every bot message in a thread except the card, in order. */
+  replies(threadTs: string): FakeMessage[];
+  /** Polls until `check` returns a truthy value. */
+  waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Exclude<T, false | null | undefined | '' | 0>>;
+  close(): Promise<void>;
+}
+
+const SECRET = 'test-signing-secret-0123456789';
+const DEFAULT_SETTINGS: StewardSettings = {
+  maxParallel: 4, maxAttempts: 3, amendmentCap: 3, maxRepairs: 2, reviewTimeoutMs: 600_000, approvers: ['slack:U0BOSS'],
+};
+
+/** Starts every part; `close` stops them all. */
+export async function startSlackHarness(options: {
+  db: 'postgres' | 'pglite';
+  servers: McpServerConfig[];
+  script: FakeLlmScript;
+  settings?: Partial<StewardSettings>;
+}): Promise<SlackHarness> {
+  const llm = await startFakeLlm(options.script);
+  const slack = await startFakeSlack();
+  const db = await createTestDatabase(options.db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
+  if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
+  const store = new PgRunStore(db.db);
+  const logs: string[] = [];
+  const log = (level: string, message: string) => logs.push(`${level} ${message}`);
+  const channel = new SlackChannel({ botToken: slack.botToken, signingSecret: SECRET, port: 0, apiUrl: slack.apiUrl, log });
+  const models = { planner: 'planner-model', classifier: 'classifier-model', synthesizer: 'synth-model', llm_step: 'step-model' };
+  const steward = new Steward({
+    llm: createLlmClient({ openai: { apiKey: 'sk-test-key', baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
+    tools: host, store, notifier: channel, log,
+    clock: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+  });
+  await channel.start(steward);
+  const url = `http://127.0.0.1:${channel.port}/slack/events`;
+  const post: SlackHarness['post'] = (body, type, forge) => sendSigned(url, SECRET, body, type, forge);
+  const ok = async (res: Promise<Response>) => {
+    const r = await res;
+    await channel.settled();
+    return r.status;
+  };
+  const botMessages = (threadTs: string) => [...slack.messages.values()].filter((m) => m.threadTs === threadTs);
+  const card = (threadTs: string) => {
+    const found = botMessages(threadTs).find((m) => m.blocks[0]?.type === 'header');
+    if (!found) throw new Error(`no card in thread ${threadTs}`);
+    return found;
+  };
+  const buttonValue = (c: FakeMessage, action: string) => {
+    const buttons = c.blocks.flatMap((b) => (b.type === 'actions' ? (b.elements as Array<{ action_id: string; value: string }>) : []));
+    const button = buttons.find((b) => b.action_id === `steward.${action}`);
+    if (!button) throw new Error(`no ${action} button on the card; it has ${buttons.map((b) => b.action_id).join(', ') || 'none'}`);
+    return button.value;
+  };
+
+  return {
+    llm, slack, store, db, steward, channel, logs, post, card, buttonValue,
+    async mention(text, user) {
+      const ts = newTs();
+      await ok(post(eventEnvelope(createMention({ text, user, ts }, slack.botUserId), slack.botUserId), 'application/json'));
+      return ts;
+    },
+    async reply(threadTs, text, user) {
+      await ok(post(eventEnvelope(createMessage({ text, user, threadTs }), slack.botUserId), 'application/json'));
+    },
+    press(c, action, o = {}) {
+      const payload = createBlockAction({
+        user: o.user ?? 'U0ADA', actionId: `steward.${action}`, value: o.value ?? buttonValue(c, action), channel: c.channel,
+        messageTs: c.ts, threadTs: c.threadTs, triggerId: slack.newTriggerId(), botUserId: slack.botUserId,
+      });
+      return ok(post(interactionBody(payload), 'application/x-www-form-urlencoded'));
+    },
+    submitAmend(text, user) {
+      const opened = slack.callsOf('views.open').at(-1);
+      if (!opened) throw new Error('no modal was opened');
+      const view = opened.args.view as Record<string, unknown>;
+      const payload = createViewSubmission({ user: user ?? 'U0ADA', view, values: { amend: { text: { type: 'plain_text_input', value: text } } } });
+      return ok(post(interactionBody(payload), 'application/x-www-form-urlencoded'));
+    },
+    replies: (threadTs) => botMessages(threadTs).filter((m) => m.blocks[0]?.type !== 'header'),
+    async waitFor(what, check, timeoutMs = 20_000) {
+      const deadline = Date.now() + timeoutMs;
+      let last: unknown;
+      for (;;) {
+        // A check may throw while the thing it looks for does not exist yet.
+        const value = await Promise.resolve().then(check).catch((err: unknown) => ((last = err), undefined));
+        if (value) return value as Exclude<typeof value, false | null | undefined | '' | 0>;
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${String(last)}); logs:\n${logs.join('\n')}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    },
+    async close() {
+      steward.shutdown();
+      await channel.stop();
+      await host.close();
+      await db.close();
+      await llm.close();
+      await slack.close();
+    },
+  };
+}
