@@ -34,7 +34,7 @@ function plans() {
 }
 
 async function runOnce(plan: ReturnType<typeof createPlan>, tools: ToolRunner, store: RunStore, runId: string): Promise<number> {
-  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: true, timeoutMs: 10_000, risk: 'low' as const }]));
+  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: true, timeoutMs: 10_000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] }]));
   const state = createDispatchState(plan, policies, { maxParallel: 8, maxAttempts: 1 });
   await store.createRun({ id: runId, conversation: { channel: 'bench', key: runId }, requester: { id: 'bench', channel: 'bench' }, request: 'bench', at: new Date() });
   await store.saveRevision(runId, 0, plan, 'bench', new Date());

@@ -5,7 +5,7 @@
 import { evaluateCondition, parseCondition } from './condition.ts';
 import type { DispatchEffect, DispatchState, StepRuntime, Transition } from './dispatch.ts';
 import type { Plan, Step } from './plan-schema.ts';
-import { resolveRefs } from './refs.ts';
+import { collectRefs, resolveRefs } from './refs.ts';
 import { riskAbove } from './risk.ts';
 import type { Json, StepError } from './types.ts';
 
@@ -60,6 +60,7 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
       if (runningCount(state) >= state.maxParallel) continue;
       const args = resolveRefs(step.args as Json, outputsOf(state));
       const attempt = rt.attempt + 1;
+      if (args.ok && needsConfirmation(state, step, args.value)) continue;
       if (!args.ok) {
         state.steps[step.id] = { status: 'running', attempt };
         failStep(state, step.id, { code: 'reference_failed', message: args.error, retryable: false }, effects);
@@ -77,19 +78,33 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
   return { state, effects };
 }
 
-/** A step riskier than what was approved waits; it is listed once so the person is asked once. */
+/** A step riskier than what was approved, or whose definition changed, waits; it is listed once so the person is asked once. */
 function needsApproval(state: DispatchState, step: Step): boolean {
+  if (state.holds.some((h) => h.stepId === step.id)) return true;
   const risk = state.policies[step.id]?.risk ?? 'low';
   if (!riskAbove(risk, state.approvedRisk)) return false;
-  if (!state.awaitingApproval.includes(step.id)) state.awaitingApproval.push(step.id);
+  state.holds.push({ stepId: step.id, why: 'risk' });
+  return true;
+}
+
+/**
+ * Data flow: a risky step whose arguments come from earlier outputs was approved without its values, so it
+ * waits for a person to see the values it would send (fields the config trusts excepted).
+ */
+function needsConfirmation(state: DispatchState, step: Step, args: Json): boolean {
+  const policy = state.policies[step.id];
+  if (step.kind !== 'tool' || !policy?.guardRefs || state.confirmed.includes(step.id)) return false;
+  const untrusted = collectRefs(step.args).filter((r) => !policy.trustedRefFields.includes(r.at.split('/')[1] ?? ''));
+  if (untrusted.length === 0) return false;
+  state.holds.push({ stepId: step.id, why: 'confirm', args });
   return true;
 }
 
 function announceApprovals(state: DispatchState, effects: DispatchEffect[]): void {
-  const fresh = state.awaitingApproval.filter((id) => !state.announced.includes(id));
+  const fresh = state.holds.filter((h) => !state.announced.includes(h.stepId));
   if (fresh.length === 0) return;
-  state.announced.push(...fresh);
-  effects.push({ type: 'held', reason: 'approval', stepIds: fresh });
+  state.announced.push(...fresh.map((h) => h.stepId));
+  effects.push({ type: 'held', reason: 'approval', stepIds: fresh.map((h) => h.stepId), holds: fresh });
 }
 
 function evaluate(state: DispatchState, step: Extract<Step, { kind: 'condition' }>, effects: DispatchEffect[]): void {
@@ -163,5 +178,5 @@ export function stepById(plan: Plan, id: string): Step {
 export function clone(state: DispatchState): DispatchState {
   const steps: Record<string, StepRuntime> = {};
   for (const [id, rt] of Object.entries(state.steps)) steps[id] = { ...rt };
-  return { ...state, steps, awaitingApproval: [...state.awaitingApproval], announced: [...state.announced], breakpoints: [...state.breakpoints] };
+  return { ...state, steps, holds: [...state.holds], announced: [...state.announced], confirmed: [...state.confirmed], breakpoints: [...state.breakpoints] };
 }

@@ -14,6 +14,18 @@ export interface StepPolicy {
   idempotent: boolean;
   timeoutMs: number;
   risk: RiskLevel;
+  /** Arguments filled from earlier outputs need the person's confirmation (destructive, open-world or sensitive tools). */
+  guardRefs: boolean;
+  /** Top-level argument fields exempt from that confirmation. */
+  trustedRefFields: string[];
+}
+
+/** Why a ready step waits for a person: riskier than approved, unseen arguments, or a changed tool definition. */
+export interface Hold {
+  stepId: string;
+  why: 'risk' | 'confirm' | 'changed';
+  /** For `confirm`: the arguments as they would be sent. */
+  args?: Json;
 }
 
 /** Runtime of one step. */
@@ -36,9 +48,10 @@ export interface DispatchState {
   amending: boolean;
   /** The highest risk a person approved (or auto-approval allowed); riskier steps wait. */
   approvedRisk: RiskLevel;
-  /** Steps waiting for approval of their risk, and those the person was already told about. */
-  awaitingApproval: string[];
+  /** Steps waiting for a person, those the person was already told about, and those whose arguments they confirmed. */
+  holds: Hold[];
   announced: string[];
+  confirmed: string[];
   breakpoints: string[];
   outcome: 'completed' | 'failed' | 'stopped' | null;
   plan: Plan;
@@ -60,13 +73,14 @@ export type DispatchEvent =
   | { type: 'amendStarted' }
   | { type: 'amendEnded' }
   | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy> }
-  | { type: 'riskApproved'; risk: RiskLevel };
+  | { type: 'holdsApproved'; risk: RiskLevel }
+  | { type: 'definitionChanged'; stepId: string; attempt: number };
 
 export type DispatchEffect =
   | { type: 'startStep'; step: Step; attempt: number; args: Json; timeoutMs: number }
   | { type: 'abortStep'; stepId: string; attempt: number }
   | { type: 'stepChanged'; stepId: string; attempt: number; status: StepStatus; detail: string; output?: Json; error?: StepError }
-  | { type: 'held'; reason: 'breakpoint' | 'approval'; stepIds: string[] }
+  | { type: 'held'; reason: 'breakpoint' | 'approval'; stepIds: string[]; holds?: Hold[] }
   | { type: 'finished'; outcome: 'completed' | 'failed' | 'stopped' };
 
 export interface Transition {
@@ -84,7 +98,7 @@ export function createDispatchState(
   for (const s of plan.steps) steps[s.id] = { status: 'pending', attempt: 0 };
   return {
     phase: 'running', pausedBy: null, heldAt: null, amending: false, approvedRisk: options.approvedRisk ?? 'high',
-    awaitingApproval: [], announced: [], breakpoints: options.breakpoints ?? [], outcome: null, plan, policies, steps,
+    holds: [], announced: [], confirmed: [], breakpoints: options.breakpoints ?? [], outcome: null, plan, policies, steps,
     haltedBy: null, maxParallel: options.maxParallel, maxAttempts: options.maxAttempts,
   };
 }
@@ -127,9 +141,19 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       return schedule(state, effects);
     case 'planRevised':
       return schedule(revise(state, event.plan, event.policies), effects);
-    case 'riskApproved':
-      Object.assign(state, { approvedRisk: event.risk, awaitingApproval: [], announced: [] });
+    case 'holdsApproved': {
+      const confirmed = state.holds.filter((h) => h.why === 'confirm').map((h) => h.stepId);
+      Object.assign(state, { approvedRisk: event.risk, holds: [], announced: [], confirmed: [...state.confirmed, ...confirmed] });
       return schedule(state, effects);
+    }
+    case 'definitionChanged': {
+      // The call was never sent: the step goes back to waiting, now for a person to approve the new definition.
+      const rt = state.steps[event.stepId];
+      if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
+      state.steps[event.stepId] = { status: 'pending', attempt: rt.attempt - 1 };
+      state.holds.push({ stepId: event.stepId, why: 'changed' });
+      return schedule(state, effects);
+    }
     case 'stepSucceeded': {
       const rt = state.steps[event.stepId];
       if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
@@ -158,7 +182,7 @@ function revise(state: DispatchState, plan: Plan, policies: Record<string, StepP
     steps[s.id] = old && old.status !== 'pending' ? old : { status: 'pending', attempt: old?.attempt ?? 0 };
   }
   return {
-    ...state, plan, policies, steps, amending: false, awaitingApproval: [], announced: [],
+    ...state, plan, policies, steps, amending: false, holds: state.holds.filter((h) => h.why === 'changed' && steps[h.stepId]?.status === 'pending'), announced: [],
     breakpoints: state.breakpoints.filter((id) => steps[id]?.status === 'pending'),
   };
 }

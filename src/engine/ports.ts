@@ -188,8 +188,28 @@ export interface RunStore {
   listRevisions(runId: string): Promise<StoredRevision[]>;
   /** Decisions on a run, oldest first. */
   listDecisions(runId: string): Promise<StoredDecision[]>;
+  /** Pins tool definitions for a run (replacing a tool's earlier pin). */
+  pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void>;
+  listPins(runId: string): Promise<PinnedTool[]>;
+  /** Takes tokens from the run's and the person's daily budget, both or neither; says which budget refused. */
+  reserveTokens(runId: string, actor: Actor, tokens: number, caps: TokenBudgets, day: string): Promise<'ok' | 'run' | 'user'>;
+  /** Corrects both counters by the difference between reserved and real usage. */
+  adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void>;
   /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
+}
+
+/** A tool definition as approved: compared before each step of the run. */
+export interface PinnedTool {
+  tool: string;
+  fingerprint: string;
+  definition: Json;
+}
+
+/** Token budgets: per run, and per person per day (UTC). */
+export interface TokenBudgets {
+  perRun: number;
+  perUserPerDay: number;
 }
 
 /** One immutable plan revision. */

@@ -69,7 +69,7 @@ export async function approve(ctx: StewardContext, run: StoredRun, d: InboundDec
   await notice(ctx, run.conversation, run.id, 'info', `Approved by ${who(d.actor)}; running ${run.plan.steps.length} steps.`);
   await announceStatus(ctx, run, 'running');
   const driver = ctx.drivers.get(run.id);
-  if (driver) driver.send({ type: 'riskApproved', risk: v.value.risk });
+  if (driver) driver.send({ type: 'holdsApproved', risk: v.value.risk });
   else startDriver(ctx, { ...run, approvedRisk: v.value.risk }, v.value);
   return null;
 }

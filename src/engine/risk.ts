@@ -20,6 +20,17 @@ export function isIdempotent(tool: ToolInfo): boolean {
   return tool.policy.idempotent ?? (tool.annotations.readOnlyHint === true || tool.annotations.idempotentHint === true);
 }
 
+/**
+ * Whether values flowing into this tool from earlier outputs need a person's eyes: destructive or open-world
+ * tools (absent annotations count as both, per the spec), or tools the config marks sensitive.
+ */
+export function guardsDataFlow(tool: ToolInfo): boolean {
+  if (tool.policy.sensitive !== undefined) return tool.policy.sensitive;
+  const a = tool.annotations;
+  const destructive = a.readOnlyHint !== true && a.destructiveHint !== false;
+  return destructive || a.openWorldHint !== false;
+}
+
 /** The highest of several risks (low when there are none). */
 export function maxRisk(levels: Iterable<RiskLevel>): RiskLevel {
   let top: RiskLevel = 'low';

@@ -4,7 +4,7 @@
  */
 import type { Plan } from './plan-schema.ts';
 import type { Conversation, LlmClient, LlmResponse, ModelRole, Notifier, RunStore, StoredRun, ToolRunner } from './ports.ts';
-import { isIdempotent, toolRisk } from './risk.ts';
+import { guardsDataFlow, isIdempotent, toolRisk } from './risk.ts';
 import type { RunDriver } from './run-driver.ts';
 import type { StepPolicy } from './dispatch.ts';
 import { DEFAULT_STEP_TIMEOUT_MS } from './dispatch-schedule.ts';
@@ -83,7 +83,13 @@ export function policiesFor(ctx: StewardContext, plan: Plan): Record<string, Ste
   const out: Record<string, StepPolicy> = {};
   for (const s of plan.steps) {
     const tool = s.kind === 'tool' ? tools.get(s.tool) : undefined;
-    out[s.id] = { idempotent: tool ? isIdempotent(tool) : false, timeoutMs: tool?.policy.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS, risk: tool ? toolRisk(tool) : 'low' };
+    out[s.id] = {
+      idempotent: tool ? isIdempotent(tool) : false,
+      timeoutMs: tool?.policy.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      risk: tool ? toolRisk(tool) : 'low',
+      guardRefs: tool ? guardsDataFlow(tool) : false,
+      trustedRefFields: tool?.policy.trustedRefFields ?? [],
+    };
   }
   return out;
 }

@@ -34,7 +34,18 @@ export interface ToolInfo {
     risk?: RiskLevel;
     idempotent?: boolean;
     timeoutMs: number;
+    /** Treat as risky for data flow even if annotations say otherwise. */
+    sensitive?: boolean;
+    /** Argument fields that may take a value from an earlier step without a second confirmation. */
+    trustedRefFields?: string[];
   };
+  /**
+   * SHA-256 over the tool's full definition (name, title, description, input and output schemas, annotations)
+   * and the server's reported name and version: pinned at approval, compared before each step.
+   */
+  fingerprint: string;
+  /** The definition that was hashed, kept to show what changed. */
+  definition: Json;
 }
 
 /** Result of an MCP tool call, as the protocol returns it (content blocks, optional structured content). */

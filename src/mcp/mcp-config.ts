@@ -15,6 +15,8 @@ export interface ToolOverride {
   timeoutMs?: number;
   maxTotalTimeoutMs?: number;
   idempotent?: boolean;
+  sensitive?: boolean;
+  trustedRefFields?: string[];
 }
 
 /** How to reach a server: a child process over stdio, or a Streamable HTTP endpoint. */
@@ -58,6 +60,8 @@ const toolOverrideSchema = z.strictObject({
   timeoutMs: msSchema.optional(),
   maxTotalTimeoutMs: msSchema.optional(),
   idempotent: z.boolean().optional(),
+  sensitive: z.boolean().optional(),
+  trustedRefFields: z.array(z.string().min(1)).optional(),
 });
 
 const serverSchema = z

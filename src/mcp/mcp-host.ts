@@ -69,7 +69,7 @@ export class McpHost implements ToolRunner {
     const tools: ToolInfo[] = [];
     for (const conn of this.connections.values()) {
       if (conn.goneReason !== undefined) continue;
-      for (const tool of conn.tools) tools.push(toToolInfo(conn.config, tool));
+      for (const tool of conn.tools) tools.push(toToolInfo(conn.config, tool, conn.serverInfo()));
     }
     return tools;
   }

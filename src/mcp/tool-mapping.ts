@@ -1,6 +1,7 @@
 /**
  * Maps MCP protocol shapes (tool definitions, call results) to the engine's `ToolInfo` and `ToolOutput`.
  */
+import { createHash } from 'node:crypto';
 import type { CallToolResult, CompatibilityCallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Json, ToolInfo, ToolOutput } from '../engine/types.ts';
 import type { McpServerConfig } from './mcp-config.ts';
@@ -13,7 +14,7 @@ export function qualifiedName(server: string, tool: string): string {
 }
 
 /** A tool as the engine sees it, with the tool's override winning over the server's, and both over defaults. */
-export function toToolInfo(server: McpServerConfig, tool: Tool): ToolInfo {
+export function toToolInfo(server: McpServerConfig, tool: Tool, serverInfo?: { name: string; version: string }): ToolInfo {
   const override = server.tools[tool.name] ?? {};
   const annotations: ToolInfo['annotations'] = {};
   for (const hint of HINTS) {
@@ -34,8 +35,34 @@ export function toToolInfo(server: McpServerConfig, tool: Tool): ToolInfo {
       ...(risk ? { risk } : {}),
       ...(idempotent !== undefined ? { idempotent } : {}),
       timeoutMs: override.timeoutMs ?? server.timeoutMs,
+      ...(override.sensitive !== undefined ? { sensitive: override.sensitive } : {}),
+      ...(override.trustedRefFields ? { trustedRefFields: override.trustedRefFields } : {}),
     },
+    ...fingerprintOf(tool, serverInfo),
   };
+}
+
+/** The definition that approval pins, and its SHA-256 over canonical JSON (key order does not count). */
+export function fingerprintOf(tool: Tool, serverInfo?: { name: string; version: string }): { fingerprint: string; definition: Json } {
+  const definition = {
+    name: tool.name,
+    title: tool.title ?? null,
+    description: tool.description ?? null,
+    inputSchema: tool.inputSchema,
+    outputSchema: tool.outputSchema ?? null,
+    annotations: tool.annotations ?? null,
+    server: serverInfo ?? null,
+  } as unknown as Json;
+  return { fingerprint: createHash('sha256').update(canonicalJson(definition)).digest('hex'), definition };
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
 }
 
 /** The hard cap for a call that keeps reporting progress, tool override first. */

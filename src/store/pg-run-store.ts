@@ -6,10 +6,11 @@ import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { Plan } from '../engine/plan-schema.ts';
 import type { ReviewPreference } from '../engine/channel.ts';
-import type { Conversation, RunStore, StoredRun, StoredStepAttempt } from '../engine/ports.ts';
+import type { Conversation, PinnedTool, RunStore, StoredRun, StoredStepAttempt, TokenBudgets } from '../engine/ports.ts';
 import type { Actor, RiskLevel, RunStatus } from '../engine/types.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
+import * as safety from './run-safety.ts';
 import * as steering from './run-steering.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -297,6 +298,22 @@ export class PgRunStore implements RunStore {
 
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>> {
     return withStoreErrors('countInterventions', () => steering.countInterventions(this.db, actor, tools));
+  }
+
+  pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void> {
+    return withStoreErrors('pinTools', () => safety.pinTools(this.db, runId, pins, at));
+  }
+
+  listPins(runId: string): Promise<PinnedTool[]> {
+    return withStoreErrors('listPins', () => safety.listPins(this.db, runId));
+  }
+
+  reserveTokens(runId: string, actor: Actor, tokens: number, caps: TokenBudgets, day: string): Promise<'ok' | 'run' | 'user'> {
+    return withStoreErrors('reserveTokens', () => safety.reserveTokens(this.db, runId, actor, tokens, caps, day));
+  }
+
+  adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void> {
+    return withStoreErrors('adjustTokens', () => safety.adjustTokens(this.db, runId, actor, delta, day));
   }
 
   private selectRuns() {

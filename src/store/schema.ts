@@ -25,9 +25,30 @@ export interface RunsTable {
   amendment_rounds: Generated<number>;
   report: string | null;
   approved_risk: string | null;
+  tokens_used: Generated<number>;
   breakpoints: ColumnType<unknown, string | undefined, string>;
   created_at: Timestamp;
   updated_at: Timestamp;
+}
+
+/** A tool definition pinned when a run was approved. */
+export interface ToolPinsTable {
+  id: BigId;
+  run_id: string;
+  tool: string;
+  fingerprint: string;
+  definition: ColumnType<unknown, string, string>;
+  created_at: Timestamp;
+}
+
+/** Tokens a person used on one day (UTC), judged against the daily budget. */
+export interface UserDailyTokensTable {
+  id: BigId;
+  channel: string;
+  user_id: string;
+  day: ColumnType<Date | string, string, string>;
+  tokens: Generated<number>;
+  created_at: Timestamp;
 }
 
 /** A person's review preference, per platform user. */
@@ -110,4 +131,6 @@ export interface DatabaseSchema {
   llm_usage: LlmUsageTable;
   run_events: RunEventsTable;
   user_preferences: UserPreferencesTable;
+  tool_pins: ToolPinsTable;
+  user_daily_tokens: UserDailyTokensTable;
 }

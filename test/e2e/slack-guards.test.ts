@@ -62,6 +62,16 @@ describe('slack guards, end to end on postgres', () => {
     expect((await h.store.listStepAttempts(runId)).map((a) => a.stepId)).toEqual(['say']);
   });
 
+  it('a press naming a run that does not exist is answered privately where it was pressed', async () => {
+    h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({ planner: [echoPlan] }) });
+    const thread = await h.mention('say hi');
+    const card = h.card(thread);
+    expect(await h.press(card, 'approve', { user: 'U0BOB', value: '{"runId":"00000000-0000-4000-8000-000000000000","revision":0}' })).toBe(200);
+    const notice = h.slack.callsOf('chat.postEphemeral').at(-1)!;
+    expect(notice.args).toMatchObject({ user: 'U0BOB', channel: 'C0GENERAL', thread_ts: thread });
+    expect(allTexts(notice.args.blocks).join(' ')).toContain('That run does not exist.');
+  });
+
   it('requests with a bad or stale signature are refused with 401 and reach nothing', async () => {
     h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({}) });
     const body = eventEnvelope(createMention({ text: 'say hi' }, h.slack.botUserId), h.slack.botUserId);

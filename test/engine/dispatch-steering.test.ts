@@ -6,7 +6,7 @@ import { createPlan } from './fixtures.ts';
 
 function setup(steps: unknown[], opts: { approvedRisk?: RiskLevel; risk?: Record<string, RiskLevel>; breakpoints?: string[] } = {}) {
   const plan = createPlan(steps);
-  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: opts.risk?.[s.id] ?? ('low' as RiskLevel) }]));
+  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: opts.risk?.[s.id] ?? ('low' as RiskLevel), guardRefs: false, trustedRefFields: [] }]));
   return startDispatch(createDispatchState(plan, policies, { maxParallel: 4, maxAttempts: 1, approvedRisk: opts.approvedRisk ?? 'low', breakpoints: opts.breakpoints }));
 }
 const started = (effects: DispatchEffect[]) => effects.flatMap((e) => (e.type === 'startStep' ? [e.step.id] : []));
@@ -39,7 +39,7 @@ describe('dispatcher steering', () => {
     t = ok(t.state, 'a');
     expect(started(t.effects)).toEqual([]);
     const revised = createPlan([...chain.slice(0, 2), { id: 'c', tool: 't.x', dependsOn: ['b'], args: { text: 'changed' } }, { id: 'd', tool: 't.x', dependsOn: ['c'] }]);
-    const policies = Object.fromEntries(revised.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel }]));
+    const policies = Object.fromEntries(revised.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel, guardRefs: false, trustedRefFields: [] }]));
     t = dispatchTransition(t.state, { type: 'planRevised', plan: revised, policies });
     expect(t.state.steps.a!.status).toBe('succeeded');
     expect(started(t.effects)).toEqual(['b']);
@@ -58,11 +58,11 @@ describe('dispatcher steering', () => {
   it('a step riskier than what was approved waits (others go on) until its risk is approved', () => {
     let t = setup([{ id: 'read', tool: 't.x' }, { id: 'write', tool: 't.x' }], { approvedRisk: 'low', risk: { write: 'high' } });
     expect(started(t.effects)).toEqual(['read']);
-    expect(t.effects).toContainEqual({ type: 'held', reason: 'approval', stepIds: ['write'] });
+    expect(t.effects).toContainEqual({ type: 'held', reason: 'approval', stepIds: ['write'], holds: [{ stepId: 'write', why: 'risk' }] });
     t = ok(t.state, 'read');
     expect(t.effects.some((e) => e.type === 'finished')).toBe(false);
     expect(t.effects.some((e) => e.type === 'held')).toBe(false);
-    t = dispatchTransition(t.state, { type: 'riskApproved', risk: 'high' });
+    t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
     expect(started(t.effects)).toEqual(['write']);
   });
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../src/engine/dispatch.ts';
 import { createPlan } from './fixtures.ts';
 
-const policy = { idempotent: false, timeoutMs: 1000, risk: 'low' as const };
+const policy = { idempotent: false, timeoutMs: 1000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] };
 
 function setup(steps: unknown[], opts: { maxParallel?: number; idempotent?: boolean } = {}) {
   const plan = createPlan(steps);

@@ -13,6 +13,8 @@ export function createTool(name: string, overrides: Partial<ToolInfo> = {}): Too
     description: `the ${tool} tool`,
     inputSchema: { type: 'object', properties: { text: { type: 'string' } } },
     annotations: { readOnlyHint: true },
+    fingerprint: `fp-${name}`,
+    definition: { name },
     ...overrides,
     policy: { allowed: true, timeoutMs: 1000, ...overrides.policy },
   };

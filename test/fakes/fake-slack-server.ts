@@ -33,7 +33,10 @@ export interface FakeSlack {
   /** For `SLACK_API_URL`: ends with `/api/`. */
   apiUrl: string;
   botToken: string;
+  appToken: string;
   botUserId: string;
+  /** The WebSocket URL apps.connections.open hands out (Socket Mode); unset answers `socket_mode_not_enabled`. */
+  socketUrl: string | undefined;
   calls: SlackCall[];
   messages: Map<string, FakeMessage>;
   /** A fresh trigger id, as Slack puts in an interaction payload (valid 3 s, once). */
@@ -46,8 +49,9 @@ export interface FakeSlack {
 const BOT = { user_id: 'UBOT0001', bot_id: 'BBOT0001', team_id: 'T0000001', user: 'steward', team: 'Test Team' };
 
 /** Starts the fake on 127.0.0.1 at a free port. */
-export async function startFakeSlack(options: { botToken?: string } = {}): Promise<FakeSlack> {
+export async function startFakeSlack(options: { botToken?: string; appToken?: string } = {}): Promise<FakeSlack> {
   const botToken = options.botToken ?? 'xoxb-test-bot-token';
+  const appToken = options.appToken ?? 'xapp-1-test-app-token';
   const calls: SlackCall[] = [];
   const messages = new Map<string, FakeMessage>();
   const triggers = new Map<string, number>();
@@ -56,6 +60,7 @@ export async function startFakeSlack(options: { botToken?: string } = {}): Promi
 
   const methods: Record<string, (args: Record<string, unknown>) => Record<string, unknown>> = {
     'auth.test': () => ({ ok: true, url: 'https://test.slack.com/', ...BOT }),
+    'apps.connections.open': () => (fake.socketUrl ? { ok: true, url: fake.socketUrl } : { ok: false, error: 'socket_mode_not_enabled' }),
     'chat.postMessage': (args) => {
       const problem = messageProblem(args, 50);
       if (problem) return problem;
@@ -99,7 +104,8 @@ export async function startFakeSlack(options: { botToken?: string } = {}): Promi
     let response: Record<string, unknown>;
     if (req.method !== 'POST' || !method) response = { ok: false, error: 'unknown_method' };
     else if (!token) response = { ok: false, error: 'not_authed' };
-    else if (token !== botToken) response = { ok: false, error: 'invalid_auth' };
+    // Socket Mode's handshake takes the app-level token; every other method the bot token.
+    else if (token !== (method === 'apps.connections.open' ? appToken : botToken)) response = { ok: false, error: 'invalid_auth' };
     else response = methods[method]?.(args) ?? { ok: false, error: 'unknown_method' };
     calls.push({ method: method ?? req.url ?? '?', args, token, at: Date.now(), response });
     send(res, 200, response);
@@ -107,10 +113,12 @@ export async function startFakeSlack(options: { botToken?: string } = {}): Promi
 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
+  const fake: FakeSlack = {
     apiUrl: `http://127.0.0.1:${port}/api/`,
     botToken,
+    appToken,
     botUserId: BOT.user_id,
+    socketUrl: undefined,
     calls,
     messages,
     newTriggerId: () => {
@@ -125,6 +133,7 @@ export async function startFakeSlack(options: { botToken?: string } = {}): Promi
         server.close(() => resolve());
       }),
   };
+  return fake;
 }
 
 function messageProblem(args: Record<string, unknown>, maxBlocks: number): Record<string, unknown> | null {

@@ -1,0 +1,52 @@
+/**
+ * The ids Steward gives its Slack buttons and modal, and the value each button carries: the run and the
+ * revision of the card it sits on, so a press on an old card is recognised by the engine as stale.
+ */
+import type { DecisionAction } from '../../engine/types.ts';
+
+/** Prefix of every Steward action id; Bolt routes `/^steward\./` to the channel. */
+export const ACTION_PREFIX = 'steward.';
+/** Action id of "Ask me first next time" (sets the presser's review preference to `all`). */
+export const ASK_FIRST_ACTION = 'steward.ask-first';
+/** Callback id of the amendment modal. */
+export const AMEND_VIEW = 'steward.amend';
+/** Block and element ids of the amendment modal's text box. */
+export const AMEND_INPUT = { block: 'amend', element: 'text' } as const;
+
+const DECISIONS: readonly DecisionAction[] = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'];
+
+/** The run and revision a button or modal belongs to. */
+export interface CardRef {
+  runId: string;
+  revision: number;
+}
+
+/** The action id of a decision button. */
+export function decisionActionId(action: DecisionAction): string {
+  return `${ACTION_PREFIX}${action}`;
+}
+
+/** The decision named by an action id, or null for anything else (e.g. "ask me first"). */
+export function decisionFromActionId(actionId: string): DecisionAction | null {
+  const name = actionId.startsWith(ACTION_PREFIX) ? actionId.slice(ACTION_PREFIX.length) : '';
+  return DECISIONS.find((d) => d === name) ?? null;
+}
+
+/** The value a button (or the modal's private_metadata) carries. */
+export function encodeCardRef(ref: CardRef): string {
+  return JSON.stringify({ runId: ref.runId, revision: ref.revision });
+}
+
+/** Reads a button value back; null when it is not one of ours (never throws on foreign input). */
+export function decodeCardRef(value: string | undefined): CardRef | null {
+  if (!value) return null;
+  try {
+    const parsed = JSON.parse(value) as unknown;
+    if (!parsed || typeof parsed !== 'object') return null;
+    const { runId, revision } = parsed as Record<string, unknown>;
+    if (typeof runId !== 'string' || !runId || typeof revision !== 'number' || !Number.isInteger(revision)) return null;
+    return { runId, revision };
+  } catch {
+    return null;
+  }
+}

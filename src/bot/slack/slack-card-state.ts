@@ -1,0 +1,94 @@
+/**
+ * The live state of one run's card in Slack (pure): the plan card the engine sent, folded with the progress
+ * updates, status changes and report that followed. The renderer turns it into Block Kit.
+ */
+import type { PlanCard, ProgressUpdate, Report, RunStatusChange } from '../../engine/messages.ts';
+import { TERMINAL_STATUSES, type DecisionAction, type RunStatus, type StepStatus } from '../../engine/types.ts';
+
+/** What the card shows about one step. */
+export interface LiveStep {
+  status: StepStatus;
+  detail: string;
+}
+
+/** A run's card as it should look now. Times are epoch milliseconds. */
+export interface LiveCard {
+  card: PlanCard;
+  status: RunStatus;
+  actions: DecisionAction[];
+  steps: Record<string, LiveStep>;
+  finished: number;
+  total: number;
+  /** When the run started running (null while it waits for review). */
+  startedAt: number | null;
+  endedAt: number | null;
+  /** The plan started without review (low risk, or the requester's preference), so the card offers "ask me first". */
+  autoStarted: boolean;
+}
+
+/** A fresh live card for a plan card (a new run, or a new revision of one). */
+export function createLiveCard(card: PlanCard, now: number): LiveCard {
+  const status: RunStatus = card.needsReview ? 'awaiting_review' : card.actions.includes('resume') ? 'paused' : 'running';
+  const steps: Record<string, LiveStep> = {};
+  for (const s of card.steps) steps[s.id] = { status: 'pending', detail: '' };
+  return {
+    card,
+    status,
+    actions: card.actions,
+    steps,
+    finished: 0,
+    total: card.steps.length,
+    startedAt: card.needsReview ? null : now,
+    endedAt: null,
+    autoStarted: !card.needsReview,
+  };
+}
+
+/**
+ * The card for a new revision of a run it already shows. At review nothing has run, so it starts afresh; while
+ * running, steps that keep their id keep what they did (the engine only lets unstarted steps change).
+ */
+export function withNewRevision(previous: LiveCard, card: PlanCard, now: number): LiveCard {
+  const next = createLiveCard(card, now);
+  if (card.needsReview || previous.startedAt === null) return next;
+  const steps: Record<string, LiveStep> = {};
+  for (const [id, step] of Object.entries(next.steps)) steps[id] = previous.steps[id] ?? step;
+  const finished = Object.values(steps).filter((s) => s.status !== 'pending' && s.status !== 'running').length;
+  return { ...next, steps, finished, startedAt: previous.startedAt, autoStarted: previous.autoStarted };
+}
+
+/** Whether the run behind the card has ended, so its buttons are gone and replies are no longer for it. */
+export function isFinished(live: LiveCard): boolean {
+  return TERMINAL_STATUSES.includes(live.status);
+}
+
+/** The card after a step started or ended. */
+export function withProgress(live: LiveCard, update: ProgressUpdate, now: number): LiveCard {
+  if (isFinished(live)) return live;
+  return {
+    ...live,
+    steps: { ...live.steps, [update.stepId]: { status: update.status, detail: update.detail } },
+    finished: update.finished,
+    total: update.total,
+    startedAt: live.startedAt ?? now,
+  };
+}
+
+/** The card after the run changed status (its valid buttons come with the change). */
+export function withRunStatus(live: LiveCard, change: RunStatusChange, now: number): LiveCard {
+  if (isFinished(live)) return live;
+  const ended = TERMINAL_STATUSES.includes(change.status);
+  const running = change.status === 'running' || change.status === 'paused' || change.status === 'stopping';
+  return {
+    ...live,
+    status: change.status,
+    actions: ended ? [] : change.actions,
+    startedAt: live.startedAt ?? (running ? now : null),
+    endedAt: ended ? now : null,
+  };
+}
+
+/** The card once the run's report is written: final status, no buttons. */
+export function withReport(live: LiveCard, report: Report, now: number): LiveCard {
+  return { ...live, status: report.status, actions: [], endedAt: live.endedAt ?? now };
+}

@@ -1,0 +1,130 @@
+/**
+ * The Slack channel: a mention starts a request in its thread, the plan card is one message per run kept up to
+ * date in place, buttons and the amendment modal become decisions, and replies go in the thread.
+ */
+import type { ChannelAdapter, InboundHandler } from '../../engine/channel.ts';
+import type { OutboundMessage } from '../../engine/messages.ts';
+import type { Conversation } from '../../engine/ports.ts';
+import type { Actor } from '../../engine/types.ts';
+import { createSlackApp, type SlackApp, type SlackSettings } from './slack-app.ts';
+import { withProgress, withReport, withRunStatus } from './slack-card-state.ts';
+import { fromConversation } from './slack-inbound.ts';
+import { registerListeners, type SeenAt } from './slack-listeners.ts';
+import { LiveCards } from './slack-live-cards.ts';
+import type { SlackMessage } from './slack-render.ts';
+import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
+import { safeMrkdwn } from './slack-text.ts';
+
+/** Slack settings plus the log, and the card update pace (Slack's chat.update allows about one a second per card). */
+export interface SlackChannelOptions extends SlackSettings {
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  minUpdateIntervalMs?: number;
+  now?: () => number;
+}
+
+/** A channel adapter over a Bolt app (Socket Mode or HTTP). */
+export class SlackChannel implements ChannelAdapter {
+  readonly name = 'slack';
+  /** The HTTP port once started in HTTP mode. */
+  port: number | undefined;
+  private readonly slack: SlackApp;
+  private readonly cards: LiveCards;
+  private readonly pending = new Set<Promise<void>>();
+  private readonly lastSeen = new Map<string, SeenAt>();
+  private started = false;
+
+  constructor(private readonly options: SlackChannelOptions) {
+    this.slack = createSlackApp(options, options.log);
+    const client = this.slack.app.client;
+    this.cards = new LiveCards(
+      {
+        post: async (channel, threadTs, message) => (await this.post(channel, threadTs, message)) ?? '',
+        update: async (channel, ts, message) => {
+          await client.chat.update({ channel, ts, ...message });
+        },
+      },
+      { minIntervalMs: options.minUpdateIntervalMs ?? 1_000, now: options.now ?? Date.now, log: (m) => options.log('warn', m) },
+    );
+  }
+
+  /** Socket Mode or HTTP, as configured. */
+  get mode(): 'socket' | 'http' {
+    return this.slack.mode;
+  }
+
+  async start(handler: InboundHandler): Promise<void> {
+    registerListeners(this.slack.app, {
+      handler,
+      track: (work) => this.track(work),
+      hasActiveCard: (channel, threadTs) => this.cards.hasActiveCard(channel, threadTs),
+      summaryOf: (runId) => this.cards.summaryOf(runId),
+      seen: (actor, at) => this.lastSeen.set(actor.id, at),
+      ephemeral: (at, user, text) => this.ephemeral(at, user, { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(text, 2_900) } }] }),
+    });
+    this.port = await this.slack.start();
+    this.started = true;
+  }
+
+  async stop(): Promise<void> {
+    if (this.started) await this.slack.stop();
+    this.started = false;
+    await this.settled();
+    await this.cards.flushAll();
+  }
+
+  /** Resolves once every engine call started by a Slack payload so far has returned. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  async send(conversation: Conversation, message: OutboundMessage): Promise<void> {
+    const where = fromConversation(conversation);
+    switch (message.kind) {
+      case 'plan':
+        if (where) await this.cards.show(where.channel, where.threadTs, message);
+        return;
+      case 'progress':
+        return this.cards.change(message.runId, (live, now) => withProgress(live, message, now));
+      case 'runStatus':
+        return this.cards.change(message.runId, (live, now) => withRunStatus(live, message, now));
+      case 'report':
+        // The card shows its final state before the report appears under it.
+        this.cards.change(message.runId, (live, now) => withReport(live, message, now));
+        await this.cards.settled(message.runId);
+        if (where) await this.post(where.channel, where.threadTs, renderReport(message));
+        return;
+      case 'breakpoint':
+        if (where) await this.post(where.channel, where.threadTs, renderBreakpoint(message));
+        return;
+      case 'answer':
+        if (where) await this.post(where.channel, where.threadTs, renderAnswer(message));
+        return;
+      case 'notice':
+        if (message.to) return this.ephemeralTo(message.to, where, renderNotice(message));
+        if (where) await this.post(where.channel, where.threadTs, renderNotice(message));
+        return;
+    }
+  }
+
+  private async ephemeralTo(actor: Actor, where: { channel: string; threadTs: string } | null, message: SlackMessage): Promise<void> {
+    const at = where ?? this.lastSeen.get(actor.id);
+    if (!at || actor.channel !== 'slack') return this.options.log('warn', `slack: nowhere to show a private notice to ${actor.id}`);
+    await this.ephemeral(at, actor.id, message);
+  }
+
+  private async ephemeral(at: SeenAt, user: string, message: SlackMessage): Promise<void> {
+    await this.slack.app.client.chat.postEphemeral({ channel: at.channel, user, ...(at.threadTs ? { thread_ts: at.threadTs } : {}), ...message });
+  }
+
+  private async post(channel: string, threadTs: string, message: SlackMessage): Promise<string | undefined> {
+    const res = await this.slack.app.client.chat.postMessage({ channel, thread_ts: threadTs, unfurl_links: false, unfurl_media: false, ...message });
+    return res.ts;
+  }
+
+  private track(work: Promise<void>): void {
+    const p: Promise<void> = work
+      .catch((err: unknown) => this.options.log('error', `slack: ${(err as Error).message}`))
+      .finally(() => this.pending.delete(p));
+    this.pending.add(p);
+  }
+}

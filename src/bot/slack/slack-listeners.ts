@@ -1,0 +1,76 @@
+/**
+ * Bolt listeners: each Slack payload becomes one engine call. Button presses and modal submissions are
+ * acknowledged first (Slack allows 3 s); the engine's work runs after the ack and is tracked, not awaited.
+ */
+import type { App } from '@slack/bolt';
+import type { InboundHandler } from '../../engine/channel.ts';
+import type { Actor } from '../../engine/types.ts';
+import { ACTION_PREFIX, AMEND_INPUT, AMEND_VIEW, ASK_FIRST_ACTION, decisionFromActionId, decodeCardRef } from './slack-actions.ts';
+import { fromMention, fromThreadReply, toActor, type SlackMessageEvent } from './slack-inbound.ts';
+import { renderAmendModal } from './slack-thread-render.ts';
+
+/** Where a person last pressed something: the only place an ephemeral reply can go when a notice has no thread. */
+export interface SeenAt {
+  channel: string;
+  threadTs?: string;
+}
+
+/** What the listeners need from the channel. */
+export interface ListenerDeps {
+  handler: InboundHandler;
+  /** Runs engine work after the ack; errors are logged. */
+  track(work: Promise<void>): void;
+  hasActiveCard(channel: string, threadTs: string): boolean;
+  summaryOf(runId: string): string;
+  seen(actor: Actor, at: SeenAt): void;
+  ephemeral(at: SeenAt, userId: string, text: string): Promise<void>;
+}
+
+/** Registers every listener Steward needs on the Bolt app. */
+export function registerListeners(app: App, deps: ListenerDeps): void {
+  const { handler, track } = deps;
+
+  app.event('app_mention', async ({ event, context }) => {
+    const message = fromMention(event as SlackMessageEvent, context.botUserId);
+    if (message) track(handler.message(message));
+  });
+
+  // Plain replies go to the engine only inside a thread that holds a live card; other chatter is not for Steward.
+  app.message(async ({ message, context }) => {
+    const reply = fromThreadReply(message as SlackMessageEvent, context.botUserId);
+    const m = message as SlackMessageEvent;
+    if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts)) track(handler.message(reply));
+  });
+
+  app.action({ type: 'block_actions', action_id: new RegExp(`^${ACTION_PREFIX.replace('.', '\\.')}`) }, async ({ ack, body, action, client }) => {
+    await ack();
+    if (action.type !== 'button') return;
+    const ref = decodeCardRef(action.value);
+    if (!ref) return;
+    const actor = toActor(body.user);
+    const at: SeenAt = { channel: body.channel?.id ?? body.container?.channel_id ?? '', threadTs: body.message?.thread_ts ?? body.message?.ts };
+    if (at.channel) deps.seen(actor, at);
+    if (action.action_id === ASK_FIRST_ACTION) {
+      track(handler.setReviewPreference(actor, 'all').then(() => deps.ephemeral(at, actor.id, 'Noted: from now on I will show you every plan and wait for your approval before running it.')));
+      return;
+    }
+    const decision = decisionFromActionId(action.action_id);
+    if (decision === 'amend') {
+      // trigger_id lives 3 s: open the modal at once, and only for someone who may decide. Anyone else's press
+      // still goes to the engine, which refuses it, tells them privately and records it.
+      track((async () => {
+        if (!(await handler.canDecide(ref.runId, actor))) return handler.decision({ ...ref, action: 'amend', actor });
+        await client.views.open({ trigger_id: body.trigger_id, view: renderAmendModal(ref, deps.summaryOf(ref.runId)) });
+      })());
+    } else if (decision) {
+      track(handler.decision({ ...ref, action: decision, actor }));
+    }
+  });
+
+  app.view(AMEND_VIEW, async ({ ack, body, view }) => {
+    await ack();
+    const ref = decodeCardRef(view.private_metadata);
+    const text = view.state.values[AMEND_INPUT.block]?.[AMEND_INPUT.element]?.value ?? '';
+    if (ref) track(handler.decision({ ...ref, action: 'amend', actor: toActor(body.user), text }));
+  });
+}

@@ -1,0 +1,134 @@
+/**
+ * Renders a run's live card as Block Kit (pure). Whatever the plan's size, the card stays inside Slack's limits:
+ * at most 16 blocks, sections under 3,000 characters, about 11,000 characters in all; long plans are shortened
+ * with a note, never rejected.
+ */
+import type { types } from '@slack/bolt';
+import type { PlanCardStep } from '../../engine/messages.ts';
+import type { RunStatus } from '../../engine/types.ts';
+import { planButtons } from './slack-buttons.ts';
+import { isFinished, type LiveCard } from './slack-card-state.ts';
+import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
+
+/** A message body for chat.postMessage / chat.update. */
+export interface SlackMessage {
+  text: string;
+  blocks: types.KnownBlock[];
+}
+
+/** Character budget of all step lines together; the rest of the card stays under about 3,500. */
+export const STEPS_BUDGET = 7_000;
+const SECTION_MAX = 2_900;
+const LINE_MAX = 600;
+const LINE_MIN = 90;
+
+const TITLES: Record<RunStatus, string> = {
+  planning: '📝 Re-planning…',
+  awaiting_review: '📋 Plan waiting for review',
+  running: '▶️ Running',
+  paused: '⏸️ Paused',
+  stopping: '⏹️ Stopping…',
+  completed: '✅ Completed',
+  failed: '❌ Failed',
+  cancelled: '🚫 Cancelled',
+  stopped: '⏹️ Stopped',
+};
+
+const ICONS: Record<string, string> = {
+  pending: '⚪', running: '⏳', succeeded: '✅', failed: '❌', skipped: '⏭️', cancelled: '⏹️',
+};
+
+/** The card for a run as it is now; `now` (epoch ms) only feeds the elapsed time. */
+export function renderCard(live: LiveCard, now: number): SlackMessage {
+  const { card } = live;
+  const title = `${TITLES[live.status]} · revision ${card.revision}`;
+  const blocks: types.KnownBlock[] = [
+    { type: 'header', text: { type: 'plain_text', text: cutText(title, 150), emoji: true } },
+    { type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.summary || '(no summary)', 1_000), verbatim: true } },
+    { type: 'context', elements: [{ type: 'mrkdwn', text: statusLine(live, now) }] },
+    { type: 'divider' },
+    ...stepSections(live).map((text): types.KnownBlock => ({ type: 'section', text: { type: 'mrkdwn', text, verbatim: true } })),
+  ];
+  const layers = card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join('  |  ');
+  if (layers) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Layers ${safeMrkdwn(layers, 600)}`, verbatim: true }] });
+  if (card.risks.length > 0) {
+    const risks = safeMrkdwn(card.risks.map((r) => `• ${r}`).join('\n'), 1_000);
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*Risks*\n${risks}`, verbatim: true } });
+  }
+  blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footnote(live) }] });
+  const buttons = planButtons(live);
+  if (buttons.length > 0) blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
+  return { text: safeMrkdwn(`${TITLES[live.status]}: ${card.summary}`, 300), blocks };
+}
+
+function statusLine(live: LiveCard, now: number): string {
+  const parts = [`Risk *${live.card.risk.toUpperCase()}*`, `Requested by ${mentionUser(live.card.requester.id)}`];
+  if (live.status !== 'awaiting_review' && live.status !== 'planning') parts.push(`Step ${live.finished}/${live.total}`);
+  if (live.startedAt !== null) parts.push(`⏱️ ${formatDuration((live.endedAt ?? now) - live.startedAt)}`);
+  const counts = countByStatus(live);
+  if (counts) parts.push(counts);
+  return parts.join(' · ');
+}
+
+function countByStatus(live: LiveCard): string {
+  const counts = new Map<string, number>();
+  for (const s of Object.values(live.steps)) if (s.status !== 'pending') counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+  return [...counts].map(([status, n]) => `${ICONS[status] ?? '?'} ${n}`).join(' ');
+}
+
+function footnote(live: LiveCard): string {
+  if (isFinished(live)) return live.autoStarted ? 'This plan started without review.' : 'This run has ended.';
+  if (live.status === 'awaiting_review') {
+    const amend = live.actions.includes('amend') ? `${live.card.amendmentsLeft} amendment(s) left.` : 'No amendments left.';
+    return `Only ${mentionUser(live.card.requester.id)} or an approver can decide. ${amend} You can also reply in this thread.`;
+  }
+  if (live.autoStarted) return `${live.card.risk === 'low' ? 'Low risk: started' : 'Started'} at once, without review. Reply in this thread to ask how it is going or to change the remaining steps.`;
+  return 'Reply in this thread to ask how it is going or to change the remaining steps.';
+}
+
+/** Step lines packed into sections; shortened (then counted in a note) so the whole stays within budget. */
+export function stepSections(live: LiveCard): string[] {
+  const steps = live.card.steps;
+  // Room for the note about steps left out, and a few characters of slack per line (icons, separators).
+  const cap = Math.max(LINE_MIN, Math.min(LINE_MAX, Math.floor((STEPS_BUDGET - 100) / Math.max(1, steps.length)) - 4));
+  const lines: string[] = [];
+  let used = 0;
+  for (const [i, step] of steps.entries()) {
+    const line = stepLine(step, live, cap);
+    if (used + line.length + 1 > STEPS_BUDGET - 100) {
+      lines.push(`_…and ${steps.length - i} more step(s), not shown to keep this card within Slack's limits._`);
+      break;
+    }
+    lines.push(line);
+    used += line.length + 1;
+  }
+  const sections: string[] = [];
+  let current = '';
+  for (const line of lines) {
+    if (current && current.length + 1 + line.length > SECTION_MAX) {
+      sections.push(current);
+      current = '';
+    }
+    current = current ? `${current}\n${line}` : line;
+  }
+  if (current) sections.push(current);
+  return sections.length > 0 ? sections : ['_(no steps)_'];
+}
+
+function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
+  const state = live.steps[step.id];
+  const icon = ICONS[state?.status ?? 'pending'] ?? '⚪';
+  // The fixed head shrinks with the per-line cap, so a 60-step plan still shows every step.
+  let line = `${icon} *${step.number}.* ${codeSpan(step.id, Math.min(40, cap / 4))} ${codeSpan(step.target, Math.min(60, cap / 3))}`;
+  const extras: string[] = [];
+  if (step.dependsOn.length > 0) extras.push(`after ${step.dependsOn.join(', ')}`);
+  if (step.optional) extras.push('optional');
+  if (step.risk !== 'low') extras.push(`risk ${step.risk}`);
+  if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
+  const room = cap - line.length;
+  if (step.argsPreview && room > 20) line += ` ${codeSpan(step.argsPreview, Math.floor(room * 0.5))}`;
+  const text = state?.detail && state.status !== 'pending' && state.status !== 'succeeded' ? `${state.status}: ${state.detail}` : step.description;
+  const left = cap - line.length - 3;
+  if (text && left > 15) line += ` — ${safeMrkdwn(text.replace(/\s+/g, ' '), left)}`;
+  return line;
+}

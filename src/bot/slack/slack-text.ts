@@ -1,0 +1,52 @@
+/**
+ * Text helpers for Slack's mrkdwn (pure). Everything that came from a model, a tool or a person goes through
+ * `escapeMrkdwn`, so `<!channel>` or `<@U123>` in a tool's output shows as text and pings nobody.
+ */
+
+/** Escapes the three characters Slack gives meaning to in message text: `&`, `<` and `>`. */
+export function escapeMrkdwn(text: string): string {
+  return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/**
+ * Cuts text to at most `max` characters (counted before escaping), ending with a short note.
+ * Cuts never split a UTF-16 surrogate pair, so an emoji is never broken in half.
+ */
+export function cutText(text: string, max: number, note = '…'): string {
+  if (text.length <= max) return text;
+  let end = Math.max(0, Math.floor(max) - note.length);
+  const code = text.charCodeAt(end - 1);
+  if (code >= 0xd800 && code <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}${note}`;
+}
+
+/** Escaped, length-capped mrkdwn; the cap applies to the escaped text, which is what Slack counts. */
+export function safeMrkdwn(text: string, max: number): string {
+  let limit = max;
+  for (;;) {
+    const escaped = escapeMrkdwn(cutText(text, limit));
+    if (escaped.length <= max || limit <= 1) return escaped;
+    // Escaping only lengthens text: shrink the raw cut by the overflow and try again.
+    limit = Math.max(1, limit - (escaped.length - max));
+  }
+}
+
+/** An inline code span; backticks inside are swapped for a look-alike, since mrkdwn has no escape for them. */
+export function codeSpan(text: string, max: number): string {
+  const inner = safeMrkdwn(text.replace(/`/g, 'ˋ').replace(/\s+/g, ' '), Math.max(1, Math.floor(max) - 2));
+  return `\`${inner}\``;
+}
+
+/** A user mention for a Slack user id, or escaped text when the id does not look like one. */
+export function mentionUser(id: string): string {
+  return /^[UW][A-Z0-9]{2,20}$/.test(id) ? `<@${id}>` : escapeMrkdwn(id);
+}
+
+/** Seconds as `42 s`, `3 min 05 s` or `1 h 02 min`. */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min ${String(s % 60).padStart(2, '0')} s`;
+  return `${Math.floor(m / 60)} h ${String(m % 60).padStart(2, '0')} min`;
+}
