@@ -1,105 +1,63 @@
 /**
- * `npm run bench`: dispatcher throughput and overhead, side by side in one run.
- * The same plans go through the real RunDriver with (a) no store, (b) PostgreSQL, (c) PGlite, and tools that
- * answer at once (in process) or the real server-everything over stdio. Figures are medians of interleaved rounds.
+ * `npm run bench` (quick profile, under 5 minutes) or `npm run bench -- --full`: Steward against ReAct and against
+ * the analytic limit, parallel against sequential, the dispatcher's overhead with and without PostgreSQL, CPU
+ * profiles of where the time goes, and Pause/Stop. Prints a Markdown report and writes it to bench/out/report.md,
+ * with every measured run as a JSON line in bench/out/rows.jsonl.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { createDispatchState } from '../src/engine/dispatch.ts';
-import { createPlan } from '../test/engine/fixtures.ts';
-import type { Notifier, RunStore, ToolRunner } from '../src/engine/ports.ts';
-import { RunDriver } from '../src/engine/run-driver.ts';
-import { McpHost } from '../src/mcp/mcp-host.ts';
-import { openDatabase } from '../src/store/database.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
-import { everythingStdioConfig, mcpConfig } from '../test/helpers/mcp-servers.ts';
-import { createTestDatabase } from '../test/helpers/databases.ts';
+import { benchAgainstReact, benchRateLimited, runPass } from './against-react.ts';
+import { busyMs, profileCpu, topInclusive, topSelf } from './cpu-profile.ts';
+import { readEnvironment } from './environment.ts';
+import { benchOverhead, driverChains } from './overhead.ts';
+import { readProfile } from './profile.ts';
+import { renderReport, type ProfileSummary } from './report.ts';
 import { benchSteering } from './steering.ts';
+import { openWorld } from './world.ts';
 
-const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 7);
-const STEPS = 50;
-
-const instantTools: ToolRunner = {
-  listTools: () => [],
-  callTool: async (_name, args) => ({ ok: true, output: { content: [{ type: 'text', text: JSON.stringify(args) }] } }),
-};
-const silent: Notifier = { send: async () => undefined };
-const noStore = new Proxy({}, { get: () => async () => undefined }) as RunStore;
-
-function plans() {
-  const chain = createPlan(Array.from({ length: STEPS }, (_, i) => ({ id: `s${i}`, tool: 'everything.echo', args: { message: `m${i}` }, dependsOn: i ? [`s${i - 1}`] : [] })));
-  const fan = createPlan(Array.from({ length: STEPS }, (_, i) => ({ id: `s${i}`, tool: 'everything.echo', args: { message: `m${i}` } })));
-  return { chain, fan };
-}
-
-async function runOnce(plan: ReturnType<typeof createPlan>, tools: ToolRunner, store: RunStore, runId: string): Promise<number> {
-  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: true, timeoutMs: 10_000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] }]));
-  const state = createDispatchState(plan, policies, { maxParallel: 8, maxAttempts: 1 });
-  await store.createRun({ id: runId, conversation: { channel: 'bench', key: runId }, requester: { id: 'bench', channel: 'bench' }, request: 'bench', at: new Date() });
-  await store.saveRevision(runId, 0, plan, 'bench', new Date());
-  const driver = new RunDriver(runId, 0, { channel: 'bench', key: runId }, state, {
-    tools, llm: { complete: () => Promise.reject(new Error('no llm in bench')) }, store, notifier: silent,
-    clock: () => new Date(), log: () => undefined, recordUsage: async () => undefined, onHeld: () => undefined,
-  });
-  const t0 = performance.now();
-  driver.start();
-  const final = await driver.done;
-  if (final.outcome !== 'completed') throw new Error(`bench run ended ${final.outcome}`);
-  return performance.now() - t0;
-}
-
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] as number;
+const OUT = join(import.meta.dirname, 'out');
 
 async function main(): Promise<void> {
-  const pgliteDir = mkdtempSync(join(tmpdir(), 'steward-bench-'));
-  let t = performance.now();
-  const pglite = await openDatabase({ dataDir: pgliteDir });
-  const pgliteOpen = performance.now() - t;
-  await pglite.close();
-  t = performance.now();
-  const pgliteAgain = await openDatabase({ dataDir: pgliteDir });
-  const pgliteReopen = performance.now() - t;
-  const postgres = await createTestDatabase('postgres');
-  t = performance.now();
-  const { host } = await McpHost.connect(mcpConfig(everythingStdioConfig()));
-  const mcpConnect = performance.now() - t;
+  const started = performance.now();
+  const profile = readProfile(process.argv.slice(2), process.env);
+  const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+  mkdirSync(OUT, { recursive: true });
+  const rowsFile = join(OUT, 'rows.jsonl');
+  const env = await readEnvironment();
+  writeFileSync(rowsFile, `${JSON.stringify({ section: 'environment', profile, env })}\n`);
+  const emit = (r: object) => appendFileSync(rowsFile, `${JSON.stringify(r)}\n`);
+  log(`${profile.name} profile: scale ${profile.scale}, ${profile.rounds} rounds; starting the fake LLM, MCP servers and PostgreSQL`);
 
-  const stores: Record<string, RunStore> = { none: noStore, postgres: new PgRunStore(postgres.db), pglite: new PgRunStore(pgliteAgain.db) };
-  const toolSets: Record<string, ToolRunner> = { 'in-process': instantTools, 'mcp stdio': host };
-  const { chain, fan } = plans();
-  const rows: { shape: string; tools: string; store: string; ms: number[] }[] = [];
-  for (const shape of ['chain', 'fan']) {
-    for (const tools of Object.keys(toolSets)) for (const store of Object.keys(stores)) rows.push({ shape, tools, store, ms: [] });
+  const world = await openWorld({ scale: profile.scale, seed: profile.seed });
+  const profiles: ProfileSummary[] = [];
+  let results;
+  try {
+    const reactRows = await benchAgainstReact(world, { rounds: profile.rounds, onRow: emit, log });
+    log('429 run');
+    const limitedRows = await benchRateLimited(world, { ...profile.rateLimit, onRow: emit });
+    log('CPU profile of one plan-execute pass');
+    const pass = await profileCpu(() => runPass(world, 'plan-execute', 2000));
+    profiles.push(summary(`one plan-execute run of each of the ${pass.result} tasks through \`Steward\` (PostgreSQL, real MCP servers, fake LLM in its own process)`, pass.profile, pass.result, 'per run'));
+    log('dispatcher overhead');
+    const overhead = await benchOverhead({ rounds: profile.overheadRounds, tools: world.host, onRow: emit });
+    const chains = 10;
+    const driver = await profileCpu(() => driverChains(new PgRunStore(world.db.db), chains));
+    profiles.push(summary(`${chains} runs of a 50-step chain through the RunDriver on PostgreSQL, tools answering at once`, driver.profile, chains * 50, 'per step'));
+    results = { reactRows, limitedRows, overhead };
+  } finally {
+    await world.close();
   }
-  let n = 0;
-  for (let round = 0; round <= ROUNDS; round++) {
-    // Interleave every configuration in each round; round 0 is the warm-up and is not counted.
-    for (const row of rows) {
-      const ms = await runOnce(row.shape === 'chain' ? chain : fan, toolSets[row.tools]!, stores[row.store]!, `bench-${n++}`);
-      if (round > 0) row.ms.push(ms);
-    }
-  }
+  log('Pause and Stop');
+  const steering = await benchSteering(profile.steeringRounds);
+  for (const line of steering) emit({ section: 'steering', line });
+  const report = renderReport({ profile, env, durationS: (performance.now() - started) / 1000, ...results, profiles, steering });
+  writeFileSync(join(OUT, 'report.md'), report);
+  process.stdout.write(report);
+}
 
-  const out: string[] = [];
-  out.push(`Steward bench: ${STEPS}-step plans, median of ${ROUNDS} interleaved rounds, Node ${process.version}, ${(await import('node:os')).cpus().length} cores.`, '');
-  out.push('| shape | tools | store | run ms | ms / step | steps / s | vs no store |', '|---|---|---|---:|---:|---:|---:|');
-  for (const row of rows) {
-    const m = median(row.ms);
-    const base = median(rows.find((r) => r.shape === row.shape && r.tools === row.tools && r.store === 'none')!.ms);
-    out.push(`| ${row.shape} | ${row.tools} | ${row.store} | ${m.toFixed(1)} | ${(m / STEPS).toFixed(3)} | ${Math.round((STEPS * 1000) / m)} | ${(m / base).toFixed(2)}× |`);
-  }
-  out.push('', '| start-up | ms |', '|---|---:|');
-  out.push(`| PGlite: new data folder + migrations | ${pgliteOpen.toFixed(0)} |`);
-  out.push(`| PGlite: reopen existing data | ${pgliteReopen.toFixed(0)} |`);
-  out.push(`| MCP: spawn server-everything + initialize + list tools | ${mcpConnect.toFixed(0)} |`);
-  out.push('', ...(await benchSteering(Number(process.env.BENCH_STEER_ROUNDS ?? 30))));
-  console.log(out.join('\n'));
-
-  await host.close();
-  await pgliteAgain.close();
-  await postgres.close();
-  rmSync(pgliteDir, { recursive: true, force: true });
+function summary(what: string, profile: Parameters<typeof busyMs>[0], per: number, unit: string): ProfileSummary {
+  return { what, busyMs: busyMs(profile), per, unit, self: topSelf(profile, 12), inclusive: topInclusive(profile, 10) };
 }
 
 await main();

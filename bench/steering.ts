@@ -14,6 +14,7 @@ import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { byRole, startFakeLlm } from '../test/fakes/fake-llm-server.ts';
 import { createTestDatabase } from '../test/helpers/databases.ts';
 import { auditStdioConfig, mcpConfig } from '../test/helpers/mcp-servers.ts';
+import { BENCH_BUDGETS } from './profile.ts';
 
 const IN_FLIGHT = 4;
 
@@ -33,7 +34,7 @@ export async function benchSteering(rounds: number): Promise<string[]> {
     llm: createLlmClient({ openai: { apiKey: 'bench', baseURL: llm.baseURL, maxRetries: 0 }, models: { planner: 'p', classifier: 'c', synthesizer: 's', llm_step: 'l' } }),
     tools: host, store: new PgRunStore(db.db), clock: () => new Date(), newId: () => crypto.randomUUID(), log: () => undefined,
     notifier: { send: async (_c, m) => void seen.push({ at: performance.now(), m }) },
-    settings: { maxParallel: 8, maxAttempts: 1, amendmentCap: 3, maxRepairs: 0, reviewTimeoutMs: 600_000 },
+    settings: { maxParallel: 8, maxAttempts: 1, amendmentCap: 3, maxRepairs: 0, reviewTimeoutMs: 600_000, budgets: BENCH_BUDGETS },
   });
   const actor = { id: 'bench', channel: 'bench' };
   const pause: number[] = [];

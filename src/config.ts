@@ -36,6 +36,8 @@ const envSchema = z.object({
   STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
   STEWARD_LOG_FILE: optionalText,
   STEWARD_APPROVERS: z.string().optional(),
+  STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
+  STEWARD_TOKENS_PER_USER_PER_DAY: positiveInt(2_000_000),
 });
 
 /** Validated configuration. */
@@ -48,7 +50,7 @@ export interface Config {
     anthropic?: { apiKey: string; baseURL?: string };
     models: Record<ModelRole, string>;
   };
-  settings: { maxParallel: number; maxAttempts: number; amendmentCap: number; maxRepairs: number; reviewTimeoutMs: number; approvers: string[] };
+  settings: { maxParallel: number; maxAttempts: number; amendmentCap: number; maxRepairs: number; reviewTimeoutMs: number; approvers: string[]; budgets: { perRun: number; perUserPerDay: number } };
   logFile: string | undefined;
   /** Values that must never be printed: keys, and the database URL (it may hold a password). */
   secrets: string[];
@@ -108,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       maxRepairs: 2,
       reviewTimeoutMs: e.STEWARD_REVIEW_TIMEOUT_SECONDS * 1000,
       approvers: (e.STEWARD_APPROVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      budgets: { perRun: e.STEWARD_TOKENS_PER_RUN, perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY },
     },
     logFile: e.STEWARD_LOG_FILE,
     secrets: [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL].filter((s): s is string => !!s && s.length >= 6),

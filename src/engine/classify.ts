@@ -2,7 +2,7 @@
  * The intent classifier for replies in a run's thread: one cheap model call, one word out.
  * Anything but `status` or `unrelated` (including a failed call) counts as `amend`, so nothing is dropped.
  */
-import type { LlmClient, LlmResponse } from './ports.ts';
+import type { LlmClient } from './ports.ts';
 
 export type ReplyIntent = 'amend' | 'status' | 'unrelated';
 
@@ -10,7 +10,6 @@ export type ReplyIntent = 'amend' | 'status' | 'unrelated';
 export async function classifyReply(
   llm: LlmClient,
   input: { text: string; request: string; runStatus: string },
-  onResponse: (r: LlmResponse) => Promise<void>,
 ): Promise<ReplyIntent> {
   try {
     const response = await llm.complete({
@@ -24,7 +23,6 @@ Answer with exactly one of: amend, status, unrelated.`,
       messages: [{ role: 'user', content: `Task: ${input.request.slice(0, 1000)}\nTask state: ${input.runStatus}\nReply: ${input.text.slice(0, 2000)}` }],
       maxOutputTokens: 5,
     });
-    await onResponse(response);
     return parseIntent(response.text);
   } catch {
     return 'amend';

@@ -26,14 +26,14 @@ const DESCRIPTION_BUDGET = 400;
 export async function writePlan(
   llm: LlmClient,
   input: PlanRequest,
-  options: { maxRepairs: number; onResponse: (r: LlmResponse) => Promise<void>; signal?: AbortSignal },
+  options: { maxRepairs: number; onResponse?: (r: LlmResponse) => Promise<void>; signal?: AbortSignal },
 ): Promise<PlanOutcome> {
   const messages: LlmMessage[] = [{ role: 'user', content: userPrompt(input) }];
   const schema = { name: 'steward_plan', schema: planJsonSchema() };
   let lastError = '';
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
     const response = await llm.complete({ role: 'planner', system: systemPrompt(input.tools), messages, jsonSchema: schema, signal: options.signal });
-    await options.onResponse(response);
+    await options.onResponse?.(response);
     const checked = checkAnswer(response.text, input.tools);
     if (checked.ok) return checked;
     lastError = checked.error;

@@ -29,7 +29,7 @@ export function stepSummaries(state: DispatchState, perStep = PER_STEP_BUDGET): 
 export async function writeReport(
   llm: LlmClient,
   input: { request: string; state: DispatchState; outcome: string },
-  onResponse: (r: LlmResponse) => Promise<void>,
+  onResponse?: (r: LlmResponse) => Promise<void>,
 ): Promise<string> {
   const lines = stepSummaries(input.state);
   try {
@@ -46,7 +46,7 @@ were cancelled or never ran, and do not claim results that are not in the step r
         },
       ],
     });
-    await onResponse(response);
+    await onResponse?.(response);
     if (response.text.trim()) return response.text.trim();
   } catch {
     // The plain report below still tells the truth; the failure itself is logged by the caller's client.

@@ -9,16 +9,16 @@ import { writePlan, type PlanOutcome } from './planner.ts';
 import type { Conversation, StoredRun } from './ports.ts';
 import { riskAbove } from './risk.ts';
 import { startDriver } from './run-control.ts';
-import { announceStatus, notice, recordUsage, who, type StewardContext } from './steward-context.ts';
-import type { Json, RunStatus } from './types.ts';
+import { meteredLlm } from './metered-llm.ts';
+import { announceStatus, notice, who, type StewardContext } from './steward-context.ts';
+import type { Actor, Json, RunStatus } from './types.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
 
 /** Asks the planner for a plan (or an amended one). */
-export async function plan(ctx: StewardContext, runId: string, request: string, amend?: Parameters<typeof writePlan>[1]['amend']): Promise<PlanOutcome> {
+export async function plan(ctx: StewardContext, run: { id: string; requester: Actor }, request: string, amend?: Parameters<typeof writePlan>[1]['amend']): Promise<PlanOutcome> {
   try {
-    return await writePlan(ctx.deps.llm, { request, tools: ctx.deps.tools.listTools(), amend }, {
+    return await writePlan(meteredLlm(ctx, run.id, run.requester), { request, tools: ctx.deps.tools.listTools(), amend }, {
       maxRepairs: ctx.deps.settings.maxRepairs,
-      onResponse: (r) => recordUsage(ctx, runId, 'planner', r),
     });
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : 'the planner call failed', calls: 0 };
@@ -101,7 +101,7 @@ export async function amendAtReview(ctx: StewardContext, run: StoredRun, d: Inbo
   }
   clearTimer(ctx, run.id);
   await store.appendEvent(run.id, 'amendmentRequested', { round, text: text.slice(0, 2000) }, clock());
-  const planned = await plan(ctx, run.id, run.request, { plan: run.plan, text });
+  const planned = await plan(ctx, run, run.request, { plan: run.plan, text });
   if (!planned.ok || !planned.value.plan.needsTools) {
     const why = planned.ok ? 'the revised plan had no steps' : planned.error;
     if (!previous.ok) {

@@ -9,7 +9,8 @@ import { writeReport, cut, outputText, stepSummaries } from './report.ts';
 import { checkRevision } from './revise.ts';
 import { armReviewTimer, parseEdit, plan, showRunning } from './review-flow.ts';
 import { RunDriver } from './run-driver.ts';
-import { announceStatus, notice, policiesFor, recordUsage, who, type StewardContext } from './steward-context.ts';
+import { meteredLlm } from './metered-llm.ts';
+import { announceStatus, notice, policiesFor, who, type StewardContext } from './steward-context.ts';
 import type { DecisionAction, RunStatus } from './types.ts';
 import { toPlanCard } from './plan-card.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
@@ -22,7 +23,7 @@ export function startDriver(ctx: StewardContext, run: StoredRun, v: ValidatedPla
   });
   const driver = new RunDriver(run.id, run.revision, run.conversation, initial, {
     ...ctx.deps,
-    recordUsage: (id, r) => recordUsage(ctx, id, 'llm_step', r),
+    llm: meteredLlm(ctx, run.id, run.requester),
     onHeld: (d, held) => void onHeld(ctx, run, d, held).catch((err: unknown) => ctx.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`)),
   });
   ctx.drivers.set(run.id, driver);
@@ -42,7 +43,7 @@ async function finish(ctx: StewardContext, run: StoredRun, final: DispatchState)
   const status: RunStatus = final.outcome ?? 'failed';
   await store.transition(run.id, ['running', 'paused', 'stopping', 'awaiting_review'], status, { at: clock() });
   await announceStatus(ctx, run, status);
-  const report = await writeReport(ctx.deps.llm, { request: run.request, state: final, outcome: status }, (r) => recordUsage(ctx, run.id, 'synthesizer', r));
+  const report = await writeReport(meteredLlm(ctx, run.id, run.requester), { request: run.request, state: final, outcome: status });
   await store.setReport(run.id, report, clock());
   await store.appendEvent(run.id, 'reported', { status }, clock());
   await ctx.deps.notifier.send(run.conversation, { kind: 'report', runId: run.id, status, text: report });
@@ -135,7 +136,7 @@ export async function amendRunning(ctx: StewardContext, run: StoredRun, text: st
   driver.send({ type: 'amendStarted' });
   await notice(ctx, run.conversation, run.id, 'info', 'Re-planning the steps not yet run; nothing new starts until the revision is in.');
   const state = driver.current;
-  const planned = await plan(ctx, run.id, run.request, {
+  const planned = await plan(ctx, run, run.request, {
     plan: state.plan, text, progress: { started: startedSteps(state), results: stepSummaries(state, 500) },
   });
   if (!planned.ok) {

@@ -11,7 +11,7 @@ import {
   type Transition,
 } from './dispatch.ts';
 import type { Step } from './plan-schema.ts';
-import type { Conversation, LlmClient, LlmResponse, Notifier, RunStore, ToolRunner } from './ports.ts';
+import type { Conversation, LlmClient, Notifier, RunStore, ToolRunner } from './ports.ts';
 import { cut, outputText } from './report.ts';
 import type { Json, StepError } from './types.ts';
 
@@ -23,7 +23,6 @@ export interface RunDriverDeps {
   notifier: Notifier;
   clock: () => Date;
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
-  recordUsage: (runId: string, r: LlmResponse) => Promise<void>;
   /** The dispatcher is holding steps (a breakpoint ended, or steps wait for approval of their risk). */
   onHeld: (driver: RunDriver, held: Extract<DispatchEffect, { type: 'held' }>) => void;
 }
@@ -144,7 +143,6 @@ export class RunDriver {
         messages: [{ role: 'user', content: prompt }],
         signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
       });
-      await this.deps.recordUsage(this.runId, response);
       return { ok: true, output: { text: response.text } };
     } catch (err) {
       if (signal.aborted) return { ok: false, error: { code: 'cancelled', message: 'stopped while the model was writing', retryable: false } };

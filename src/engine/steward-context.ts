@@ -3,7 +3,7 @@
  * helpers for telling people things and keeping the audit trail.
  */
 import type { Plan } from './plan-schema.ts';
-import type { Conversation, LlmClient, LlmResponse, ModelRole, Notifier, RunStore, StoredRun, ToolRunner } from './ports.ts';
+import type { Conversation, LlmClient, Notifier, RunStore, StoredRun, TokenBudgets, ToolRunner } from './ports.ts';
 import { guardsDataFlow, isIdempotent, toolRisk } from './risk.ts';
 import type { RunDriver } from './run-driver.ts';
 import type { StepPolicy } from './dispatch.ts';
@@ -19,6 +19,8 @@ export interface StewardSettings {
   reviewTimeoutMs: number;
   /** Actors (as `<channel>:<id>`) who may decide on anyone's runs. */
   approvers?: string[];
+  /** Model tokens per run and per person per day; unlimited when absent. */
+  budgets?: TokenBudgets;
 }
 
 export interface StewardDeps {
@@ -70,11 +72,6 @@ export async function notice(
 export async function announceStatus(ctx: StewardContext, run: StoredRun, status: RunStatus): Promise<void> {
   const left = Math.max(0, ctx.deps.settings.amendmentCap - run.amendmentRounds);
   await ctx.deps.notifier.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions: actionsFor(status, left) });
-}
-
-/** Stores a model call's token usage against the run. */
-export async function recordUsage(ctx: StewardContext, runId: string, role: ModelRole, r: LlmResponse): Promise<void> {
-  await ctx.deps.store.recordLlmUsage({ runId, role, model: r.model, inputTokens: r.usage.inputTokens, outputTokens: r.usage.outputTokens, at: ctx.deps.clock() });
 }
 
 /** Per-step policies from the tool catalog as it is now. */

@@ -11,7 +11,8 @@ import { recoverRun } from './recovery.ts';
 import { amendAtReview, approve, cancel, editAtReview, offer, plan } from './review-flow.ts';
 import { amendRunning, control, editRunning, setBreakpoints } from './run-control.ts';
 import { describeHistory, describeRun } from './run-status.ts';
-import { mayDecide, notice, recordUsage, who, type StewardContext, type StewardDeps } from './steward-context.ts';
+import { meteredLlm } from './metered-llm.ts';
+import { mayDecide, notice, who, type StewardContext, type StewardDeps } from './steward-context.ts';
 import type { Actor, DecisionAction } from './types.ts';
 
 export type { StewardDeps, StewardSettings } from './steward-context.ts';
@@ -32,7 +33,7 @@ export class Steward implements InboundHandler {
     const runId = newId();
     await store.createRun({ id: runId, conversation: m.conversation, requester: m.actor, request: m.text, at: clock() });
     await store.appendEvent(runId, 'requested', { actor: m.actor.id, channel: m.actor.channel }, clock());
-    const planned = await plan(this.ctx, runId, m.text);
+    const planned = await plan(this.ctx, { id: runId, requester: m.actor }, m.text);
     if (!planned.ok) {
       await store.transition(runId, ['planning'], 'failed', { at: clock() });
       await notice(this.ctx, m.conversation, runId, 'error', `I could not make a valid plan: ${planned.error}`);
@@ -137,7 +138,7 @@ export class Steward implements InboundHandler {
       await notice(this.ctx, run.conversation, run.id, 'info', 'Still planning this request; one moment.');
       return;
     }
-    const intent = await classifyReply(this.ctx.deps.llm, { text: m.text, request: run.request, runStatus: run.status }, (r) => recordUsage(this.ctx, run.id, 'classifier', r));
+    const intent = await classifyReply(meteredLlm(this.ctx, run.id, run.requester), { text: m.text, request: run.request, runStatus: run.status });
     await this.ctx.deps.store.appendEvent(run.id, 'replyClassified', { intent, actor: m.actor.id }, this.ctx.deps.clock());
     if (intent === 'unrelated') return;
     if (intent === 'status') {

@@ -87,3 +87,25 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     expect((await h.store.listDecisions(ids.B!)).map((d) => d.action)).toEqual(['approve', 'amend']);
   });
 });
+
+describe('token budgets (postgres)', () => {
+  it('a person past their daily budget gets a clear message and no planner call', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
+    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], settings: { budgets: { perRun: 1_000_000, perUserPerDay: 10 } }, script: byRole({}) });
+    await h.type('note something');
+    await h.waitFor(/✖ I could not make a valid plan: ada has used today's budget of 10 model tokens/);
+    expect(h.llm.requests).toEqual([]);
+  });
+
+  it('a run that reaches its budget keeps every result: the report is then written by code', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
+    const budgets = { perRun: 1_000_000, perUserPerDay: 1_000_000 };
+    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], settings: { budgets }, script: byRole({ planner: [planReply([note('n', 'kept')])] }) });
+    await h.type('note something');
+    await h.waitFor(/risk MEDIUM/);
+    budgets.perRun = 1;
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===\nRun completed\. \(The report writer was unavailable; here are the step results\.\)\nn \(audit\.note, no description\): SUCCEEDED — noted: kept/);
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner']);
+  });
+});

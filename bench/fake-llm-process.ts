@@ -1,0 +1,101 @@
+/**
+ * The bench's fake LLM, in its own process (`node --import tsx bench/fake-llm-process.ts`, with an IPC channel):
+ * the test suite's OpenAI-compatible fake server, scripted per task and role by fake-model.ts, answering after the
+ * latency model's delay. Usage is counted by this server from the whole request (every message, re-sent history
+ * included, plus the response schema). Optionally refuses some requests once with 429 and Retry-After.
+ *
+ * IPC in: `configure` (settings), `flush` (answered once every earlier record was sent), `close`.
+ * IPC out: `ready` (base URL), `call` (one record per answered or refused request), `failure`, `flushed`.
+ */
+import { createHash } from 'node:crypto';
+import { startFakeLlm, type FakeLlm, type FakeReply, type RecordedRequest } from '../test/fakes/fake-llm-server.ts';
+import { findTag, llmStepAnswer, planFor, reactTurn, roleOf, synthesize } from './fake-model.ts';
+import type { FakeLlmConfig, FakeLlmMessage } from './fake-llm-handle.ts';
+import { countTokens, DEFAULT_LATENCY, latencyMs } from './latency-model.ts';
+import { createTasks, type BenchTask } from './tasks.ts';
+
+let config: FakeLlmConfig | undefined;
+let tasks = new Map<string, BenchTask>();
+const refused = new Set<string>();
+
+function send(message: FakeLlmMessage): void {
+  process.send?.(message);
+}
+
+function messagesOf(req: RecordedRequest): { role: string; content: string }[] {
+  const list = Array.isArray(req.body['messages']) ? (req.body['messages'] as { role?: unknown; content?: unknown }[]) : [];
+  return list.map((m) => ({ role: String(m.role), content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }));
+}
+
+function answerText(req: RecordedRequest, messages: { role: string; content: string }[]): { role: string; taskId: string | null; round: number | null; text: string } {
+  const role = roleOf(req.system);
+  if (!role) throw new Error(`request #${req.index} has no role marker`);
+  const tag = findTag(messages.map((m) => m.content));
+  const task = tag ? tasks.get(tag.taskId) : undefined;
+  const ids = { role, taskId: tag?.taskId ?? null, round: tag?.round ?? null };
+  if (role === 'llm_step') return { ...ids, text: llmStepAnswer(req.lastUserText) };
+  if (!task) throw new Error(`request #${req.index} (${role}) names no known task`);
+  switch (role) {
+    case 'planner':
+      return { ...ids, text: planFor(task) };
+    case 'synthesizer':
+      return { ...ids, text: synthesize(task, req.lastUserText) };
+    case 'react':
+    case 'react-parallel':
+      return { ...ids, text: reactTurn(task, messages.filter((m) => m.role !== 'system'), role === 'react-parallel') };
+    case 'classifier':
+      return { ...ids, text: '{"intent":"unrelated"}' };
+  }
+}
+
+function script(req: RecordedRequest): FakeReply {
+  const c = config;
+  if (!c) throw new Error('not configured');
+  const messages = messagesOf(req);
+  const schema = req.body['response_format'] ? JSON.stringify(req.body['response_format']) : '';
+  const key = createHash('sha256').update(JSON.stringify(req.body['messages'] ?? null)).update(schema).digest('hex');
+  const input = countTokens(messages.map((m) => m.content).join('') + schema);
+  let a: ReturnType<typeof answerText>;
+  try {
+    a = answerText(req, messages);
+  } catch (err) {
+    send({ type: 'failure', message: (err as Error).message });
+    throw err;
+  }
+  const output = countTokens(a.text);
+  const base = { type: 'call' as const, role: a.role, taskId: a.taskId, round: a.round, inputTokens: input, outputTokens: output };
+  // Deterministic: the same request is refused (once) for the same seed, whatever the order of requests.
+  const limit = c.rateLimit;
+  if (limit && !refused.has(key) && Number.parseInt(key.slice(0, 8), 16) % limit.every === 0) {
+    refused.add(key);
+    send({ ...base, latencyMs: 0, status: 429 });
+    const after = limit.retryAfterMs;
+    return { status: 429, headers: { 'retry-after-ms': String(after), 'retry-after': String(Math.ceil(after / 1000)) }, body: { error: { message: 'Rate limit reached (fake)', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } } };
+  }
+  const ms = latencyMs({ ...DEFAULT_LATENCY, ...c.latency, scale: c.scale, seed: c.seed }, input, output, key);
+  send({ ...base, latencyMs: ms, status: 200 });
+  return { text: a.text, delayMs: ms, usage: { input, output } };
+}
+
+let fake: FakeLlm | undefined;
+
+process.on('message', (raw: unknown) => {
+  const m = raw as { type: string; id?: number; config?: FakeLlmConfig };
+  void (async () => {
+    if (m.type === 'configure' && m.config) {
+      config = m.config;
+      tasks = new Map(createTasks(m.config.scale, m.config.files).map((t) => [t.id, t]));
+      refused.clear();
+      fake ??= await startFakeLlm(script);
+      send({ type: 'configured', id: m.id ?? 0, baseURL: fake.baseURL });
+    } else if (m.type === 'flush') {
+      fake?.reset();
+      send({ type: 'flushed', id: m.id ?? 0 });
+    } else if (m.type === 'close') {
+      await fake?.close();
+      process.disconnect?.();
+    }
+  })().catch((err: unknown) => send({ type: 'failure', message: `fake LLM process: ${String(err)}` }));
+});
+// The parent going away (even by a crash) ends this process.
+process.on('disconnect', () => process.exit(0));

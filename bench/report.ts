@@ -1,0 +1,144 @@
+/**
+ * The Markdown report: environment and settings, the targets with what was measured, one section per benchmark of
+ * the spec (issue 6), and placeholders for the ones still pending.
+ */
+import type { ProfileEntry } from './cpu-profile.ts';
+import { profileTable } from './cpu-profile.ts';
+import { environmentLines, type Environment } from './environment.ts';
+import { DEFAULT_LATENCY } from './latency-model.ts';
+import { BENCH_MAX_PARALLEL } from './mode-runner.ts';
+import type { OverheadRow } from './overhead.ts';
+import type { BenchProfile } from './profile.ts';
+import { achievedByShape, againstReactTable, modesTable, paired, parallelTable, rateLimitTable, runOverheadTable } from './report-react.ts';
+import type { RunRow } from './run-analysis.ts';
+import { header, median, pct, row } from './stats.ts';
+import { targetRows } from './targets.ts';
+
+/** A CPU profile summary for the report. */
+export interface ProfileSummary {
+  what: string;
+  busyMs: number;
+  per: number;
+  unit: string;
+  self: ProfileEntry[];
+  inclusive: ProfileEntry[];
+}
+
+/** Everything a bench run produced. */
+export interface BenchResults {
+  profile: BenchProfile;
+  env: Environment;
+  durationS: number;
+  reactRows: RunRow[];
+  limitedRows: RunRow[];
+  overhead: { lines: string[]; rows: OverheadRow[] };
+  profiles: ProfileSummary[];
+  steering: string[];
+}
+
+function settingsLines(r: BenchResults): string[] {
+  const p = r.profile;
+  const l = DEFAULT_LATENCY;
+  const planner = r.reactRows.filter((x) => x.mode === 'plan-execute' && x.shape === 'fan-8').map((x) => x.roles['planner']?.modelMs ?? NaN);
+  return [
+    `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × 4 modes after a warm-up pass (one task per shape), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
+    `- Fake LLM (own process): latency = scale × (${l.ttftMs} ms + input tokens ÷ ${l.prefillTokensPerSec.toLocaleString('en-US')}/s + output tokens ÷ ${l.outputTokensPerSec}/s) × log-normal jitter (σ ${l.jitter}) seeded by the request body. An 8-step planner call modelled at ${Math.round(median(planner))} ms here, ${Math.round(median(planner) / p.scale)} ms at scale 1. Tokens are counted by the server from the whole request (every message, re-sent history included, and the response schema), 4 characters a token.`,
+    `- Tools: server-everything over stdio (\`everything\`) and Streamable HTTP (\`web\`), server-filesystem on a generated tree of 50 KB files (\`fs\`), the audit fixture's \`sleep\` (\`audit\`); sleeps and long operations are scaled too. PostgreSQL logging on. Plan-execute runs with maxParallel ${BENCH_MAX_PARALLEL} (Steward's default is 4), auto-approved (all plans are low risk).`,
+    '- Medians over tasks × rounds, with p25–p75 in brackets; ratios are taken per pair (same task and round) before the median. Raw rows: `bench/out/rows.jsonl`.',
+  ];
+}
+
+function section1(r: BenchResults): string[] {
+  return [
+    '## 1. Against ReAct',
+    '',
+    'Analytic wall time per mode, from the latencies the fake applied to that very run and the tasks\' modelled tool times T (sleeps; llm steps count with their modelled latency; tools that answer at once count 0): ReAct = ΣL + ΣT (the spec\'s (N+1)·L + ΣT), ReAct with parallel calls = ΣL + Σ over turns of the longest T, plan-execute = L(planner) + L(report) + critical path of T (the spec\'s 2L + CP), plan-execute with maxParallel 1 = the same with ΣT. Each call keeps its own L: a planner call writing a whole plan costs more than a ReAct turn writing one call.',
+    '',
+    ...modesTable(r.reactRows),
+    '',
+    'Ratios against plan-execute (above 1: plan-execute is faster or leaner). "limit" is the analytic ratio, "achieved" the measured ratio as a share of it.',
+    '',
+    ...againstReactTable(r.reactRows),
+    '',
+    '### Under 429s',
+    '',
+    ...rateLimitTable(r.limitedRows, r.profile.rateLimit.every, r.profile.rateLimit.retryAfterMs),
+  ];
+}
+
+function section2(r: BenchResults): string[] {
+  return [
+    '## 2. Parallel against sequential',
+    '',
+    'Plan-execute with maxParallel 1 against the same plans in parallel, on the tasks whose tools take time (the others have nothing to overlap). Tool phase = planner answer → report writer called, so it includes Steward\'s bookkeeping around the steps; the limit is ΣT ÷ critical path of T. End to end adds the two LLM calls to both sides.',
+    '',
+    ...parallelTable(r.reactRows),
+  ];
+}
+
+function section3(r: BenchResults): string[] {
+  const pe = r.reactRows.filter((x) => x.mode === 'plan-execute');
+  const out = [
+    '## 3. Dispatcher overhead',
+    '',
+    '### The RunDriver alone',
+    '',
+    ...r.overhead.lines,
+    '',
+    '### A whole plan-execute run through `Steward`, LLM and tools taken out',
+    '',
+    `Per phase, from the timeline of each run (LLM calls, tool calls and store calls are timed at the ports). "between steps" = first step sent → last step done, less the measured tool calls on the critical path. "store ms not hidden" = time in store calls while no LLM or tool call was in flight. PostgreSQL, ${pe.length} runs.`,
+    '',
+    ...runOverheadTable(r.reactRows),
+  ];
+  for (const p of r.profiles) {
+    out.push('', `### CPU profile: ${p.what}`, '', `${p.busyMs.toFixed(0)} ms of busy CPU on the main thread (${(p.busyMs / p.per).toFixed(2)} ms ${p.unit}). Top self time:`, '', ...profileTable(p.self, p.per, p.unit),
+      '', 'Project functions by inclusive time (each counted once per sample):', '', ...profileTable(p.inclusive, p.per, p.unit));
+  }
+  return out;
+}
+
+function pending(): string[] {
+  const note = 'Pending: needs the Slack adapter (in progress) and the fake Slack Web API with its rate limits; not measured in this run.';
+  return [
+    '## 5. Concurrent runs in one process (10 to 1,000)',
+    '',
+    `${note} To come: throughput, latency inflation, event-loop delay p99, memory per run, pool waits, 429s from the fake Slack.`,
+    '',
+    '## 6. Button press → HTTP acknowledgement',
+    '',
+    `${note} To come: acknowledgement p50/p99 idle and at the saturation point of (5), duplicate runs on replayed events.`,
+  ];
+}
+
+/** Renders the whole report. */
+export function renderReport(r: BenchResults): string {
+  const out = [
+    `# Steward benchmarks (${r.profile.name} profile)`,
+    '',
+    ...environmentLines(r.env),
+    ...settingsLines(r),
+    '',
+    '## Targets',
+    '',
+    ...header(['target (issue 6)', 'goal', 'measured', 'met'], 2),
+    ...targetRows(r).map((t) => row([t.target, t.goal, t.measured, t.met])),
+    '',
+    ...section1(r),
+    '',
+    ...section2(r),
+    '',
+    ...section3(r),
+    '',
+    '## 4. Pause and Stop',
+    '',
+    'Pending in full: the breakdown press → acknowledged → abort fired → in-flight calls settled → state committed → card updated needs the Slack adapter (in progress). Meanwhile, the console-level measurement:',
+    '',
+    ...r.steering,
+    '',
+    ...pending(),
+  ];
+  return `${out.join('\n')}\n`;
+}
+
+export { achievedByShape, paired, pct };
