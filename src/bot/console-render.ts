@@ -44,6 +44,7 @@ function renderPlan(card: PlanCard): string {
     lines.push(`Breakpoints: ${card.breakpoints.join(', ')}${suggested}`);
   }
   if (card.note) lines.push(card.note);
+  for (const w of card.warnings) lines.push(`⚠ ${w}`);
   if (card.needsReview && !card.actions.includes('amend') && card.actions.length === 2 && card.amendmentsLeft > 0) {
     lines.push('Type "approve" or "cancel".');
   } else if (card.needsReview) {

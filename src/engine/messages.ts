@@ -41,6 +41,8 @@ export interface PlanCard {
   /** Of those, the ones Steward suggested (this person intervened on their tools before); they may be dropped. */
   suggestedBreakpoints: string[];
   note?: string;
+  /** Things the person should know before approving (e.g. a tool whose description talks to the model). */
+  warnings: string[];
 }
 
 /** The run is holding at a breakpoint: the step's raw output, and what the person can do next. */

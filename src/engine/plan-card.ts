@@ -15,6 +15,8 @@ export interface PlanCardOptions {
   /** Breakpoints Steward set because this person intervened on those tools before; they may drop them. */
   suggested?: string[];
   note?: string;
+  /** Suspicious tool descriptions and the like, shown prominently. */
+  warnings?: string[];
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -46,6 +48,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     breakpoints: options.breakpoints ?? [],
     suggestedBreakpoints: options.suggested ?? [],
     ...(options.note ? { note: options.note } : {}),
+    warnings: options.warnings ?? [],
   };
 }
 

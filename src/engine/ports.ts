@@ -24,6 +24,8 @@ export type ToolCallOutcome = { ok: true; output: ToolOutput } | { ok: false; er
 export interface ToolRunner {
   /** Every tool currently offered by connected servers, overrides applied. */
   listTools(): ToolInfo[];
+  /** Reads the tool's current definition from its server again, so `listTools` reflects it (if the runner can). */
+  refreshTool?(name: string): Promise<void>;
   callTool(
     name: string,
     args: Record<string, Json>,

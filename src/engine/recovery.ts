@@ -52,5 +52,5 @@ export async function recoverRun(ctx: StewardContext, run: StoredRun): Promise<v
     await notice(ctx, run.conversation, run.id, 'info', 'Steward restarted; continuing this run where it left off.');
   }
   await store.appendEvent(run.id, 'recovered', { interrupted: restored.interrupted, retried: restored.retried }, clock());
-  startDriver(ctx, run, v.value, restored.state);
+  startDriver(ctx, run, v.value, await store.listPins(run.id), restored.state);
 }

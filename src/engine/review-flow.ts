@@ -6,7 +6,9 @@ import type { InboundDecision } from './channel.ts';
 import { toPlanCard } from './plan-card.ts';
 import { planSchema, type Plan } from './plan-schema.ts';
 import { writePlan, type PlanOutcome } from './planner.ts';
-import type { Conversation, StoredRun } from './ports.ts';
+import type { Conversation, PinnedTool, StoredRun } from './ports.ts';
+import { newPins } from './tool-pins.ts';
+import { toolWarnings } from './tool-warnings.ts';
 import { riskAbove } from './risk.ts';
 import { startDriver } from './run-control.ts';
 import { meteredLlm } from './metered-llm.ts';
@@ -37,16 +39,17 @@ export async function offer(ctx: StewardContext, runId: string, revision: number
   if (!review) {
     if (!(await store.transition(runId, [from], 'running', { at: clock() }))) return;
     await store.setApprovedRisk(runId, v.risk, clock());
+    const pins = await pinPlan(ctx, runId, v.plan);
     await store.appendEvent(runId, 'autoApproved', { revision, risk: v.risk, preference }, clock());
-    await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester }));
-    startDriver(ctx, { ...run, revision, approvedRisk: v.risk }, v);
+    await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester, warnings: planWarnings(ctx, v.plan) }));
+    startDriver(ctx, { ...run, revision, approvedRisk: v.risk }, v, pins);
     return;
   }
   const suggested = await suggestBreakpoints(ctx, run, v.plan);
   const breakpoints = [...new Set([...run.breakpoints.filter((id) => v.plan.steps.some((s) => s.id === id)), ...suggested])];
   await store.setBreakpoints(runId, breakpoints, clock());
   if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
-  await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, suggested }));
+  await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, suggested, warnings: planWarnings(ctx, v.plan) }));
   armReviewTimer(ctx, run, revision, v.risk === 'high');
 }
 
@@ -69,9 +72,33 @@ export async function approve(ctx: StewardContext, run: StoredRun, d: InboundDec
   await notice(ctx, run.conversation, run.id, 'info', `Approved by ${who(d.actor)}; running ${run.plan.steps.length} steps.`);
   await announceStatus(ctx, run, 'running');
   const driver = ctx.drivers.get(run.id);
-  if (driver) driver.send({ type: 'holdsApproved', risk: v.value.risk });
-  else startDriver(ctx, { ...run, approvedRisk: v.value.risk }, v.value);
+  if (driver) {
+    // The person saw the changes: pin the definitions of held tools as they are now.
+    const changed = new Set(driver.current.holds.filter((h) => h.why === 'changed').flatMap((h) => {
+      const step = driver.current.plan.steps.find((s) => s.id === h.stepId);
+      return step?.kind === 'tool' ? [step.tool] : [];
+    }));
+    const repins = ctx.deps.tools.listTools().filter((t) => changed.has(t.name)).map((t) => ({ tool: t.name, fingerprint: t.fingerprint, definition: t.definition }));
+    await store.pinTools(run.id, repins, clock());
+    for (const pin of repins) driver.pins.set(pin.tool, pin);
+    driver.send({ type: 'holdsApproved', risk: v.value.risk });
+  } else {
+    startDriver(ctx, { ...run, approvedRisk: v.value.risk }, v.value, await pinPlan(ctx, run.id, v.value.plan));
+  }
   return null;
+}
+
+/** Pins the definitions of the plan's tools as approved now. */
+async function pinPlan(ctx: StewardContext, runId: string, p: Plan): Promise<PinnedTool[]> {
+  const pins = newPins(p, ctx.deps.tools.listTools(), new Map());
+  await ctx.deps.store.pinTools(runId, pins, ctx.deps.clock());
+  return pins;
+}
+
+/** Warnings about the plan's tools (suspicious descriptions), for the card. */
+export function planWarnings(ctx: StewardContext, p: Plan): string[] {
+  const used = new Set(p.steps.flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])));
+  return ctx.deps.tools.listTools().filter((t) => used.has(t.name)).flatMap((t) => toolWarnings(t));
 }
 
 /** Cancel at review. Mid-run (steps waiting for approval) it stops the run and keeps what finished. */

@@ -3,11 +3,12 @@
  * yet run, holds for approval, and the report at the end.
  */
 import type { InboundDecision } from './channel.ts';
-import { createDispatchState, type DispatchEffect, type DispatchState } from './dispatch.ts';
-import type { StoredRun } from './ports.ts';
+import { createDispatchState, type DispatchEffect, type DispatchState, type Hold } from './dispatch.ts';
+import type { PinnedTool, StoredRun } from './ports.ts';
+import { describeChange, newPins } from './tool-pins.ts';
 import { writeReport, cut, outputText, stepSummaries } from './report.ts';
 import { checkRevision } from './revise.ts';
-import { armReviewTimer, parseEdit, plan, showRunning } from './review-flow.ts';
+import { armReviewTimer, parseEdit, plan, planWarnings, showRunning } from './review-flow.ts';
 import { RunDriver } from './run-driver.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { announceStatus, notice, policiesFor, who, type StewardContext } from './steward-context.ts';
@@ -16,7 +17,7 @@ import { toPlanCard } from './plan-card.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
 
 /** Starts driving an approved run (or continues one restored after a restart, given its state). */
-export function startDriver(ctx: StewardContext, run: StoredRun, v: ValidatedPlan, state?: DispatchState): void {
+export function startDriver(ctx: StewardContext, run: StoredRun, v: ValidatedPlan, pins: readonly PinnedTool[], state?: DispatchState): void {
   const { settings } = ctx.deps;
   const initial = state ?? createDispatchState(v.plan, policiesFor(ctx, v.plan), {
     maxParallel: settings.maxParallel, maxAttempts: settings.maxAttempts, approvedRisk: run.approvedRisk ?? v.risk, breakpoints: run.breakpoints,
@@ -26,6 +27,7 @@ export function startDriver(ctx: StewardContext, run: StoredRun, v: ValidatedPla
     llm: meteredLlm(ctx, run.id, run.requester),
     onHeld: (d, held) => void onHeld(ctx, run, d, held).catch((err: unknown) => ctx.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`)),
   });
+  for (const pin of pins) driver.pins.set(pin.tool, pin);
   ctx.drivers.set(run.id, driver);
   const finishing = driver.done
     .then((final) => finish(ctx, run, final))
@@ -66,8 +68,8 @@ async function onHeld(ctx: StewardContext, run: StoredRun, driver: RunDriver, he
   if (!v.ok) return;
   const amendmentsLeft = Math.max(0, ctx.deps.settings.amendmentCap - current.amendmentRounds);
   await ctx.deps.notifier.send(run.conversation, toPlanCard(run.id, driver.revision, v.value, {
-    needsReview: true, amendmentsLeft, requester: run.requester, actions: ['approve', 'cancel'],
-    note: `Steps ${held.stepIds.join(', ')} are riskier than what was approved: they wait for approval. Other steps go on.`,
+    needsReview: true, amendmentsLeft, requester: run.requester, actions: ['approve', 'cancel'], warnings: planWarnings(ctx, v.value.plan),
+    note: [...describeHolds(ctx, driver, held.holds ?? []), 'Approve to let them run, or cancel (finished results are kept).'].join('\n'),
   }));
   armReviewTimer(ctx, { ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high');
 }
@@ -158,10 +160,30 @@ async function applyRevision(ctx: StewardContext, run: StoredRun, driver: RunDri
   const current = (await store.getRun(run.id)) ?? run;
   const revision = Math.max(current.revision, driver.revision) + 1;
   await store.saveRevision(run.id, revision, v.value.plan, reason, clock());
+  const pins = newPins(v.value.plan, ctx.deps.tools.listTools(), driver.pins);
+  await store.pinTools(run.id, pins, clock());
+  for (const pin of pins) driver.pins.set(pin.tool, pin);
   driver.revision = revision;
   driver.send({ type: 'planRevised', plan: v.value.plan, policies: policiesFor(ctx, v.value.plan) });
   await showRunning(ctx, run.conversation, current, revision, v.value);
   return null;
+}
+
+/** Sentences telling the person why each step waits, with what they need to judge it. */
+function describeHolds(ctx: StewardContext, driver: RunDriver, holds: readonly Hold[]): string[] {
+  const tools = ctx.deps.tools.listTools();
+  return holds.map((h) => {
+    const step = driver.current.plan.steps.find((s) => s.id === h.stepId);
+    const tool = step?.kind === 'tool' ? step.tool : step?.kind ?? '?';
+    if (h.why === 'risk') return `Step ${h.stepId} (${tool}) is riskier than what was approved.`;
+    if (h.why === 'confirm') {
+      return `Step ${h.stepId} (${tool}) takes values from earlier steps that nobody has seen yet; it would send: ${cut(JSON.stringify(h.args ?? null), 1500)}`;
+    }
+    const now = tools.find((t) => t.name === tool);
+    const pin = driver.pins.get(tool);
+    const changes = pin && now ? describeChange(pin.definition, now.definition) : ['the definition changed'];
+    return `The definition of ${tool} changed since approval, so step ${h.stepId} waits: ${changes.join('; ')}.`;
+  });
 }
 
 function startedSteps(state: DispatchState): string[] {

@@ -11,7 +11,8 @@ import {
   type Transition,
 } from './dispatch.ts';
 import type { Step } from './plan-schema.ts';
-import type { Conversation, LlmClient, Notifier, RunStore, ToolRunner } from './ports.ts';
+import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunner } from './ports.ts';
+import { changedDefinition } from './tool-pins.ts';
 import { cut, outputText } from './report.ts';
 import type { Json, StepError } from './types.ts';
 
@@ -37,6 +38,8 @@ export class RunDriver {
   private resolveDone!: (s: DispatchState) => void;
   /** Resolves once the run has finished and everything about it is stored. */
   readonly done: Promise<DispatchState>;
+  /** Tool definitions as approved; a step whose tool no longer matches is held instead of called. */
+  readonly pins = new Map<string, PinnedTool>();
 
   constructor(
     readonly runId: string,
@@ -108,6 +111,14 @@ export class RunDriver {
 
   private async runStep(step: Step, attempt: number, args: Json, timeoutMs: number, controller: AbortController): Promise<void> {
     const { store, clock } = this.deps;
+    // Awaiting first also keeps this from re-entering the transition that is starting the step.
+    if (step.kind === 'tool' && this.pins.has(step.tool)) await this.deps.tools.refreshTool?.(step.tool);
+    else await Promise.resolve();
+    if (step.kind === 'tool' && changedDefinition(this.pins.get(step.tool), this.deps.tools.listTools())) {
+      this.inflight.delete(key(step.id, attempt));
+      this.send({ type: 'definitionChanged', stepId: step.id, attempt });
+      return;
+    }
     const at = clock();
     this.startedAt.set(key(step.id, attempt), at.getTime());
     try {

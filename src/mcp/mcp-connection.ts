@@ -163,14 +163,20 @@ export class McpConnection {
     return callable;
   }
 
+  /** Reads the tool list from the server again (used before each step to compare definitions with their pins). */
+  refresh(): Promise<void> {
+    return this.refreshTools();
+  }
+
   private async refreshTools(): Promise<void> {
     const seq = ++this.refreshSeq;
     try {
       const tools = await listAllTools(this.client, { timeout: this.config.timeoutMs });
       // A slower, older refresh must not overwrite a newer list.
       if (seq !== this.refreshSeq || this.closing) return;
+      const before = this.tools.length;
       this.tools = this.usable(tools);
-      this.logger('info', `MCP server "${this.config.name}" now offers ${this.tools.length} tools`);
+      this.logger(before === this.tools.length ? 'debug' : 'info', `MCP server "${this.config.name}" now offers ${this.tools.length} tools`);
     } catch (err) {
       if (this.closing) return;
       this.logger('warn', `MCP server "${this.config.name}": refreshing tools failed: ${describeError(err)}`);

@@ -31,6 +31,8 @@ const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 
 /** Runs MCP tools by qualified name (`<server>.<tool>`) on the servers that connected. Never throws from calls. */
 export class McpHost implements ToolRunner {
+  private readonly mapped = new WeakMap<object, ToolInfo>();
+
   private constructor(private readonly connections: Map<string, McpConnection>) {}
 
   /** Connects every enabled server in parallel; one that fails is reported and the others still serve. */
@@ -69,9 +71,23 @@ export class McpHost implements ToolRunner {
     const tools: ToolInfo[] = [];
     for (const conn of this.connections.values()) {
       if (conn.goneReason !== undefined) continue;
-      for (const tool of conn.tools) tools.push(toToolInfo(conn.config, tool, conn.serverInfo()));
+      for (const tool of conn.tools) {
+        // A refreshed list brings new objects, so a changed definition is always mapped (and hashed) anew.
+        let info = this.mapped.get(tool);
+        if (!info) {
+          info = toToolInfo(conn.config, tool, conn.serverInfo());
+          this.mapped.set(tool, info);
+        }
+        tools.push(info);
+      }
     }
     return tools;
+  }
+
+  /** Re-reads the tool list of the server that offers `name`; never throws (a failed refresh keeps the old list). */
+  async refreshTool(name: string): Promise<void> {
+    const conn = this.connections.get(name.slice(0, name.indexOf('.')));
+    if (conn && conn.goneReason === undefined) await conn.refresh();
   }
 
   /** Calls `<server>.<tool>`; unknown, disallowed and failed calls come back as error outcomes. */

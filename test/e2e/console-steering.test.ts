@@ -119,7 +119,7 @@ describe('steering a plan through the console (postgres)', () => {
     await h.type('wait a second');
     await h.waitFor(/▶ wait running/);
     await h.type('also save the result to out.txt');
-    await h.waitFor(/Steps save are riskier than what was approved: they wait for approval/);
+    await h.waitFor(/Step save \(fs\.write_file\) is riskier than what was approved\./);
     const run = await onlyRun(h);
     expect(run.status).toBe('awaiting_review');
     expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation']);

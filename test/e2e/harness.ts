@@ -56,6 +56,7 @@ export async function startHarness(options: {
   const calls: RecordedCall[] = [];
   const tools: ToolRunner = {
     listTools: () => host.listTools(),
+    refreshTool: (name) => host.refreshTool(name),
     callTool: (name, args, opts) => {
       calls.push({ name, args, at: Date.now() });
       return host.callTool(name, args, opts);
@@ -100,7 +101,8 @@ export async function startHarness(options: {
     output: () => printed,
     waitFor,
     async close() {
-      await steward.idle().catch(() => undefined);
+      // Runs left waiting for a person never finish; give the others a moment to settle.
+      await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
       const problems = await unapprovedCalls(store, db, calls);
       steward.shutdown();
       await channel.stop();

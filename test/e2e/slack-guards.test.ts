@@ -85,6 +85,15 @@ describe('slack guards, end to end on postgres', () => {
     expect(await h.db.db.selectFrom('runs').select('request').execute()).toEqual([{ request: 'say bye' }]);
   });
 
+  it('a mention Slack delivers twice (same event_id, a retry) starts one run', async () => {
+    h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({ planner: [echoPlan] }) });
+    const body = eventEnvelope(createMention({ text: 'say hi' }, h.slack.botUserId), h.slack.botUserId);
+    expect((await h.post(body, 'application/json')).status).toBe(200);
+    expect((await h.post(body, 'application/json')).status).toBe(200);
+    await h.channel.settled();
+    expect(await h.db.db.selectFrom('runs').select('id').execute()).toHaveLength(1);
+  });
+
   it('plain channel chatter, edits and bot messages never reach the engine', async () => {
     h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({}) });
     for (const event of [createMessage({ text: 'lunch?' }), createMessage({ text: 'x', threadTs: '1700000000.000001' }), createMessage({ text: 'edited', subtype: 'message_changed' }), createMessage({ text: 'beep', botId: 'B0OTHER', threadTs: '1700000000.000001' })]) {
