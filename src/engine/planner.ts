@@ -21,6 +21,8 @@ export type PlanOutcome =
   | { ok: false; error: string; calls: number };
 
 const DESCRIPTION_BUDGET = 400;
+/** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
+const MAX_PLAN_CHARS = 200_000;
 
 /** Asks the planner for a plan and validates it, repairing at most `maxRepairs` times. */
 export async function writePlan(
@@ -48,6 +50,7 @@ export async function writePlan(
 
 /** Parses and validates one planner answer. */
 export function checkAnswer(text: string, tools: readonly ToolInfo[]): { ok: true; value: ValidatedPlan } | { ok: false; error: string } {
+  if (text.length > MAX_PLAN_CHARS) return { ok: false, error: `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan` };
   const json = extractJson(text);
   if (json === undefined) return { ok: false, error: 'the answer is not a JSON object' };
   const parsed = planSchema.safeParse(json);

@@ -53,6 +53,8 @@ export interface ToolOutput {
   content: Json[];
   structuredContent?: Json;
   isError?: boolean;
+  /** Set when the output was larger than the bound and was cut: its full size and hash, for audit. */
+  truncated?: { bytes: number; sha256: string };
 }
 
 /** Lifecycle of a run, as stored. */

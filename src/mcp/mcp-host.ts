@@ -7,7 +7,7 @@ import type { Json, ToolInfo } from '../engine/types.ts';
 import type { McpConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import type { McpLogger } from './mcp-transport.ts';
-import { toToolInfo } from './tool-mapping.ts';
+import { boundOutput, toToolInfo } from './tool-mapping.ts';
 
 export type { McpLogger } from './mcp-transport.ts';
 
@@ -17,6 +17,8 @@ export interface McpHostOptions {
   /** Name sent to servers at initialize. */
   clientName?: string;
   clientVersion?: string;
+  /** Outputs larger than this (as JSON) are cut, with their size and hash kept. */
+  maxOutputBytes?: number;
   /** Limit on spawn + initialize + listing tools, per server. */
   connectTimeoutMs?: number;
 }
@@ -28,12 +30,16 @@ export interface McpStartFailure {
 }
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+const DEFAULT_MAX_OUTPUT_BYTES = 1_000_000;
 
 /** Runs MCP tools by qualified name (`<server>.<tool>`) on the servers that connected. Never throws from calls. */
 export class McpHost implements ToolRunner {
   private readonly mapped = new WeakMap<object, ToolInfo>();
 
-  private constructor(private readonly connections: Map<string, McpConnection>) {}
+  private constructor(
+    private readonly connections: Map<string, McpConnection>,
+    private readonly maxOutputBytes: number,
+  ) {}
 
   /** Connects every enabled server in parallel; one that fails is reported and the others still serve. */
   static async connect(
@@ -63,7 +69,7 @@ export class McpHost implements ToolRunner {
         logger('error', message);
       }
     });
-    return { host: new McpHost(connections), failures };
+    return { host: new McpHost(connections, options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES), failures };
   }
 
   /** Tools of the servers that are still up, with the config's overrides applied. */
@@ -108,12 +114,13 @@ export class McpHost implements ToolRunner {
         return { ok: false, error: stepError('unknown_tool', `MCP server "${server}" has no tool "${tool}".`) };
       }
       // The engine checks policy first; this is the last line if something upstream forgot.
-      if (!toToolInfo(conn.config, info).policy.allowed) {
+      if ((conn.config.tools[tool]?.allowed ?? conn.config.allowed) === false) {
         return { ok: false, error: stepError('unknown_tool', `${name} is not allowed by the MCP config.`) };
       }
     }
     try {
-      return await conn.call(tool, args, options);
+      const outcome = await conn.call(tool, args, options);
+      return outcome.ok ? { ok: true, output: boundOutput(outcome.output, this.maxOutputBytes) } : outcome;
     } catch (err) {
       // conn.call translates every SDK failure; this only guards the never-throw promise against bugs.
       return { ok: false, error: stepError('internal', `${name} failed unexpectedly: ${String(err)}`) };

@@ -70,6 +70,21 @@ export function maxTotalTimeoutFor(server: McpServerConfig, tool: string): numbe
   return server.tools[tool]?.maxTotalTimeoutMs ?? server.maxTotalTimeoutMs;
 }
 
+/**
+ * Keeps a tool output within `maxBytes` (as JSON): a larger one is cut to its leading text, with its full size
+ * and SHA-256 recorded, so the database and prompts never carry an unbounded value.
+ */
+export function boundOutput(output: ToolOutput, maxBytes: number): ToolOutput {
+  const json = JSON.stringify(output);
+  const bytes = Buffer.byteLength(json);
+  if (bytes <= maxBytes) return output;
+  const sha256 = createHash('sha256').update(json).digest('hex');
+  const texts = output.content.map((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c.text === 'string' ? c.text : '')).join('\n');
+  const note = `\n[output cut: ${bytes} bytes in all, sha256 ${sha256}; the rest was not kept]`;
+  const kept = (texts || json).slice(0, Math.max(0, Math.floor(maxBytes / 2) - note.length));
+  return { content: [{ type: 'text', text: `${kept}${note}` }], ...(output.isError ? { isError: true } : {}), truncated: { bytes, sha256 } };
+}
+
 /** A call result as the engine stores it; `isError` is kept, for the engine to decide on. */
 export function toToolOutput(result: CallToolResult | CompatibilityCallToolResult): ToolOutput {
   // Servers on the 2024-10-07 protocol answer with `toolResult` instead of content blocks.

@@ -71,7 +71,7 @@ export async function startHarness(options: {
   const logs: string[] = [];
   const models = { planner: 'planner-model', classifier: 'classifier-model', synthesizer: 'synth-model', llm_step: 'step-model' };
   const steward = new Steward({
-    llm: createLlmClient({ openai: { apiKey: 'sk-test-key', baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
+    llm: createLlmClient({ openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
     tools,
     store,
     notifier: channel,
@@ -103,15 +103,34 @@ export async function startHarness(options: {
     async close() {
       // Runs left waiting for a person never finish; give the others a moment to settle.
       await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
-      const problems = await unapprovedCalls(store, db, calls);
+      const problems = [...(await unapprovedCalls(store, db, calls)), ...(await canarySightings(db, llm, printed, logs))];
       steward.shutdown();
       await channel.stop();
       await host.close();
       await db.close();
       await llm.close();
-      if (problems.length > 0) throw new Error(`MCP calls outside an approved plan:\n${problems.join('\n')}`);
+      if (problems.length > 0) throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
     },
   };
+}
+
+/** The LLM key every end-to-end test runs with; it must never appear anywhere but the Authorization header. */
+export const CANARY_KEY = `sk-canary-${crypto.randomUUID()}`;
+// Also in the environment, where a careless adapter could pass it to an MCP server.
+process.env.OPENAI_API_KEY = CANARY_KEY;
+
+/** Places a secret must never reach: the console, logs, every table, and what was sent to the model. */
+async function canarySightings(db: TestDatabase, llm: FakeLlm, printed: string, logs: string[]): Promise<string[]> {
+  const seen: string[] = [];
+  if (printed.includes(CANARY_KEY)) seen.push('the console output holds the LLM key');
+  if (logs.some((l) => l.includes(CANARY_KEY))) seen.push('a log line holds the LLM key');
+  if (llm.requests.some((r) => JSON.stringify(r.body).includes(CANARY_KEY))) seen.push('a prompt holds the LLM key');
+  const tables = ['runs', 'plan_revisions', 'step_attempts', 'decisions', 'llm_usage', 'run_events', 'tool_pins'] as const;
+  for (const table of tables) {
+    const rows = await db.db.selectFrom(table).selectAll().execute();
+    if (JSON.stringify(rows).includes(CANARY_KEY)) seen.push(`table ${table} holds the LLM key`);
+  }
+  return seen;
 }
 
 /**

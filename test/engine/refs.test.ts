@@ -53,3 +53,22 @@ describe('references', () => {
     expect(parseReference(`steps.s1.output${'['.repeat(100_000)}`).ok).toBe(false);
   });
 });
+
+describe('reference resolver on hostile input', () => {
+  it('never throws, whatever the outputs and references hold', () => {
+    fc.assert(
+      fc.property(fc.jsonValue(), fc.array(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'prototype', '[0]', '["a b"]')), { maxLength: 6 }), (output, segments) => {
+        const ref = `steps.s1.output${segments.map((s) => (s.startsWith('[') ? s : `.${s}`)).join('')}`;
+        const r = resolveRefs({ v: { $ref: ref } }, new Map([['s1', output as Json]]));
+        expect(typeof r.ok).toBe('boolean');
+      }),
+    );
+  });
+
+  it('a resolved object never gains a prototype from a hostile key', () => {
+    const out = JSON.parse('{"__proto__": {"polluted": true}}') as Json;
+    const r = resolveRefs({ a: { $ref: 'steps.s1.output' } }, new Map([['s1', out]]));
+    expect(r.ok).toBe(true);
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+});

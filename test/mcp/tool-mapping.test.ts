@@ -85,3 +85,17 @@ describe('toStepError', () => {
     expect(toStepError(malformed.error, call)).toMatchObject({ code: 'tool_error' });
   });
 });
+
+describe('output bound', () => {
+  it('keeps small outputs as they are and cuts large ones, recording their size and hash', async () => {
+    const { boundOutput } = await import('../../src/mcp/tool-mapping.ts');
+    const small = { content: [{ type: 'text', text: 'hello' }] };
+    expect(boundOutput(small, 1000)).toBe(small);
+    const big = { content: [{ type: 'text', text: 'x'.repeat(1_000_000) }] };
+    const cut = boundOutput(big, 10_000);
+    expect(JSON.stringify(cut).length).toBeLessThan(10_000);
+    expect(cut.truncated?.bytes).toBe(JSON.stringify(big).length);
+    expect(cut.truncated?.sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect((cut.content[0] as { text: string }).text).toMatch(/^x+\n\[output cut: 1000\d+ bytes in all, sha256 [0-9a-f]{64}; the rest was not kept\]$/);
+  });
+});
