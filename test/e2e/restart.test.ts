@@ -5,7 +5,7 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { pathToFileURL } from 'node:url';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -113,6 +113,10 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
     expect(attempts).toHaveLength(4);
     b.type('quit');
     await new Promise((r) => b.child.once('exit', r));
+    // The real entry point logs to DATA_DIR/steward.log: the key must not be there, nor in the terminal.
+    const log = readFileSync(join(dir, 'data', 'steward.log'), 'utf8');
+    expect(log).toContain('MCP server "everything" connected');
+    expect(log + a.output() + b.output()).not.toContain('sk-restart-test');
   });
 
   it('asks before repeating a non-idempotent step that was in flight; resume runs it again', async () => {

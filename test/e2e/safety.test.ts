@@ -87,3 +87,19 @@ describe('safety by construction, end to end (postgres)', () => {
     expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'synthesizer']);
   });
 });
+
+describe('server requests back to the client (postgres)', () => {
+  it('a server asking the client to approve (elicitation) or to prompt the model (sampling) is refused and approves nothing', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-safety-'));
+    const plan = planReply([{ id: 'ask', tool: 'audit.ask', args: {} }]);
+    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], script: byRole({ planner: [plan], synthesizer: ['Asked.'] }) });
+    await h.type('ask around');
+    await h.waitFor(/=== Report \(completed\) ===/);
+    const asked = serverLog().find((e) => e.type === 'asked') as unknown as { answers: string[] };
+    expect(asked.answers).toHaveLength(2);
+    expect(asked.answers.every((a) => a.startsWith('refused: '))).toBe(true);
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'synthesizer']);
+    const [row] = await h.db.db.selectFrom('runs').select('id').execute();
+    expect(await h.store.listDecisions(row!.id)).toEqual([]);
+  });
+});

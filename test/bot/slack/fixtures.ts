@@ -35,6 +35,7 @@ export function createPlanCard(overrides: Partial<PlanCard> = {}): PlanCard {
     actions: ['approve', 'amend', 'cancel'],
     breakpoints: [],
     suggestedBreakpoints: [],
+    warnings: [],
     ...overrides,
   };
 }

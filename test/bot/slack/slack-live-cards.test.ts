@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { withProgress, withReport } from '../../../src/bot/slack/slack-card-state.ts';
+import { createLiveCard, withNewRevision, withProgress, withReport } from '../../../src/bot/slack/slack-card-state.ts';
 import { LiveCards } from '../../../src/bot/slack/slack-live-cards.ts';
 import type { SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import { allTexts, createPlanCard, createProgress } from './fixtures.ts';
@@ -60,5 +60,16 @@ describe('live cards', () => {
     expect(sent.map((s) => s.call)).toEqual(['post', 'update']);
     expect(sent[1]!.text).toContain('revision 1');
     expect(cards.summaryOf(createPlanCard().runId)).toBe('Say hello three times');
+  });
+
+  it('a revision while running keeps what the unchanged steps did; a revision at review starts afresh', () => {
+    const running = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    let live = withProgress(createLiveCard(running, 1_000), createProgress({ status: 'succeeded', finished: 1 }), 2_000);
+    const revised = createPlanCard({ revision: 1, needsReview: false, actions: ['pause', 'stop'], steps: [running.steps[0]!, { ...running.steps[1]!, id: 'step_3' }] });
+    live = withNewRevision(live, revised, 3_000);
+    expect(live.steps).toEqual({ step_1: { status: 'succeeded', detail: 'calling everything.echo' }, step_3: { status: 'pending', detail: '' } });
+    expect([live.finished, live.total, live.startedAt, live.autoStarted]).toEqual([1, 2, 1_000, true]);
+    const atReview = withNewRevision(createLiveCard(createPlanCard(), 1_000), createPlanCard({ revision: 1 }), 3_000);
+    expect([atReview.status, atReview.startedAt, atReview.finished]).toEqual(['awaiting_review', null, 0]);
   });
 });

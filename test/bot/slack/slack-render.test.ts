@@ -22,7 +22,7 @@ function buttons(message: SlackMessage): Array<{ action_id: string; value?: stri
 
 describe('slack card renderer', () => {
   it('a plan waiting for review shows its steps and Approve / Amend / Cancel carrying run and revision', () => {
-    const card = createPlanCard({ revision: 2 });
+    const card = createPlanCard({ revision: 2, warnings: ['tool fetch talks to the model'], breakpoints: ['step_1'], suggestedBreakpoints: ['step_1'] });
     const message = renderCard(createLiveCard(card, NOW), NOW);
     expectWithinLimits(message);
     const text = allTexts(message.blocks).join('\n');
@@ -30,6 +30,8 @@ describe('slack card renderer', () => {
     expect(text).toContain('`step_2` `everything.echo`');
     expect(text).toContain('after step_1');
     expect(text).toContain('Requested by <@U0ADA>');
+    expect(text).toContain('⚠️ *Before you approve*\n• tool fetch talks to the model');
+    expect(text).toContain('_suggested breakpoint_');
     expect(buttons(message).map((b) => [b.action_id, b.text.text])).toEqual([
       ['steward.approve', 'Approve'], ['steward.amend', 'Amend (3 left)'], ['steward.cancel', 'Cancel'],
     ]);
@@ -80,7 +82,7 @@ describe('slack card renderer', () => {
   });
 
   it('a 1 MB output, summary and argument preview, or 500 steps, still render a valid card with a note', () => {
-    const huge = createPlanCard({ summary: MB, steps: [createStep(1, { argsPreview: MB, description: MB, id: MB })], layers: [[MB]], risks: [MB] });
+    const huge = createPlanCard({ summary: MB, steps: [createStep(1, { argsPreview: MB, description: MB, id: MB })], layers: [[MB]], risks: [MB], warnings: [MB, MB], note: MB, breakpoints: [MB] });
     let live = createLiveCard(huge, NOW);
     live = withProgress(live, createProgress({ stepId: MB, status: 'failed', detail: MB }), NOW);
     expectWithinLimits(renderCard(live, NOW));
