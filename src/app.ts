@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ConsoleChannel } from './bot/console-channel.ts';
+import { SlackChannel } from './bot/slack/slack-channel.ts';
 import { loadConfig, type Config } from './config.ts';
 import { Steward } from './engine/steward.ts';
 import { createLlmClient } from './llm/model-router.ts';
@@ -20,7 +21,7 @@ import { PgRunStore } from './store/pg-run-store.ts';
 export interface App {
   config: Config;
   steward: Steward;
-  channel: ConsoleChannel;
+  channel: ConsoleChannel | SlackChannel;
   store: PgRunStore;
   tools: McpHost;
   database: StoreDatabase;
@@ -50,7 +51,10 @@ export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readabl
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
     const llm = createLlmClient(config.llm);
     const store = new PgRunStore(database.db);
-    const channel = new ConsoleChannel({ input: options.input, output: options.output, user: options.env.USER, onClose: options.onClose });
+    // With SLACK_BOT_TOKEN set Steward serves Slack (and leaves the terminal alone); otherwise the console.
+    const channel = config.slack
+      ? new SlackChannel({ ...config.slack, log })
+      : new ConsoleChannel({ input: options.input, output: options.output, user: options.env.USER, onClose: options.onClose });
     const steward = new Steward({
       llm, tools: host, store, notifier: channel, log, settings: config.settings,
       clock: () => new Date(),
@@ -60,6 +64,7 @@ export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readabl
     const tools = host.listTools();
     say(`Steward: ${where}; ${tools.length} tools from ${new Set(tools.map((t) => t.server)).size} MCP server(s).`);
     await channel.start(steward);
+    if (channel instanceof SlackChannel) say(channel.mode === 'socket' ? 'Slack: connected in Socket Mode.' : `Slack: listening on port ${channel.port} at /slack/events.`);
     await steward.recover();
     return {
       config, steward, channel, store, tools: host, database, log,

@@ -38,6 +38,11 @@ const envSchema = z.object({
   STEWARD_APPROVERS: z.string().optional(),
   STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
   STEWARD_TOKENS_PER_USER_PER_DAY: positiveInt(2_000_000),
+  SLACK_BOT_TOKEN: optionalText,
+  SLACK_APP_TOKEN: optionalText,
+  SLACK_SIGNING_SECRET: optionalText,
+  SLACK_API_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
+  PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
 });
 
 /** Validated configuration. */
@@ -52,6 +57,8 @@ export interface Config {
   };
   settings: { maxParallel: number; maxAttempts: number; amendmentCap: number; maxRepairs: number; reviewTimeoutMs: number; approvers: string[]; budgets: { perRun: number; perUserPerDay: number } };
   logFile: string | undefined;
+  /** Slack, when SLACK_BOT_TOKEN is set: Socket Mode with an app token, else HTTP on `port` with the signing secret. */
+  slack: { botToken: string; appToken?: string; signingSecret?: string; apiUrl?: string; port: number } | undefined;
   /** Values that must never be printed: keys, and the database URL (it may hold a password). */
   secrets: string[];
 }
@@ -79,6 +86,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       'config',
       'No language model is configured. Set OPENAI_API_KEY (or OPENAI_BASE_URL for any OpenAI-compatible server: a local Ollama works with OPENAI_BASE_URL=http://localhost:11434/v1 and STEWARD_MODEL_PLANNER=llama3.1), or ANTHROPIC_API_KEY.',
     );
+  }
+  if (e.SLACK_BOT_TOKEN && !e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET) {
+    throw new StewardError('config', 'Configuration error: SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode on PORT). See docs/slack.md.');
   }
   const local = openai && !e.OPENAI_API_KEY;
   const named = [e.STEWARD_MODEL_PLANNER, e.STEWARD_MODEL_CLASSIFIER, e.STEWARD_MODEL_SYNTHESIZER, e.STEWARD_MODEL_LLM_STEP];
@@ -113,6 +123,9 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       budgets: { perRun: e.STEWARD_TOKENS_PER_RUN, perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY },
     },
     logFile: e.STEWARD_LOG_FILE,
-    secrets: [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL].filter((s): s is string => !!s && s.length >= 6),
+    slack: e.SLACK_BOT_TOKEN
+      ? { botToken: e.SLACK_BOT_TOKEN, appToken: e.SLACK_APP_TOKEN, signingSecret: e.SLACK_SIGNING_SECRET, apiUrl: e.SLACK_API_URL, port: e.PORT }
+      : undefined,
+    secrets: [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL, e.SLACK_BOT_TOKEN, e.SLACK_APP_TOKEN, e.SLACK_SIGNING_SECRET].filter((s): s is string => !!s && s.length >= 6),
   };
 }

@@ -23,7 +23,8 @@ try {
   process.once('SIGINT', () => void shutdown());
   process.once('SIGTERM', () => void shutdown());
 } catch (err) {
-  const secrets = [process.env.OPENAI_API_KEY, process.env.ANTHROPIC_API_KEY, process.env.DATABASE_URL].filter((s): s is string => !!s);
+  const e = process.env;
+  const secrets = [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL, e.SLACK_BOT_TOKEN, e.SLACK_APP_TOKEN, e.SLACK_SIGNING_SECRET].filter((s): s is string => !!s);
   const message = err instanceof StewardError ? err.message : `Steward could not start: ${(err as Error).message}`;
   process.stderr.write(`${redact(message, secrets)}\n`);
   process.exit(1);

@@ -15,6 +15,8 @@ import type { SlackMessage } from './slack-render.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { safeMrkdwn } from './slack-text.ts';
 
+const STOP_GRACE_MS = 10_000;
+
 /** Slack settings plus the log, and the card update pace (Slack's chat.update allows about one a second per card). */
 export interface SlackChannelOptions extends SlackSettings {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -68,7 +70,8 @@ export class SlackChannel implements ChannelAdapter {
   async stop(): Promise<void> {
     if (this.started) await this.slack.stop();
     this.started = false;
-    await this.settled();
+    // A planner call in flight may take a minute; a run cut short while planning is failed cleanly at restart.
+    await Promise.race([this.settled(), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
     await this.cards.flushAll();
   }
 

@@ -29,14 +29,16 @@ export interface ListenerDeps {
 /** Registers every listener Steward needs on the Bolt app. */
 export function registerListeners(app: App, deps: ListenerDeps): void {
   const { handler, track } = deps;
+  const firstDelivery = deliveryFilter(1_000);
 
-  app.event('app_mention', async ({ event, context }) => {
+  app.event('app_mention', async ({ event, body, context }) => {
     const message = fromMention(event as SlackMessageEvent, context.botUserId);
-    if (message) track(handler.message(message));
+    if (message && firstDelivery(body.event_id)) track(handler.message(message));
   });
 
   // Plain replies go to the engine only inside a thread that holds a live card; other chatter is not for Steward.
-  app.message(async ({ message, context }) => {
+  app.message(async ({ message, body, context }) => {
+    if (!firstDelivery(body.event_id)) return;
     const reply = fromThreadReply(message as SlackMessageEvent, context.botUserId);
     const m = message as SlackMessageEvent;
     if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts)) track(handler.message(reply));
@@ -73,4 +75,19 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     const text = view.state.values[AMEND_INPUT.block]?.[AMEND_INPUT.element]?.value ?? '';
     if (ref) track(handler.decision({ ...ref, action: 'amend', actor: toActor(body.user), text }));
   });
+}
+
+/**
+ * Slack redelivers an event (same event_id) when it thinks the ack was late; a second copy of a mention would
+ * start a second run. Remembers the last `size` event ids.
+ */
+function deliveryFilter(size: number): (eventId: string | undefined) => boolean {
+  const seen = new Set<string>();
+  return (eventId) => {
+    if (!eventId) return true;
+    if (seen.has(eventId)) return false;
+    seen.add(eventId);
+    if (seen.size > size) seen.delete(seen.values().next().value as string);
+    return true;
+  };
 }

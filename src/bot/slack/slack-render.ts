@@ -44,21 +44,24 @@ export function renderCard(live: LiveCard, now: number): SlackMessage {
   const title = `${TITLES[live.status]} · revision ${card.revision}`;
   const blocks: types.KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: cutText(title, 150), emoji: true } },
-    { type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.summary || '(no summary)', 1_000), verbatim: true } },
+    { type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.summary || '(no summary)', 800), verbatim: true } },
     { type: 'context', elements: [{ type: 'mrkdwn', text: statusLine(live, now) }] },
     { type: 'divider' },
     ...stepSections(live).map((text): types.KnownBlock => ({ type: 'section', text: { type: 'mrkdwn', text, verbatim: true } })),
   ];
   const layers = card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join('  |  ');
-  if (layers) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Layers ${safeMrkdwn(layers, 600)}`, verbatim: true }] });
-  if (card.risks.length > 0) {
-    const risks = safeMrkdwn(card.risks.map((r) => `• ${r}`).join('\n'), 1_000);
-    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: `*Risks*\n${risks}`, verbatim: true } });
-  }
+  if (layers) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Layers ${safeMrkdwn(layers, 500)}`, verbatim: true }] });
+  if (card.risks.length > 0) blocks.push(bullets('*Risks*', card.risks));
+  if (card.warnings.length > 0) blocks.push(bullets('⚠️ *Before you approve*', card.warnings));
+  if (card.note) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: safeMrkdwn(card.note, 300), verbatim: true }] });
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footnote(live) }] });
   const buttons = planButtons(live);
   if (buttons.length > 0) blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
   return { text: safeMrkdwn(`${TITLES[live.status]}: ${card.summary}`, 300), blocks };
+}
+
+function bullets(title: string, items: string[]): types.KnownBlock {
+  return { type: 'section', text: { type: 'mrkdwn', text: `${title}\n${safeMrkdwn(items.map((r) => `• ${r}`).join('\n'), 800)}`, verbatim: true } };
 }
 
 function statusLine(live: LiveCard, now: number): string {
@@ -124,6 +127,7 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   if (step.dependsOn.length > 0) extras.push(`after ${step.dependsOn.join(', ')}`);
   if (step.optional) extras.push('optional');
   if (step.risk !== 'low') extras.push(`risk ${step.risk}`);
+  if (live.card.breakpoints.includes(step.id)) extras.push(live.card.suggestedBreakpoints.includes(step.id) ? 'suggested breakpoint' : 'breakpoint');
   if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
   const room = cap - line.length;
   if (step.argsPreview && room > 20) line += ` ${codeSpan(step.argsPreview, Math.floor(room * 0.5))}`;
