@@ -6,7 +6,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 
 type AnyDb = Kysely<unknown>;
 
-/** Adds tool_pins, runs.tokens_used and user_daily_tokens. */
+/** Adds tool_pins, runs.tokens_used, user_daily_tokens and inbound_events. */
 export const safety: Migration = {
   async up(db: AnyDb) {
     await db.schema
@@ -30,8 +30,16 @@ export const safety: Migration = {
       .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
       .addUniqueConstraint('user_daily_tokens_key', ['channel', 'user_id', 'day'])
       .execute();
+    // Platform event ids already handled: a redelivered event (Slack retries) is dropped even after a restart.
+    await db.schema
+      .createTable('inbound_events')
+      .addColumn('id', 'bigserial', (c) => c.primaryKey())
+      .addColumn('key', 'text', (c) => c.notNull().unique())
+      .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
+      .execute();
   },
   async down(db: AnyDb) {
+    await db.schema.dropTable('inbound_events').execute();
     await db.schema.dropTable('user_daily_tokens').execute();
     await db.schema.alterTable('runs').dropColumn('tokens_used').execute();
     await db.schema.dropTable('tool_pins').execute();

@@ -10,6 +10,8 @@ export interface InboundMessage {
   conversation: Conversation;
   actor: Actor;
   text: string;
+  /** The platform's id for this delivery (e.g. `slack:Ev123`): a redelivered event with the same id is ignored. */
+  deliveryId?: string;
 }
 
 /** A press of a button (or a typed command) on a card, naming the run and the revision the card showed. */

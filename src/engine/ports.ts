@@ -197,6 +197,8 @@ export interface RunStore {
   reserveTokens(runId: string, actor: Actor, tokens: number, caps: TokenBudgets, day: string): Promise<'ok' | 'run' | 'user'>;
   /** Corrects both counters by the difference between reserved and real usage. */
   adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void>;
+  /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
+  claimInbound(key: string, at: Date): Promise<boolean>;
   /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
 }

@@ -27,6 +27,7 @@ export class Steward implements InboundHandler {
 
   /** A message: a reply in the thread of an active run is classified; anything else is a new request. */
   async message(m: InboundMessage): Promise<void> {
+    if (m.deliveryId && !(await this.ctx.deps.store.claimInbound(m.deliveryId, this.ctx.deps.clock()))) return;
     const active = await this.ctx.deps.store.findActiveRun(m.conversation);
     if (active) return this.reply(active, m);
     const { store, clock, newId } = this.ctx.deps;

@@ -316,6 +316,10 @@ export class PgRunStore implements RunStore {
     return withStoreErrors('adjustTokens', () => safety.adjustTokens(this.db, runId, actor, delta, day));
   }
 
+  claimInbound(key: string, at: Date): Promise<boolean> {
+    return withStoreErrors('claimInbound', () => safety.claimInbound(this.db, key, at));
+  }
+
   private selectRuns() {
     return this.db
       .selectFrom('runs')

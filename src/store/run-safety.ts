@@ -70,4 +70,10 @@ export async function adjustTokens(db: Db, runId: string, actor: Actor, delta: n
     .execute();
 }
 
+/** Records a platform event as handled; false when it was handled before (a redelivery). */
+export async function claimInbound(db: Db, key: string, at: Date): Promise<boolean> {
+  const row = await db.insertInto('inbound_events').values({ key, created_at: at }).onConflict((oc) => oc.column('key').doNothing()).returning('id').executeTakeFirst();
+  return row !== undefined;
+}
+
 class BudgetRefused extends Error {}

@@ -51,6 +51,13 @@ export interface UserDailyTokensTable {
   created_at: Timestamp;
 }
 
+/** A platform event already handled (its id, prefixed with the platform). */
+export interface InboundEventsTable {
+  id: BigId;
+  key: string;
+  created_at: Timestamp;
+}
+
 /** A person's review preference, per platform user. */
 export interface UserPreferencesTable {
   id: BigId;
@@ -133,4 +140,5 @@ export interface DatabaseSchema {
   user_preferences: UserPreferencesTable;
   tool_pins: ToolPinsTable;
   user_daily_tokens: UserDailyTokensTable;
+  inbound_events: InboundEventsTable;
 }

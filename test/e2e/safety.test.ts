@@ -103,3 +103,15 @@ describe('server requests back to the client (postgres)', () => {
     expect(await h.store.listDecisions(row!.id)).toEqual([]);
   });
 });
+
+describe('redelivered events (postgres)', () => {
+  it('the same platform delivery twice starts one run, and the database remembers it', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-safety-'));
+    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], script: byRole({ planner: [planReply([{ id: 'n', tool: 'audit.sleep', args: { ms: 1 } }])], synthesizer: ['ok'] }) });
+    const m = { conversation: { channel: 'test', key: 't1' }, actor: { id: 'ada', channel: 'test' }, text: 'sleep', deliveryId: 'test:Ev42' };
+    await Promise.all([h.steward.message(m), h.steward.message(m)]);
+    await h.steward.idle();
+    expect(await h.db.db.selectFrom('runs').select('id').execute()).toHaveLength(1);
+    expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
+  });
+});

@@ -43,3 +43,17 @@ describe.each(['postgres', 'pglite'] as const)('safety queries on %s', (kind) =>
     expect(await store.reserveTokens(other.id, ada, 100, roomy, '2026-11-30')).toBe('ok');
   });
 });
+
+describe.each(['postgres', 'pglite'] as const)('inbound deliveries on %s', (kind) => {
+  it('a delivery id is claimed once, even by concurrent claims', async () => {
+    const database = await createTestDatabase(kind);
+    try {
+      const store = new PgRunStore(database.db);
+      const claims = await Promise.all(Array.from({ length: 5 }, () => store.claimInbound('slack:Ev1', new Date())));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await store.claimInbound('slack:Ev2', new Date())).toBe(true);
+    } finally {
+      await database.close();
+    }
+  });
+});

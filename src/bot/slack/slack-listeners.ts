@@ -33,7 +33,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
 
   app.event('app_mention', async ({ event, body, context }) => {
     const message = fromMention(event as SlackMessageEvent, context.botUserId);
-    if (message && firstDelivery(body.event_id)) track(handler.message(message));
+    if (message && firstDelivery(body.event_id)) track(handler.message({ ...message, ...delivery(body.event_id) }));
   });
 
   // Plain replies go to the engine only inside a thread that holds a live card; other chatter is not for Steward.
@@ -41,7 +41,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     if (!firstDelivery(body.event_id)) return;
     const reply = fromThreadReply(message as SlackMessageEvent, context.botUserId);
     const m = message as SlackMessageEvent;
-    if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts)) track(handler.message(reply));
+    if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts)) track(handler.message({ ...reply, ...delivery(body.event_id) }));
   });
 
   app.action({ type: 'block_actions', action_id: new RegExp(`^${ACTION_PREFIX.replace('.', '\\.')}`) }, async ({ ack, body, action, client }) => {
@@ -90,4 +90,9 @@ function deliveryFilter(size: number): (eventId: string | undefined) => boolean 
     if (seen.size > size) seen.delete(seen.values().next().value as string);
     return true;
   };
+}
+
+/** The delivery id the engine de-duplicates on (in the database, so a redelivery after a restart is dropped too). */
+function delivery(eventId: string | undefined): { deliveryId?: string } {
+  return eventId ? { deliveryId: `slack:${eventId}` } : {};
 }
