@@ -1,19 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
-import { planReply, startHarness, type Harness } from './harness.ts';
+import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-async function onlyRunId(harness: Harness): Promise<string> {
-  const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
-  expect(rows).toHaveLength(1);
-  return rows[0]!.id;
-}
 
 const longOp = (id: string, duration: number, extra: Record<string, unknown> = {}) => ({
   id, tool: 'everything.trigger-long-running-operation', args: { duration, steps: 1 }, ...extra,
@@ -41,7 +35,7 @@ describe('console, failures end to end (postgres)', () => {
     expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(3);
     expect(h.output()).toContain('✖ I could not make a valid plan: the answer is not a JSON object');
     expect(h.calls).toEqual([]);
-    expect((await h.store.getRun(await onlyRunId(h)))!.status).toBe('failed');
+    expect((await h.store.getRun((await onlyRun(h)).id))!.status).toBe('failed');
   });
 
   it('a tool that hangs past its timeout is retried (read-only), then fails; the report says what never ran', async () => {
@@ -54,7 +48,7 @@ describe('console, failures end to end (postgres)', () => {
     await h.steward.idle();
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation', 'everything.trigger-long-running-operation']);
-    const attempts = await h.store.listStepAttempts(await onlyRunId(h));
+    const attempts = await h.store.listStepAttempts((await onlyRun(h)).id);
     expect(attempts.filter((a) => a.stepId === 'slow').map((a) => [a.attempt, a.status, a.error?.code])).toEqual([[1, 'failed', 'timeout'], [2, 'failed', 'timeout']]);
     const synth = h.llm.requests.find((r) => r.role === 'synthesizer')!;
     expect(synth.lastUserText).toMatch(/slow \(everything.trigger-long-running-operation.*\): FAILED/);
@@ -69,7 +63,7 @@ describe('console, failures end to end (postgres)', () => {
     process.kill(h.host.serverPid('everything')!, 'SIGKILL');
     await h.waitFor(/=== Report \(failed\) ===/);
     await h.steward.idle();
-    const [attempt] = await h.store.listStepAttempts(await onlyRunId(h));
+    const [attempt] = await h.store.listStepAttempts((await onlyRun(h)).id);
     expect(attempt).toMatchObject({ status: 'failed', error: { code: 'server_unavailable' } });
     expect(h.output()).toMatch(/✖ slow failed — .*everything/);
   });
@@ -86,7 +80,7 @@ describe('console, failures end to end (postgres)', () => {
     await h.type('stop');
     await h.waitFor(/=== Report \(stopped\) ===/);
     await h.steward.idle();
-    const runId = await onlyRunId(h);
+    const runId = (await onlyRun(h)).id;
     const attempts = await h.store.listStepAttempts(runId);
     expect(Object.fromEntries(attempts.map((a) => [a.stepId, a.status]))).toEqual({ first: 'succeeded', slow: 'cancelled', last: 'skipped' });
     expect(h.calls.map((c) => c.args)).toEqual([{ message: 'one' }, { duration: 20, steps: 1 }]);
@@ -105,7 +99,7 @@ describe('console, failures end to end (postgres)', () => {
     await h.waitFor(/✔ slow succeeded/);
     await new Promise((r) => setTimeout(r, 300));
     expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation']);
-    const runId = await onlyRunId(h);
+    const runId = (await onlyRun(h)).id;
     expect((await h.store.getRun(runId))!.status).toBe('paused');
     await h.type('resume');
     await h.waitFor(/=== Report \(completed\) ===/);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig, filesystemStdioConfig } from '../helpers/mcp-servers.ts';
-import { planReply, startHarness, type Harness } from './harness.ts';
+import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
 let dir: string | undefined;
@@ -14,13 +14,6 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-async function onlyRun(harness: Harness) {
-  const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
-  expect(rows).toHaveLength(1);
-  const run = await harness.store.getRun(rows[0]!.id);
-  return run!;
-}
 
 describe.each(['postgres', 'pglite'] as const)('console, end to end on %s', (db) => {
   it('a read-only plan starts at once, feeds outputs forward exactly, and reports', async () => {

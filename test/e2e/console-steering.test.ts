@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig, filesystemStdioConfig } from '../helpers/mcp-servers.ts';
-import { planReply, startHarness, type Harness } from './harness.ts';
+import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
 let dir: string | undefined;
@@ -14,12 +14,6 @@ afterEach(async () => {
   if (dir) rmSync(dir, { recursive: true, force: true });
   dir = undefined;
 });
-
-async function onlyRun(harness: Harness) {
-  const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
-  expect(rows).toHaveLength(1);
-  return (await harness.store.getRun(rows[0]!.id))!;
-}
 
 const echo = (id: string, message: string, dependsOn: string[] = []) => ({ id, tool: 'everything.echo', args: { message }, dependsOn });
 const slow = (id: string, duration: number, dependsOn: string[] = []) => ({ id, tool: 'everything.trigger-long-running-operation', args: { duration, steps: 1 }, dependsOn });

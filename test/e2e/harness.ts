@@ -3,9 +3,10 @@
  * PostgreSQL or PGlite, real MCP servers from npm, and the real openai SDK talking to the fake LLM server.
  * A recording wrapper around the MCP host keeps the exact tool calls Steward sent.
  */
+import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
-import type { ToolRunner } from '../../src/engine/ports.ts';
+import type { StoredRun, ToolRunner } from '../../src/engine/ports.ts';
 import { Steward, type StewardSettings } from '../../src/engine/steward.ts';
 import type { Json } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
@@ -170,4 +171,16 @@ function canonical(v: unknown): unknown {
 /** A planner answer as JSON text. */
 export function planReply(steps: unknown[], extra: Record<string, unknown> = {}): string {
   return JSON.stringify({ summary: 'Do the work', rationale: 'because', needsTools: true, answer: null, risks: [], steps, ...extra });
+}
+
+/** The one run a test made (the test fails if there is not exactly one). */
+export async function onlyRun(harness: Harness): Promise<StoredRun> {
+  const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
+  if (rows.length !== 1) throw new Error(`expected exactly one run, found ${rows.length}`);
+  return (await harness.store.getRun(rows[0]!.id))!;
+}
+
+/** What the audit fixture server recorded (see test/fixtures/audit-server.mjs). */
+export function readAuditLog(file: string): { type: string; name: string; args?: Record<string, unknown> }[] {
+  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; name: string });
 }

@@ -1,10 +1,10 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { auditStdioConfig } from '../helpers/mcp-servers.ts';
-import { planReply, startHarness, type Harness } from './harness.ts';
+import { planReply, readAuditLog, startHarness, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
 let dir: string;
@@ -16,10 +16,6 @@ afterEach(async () => {
 
 const sleep = (id: string, ms: number, dependsOn: string[] = []) => ({ id, tool: 'audit.sleep', args: { ms }, dependsOn });
 const note = (id: string, text: string, dependsOn: string[] = []) => ({ id, tool: 'audit.note', args: { text }, dependsOn });
-
-function serverLog(): { type: string; name: string; args?: Record<string, unknown> }[] {
-  return readFileSync(join(dir, 'audit.jsonl'), 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
-}
 
 describe('interleaved runs and cancellation, seen from the MCP server (postgres)', () => {
   it('stop cancels the call in flight: the server receives the cancellation; nothing starts after it', async () => {
@@ -33,7 +29,7 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.waitFor(/=== Report \(stopped\) ===/);
     await h.steward.idle();
     await new Promise((r) => setTimeout(r, 100));
-    expect(serverLog().map((e) => [e.type, e.name])).toEqual([['call', 'sleep'], ['cancelled', 'sleep']]);
+    expect(readAuditLog(join(dir, 'audit.jsonl')).map((e) => [e.type, e.name])).toEqual([['call', 'sleep'], ['cancelled', 'sleep']]);
   });
 
   it('three runs at different points (breakpoint, amending, running) never reach each other', async () => {
@@ -80,7 +76,7 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.steward.decision({ runId: ids.C!, revision: 0, action: 'resume', actor });
     await h.steward.idle();
     for (const k of ['A', 'B', 'C']) expect((await h.store.getRun(ids[k]!))!.status).toBe('completed');
-    const notes = serverLog().filter((e) => e.name === 'note').map((e) => e.args!.text).sort();
+    const notes = readAuditLog(join(dir, 'audit.jsonl')).filter((e) => e.name === 'note').map((e) => e.args!.text).sort();
     expect(notes).toEqual(['A1', 'A2', 'B2-amended', 'C2']);
     expect((await h.store.listDecisions(ids.C!)).map((d) => d.action)).toEqual(['approve', 'pause', 'resume']);
     expect((await h.store.listDecisions(ids.A!)).map((d) => d.action)).toEqual(['breakpoint', 'approve', 'resume']);
