@@ -82,6 +82,8 @@ export async function approve(ctx: StewardContext, run: StoredRun, d: InboundDec
     await store.pinTools(run.id, repins, clock());
     for (const pin of repins) driver.pins.set(pin.tool, pin);
     driver.send({ type: 'holdsApproved', risk: v.value.risk });
+    // The run is now "running" in the database; a pause or breakpoint from before the hold ends with the approval.
+    driver.send({ type: 'resumeRequested' });
   } else {
     startDriver(ctx, { ...run, approvedRisk: v.value.risk }, v.value, await pinPlan(ctx, run.id, v.value.plan));
   }
