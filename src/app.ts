@@ -40,7 +40,11 @@ export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readabl
 
   // All configuration is read before anything is opened, so a bad file fails fast with its own message.
   const mcp = await loadMcpConfig(config.mcpConfigPath);
-  const database = await openDatabase({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const database = await openDatabase({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    onPoolError: (err) => log('warn', `PostgreSQL connection dropped: ${err.message}`),
+  });
   const cleanup: (() => Promise<void>)[] = [() => database.close()];
   try {
     for (const w of mcp.warnings) say(`! ${w}`);

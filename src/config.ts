@@ -84,7 +84,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   if (!openai && !anthropic) {
     throw new StewardError(
       'config',
-      'No language model is configured. Set OPENAI_API_KEY (or OPENAI_BASE_URL for any OpenAI-compatible server: a local Ollama works with OPENAI_BASE_URL=http://localhost:11434/v1 and STEWARD_MODEL_PLANNER=llama3.1), or ANTHROPIC_API_KEY.',
+      'No language model is configured. Set OPENAI_API_KEY (or OPENAI_BASE_URL for any OpenAI-compatible server: a local Ollama works with OPENAI_BASE_URL=http://localhost:11434/v1 and STEWARD_MODEL=llama3.1), or ANTHROPIC_API_KEY.',
     );
   }
   if (e.SLACK_BOT_TOKEN && !e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET) {

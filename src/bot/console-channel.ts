@@ -76,9 +76,10 @@ export class ConsoleChannel implements ChannelAdapter {
     if (text.toLowerCase() === 'help') return this.write(HELP);
     if (text.toLowerCase() === 'history') return this.current ? handler.history(this.current.runId) : this.write('! There is no run yet.');
     if (text.toLowerCase() === 'quit' || text.toLowerCase() === 'exit') return void this.rl?.close();
-    if (command === 'review' && rest.length === 1 && PREFERENCES.includes(arg)) {
-      await handler.setReviewPreference(this.actor, arg as ReviewPreference);
-      return this.write(`i From now on you review ${arg === 'all' ? 'every plan' : arg === 'none' ? 'only high-risk plans' : 'medium- and high-risk plans'}.`);
+    const preference = arg.toLowerCase();
+    if (command === 'review' && rest.length === 1 && PREFERENCES.includes(preference)) {
+      await handler.setReviewPreference(this.actor, preference as ReviewPreference);
+      return this.write(`i From now on you review ${preference === 'all' ? 'every plan' : preference === 'none' ? 'only high-risk plans' : 'medium- and high-risk plans'}.`);
     }
     const decision = this.toDecision(text.toLowerCase(), command, arg);
     if (decision === 'not-a-command') return handler.message({ conversation: this.conversation, actor: this.actor, text });

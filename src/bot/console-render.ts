@@ -45,11 +45,11 @@ function renderPlan(card: PlanCard): string {
   }
   if (card.note) lines.push(card.note);
   for (const w of card.warnings) lines.push(`⚠ ${w}`);
-  if (card.needsReview && !card.actions.includes('amend') && card.actions.length === 2 && card.amendmentsLeft > 0) {
-    lines.push('Type "approve" or "cancel".');
+  if (card.needsReview && card.actions.includes('amend')) {
+    lines.push(`Type "approve", "amend <what to change>" (${card.amendmentsLeft} left), or "cancel".`);
   } else if (card.needsReview) {
-    const amend = card.actions.includes('amend') ? `, "amend <what to change>" (${card.amendmentsLeft} left)` : ' (no amendments left)';
-    lines.push(`Type "approve"${amend}, or "cancel".`);
+    // Past the amendment cap, or a hold during a run: only these two remain.
+    lines.push(card.amendmentsLeft === 0 ? 'Type "approve" (no amendments left), or "cancel".' : 'Type "approve" or "cancel".');
   } else if (card.actions.includes('resume')) {
     lines.push('This run is paused. Type "resume" or "stop".');
   } else {

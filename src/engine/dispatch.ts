@@ -23,7 +23,7 @@ export interface StepPolicy {
 /** Why a ready step waits for a person: riskier than approved, unseen arguments, or a changed tool definition. */
 export interface Hold {
   stepId: string;
-  why: 'risk' | 'confirm' | 'changed';
+  why: 'risk' | 'confirm' | 'changed' | 'amended';
   /** For `confirm`: the arguments as they would be sent. */
   args?: Json;
 }
@@ -72,8 +72,8 @@ export type DispatchEvent =
   | { type: 'breakpointsSet'; stepIds: string[]; on: boolean }
   | { type: 'amendStarted' }
   | { type: 'amendEnded' }
-  | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy> }
-  | { type: 'holdsApproved'; risk: RiskLevel }
+  | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy>; approvalNeeded?: string[] }
+  | { type: 'holdsApproved'; risk: RiskLevel; policies?: Record<string, StepPolicy> }
   | { type: 'definitionChanged'; stepId: string; attempt: number };
 
 export type DispatchEffect =
@@ -140,10 +140,11 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       state.amending = false;
       return schedule(state, effects);
     case 'planRevised':
-      return schedule(revise(state, event.plan, event.policies), effects);
+      return schedule(revise(state, event.plan, event.policies, event.approvalNeeded ?? []), effects);
     case 'holdsApproved': {
       const confirmed = state.holds.filter((h) => h.why === 'confirm').map((h) => h.stepId);
       Object.assign(state, { approvedRisk: event.risk, holds: [], announced: [], confirmed: [...state.confirmed, ...confirmed] });
+      if (event.policies) state.policies = event.policies;
       return schedule(state, effects);
     }
     case 'definitionChanged': {
@@ -174,15 +175,23 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
   }
 }
 
-/** Takes a revised plan: steps that started keep their runtime; new or rewritten pending steps start fresh. */
-function revise(state: DispatchState, plan: Plan, policies: Record<string, StepPolicy>): DispatchState {
+/**
+ * Takes a revised plan: steps that started keep their runtime; new or rewritten pending steps start fresh, lose
+ * any earlier confirmation of their arguments, and wait for approval when listed in `approvalNeeded`.
+ */
+function revise(state: DispatchState, plan: Plan, policies: Record<string, StepPolicy>, approvalNeeded: string[]): DispatchState {
   const steps: Record<string, StepRuntime> = {};
+  const before = new Map(state.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
+  const unchanged = (s: Plan['steps'][number]) => before.get(s.id) === JSON.stringify(s);
   for (const s of plan.steps) {
     const old = state.steps[s.id];
     steps[s.id] = old && old.status !== 'pending' ? old : { status: 'pending', attempt: old?.attempt ?? 0 };
   }
+  const holds: Hold[] = state.holds.filter((h) => h.why === 'changed' && steps[h.stepId]?.status === 'pending');
+  for (const id of approvalNeeded) if (steps[id]?.status === 'pending') holds.push({ stepId: id, why: 'amended' });
   return {
-    ...state, plan, policies, steps, amending: false, holds: state.holds.filter((h) => h.why === 'changed' && steps[h.stepId]?.status === 'pending'), announced: [],
+    ...state, plan, policies, steps, amending: false, holds, announced: [],
+    confirmed: state.confirmed.filter((id) => plan.steps.some((s) => s.id === id && unchanged(s))),
     breakpoints: state.breakpoints.filter((id) => steps[id]?.status === 'pending'),
   };
 }

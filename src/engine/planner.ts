@@ -22,7 +22,7 @@ export type PlanOutcome =
 
 const DESCRIPTION_BUDGET = 400;
 /** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
-const MAX_PLAN_CHARS = 200_000;
+export const MAX_PLAN_CHARS = 200_000;
 
 /** Asks the planner for a plan and validates it, repairing at most `maxRepairs` times. */
 export async function writePlan(

@@ -5,7 +5,7 @@
 import { toPlanCard } from './plan-card.ts';
 import type { StoredRun } from './ports.ts';
 import { restoreDispatch } from './restore.ts';
-import { armReviewTimer } from './review-flow.ts';
+import { armReviewTimer, planWarnings } from './review-flow.ts';
 import { startDriver } from './run-control.ts';
 import { notice, policiesFor, type StewardContext } from './steward-context.ts';
 import { validatePlan } from './validate-plan.ts';
@@ -28,7 +28,7 @@ export async function recoverRun(ctx: StewardContext, run: StoredRun): Promise<v
   const attempts = await store.listStepAttempts(run.id);
   const amendmentsLeft = Math.max(0, settings.amendmentCap - run.amendmentRounds);
   if (run.status === 'awaiting_review' && attempts.length === 0) {
-    await ctx.deps.notifier.send(run.conversation, toPlanCard(run.id, run.revision, v.value, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints: run.breakpoints }));
+    await ctx.deps.notifier.send(run.conversation, toPlanCard(run.id, run.revision, v.value, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints: run.breakpoints, warnings: planWarnings(ctx, v.value.plan) }));
     armReviewTimer(ctx, run, run.revision, v.value.risk === 'high');
     return;
   }
@@ -41,7 +41,7 @@ export async function recoverRun(ctx: StewardContext, run: StoredRun): Promise<v
   }
   const paused = restored.state.phase === 'paused';
   await ctx.deps.notifier.send(run.conversation, toPlanCard(run.id, run.revision, v.value, {
-    needsReview: false, amendmentsLeft, requester: run.requester, actions: paused ? ['resume', 'stop'] : ['pause', 'stop'], breakpoints: run.breakpoints,
+    needsReview: false, amendmentsLeft, requester: run.requester, actions: paused ? ['resume', 'stop'] : ['pause', 'stop'], breakpoints: run.breakpoints, warnings: planWarnings(ctx, v.value.plan),
   }));
   if (restored.interrupted.length > 0) {
     await store.transition(run.id, ['running'], 'paused', { at: clock() });

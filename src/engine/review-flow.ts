@@ -5,14 +5,14 @@
 import type { InboundDecision } from './channel.ts';
 import { toPlanCard } from './plan-card.ts';
 import { planSchema, type Plan } from './plan-schema.ts';
-import { writePlan, type PlanOutcome } from './planner.ts';
+import { MAX_PLAN_CHARS, writePlan, type PlanOutcome } from './planner.ts';
 import type { Conversation, PinnedTool, StoredRun } from './ports.ts';
 import { newPins } from './tool-pins.ts';
 import { toolWarnings } from './tool-warnings.ts';
 import { riskAbove } from './risk.ts';
 import { startDriver } from './run-control.ts';
 import { meteredLlm } from './metered-llm.ts';
-import { announceStatus, notice, who, type StewardContext } from './steward-context.ts';
+import { announceStatus, notice, policiesFor, who, type StewardContext } from './steward-context.ts';
 import type { Actor, Json, RunStatus } from './types.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
 
@@ -81,7 +81,7 @@ export async function approve(ctx: StewardContext, run: StoredRun, d: InboundDec
     const repins = ctx.deps.tools.listTools().filter((t) => changed.has(t.name)).map((t) => ({ tool: t.name, fingerprint: t.fingerprint, definition: t.definition }));
     await store.pinTools(run.id, repins, clock());
     for (const pin of repins) driver.pins.set(pin.tool, pin);
-    driver.send({ type: 'holdsApproved', risk: v.value.risk });
+    driver.send({ type: 'holdsApproved', risk: v.value.risk, policies: policiesFor(ctx, driver.current.plan) });
     // The run is now "running" in the database; a pause or breakpoint from before the hold ends with the approval.
     driver.send({ type: 'resumeRequested' });
   } else {
@@ -164,6 +164,7 @@ export async function editAtReview(ctx: StewardContext, run: StoredRun, d: Inbou
 export function parseEdit(current: Plan | null, edit: Json | undefined): { ok: true; value: Plan } | { ok: false; error: string } {
   if (!current) return { ok: false, error: 'There is no plan to edit.' };
   if (!edit || typeof edit !== 'object' || Array.isArray(edit)) return { ok: false, error: 'An edit is a JSON object: a whole plan, or {"steps": [...]}.' };
+  if (JSON.stringify(edit).length > MAX_PLAN_CHARS) return { ok: false, error: `That edit was refused: a plan is at most ${MAX_PLAN_CHARS} characters.` };
   const parsed = planSchema.safeParse({ ...current, ...edit, needsTools: true });
   if (!parsed.success) {
     return { ok: false, error: `That edit was refused: ${parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}` };

@@ -63,7 +63,8 @@ async function onHeld(ctx: StewardContext, run: StoredRun, driver: RunDriver, he
     await ctx.deps.notifier.send(run.conversation, { kind: 'breakpoint', runId: run.id, revision: driver.revision, stepId, output, actions: ['resume', 'stop', 'edit'] });
     return;
   }
-  if (!(await store.transition(run.id, ['running', 'paused'], 'awaiting_review', { at: clock() }))) return;
+  // From awaiting_review too: after a restart the hold is found again and must be shown again.
+  if (!(await store.transition(run.id, ['running', 'paused', 'awaiting_review'], 'awaiting_review', { at: clock() }))) return;
   const v = validatePlan(driver.current.plan, ctx.deps.tools.listTools());
   if (!v.ok) return;
   const amendmentsLeft = Math.max(0, ctx.deps.settings.amendmentCap - current.amendmentRounds);
@@ -145,10 +146,14 @@ export async function amendRunning(ctx: StewardContext, run: StoredRun, text: st
     driver.send({ type: 'amendEnded' });
     return `The amendment could not be applied (${planned.error}); the run goes on with the current plan.`;
   }
-  return applyRevision(ctx, run, driver, planned.value.plan, `amendment ${round}`);
+  return applyRevision(ctx, run, driver, planned.value.plan, `amendment ${round}`, true);
 }
 
-async function applyRevision(ctx: StewardContext, run: StoredRun, driver: RunDriver, next: ValidatedPlan['plan'], reason: string): Promise<string | null> {
+/**
+ * Applies a revision of the steps not yet run. `byPlanner`: the planner saw tool outputs when it wrote it, so
+ * every new or rewritten step that is not low risk waits for a person, whatever was approved before.
+ */
+async function applyRevision(ctx: StewardContext, run: StoredRun, driver: RunDriver, next: ValidatedPlan['plan'], reason: string, byPlanner = false): Promise<string | null> {
   const { store, clock } = ctx.deps;
   const v = validatePlan(next, ctx.deps.tools.listTools());
   const state = driver.current;
@@ -164,7 +169,12 @@ async function applyRevision(ctx: StewardContext, run: StoredRun, driver: RunDri
   await store.pinTools(run.id, pins, clock());
   for (const pin of pins) driver.pins.set(pin.tool, pin);
   driver.revision = revision;
-  driver.send({ type: 'planRevised', plan: v.value.plan, policies: policiesFor(ctx, v.value.plan) });
+  const policies = policiesFor(ctx, v.value.plan);
+  const before = new Map(state.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
+  const approvalNeeded = byPlanner
+    ? v.value.plan.steps.filter((s) => before.get(s.id) !== JSON.stringify(s) && policies[s.id]?.risk !== 'low').map((s) => s.id)
+    : [];
+  driver.send({ type: 'planRevised', plan: v.value.plan, policies, approvalNeeded });
   await showRunning(ctx, run.conversation, current, revision, v.value);
   return null;
 }
@@ -176,6 +186,7 @@ function describeHolds(ctx: StewardContext, driver: RunDriver, holds: readonly H
     const step = driver.current.plan.steps.find((s) => s.id === h.stepId);
     const tool = step?.kind === 'tool' ? step.tool : step?.kind ?? '?';
     if (h.why === 'risk') return `Step ${h.stepId} (${tool}) is riskier than what was approved.`;
+    if (h.why === 'amended') return `Step ${h.stepId} (${tool}) was added or changed by an amendment written after seeing tool outputs.`;
     if (h.why === 'confirm') {
       return `Step ${h.stepId} (${tool}) takes values from earlier steps that nobody has seen yet; it would send: ${cut(JSON.stringify(h.args ?? null), 1500)}`;
     }

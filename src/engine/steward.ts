@@ -135,6 +135,8 @@ export class Steward implements InboundHandler {
 
   /** A reply in an active run's thread: status from the database, an amendment, or chatter left alone. */
   private async reply(run: StoredRun, m: InboundMessage): Promise<void> {
+    // Anyone in the thread may ask how it goes (one cheap classifier call on the run's budget); only people who
+    // may decide can change it: their amendment goes through `decision`, which refuses everyone else.
     if (run.status === 'planning') {
       await notice(this.ctx, run.conversation, run.id, 'info', 'Still planning this request; one moment.');
       return;

@@ -113,7 +113,7 @@ describe('steering a plan through the console (postgres)', () => {
     await h.type('wait a second');
     await h.waitFor(/▶ wait running/);
     await h.type('also save the result to out.txt');
-    await h.waitFor(/Step save \(fs\.write_file\) is riskier than what was approved\./);
+    await h.waitFor(/Step save \(fs\.write_file\) was added or changed by an amendment written after seeing tool outputs\./);
     const run = await onlyRun(h);
     expect(run.status).toBe('awaiting_review');
     expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation']);

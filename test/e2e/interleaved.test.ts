@@ -71,6 +71,9 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.steward.decision({ runId: ids.C!, revision: 0, action: 'pause', actor });
     await amending;
     expect(bAmended).toBe(true);
+    // The planner saw tool outputs when it rewrote b2 (a medium-risk note), so b2 waits for a person.
+    await h.waitFor(/Step b2 \(audit\.note\) was added or changed by an amendment written after seeing tool outputs\./);
+    await h.steward.decision({ runId: ids.B!, revision: 1, action: 'approve', actor });
     expect((await h.store.getRun(ids.A!))!.status).toBe('paused');
     await h.steward.decision({ runId: ids.A!, revision: 0, action: 'resume', actor });
     await h.steward.decision({ runId: ids.C!, revision: 0, action: 'resume', actor });
@@ -80,7 +83,7 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     expect(notes).toEqual(['A1', 'A2', 'B2-amended', 'C2']);
     expect((await h.store.listDecisions(ids.C!)).map((d) => d.action)).toEqual(['approve', 'pause', 'resume']);
     expect((await h.store.listDecisions(ids.A!)).map((d) => d.action)).toEqual(['breakpoint', 'approve', 'resume']);
-    expect((await h.store.listDecisions(ids.B!)).map((d) => d.action)).toEqual(['approve', 'amend']);
+    expect((await h.store.listDecisions(ids.B!)).map((d) => d.action)).toEqual(['approve', 'amend', 'approve']);
   });
 });
 

@@ -75,3 +75,39 @@ describe('dispatcher steering', () => {
     expect(checkRevision(before, changed, new Set())).toEqual([]);
   });
 });
+
+describe('dispatcher data-flow and amendment holds', () => {
+  const guarded = (steps: unknown[], trusted: string[] = []) => {
+    const plan = createPlan(steps);
+    const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel, guardRefs: s.id === 'send', trustedRefFields: trusted }]));
+    return startDispatch(createDispatchState(plan, policies, { maxParallel: 4, maxAttempts: 1, approvedRisk: 'high' }));
+  };
+  const flow = [{ id: 'read', tool: 't.x' }, { id: 'send', tool: 't.y', args: { to: { $ref: 'steps.read.output.addr' }, body: 'hi' }, dependsOn: ['read'] }];
+
+  it('a guarded step fed by an earlier output waits with the exact values it would send, then sends them', () => {
+    let t = guarded(flow);
+    t = ok(t.state, 'read', { addr: 'mallory@evil.example' });
+    expect(started(t.effects)).toEqual([]);
+    expect(t.effects).toContainEqual({ type: 'held', reason: 'approval', stepIds: ['send'], holds: [{ stepId: 'send', why: 'confirm', args: { to: 'mallory@evil.example', body: 'hi' } }] });
+    t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
+    expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({ step: { id: 'send' }, args: { to: 'mallory@evil.example', body: 'hi' } });
+  });
+
+  it('trusted fields need no confirmation', () => {
+    let t = guarded(flow, ['to']);
+    t = ok(t.state, 'read', { addr: 'team@example.com' });
+    expect(started(t.effects)).toEqual(['send']);
+  });
+
+  it('a confirmation does not survive a rewrite of the step; steps an amendment adds can be held for approval', () => {
+    let t = guarded(flow);
+    t = ok(t.state, 'read', { addr: 'a@example.com' });
+    t = dispatchTransition(t.state, { type: 'pauseRequested' });
+    t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
+    expect(t.state.confirmed).toEqual(['send']);
+    const rewritten = createPlan([flow[0], { ...flow[1], args: { to: { $ref: 'steps.read.output.addr' }, body: 'changed' } }, { id: 'extra', tool: 't.z', dependsOn: ['read'] }]);
+    t = dispatchTransition(t.state, { type: 'planRevised', plan: rewritten, policies: t.state.policies, approvalNeeded: ['extra'] });
+    expect(t.state.confirmed).toEqual([]);
+    expect(t.state.holds).toContainEqual({ stepId: 'extra', why: 'amended' });
+  });
+});

@@ -136,3 +136,15 @@ describe('plan validation', () => {
     );
   });
 });
+
+describe('plan size bounds', () => {
+  it('a planner answer over 200,000 characters or 100 steps is refused with the reason', async () => {
+    const { checkAnswer } = await import('../../src/engine/planner.ts');
+    const huge = JSON.stringify({ summary: 'x'.repeat(200_001), needsTools: false, answer: 'a' });
+    expect(checkAnswer(huge, tools)).toEqual({ ok: false, error: 'the plan is longer than 200000 characters; write a smaller plan' });
+    const many = JSON.stringify({ summary: 's', needsTools: true, steps: Array.from({ length: 101 }, (_, i) => ({ id: `s${i}`, tool: 'fs.read', args: { path: 'p' } })) });
+    const r = checkAnswer(many, tools);
+    expect(r.ok).toBe(false);
+    expect(r.ok ? '' : r.error).toMatch(/^steps: Too big: expected array to have <=100 items/);
+  });
+});

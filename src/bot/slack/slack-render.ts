@@ -53,7 +53,8 @@ export function renderCard(live: LiveCard, now: number): SlackMessage {
   if (layers) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Layers ${safeMrkdwn(layers, 500)}`, verbatim: true }] });
   if (card.risks.length > 0) blocks.push(bullets('*Risks*', card.risks));
   if (card.warnings.length > 0) blocks.push(bullets('⚠️ *Before you approve*', card.warnings));
-  if (card.note) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: safeMrkdwn(card.note, 300), verbatim: true }] });
+  // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.
+  if (card.note) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.note, 2_500), verbatim: true } });
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footnote(live) }] });
   const buttons = planButtons(live);
   if (buttons.length > 0) blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
