@@ -21,7 +21,7 @@ export function renderConsole(message: OutboundMessage): string {
     case 'runStatus':
       return '';
     case 'breakpoint':
-      return `\n=== Breakpoint after ${message.stepId} ===\n${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
+      return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
   }
 }
 
@@ -39,9 +39,9 @@ function renderPlan(card: PlanCard): string {
     `Layers: ${card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join(' | ')}`,
   ];
   if (card.risks.length > 0) lines.push(`Risks: ${card.risks.join('; ')}`);
-  if (card.breakpoints.length > 0) {
-    const suggested = card.suggestedBreakpoints.length > 0 ? ` (suggested, since you intervened on their tools before: ${card.suggestedBreakpoints.join(', ')}; "unbreak <id>" drops one)` : '';
-    lines.push(`Breakpoints: ${card.breakpoints.join(', ')}${suggested}`);
+  if (card.breakpoints.length > 0) lines.push(`Breakpoints (hold after): ${card.breakpoints.join(', ')}`);
+  if (card.suggestedBreakpoints.length > 0) {
+    lines.push(`Suggested breakpoints (hold before, since you stopped, paused or edited their tools before): ${card.suggestedBreakpoints.join(', ')}; "unbreak <id>" drops one`);
   }
   if (card.note) lines.push(card.note);
   for (const w of card.warnings) lines.push(`⚠ ${w}`);

@@ -57,6 +57,7 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
         continue;
       }
       if (needsApproval(state, step)) continue;
+      if (holdBefore(state, step, effects)) continue;
       if (runningCount(state) >= state.maxParallel) continue;
       const args = resolveRefs(step.args as Json, outputsOf(state));
       const attempt = rt.attempt + 1;
@@ -97,6 +98,16 @@ function needsConfirmation(state: DispatchState, step: Step, args: Json): boolea
   const untrusted = collectRefs(step.args).filter((r) => !policy.trustedRefFields.includes(r.at.split('/')[1] ?? ''));
   if (untrusted.length === 0) return false;
   state.holds.push({ stepId: step.id, why: 'confirm', args });
+  return true;
+}
+
+/** A `before:` breakpoint pauses the run as its step is about to start; resuming starts it. */
+function holdBefore(state: DispatchState, step: Step, effects: DispatchEffect[]): boolean {
+  const entry = `before:${step.id}`;
+  if (!state.breakpoints.includes(entry)) return false;
+  state.breakpoints = state.breakpoints.filter((b) => b !== entry);
+  Object.assign(state, { phase: 'paused', pausedBy: 'breakpoint', heldAt: step.id });
+  effects.push({ type: 'held', reason: 'breakpoint', stepIds: [step.id], before: true });
   return true;
 }
 

@@ -52,6 +52,7 @@ export interface DispatchState {
   holds: Hold[];
   announced: string[];
   confirmed: string[];
+  /** `<id>` holds the run after that step ends; `before:<id>` holds it before that step starts. */
   breakpoints: string[];
   outcome: 'completed' | 'failed' | 'stopped' | null;
   plan: Plan;
@@ -80,7 +81,7 @@ export type DispatchEffect =
   | { type: 'startStep'; step: Step; attempt: number; args: Json; timeoutMs: number }
   | { type: 'abortStep'; stepId: string; attempt: number }
   | { type: 'stepChanged'; stepId: string; attempt: number; status: StepStatus; detail: string; output?: Json; error?: StepError }
-  | { type: 'held'; reason: 'breakpoint' | 'approval'; stepIds: string[]; holds?: Hold[] }
+  | { type: 'held'; reason: 'breakpoint' | 'approval'; stepIds: string[]; holds?: Hold[]; before?: boolean }
   | { type: 'finished'; outcome: 'completed' | 'failed' | 'stopped' };
 
 export interface Transition {
@@ -128,7 +129,8 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       }
       return schedule(state, effects);
     case 'breakpointsSet': {
-      const others = state.breakpoints.filter((id) => !event.stepIds.includes(id));
+      // Clearing a step drops both kinds of breakpoint on it; setting one holds after the step ends.
+      const others = state.breakpoints.filter((b) => !event.stepIds.includes(breakpointStep(b)));
       const settable = event.stepIds.filter((id) => state.steps[id]?.status === 'pending');
       state.breakpoints = event.on ? [...others, ...settable] : others;
       return { state, effects };
@@ -192,6 +194,11 @@ function revise(state: DispatchState, plan: Plan, policies: Record<string, StepP
   return {
     ...state, plan, policies, steps, amending: false, holds, announced: [],
     confirmed: state.confirmed.filter((id) => plan.steps.some((s) => s.id === id && unchanged(s))),
-    breakpoints: state.breakpoints.filter((id) => steps[id]?.status === 'pending'),
+    breakpoints: state.breakpoints.filter((b) => steps[breakpointStep(b)]?.status === 'pending'),
   };
+}
+
+/** The step a breakpoint entry names (`s2` or `before:s2`). */
+export function breakpointStep(entry: string): string {
+  return entry.startsWith('before:') ? entry.slice('before:'.length) : entry;
 }

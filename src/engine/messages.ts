@@ -38,7 +38,7 @@ export interface PlanCard {
   actions: DecisionAction[];
   /** Steps that will hold the run when they end. */
   breakpoints: string[];
-  /** Of those, the ones Steward suggested (this person intervened on their tools before); they may be dropped. */
+  /** Steps the run will hold before (suggested: this person intervened on their tools before); they may be dropped. */
   suggestedBreakpoints: string[];
   note?: string;
   /** Things the person should know before approving (e.g. a tool whose description talks to the model). */
@@ -51,7 +51,9 @@ export interface BreakpointHit {
   runId: string;
   revision: number;
   stepId: string;
-  /** The step's output as JSON text, cut to a readable length (the full output is in the database). */
+  /** True when the run holds before the step starts (then `output` shows what it is about to send). */
+  before: boolean;
+  /** The step's output (or, before it, its arguments) as text, cut to a readable length. */
   output: string;
   actions: DecisionAction[];
 }

@@ -11,9 +11,8 @@ export interface PlanCardOptions {
   amendmentsLeft: number;
   requester: Actor;
   actions?: DecisionAction[];
+  /** Stored breakpoint entries: `<id>` (after the step, set by a person) or `before:<id>` (suggested by Steward). */
   breakpoints?: string[];
-  /** Breakpoints Steward set because this person intervened on those tools before; they may drop them. */
-  suggested?: string[];
   note?: string;
   /** Suspicious tool descriptions and the like, shown prominently. */
   warnings?: string[];
@@ -45,8 +44,8 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     amendmentsLeft: options.amendmentsLeft,
     requester: options.requester,
     actions: options.actions ?? (options.needsReview ? reviewActions : ['pause', 'stop']),
-    breakpoints: options.breakpoints ?? [],
-    suggestedBreakpoints: options.suggested ?? [],
+    breakpoints: (options.breakpoints ?? []).filter((b) => !b.startsWith('before:')),
+    suggestedBreakpoints: (options.breakpoints ?? []).filter((b) => b.startsWith('before:')).map((b) => b.slice('before:'.length)),
     ...(options.note ? { note: options.note } : {}),
     warnings: options.warnings ?? [],
   };

@@ -7,6 +7,7 @@ import { toPlanCard } from './plan-card.ts';
 import { planSchema, type Plan } from './plan-schema.ts';
 import { MAX_PLAN_CHARS, writePlan, type PlanOutcome } from './planner.ts';
 import type { Conversation, PinnedTool, StoredRun } from './ports.ts';
+import { breakpointStep } from './dispatch.ts';
 import { newPins } from './tool-pins.ts';
 import { toolWarnings } from './tool-warnings.ts';
 import { riskAbove } from './risk.ts';
@@ -46,14 +47,15 @@ export async function offer(ctx: StewardContext, runId: string, revision: number
     return;
   }
   const suggested = await suggestBreakpoints(ctx, run, v.plan);
-  const breakpoints = [...new Set([...run.breakpoints.filter((id) => v.plan.steps.some((s) => s.id === id)), ...suggested])];
+  const kept = run.breakpoints.filter((b) => v.plan.steps.some((s) => s.id === breakpointStep(b)));
+  const breakpoints = [...new Set([...kept, ...suggested.map((id) => `before:${id}`)])];
   await store.setBreakpoints(runId, breakpoints, clock());
   if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
-  await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, suggested, warnings: planWarnings(ctx, v.plan) }));
+  await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, warnings: planWarnings(ctx, v.plan) }));
   armReviewTimer(ctx, run, revision, v.risk === 'high');
 }
 
-/** Steps whose tool this person paused, stopped or edited before: suggested (pre-set) breakpoints. */
+/** Steps whose tool this person paused, stopped or edited before: suggested breakpoints, held before the step. */
 async function suggestBreakpoints(ctx: StewardContext, run: StoredRun, p: Plan): Promise<string[]> {
   const tools = [...new Set(p.steps.flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])))];
   const counts = await ctx.deps.store.countInterventions(run.requester, tools);

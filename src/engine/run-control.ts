@@ -3,7 +3,8 @@
  * yet run, holds for approval, and the report at the end.
  */
 import type { InboundDecision } from './channel.ts';
-import { createDispatchState, type DispatchEffect, type DispatchState, type Hold } from './dispatch.ts';
+import { breakpointStep, createDispatchState, outputsOf, type DispatchEffect, type DispatchState, type Hold } from './dispatch.ts';
+import { resolveRefs } from './refs.ts';
 import type { PinnedTool, StoredRun } from './ports.ts';
 import { describeChange, newPins } from './tool-pins.ts';
 import { writeReport, cut, outputText, stepSummaries } from './report.ts';
@@ -12,7 +13,7 @@ import { armReviewTimer, parseEdit, plan, planWarnings, showRunning } from './re
 import { RunDriver } from './run-driver.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { announceStatus, notice, policiesFor, who, type StewardContext } from './steward-context.ts';
-import type { DecisionAction, RunStatus } from './types.ts';
+import type { DecisionAction, Json, RunStatus } from './types.ts';
 import { toPlanCard } from './plan-card.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
 
@@ -59,8 +60,15 @@ async function onHeld(ctx: StewardContext, run: StoredRun, driver: RunDriver, he
     const stepId = held.stepIds[0] as string;
     await store.transition(run.id, ['running'], 'paused', { at: clock() });
     await announceStatus(ctx, current, 'paused');
-    const output = cut(outputText(driver.current.steps[stepId]?.output), 2500);
-    await ctx.deps.notifier.send(run.conversation, { kind: 'breakpoint', runId: run.id, revision: driver.revision, stepId, output, actions: ['resume', 'stop', 'edit'] });
+    const state = driver.current;
+    const step = state.plan.steps.find((s) => s.id === stepId);
+    // Before a step: what it is about to send. After a step: what it returned.
+    const shown = held.before && step && step.kind !== 'condition'
+      ? (() => { const args = resolveRefs(step.args as Json, outputsOf(state)); return args.ok ? JSON.stringify(args.value) : args.error; })()
+      : outputText(state.steps[stepId]?.output);
+    await ctx.deps.notifier.send(run.conversation, {
+      kind: 'breakpoint', runId: run.id, revision: driver.revision, stepId, before: held.before === true, output: cut(shown, 2500), actions: ['resume', 'stop', 'edit'],
+    });
     return;
   }
   // From awaiting_review too: after a restart the hold is found again and must be shown again.
@@ -107,10 +115,11 @@ export async function setBreakpoints(ctx: StewardContext, run: StoredRun, d: Inb
     driver.send({ type: 'breakpointsSet', stepIds: ids, on: d.on !== false });
     next = driver.current.breakpoints;
   } else {
-    next = d.on === false ? run.breakpoints.filter((id) => !ids.includes(id)) : [...new Set([...run.breakpoints, ...ids])];
+    const others = run.breakpoints.filter((b) => !ids.includes(breakpointStep(b)));
+    next = d.on === false ? others : [...others, ...ids];
   }
   await ctx.deps.store.setBreakpoints(run.id, next, ctx.deps.clock());
-  await notice(ctx, run.conversation, run.id, 'info', next.length > 0 ? `Breakpoints: ${next.join(', ')}.` : 'No breakpoints.');
+  await notice(ctx, run.conversation, run.id, 'info', next.length > 0 ? `Breakpoints: ${next.map((b) => (b.startsWith('before:') ? `before ${breakpointStep(b)}` : `after ${b}`)).join(', ')}.` : 'No breakpoints.');
   return null;
 }
 

@@ -25,6 +25,15 @@ describe('dispatcher steering', () => {
     expect(started(t.effects)).toEqual(['b']);
   });
 
+  it('a before-breakpoint holds the run as its step is about to start; resume starts it', () => {
+    let t = setup(chain, { breakpoints: ['before:b'] });
+    t = ok(t.state, 'a');
+    expect(started(t.effects)).toEqual([]);
+    expect(t.effects).toContainEqual({ type: 'held', reason: 'breakpoint', stepIds: ['b'], before: true });
+    t = dispatchTransition(t.state, { type: 'resumeRequested' });
+    expect(started(t.effects)).toEqual(['b']);
+  });
+
   it('breakpoints can be set only on steps not yet started', () => {
     let t = setup(chain);
     t = dispatchTransition(t.state, { type: 'breakpointsSet', stepIds: ['a', 'b'], on: true });

@@ -128,7 +128,8 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   if (step.dependsOn.length > 0) extras.push(`after ${step.dependsOn.join(', ')}`);
   if (step.optional) extras.push('optional');
   if (step.risk !== 'low') extras.push(`risk ${step.risk}`);
-  if (live.card.breakpoints.includes(step.id)) extras.push(live.card.suggestedBreakpoints.includes(step.id) ? 'suggested breakpoint' : 'breakpoint');
+  if (live.card.breakpoints.includes(step.id)) extras.push('breakpoint after');
+  if (live.card.suggestedBreakpoints.includes(step.id)) extras.push('suggested breakpoint before');
   if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
   const room = cap - line.length;
   if (step.argsPreview && room > 20) line += ` ${codeSpan(step.argsPreview, Math.floor(room * 0.5))}`;

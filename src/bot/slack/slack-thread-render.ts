@@ -35,7 +35,9 @@ export function renderNotice(notice: Notice): SlackMessage {
 
 /** A run holding at a breakpoint: the step's output and the buttons that continue or stop it. */
 export function renderBreakpoint(hit: BreakpointHit): SlackMessage {
-  const head = `⏸️ Holding after step \`${safeMrkdwn(hit.stepId, 100)}\`. Its output:`;
+  const head = hit.before
+    ? `⏸️ Holding before step \`${safeMrkdwn(hit.stepId, 100)}\`. It will send:`
+    : `⏸️ Holding after step \`${safeMrkdwn(hit.stepId, 100)}\`. Its output:`;
   const output = `\`\`\`${safeMrkdwn(hit.output.replace(/```/g, 'ˋˋˋ'), SECTION_MAX - 200)}\`\`\``;
   const blocks: types.KnownBlock[] = [
     { type: 'section', text: { type: 'mrkdwn', text: head, verbatim: true } },

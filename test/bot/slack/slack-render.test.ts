@@ -22,7 +22,7 @@ function buttons(message: SlackMessage): Array<{ action_id: string; value?: stri
 
 describe('slack card renderer', () => {
   it('a plan waiting for review shows its steps and Approve / Amend / Cancel carrying run and revision', () => {
-    const card = createPlanCard({ revision: 2, warnings: ['tool fetch talks to the model'], breakpoints: ['step_1'], suggestedBreakpoints: ['step_1'] });
+    const card = createPlanCard({ revision: 2, warnings: ['tool fetch talks to the model'], breakpoints: ['step_1'], suggestedBreakpoints: ['step_2'] });
     const message = renderCard(createLiveCard(card, NOW), NOW);
     expectWithinLimits(message);
     const text = allTexts(message.blocks).join('\n');
@@ -31,7 +31,8 @@ describe('slack card renderer', () => {
     expect(text).toContain('after step_1');
     expect(text).toContain('Requested by <@U0ADA>');
     expect(text).toContain('⚠️ *Before you approve*\n• tool fetch talks to the model');
-    expect(text).toContain('_suggested breakpoint_');
+    expect(text).toContain('breakpoint after');
+    expect(text).toContain('suggested breakpoint before');
     expect(buttons(message).map((b) => [b.action_id, b.text.text])).toEqual([
       ['steward.approve', 'Approve'], ['steward.amend', 'Amend (3 left)'], ['steward.cancel', 'Cancel'],
     ]);
@@ -111,7 +112,7 @@ describe('slack card renderer', () => {
     expect(text).toContain('*Result*');
     expect(text).toMatch(/Cut to fit in Slack: the whole text is \d+ characters long\. The full report is stored with run run-1\./);
     expectWithinLimits(renderNotice({ kind: 'notice', level: 'warning', text: MB }));
-    const hold = renderBreakpoint({ kind: 'breakpoint', runId: 'r', revision: 1, stepId: 's', output: `\`\`\`${MB}`, actions: ['resume', 'stop', 'edit'] });
+    const hold = renderBreakpoint({ kind: 'breakpoint', runId: 'r', revision: 1, stepId: 's', before: false, output: `\`\`\`${MB}`, actions: ['resume', 'stop', 'edit'] });
     expectWithinLimits(hold);
     expect(buttons(hold).map((b) => b.action_id)).toEqual(['steward.resume', 'steward.stop']);
     expect(viewProblems(renderAmendModal({ runId: 'r'.repeat(36), revision: 3 }, MB))).toEqual([]);
