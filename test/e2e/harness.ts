@@ -55,14 +55,7 @@ export async function startHarness(options: {
   const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const calls: RecordedCall[] = [];
-  const tools: ToolRunner = {
-    listTools: () => host.listTools(),
-    refreshTool: (name) => host.refreshTool(name),
-    callTool: (name, args, opts) => {
-      calls.push({ name, args, at: Date.now() });
-      return host.callTool(name, args, opts);
-    },
-  };
+  const tools = recordingTools(host, calls);
   const store = new PgRunStore(db.db);
   const input = new PassThrough();
   const out = new PassThrough();
@@ -104,7 +97,7 @@ export async function startHarness(options: {
     async close() {
       // Runs left waiting for a person never finish; give the others a moment to settle.
       await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
-      const problems = [...(await unapprovedCalls(store, db, calls)), ...(await canarySightings(db, llm, printed, logs))];
+      const problems = await checkInvariants({ store, db, calls, llm, shown: [printed, ...logs], canaries: [CANARY_KEY] });
       steward.shutdown();
       await channel.stop();
       await host.close();
@@ -120,18 +113,38 @@ export const CANARY_KEY = `sk-canary-${crypto.randomUUID()}`;
 // Also in the environment, where a careless adapter could pass it to an MCP server.
 process.env.OPENAI_API_KEY = CANARY_KEY;
 
-/** Places a secret must never reach: the console, logs, every table, and what was sent to the model. */
-async function canarySightings(db: TestDatabase, llm: FakeLlm, printed: string, logs: string[]): Promise<string[]> {
-  const seen: string[] = [];
-  if (printed.includes(CANARY_KEY)) seen.push('the console output holds the LLM key');
-  if (logs.some((l) => l.includes(CANARY_KEY))) seen.push('a log line holds the LLM key');
-  if (llm.requests.some((r) => JSON.stringify(r.body).includes(CANARY_KEY))) seen.push('a prompt holds the LLM key');
+/**
+ * What every end-to-end test must leave true: no MCP call outside an approved plan, and no secret (`canaries`)
+ * in what people were shown or logs (`shown`), in any table, or in what was sent to the model.
+ */
+export async function checkInvariants(o: {
+  store: PgRunStore; db: TestDatabase; calls: RecordedCall[]; llm: FakeLlm; shown: string[]; canaries: string[];
+}): Promise<string[]> {
+  const problems = await unapprovedCalls(o.store, o.db, o.calls);
   const tables = ['runs', 'plan_revisions', 'step_attempts', 'decisions', 'llm_usage', 'run_events', 'tool_pins'] as const;
-  for (const table of tables) {
-    const rows = await db.db.selectFrom(table).selectAll().execute();
-    if (JSON.stringify(rows).includes(CANARY_KEY)) seen.push(`table ${table} holds the LLM key`);
+  const dumps = await Promise.all(tables.map(async (t) => [t, JSON.stringify(await o.db.db.selectFrom(t).selectAll().execute())] as const));
+  for (const [i, secret] of o.canaries.entries()) {
+    const name = i === 0 ? 'the LLM key' : `secret #${i + 1}`;
+    if (o.shown.some((s) => s.includes(secret))) seen(`what people were shown, or a log line, holds ${name}`);
+    if (o.llm.requests.some((r) => JSON.stringify(r.body).includes(secret))) seen(`a prompt holds ${name}`);
+    for (const [table, dump] of dumps) if (dump.includes(secret)) seen(`table ${table} holds ${name}`);
   }
-  return seen;
+  return problems;
+  function seen(what: string): void {
+    problems.push(what);
+  }
+}
+
+/** Wraps a tool runner so every call Steward sends is recorded for the invariant check. */
+export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner {
+  return {
+    listTools: () => host.listTools(),
+    refreshTool: (name) => host.refreshTool(name),
+    callTool: (name, args, opts) => {
+      calls.push({ name, args, at: Date.now() });
+      return host.callTool(name, args, opts);
+    },
+  };
 }
 
 /**

@@ -30,6 +30,6 @@ describe('secrets stay out of tools, prompts, the database and the chat', () => 
     const h = await startHarness({ db: 'pglite', servers: [everythingStdioConfig()], script: byRole({ planner: [JSON.stringify({ summary: 's', needsTools: false, answer: `your key is ${CANARY_KEY}` })] }) });
     await h.type('what is my key?');
     await h.waitFor(/your key is/);
-    await expect(h.close()).rejects.toThrow('the console output holds the LLM key');
+    await expect(h.close()).rejects.toThrow('what people were shown, or a log line, holds the LLM key');
   });
 });

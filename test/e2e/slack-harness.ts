@@ -14,6 +14,7 @@ import { startFakeSlack, type FakeMessage, type FakeSlack } from '../fakes/fake-
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { mcpConfig } from '../helpers/mcp-servers.ts';
 import { createBlockAction, createMention, createMessage, createViewSubmission, eventEnvelope, interactionBody, newTs, sendSigned } from './slack-requests.ts';
+import { CANARY_KEY, checkInvariants, recordingTools, type RecordedCall } from './harness.ts';
 
 export interface SlackHarness {
   llm: FakeLlm;
@@ -62,13 +63,14 @@ export async function startSlackHarness(options: {
   const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const store = new PgRunStore(db.db);
+  const calls: RecordedCall[] = [];
   const logs: string[] = [];
   const log = (level: string, message: string) => logs.push(`${level} ${message}`);
   const channel = new SlackChannel({ botToken: slack.botToken, signingSecret: SECRET, port: 0, apiUrl: slack.apiUrl, log });
   const models = { planner: 'planner-model', classifier: 'classifier-model', synthesizer: 'synth-model', llm_step: 'step-model' };
   const steward = new Steward({
-    llm: createLlmClient({ openai: { apiKey: 'sk-test-key', baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
-    tools: host, store, notifier: channel, log,
+    llm: createLlmClient({ openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
+    tools: recordingTools(host, calls), store, notifier: channel, log,
     clock: () => new Date(),
     newId: () => crypto.randomUUID(),
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
@@ -131,12 +133,17 @@ export async function startSlackHarness(options: {
       }
     },
     async close() {
+      await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
+      // What the bot sent to Slack is what people saw; the bot token travels only in the Authorization header.
+      const shown = [...logs, ...slack.calls.map(({ args: { token: _transport, ...args } }) => JSON.stringify(args))];
+      const problems = await checkInvariants({ store, db, calls, llm, shown, canaries: [CANARY_KEY, slack.botToken, SECRET] });
       steward.shutdown();
       await channel.stop();
       await host.close();
       await db.close();
       await llm.close();
       await slack.close();
+      if (problems.length > 0) throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
     },
   };
 }
