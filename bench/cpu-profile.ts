@@ -37,6 +37,23 @@ export interface ProfileEntry {
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const IDLE = new Set(['(idle)', '(root)']);
 
+/** Node ids whose samples count as busy: not idle, and not the profiler's own work (collecting the profile at stop). */
+function busyNodes(profile: CpuProfile): Set<number> {
+  const busy = new Set<number>();
+  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const visit = (node: ProfileNode, inProfiler: boolean) => {
+    const own = inProfiler || node.callFrame.url === 'node:inspector';
+    if (!own && !IDLE.has(node.callFrame.functionName)) busy.add(node.id);
+    for (const c of node.children ?? []) {
+      const child = byId.get(c);
+      if (child) visit(child, own);
+    }
+  };
+  const root = profile.nodes[0];
+  if (root) visit(root, false);
+  return busy;
+}
+
 /** Runs `work` under the CPU profiler (sampling every `intervalUs`). */
 export async function profileCpu<T>(work: () => Promise<T>, intervalUs = 250): Promise<{ result: T; profile: CpuProfile }> {
   const session = new Session();
@@ -72,12 +89,13 @@ function keyOf(frame: CallFrame): { fn: string; where: string } {
 /** Self time per function, highest first, as a share of the busy (non-idle) samples. */
 export function topSelf(profile: CpuProfile, n: number): ProfileEntry[] {
   const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const counted = busyNodes(profile);
   const totals = new Map<string, { fn: string; where: string; us: number }>();
   let busy = 0;
   profile.samples.forEach((id, i) => {
     const frame = byId.get(id)?.callFrame;
     const dt = profile.timeDeltas[i] ?? 0;
-    if (!frame || IDLE.has(frame.functionName)) return;
+    if (!frame || !counted.has(id)) return;
     busy += dt;
     const k = keyOf(frame);
     const id2 = `${k.fn} ${k.where}`;
@@ -107,11 +125,12 @@ export function topInclusive(profile: CpuProfile, n: number, prefix = '/src/'): 
     keys.set(id, key);
     return key;
   };
+  const counted = busyNodes(profile);
   const totals = new Map<string, number>();
   let busy = 0;
   profile.samples.forEach((id, i) => {
     const dt = profile.timeDeltas[i] ?? 0;
-    if (IDLE.has(byId.get(id)?.callFrame.functionName ?? '(idle)')) return;
+    if (!counted.has(id)) return;
     busy += dt;
     const seen = new Set<string>();
     for (let cur: number | undefined = id; cur !== undefined; cur = parent.get(cur)) {
@@ -127,10 +146,10 @@ export function topInclusive(profile: CpuProfile, n: number, prefix = '/src/'): 
 
 /** Busy (non-idle) CPU time of a profile, in ms. */
 export function busyMs(profile: CpuProfile): number {
-  const byId = new Map(profile.nodes.map((node) => [node.id, node]));
+  const counted = busyNodes(profile);
   let us = 0;
   profile.samples.forEach((id, i) => {
-    if (!IDLE.has(byId.get(id)?.callFrame.functionName ?? '(idle)')) us += profile.timeDeltas[i] ?? 0;
+    if (counted.has(id)) us += profile.timeDeltas[i] ?? 0;
   });
   return us / 1000;
 }

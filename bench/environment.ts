@@ -4,7 +4,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { cpus, platform, release, totalmem } from 'node:os';
+import { cpus, loadavg, platform, release, totalmem } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
 import { testDatabaseUrl } from '../test/helpers/databases.ts';
@@ -20,6 +20,8 @@ export interface Environment {
   postgres: string;
   postgresSettings: Record<string, string>;
   commit: string;
+  /** 1-minute load average when the bench started and ended: other work on the machine shows here. */
+  load: { start: number; end?: number };
 }
 
 const ROOT = join(import.meta.dirname, '..');
@@ -71,6 +73,7 @@ export async function readEnvironment(): Promise<Environment> {
     postgres: pgFacts.version,
     postgresSettings: pgFacts.settings,
     commit: gitCommit(),
+    load: { start: loadavg()[0] ?? NaN },
   };
 }
 
@@ -80,6 +83,6 @@ export function environmentLines(env: Environment): string[] {
     `- Machine: ${env.cores} cores (${env.cpu}), ${env.memoryGiB} GiB, ${env.os}; Node ${env.node}.`,
     `- Packages: ${Object.entries(env.packages).map(([p, v]) => `${p} ${v}`).join(', ')}.`,
     `- PostgreSQL ${env.postgres} on 127.0.0.1 (${Object.entries(env.postgresSettings).map(([k, v]) => `${k}=${v}`).join(', ')}).`,
-    `- Steward at ${env.commit}.`,
+    `- Steward at ${env.commit}. Load average (1 min) ${env.load.start.toFixed(2)} at the start, ${env.load.end?.toFixed(2) ?? '?'} at the end${(env.load.end ?? 0) > 1 || env.load.start > 1 ? ': other work shared the 2 cores, so absolute times are noisy; the interleaved, paired ratios are less affected' : ''}.`,
   ];
 }

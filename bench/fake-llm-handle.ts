@@ -14,7 +14,7 @@ export interface FakeLlmConfig {
   seed: number;
   latency?: Partial<Omit<LatencyModel, 'scale' | 'seed'>>;
   files: GeneratedFile[];
-  /** Refuse once, with 429 and this Retry-After, each request whose hash falls in 1 of `every`. */
+  /** Refuse once, with 429 and this Retry-After, the 1st and then every `every`-th distinct request of each run. */
   rateLimit?: { every: number; retryAfterMs: number };
 }
 

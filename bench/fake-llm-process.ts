@@ -17,6 +17,8 @@ import { createTasks, type BenchTask } from './tasks.ts';
 let config: FakeLlmConfig | undefined;
 let tasks = new Map<string, BenchTask>();
 const refused = new Set<string>();
+/** Distinct requests of the current run in arrival order (a retry is the same request). */
+const ordinals = new Map<string, number>();
 
 function send(message: FakeLlmMessage): void {
   process.send?.(message);
@@ -64,9 +66,10 @@ function script(req: RecordedRequest): FakeReply {
   }
   const output = countTokens(a.text);
   const base = { type: 'call' as const, role: a.role, taskId: a.taskId, round: a.round, inputTokens: input, outputTokens: output };
-  // Deterministic: the same request is refused (once) for the same seed, whatever the order of requests.
+  // Deterministic: the 1st, (every+1)th, … distinct request of each run is refused once; its retry goes through.
+  if (!ordinals.has(key)) ordinals.set(key, ordinals.size);
   const limit = c.rateLimit;
-  if (limit && !refused.has(key) && Number.parseInt(key.slice(0, 8), 16) % limit.every === 0) {
+  if (limit && !refused.has(key) && (ordinals.get(key) ?? 0) % limit.every === 0) {
     refused.add(key);
     send({ ...base, latencyMs: 0, status: 429 });
     const after = limit.retryAfterMs;
@@ -89,6 +92,9 @@ process.on('message', (raw: unknown) => {
       fake ??= await startFakeLlm(script);
       send({ type: 'configured', id: m.id ?? 0, baseURL: fake.baseURL });
     } else if (m.type === 'flush') {
+      // Flushes come between runs: each run meets the same refusals for the same requests.
+      refused.clear();
+      ordinals.clear();
       fake?.reset();
       send({ type: 'flushed', id: m.id ?? 0 });
     } else if (m.type === 'close') {

@@ -1,7 +1,8 @@
 /**
  * Benchmark 3: the dispatcher's own cost. The same plans go through the real RunDriver with no store, PostgreSQL
- * or PGlite, and tools that answer at once (in process) or server-everything's `echo` over stdio or Streamable
- * HTTP. Tool time is measured per call and taken out: overhead = run time − the tools' critical path.
+ * (as configured, and with synchronous_commit off to show what waiting for each commit's WAL flush costs) or
+ * PGlite, and tools that answer at once (in process) or server-everything's `echo` over stdio or Streamable HTTP.
+ * Tool time is measured per call and taken out: overhead = run time − the tools' critical path.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,10 +11,11 @@ import { createDispatchState } from '../src/engine/dispatch.ts';
 import type { Notifier, RunStore, ToolRunner } from '../src/engine/ports.ts';
 import { RunDriver } from '../src/engine/run-driver.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
-import { openDatabase } from '../src/store/database.ts';
+import { openDatabase, type StoreDatabase } from '../src/store/database.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { createPlan } from '../test/engine/fixtures.ts';
-import { createTestDatabase } from '../test/helpers/databases.ts';
+import pg from 'pg';
+import { createTestDatabase, testDatabaseUrl, testDatabaseUrlFor } from '../test/helpers/databases.ts';
 import { everythingStdioConfig, mcpConfig } from '../test/helpers/mcp-servers.ts';
 import { header, median, row, spread, sum } from './stats.ts';
 import { Timeline, timedTools } from './timeline.ts';
@@ -65,6 +67,18 @@ export async function runDriverOnce(plan: ReturnType<typeof createPlan>, tools: 
   return performance.now() - t0;
 }
 
+/** A second pool on the same database whose sessions do not wait for the WAL flush at commit. */
+async function openAsyncCommit(name: string): Promise<StoreDatabase> {
+  const admin = new pg.Client({ connectionString: testDatabaseUrl });
+  await admin.connect();
+  try {
+    await admin.query(`ALTER DATABASE ${name} SET synchronous_commit = off`);
+  } finally {
+    await admin.end();
+  }
+  return openDatabase({ databaseUrl: testDatabaseUrlFor(name), dataDir: tmpdir() });
+}
+
 /** `runs` 50-step chains with tools that answer at once on `store` (for the CPU profile). */
 export async function driverChains(store: RunStore, runs: number): Promise<void> {
   for (let i = 0; i < runs; i++) await runDriverOnce(planFor('chain', 'everything'), instantTools, store, `profile-${i}-${crypto.randomUUID()}`);
@@ -91,8 +105,11 @@ export async function benchOverhead(options: { rounds: number; tools: ToolRunner
   const mcpConnect = performance.now() - t;
   await host.close();
   const postgres = await createTestDatabase('postgres');
+  const asyncCommit = await openAsyncCommit(postgres.name);
   const timeline = new Timeline();
-  const stores: Record<string, RunStore> = { none: noStore, postgres: new PgRunStore(postgres.db), pglite: new PgRunStore(pglite.db) };
+  const stores: Record<string, RunStore> = {
+    none: noStore, postgres: new PgRunStore(postgres.db), 'postgres, async commit': new PgRunStore(asyncCommit.db), pglite: new PgRunStore(pglite.db),
+  };
   const transports: Record<string, { runner: ToolRunner; server: string }> = {
     'in-process': { runner: instantTools, server: 'everything' },
     'mcp stdio': { runner: options.tools, server: 'everything' },
@@ -120,6 +137,7 @@ export async function benchOverhead(options: { rounds: number; tools: ToolRunner
     }
   } finally {
     await pglite.close();
+    await asyncCommit.close();
     await postgres.close();
     rmSync(pgliteDir, { recursive: true, force: true });
   }
@@ -128,7 +146,7 @@ export async function benchOverhead(options: { rounds: number; tools: ToolRunner
 
 function overheadTable(rows: OverheadRow[], rounds: number): string[] {
   const out = [
-    `Plans of 1 step and of 50 steps (a chain, and a fan-out with maxParallel ${MAX_PARALLEL}) through the real RunDriver; medians of ${rounds} interleaved rounds, overhead with p25–p75. Overhead = run time − tools (chain: their sum; fan: the longest call or their sum over ${MAX_PARALLEL} lanes).`,
+    `Plans of 1 step and of 50 steps (a chain, and a fan-out with maxParallel ${MAX_PARALLEL}) through the real RunDriver; medians of ${rounds} interleaved rounds, overhead with p25–p75. Overhead = run time − tools (chain: their sum; fan: the longest call or their sum over ${MAX_PARALLEL} lanes). "postgres, async commit" is the same server with synchronous_commit off: not a setting to run with (a crash could lose a step's committed intent), but the difference to "postgres" is what waiting for each commit's WAL flush costs.`,
     '',
     ...header(['shape', 'tools', 'store', 'run ms', 'tools ms', 'overhead ms / step', 'overhead ms / run', 'steps / s', 'vs no store'], 3),
   ];

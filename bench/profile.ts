@@ -1,6 +1,7 @@
 /**
- * Bench profiles. Quick (the default) compresses model and tool latencies to a tenth and runs few rounds, to finish
- * in under 5 minutes on 2 cores; full (`--full` or BENCH_PROFILE=full) runs at scale 1 with more rounds.
+ * Bench profiles. Quick (the default) compresses model and tool latencies to a fifth and runs two rounds, to finish
+ * in under 5 minutes on 2 cores; full (`--full` or BENCH_PROFILE=full) runs at scale 1 with more rounds. Fixed
+ * costs (store commits, HTTP, MCP round trips) do not compress, so quick is the harsher test of Steward's overhead.
  * Environment overrides: BENCH_SCALE, BENCH_SEED, BENCH_ROUNDS (ReAct comparison), BENCH_OVERHEAD_ROUNDS,
  * BENCH_STEER_ROUNDS.
  */
@@ -33,7 +34,7 @@ export function readProfile(argv: readonly string[], env: NodeJS.ProcessEnv): Be
   const full = argv.includes('--full') || env['BENCH_PROFILE'] === 'full';
   const base = full
     ? { name: 'full' as const, scale: 1, rounds: 5, overheadRounds: 15, steeringRounds: 60 }
-    : { name: 'quick' as const, scale: 0.1, rounds: 3, overheadRounds: 5, steeringRounds: 20 };
+    : { name: 'quick' as const, scale: 0.2, rounds: 2, overheadRounds: 5, steeringRounds: 20 };
   const scale = numberFrom(env, 'BENCH_SCALE', base.scale);
   return {
     name: base.name,
@@ -47,7 +48,8 @@ export function readProfile(argv: readonly string[], env: NodeJS.ProcessEnv): Be
 }
 
 /**
- * Token budgets the bench's Stewards run with. Left out, Steward defaults them to Number.MAX_SAFE_INTEGER, which
- * PostgreSQL refuses in its integer comparison (`reserveTokens failed: ... out of range for type integer`).
+ * Token budgets the bench's Stewards run with: explicit and far above any task's use, so no bench run is refused for
+ * tokens whatever the defaults become. (An earlier default, Number.MAX_SAFE_INTEGER, was refused by PostgreSQL as an
+ * integer; this constant kept the bench running then.)
  */
 export const BENCH_BUDGETS = { perRun: 1_000_000_000, perUserPerDay: 2_000_000_000 };

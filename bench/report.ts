@@ -34,6 +34,8 @@ export interface BenchResults {
   overhead: { lines: string[]; rows: OverheadRow[] };
   profiles: ProfileSummary[];
   steering: string[];
+  /** Process warnings by name, with how many were emitted. */
+  warnings: Record<string, number>;
 }
 
 function settingsLines(r: BenchResults): string[] {
@@ -41,10 +43,11 @@ function settingsLines(r: BenchResults): string[] {
   const l = DEFAULT_LATENCY;
   const planner = r.reactRows.filter((x) => x.mode === 'plan-execute' && x.shape === 'fan-8').map((x) => x.roles['planner']?.modelMs ?? NaN);
   return [
-    `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × 4 modes after a warm-up pass (one task per shape), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
+    `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × 4 modes after a warm-up pass (6 tasks in every mode), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
     `- Fake LLM (own process): latency = scale × (${l.ttftMs} ms + input tokens ÷ ${l.prefillTokensPerSec.toLocaleString('en-US')}/s + output tokens ÷ ${l.outputTokensPerSec}/s) × log-normal jitter (σ ${l.jitter}) seeded by the request body. An 8-step planner call modelled at ${Math.round(median(planner))} ms here, ${Math.round(median(planner) / p.scale)} ms at scale 1. Tokens are counted by the server from the whole request (every message, re-sent history included, and the response schema), 4 characters a token.`,
     `- Tools: server-everything over stdio (\`everything\`) and Streamable HTTP (\`web\`), server-filesystem on a generated tree of 50 KB files (\`fs\`), the audit fixture's \`sleep\` (\`audit\`); sleeps and long operations are scaled too. PostgreSQL logging on. Plan-execute runs with maxParallel ${BENCH_MAX_PARALLEL} (Steward's default is 4), auto-approved (all plans are low risk).`,
     '- Medians over tasks × rounds, with p25–p75 in brackets; ratios are taken per pair (same task and round) before the median. Raw rows: `bench/out/rows.jsonl`.',
+    `- Process warnings during the run: ${Object.entries(r.warnings).map(([name, n]) => `${name} × ${n}`).join(', ') || 'none'}${r.warnings['MaxListenersExceededWarning'] ? ' (abort listeners left on the MCP SDK Streamable HTTP transport\'s shared signal by concurrent calls: they pile up, about one per concurrent call)' : ''}.`,
   ];
 }
 

@@ -5,6 +5,7 @@
  * with every measured run as a JSON line in bench/out/rows.jsonl.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { benchAgainstReact, benchRateLimited, runPass } from './against-react.ts';
@@ -22,6 +23,7 @@ async function main(): Promise<void> {
   const started = performance.now();
   const profile = readProfile(process.argv.slice(2), process.env);
   const log = (line: string) => process.stderr.write(`bench: ${line}\n`);
+  const warnings = countWarnings(log);
   mkdirSync(OUT, { recursive: true });
   const rowsFile = join(OUT, 'rows.jsonl');
   const env = await readEnvironment();
@@ -37,8 +39,8 @@ async function main(): Promise<void> {
     log('429 run');
     const limitedRows = await benchRateLimited(world, { ...profile.rateLimit, onRow: emit });
     log('CPU profile of one plan-execute pass');
-    const pass = await profileCpu(() => runPass(world, 'plan-execute', 2000));
-    profiles.push(summary(`one plan-execute run of each of the ${pass.result} tasks through \`Steward\` (PostgreSQL, real MCP servers, fake LLM in its own process)`, pass.profile, pass.result, 'per run'));
+    const pass = await profileCpu(() => runPass(world, 'plan-execute', 2000, 2));
+    profiles.push(summary(`one plan-execute run of every other task (${pass.result} runs) through \`Steward\` (PostgreSQL, real MCP servers, fake LLM in its own process)`, pass.profile, pass.result, 'per run'));
     log('dispatcher overhead');
     const overhead = await benchOverhead({ rounds: profile.overheadRounds, tools: world.host, onRow: emit });
     const chains = 10;
@@ -51,9 +53,26 @@ async function main(): Promise<void> {
   log('Pause and Stop');
   const steering = await benchSteering(profile.steeringRounds);
   for (const line of steering) emit({ section: 'steering', line });
-  const report = renderReport({ profile, env, durationS: (performance.now() - started) / 1000, ...results, profiles, steering });
+  env.load.end = loadavg()[0] ?? NaN;
+  const report = renderReport({ profile, env, durationS: (performance.now() - started) / 1000, ...results, profiles, steering, warnings: Object.fromEntries(warnings) });
   writeFileSync(join(OUT, 'report.md'), report);
   process.stdout.write(report);
+}
+
+/**
+ * Counts process warnings instead of printing each: the MCP SDK's Streamable HTTP transport trips
+ * MaxListenersExceededWarning once per call past 1,500 listeners, which would bury the report. The first of each
+ * kind is logged, the counts go into the report.
+ */
+function countWarnings(log: (line: string) => void): Map<string, number> {
+  const counts = new Map<string, number>();
+  process.removeAllListeners('warning');
+  process.on('warning', (w) => {
+    const n = (counts.get(w.name) ?? 0) + 1;
+    counts.set(w.name, n);
+    if (n === 1) log(`${w.name}: ${w.message} (later ones are counted in the report)`);
+  });
+  return counts;
 }
 
 function summary(what: string, profile: Parameters<typeof busyMs>[0], per: number, unit: string): ProfileSummary {

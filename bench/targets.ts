@@ -46,7 +46,7 @@ export function targetRows(r: BenchResults): TargetRow[] {
   const pending = 'pending (needs the Slack adapter)';
   return [
     { target: 'Plan-execute vs ReAct, every shape', goal: '≥ 95% of the analytic speedup limit', ...vsReact, met: mark(vsReact.ok) },
-    { target: 'Parallel vs maxParallel 1 (tool phase), every shape with timed tools', goal: '≥ 95% of ΣT ÷ CP', ...vsSeq, met: mark(vsSeq.ok) },
+    { target: 'Parallel vs maxParallel 1 (tool phase), every shape with steps to overlap (ΣT ÷ CP > 1.05)', goal: '≥ 95% of ΣT ÷ CP', ...vsSeq, met: mark(vsSeq.ok) },
     { target: 'Single tool: ReAct wall ÷ plan-execute wall', goal: '≥ 0.98', measured: single.toFixed(2), met: mark(single >= 0.98) },
     { target: 'Tokens on 8-step tasks: ReAct ÷ plan-execute', goal: '≥ 5×', measured: `${tokenRatio.toFixed(1)}× (ReAct with parallel calls: ${tokenRatioPar.toFixed(1)}×)`, met: mark(tokenRatio >= 5) },
     { target: 'Dispatcher overhead per step, PostgreSQL (50-step chain)', goal: '≤ 1 ms', measured: `ms/step: ${driverOverhead(r.overhead.rows, 'chain', true)}`, met: mark(chainPerStep.every((x) => x <= 1)) },
