@@ -69,7 +69,10 @@ export type Step = Plan['steps'][number];
 export type ToolStep = Extract<Step, { kind: 'tool' }>;
 export type ConditionStep = Extract<Step, { kind: 'condition' }>;
 
-/** JSON Schema of the plan, given to providers that support structured output. */
+let cachedJsonSchema: Record<string, unknown> | undefined;
+
+/** JSON Schema of the plan, given to providers that support structured output (built once: it never changes). */
 export function planJsonSchema(): Record<string, unknown> {
-  return z.toJSONSchema(planSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  cachedJsonSchema ??= z.toJSONSchema(planSchema, { io: 'input', unrepresentable: 'any' }) as Record<string, unknown>;
+  return cachedJsonSchema;
 }

@@ -65,8 +65,9 @@ export function outputText(output: Json | undefined): string {
     if (typeof output.text === 'string') return output.text;
     const content = output.content;
     if (Array.isArray(content)) {
+      // Servers that send structuredContent also send it as text (the spec asks them to): the text is enough.
       const texts = content.flatMap((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c.text === 'string' ? [c.text] : []));
-      if (texts.length > 0 && output.structuredContent === undefined) return texts.join('\n');
+      if (texts.length > 0) return texts.join('\n');
     }
   }
   return JSON.stringify(output ?? null);
