@@ -15,6 +15,8 @@ import { benchOverhead, driverChains } from './overhead.ts';
 import { readProfile } from './profile.ts';
 import { renderReport, type ProfileSummary } from './report.ts';
 import { benchSteering } from './steering.ts';
+import { benchConcurrency } from './concurrency.ts';
+import { benchStopBreakdown } from './stop-breakdown.ts';
 import { openWorld } from './world.ts';
 
 const OUT = join(import.meta.dirname, 'out');
@@ -54,7 +56,16 @@ async function main(): Promise<void> {
   const steering = await benchSteering(profile.steeringRounds);
   for (const line of steering) emit({ section: 'steering', line });
   env.load.end = loadavg()[0] ?? NaN;
-  const report = renderReport({ profile, env, durationS: (performance.now() - started) / 1000, ...results, profiles, steering, warnings: Object.fromEntries(warnings) });
+  // Sections 4-6 go through the Slack adapter; BENCH_SECTIONS=none leaves them out.
+  const slackSections: string[] = [];
+  if (process.env['BENCH_SECTIONS'] !== 'none') {
+    log('sections 4-6: Stop breakdown, concurrent runs, button acknowledgements through the Slack adapter');
+    for (const section of [await benchStopBreakdown(profile.name), await benchConcurrency(profile.name)]) {
+      slackSections.push(...section.markdown, '');
+      for (const row of section.rows) emit(row);
+    }
+  }
+  const report = renderReport({ profile, env, durationS: (performance.now() - started) / 1000, ...results, profiles, steering, slackSections: slackSections.length > 0 ? slackSections : undefined, warnings: Object.fromEntries(warnings) });
   writeFileSync(join(OUT, 'report.md'), report);
   process.stdout.write(report);
 }

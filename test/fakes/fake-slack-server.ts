@@ -3,6 +3,8 @@
  * It records every call, keeps posted messages so chat.update can find them, issues single-use trigger ids
  * that live 3 s (like Slack's), and checks Block Kit limits loosely, answering with Slack's error shapes
  * (`invalid_blocks`, `msg_blocks_too_long`, `msg_too_long`) so a card Slack would refuse fails the test.
+ * Rate limits are opt-in (`rateLimits`, e.g. `SLACK_RATE_LIMITS`): a token bucket per method, per channel or per
+ * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -17,7 +19,28 @@ export interface SlackCall {
   at: number;
   /** What the fake answered. */
   response: Record<string, unknown>;
+  /** HTTP status: 200, or 429 when a rate limit refused the call (then nothing changed). */
+  status?: number;
+  /** With a 429: the Retry-After sent, in seconds. */
+  retryAfter?: number;
 }
+
+/** A token bucket for one method: `perMinute` tokens a minute, at most `burst` saved up; per channel or workspace. */
+export interface SlackRateLimit {
+  perMinute: number;
+  burst: number;
+  per: 'channel' | 'workspace';
+}
+
+/**
+ * Slack's published limits for the two methods a busy bot leans on: chat.postMessage about 1 a second per channel
+ * with short bursts, chat.update Tier 3 (50+ a minute per workspace and app). Slack does not publish burst sizes,
+ * so those are guesses, named here so a report can state them. Other methods are not limited.
+ */
+export const SLACK_RATE_LIMITS: Readonly<Record<string, SlackRateLimit>> = {
+  'chat.postMessage': { perMinute: 60, burst: 3, per: 'channel' },
+  'chat.update': { perMinute: 50, burst: 10, per: 'workspace' },
+};
 
 /** A message as it stands now in the fake's channels. */
 export interface FakeMessage {
@@ -43,18 +66,25 @@ export interface FakeSlack {
   newTriggerId(): string;
   /** Calls of one method, in order. */
   callsOf(method: string): SlackCall[];
+  /** Calls answered 429 so far, by method (empty without rate limits). */
+  rateLimited: Record<string, number>;
+  /** Refills every bucket (a fresh minute), keeping the counts. */
+  resetRateLimits(): void;
   close(): Promise<void>;
 }
 
 const BOT = { user_id: 'UBOT0001', bot_id: 'BBOT0001', team_id: 'T0000001', user: 'steward', team: 'Test Team' };
 
 /** Starts the fake on 127.0.0.1 at a free port. */
-export async function startFakeSlack(options: { botToken?: string; appToken?: string } = {}): Promise<FakeSlack> {
+export async function startFakeSlack(
+  options: { botToken?: string; appToken?: string; rateLimits?: Readonly<Record<string, SlackRateLimit>>; now?: () => number } = {},
+): Promise<FakeSlack> {
   const botToken = options.botToken ?? 'xoxb-test-bot-token';
   const appToken = options.appToken ?? 'xapp-1-test-app-token';
   const calls: SlackCall[] = [];
   const messages = new Map<string, FakeMessage>();
   const triggers = new Map<string, number>();
+  const limiter = createLimiter(options.rateLimits ?? {}, options.now ?? Date.now);
   let clock = 1_700_000_000_000;
   const nextTs = () => `${Math.floor((clock += 1000) / 1000)}.${String(calls.length).padStart(6, '0')}`;
 
@@ -106,8 +136,17 @@ export async function startFakeSlack(options: { botToken?: string; appToken?: st
     else if (!token) response = { ok: false, error: 'not_authed' };
     // Socket Mode's handshake takes the app-level token; every other method the bot token.
     else if (token !== (method === 'apps.connections.open' ? appToken : botToken)) response = { ok: false, error: 'invalid_auth' };
-    else response = methods[method]?.(args) ?? { ok: false, error: 'unknown_method' };
-    calls.push({ method: method ?? req.url ?? '?', args, token, at: Date.now(), response });
+    else {
+      const retryAfterS = limiter.take(method, String(args.channel ?? ''));
+      if (retryAfterS !== null) {
+        response = { ok: false, error: 'ratelimited' };
+        calls.push({ method, args, token, at: Date.now(), response, status: 429, retryAfter: retryAfterS });
+        send(res, 429, response, { 'retry-after': String(retryAfterS) });
+        return;
+      }
+      response = methods[method]?.(args) ?? { ok: false, error: 'unknown_method' };
+    }
+    calls.push({ method: method ?? req.url ?? '?', args, token, at: Date.now(), response, status: 200 });
     send(res, 200, response);
   }
 
@@ -127,6 +166,8 @@ export async function startFakeSlack(options: { botToken?: string; appToken?: st
       return id;
     },
     callsOf: (method) => calls.filter((c) => c.method === method),
+    rateLimited: limiter.refused,
+    resetRateLimits: () => limiter.reset(),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -134,6 +175,34 @@ export async function startFakeSlack(options: { botToken?: string; appToken?: st
       }),
   };
   return fake;
+}
+
+/** Token buckets by method and scope; `take` answers null (allowed) or the Retry-After in whole seconds. */
+function createLimiter(limits: Readonly<Record<string, SlackRateLimit>>, now: () => number) {
+  const buckets = new Map<string, { tokens: number; at: number }>();
+  const refused: Record<string, number> = {};
+  return {
+    refused,
+    reset: () => buckets.clear(),
+    take(method: string, channel: string): number | null {
+      const limit = limits[method];
+      if (!limit) return null;
+      const key = limit.per === 'channel' ? `${method}:${channel}` : method;
+      const t = now();
+      const perMs = limit.perMinute / 60_000;
+      const b = buckets.get(key) ?? { tokens: limit.burst, at: t };
+      b.tokens = Math.min(limit.burst, b.tokens + (t - b.at) * perMs);
+      b.at = t;
+      buckets.set(key, b);
+      if (b.tokens >= 1) {
+        b.tokens -= 1;
+        return null;
+      }
+      refused[method] = (refused[method] ?? 0) + 1;
+      // Slack sends whole seconds; never 0, which clients would read as "retry at once".
+      return Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
+    },
+  };
 }
 
 function messageProblem(args: Record<string, unknown>, maxBlocks: number): Record<string, unknown> | null {
@@ -171,8 +240,8 @@ function tryJson(value: string): unknown {
   }
 }
 
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8' });
+function send(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });
   res.end(JSON.stringify(body));
 }
 

@@ -1,0 +1,171 @@
+/**
+ * What the concurrency bench watches in Steward's process while a load runs: each run's timeline (mention handled,
+ * card posted, run ended, report delivered), the event-loop delay, the heap per run in flight (after a forced GC),
+ * and how long pg pool checkouts waited.
+ */
+import { createHistogram } from 'node:perf_hooks';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import type { SlackPeers } from './slack-peers.ts';
+import type { SlackSteward, StewardHooks } from './slack-steward.ts';
+
+/** Everything a load level needs. */
+export interface LoadContext {
+  peers: SlackPeers;
+  app: SlackSteward;
+  tracker: RunTracker;
+  auditLog: string;
+}
+
+/** The channel of the probe run, a run that stays live for the whole bench and whose card the presses land on. */
+export const PROBE_CHANNEL = 'C0PROBE';
+
+/** One run's timeline in epoch ms, keyed by its conversation (`<channel>:<thread ts>`). */
+export interface RunTimes {
+  inbound: number;
+  runId?: string;
+  card?: number;
+  cardOk?: boolean;
+  ended?: number;
+  status?: string;
+  report?: number;
+  reportOk?: boolean;
+  /** The run could not start (no plan): told with an error notice instead of a report. */
+  refused?: boolean;
+}
+
+const TERMINAL = new Set(['completed', 'failed', 'stopped', 'cancelled']);
+
+/** Follows every run Steward handles, through the instrumented seams; counts stay O(1) to read, so polling is cheap. */
+export class RunTracker {
+  readonly runs = new Map<string, RunTimes>();
+  private readonly keys = new Map<string, string>();
+  private readonly counts = new Map<string, { started: number; settled: number }>();
+  private readonly done = new WeakSet<RunTimes>();
+
+  readonly hooks: StewardHooks = {
+    inbound: (kind, key, at) => {
+      if (kind !== 'message' || this.runs.has(key)) return;
+      this.runs.set(key, { inbound: at });
+      for (const c of this.countsOf(key)) c.started += 1;
+    },
+    notify: (conversation, m, _sentAt, doneAt, ok) => {
+      const t = this.runs.get(conversation.key);
+      if (!t) return;
+      if (m.kind === 'plan' && t.runId === undefined) {
+        Object.assign(t, { runId: m.runId, card: doneAt, cardOk: ok });
+        this.keys.set(m.runId, conversation.key);
+      } else if (m.kind === 'report') Object.assign(t, { report: doneAt, reportOk: ok });
+      else if (m.kind === 'notice' && m.level === 'error' && t.runId === undefined) t.refused = true;
+      this.settle(conversation.key, t);
+    },
+    committed: (runId, to, at) => {
+      const t = this.runs.get(this.keys.get(runId) ?? '');
+      if (t && TERMINAL.has(to)) Object.assign(t, { ended: at, status: to });
+    },
+  };
+
+  /** Starts counting the runs of channels starting with `prefix` (before any of them is mentioned). */
+  watch(prefix: string): void {
+    this.counts.set(prefix, { started: 0, settled: 0 });
+  }
+
+  /** Runs whose conversation is in a channel starting with `prefix` (a scan: for the end of a level). */
+  of(prefix: string): RunTimes[] {
+    return [...this.runs].filter(([key]) => key.startsWith(prefix)).map(([, t]) => t);
+  }
+
+  /** Runs of a watched prefix with nothing more to come: reported, refused, or whose card never reached Slack (so no driver). */
+  settled(prefix: string): number {
+    return this.counts.get(prefix)?.settled ?? 0;
+  }
+
+  inFlight(prefix: string): number {
+    const c = this.counts.get(prefix);
+    return c ? c.started - c.settled : 0;
+  }
+
+  private countsOf(key: string): { started: number; settled: number }[] {
+    return [...this.counts].filter(([prefix]) => key.startsWith(prefix)).map(([, c]) => c);
+  }
+
+  private settle(key: string, t: RunTimes): void {
+    if (this.done.has(t) || !(t.report !== undefined || t.refused || t.cardOk === false)) return;
+    this.done.add(t);
+    for (const c of this.countsOf(key)) c.settled += 1;
+  }
+}
+
+/** `global.gc`, exposed at run time when node was not started with --expose-gc. */
+export const forceGc: () => void = (() => {
+  const exposed = (globalThis as { gc?: () => void }).gc;
+  if (exposed) return exposed;
+  setFlagsFromString('--expose-gc');
+  return runInNewContext('gc') as () => void;
+})();
+
+/** Heap in use after a full GC, in bytes. */
+export function heapAfterGc(): number {
+  forceGc();
+  return process.memoryUsage().heapUsed;
+}
+
+const RESOLUTION_MS = 5;
+
+/** Samples taken while a load level runs; `stop` returns them. */
+export interface LoadSampler {
+  stop(): LoadSamples;
+}
+
+/** What the sampler saw. */
+export interface LoadSamples {
+  eldP50Ms: number;
+  eldP99Ms: number;
+  eldMaxMs: number;
+  /** Heap after GC minus the baseline, divided by the runs in flight then; at the sample with the most in flight. */
+  heapPerRunBytes: number;
+  inFlightAtHeap: number;
+  /** Epoch-ms windows of forced GCs (presses acknowledged across one are set aside). */
+  gcWindows: [number, number][];
+  maxPoolWaiting: number;
+}
+
+/**
+ * Starts sampling: event-loop delay (a 5 ms interval timer's lateness; the forced GCs are left out, since
+ * monitorEventLoopDelay would count them), a GC-and-heap sample whenever the runs in flight grow by a quarter, and
+ * the pool's waiting count every 5 ms.
+ */
+export function startSampling(o: { baseline: number; inFlight: () => number; waiting: () => number; now: () => number }): LoadSampler {
+  const delays = createHistogram();
+  let last = performance.now();
+  const tick = setInterval(() => {
+    const now = performance.now();
+    delays.record(Math.max(1, Math.round((now - last - RESOLUTION_MS) * 1000)));
+    last = now;
+  }, RESOLUTION_MS);
+  let measuredAt = 0;
+  let best = { perRun: Number.NaN, inFlight: 0 };
+  let maxWaiting = 0;
+  const gcWindows: [number, number][] = [];
+  const memory = setInterval(() => {
+    const n = o.inFlight();
+    if (n <= Math.max(0, measuredAt * 1.25)) return;
+    measuredAt = n;
+    const start = o.now();
+    const heap = heapAfterGc();
+    gcWindows.push([start, o.now()]);
+    last = performance.now();
+    if (n >= best.inFlight) best = { perRun: (heap - o.baseline) / n, inFlight: n };
+  }, 200);
+  const pool = setInterval(() => (maxWaiting = Math.max(maxWaiting, o.waiting())), 5);
+  return {
+    stop() {
+      for (const t of [tick, memory, pool]) clearInterval(t);
+      const ms = (us: number) => us / 1000;
+      return {
+        eldP50Ms: ms(delays.percentile(50)), eldP99Ms: ms(delays.percentile(99)), eldMaxMs: ms(delays.max),
+        heapPerRunBytes: best.perRun, inFlightAtHeap: best.inFlight, gcWindows, maxPoolWaiting: maxWaiting,
+      };
+    },
+  };
+}
