@@ -113,7 +113,7 @@ export function buttonSection(idle: PressAcks, saturated: { when: string; acks: 
       + 'Bolt acks, then the engine refuses the press and tells the presser privately. ms from sending to the HTTP 200.', '',
     ...header(['when', 'presses', 'p50 ms', 'p99 ms', 'max ms', 'not 200', 'set aside (forced GC)']),
     line('idle (one live run)', idle),
-    ...saturated.map((x) => line(`${x.when} (section 5)`, x.acks)),
+    ...saturated.map((x) => line(x.when, x.acks)),
     '',
     `Replays: one mention delivered ${d.mentionDeliveries} times (two at once, then a retry with \`x-slack-retry-num: 1\` after the run ended; `
       + `HTTP ${d.mentionStatuses.join(', ')}) → ${d.runsFromMention} run; the same Approve press twice at once → ${d.approvesAccepted} accepted, `

@@ -91,13 +91,13 @@ export async function benchConcurrency(profile: 'quick' | 'full'): Promise<{ mar
       const press = n === largest;
       const row = await runLevel(c, n, `N${n}L`, { limits: true, timeoutMs: s.timeoutMs, press });
       levels.push(row);
-      if (row.presses) saturated.push({ when: `during ${n} runs, Slack limits on`, acks: row.presses });
+      if (row.presses) saturated.push({ when: `during ${n} runs of section 5, Slack limits on`, acks: row.presses });
     }
     for (const n of s.unlimited) {
       await peers.setRateLimits(false);
       const row = await runLevel(c, n, `N${n}U`, { limits: false, timeoutMs: s.timeoutMs, press: n === Math.max(...s.unlimited) });
       levels.push(row);
-      if (row.presses) saturated.push({ when: `during ${n} runs, Slack limits off (Steward's CPU the bottleneck)`, acks: row.presses });
+      if (row.presses) saturated.push({ when: `during ${n} runs of section 5, Slack limits off: Steward's CPU is the bottleneck`, acks: row.presses });
       await peers.setRateLimits(true);
     }
     if (s.busyChannel > 0) levels.push(await runLevel(c, s.busyChannel, `B${s.busyChannel}L`, { limits: true, timeoutMs: s.timeoutMs, oneChannel: true }));

@@ -42,8 +42,8 @@ export async function offer(ctx: StewardContext, runId: string, revision: number
     await store.setApprovedRisk(runId, v.risk, clock());
     const pins = await pinPlan(ctx, runId, v.plan);
     await store.appendEvent(runId, 'autoApproved', { revision, risk: v.risk, preference }, clock());
-    await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester, warnings: planWarnings(ctx, v.plan) }));
-    startDriver(ctx, { ...run, revision, approvedRisk: v.risk }, v, pins);
+    const shown = await showCard(ctx, run, 'running', toPlanCard(runId, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester, warnings: planWarnings(ctx, v.plan) }));
+    if (shown) startDriver(ctx, { ...run, revision, approvedRisk: v.risk }, v, pins);
     return;
   }
   const suggested = await suggestBreakpoints(ctx, run, v.plan);
@@ -51,8 +51,25 @@ export async function offer(ctx: StewardContext, runId: string, revision: number
   const breakpoints = [...new Set([...kept, ...suggested.map((id) => `before:${id}`)])];
   await store.setBreakpoints(runId, breakpoints, clock());
   if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
-  await ctx.deps.notifier.send(run.conversation, toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, warnings: planWarnings(ctx, v.plan) }));
-  armReviewTimer(ctx, run, revision, v.risk === 'high');
+  const shown = await showCard(ctx, run, 'awaiting_review', toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, warnings: planWarnings(ctx, v.plan) }));
+  if (shown) armReviewTimer(ctx, run, revision, v.risk === 'high');
+}
+
+/**
+ * Sends a plan card. If the platform refuses it (say, rate limits outlasting the client's retries), the run must
+ * not sit in `status` unseen and undriven: it fails, with the reason in its history, and nothing runs.
+ */
+async function showCard(ctx: StewardContext, run: StoredRun, status: RunStatus, card: ReturnType<typeof toPlanCard>): Promise<boolean> {
+  try {
+    await ctx.deps.notifier.send(run.conversation, card);
+    return true;
+  } catch (err) {
+    const reason = err instanceof Error ? err.message : String(err);
+    ctx.deps.log('error', `run ${run.id}: the plan card could not be delivered, so the run fails: ${reason}`);
+    await ctx.deps.store.transition(run.id, [status], 'failed', { at: ctx.deps.clock() });
+    await ctx.deps.store.appendEvent(run.id, 'cardNotDelivered', { reason: reason.slice(0, 500) }, ctx.deps.clock());
+    return false;
+  }
 }
 
 /** Steps whose tool this person paused, stopped or edited before: suggested breakpoints, held before the step. */
