@@ -5,7 +5,7 @@
  */
 import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Notifier } from '../src/engine/ports.ts';
-import { Steward, type StewardSettings } from '../src/engine/steward.ts';
+import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { taskTag } from './fake-model.ts';
 import { BENCH_BUDGETS } from './profile.ts';

@@ -7,9 +7,9 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDispatchState } from '../src/engine/dispatch.ts';
+import { createDispatchState } from '../src/engine/run/dispatch.ts';
 import type { Notifier, RunStore, ToolRunner } from '../src/engine/ports.ts';
-import { RunDriver } from '../src/engine/run-driver.ts';
+import { RunDriver } from '../src/engine/flows/run-driver.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
 import { openDatabase, type StoreDatabase } from '../src/store/database.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';

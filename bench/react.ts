@@ -4,7 +4,7 @@
  * in parallel (`calls`, the parallel variant), or the final answer (`final`). Tool results go back into the history
  * as text (MCP text blocks joined), and the whole history is re-sent on every turn, as ReAct does.
  */
-import { extractJson } from '../src/engine/planner.ts';
+import { extractJson } from '../src/engine/flows/planner.ts';
 import type { LlmClient, LlmMessage, ToolRunner } from '../src/engine/ports.ts';
 import type { Json, ToolInfo, ToolOutput } from '../src/engine/types.ts';
 import { REACT_MARKERS, resultBlock } from './fake-model.ts';

@@ -12,7 +12,7 @@ import { SlackChannel } from '../src/bot/slack/slack-channel.ts';
 import type { InboundHandler } from '../src/engine/channel.ts';
 import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Conversation, ToolCallOutcome, ToolRunner } from '../src/engine/ports.ts';
-import { Steward, type StewardSettings } from '../src/engine/steward.ts';
+import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
 import type { RunStatus } from '../src/engine/types.ts';
 import { createLlmClient } from '../src/llm/model-router.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { OutboundMessage } from '../src/engine/messages.ts';
-import { Steward } from '../src/engine/steward.ts';
+import { Steward } from '../src/engine/flows/steward.ts';
 import { createLlmClient } from '../src/llm/model-router.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';

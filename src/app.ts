@@ -9,7 +9,7 @@ import type { Readable, Writable } from 'node:stream';
 import { ConsoleChannel } from './bot/console-channel.ts';
 import { SlackChannel } from './bot/slack/slack-channel.ts';
 import { loadConfig, type Config } from './config.ts';
-import { Steward } from './engine/steward.ts';
+import { Steward } from './engine/flows/steward.ts';
 import { createLlmClient } from './llm/model-router.ts';
 import { createLogger, type Log } from './logger.ts';
 import { loadMcpConfig } from './mcp/mcp-config.ts';

@@ -14,7 +14,7 @@ import type {
   ToolInfo,
   ToolOutput,
 } from './types.ts';
-import type { Plan } from './plan-schema.ts';
+import type { Plan } from './plan/plan-schema.ts';
 import type { OutboundMessage } from './messages.ts';
 
 /** Outcome of one tool call: an MCP result (which may itself be `isError`) or a failure to get one. */

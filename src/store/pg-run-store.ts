@@ -4,7 +4,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
-import type { Plan } from '../engine/plan-schema.ts';
+import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { ReviewPreference } from '../engine/channel.ts';
 import type { Conversation, PinnedTool, RunStore, StoredRun, StoredStepAttempt, TokenBudgets } from '../engine/ports.ts';
 import type { Actor, RiskLevel, RunStatus } from '../engine/types.ts';

@@ -3,7 +3,7 @@
  * `PgRunStore` exposes them as methods; they live here to keep the port's file about state changes.
  */
 import type { Kysely } from 'kysely';
-import type { Plan } from '../engine/plan-schema.ts';
+import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { ModelRole, StoredDecision, StoredRevision } from '../engine/ports.ts';
 import type { DecisionAction, Json } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';

@@ -3,7 +3,7 @@
  * so values are cast, not re-validated: a plan stored under an older schema must still load for recovery.
  */
 import type { Selectable } from 'kysely';
-import type { Plan } from '../engine/plan-schema.ts';
+import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { StoredRun, StoredStepAttempt } from '../engine/ports.ts';
 import type { RiskLevel, RunStatus, StepError, StepStatus } from '../engine/types.ts';
 import type { RunsTable, StepAttemptsTable } from './schema.ts';

@@ -1,7 +1,7 @@
 /** Regression: a plan card the platform refused left its run "running" with no driver, unseen (found by the Slack load bench). */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { LlmClient, Notifier, ToolRunner } from '../../src/engine/ports.ts';
-import { Steward } from '../../src/engine/steward.ts';
+import { Steward } from '../../src/engine/flows/steward.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { createTool } from '../engine/fixtures.ts';

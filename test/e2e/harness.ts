@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import type { StoredRun, ToolRunner } from '../../src/engine/ports.ts';
-import { Steward, type StewardSettings } from '../../src/engine/steward.ts';
+import { Steward, type StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { Json } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';

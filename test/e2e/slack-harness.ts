@@ -4,7 +4,7 @@
  * Ada (U0ADA) asks; Bob (U0BOB) is a bystander; Boss (U0BOSS) is a configured approver.
  */
 import { SlackChannel } from '../../src/bot/slack/slack-channel.ts';
-import { Steward, type StewardSettings } from '../../src/engine/steward.ts';
+import { Steward, type StewardSettings } from '../../src/engine/flows/steward.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';

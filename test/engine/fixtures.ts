@@ -1,6 +1,6 @@
 /** Builders for engine tests: tools and plans with overrides. */
-import type { Plan } from '../../src/engine/plan-schema.ts';
-import { planSchema } from '../../src/engine/plan-schema.ts';
+import type { Plan } from '../../src/engine/plan/plan-schema.ts';
+import { planSchema } from '../../src/engine/plan/plan-schema.ts';
 import type { ToolInfo } from '../../src/engine/types.ts';
 
 /** A tool as the MCP host would report it. */

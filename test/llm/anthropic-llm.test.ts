@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { StewardError } from '../../src/engine/errors.ts';
 import type { LlmRequest } from '../../src/engine/ports.ts';
-import { planJsonSchema } from '../../src/engine/plan-schema.ts';
+import { planJsonSchema } from '../../src/engine/plan/plan-schema.ts';
 import { AnthropicLlmClient, type AnthropicLlmOptions } from '../../src/llm/anthropic-llm.ts';
 import { startFakeLlm, tokens, type FakeLlm } from '../fakes/fake-llm-server.ts';
 

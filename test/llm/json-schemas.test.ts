@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planJsonSchema } from '../../src/engine/plan-schema.ts';
+import { planJsonSchema } from '../../src/engine/plan/plan-schema.ts';
 import { isClosed, toAnthropicOutputFormat } from '../../src/llm/anthropic-schema.ts';
 import { toSchemaName, unwrapJsonFence, withSchemaInstruction } from '../../src/llm/json-output.ts';
 import { findErrorCode } from '../../src/llm/llm-failure.ts';

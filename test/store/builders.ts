@@ -1,6 +1,6 @@
 /** Fixture builders for store tests: sensible defaults, overrides for what a test is about. */
 import { randomUUID } from 'node:crypto';
-import type { Plan } from '../../src/engine/plan-schema.ts';
+import type { Plan } from '../../src/engine/plan/plan-schema.ts';
 import type { RunStore } from '../../src/engine/ports.ts';
 
 type NewRun = Parameters<RunStore['createRun']>[0];

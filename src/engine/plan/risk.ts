@@ -2,7 +2,7 @@
  * Risk from MCP tool annotations. Absent annotations take the spec's defaults (not read-only, destructive,
  * open-world), so an unannotated tool is high risk. The operator's config overrides everything.
  */
-import type { RiskLevel, ToolInfo } from './types.ts';
+import type { RiskLevel, ToolInfo } from '../types.ts';
 
 const ORDER: Record<RiskLevel, number> = { low: 0, medium: 1, high: 2 };
 

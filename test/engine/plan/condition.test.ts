@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { evaluateCondition, parseCondition } from '../../src/engine/condition.ts';
-import type { Json } from '../../src/engine/types.ts';
+import { evaluateCondition, parseCondition } from '../../../src/engine/plan/condition.ts';
+import type { Json } from '../../../src/engine/types.ts';
 
 const outputs = new Map<string, Json>([
   ['s1', { structuredContent: { count: 12, name: 'report.txt', tags: ['a', 'b'] }, content: [{ type: 'text', text: 'The sum of 2 and 3 is 5.' }] }],

@@ -2,12 +2,12 @@
  * Scheduling rules of the dispatcher (pure): which ready steps start, which are skipped, how failures are
  * handled, and when the run is over. Used only by `dispatch.ts`.
  */
-import { evaluateCondition, parseCondition } from './condition.ts';
+import { evaluateCondition, parseCondition } from '../plan/condition.ts';
 import type { DispatchEffect, DispatchState, StepRuntime, Transition } from './dispatch.ts';
-import type { Plan, Step } from './plan-schema.ts';
-import { collectRefs, resolveRefs } from './refs.ts';
-import { riskAbove } from './risk.ts';
-import type { Json, StepError } from './types.ts';
+import type { Plan, Step } from '../plan/plan-schema.ts';
+import { collectRefs, resolveRefs } from '../plan/refs.ts';
+import { riskAbove } from '../plan/risk.ts';
+import type { Json, StepError } from '../types.ts';
 
 /** Timeout of steps with no tool policy (llm steps), and the fallback for any step. */
 export const DEFAULT_STEP_TIMEOUT_MS = 120_000;

@@ -4,16 +4,16 @@
  * only through ports, and the store decides every state change (conditional updates), so a duplicate,
  * stale or unauthorized decision changes nothing.
  */
-import type { InboundDecision, InboundHandler, InboundMessage, ReviewPreference } from './channel.ts';
+import type { InboundDecision, InboundHandler, InboundMessage, ReviewPreference } from '../channel.ts';
 import { classifyReply } from './classify.ts';
-import type { StoredRun } from './ports.ts';
+import type { StoredRun } from '../ports.ts';
 import { recoverRun } from './recovery.ts';
 import { amendAtReview, approve, cancel, editAtReview, offer, plan } from './review-flow.ts';
 import { amendRunning, control, editRunning, setBreakpoints } from './run-control.ts';
-import { describeHistory, describeRun } from './run-status.ts';
+import { describeHistory, describeRun } from '../run/run-status.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { mayDecide, notice, who, type StewardContext, type StewardDeps } from './steward-context.ts';
-import type { Actor, DecisionAction } from './types.ts';
+import type { Actor, DecisionAction } from '../types.ts';
 
 export type { StewardDeps, StewardSettings } from './steward-context.ts';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toolWarnings } from '../../src/engine/tool-warnings.ts';
+import { toolWarnings } from '../../../src/engine/plan/tool-warnings.ts';
 
 const w = (description: string) => toolWarnings({ name: 'srv.t', description });
 

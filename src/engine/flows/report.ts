@@ -3,9 +3,9 @@
  * Outputs are cut to a budget for the prompt (the full output stays in the database). If the model fails,
  * code writes a plain report, so the person always learns what ran, failed, was skipped or never ran.
  */
-import type { DispatchState } from './dispatch.ts';
-import type { LlmClient, LlmResponse } from './ports.ts';
-import type { Json, StepStatus } from './types.ts';
+import type { DispatchState } from '../run/dispatch.ts';
+import type { LlmClient, LlmResponse } from '../ports.ts';
+import type { Json, StepStatus } from '../types.ts';
 
 const PER_STEP_BUDGET = 4_000;
 const TOTAL_BUDGET = 24_000;

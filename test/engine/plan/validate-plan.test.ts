@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { computeLayers, validatePlan } from '../../src/engine/validate-plan.ts';
-import { createPlan, createTool } from './fixtures.ts';
+import { computeLayers, validatePlan } from '../../../src/engine/plan/validate-plan.ts';
+import { createPlan, createTool } from '../fixtures.ts';
 
 const tools = [
   createTool('fs.read', { inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }),
@@ -139,7 +139,7 @@ describe('plan validation', () => {
 
 describe('plan size bounds', () => {
   it('a planner answer over 200,000 characters or 100 steps is refused with the reason', async () => {
-    const { checkAnswer } = await import('../../src/engine/planner.ts');
+    const { checkAnswer } = await import('../../../src/engine/flows/planner.ts');
     const huge = JSON.stringify({ summary: 'x'.repeat(200_001), needsTools: false, answer: 'a' });
     expect(checkAnswer(huge, tools)).toEqual({ ok: false, error: 'the plan is longer than 200000 characters; write a smaller plan' });
     const many = JSON.stringify({ summary: 's', needsTools: true, steps: Array.from({ length: 101 }, (_, i) => ({ id: `s${i}`, tool: 'fs.read', args: { path: 'p' } })) });

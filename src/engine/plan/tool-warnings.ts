@@ -3,7 +3,7 @@
  * override, talk of system prompts or hidden steps, and characters that hide text. Heuristics for the card,
  * never a decision: a flagged tool still needs the normal review.
  */
-import type { ToolInfo } from './types.ts';
+import type { ToolInfo } from '../types.ts';
 
 const PATTERNS: [RegExp, string][] = [
   [/\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(instructions?|rules?|prompts?|previous|above)\b/i, 'tells the model to ignore its instructions'],

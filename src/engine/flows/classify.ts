@@ -2,7 +2,7 @@
  * The intent classifier for replies in a run's thread: one cheap model call, one word out.
  * Anything but `status` or `unrelated` (including a failed call) counts as `amend`, so nothing is dropped.
  */
-import type { LlmClient } from './ports.ts';
+import type { LlmClient } from '../ports.ts';
 
 export type ReplyIntent = 'amend' | 'status' | 'unrelated';
 

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../src/engine/dispatch.ts';
-import type { RiskLevel } from '../../src/engine/types.ts';
-import { checkRevision } from '../../src/engine/revise.ts';
-import { createPlan } from './fixtures.ts';
+import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../../src/engine/run/dispatch.ts';
+import type { RiskLevel } from '../../../src/engine/types.ts';
+import { checkRevision } from '../../../src/engine/plan/revise.ts';
+import { createPlan } from '../fixtures.ts';
 
 function setup(steps: unknown[], opts: { approvedRisk?: RiskLevel; risk?: Record<string, RiskLevel>; breakpoints?: string[] } = {}) {
   const plan = createPlan(steps);

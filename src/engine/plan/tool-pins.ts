@@ -3,9 +3,9 @@
  * a server that changed a description, schema or annotation after approval gets the step held, with the change shown.
  */
 import type { Plan } from './plan-schema.ts';
-import type { PinnedTool } from './ports.ts';
-import { cut } from './report.ts';
-import type { Json, ToolInfo } from './types.ts';
+import type { PinnedTool } from '../ports.ts';
+import { cut } from '../flows/report.ts';
+import type { Json, ToolInfo } from '../types.ts';
 
 /** Pins for the plan's tools that are not pinned yet, from the definitions on offer now. */
 export function newPins(plan: Plan, tools: readonly ToolInfo[], pinned: ReadonlyMap<string, PinnedTool>): PinnedTool[] {

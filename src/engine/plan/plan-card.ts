@@ -1,6 +1,6 @@
 /** Builds the platform-neutral plan card from a validated plan. */
-import type { PlanCard } from './messages.ts';
-import type { Actor, DecisionAction } from './types.ts';
+import type { PlanCard } from '../messages.ts';
+import type { Actor, DecisionAction } from '../types.ts';
 import type { ValidatedPlan } from './validate-plan.ts';
 
 const ARGS_PREVIEW = 300;

@@ -2,20 +2,20 @@
  * A run after approval: its driver, Pause / Resume / Stop, breakpoints, edits and amendments of the steps not
  * yet run, holds for approval, and the report at the end.
  */
-import type { InboundDecision } from './channel.ts';
-import { breakpointStep, createDispatchState, outputsOf, type DispatchEffect, type DispatchState, type Hold } from './dispatch.ts';
-import { resolveRefs } from './refs.ts';
-import type { PinnedTool, StoredRun } from './ports.ts';
-import { describeChange, newPins } from './tool-pins.ts';
+import type { InboundDecision } from '../channel.ts';
+import { breakpointStep, createDispatchState, outputsOf, type DispatchEffect, type DispatchState, type Hold } from '../run/dispatch.ts';
+import { resolveRefs } from '../plan/refs.ts';
+import type { PinnedTool, StoredRun } from '../ports.ts';
+import { describeChange, newPins } from '../plan/tool-pins.ts';
 import { writeReport, cut, outputText, stepSummaries } from './report.ts';
-import { checkRevision } from './revise.ts';
+import { checkRevision } from '../plan/revise.ts';
 import { armReviewTimer, parseEdit, plan, planWarnings, showRunning } from './review-flow.ts';
 import { RunDriver } from './run-driver.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { announceStatus, notice, policiesFor, who, type StewardContext } from './steward-context.ts';
-import type { DecisionAction, Json, RunStatus } from './types.ts';
-import { toPlanCard } from './plan-card.ts';
-import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
+import type { DecisionAction, Json, RunStatus } from '../types.ts';
+import { toPlanCard } from '../plan/plan-card.ts';
+import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 
 /** Starts driving an approved run (or continues one restored after a restart, given its state). */
 export function startDriver(ctx: StewardContext, run: StoredRun, v: ValidatedPlan, pins: readonly PinnedTool[], state?: DispatchState): void {

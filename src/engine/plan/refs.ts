@@ -3,7 +3,7 @@
  * Syntax: `steps.<id>.output` followed by any number of `.key`, `[index]` or `["key"]` segments.
  * Parsing is a single left-to-right scan with no backtracking, so hostile input costs linear time.
  */
-import type { Json } from './types.ts';
+import type { Json } from '../types.ts';
 
 /** A parsed reference: the step it reads and the path into that step's output. */
 export interface Reference {

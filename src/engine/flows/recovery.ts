@@ -2,13 +2,13 @@
  * After a restart: every unfinished run is picked up from the database. Finished steps are never run again;
  * a step that was in flight runs again only if its tool is idempotent, otherwise the run waits for a person.
  */
-import { toPlanCard } from './plan-card.ts';
-import type { StoredRun } from './ports.ts';
-import { restoreDispatch } from './restore.ts';
+import { toPlanCard } from '../plan/plan-card.ts';
+import type { StoredRun } from '../ports.ts';
+import { restoreDispatch } from '../run/restore.ts';
 import { armReviewTimer, planWarnings } from './review-flow.ts';
 import { startDriver } from './run-control.ts';
 import { notice, policiesFor, type StewardContext } from './steward-context.ts';
-import { validatePlan } from './validate-plan.ts';
+import { validatePlan } from '../plan/validate-plan.ts';
 
 /** Resumes one unfinished run. */
 export async function recoverRun(ctx: StewardContext, run: StoredRun): Promise<void> {

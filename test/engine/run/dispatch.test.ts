@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../src/engine/dispatch.ts';
-import { createPlan } from './fixtures.ts';
+import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../../src/engine/run/dispatch.ts';
+import { createPlan } from '../fixtures.ts';
 
 const policy = { idempotent: false, timeoutMs: 1000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] };
 

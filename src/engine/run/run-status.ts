@@ -1,8 +1,8 @@
 /** A status answer built from the database alone: no model call. */
-import type { Plan } from './plan-schema.ts';
-import type { StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from './ports.ts';
-import { cut, outputText } from './report.ts';
-import type { RunStatus } from './types.ts';
+import type { Plan } from '../plan/plan-schema.ts';
+import type { StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from '../ports.ts';
+import { cut, outputText } from '../flows/report.ts';
+import type { RunStatus } from '../types.ts';
 
 /** Which step the run is on, what each finished step returned in short, and what is left. */
 export function describeRun(status: RunStatus, plan: Plan | null, attempts: readonly StoredStepAttempt[]): string {

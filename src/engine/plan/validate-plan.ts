@@ -7,7 +7,7 @@ import type { Plan, Step } from './plan-schema.ts';
 import { collectRefs, parseReference } from './refs.ts';
 import { maxRisk, toolRisk } from './risk.ts';
 import { checkToolArgs } from './tool-args-schema.ts';
-import type { RiskLevel, ToolInfo } from './types.ts';
+import type { RiskLevel, ToolInfo } from '../types.ts';
 
 /** A plan that passed validation, with what the engine derives from it. */
 export interface ValidatedPlan {

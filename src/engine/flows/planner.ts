@@ -2,11 +2,11 @@
  * The planner: one model call with no tools, whose JSON answer must pass the plan schema and validation.
  * An invalid answer gets at most `maxRepairs` further calls, each told exactly what was wrong.
  */
-import { planJsonSchema, planSchema, type Plan } from './plan-schema.ts';
-import type { LlmClient, LlmMessage, LlmResponse } from './ports.ts';
-import { toolRisk } from './risk.ts';
-import type { Json, ToolInfo } from './types.ts';
-import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
+import { planJsonSchema, planSchema, type Plan } from '../plan/plan-schema.ts';
+import type { LlmClient, LlmMessage, LlmResponse } from '../ports.ts';
+import { toolRisk } from '../plan/risk.ts';
+import type { Json, ToolInfo } from '../types.ts';
+import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 
 /** What the planner is asked to do: a new request, or a change to an existing plan. */
 export interface PlanRequest {

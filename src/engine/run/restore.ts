@@ -3,9 +3,9 @@
  * A step that was in flight is run again only if its tool is idempotent; otherwise the run waits for a person.
  */
 import { createDispatchState, type DispatchState, type StepPolicy } from './dispatch.ts';
-import type { Plan } from './plan-schema.ts';
-import type { StoredStepAttempt } from './ports.ts';
-import type { RiskLevel, RunStatus } from './types.ts';
+import type { Plan } from '../plan/plan-schema.ts';
+import type { StoredStepAttempt } from '../ports.ts';
+import type { RiskLevel, RunStatus } from '../types.ts';
 
 export interface Restored {
   state: DispatchState;

@@ -9,12 +9,12 @@ import {
   type DispatchEvent,
   type DispatchState,
   type Transition,
-} from './dispatch.ts';
-import type { Step } from './plan-schema.ts';
-import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunner } from './ports.ts';
-import { changedDefinition } from './tool-pins.ts';
+} from '../run/dispatch.ts';
+import type { Step } from '../plan/plan-schema.ts';
+import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunner } from '../ports.ts';
+import { changedDefinition } from '../plan/tool-pins.ts';
 import { cut, outputText } from './report.ts';
-import type { Json, StepError } from './types.ts';
+import type { Json, StepError } from '../types.ts';
 
 /** What a run driver needs from the world. */
 export interface RunDriverDeps {

@@ -6,7 +6,7 @@
  * the path points to in that step's output. The referenced step must be upstream (a transitive dependency).
  */
 import { z } from 'zod';
-import type { Json } from './types.ts';
+import type { Json } from '../types.ts';
 
 const stepId = z
   .string()

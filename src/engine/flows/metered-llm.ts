@@ -2,10 +2,10 @@
  * Every model call of a run goes through here: its tokens are reserved from the run's and the person's daily
  * budget first (the store judges, with conditional updates), then corrected to the real usage and recorded.
  */
-import { StewardError } from './errors.ts';
-import type { LlmClient, LlmRequest, LlmResponse } from './ports.ts';
+import { StewardError } from '../errors.ts';
+import type { LlmClient, LlmRequest, LlmResponse } from '../ports.ts';
 import type { StewardContext } from './steward-context.ts';
-import type { Actor } from './types.ts';
+import type { Actor } from '../types.ts';
 
 const DEFAULT_OUTPUT_ESTIMATE = 2_000;
 

@@ -4,8 +4,8 @@
  * Pause, breakpoints, amendments and approvals only ever stop new steps from starting; Stop also aborts.
  */
 import { clone, failStep, schedule } from './dispatch-schedule.ts';
-import type { Plan, Step } from './plan-schema.ts';
-import type { Json, RiskLevel, StepError, StepStatus } from './types.ts';
+import type { Plan, Step } from '../plan/plan-schema.ts';
+import type { Json, RiskLevel, StepError, StepStatus } from '../types.ts';
 
 export { outputsOf } from './dispatch-schedule.ts';
 

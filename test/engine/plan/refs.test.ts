@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { collectRefs, parseReference, resolveRefs } from '../../src/engine/refs.ts';
-import type { Json } from '../../src/engine/types.ts';
+import { collectRefs, parseReference, resolveRefs } from '../../../src/engine/plan/refs.ts';
+import type { Json } from '../../../src/engine/types.ts';
 
 describe('references', () => {
   const outputs = new Map<string, Json>([

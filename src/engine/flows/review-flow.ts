@@ -2,20 +2,20 @@
  * Review: show a plan, then approve, amend (re-plan, capped), edit (JSON, no model call) or cancel it.
  * Every decision names the revision it saw; the store refuses decisions on a stale revision.
  */
-import type { InboundDecision } from './channel.ts';
-import { toPlanCard } from './plan-card.ts';
-import { planSchema, type Plan } from './plan-schema.ts';
+import type { InboundDecision } from '../channel.ts';
+import { toPlanCard } from '../plan/plan-card.ts';
+import { planSchema, type Plan } from '../plan/plan-schema.ts';
 import { MAX_PLAN_CHARS, writePlan, type PlanOutcome } from './planner.ts';
-import type { Conversation, PinnedTool, StoredRun } from './ports.ts';
-import { breakpointStep } from './dispatch.ts';
-import { newPins } from './tool-pins.ts';
-import { toolWarnings } from './tool-warnings.ts';
-import { riskAbove } from './risk.ts';
+import type { Conversation, PinnedTool, StoredRun } from '../ports.ts';
+import { breakpointStep } from '../run/dispatch.ts';
+import { newPins } from '../plan/tool-pins.ts';
+import { toolWarnings } from '../plan/tool-warnings.ts';
+import { riskAbove } from '../plan/risk.ts';
 import { startDriver } from './run-control.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { announceStatus, notice, policiesFor, who, type StewardContext } from './steward-context.ts';
-import type { Actor, Json, RunStatus } from './types.ts';
-import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
+import type { Actor, Json, RunStatus } from '../types.ts';
+import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 
 /** Asks the planner for a plan (or an amended one). */
 export async function plan(ctx: StewardContext, run: { id: string; requester: Actor }, request: string, amend?: Parameters<typeof writePlan>[1]['amend']): Promise<PlanOutcome> {

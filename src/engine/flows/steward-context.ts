@@ -2,13 +2,13 @@
  * What Steward's flows share: their dependencies, the runs this process drives, review timers, and small
  * helpers for telling people things and keeping the audit trail.
  */
-import type { Plan } from './plan-schema.ts';
-import type { Conversation, LlmClient, Notifier, RunStore, StoredRun, TokenBudgets, ToolRunner } from './ports.ts';
-import { guardsDataFlow, isIdempotent, toolRisk } from './risk.ts';
+import type { Plan } from '../plan/plan-schema.ts';
+import type { Conversation, LlmClient, Notifier, RunStore, StoredRun, TokenBudgets, ToolRunner } from '../ports.ts';
+import { guardsDataFlow, isIdempotent, toolRisk } from '../plan/risk.ts';
 import type { RunDriver } from './run-driver.ts';
-import type { StepPolicy } from './dispatch.ts';
-import { DEFAULT_STEP_TIMEOUT_MS } from './dispatch-schedule.ts';
-import type { Actor, DecisionAction, RunStatus } from './types.ts';
+import type { StepPolicy } from '../run/dispatch.ts';
+import { DEFAULT_STEP_TIMEOUT_MS } from '../run/dispatch-schedule.ts';
+import type { Actor, DecisionAction, RunStatus } from '../types.ts';
 
 /** Limits and policies, all from configuration. */
 export interface StewardSettings {

@@ -4,7 +4,7 @@
  * A hand-written scanner, never `eval` or `Function`; one pass over the text, so cost is linear in its length.
  */
 import { parseReference, readPath, type ParseResult, type Reference } from './refs.ts';
-import type { Json } from './types.ts';
+import type { Json } from '../types.ts';
 
 export const CONDITION_OPERATORS = ['==', '!=', '>=', '<=', '>', '<', 'contains'] as const;
 export type ConditionOperator = (typeof CONDITION_OPERATORS)[number];
