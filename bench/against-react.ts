@@ -18,7 +18,14 @@ function rotate<T>(items: readonly T[], by: number): T[] {
   return [...items.slice(k), ...items.slice(0, k)];
 }
 
-async function runOne(runner: ModeRunner, world: World, task: BenchTask, mode: Mode, round: number, key: string): Promise<RunRow> {
+async function runOne(
+  runner: ModeRunner,
+  world: World,
+  task: BenchTask,
+  mode: Mode,
+  round: number,
+  key: string,
+): Promise<RunRow> {
   const run = await runner.run(mode, task, round, key);
   const { calls, failures } = await world.fake.flush();
   const row = analyseRun(task, mode, round, run, calls);
@@ -37,7 +44,8 @@ export async function benchAgainstReact(
     await world.fake.flush();
     const t = performance.now();
     const warm = world.tasks.filter((task) => WARM_UP.includes(task.id));
-    for (const task of warm) for (const mode of MODES) await runOne(runner, world, task, mode, 0, `warm:${task.id}:${mode}`);
+    for (const task of warm)
+      for (const mode of MODES) await runOne(runner, world, task, mode, 0, `warm:${task.id}:${mode}`);
     options.log(`warm-up: ${warm.length * MODES.length} runs in ${((performance.now() - t) / 1000).toFixed(1)} s`);
     for (let round = 1; round <= options.rounds; round++) {
       const started = performance.now();
@@ -49,7 +57,9 @@ export async function benchAgainstReact(
           options.onRow(row);
         }
       }
-      options.log(`round ${round}/${options.rounds}: ${tasks.length * MODES.length} runs in ${((performance.now() - started) / 1000).toFixed(1)} s`);
+      options.log(
+        `round ${round}/${options.rounds}: ${tasks.length * MODES.length} runs in ${((performance.now() - started) / 1000).toFixed(1)} s`,
+      );
     }
     return rows;
   } finally {
@@ -65,14 +75,20 @@ export async function benchRateLimited(
   world: World,
   options: { taskIds: string[]; every: number; retryAfterMs: number; onRow: (row: RunRow) => void },
 ): Promise<RateLimitedRow[]> {
-  await world.fake.configure({ ...world.fakeConfig, rateLimit: { every: options.every, retryAfterMs: options.retryAfterMs } });
+  await world.fake.configure({
+    ...world.fakeConfig,
+    rateLimit: { every: options.every, retryAfterMs: options.retryAfterMs },
+  });
   const runner = new ModeRunner(world);
   const rows: RateLimitedRow[] = [];
   try {
     await world.fake.flush();
     for (const task of world.tasks.filter((t) => options.taskIds.includes(t.id))) {
       for (const mode of MODES) {
-        const row: RateLimitedRow = { ...(await runOne(runner, world, task, mode, 1000, `429:${task.id}:${mode}`)), variant: 'rate-limited' };
+        const row: RateLimitedRow = {
+          ...(await runOne(runner, world, task, mode, 1000, `429:${task.id}:${mode}`)),
+          variant: 'rate-limited',
+        };
         rows.push(row);
         options.onRow(row);
       }

@@ -60,46 +60,127 @@ const mark = (ok: boolean) => (ok ? '✔' : '✘ missed');
 const label = (l: LevelRow) => `${l.n}${l.oneChannel ? ' in one channel' : ''}`;
 
 /** Section 5's Markdown. */
-export function renderConcurrency(levels: LevelRow[], base: { runMs: number; engineMs: number }, o: { gcExposed: boolean }): string[] {
-  const limits = Object.entries(SLACK_RATE_LIMITS).map(([m, l]) => `\`${m}\` ${l.perMinute}/min per ${l.per}, burst ${l.burst}`).join('; ');
+export function renderConcurrency(
+  levels: LevelRow[],
+  base: { runMs: number; engineMs: number },
+  o: { gcExposed: boolean },
+): string[] {
+  const limits = Object.entries(SLACK_RATE_LIMITS)
+    .map(([m, l]) => `\`${m}\` ${l.perMinute}/min per ${l.per}, burst ${l.burst}`)
+    .join('; ');
   const top = [...levels].filter((l) => l.limits && !l.oneChannel).sort((a, b) => b.n - a.n)[0];
   const notDone = (l: LevelRow) => l.n - (l.statuses['completed'] ?? 0);
-  const retried = (l: LevelRow) => (l.retries.retried === 0 ? '—' : `${l.retries.retried} of ${l.retries.refused}, ${f1(l.retries.medianGapMs / 1000)} s later (min margin ${f1(l.retries.minMarginMs)} ms)`);
+  const retried = (l: LevelRow) =>
+    l.retries.retried === 0
+      ? '—'
+      : `${l.retries.retried} of ${l.retries.refused}, ${f1(l.retries.medianGapMs / 1000)} s later (min margin ${f1(l.retries.minMarginMs)} ms)`;
   return [
-    '## 5. Concurrent runs in one process', '',
-    `N runs started at once by signed mentions, each in its own channel (or all in one) and from its own requester; plan: two 100 ms \`audit.sleep\` side by side, `
-      + `then a 50 ms one (low risk, so no review); fake LLM answering at once; Steward's production defaults (maxParallel 4, pool of 10). `
-      + `One run alone: mention → report ${s(base.runMs)} s, mention → run ended ${s(base.engineMs)} s (median; the report waits for the card's paced final update). `
-      + `Fake Slack limits: ${limits}, answering 429 with Retry-After.`,
+    '## 5. Concurrent runs in one process',
     '',
-    ...header(['runs at once', 'Slack limits', 'completed', 'wall s', 'runs/s', 'mention → report p50 / p99 s', '× one run', 'mention → run ended p50 / p99 s', '× one run', 'event-loop delay p50 / p99 / max ms', 'heap per run in flight, KB (at n in flight)', 'heap kept per finished run, KB']),
-    ...levels.map((l) => row([
-      label(l), l.limits ? 'on' : 'off', `${l.statuses['completed'] ?? 0}${l.complete ? '' : ' (timed out)'}`, f1(l.wallS), f1(l.runsPerS),
-      `${s(l.runP50Ms)} / ${s(l.runP99Ms)}`, `${(l.runP50Ms / base.runMs).toFixed(1)}×`, `${s(l.engineP50Ms)} / ${s(l.engineP99Ms)}`, `${(l.engineP50Ms / base.engineMs).toFixed(1)}×`,
-      `${f1(l.eldP50Ms)} / ${f1(l.eldP99Ms)} / ${f1(l.eldMaxMs)}`, l.n >= 100 ? `${kb(l.heapPerRunBytes)} (${l.inFlightAtHeap})` : '—', l.n >= 100 ? kb(l.retainedPerRunBytes) : '—',
-    ])),
+    `N runs started at once by signed mentions, each in its own channel (or all in one) and from its own requester; plan: two 100 ms \`audit.sleep\` side by side, ` +
+      `then a 50 ms one (low risk, so no review); fake LLM answering at once; Steward's production defaults (maxParallel 4, pool of 10). ` +
+      `One run alone: mention → report ${s(base.runMs)} s, mention → run ended ${s(base.engineMs)} s (median; the report waits for the card's paced final update). ` +
+      `Fake Slack limits: ${limits}, answering 429 with Retry-After.`,
     '',
-    ...header(['runs at once', 'Slack limits', 'SQL statements per run', 'pool checkouts that queued (all 10 busy)', 'checkout p99 / max ms', 'most queued at once', 'mention ack p50 / p99 / max ms']),
-    ...levels.map((l) => row([
-      label(l), l.limits ? 'on' : 'off', f1(l.statements / l.n), `${l.poolQueued} of ${l.poolCheckouts}`, `${f1(l.poolWaitP99Ms)} / ${f1(l.poolWaitMaxMs)}`, l.maxPoolWaiting,
-      `${f1(l.mentionAckP50Ms)} / ${f1(l.mentionAckP99Ms)} / ${f1(l.mentionAckMaxMs)}`,
-    ])),
+    ...header([
+      'runs at once',
+      'Slack limits',
+      'completed',
+      'wall s',
+      'runs/s',
+      'mention → report p50 / p99 s',
+      '× one run',
+      'mention → run ended p50 / p99 s',
+      '× one run',
+      'event-loop delay p50 / p99 / max ms',
+      'heap per run in flight, KB (at n in flight)',
+      'heap kept per finished run, KB',
+    ]),
+    ...levels.map((l) =>
+      row([
+        label(l),
+        l.limits ? 'on' : 'off',
+        `${l.statuses['completed'] ?? 0}${l.complete ? '' : ' (timed out)'}`,
+        f1(l.wallS),
+        f1(l.runsPerS),
+        `${s(l.runP50Ms)} / ${s(l.runP99Ms)}`,
+        `${(l.runP50Ms / base.runMs).toFixed(1)}×`,
+        `${s(l.engineP50Ms)} / ${s(l.engineP99Ms)}`,
+        `${(l.engineP50Ms / base.engineMs).toFixed(1)}×`,
+        `${f1(l.eldP50Ms)} / ${f1(l.eldP99Ms)} / ${f1(l.eldMaxMs)}`,
+        l.n >= 100 ? `${kb(l.heapPerRunBytes)} (${l.inFlightAtHeap})` : '—',
+        l.n >= 100 ? kb(l.retainedPerRunBytes) : '—',
+      ]),
+    ),
     '',
-    ...header(['runs at once', 'Slack limits', 'posts / updates sent', '429s post / update', '429s retried by the client (median gap; gap − Retry-After, min)', 'card updates given up', 'cards never posted', 'cards showing ✅ Completed', 'reports delivered', 'runs not completed (database status)']),
-    ...levels.map((l) => row([
-      label(l), l.limits ? 'on' : 'off', `${l.slackCalls['chat.postMessage'] ?? 0} / ${l.slackCalls['chat.update'] ?? 0}`,
-      `${l.rateLimited['chat.postMessage'] ?? 0} / ${l.rateLimited['chat.update'] ?? 0}`, retried(l), l.cardUpdatesFailed, l.cardsNotPosted, `${l.cardTitles['✅ Completed'] ?? 0} of ${l.n}`, `${l.reportsDelivered} of ${l.n}`,
-      notDone(l) === 0 ? '0' : `${notDone(l)} (${Object.entries(l.statuses).filter(([k]) => k !== 'completed').map(([k, v]) => `${v} ${k}`).join(', ')})`,
-    ])),
+    ...header([
+      'runs at once',
+      'Slack limits',
+      'SQL statements per run',
+      'pool checkouts that queued (all 10 busy)',
+      'checkout p99 / max ms',
+      'most queued at once',
+      'mention ack p50 / p99 / max ms',
+    ]),
+    ...levels.map((l) =>
+      row([
+        label(l),
+        l.limits ? 'on' : 'off',
+        f1(l.statements / l.n),
+        `${l.poolQueued} of ${l.poolCheckouts}`,
+        `${f1(l.poolWaitP99Ms)} / ${f1(l.poolWaitMaxMs)}`,
+        l.maxPoolWaiting,
+        `${f1(l.mentionAckP50Ms)} / ${f1(l.mentionAckP99Ms)} / ${f1(l.mentionAckMaxMs)}`,
+      ]),
+    ),
     '',
-    `Heap figures are after a forced full GC (${o.gcExposed ? 'node --expose-gc' : 'exposed at run time with v8.setFlagsFromString'}), baseline taken just before each level, after a warm-up level; `
-      + 'they include the bench\'s own per-run bookkeeping (about 0.3 KB), and below 100 runs both are within GC noise (not shown). '
-      + 'SQL statements include those of the section 6 presses in the level where they run. Event-loop delay is how late a 5 ms interval timer fires, the forced GCs left out. '
-      + 'Posts and 429s count the level\'s own channels; updates and their 429s are per workspace.',
-    ...levels.filter((l) => l.mentionAcksOver3s > 0).map((l) => `At ${label(l)} runs (limits ${l.limits ? 'on' : 'off'}) ${l.mentionAcksOver3s} of ${l.n} mentions `
-      + 'were acknowledged after Slack\'s 3 s deadline (Slack would deliver them again; the event-id check drops the copies).'),
-    top ? `Targets at ${top.n} runs (Slack limits on)${top.n < 1000 ? ' — the quick profile stops short of 1,000; run --full for that' : ''}: `
-      + `event-loop delay p99 < 100 ms: ${f1(top.eldP99Ms)} ms ${mark(top.eldP99Ms < 100)}; `
-      + `memory per run < 50 KB: ${kb(top.heapPerRunBytes)} KB in flight ${mark(top.heapPerRunBytes < 50 * 1024)}, ${kb(top.retainedPerRunBytes)} KB kept after the run.` : '',
+    ...header([
+      'runs at once',
+      'Slack limits',
+      'posts / updates sent',
+      '429s post / update',
+      '429s retried by the client (median gap; gap − Retry-After, min)',
+      'card updates given up',
+      'cards never posted',
+      'cards showing ✅ Completed',
+      'reports delivered',
+      'runs not completed (database status)',
+    ]),
+    ...levels.map((l) =>
+      row([
+        label(l),
+        l.limits ? 'on' : 'off',
+        `${l.slackCalls['chat.postMessage'] ?? 0} / ${l.slackCalls['chat.update'] ?? 0}`,
+        `${l.rateLimited['chat.postMessage'] ?? 0} / ${l.rateLimited['chat.update'] ?? 0}`,
+        retried(l),
+        l.cardUpdatesFailed,
+        l.cardsNotPosted,
+        `${l.cardTitles['✅ Completed'] ?? 0} of ${l.n}`,
+        `${l.reportsDelivered} of ${l.n}`,
+        notDone(l) === 0
+          ? '0'
+          : `${notDone(l)} (${Object.entries(l.statuses)
+              .filter(([k]) => k !== 'completed')
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ')})`,
+      ]),
+    ),
+    '',
+    `Heap figures are after a forced full GC (${o.gcExposed ? 'node --expose-gc' : 'exposed at run time with v8.setFlagsFromString'}), baseline taken just before each level, after a warm-up level; ` +
+      "they include the bench's own per-run bookkeeping (about 0.3 KB), and below 100 runs both are within GC noise (not shown). " +
+      'SQL statements include those of the section 6 presses in the level where they run. Event-loop delay is how late a 5 ms interval timer fires, the forced GCs left out. ' +
+      "Posts and 429s count the level's own channels; updates and their 429s are per workspace.",
+    ...levels
+      .filter((l) => l.mentionAcksOver3s > 0)
+      .map(
+        (l) =>
+          `At ${label(l)} runs (limits ${l.limits ? 'on' : 'off'}) ${l.mentionAcksOver3s} of ${l.n} mentions ` +
+          "were acknowledged after Slack's 3 s deadline (Slack would deliver them again; the event-id check drops the copies).",
+      ),
+    top
+      ? `Targets at ${top.n} runs (Slack limits on)${top.n < 1000 ? ' — the quick profile stops short of 1,000; run --full for that' : ''}: ` +
+        `event-loop delay p99 < 100 ms: ${f1(top.eldP99Ms)} ms ${mark(top.eldP99Ms < 100)}; ` +
+        `memory per run < 50 KB: ${kb(top.heapPerRunBytes)} KB in flight ${mark(top.heapPerRunBytes < 50 * 1024)}, ${kb(top.retainedPerRunBytes)} KB kept after the run.`
+      : '',
   ];
 }

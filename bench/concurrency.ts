@@ -23,8 +23,15 @@ const LOAD_PLAN = planText('Sleep twice side by side, then once more', [
 ]);
 const LOAD_REPORT = 'Slept three times.';
 /** The probe run's plan: 30 sleeps of 50 s in a chain, so it stays live for the whole bench. */
-const PROBE_PLAN = planText('A long chain of sleeps to press buttons on', Array.from({ length: 30 }, (_, i) => (
-  { id: `p${i}`, tool: 'audit.sleep', args: { ms: 50_000 }, ...(i > 0 ? { dependsOn: [`p${i - 1}`] } : {}) })));
+const PROBE_PLAN = planText(
+  'A long chain of sleeps to press buttons on',
+  Array.from({ length: 30 }, (_, i) => ({
+    id: `p${i}`,
+    tool: 'audit.sleep',
+    args: { ms: 50_000 },
+    ...(i > 0 ? { dependsOn: [`p${i - 1}`] } : {}),
+  })),
+);
 const PRESS_EVERY_MS = 50;
 
 interface Settings {
@@ -40,7 +47,13 @@ interface Settings {
 }
 
 function settingsFor(profile: 'quick' | 'full'): Settings {
-  const list = (raw: string | undefined, fallback: number[]) => (raw ? raw.split(',').map(Number).filter((x) => x > 0) : fallback);
+  const list = (raw: string | undefined, fallback: number[]) =>
+    raw
+      ? raw
+          .split(',')
+          .map(Number)
+          .filter((x) => x > 0)
+      : fallback;
   const full = profile === 'full';
   return {
     levels: list(process.env['BENCH_CONCURRENCY'], full ? [10, 100, 300, 1000] : [10, 100]),
@@ -65,7 +78,9 @@ async function until(check: () => boolean, timeoutMs: number): Promise<boolean> 
 }
 
 /** Runs sections 5 and 6; returns their Markdown and one raw row per load level and press series. */
-export async function benchConcurrency(profile: 'quick' | 'full'): Promise<{ markdown: string[]; rows: Record<string, unknown>[] }> {
+export async function benchConcurrency(
+  profile: 'quick' | 'full',
+): Promise<{ markdown: string[]; rows: Record<string, unknown>[] }> {
   const s = settingsFor(profile);
   const dir = mkdtempSync(join(tmpdir(), 'steward-bench-load-'));
   const auditLog = join(dir, 'audit.jsonl');
@@ -81,8 +96,12 @@ export async function benchConcurrency(profile: 'quick' | 'full'): Promise<{ mar
     await runLevel(c, 30, 'WARM', { limits: false, timeoutMs: 60_000 });
     await peers.setRateLimits(true);
     const singles: LevelRow[] = [];
-    for (let i = 0; i < s.singles; i++) singles.push(await runLevel(c, 1, `ONE${i}`, { limits: true, timeoutMs: 30_000 }));
-    const base = { runMs: median(singles.slice(1).map((r) => r.runP50Ms)), engineMs: median(singles.slice(1).map((r) => r.engineP50Ms)) };
+    for (let i = 0; i < s.singles; i++)
+      singles.push(await runLevel(c, 1, `ONE${i}`, { limits: true, timeoutMs: 30_000 }));
+    const base = {
+      runMs: median(singles.slice(1).map((r) => r.runP50Ms)),
+      engineMs: median(singles.slice(1).map((r) => r.engineP50Ms)),
+    };
     const idle = await pressAcks(c, { presses: s.idlePresses, everyMs: PRESS_EVERY_MS, gcWindows: [] });
     const levels: LevelRow[] = [];
     const saturated: { when: string; acks: PressAcks }[] = [];
@@ -95,12 +114,27 @@ export async function benchConcurrency(profile: 'quick' | 'full'): Promise<{ mar
     }
     for (const n of s.unlimited) {
       await peers.setRateLimits(false);
-      const row = await runLevel(c, n, `N${n}U`, { limits: false, timeoutMs: s.timeoutMs, press: n === Math.max(...s.unlimited) });
+      const row = await runLevel(c, n, `N${n}U`, {
+        limits: false,
+        timeoutMs: s.timeoutMs,
+        press: n === Math.max(...s.unlimited),
+      });
       levels.push(row);
-      if (row.presses) saturated.push({ when: `during ${n} runs of section 5, Slack limits off: Steward's CPU is the bottleneck`, acks: row.presses });
+      if (row.presses)
+        saturated.push({
+          when: `during ${n} runs of section 5, Slack limits off: Steward's CPU is the bottleneck`,
+          acks: row.presses,
+        });
       await peers.setRateLimits(true);
     }
-    if (s.busyChannel > 0) levels.push(await runLevel(c, s.busyChannel, `B${s.busyChannel}L`, { limits: true, timeoutMs: s.timeoutMs, oneChannel: true }));
+    if (s.busyChannel > 0)
+      levels.push(
+        await runLevel(c, s.busyChannel, `B${s.busyChannel}L`, {
+          limits: true,
+          timeoutMs: s.timeoutMs,
+          oneChannel: true,
+        }),
+      );
     const profiled = s.cpuProfile ? await profileLevel(c, largest, s.timeoutMs) : [];
     const dups = await duplicates(c);
     const rows: Record<string, unknown>[] = [
@@ -114,7 +148,8 @@ export async function benchConcurrency(profile: 'quick' | 'full'): Promise<{ mar
       markdown: [
         ...renderConcurrency(levels, base, { gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function' }),
         ...profiled,
-        '', ...buttonSection(idle, saturated, dups),
+        '',
+        ...buttonSection(idle, saturated, dups),
       ],
       rows,
     };
@@ -130,7 +165,8 @@ async function startProbe(c: LoadContext): Promise<void> {
   c.tracker.watch(PROBE_CHANNEL);
   await c.peers.script(PROBE_PLAN, 'Probe stopped.');
   await c.peers.mentions([{ channel: PROBE_CHANNEL, user: 'U0PROBE', text: 'probe' }]);
-  if (!(await until(() => c.tracker.of(PROBE_CHANNEL)[0]?.card !== undefined, 30_000))) throw new Error('the probe run did not start');
+  if (!(await until(() => c.tracker.of(PROBE_CHANNEL)[0]?.card !== undefined, 30_000)))
+    throw new Error('the probe run did not start');
   await c.peers.script(LOAD_PLAN, LOAD_REPORT);
 }
 
@@ -138,17 +174,30 @@ async function startProbe(c: LoadContext): Promise<void> {
  * Starts `n` runs at once (channels `C0<label>X0000`…, or all in `C0<label>X` with `oneChannel`; one requester each)
  * and measures them until all settle.
  */
-async function runLevel(c: LoadContext, n: number, label: string, o: { limits: boolean; timeoutMs: number; press?: boolean; oneChannel?: boolean }): Promise<LevelRow> {
+async function runLevel(
+  c: LoadContext,
+  n: number,
+  label: string,
+  o: { limits: boolean; timeoutMs: number; press?: boolean; oneChannel?: boolean },
+): Promise<LevelRow> {
   const prefix = `C0${label}X`;
   c.tracker.watch(prefix);
   await c.peers.resetRateLimits();
   const marks = { ...c.app.logs, first: c.app.logs.first.length };
   c.app.poolStats.reset();
   const baseline = heapAfterGc();
-  const sampler = startSampling({ baseline, inFlight: () => c.tracker.inFlight(prefix), waiting: () => c.app.pool.waitingCount, now: epochNow });
-  if (o.press) await c.peers.startPressing({ everyMs: PRESS_EVERY_MS, action: 'pause', user: 'U0BOB', prefix: PROBE_CHANNEL });
+  const sampler = startSampling({
+    baseline,
+    inFlight: () => c.tracker.inFlight(prefix),
+    waiting: () => c.app.pool.waitingCount,
+    now: epochNow,
+  });
+  if (o.press)
+    await c.peers.startPressing({ everyMs: PRESS_EVERY_MS, action: 'pause', user: 'U0BOB', prefix: PROBE_CHANNEL });
   const specs = Array.from({ length: n }, (_, i) => ({
-    channel: o.oneChannel ? prefix : `${prefix}${String(i).padStart(4, '0')}`, user: `U0L${String(i).padStart(4, '0')}`, text: 'sleep three times',
+    channel: o.oneChannel ? prefix : `${prefix}${String(i).padStart(4, '0')}`,
+    user: `U0L${String(i).padStart(4, '0')}`,
+    text: 'sleep three times',
   }));
   const acked = c.peers.mentions(specs);
   const complete = await until(() => c.tracker.settled(prefix) >= n, o.timeoutMs);
@@ -158,8 +207,13 @@ async function runLevel(c: LoadContext, n: number, label: string, o: { limits: b
   await sleep(200);
   const retainedPerRun = (heapAfterGc() - baseline) / n;
   const runs = c.tracker.of(prefix);
-  const statuses = await c.app.db.db.selectFrom('runs').select(['status']).select((eb) => eb.fn.countAll<string>().as('n'))
-    .where('conversation_key', 'like', `${prefix}%`).groupBy('status').execute();
+  const statuses = await c.app.db.db
+    .selectFrom('runs')
+    .select(['status'])
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('conversation_key', 'like', `${prefix}%`)
+    .groupBy('status')
+    .execute();
   const slack = await c.peers.stats(prefix);
   const logs = c.app.logs;
   const pool = c.app.poolStats;
@@ -169,19 +223,41 @@ async function runLevel(c: LoadContext, n: number, label: string, o: { limits: b
   const runMs = done.filter((r) => r.report !== undefined).map((r) => (r.report as number) - r.inbound);
   const engineMs = done.map((r) => (r.ended as number) - r.inbound);
   return {
-    n, limits: o.limits, oneChannel: o.oneChannel === true, complete, wallS: (lastOut - firstIn) / 1000, runsPerS: done.length / ((lastOut - firstIn) / 1000),
-    runP50Ms: median(runMs), runP99Ms: quantile(runMs, 0.99), engineP50Ms: median(engineMs), engineP99Ms: quantile(engineMs, 0.99),
+    n,
+    limits: o.limits,
+    oneChannel: o.oneChannel === true,
+    complete,
+    wallS: (lastOut - firstIn) / 1000,
+    runsPerS: done.length / ((lastOut - firstIn) / 1000),
+    runP50Ms: median(runMs),
+    runP99Ms: quantile(runMs, 0.99),
+    engineP50Ms: median(engineMs),
+    engineP99Ms: quantile(engineMs, 0.99),
     cardP50Ms: median(runs.flatMap((r) => (r.card !== undefined ? [r.card - r.inbound] : []))),
-    ...samples, retainedPerRunBytes: retainedPerRun,
-    poolCheckouts: pool.checkouts, poolQueued: pool.queued, poolWaitP99Ms: pool.micros.percentile(99) / 1000, poolWaitMaxMs: pool.micros.max / 1000,
-    mentionAckP50Ms: median(mentionAcks), mentionAckP99Ms: quantile(mentionAcks, 0.99), mentionAckMaxMs: Math.max(...mentionAcks),
+    ...samples,
+    retainedPerRunBytes: retainedPerRun,
+    poolCheckouts: pool.checkouts,
+    poolQueued: pool.queued,
+    poolWaitP99Ms: pool.micros.percentile(99) / 1000,
+    poolWaitMaxMs: pool.micros.max / 1000,
+    mentionAckP50Ms: median(mentionAcks),
+    mentionAckP99Ms: quantile(mentionAcks, 0.99),
+    mentionAckMaxMs: Math.max(...mentionAcks),
     mentionAcksOver3s: mentionAcks.filter((x) => x > 3000).length,
     statuses: Object.fromEntries(statuses.map((r) => [r.status, Number(r.n)])),
-    reportsDelivered: runs.filter((r) => r.reportOk).length, cardsNotPosted: runs.filter((r) => r.cardOk === false).length,
-    slackCalls: slack.calls, rateLimited: slack.rateLimited, cardTitles: slack.cardTitles, retries: slack.retries,
+    reportsDelivered: runs.filter((r) => r.reportOk).length,
+    cardsNotPosted: runs.filter((r) => r.cardOk === false).length,
+    slackCalls: slack.calls,
+    rateLimited: slack.rateLimited,
+    cardTitles: slack.cardTitles,
+    retries: slack.retries,
     statements: pool.statements,
     cardUpdatesFailed: logs.cardUpdatesFailed - marks.cardUpdatesFailed,
-    errors: logs.first.slice(marks.first).filter((l) => l.startsWith('error')).slice(0, 5), errorCount: logs.errors - marks.errors,
+    errors: logs.first
+      .slice(marks.first)
+      .filter((l) => l.startsWith('error'))
+      .slice(0, 5),
+    errorCount: logs.errors - marks.errors,
     stepCalls: countCalls(c.auditLog),
     presses,
   };
@@ -190,7 +266,9 @@ async function runLevel(c: LoadContext, n: number, label: string, o: { limits: b
 /** Lines the audit server wrote (one per tool call), to check each run made exactly its calls. */
 function countCalls(file: string): number {
   try {
-    return readFileSync(file, 'utf8').split('\n').filter((l) => l.includes('"type":"call"')).length;
+    return readFileSync(file, 'utf8')
+      .split('\n')
+      .filter((l) => l.includes('"type":"call"')).length;
   } catch {
     return 0;
   }
@@ -202,8 +280,13 @@ async function profileLevel(c: LoadContext, n: number, timeoutMs: number): Promi
   const { profile } = await profileCpu(() => runLevel(c, n, `N${n}P`, { limits: false, timeoutMs }), 1000);
   await c.peers.setRateLimits(true);
   return [
-    '', `CPU profile of Steward's process over ${n} runs once more (Slack limits off): ${(busyMs(profile) / n).toFixed(1)} ms of busy CPU per run. Top self time:`,
-    '', ...profileTable(topSelf(profile, 12), n, 'per run'),
-    '', 'Inclusive time in src/:', '', ...profileTable(topInclusive(profile, 12), n, 'per run'),
+    '',
+    `CPU profile of Steward's process over ${n} runs once more (Slack limits off): ${(busyMs(profile) / n).toFixed(1)} ms of busy CPU per run. Top self time:`,
+    '',
+    ...profileTable(topSelf(profile, 12), n, 'per run'),
+    '',
+    'Inclusive time in src/:',
+    '',
+    ...profileTable(topInclusive(profile, 12), n, 'per run'),
   ];
 }

@@ -55,7 +55,10 @@ function busyNodes(profile: CpuProfile): Set<number> {
 }
 
 /** Runs `work` under the CPU profiler (sampling every `intervalUs`). */
-export async function profileCpu<T>(work: () => Promise<T>, intervalUs = 250): Promise<{ result: T; profile: CpuProfile }> {
+export async function profileCpu<T>(
+  work: () => Promise<T>,
+  intervalUs = 250,
+): Promise<{ result: T; profile: CpuProfile }> {
   const session = new Session();
   session.connect();
   try {
@@ -103,7 +106,10 @@ export function topSelf(profile: CpuProfile, n: number): ProfileEntry[] {
     t.us += dt;
     totals.set(id2, t);
   });
-  return [...totals.values()].sort((a, b) => b.us - a.us).slice(0, n).map((t) => ({ fn: t.fn, where: t.where, ms: t.us / 1000, share: t.us / Math.max(1, busy) }));
+  return [...totals.values()]
+    .sort((a, b) => b.us - a.us)
+    .slice(0, n)
+    .map((t) => ({ fn: t.fn, where: t.where, ms: t.us / 1000, share: t.us / Math.max(1, busy) }));
 }
 
 /** Inclusive time of the project's own functions (src/ and bench/), each counted once per sample. */
@@ -141,7 +147,14 @@ export function topInclusive(profile: CpuProfile, n: number, prefix = '/src/'): 
       }
     }
   });
-  return [...totals].sort((a, b) => b[1] - a[1]).slice(0, n).map(([k, us]) => ({ ...(names.get(k) as { fn: string; where: string }), ms: us / 1000, share: us / Math.max(1, busy) }));
+  return [...totals]
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, n)
+    .map(([k, us]) => ({
+      ...(names.get(k) as { fn: string; where: string }),
+      ms: us / 1000,
+      share: us / Math.max(1, busy),
+    }));
 }
 
 /** Busy (non-idle) CPU time of a profile, in ms. */
@@ -158,6 +171,8 @@ export function busyMs(profile: CpuProfile): number {
 export function profileTable(entries: readonly ProfileEntry[], per: number, unit: string): string[] {
   return [
     ...header(['function', 'where', `ms ${unit}`, 'share of busy CPU'], 2),
-    ...entries.map((e) => row([`\`${e.fn}\``, `\`${e.where}\``, (e.ms / per).toFixed(3), `${(e.share * 100).toFixed(1)}%`])),
+    ...entries.map((e) =>
+      row([`\`${e.fn}\``, `\`${e.where}\``, (e.ms / per).toFixed(3), `${(e.share * 100).toFixed(1)}%`]),
+    ),
   ];
 }

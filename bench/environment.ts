@@ -25,11 +25,22 @@ export interface Environment {
 }
 
 const ROOT = join(import.meta.dirname, '..');
-const PACKAGES = ['openai', '@modelcontextprotocol/sdk', '@modelcontextprotocol/server-everything', '@modelcontextprotocol/server-filesystem', 'kysely', 'pg', 'zod', 'tsx', 'typescript'];
+const PACKAGES = [
+  'openai',
+  '@modelcontextprotocol/sdk',
+  '@modelcontextprotocol/server-everything',
+  '@modelcontextprotocol/server-filesystem',
+  'kysely',
+  'pg',
+  'zod',
+  'tsx',
+  'typescript',
+];
 
 function version(pkg: string): string {
   try {
-    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string })
+      .version;
   } catch {
     return '?';
   }
@@ -38,7 +49,10 @@ function version(pkg: string): string {
 function gitCommit(): string {
   try {
     const head = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim();
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'migrations'], { cwd: ROOT, encoding: 'utf8' }).trim();
+    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'migrations'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+    }).trim();
     return dirty ? `${head} + uncommitted changes in src/ or migrations/` : head;
   } catch {
     return '?';
@@ -81,8 +95,12 @@ export async function readEnvironment(): Promise<Environment> {
 export function environmentLines(env: Environment): string[] {
   return [
     `- Machine: ${env.cores} cores (${env.cpu}), ${env.memoryGiB} GiB, ${env.os}; Node ${env.node}.`,
-    `- Packages: ${Object.entries(env.packages).map(([p, v]) => `${p} ${v}`).join(', ')}.`,
-    `- PostgreSQL ${env.postgres} on 127.0.0.1 (${Object.entries(env.postgresSettings).map(([k, v]) => `${k}=${v}`).join(', ')}).`,
+    `- Packages: ${Object.entries(env.packages)
+      .map(([p, v]) => `${p} ${v}`)
+      .join(', ')}.`,
+    `- PostgreSQL ${env.postgres} on 127.0.0.1 (${Object.entries(env.postgresSettings)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(', ')}).`,
     `- Steward at ${env.commit}. Load average (1 min) ${env.load.start.toFixed(2)} at the start, ${env.load.end?.toFixed(2) ?? '?'} at the end${(env.load.end ?? 0) > 1 || env.load.start > 1 ? ': other work shared the 2 cores, so absolute times are noisy; the interleaved, paired ratios are less affected' : ''}.`,
   ];
 }

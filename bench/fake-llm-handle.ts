@@ -71,7 +71,10 @@ export async function startFakeLlmProcess(config: FakeLlmConfig): Promise<FakeLl
   const ask = (message: Record<string, unknown>): Promise<FakeLlmMessage> =>
     new Promise((resolve, reject) => {
       const id = nextId++;
-      const timer = setTimeout(() => reject(new Error(`fake LLM process did not answer ${String(message['type'])}`)), 30_000);
+      const timer = setTimeout(
+        () => reject(new Error(`fake LLM process did not answer ${String(message['type'])}`)),
+        30_000,
+      );
       waiting.set(id, (m) => {
         clearTimeout(timer);
         waiting.delete(id);

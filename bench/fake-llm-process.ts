@@ -25,11 +25,19 @@ function send(message: FakeLlmMessage): void {
 }
 
 function messagesOf(req: RecordedRequest): { role: string; content: string }[] {
-  const list = Array.isArray(req.body['messages']) ? (req.body['messages'] as { role?: unknown; content?: unknown }[]) : [];
-  return list.map((m) => ({ role: String(m.role), content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? '') }));
+  const list = Array.isArray(req.body['messages'])
+    ? (req.body['messages'] as { role?: unknown; content?: unknown }[])
+    : [];
+  return list.map((m) => ({
+    role: String(m.role),
+    content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''),
+  }));
 }
 
-function answerText(req: RecordedRequest, messages: { role: string; content: string }[]): { role: string; taskId: string | null; round: number | null; text: string } {
+function answerText(
+  req: RecordedRequest,
+  messages: { role: string; content: string }[],
+): { role: string; taskId: string | null; round: number | null; text: string } {
   const role = roleOf(req.system);
   if (!role) throw new Error(`request #${req.index} has no role marker`);
   const tag = findTag(messages.map((m) => m.content));
@@ -44,7 +52,14 @@ function answerText(req: RecordedRequest, messages: { role: string; content: str
       return { ...ids, text: synthesize(task, req.lastUserText) };
     case 'react':
     case 'react-parallel':
-      return { ...ids, text: reactTurn(task, messages.filter((m) => m.role !== 'system'), role === 'react-parallel') };
+      return {
+        ...ids,
+        text: reactTurn(
+          task,
+          messages.filter((m) => m.role !== 'system'),
+          role === 'react-parallel',
+        ),
+      };
     case 'classifier':
       return { ...ids, text: '{"intent":"unrelated"}' };
   }
@@ -55,7 +70,10 @@ function script(req: RecordedRequest): FakeReply {
   if (!c) throw new Error('not configured');
   const messages = messagesOf(req);
   const schema = req.body['response_format'] ? JSON.stringify(req.body['response_format']) : '';
-  const key = createHash('sha256').update(JSON.stringify(req.body['messages'] ?? null)).update(schema).digest('hex');
+  const key = createHash('sha256')
+    .update(JSON.stringify(req.body['messages'] ?? null))
+    .update(schema)
+    .digest('hex');
   const input = countTokens(messages.map((m) => m.content).join('') + schema);
   let a: ReturnType<typeof answerText>;
   try {
@@ -65,7 +83,14 @@ function script(req: RecordedRequest): FakeReply {
     throw err;
   }
   const output = countTokens(a.text);
-  const base = { type: 'call' as const, role: a.role, taskId: a.taskId, round: a.round, inputTokens: input, outputTokens: output };
+  const base = {
+    type: 'call' as const,
+    role: a.role,
+    taskId: a.taskId,
+    round: a.round,
+    inputTokens: input,
+    outputTokens: output,
+  };
   // Deterministic: the 1st, (every+1)th, … distinct request of each run is refused once; its retry goes through.
   if (!ordinals.has(key)) ordinals.set(key, ordinals.size);
   const limit = c.rateLimit;
@@ -73,7 +98,18 @@ function script(req: RecordedRequest): FakeReply {
     refused.add(key);
     send({ ...base, latencyMs: 0, status: 429 });
     const after = limit.retryAfterMs;
-    return { status: 429, headers: { 'retry-after-ms': String(after), 'retry-after': String(Math.ceil(after / 1000)) }, body: { error: { message: 'Rate limit reached (fake)', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } } };
+    return {
+      status: 429,
+      headers: { 'retry-after-ms': String(after), 'retry-after': String(Math.ceil(after / 1000)) },
+      body: {
+        error: {
+          message: 'Rate limit reached (fake)',
+          type: 'rate_limit_error',
+          param: null,
+          code: 'rate_limit_exceeded',
+        },
+      },
+    };
   }
   const ms = latencyMs({ ...DEFAULT_LATENCY, ...c.latency, scale: c.scale, seed: c.seed }, input, output, key);
   send({ ...base, latencyMs: ms, status: 200 });

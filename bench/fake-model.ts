@@ -26,7 +26,9 @@ export function roleOf(system: string): FakeRole | undefined {
   if (first.startsWith(REACT_MARKERS.parallel)) return 'react-parallel';
   if (first.startsWith(REACT_MARKERS.sequential)) return 'react';
   const name = /^\[steward:([a-z_]+)\]/.exec(first)?.[1];
-  return name === 'planner' || name === 'synthesizer' || name === 'llm_step' || name === 'classifier' ? name : undefined;
+  return name === 'planner' || name === 'synthesizer' || name === 'llm_step' || name === 'classifier'
+    ? name
+    : undefined;
 }
 
 /** Finds the task tag in any of the texts. */
@@ -41,11 +43,18 @@ export function findTag(texts: readonly string[]): { taskId: string; round: numb
 /** The plan a good planner writes for the task, as compact JSON. */
 export function planFor(task: BenchTask): string {
   const steps = task.steps.map((s) => ({
-    id: s.id, kind: s.kind, ...(s.kind === 'tool' ? { tool: s.tool } : {}), args: s.args, dependsOn: s.dependsOn,
-    description: s.description, optional: false,
+    id: s.id,
+    kind: s.kind,
+    ...(s.kind === 'tool' ? { tool: s.tool } : {}),
+    args: s.args,
+    dependsOn: s.dependsOn,
+    description: s.description,
+    optional: false,
   }));
   const parallel = task.steps.filter((s) => s.dependsOn.length === 0).length > 1;
-  const rationale = parallel ? 'Independent steps run in parallel; the report adds up the results.' : 'Each step needs the one before it.';
+  const rationale = parallel
+    ? 'Independent steps run in parallel; the report adds up the results.'
+    : 'Each step needs the one before it.';
   return JSON.stringify({ summary: task.summary, rationale, needsTools: true, answer: null, risks: [], steps });
 }
 
@@ -80,7 +89,11 @@ export function llmStepAnswer(prompt: string): string {
 }
 
 /** A ReAct model's next turn: the next ready tool call(s), or the final answer once every result is in. */
-export function reactTurn(task: BenchTask, messages: readonly { role: string; content: string }[], parallel: boolean): string {
+export function reactTurn(
+  task: BenchTask,
+  messages: readonly { role: string; content: string }[],
+  parallel: boolean,
+): string {
   const issued = new Set<string>();
   const results = new Map<string, string>();
   for (const m of messages) {
@@ -89,7 +102,10 @@ export function reactTurn(task: BenchTask, messages: readonly { role: string; co
   }
   const toolSteps = task.steps.filter((s) => s.kind === 'tool');
   if (toolSteps.every((s) => results.has(s.id))) {
-    return JSON.stringify({ thought: 'I have every result.', final: task.answer(toolSteps.map((s) => results.get(s.id) as string)) });
+    return JSON.stringify({
+      thought: 'I have every result.',
+      final: task.answer(toolSteps.map((s) => results.get(s.id) as string)),
+    });
   }
   const ready = toolSteps.filter((s) => !issued.has(s.id) && s.dependsOn.every((d) => results.has(d)));
   const outputs = new Map<string, Json>([...results].map(([id, text]) => [id, asOutput(text)]));
@@ -97,8 +113,13 @@ export function reactTurn(task: BenchTask, messages: readonly { role: string; co
     const args = resolveRefs(s.args, outputs);
     return { id: s.id, tool: s.tool, args: args.ok ? args.value : s.args };
   });
-  if (calls.length === 0) return JSON.stringify({ thought: 'A result I need is missing.', final: 'I could not finish the task.' });
-  if (!parallel) return JSON.stringify({ thought: `Next: ${toolSteps.find((s) => s.id === calls[0]?.id)?.description}.`, call: calls[0] });
+  if (calls.length === 0)
+    return JSON.stringify({ thought: 'A result I need is missing.', final: 'I could not finish the task.' });
+  if (!parallel)
+    return JSON.stringify({
+      thought: `Next: ${toolSteps.find((s) => s.id === calls[0]?.id)?.description}.`,
+      call: calls[0],
+    });
   return JSON.stringify({ thought: `${calls.length} calls that need nothing else run now.`, calls });
 }
 
@@ -108,14 +129,19 @@ export function resultBlock(id: string, tool: string, text: string): string {
 }
 
 function readResults(content: string): [string, string][] {
-  return [...content.matchAll(/Tool result \[([\w-]+)\] \([^)]*\):\n([\s\S]*?)\n\[end of \1\]/g)].map((m) => [m[1] as string, m[2] as string]);
+  return [...content.matchAll(/Tool result \[([\w-]+)\] \([^)]*\):\n([\s\S]*?)\n\[end of \1\]/g)].map((m) => [
+    m[1] as string,
+    m[2] as string,
+  ]);
 }
 
 function callIds(content: string): string[] {
   const json = extractJson(content);
   if (!json || typeof json !== 'object' || Array.isArray(json)) return [];
   const calls = Array.isArray(json['calls']) ? json['calls'] : json['call'] ? [json['call']] : [];
-  return calls.flatMap((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c['id'] === 'string' ? [c['id']] : []));
+  return calls.flatMap((c) =>
+    c && typeof c === 'object' && !Array.isArray(c) && typeof c['id'] === 'string' ? [c['id']] : [],
+  );
 }
 
 // A result as an MCP output again, so the plan's references (content[0].text, structuredContent.x) resolve.

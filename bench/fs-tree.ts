@@ -15,7 +15,24 @@ export interface GeneratedFile {
   checksum: string;
 }
 
-const WORDS = ['amber', 'basil', 'cedar', 'delta', 'ember', 'fjord', 'grove', 'harbor', 'indigo', 'juniper', 'kelp', 'lumen', 'maple', 'nectar', 'opal', 'pine'];
+const WORDS = [
+  'amber',
+  'basil',
+  'cedar',
+  'delta',
+  'ember',
+  'fjord',
+  'grove',
+  'harbor',
+  'indigo',
+  'juniper',
+  'kelp',
+  'lumen',
+  'maple',
+  'nectar',
+  'opal',
+  'pine',
+];
 const TARGET_BYTES = 50 * 1024;
 
 /** Writes `count` files under a new temp folder; the same seed gives the same bytes. */
@@ -29,7 +46,10 @@ export function createFsTree(count: number, seed: number): { root: string; files
     const lines = [`title: ${title}`];
     let bytes = lines[0]!.length + 1;
     for (let n = 1; bytes < TARGET_BYTES; n++) {
-      const words = Array.from({ length: 9 }, (_, k) => WORDS[Math.floor(uniforms(`${seed}:${i}:${n}:${k}`)[0] * WORDS.length)]);
+      const words = Array.from(
+        { length: 9 },
+        (_, k) => WORDS[Math.floor(uniforms(`${seed}:${i}:${n}:${k}`)[0] * WORDS.length)],
+      );
       const line = `line ${String(n).padStart(5, '0')}: ${words.join(' ')}`;
       lines.push(line);
       bytes += line.length + 1;

@@ -32,7 +32,8 @@ export const DEFAULT_LATENCY: Omit<LatencyModel, 'scale' | 'seed'> = {
 
 /** Latency without jitter, at the model's scale. */
 export function nominalLatencyMs(model: LatencyModel, inputTokens: number, outputTokens: number): number {
-  const ms = model.ttftMs + (inputTokens * 1000) / model.prefillTokensPerSec + (outputTokens * 1000) / model.outputTokensPerSec;
+  const ms =
+    model.ttftMs + (inputTokens * 1000) / model.prefillTokensPerSec + (outputTokens * 1000) / model.outputTokensPerSec;
   return ms * model.scale;
 }
 

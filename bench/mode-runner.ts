@@ -41,14 +41,21 @@ export class ModeRunner {
   constructor(private readonly world: World) {
     const notifier: Notifier = { send: async (c, m) => this.waiters.get(c.key)?.(m) };
     const base: StewardSettings = {
-      maxParallel: BENCH_MAX_PARALLEL, maxAttempts: 3, amendmentCap: 3, maxRepairs: 2, reviewTimeoutMs: 600_000,
+      maxParallel: BENCH_MAX_PARALLEL,
+      maxAttempts: 3,
+      amendmentCap: 3,
+      maxRepairs: 2,
+      reviewTimeoutMs: 600_000,
       budgets: BENCH_BUDGETS,
     };
     const deps = {
       llm: timedLlm(world.llm, this.timeline),
       tools: timedTools(world.host, this.timeline),
       store: timedStore(new PgRunStore(world.db.db), this.timeline),
-      notifier, clock: () => new Date(), newId: () => crypto.randomUUID(), log: () => undefined,
+      notifier,
+      clock: () => new Date(),
+      newId: () => crypto.randomUUID(),
+      log: () => undefined,
     };
     this.stewards = {
       'plan-execute': new Steward({ ...deps, settings: base }),
@@ -67,7 +74,14 @@ export class ModeRunner {
         request,
         { parallel: mode === 'react-parallel', maxTurns: 40, toolTimeoutMs: 60_000 },
       );
-      return { wallMs: performance.now() - t0, answer: react.answer, status: react.error ?? 'completed', t0, spans: this.timeline.spans, react };
+      return {
+        wallMs: performance.now() - t0,
+        answer: react.answer,
+        status: react.error ?? 'completed',
+        t0,
+        spans: this.timeline.spans,
+        react,
+      };
     }
     const steward = this.stewards[mode];
     const ended = new Promise<{ text: string | null; status: string; at: number }>((resolve) => {
@@ -79,9 +93,19 @@ export class ModeRunner {
       });
     });
     const t0 = performance.now();
-    await steward.message({ conversation: { channel: 'bench', key }, actor: { id: 'bench', channel: 'bench' }, text: request });
+    await steward.message({
+      conversation: { channel: 'bench', key },
+      actor: { id: 'bench', channel: 'bench' },
+      text: request,
+    });
     let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`${task.id} ${mode}: no report within ${RUN_TIMEOUT_MS} ms`)), RUN_TIMEOUT_MS)));
+    const timeout = new Promise<never>(
+      (_, reject) =>
+        (timer = setTimeout(
+          () => reject(new Error(`${task.id} ${mode}: no report within ${RUN_TIMEOUT_MS} ms`)),
+          RUN_TIMEOUT_MS,
+        )),
+    );
     try {
       const end = await Promise.race([ended, timeout]);
       await steward.idle();

@@ -45,20 +45,46 @@ const silent: Notifier = { send: async () => undefined };
 const noStore = new Proxy({}, { get: () => async () => undefined }) as RunStore;
 
 function planFor(shape: OverheadShape, server: string) {
-  return createPlan(Array.from({ length: SHAPES[shape] }, (_, i) => ({
-    id: `s${i}`, tool: `${server}.echo`, args: { message: `m${i}` }, dependsOn: shape === 'chain' && i ? [`s${i - 1}`] : [],
-  })));
+  return createPlan(
+    Array.from({ length: SHAPES[shape] }, (_, i) => ({
+      id: `s${i}`,
+      tool: `${server}.echo`,
+      args: { message: `m${i}` },
+      dependsOn: shape === 'chain' && i ? [`s${i - 1}`] : [],
+    })),
+  );
 }
 
 /** Runs one plan to its end through the RunDriver; returns the wall time. */
-export async function runDriverOnce(plan: ReturnType<typeof createPlan>, tools: ToolRunner, store: RunStore, runId: string): Promise<number> {
-  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: true, timeoutMs: 10_000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] }]));
+export async function runDriverOnce(
+  plan: ReturnType<typeof createPlan>,
+  tools: ToolRunner,
+  store: RunStore,
+  runId: string,
+): Promise<number> {
+  const policies = Object.fromEntries(
+    plan.steps.map((s) => [
+      s.id,
+      { idempotent: true, timeoutMs: 10_000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] },
+    ]),
+  );
   const state = createDispatchState(plan, policies, { maxParallel: MAX_PARALLEL, maxAttempts: 1 });
-  await store.createRun({ id: runId, conversation: { channel: 'bench', key: runId }, requester: { id: 'bench', channel: 'bench' }, request: 'bench', at: new Date() });
+  await store.createRun({
+    id: runId,
+    conversation: { channel: 'bench', key: runId },
+    requester: { id: 'bench', channel: 'bench' },
+    request: 'bench',
+    at: new Date(),
+  });
   await store.saveRevision(runId, 0, plan, 'bench', new Date());
   const driver = new RunDriver(runId, 0, { channel: 'bench', key: runId }, state, {
-    tools, llm: { complete: () => Promise.reject(new Error('no llm in bench')) }, store, notifier: silent,
-    clock: () => new Date(), log: () => undefined, onHeld: () => undefined,
+    tools,
+    llm: { complete: () => Promise.reject(new Error('no llm in bench')) },
+    store,
+    notifier: silent,
+    clock: () => new Date(),
+    log: () => undefined,
+    onHeld: () => undefined,
   });
   const t0 = performance.now();
   driver.start();
@@ -81,7 +107,8 @@ async function openAsyncCommit(name: string): Promise<StoreDatabase> {
 
 /** `runs` 50-step chains with tools that answer at once on `store` (for the CPU profile). */
 export async function driverChains(store: RunStore, runs: number): Promise<void> {
-  for (let i = 0; i < runs; i++) await runDriverOnce(planFor('chain', 'everything'), instantTools, store, `profile-${i}-${crypto.randomUUID()}`);
+  for (let i = 0; i < runs; i++)
+    await runDriverOnce(planFor('chain', 'everything'), instantTools, store, `profile-${i}-${crypto.randomUUID()}`);
 }
 
 /** The tools' lower bound: their sum in a chain, otherwise the longest call or the busy time spread over the lanes. */
@@ -91,7 +118,11 @@ function toolBound(shape: OverheadShape, durations: number[]): number {
 }
 
 /** Runs every configuration, interleaved, `rounds` times after a warm-up round. */
-export async function benchOverhead(options: { rounds: number; tools: ToolRunner; onRow: (r: OverheadRow) => void }): Promise<{ lines: string[]; rows: OverheadRow[] }> {
+export async function benchOverhead(options: {
+  rounds: number;
+  tools: ToolRunner;
+  onRow: (r: OverheadRow) => void;
+}): Promise<{ lines: string[]; rows: OverheadRow[] }> {
   const pgliteDir = mkdtempSync(join(tmpdir(), 'steward-bench-'));
   let t = performance.now();
   const first = await openDatabase({ dataDir: pgliteDir });
@@ -108,7 +139,10 @@ export async function benchOverhead(options: { rounds: number; tools: ToolRunner
   const asyncCommit = await openAsyncCommit(postgres.name);
   const timeline = new Timeline();
   const stores: Record<string, RunStore> = {
-    none: noStore, postgres: new PgRunStore(postgres.db), 'postgres, async commit': new PgRunStore(asyncCommit.db), pglite: new PgRunStore(pglite.db),
+    none: noStore,
+    postgres: new PgRunStore(postgres.db),
+    'postgres, async commit': new PgRunStore(asyncCommit.db),
+    pglite: new PgRunStore(pglite.db),
   };
   const transports: Record<string, { runner: ToolRunner; server: string }> = {
     'in-process': { runner: instantTools, server: 'everything' },
@@ -124,9 +158,27 @@ export async function benchOverhead(options: { rounds: number; tools: ToolRunner
         for (const [tools, { runner, server }] of Object.entries(transports)) {
           for (const [storeName, store] of Object.entries(stores)) {
             timeline.reset();
-            const wallMs = await runDriverOnce(planFor(shape, server), timedTools(runner, timeline), store, `bench-${n++}`);
-            const toolMs = toolBound(shape, timeline.spans.map((s) => s.end - s.start));
-            const r: OverheadRow = { section: 'overhead', shape, tools, store: storeName, steps: SHAPES[shape], round, wallMs, toolMs, overheadMs: wallMs - toolMs };
+            const wallMs = await runDriverOnce(
+              planFor(shape, server),
+              timedTools(runner, timeline),
+              store,
+              `bench-${n++}`,
+            );
+            const toolMs = toolBound(
+              shape,
+              timeline.spans.map((s) => s.end - s.start),
+            );
+            const r: OverheadRow = {
+              section: 'overhead',
+              shape,
+              tools,
+              store: storeName,
+              steps: SHAPES[shape],
+              round,
+              wallMs,
+              toolMs,
+              overheadMs: wallMs - toolMs,
+            };
             if (round > 0) {
               rows.push(r);
               options.onRow(r);
@@ -141,25 +193,56 @@ export async function benchOverhead(options: { rounds: number; tools: ToolRunner
     await postgres.close();
     rmSync(pgliteDir, { recursive: true, force: true });
   }
-  return { rows, lines: [...overheadTable(rows, options.rounds), '', ...startupTable(pgliteOpen, pgliteReopen, mcpConnect)] };
+  return {
+    rows,
+    lines: [...overheadTable(rows, options.rounds), '', ...startupTable(pgliteOpen, pgliteReopen, mcpConnect)],
+  };
 }
 
 function overheadTable(rows: OverheadRow[], rounds: number): string[] {
   const out = [
     `Plans of 1 step and of 50 steps (a chain, and a fan-out with maxParallel ${MAX_PARALLEL}) through the real RunDriver; medians of ${rounds} interleaved rounds, overhead with p25–p75. Overhead = run time − tools (chain: their sum; fan: the longest call or their sum over ${MAX_PARALLEL} lanes). "postgres, async commit" is the same server with synchronous_commit off: not a setting to run with (a crash could lose a step's committed intent), but the difference to "postgres" is what waiting for each commit's WAL flush costs.`,
     '',
-    ...header(['shape', 'tools', 'store', 'run ms', 'tools ms', 'overhead ms / step', 'overhead ms / run', 'steps / s', 'vs no store'], 3),
+    ...header(
+      [
+        'shape',
+        'tools',
+        'store',
+        'run ms',
+        'tools ms',
+        'overhead ms / step',
+        'overhead ms / run',
+        'steps / s',
+        'vs no store',
+      ],
+      3,
+    ),
   ];
   const groups = new Map<string, OverheadRow[]>();
-  for (const r of rows) groups.set(`${r.shape}|${r.tools}|${r.store}`, [...(groups.get(`${r.shape}|${r.tools}|${r.store}`) ?? []), r]);
+  for (const r of rows)
+    groups.set(`${r.shape}|${r.tools}|${r.store}`, [...(groups.get(`${r.shape}|${r.tools}|${r.store}`) ?? []), r]);
   for (const [key, rs] of groups) {
     const [shape, tools] = key.split('|') as [string, string];
     const first = rs[0] as OverheadRow;
     const wall = median(rs.map((r) => r.wallMs));
     const base = median((groups.get(`${shape}|${tools}|none`) ?? rs).map((r) => r.wallMs));
     const over = rs.map((r) => r.overheadMs);
-    out.push(row([first.shape, first.tools, first.store, wall.toFixed(1), median(rs.map((r) => r.toolMs)).toFixed(1),
-      spread(over.map((o) => o / first.steps), 3), spread(over, 1), Math.round((first.steps * 1000) / wall), `${(wall / base).toFixed(2)}×`]));
+    out.push(
+      row([
+        first.shape,
+        first.tools,
+        first.store,
+        wall.toFixed(1),
+        median(rs.map((r) => r.toolMs)).toFixed(1),
+        spread(
+          over.map((o) => o / first.steps),
+          3,
+        ),
+        spread(over, 1),
+        Math.round((first.steps * 1000) / wall),
+        `${(wall / base).toFixed(2)}×`,
+      ]),
+    );
   }
   return out;
 }

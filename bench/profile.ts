@@ -43,7 +43,11 @@ export function readProfile(argv: readonly string[], env: NodeJS.ProcessEnv): Be
     rounds: Math.round(numberFrom(env, 'BENCH_ROUNDS', base.rounds)),
     overheadRounds: Math.round(numberFrom(env, 'BENCH_OVERHEAD_ROUNDS', base.overheadRounds)),
     steeringRounds: Math.round(numberFrom(env, 'BENCH_STEER_ROUNDS', base.steeringRounds)),
-    rateLimit: { every: 3, retryAfterMs: Math.round(1000 * scale), taskIds: ['single-echo', 'fan4-sum-http', 'chain3-sleep', 'fan8-echo'] },
+    rateLimit: {
+      every: 3,
+      retryAfterMs: Math.round(1000 * scale),
+      taskIds: ['single-echo', 'fan4-sum-http', 'chain3-sleep', 'fan8-echo'],
+    },
   };
 }
 

@@ -54,13 +54,19 @@ export async function runReact(
 async function callOne(tools: ToolRunner, c: Call, timeoutMs: number): Promise<string> {
   // Each call its own signal (the SDK piles listeners on a shared one).
   const outcome = await tools.callTool(c.tool, c.args, { signal: new AbortController().signal, timeoutMs });
-  const text = outcome.ok ? (outcome.output.isError ? `Error: ${renderOutput(outcome.output)}` : renderOutput(outcome.output)) : `Error: ${outcome.error.message}`;
+  const text = outcome.ok
+    ? outcome.output.isError
+      ? `Error: ${renderOutput(outcome.output)}`
+      : renderOutput(outcome.output)
+    : `Error: ${outcome.error.message}`;
   return resultBlock(c.id, c.tool, text);
 }
 
 /** MCP text blocks joined; JSON only when there is no text block. */
 export function renderOutput(output: ToolOutput): string {
-  const texts = output.content.flatMap((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c['text'] === 'string' ? [c['text']] : []));
+  const texts = output.content.flatMap((c) =>
+    c && typeof c === 'object' && !Array.isArray(c) && typeof c['text'] === 'string' ? [c['text']] : [],
+  );
   return texts.length > 0 ? texts.join('\n') : JSON.stringify(output.structuredContent ?? output.content);
 }
 
@@ -82,7 +88,8 @@ function systemPrompt(tools: readonly ToolInfo[], parallel: boolean): string {
   const catalog = tools
     .filter((t) => t.policy.allowed)
     .map((t) => {
-      const desc = t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
+      const desc =
+        t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
       return `- ${t.name}: ${desc}\n  input schema: ${JSON.stringify(t.inputSchema)}`;
     })
     .join('\n');

@@ -7,7 +7,12 @@ import type { RunRow } from './run-analysis.ts';
 import { groupBy, header, int, median, pct, row, spread, sum } from './stats.ts';
 import { SHAPES } from './tasks.ts';
 
-const SHORT: Record<Mode, string> = { 'plan-execute': 'plan-execute', 'plan-execute-seq': 'plan-execute, maxParallel 1', react: 'ReAct', 'react-parallel': 'ReAct, parallel calls' };
+const SHORT: Record<Mode, string> = {
+  'plan-execute': 'plan-execute',
+  'plan-execute-seq': 'plan-execute, maxParallel 1',
+  react: 'ReAct',
+  'react-parallel': 'ReAct, parallel calls',
+};
 
 /** Rows of one mode, keyed by task and round. */
 function byPair(rows: readonly RunRow[], mode: Mode): Map<string, RunRow> {
@@ -35,16 +40,36 @@ function stepsOf(rows: readonly RunRow[], mode: Mode = 'react'): string {
 
 /** Benchmark 1, part a: every mode per shape, absolute figures. */
 export function modesTable(rows: readonly RunRow[]): string[] {
-  const out = [...header(['shape', 'N', 'mode', 'LLM calls', 'tokens in / out', 'wall ms', 'analytic ms', 'wall ÷ analytic', 'correct'], 3)];
+  const out = [
+    ...header(
+      ['shape', 'N', 'mode', 'LLM calls', 'tokens in / out', 'wall ms', 'analytic ms', 'wall ÷ analytic', 'correct'],
+      3,
+    ),
+  ];
   for (const shape of shapesIn(rows)) {
     const of = rows.filter((r) => r.shape === shape);
     for (const mode of MODES) {
       const rs = of.filter((r) => r.mode === mode);
       if (rs.length === 0) continue;
-      out.push(row([shape, stepsOf(of), SHORT[mode], median(rs.map((r) => r.llmCalls)).toFixed(0),
-        `${int(median(rs.map((r) => r.inputTokens)))} / ${int(median(rs.map((r) => r.outputTokens)))}`,
-        spread(rs.map((r) => r.wallMs), 0), int(median(rs.map((r) => r.analyticMs))),
-        spread(rs.map((r) => r.wallMs / r.analyticMs), 2), `${rs.filter((r) => r.correct).length}/${rs.length}`]));
+      out.push(
+        row([
+          shape,
+          stepsOf(of),
+          SHORT[mode],
+          median(rs.map((r) => r.llmCalls)).toFixed(0),
+          `${int(median(rs.map((r) => r.inputTokens)))} / ${int(median(rs.map((r) => r.outputTokens)))}`,
+          spread(
+            rs.map((r) => r.wallMs),
+            0,
+          ),
+          int(median(rs.map((r) => r.analyticMs))),
+          spread(
+            rs.map((r) => r.wallMs / r.analyticMs),
+            2,
+          ),
+          `${rs.filter((r) => r.correct).length}/${rs.length}`,
+        ]),
+      );
     }
   }
   return out;
@@ -52,7 +77,23 @@ export function modesTable(rows: readonly RunRow[]): string[] {
 
 /** Benchmark 1, part b: ReAct against plan-execute, measured beside the analytic limit. */
 export function againstReactTable(rows: readonly RunRow[]): string[] {
-  const out = [...header(['shape', 'N', 'ReAct ÷ PE wall', 'limit', 'achieved', 'ReAct-par ÷ PE wall', 'limit', 'achieved', 'tokens ReAct ÷ PE', 'tokens ReAct-par ÷ PE'], 2)];
+  const out = [
+    ...header(
+      [
+        'shape',
+        'N',
+        'ReAct ÷ PE wall',
+        'limit',
+        'achieved',
+        'ReAct-par ÷ PE wall',
+        'limit',
+        'achieved',
+        'tokens ReAct ÷ PE',
+        'tokens ReAct-par ÷ PE',
+      ],
+      2,
+    ),
+  ];
   const tokens = (r: RunRow) => r.inputTokens + r.outputTokens;
   for (const shape of [...shapesIn(rows), 'all']) {
     const of = shape === 'all' ? rows : rows.filter((r) => r.shape === shape);
@@ -60,10 +101,32 @@ export function againstReactTable(rows: readonly RunRow[]): string[] {
       const ratio = paired(of, m, 'plan-execute', (x, y) => x.wallMs / y.wallMs);
       const limit = paired(of, m, 'plan-execute', (x, y) => x.analyticMs / y.analyticMs);
       const achieved = paired(of, m, 'plan-execute', (x, y) => x.wallMs / y.wallMs / (x.analyticMs / y.analyticMs));
-      return [spread(ratio), median(limit).toFixed(2), spread(achieved.map((a) => a * 100), 0, '%')];
+      return [
+        spread(ratio),
+        median(limit).toFixed(2),
+        spread(
+          achieved.map((a) => a * 100),
+          0,
+          '%',
+        ),
+      ];
     };
-    out.push(row([shape === 'all' ? '**all**' : shape, shape === 'all' ? '' : stepsOf(of), ...cells('react'), ...cells('react-parallel'),
-      spread(paired(of, 'react', 'plan-execute', (x, y) => tokens(x) / tokens(y)), 1), spread(paired(of, 'react-parallel', 'plan-execute', (x, y) => tokens(x) / tokens(y)), 1)]));
+    out.push(
+      row([
+        shape === 'all' ? '**all**' : shape,
+        shape === 'all' ? '' : stepsOf(of),
+        ...cells('react'),
+        ...cells('react-parallel'),
+        spread(
+          paired(of, 'react', 'plan-execute', (x, y) => tokens(x) / tokens(y)),
+          1,
+        ),
+        spread(
+          paired(of, 'react-parallel', 'plan-execute', (x, y) => tokens(x) / tokens(y)),
+          1,
+        ),
+      ]),
+    );
   }
   return out;
 }
@@ -71,18 +134,65 @@ export function againstReactTable(rows: readonly RunRow[]): string[] {
 /** Benchmark 2: plan-execute with maxParallel 1 against parallel, on tasks whose tools take time. */
 export function parallelTable(rows: readonly RunRow[]): string[] {
   const timed = rows.filter((r) => r.sumT > 0);
-  const out = [...header(['shape', 'tasks', 'limit ΣT ÷ CP', 'tool phase: seq ÷ par', 'achieved', 'end to end: seq ÷ par', 'limit', 'achieved'], 2)];
+  const out = [
+    ...header(
+      [
+        'shape',
+        'tasks',
+        'limit ΣT ÷ CP',
+        'tool phase: seq ÷ par',
+        'achieved',
+        'end to end: seq ÷ par',
+        'limit',
+        'achieved',
+      ],
+      2,
+    ),
+  ];
   for (const shape of [...shapesIn(timed), 'all']) {
     const of = shape === 'all' ? timed : timed.filter((r) => r.shape === shape);
     const limit = (x: RunRow) => x.sumT / Math.max(1e-9, x.criticalT);
-    const phase = paired(of, 'plan-execute-seq', 'plan-execute', (x, y) => (x.toolPhaseMs ?? NaN) / (y.toolPhaseMs ?? NaN));
-    const phaseAchieved = paired(of, 'plan-execute-seq', 'plan-execute', (x, y) => (x.toolPhaseMs ?? NaN) / (y.toolPhaseMs ?? NaN) / limit(y));
+    const phase = paired(
+      of,
+      'plan-execute-seq',
+      'plan-execute',
+      (x, y) => (x.toolPhaseMs ?? NaN) / (y.toolPhaseMs ?? NaN),
+    );
+    const phaseAchieved = paired(
+      of,
+      'plan-execute-seq',
+      'plan-execute',
+      (x, y) => (x.toolPhaseMs ?? NaN) / (y.toolPhaseMs ?? NaN) / limit(y),
+    );
     const e2e = paired(of, 'plan-execute-seq', 'plan-execute', (x, y) => x.wallMs / y.wallMs);
     const e2eLimit = paired(of, 'plan-execute-seq', 'plan-execute', (x, y) => x.analyticMs / y.analyticMs);
-    const e2eAchieved = paired(of, 'plan-execute-seq', 'plan-execute', (x, y) => x.wallMs / y.wallMs / (x.analyticMs / y.analyticMs));
+    const e2eAchieved = paired(
+      of,
+      'plan-execute-seq',
+      'plan-execute',
+      (x, y) => x.wallMs / y.wallMs / (x.analyticMs / y.analyticMs),
+    );
     const tasks = new Set(of.map((r) => r.task)).size;
-    out.push(row([shape === 'all' ? '**all**' : shape, tasks, median(of.filter((r) => r.mode === 'plan-execute').map(limit)).toFixed(2), spread(phase),
-      spread(phaseAchieved.map((a) => a * 100), 0, '%'), spread(e2e), median(e2eLimit).toFixed(2), spread(e2eAchieved.map((a) => a * 100), 0, '%')]));
+    out.push(
+      row([
+        shape === 'all' ? '**all**' : shape,
+        tasks,
+        median(of.filter((r) => r.mode === 'plan-execute').map(limit)).toFixed(2),
+        spread(phase),
+        spread(
+          phaseAchieved.map((a) => a * 100),
+          0,
+          '%',
+        ),
+        spread(e2e),
+        median(e2eLimit).toFixed(2),
+        spread(
+          e2eAchieved.map((a) => a * 100),
+          0,
+          '%',
+        ),
+      ]),
+    );
   }
   return out;
 }
@@ -90,11 +200,39 @@ export function parallelTable(rows: readonly RunRow[]): string[] {
 /** Where a plan-execute run spends time besides the LLM and the tools, per shape (ms, medians). */
 export function runOverheadTable(rows: readonly RunRow[]): string[] {
   const pe = rows.filter((r) => r.mode === 'plan-execute' && r.overhead);
-  const out = [...header(['shape', 'steps', 'message → planner', 'planner → 1st step', 'between steps', 'last step → report writer', 'report → sent', 'total ms / run', 'store calls', 'store ms not hidden'], 1)];
+  const out = [
+    ...header(
+      [
+        'shape',
+        'steps',
+        'message → planner',
+        'planner → 1st step',
+        'between steps',
+        'last step → report writer',
+        'report → sent',
+        'total ms / run',
+        'store calls',
+        'store ms not hidden',
+      ],
+      1,
+    ),
+  ];
   const line = (label: string, rs: RunRow[]) => {
     const o = (k: keyof NonNullable<RunRow['overhead']>) => rs.map((r) => r.overhead?.[k] ?? NaN);
-    out.push(row([label, stepsOf(rs, 'plan-execute'), median(o('prePlan')).toFixed(1), median(o('approve')).toFixed(1), median(o('steps')).toFixed(1),
-      median(o('finish')).toFixed(1), median(o('report')).toFixed(1), spread(o('total'), 1), median(o('storeCalls')).toFixed(0), median(o('storeExposedMs')).toFixed(1)]));
+    out.push(
+      row([
+        label,
+        stepsOf(rs, 'plan-execute'),
+        median(o('prePlan')).toFixed(1),
+        median(o('approve')).toFixed(1),
+        median(o('steps')).toFixed(1),
+        median(o('finish')).toFixed(1),
+        median(o('report')).toFixed(1),
+        spread(o('total'), 1),
+        median(o('storeCalls')).toFixed(0),
+        median(o('storeExposedMs')).toFixed(1),
+      ]),
+    );
   };
   for (const [shape, rs] of groupBy(pe, (r) => r.shape)) line(shape, rs);
   line('**all**', pe);
@@ -105,12 +243,22 @@ export function runOverheadTable(rows: readonly RunRow[]): string[] {
 export function rateLimitTable(rows: readonly RunRow[], every: number, retryAfterMs: number): string[] {
   const out = [
     `The fake refused the 1st and every ${every}th further distinct request of each run once with 429 and Retry-After ${retryAfterMs} ms; the openai SDK (maxRetries 2, Steward's default) waited and sent again. ${new Set(rows.map((r) => r.task)).size} tasks, one run each.`,
-    '', ...header(['mode', 'runs', 'LLM calls answered', 'refused (429)', 'wall ms (median)', 'correct'], 1),
+    '',
+    ...header(['mode', 'runs', 'LLM calls answered', 'refused (429)', 'wall ms (median)', 'correct'], 1),
   ];
   for (const mode of MODES) {
     const rs = rows.filter((r) => r.mode === mode);
     if (rs.length === 0) continue;
-    out.push(row([SHORT[mode], rs.length, sum(rs.map((r) => r.llmCalls)), sum(rs.map((r) => r.refused)), int(median(rs.map((r) => r.wallMs))), `${rs.filter((r) => r.correct).length}/${rs.length}`]));
+    out.push(
+      row([
+        SHORT[mode],
+        rs.length,
+        sum(rs.map((r) => r.llmCalls)),
+        sum(rs.map((r) => r.refused)),
+        int(median(rs.map((r) => r.wallMs))),
+        `${rs.filter((r) => r.correct).length}/${rs.length}`,
+      ]),
+    );
   }
   return out;
 }
@@ -122,9 +270,15 @@ export function achievedByShape(rows: readonly RunRow[], versus: 'react' | 'para
   const of = versus === 'parallel' ? rows.filter((r) => r.sumT > 1.05 * r.criticalT) : rows;
   for (const shape of shapesIn(of)) {
     const rs = of.filter((r) => r.shape === shape);
-    const xs = versus === 'react'
-      ? paired(rs, 'react', 'plan-execute', (x, y) => x.wallMs / y.wallMs / (x.analyticMs / y.analyticMs))
-      : paired(rs, 'plan-execute-seq', 'plan-execute', (x, y) => (x.toolPhaseMs ?? NaN) / (y.toolPhaseMs ?? NaN) / (y.sumT / y.criticalT));
+    const xs =
+      versus === 'react'
+        ? paired(rs, 'react', 'plan-execute', (x, y) => x.wallMs / y.wallMs / (x.analyticMs / y.analyticMs))
+        : paired(
+            rs,
+            'plan-execute-seq',
+            'plan-execute',
+            (x, y) => (x.toolPhaseMs ?? NaN) / (y.toolPhaseMs ?? NaN) / (y.sumT / y.criticalT),
+          );
     out.set(shape, median(xs));
   }
   return out;

@@ -9,7 +9,15 @@ import { DEFAULT_LATENCY } from './latency-model.ts';
 import { BENCH_MAX_PARALLEL } from './mode-runner.ts';
 import type { OverheadRow } from './overhead.ts';
 import type { BenchProfile } from './profile.ts';
-import { achievedByShape, againstReactTable, modesTable, paired, parallelTable, rateLimitTable, runOverheadTable } from './report-react.ts';
+import {
+  achievedByShape,
+  againstReactTable,
+  modesTable,
+  paired,
+  parallelTable,
+  rateLimitTable,
+  runOverheadTable,
+} from './report-react.ts';
 import type { RunRow } from './run-analysis.ts';
 import { header, median, pct, row } from './stats.ts';
 import { targetRows } from './targets.ts';
@@ -43,13 +51,19 @@ export interface BenchResults {
 function settingsLines(r: BenchResults): string[] {
   const p = r.profile;
   const l = DEFAULT_LATENCY;
-  const planner = r.reactRows.filter((x) => x.mode === 'plan-execute' && x.shape === 'fan-8').map((x) => x.roles['planner']?.modelMs ?? NaN);
+  const planner = r.reactRows
+    .filter((x) => x.mode === 'plan-execute' && x.shape === 'fan-8')
+    .map((x) => x.roles['planner']?.modelMs ?? NaN);
   return [
     `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × 4 modes after a warm-up pass (6 tasks in every mode), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
     `- Fake LLM (own process): latency = scale × (${l.ttftMs} ms + input tokens ÷ ${l.prefillTokensPerSec.toLocaleString('en-US')}/s + output tokens ÷ ${l.outputTokensPerSec}/s) × log-normal jitter (σ ${l.jitter}) seeded by the request body. An 8-step planner call modelled at ${Math.round(median(planner))} ms here, ${Math.round(median(planner) / p.scale)} ms at scale 1. Tokens are counted by the server from the whole request (every message, re-sent history included, and the response schema), 4 characters a token.`,
     `- Tools: server-everything over stdio (\`everything\`) and Streamable HTTP (\`web\`), server-filesystem on a generated tree of 50 KB files (\`fs\`), the audit fixture's \`sleep\` (\`audit\`); sleeps and long operations are scaled too. PostgreSQL logging on. Plan-execute runs with maxParallel ${BENCH_MAX_PARALLEL} (Steward's default is 4), auto-approved (all plans are low risk).`,
     '- Medians over tasks × rounds, with p25–p75 in brackets; ratios are taken per pair (same task and round) before the median. Raw rows: `bench/out/rows.jsonl`.',
-    `- Process warnings during the run: ${Object.entries(r.warnings).map(([name, n]) => `${name} × ${n}`).join(', ') || 'none'}${r.warnings['MaxListenersExceededWarning'] ? ' (abort listeners left on the MCP SDK Streamable HTTP transport\'s shared signal by concurrent calls: they pile up, about one per concurrent call)' : ''}.`,
+    `- Process warnings during the run: ${
+      Object.entries(r.warnings)
+        .map(([name, n]) => `${name} × ${n}`)
+        .join(', ') || 'none'
+    }${r.warnings['MaxListenersExceededWarning'] ? " (abort listeners left on the MCP SDK Streamable HTTP transport's shared signal by concurrent calls: they pile up, about one per concurrent call)" : ''}.`,
   ];
 }
 
@@ -57,7 +71,7 @@ function section1(r: BenchResults): string[] {
   return [
     '## 1. Against ReAct',
     '',
-    'Analytic wall time per mode, from the latencies the fake applied to that very run and the tasks\' modelled tool times T (sleeps; llm steps count with their modelled latency; tools that answer at once count 0): ReAct = ΣL + ΣT (the spec\'s (N+1)·L + ΣT), ReAct with parallel calls = ΣL + Σ over turns of the longest T, plan-execute = L(planner) + L(report) + critical path of T (the spec\'s 2L + CP), plan-execute with maxParallel 1 = the same with ΣT. Each call keeps its own L: a planner call writing a whole plan costs more than a ReAct turn writing one call.',
+    "Analytic wall time per mode, from the latencies the fake applied to that very run and the tasks' modelled tool times T (sleeps; llm steps count with their modelled latency; tools that answer at once count 0): ReAct = ΣL + ΣT (the spec's (N+1)·L + ΣT), ReAct with parallel calls = ΣL + Σ over turns of the longest T, plan-execute = L(planner) + L(report) + critical path of T (the spec's 2L + CP), plan-execute with maxParallel 1 = the same with ΣT. Each call keeps its own L: a planner call writing a whole plan costs more than a ReAct turn writing one call.",
     '',
     ...modesTable(r.reactRows),
     '',
@@ -75,7 +89,7 @@ function section2(r: BenchResults): string[] {
   return [
     '## 2. Parallel against sequential',
     '',
-    'Plan-execute with maxParallel 1 against the same plans in parallel, on the tasks whose tools take time (the others have nothing to overlap). Tool phase = planner answer → report writer called, so it includes Steward\'s bookkeeping around the steps; the limit is ΣT ÷ critical path of T. End to end adds the two LLM calls to both sides.',
+    "Plan-execute with maxParallel 1 against the same plans in parallel, on the tasks whose tools take time (the others have nothing to overlap). Tool phase = planner answer → report writer called, so it includes Steward's bookkeeping around the steps; the limit is ΣT ÷ critical path of T. End to end adds the two LLM calls to both sides.",
     '',
     ...parallelTable(r.reactRows),
   ];
@@ -97,8 +111,18 @@ function section3(r: BenchResults): string[] {
     ...runOverheadTable(r.reactRows),
   ];
   for (const p of r.profiles) {
-    out.push('', `### CPU profile: ${p.what}`, '', `${p.busyMs.toFixed(0)} ms of busy CPU on the main thread (${(p.busyMs / p.per).toFixed(2)} ms ${p.unit}). Top self time:`, '', ...profileTable(p.self, p.per, p.unit),
-      '', 'Project functions by inclusive time (each counted once per sample):', '', ...profileTable(p.inclusive, p.per, p.unit));
+    out.push(
+      '',
+      `### CPU profile: ${p.what}`,
+      '',
+      `${p.busyMs.toFixed(0)} ms of busy CPU on the main thread (${(p.busyMs / p.per).toFixed(2)} ms ${p.unit}). Top self time:`,
+      '',
+      ...profileTable(p.self, p.per, p.unit),
+      '',
+      'Project functions by inclusive time (each counted once per sample):',
+      '',
+      ...profileTable(p.inclusive, p.per, p.unit),
+    );
   }
   return out;
 }

@@ -59,7 +59,13 @@ export interface RunRow {
 }
 
 /** Builds the row; `calls` are the fake's records for this run. */
-export function analyseRun(task: BenchTask, mode: Mode, round: number, run: ModeRun, calls: readonly LlmCallRecord[]): RunRow {
+export function analyseRun(
+  task: BenchTask,
+  mode: Mode,
+  round: number,
+  run: ModeRun,
+  calls: readonly LlmCallRecord[],
+): RunRow {
   const answered = calls.filter((c) => c.status === 200);
   const llmStepLatency = answered.filter((c) => c.role === 'llm_step').map((c) => c.latencyMs);
   const plan = mode === 'plan-execute' || mode === 'plan-execute-seq';
@@ -77,11 +83,25 @@ export function analyseRun(task: BenchTask, mode: Mode, round: number, run: Mode
     r.outputTokens += c.outputTokens;
   }
   const row: RunRow = {
-    section: 'react', task: task.id, shape: task.shape, transport: task.transport, mode, round, steps: steps.length,
-    wallMs: run.wallMs, correct: run.answer !== null && run.answer.includes(task.expected), status: run.status,
-    llmCalls: answered.length, refused: calls.length - answered.length,
-    inputTokens: sum(answered.map((c) => c.inputTokens)), outputTokens: sum(answered.map((c) => c.outputTokens)),
-    modelLlmMs, roles, sumT, criticalT, analyticMs: modelLlmMs + analyticTools(mode, steps, modelled, run),
+    section: 'react',
+    task: task.id,
+    shape: task.shape,
+    transport: task.transport,
+    mode,
+    round,
+    steps: steps.length,
+    wallMs: run.wallMs,
+    correct: run.answer !== null && run.answer.includes(task.expected),
+    status: run.status,
+    llmCalls: answered.length,
+    refused: calls.length - answered.length,
+    inputTokens: sum(answered.map((c) => c.inputTokens)),
+    outputTokens: sum(answered.map((c) => c.outputTokens)),
+    modelLlmMs,
+    roles,
+    sumT,
+    criticalT,
+    analyticMs: modelLlmMs + analyticTools(mode, steps, modelled, run),
   };
   if (plan) Object.assign(row, planBreakdown(task, mode, run));
   return row;
@@ -89,7 +109,8 @@ export function analyseRun(task: BenchTask, mode: Mode, round: number, run: Mode
 
 function analyticTools(mode: Mode, steps: readonly TaskStep[], t: Map<string, number>, run: ModeRun): number {
   if (mode === 'plan-execute') return criticalPath(steps, t);
-  if (mode === 'react-parallel') return sum((run.react?.callsPerTurn ?? []).map((ids) => Math.max(0, ...ids.map((id) => t.get(id) ?? 0))));
+  if (mode === 'react-parallel')
+    return sum((run.react?.callsPerTurn ?? []).map((ids) => Math.max(0, ...ids.map((id) => t.get(id) ?? 0))));
   return sum([...t.values()]);
 }
 
@@ -102,7 +123,8 @@ function weights(steps: readonly TaskStep[], weight: (s: TaskStep, llmIndex: num
 /** Longest path through the DAG, each step weighing `t`. */
 export function criticalPath(steps: readonly TaskStep[], t: ReadonlyMap<string, number>): number {
   const finish = new Map<string, number>();
-  for (const s of steps) finish.set(s.id, Math.max(0, ...s.dependsOn.map((d) => finish.get(d) ?? 0)) + (t.get(s.id) ?? 0));
+  for (const s of steps)
+    finish.set(s.id, Math.max(0, ...s.dependsOn.map((d) => finish.get(d) ?? 0)) + (t.get(s.id) ?? 0));
   return Math.max(0, ...finish.values());
 }
 
@@ -130,8 +152,11 @@ function planBreakdown(task: BenchTask, mode: Mode, run: ModeRun): Pick<RunRow, 
   return {
     toolPhaseMs: synth.start - plannerEnd,
     overhead: {
-      ...phases, total: sum(Object.values(phases)), storeCalls: store.length,
-      storeMs: sum(store.map((s) => s.end - s.start)), storeExposedMs: exclusiveMs(intervals(store), busy),
+      ...phases,
+      total: sum(Object.values(phases)),
+      storeCalls: store.length,
+      storeMs: sum(store.map((s) => s.end - s.start)),
+      storeExposedMs: exclusiveMs(intervals(store), busy),
     },
   };
 }
@@ -159,9 +184,11 @@ function measuredWeights(task: BenchTask, work: readonly Span[]): Map<string, nu
     }
   }
   const llmCalls = work.filter((s) => s.kind === 'llm').sort((a, b) => a.start - b.start);
-  task.steps.filter((s) => s.kind === 'llm').forEach((s, i) => {
-    const c = llmCalls[i];
-    if (c) out.set(s.id, c.end - c.start);
-  });
+  task.steps
+    .filter((s) => s.kind === 'llm')
+    .forEach((s, i) => {
+      const c = llmCalls[i];
+      if (c) out.set(s.id, c.end - c.start);
+    });
   return out;
 }

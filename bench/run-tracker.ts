@@ -135,7 +135,12 @@ export interface LoadSamples {
  * monitorEventLoopDelay would count them), a GC-and-heap sample whenever the runs in flight grow by a quarter, and
  * the pool's waiting count every 5 ms.
  */
-export function startSampling(o: { baseline: number; inFlight: () => number; waiting: () => number; now: () => number }): LoadSampler {
+export function startSampling(o: {
+  baseline: number;
+  inFlight: () => number;
+  waiting: () => number;
+  now: () => number;
+}): LoadSampler {
   const delays = createHistogram();
   let last = performance.now();
   const tick = setInterval(() => {
@@ -163,8 +168,13 @@ export function startSampling(o: { baseline: number; inFlight: () => number; wai
       for (const t of [tick, memory, pool]) clearInterval(t);
       const ms = (us: number) => us / 1000;
       return {
-        eldP50Ms: ms(delays.percentile(50)), eldP99Ms: ms(delays.percentile(99)), eldMaxMs: ms(delays.max),
-        heapPerRunBytes: best.perRun, inFlightAtHeap: best.inFlight, gcWindows, maxPoolWaiting: maxWaiting,
+        eldP50Ms: ms(delays.percentile(50)),
+        eldP99Ms: ms(delays.percentile(99)),
+        eldMaxMs: ms(delays.max),
+        heapPerRunBytes: best.perRun,
+        inFlightAtHeap: best.inFlight,
+        gcWindows,
+        maxPoolWaiting: maxWaiting,
       };
     },
   };

@@ -31,7 +31,9 @@ async function main(): Promise<void> {
   const env = await readEnvironment();
   writeFileSync(rowsFile, `${JSON.stringify({ section: 'environment', profile, env })}\n`);
   const emit = (r: object) => appendFileSync(rowsFile, `${JSON.stringify(r)}\n`);
-  log(`${profile.name} profile: scale ${profile.scale}, ${profile.rounds} rounds; starting the fake LLM, MCP servers and PostgreSQL`);
+  log(
+    `${profile.name} profile: scale ${profile.scale}, ${profile.rounds} rounds; starting the fake LLM, MCP servers and PostgreSQL`,
+  );
 
   const world = await openWorld({ scale: profile.scale, seed: profile.seed });
   const profiles: ProfileSummary[] = [];
@@ -42,12 +44,26 @@ async function main(): Promise<void> {
     const limitedRows = await benchRateLimited(world, { ...profile.rateLimit, onRow: emit });
     log('CPU profile of one plan-execute pass');
     const pass = await profileCpu(() => runPass(world, 'plan-execute', 2000, 2));
-    profiles.push(summary(`one plan-execute run of every other task (${pass.result} runs) through \`Steward\` (PostgreSQL, real MCP servers, fake LLM in its own process)`, pass.profile, pass.result, 'per run'));
+    profiles.push(
+      summary(
+        `one plan-execute run of every other task (${pass.result} runs) through \`Steward\` (PostgreSQL, real MCP servers, fake LLM in its own process)`,
+        pass.profile,
+        pass.result,
+        'per run',
+      ),
+    );
     log('dispatcher overhead');
     const overhead = await benchOverhead({ rounds: profile.overheadRounds, tools: world.host, onRow: emit });
     const chains = 10;
     const driver = await profileCpu(() => driverChains(new PgRunStore(world.db.db), chains));
-    profiles.push(summary(`${chains} runs of a 50-step chain through the RunDriver on PostgreSQL, tools answering at once`, driver.profile, chains * 50, 'per step'));
+    profiles.push(
+      summary(
+        `${chains} runs of a 50-step chain through the RunDriver on PostgreSQL, tools answering at once`,
+        driver.profile,
+        chains * 50,
+        'per step',
+      ),
+    );
     results = { reactRows, limitedRows, overhead };
   } finally {
     await world.close();
@@ -65,7 +81,16 @@ async function main(): Promise<void> {
       for (const row of section.rows) emit(row);
     }
   }
-  const report = renderReport({ profile, env, durationS: (performance.now() - started) / 1000, ...results, profiles, steering, slackSections: slackSections.length > 0 ? slackSections : undefined, warnings: Object.fromEntries(warnings) });
+  const report = renderReport({
+    profile,
+    env,
+    durationS: (performance.now() - started) / 1000,
+    ...results,
+    profiles,
+    steering,
+    slackSections: slackSections.length > 0 ? slackSections : undefined,
+    warnings: Object.fromEntries(warnings),
+  });
   writeFileSync(join(OUT, 'report.md'), report);
   process.stdout.write(report);
 }

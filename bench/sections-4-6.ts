@@ -25,4 +25,6 @@ if (only.includes('5')) {
 const out = join(import.meta.dirname, 'out');
 mkdirSync(out, { recursive: true });
 writeFileSync(join(out, 'sections-4-6.jsonl'), rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-process.stdout.write(`${markdown.join('\n')}\n_${profile} profile, ${((performance.now() - started) / 1000).toFixed(0)} s._\n`);
+process.stdout.write(
+  `${markdown.join('\n')}\n_${profile} profile, ${((performance.now() - started) / 1000).toFixed(0)} s._\n`,
+);

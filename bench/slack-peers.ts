@@ -11,7 +11,13 @@ import { once } from 'node:events';
 import { createHmac } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { byRole, startFakeLlm, type FakeLlm } from '../test/fakes/fake-llm-server.ts';
-import { SLACK_RATE_LIMITS, startFakeSlack, type FakeMessage, type FakeSlack, type SlackRateLimit } from '../test/fakes/fake-slack-server.ts';
+import {
+  SLACK_RATE_LIMITS,
+  startFakeSlack,
+  type FakeMessage,
+  type FakeSlack,
+  type SlackRateLimit,
+} from '../test/fakes/fake-slack-server.ts';
 import { createBlockAction, createMention, eventEnvelope, interactionBody, newTs } from '../test/e2e/slack-requests.ts';
 
 /** Epoch milliseconds with sub-millisecond resolution, comparable across processes on one machine. */
@@ -113,7 +119,10 @@ export async function startSlackPeers(options: { rateLimits: boolean }): Promise
       });
       child.send({ id, type, ...args });
     });
-  const started = await ask<{ llmBaseURL: string; slackApiUrl: string; botToken: string; botUserId: string }>('start', options);
+  const started = await ask<{ llmBaseURL: string; slackApiUrl: string; botToken: string; botUserId: string }>(
+    'start',
+    options,
+  );
   return {
     ...started,
     script: (planner, synthesizer) => ask('script', { planner, synthesizer }),
@@ -151,13 +160,23 @@ interface ChildState {
 }
 
 /** Signs and posts a body the way Slack does (v0 HMAC-SHA256), timing the response's arrival. */
-async function post(s: ChildState, body: string, contentType: string, headers: Record<string, string> = {}): Promise<Sent> {
+async function post(
+  s: ChildState,
+  body: string,
+  contentType: string,
+  headers: Record<string, string> = {},
+): Promise<Sent> {
   const timestamp = Math.floor(Date.now() / 1000);
   const signature = `v0=${createHmac('sha256', s.secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
   const sentAt = epochNow();
   const res = await fetch(s.url, {
     method: 'POST',
-    headers: { 'content-type': contentType, 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': signature, ...headers },
+    headers: {
+      'content-type': contentType,
+      'x-slack-request-timestamp': String(timestamp),
+      'x-slack-signature': signature,
+      ...headers,
+    },
     body,
   });
   const ackMs = epochNow() - sentAt;
@@ -174,7 +193,9 @@ const titleOf = (blocks: unknown): string => {
 function buttonValue(card: FakeMessage, action: string): string | undefined {
   for (const b of card.blocks) {
     if (b.type !== 'actions') continue;
-    const found = (b.elements as { action_id: string; value: string }[]).find((e) => e.action_id === `steward.${action}`);
+    const found = (b.elements as { action_id: string; value: string }[]).find(
+      (e) => e.action_id === `steward.${action}`,
+    );
     if (found) return found.value;
   }
   return undefined;
@@ -189,10 +210,18 @@ function newestCard(s: ChildState, channel: string): FakeMessage | undefined {
 function pressBodyFor(s: ChildState, card: FakeMessage, action: string, user: string): string | null {
   const value = buttonValue(card, action);
   if (value === undefined) return null;
-  return interactionBody(createBlockAction({
-    user, actionId: `steward.${action}`, value, channel: card.channel, messageTs: card.ts, threadTs: card.threadTs,
-    triggerId: s.slack.newTriggerId(), botUserId: s.slack.botUserId,
-  }));
+  return interactionBody(
+    createBlockAction({
+      user,
+      actionId: `steward.${action}`,
+      value,
+      channel: card.channel,
+      messageTs: card.ts,
+      threadTs: card.threadTs,
+      triggerId: s.slack.newTriggerId(),
+      botUserId: s.slack.botUserId,
+    }),
+  );
 }
 
 const FORM = 'application/x-www-form-urlencoded';
@@ -214,7 +243,12 @@ function retriesOf(calls: FakeSlack['calls'], prefix: string): SlackStats['retri
     gaps.push({ gap, margin: gap - (c.retryAfter ?? 0) * 1000 });
   });
   const sorted = gaps.map((g) => g.gap).sort((a, b) => a - b);
-  return { refused, retried: gaps.length, minMarginMs: Math.min(...gaps.map((g) => g.margin)), medianGapMs: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN };
+  return {
+    refused,
+    retried: gaps.length,
+    minMarginMs: Math.min(...gaps.map((g) => g.margin)),
+    medianGapMs: sorted[Math.floor(sorted.length / 2)] ?? Number.NaN,
+  };
 }
 
 async function handle(s: ChildState, m: Request): Promise<unknown> {
@@ -229,11 +263,16 @@ async function handle(s: ChildState, m: Request): Promise<unknown> {
       s.secret = String(m.secret);
       return null;
     case 'mentions':
-      return Promise.all((m.list as MentionSpec[]).map(async (spec) => {
-        const ts = newTs();
-        const body = eventEnvelope(createMention({ text: spec.text, user: spec.user, channel: spec.channel, ts }, s.slack.botUserId), s.slack.botUserId);
-        return { ...(await post(s, body, 'application/json')), channel: spec.channel, ts };
-      }));
+      return Promise.all(
+        (m.list as MentionSpec[]).map(async (spec) => {
+          const ts = newTs();
+          const body = eventEnvelope(
+            createMention({ text: spec.text, user: spec.user, channel: spec.channel, ts }, s.slack.botUserId),
+            s.slack.botUserId,
+          );
+          return { ...(await post(s, body, 'application/json')), channel: spec.channel, ts };
+        }),
+      );
     case 'press': {
       const card = newestCard(s, String(m.channel));
       const body = card && pressBodyFor(s, card, String(m.action), String(m.user));
@@ -248,22 +287,36 @@ async function handle(s: ChildState, m: Request): Promise<unknown> {
     }
     case 'mentionBody': {
       const spec = m.m as MentionSpec;
-      return eventEnvelope(createMention({ text: spec.text, user: spec.user, channel: spec.channel }, s.slack.botUserId), s.slack.botUserId);
+      return eventEnvelope(
+        createMention({ text: spec.text, user: spec.user, channel: spec.channel }, s.slack.botUserId),
+        s.slack.botUserId,
+      );
     }
     case 'replay':
       return (await post(s, String(m.body), String(m.contentType), m.headers as Record<string, string>)).status;
     case 'startPressing': {
-      const { everyMs, action, user, prefix } = m as unknown as { everyMs: number; action: string; user: string; prefix: string };
-      const state = { sent: [] as Promise<Sent>[], noCard: 0, timer: setInterval(() => {
-        const offering = [...s.slack.messages.values()].filter((c) => c.channel.startsWith(prefix) && isCard(c) && buttonValue(c, action) !== undefined);
-        const card = offering[Math.floor(Math.random() * offering.length)];
-        const body = card && pressBodyFor(s, card, action, user);
-        if (!body) {
-          state.noCard += 1;
-          return;
-        }
-        state.sent.push(post(s, body, FORM));
-      }, everyMs) };
+      const { everyMs, action, user, prefix } = m as unknown as {
+        everyMs: number;
+        action: string;
+        user: string;
+        prefix: string;
+      };
+      const state = {
+        sent: [] as Promise<Sent>[],
+        noCard: 0,
+        timer: setInterval(() => {
+          const offering = [...s.slack.messages.values()].filter(
+            (c) => c.channel.startsWith(prefix) && isCard(c) && buttonValue(c, action) !== undefined,
+          );
+          const card = offering[Math.floor(Math.random() * offering.length)];
+          const body = card && pressBodyFor(s, card, action, user);
+          if (!body) {
+            state.noCard += 1;
+            return;
+          }
+          state.sent.push(post(s, body, FORM));
+        }, everyMs),
+      };
       s.pressing = state;
       return null;
     }
@@ -276,15 +329,25 @@ async function handle(s: ChildState, m: Request): Promise<unknown> {
     }
     case 'cardCalls': {
       const since = Number(m.since);
-      const cards = new Set([...s.slack.messages.values()].filter((c) => c.channel === m.channel && isCard(c)).map((c) => c.ts));
+      const cards = new Set(
+        [...s.slack.messages.values()].filter((c) => c.channel === m.channel && isCard(c)).map((c) => c.ts),
+      );
       return s.slack.calls
-        .filter((c) => c.args.channel === m.channel && c.at >= Math.floor(since) && (c.method === 'chat.update' ? cards.has(String(c.args.ts)) : c.method === 'chat.postMessage' && titleOf(c.args.blocks) !== ''))
+        .filter(
+          (c) =>
+            c.args.channel === m.channel &&
+            c.at >= Math.floor(since) &&
+            (c.method === 'chat.update'
+              ? cards.has(String(c.args.ts))
+              : c.method === 'chat.postMessage' && titleOf(c.args.blocks) !== ''),
+        )
         .map((c): CardCall => ({ at: c.at, method: c.method, title: titleOf(c.args.blocks), status: c.status ?? 200 }));
     }
     case 'stats': {
       const prefix = String(m.prefix);
       const calls: Record<string, number> = {};
-      for (const c of s.slack.calls) if (String(c.args.channel ?? '').startsWith(prefix)) calls[c.method] = (calls[c.method] ?? 0) + 1;
+      for (const c of s.slack.calls)
+        if (String(c.args.channel ?? '').startsWith(prefix)) calls[c.method] = (calls[c.method] ?? 0) + 1;
       const cardTitles: Record<string, number> = {};
       let replies = 0;
       for (const msg of s.slack.messages.values()) {
@@ -292,7 +355,13 @@ async function handle(s: ChildState, m: Request): Promise<unknown> {
         if (isCard(msg)) cardTitles[titleOf(msg.blocks)] = (cardTitles[titleOf(msg.blocks)] ?? 0) + 1;
         else replies += 1;
       }
-      return { calls, rateLimited: { ...s.slack.rateLimited }, cardTitles, replies, retries: retriesOf(s.slack.calls, prefix) } satisfies SlackStats;
+      return {
+        calls,
+        rateLimited: { ...s.slack.rateLimited },
+        cardTitles,
+        replies,
+        retries: retriesOf(s.slack.calls, prefix),
+      } satisfies SlackStats;
     }
     case 'setRateLimits':
       for (const k of Object.keys(s.limits)) delete s.limits[k];
@@ -327,12 +396,23 @@ async function runChild(): Promise<void> {
         const limits: Record<string, SlackRateLimit> = m.rateLimits ? { ...SLACK_RATE_LIMITS } : {};
         const slack = await startFakeSlack({ rateLimits: limits });
         state = { llm, slack, limits, url: '', secret: '', pressing: null };
-        reply({ id: m.id, ok: true, value: { llmBaseURL: llm.baseURL, slackApiUrl: slack.apiUrl, botToken: slack.botToken, botUserId: slack.botUserId } });
+        reply({
+          id: m.id,
+          ok: true,
+          value: {
+            llmBaseURL: llm.baseURL,
+            slackApiUrl: slack.apiUrl,
+            botToken: slack.botToken,
+            botUserId: slack.botUserId,
+          },
+        });
         return;
       }
       if (!state) throw new Error('not started');
       reply({ id: m.id, ok: true, value: await handle(state, m) });
-    })().catch((err: unknown) => reply({ id: m.id, ok: false, error: err instanceof Error ? err.message : String(err) }));
+    })().catch((err: unknown) =>
+      reply({ id: m.id, ok: false, error: err instanceof Error ? err.message : String(err) }),
+    );
   });
   // The parent going away (even by a crash) ends this process.
   process.on('disconnect', () => process.exit(0));

@@ -24,7 +24,12 @@ import { epochNow, type SlackPeers } from './slack-peers.ts';
 
 /** Steward's defaults from src/config.ts (STEWARD_MAX_PARALLEL and friends, token budgets included). */
 export const PRODUCTION_SETTINGS: StewardSettings = {
-  maxParallel: 4, maxAttempts: 3, amendmentCap: 3, maxRepairs: 2, reviewTimeoutMs: 900_000, approvers: [],
+  maxParallel: 4,
+  maxAttempts: 3,
+  amendmentCap: 3,
+  maxRepairs: 2,
+  reviewTimeoutMs: 900_000,
+  approvers: [],
   budgets: { perRun: 200_000, perUserPerDay: 2_000_000 },
 };
 
@@ -68,11 +73,19 @@ const SECRET = 'bench-signing-secret-0123456789';
 
 /** A PgRunStore that reports each committed state change. */
 class TimedStore extends PgRunStore {
-  constructor(db: Kysely<DatabaseSchema>, private readonly hooks: StewardHooks) {
+  constructor(
+    db: Kysely<DatabaseSchema>,
+    private readonly hooks: StewardHooks,
+  ) {
     super(db);
   }
 
-  override async transition(runId: string, from: readonly RunStatus[], to: RunStatus, options?: { revision?: number; at?: Date }): Promise<boolean> {
+  override async transition(
+    runId: string,
+    from: readonly RunStatus[],
+    to: RunStatus,
+    options?: { revision?: number; at?: Date },
+  ): Promise<boolean> {
     const won = await super.transition(runId, from, to, options);
     if (won) this.hooks.committed?.(runId, to, epochNow());
     return won;
@@ -191,12 +204,25 @@ export async function startSlackSteward(o: {
       if (message.includes('card update failed')) logs.cardUpdatesFailed += 1;
       if (level !== 'info' && logs.first.length < 50) logs.first.push(`${level} ${message}`);
     };
-    const channel = new SlackChannel({ botToken: o.peers.botToken, signingSecret: SECRET, port: 0, apiUrl: o.peers.slackApiUrl, log });
+    const channel = new SlackChannel({
+      botToken: o.peers.botToken,
+      signingSecret: SECRET,
+      port: 0,
+      apiUrl: o.peers.slackApiUrl,
+      log,
+    });
     const store = new TimedStore(kysely, o.hooks);
-    const models = { planner: 'planner-model', classifier: 'classifier-model', synthesizer: 'synth-model', llm_step: 'step-model' };
+    const models = {
+      planner: 'planner-model',
+      classifier: 'classifier-model',
+      synthesizer: 'synth-model',
+      llm_step: 'step-model',
+    };
     const steward = new Steward({
       llm: createLlmClient({ openai: { apiKey: 'bench', baseURL: o.peers.llmBaseURL }, models }),
-      tools: timedTools(host, o.hooks), store, log,
+      tools: timedTools(host, o.hooks),
+      store,
+      log,
       notifier: {
         send: async (conversation, message) => {
           const sentAt = epochNow();

@@ -34,7 +34,16 @@ interface Round {
 }
 
 const newRound = (kind: Round['kind']): Round => ({
-  kind, pressAt: null, running: 0, aborts: [], settles: [], callsAfterPress: 0, rowsAfterPress: [], commits: [], inboundAt: null, reportAt: null,
+  kind,
+  pressAt: null,
+  running: 0,
+  aborts: [],
+  settles: [],
+  callsAfterPress: 0,
+  rowsAfterPress: [],
+  commits: [],
+  inboundAt: null,
+  reportAt: null,
 });
 
 async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 15_000): Promise<void> {
@@ -52,14 +61,17 @@ function roundsFor(profile: 'quick' | 'full'): { stop: number; pause: number } {
 }
 
 /** Measures Pause and Stop through Slack; returns Markdown lines and one raw row per round. */
-export async function benchStopBreakdown(profile: 'quick' | 'full'): Promise<{ markdown: string[]; rows: Record<string, unknown>[] }> {
+export async function benchStopBreakdown(
+  profile: 'quick' | 'full',
+): Promise<{ markdown: string[]; rows: Record<string, unknown>[] }> {
   const dir = mkdtempSync(join(tmpdir(), 'steward-bench-stop-'));
   const peers = await startSlackPeers({ rateLimits: true });
   let round = newRound('stop');
   let app: SlackSteward | undefined;
   try {
     app = await startSlackSteward({
-      peers, auditLog: join(dir, 'audit.jsonl'),
+      peers,
+      auditLog: join(dir, 'audit.jsonl'),
       hooks: {
         toolCall: (_name, at) => {
           const r = round;
@@ -67,7 +79,8 @@ export async function benchStopBreakdown(profile: 'quick' | 'full'): Promise<{ m
           r.running += 1;
           return { aborted: (t) => void r.aborts.push(t), settled: (t) => void (r.settles.push(t), (r.running -= 1)) };
         },
-        stepStarted: (_runId, stepId, at) => void (round.pressAt !== null && at >= round.pressAt && round.rowsAfterPress.push(stepId)),
+        stepStarted: (_runId, stepId, at) =>
+          void (round.pressAt !== null && at >= round.pressAt && round.rowsAfterPress.push(stepId)),
         committed: (_runId, to, at) => void round.commits.push({ to, at }),
         inbound: (kind, _key, at) => void (kind === 'decision' && round.inboundAt === null && (round.inboundAt = at)),
         notify: (_c, m, _sent, doneAt) => void (m.kind === 'report' && (round.reportAt = doneAt)),
@@ -75,12 +88,21 @@ export async function benchStopBreakdown(profile: 'quick' | 'full'): Promise<{ m
     });
     const steps = [
       ...Array.from({ length: IN_FLIGHT }, (_, i) => ({ id: `s${i}`, tool: 'audit.sleep', args: { ms: SLEEP_MS } })),
-      { id: 'after', tool: 'audit.sleep', args: { ms: 1 }, dependsOn: Array.from({ length: IN_FLIGHT }, (_, i) => `s${i}`) },
+      {
+        id: 'after',
+        tool: 'audit.sleep',
+        args: { ms: 1 },
+        dependsOn: Array.from({ length: IN_FLIGHT }, (_, i) => `s${i}`),
+      },
     ];
     await peers.script(planText('Sleep four times, then once more', steps), 'Stopped as asked.');
     const { stop, pause } = roundsFor(profile);
     // Interleaved, with a warm-up round of each first (not counted).
-    const kinds: Round['kind'][] = ['stop', 'pause', ...Array.from({ length: stop + pause }, (_, i) => (i % 5 < 3 ? 'stop' : 'pause') as Round['kind'])];
+    const kinds: Round['kind'][] = [
+      'stop',
+      'pause',
+      ...Array.from({ length: stop + pause }, (_, i) => (i % 5 < 3 ? 'stop' : 'pause') as Round['kind']),
+    ];
     const rows: Record<string, unknown>[] = [];
     for (const [i, kind] of kinds.entries()) {
       round = newRound(kind);
@@ -95,7 +117,13 @@ export async function benchStopBreakdown(profile: 'quick' | 'full'): Promise<{ m
   }
 }
 
-async function playRound(peers: SlackPeers, app: SlackSteward, r: Round, channel: string, delayMs: number): Promise<Record<string, unknown>> {
+async function playRound(
+  peers: SlackPeers,
+  app: SlackSteward,
+  r: Round,
+  channel: string,
+  delayMs: number,
+): Promise<Record<string, unknown>> {
   await peers.resetRateLimits();
   await peers.mentions([{ channel, user: 'U0ADA', text: 'sleep four times' }]);
   await until(`${IN_FLIGHT} calls in flight`, () => r.running === IN_FLIGHT);
@@ -105,15 +133,24 @@ async function playRound(peers: SlackPeers, app: SlackSteward, r: Round, channel
   const since = (to: string) => (r.commits.find((c) => c.to === to && c.at >= press.sentAt)?.at ?? NaN) - press.sentAt;
   const cardAt = async (titles: string[]) => {
     const calls: CardCall[] = await peers.cardCalls(channel, press.sentAt - 1);
-    return (calls.find((c) => c.method === 'chat.update' && c.status === 200 && titles.includes(c.title))?.at ?? NaN) - press.sentAt;
+    return (
+      (calls.find((c) => c.method === 'chat.update' && c.status === 200 && titles.includes(c.title))?.at ?? NaN) -
+      press.sentAt
+    );
   };
   let out: Record<string, unknown>;
   if (r.kind === 'stop') {
     await until('the report', () => r.reportAt !== null);
     out = {
-      committed: since('stopping'), abortFirst: Math.min(...r.aborts) - press.sentAt, abortLast: Math.max(...r.aborts) - press.sentAt,
-      settled: Math.max(...r.settles) - press.sentAt, final: since('stopped'), card: await cardAt(['⏹️ Stopping…', '⏹️ Stopped']),
-      cardFinal: await cardAt(['⏹️ Stopped']), report: (r.reportAt ?? NaN) - press.sentAt, aborted: r.aborts.length,
+      committed: since('stopping'),
+      abortFirst: Math.min(...r.aborts) - press.sentAt,
+      abortLast: Math.max(...r.aborts) - press.sentAt,
+      settled: Math.max(...r.settles) - press.sentAt,
+      final: since('stopped'),
+      card: await cardAt(['⏹️ Stopping…', '⏹️ Stopped']),
+      cardFinal: await cardAt(['⏹️ Stopped']),
+      report: (r.reportAt ?? NaN) - press.sentAt,
+      aborted: r.aborts.length,
     };
   } else {
     await until('the paused card', async () => Number.isFinite(await cardAt(['⏸️ Paused'])));
@@ -126,33 +163,56 @@ async function playRound(peers: SlackPeers, app: SlackSteward, r: Round, channel
     out = { ...out, callsAfterPress: startedWhilePaused.calls, rowIdsWhilePaused: startedWhilePaused.rows };
   }
   const stats = await peers.stats(channel);
-  const run = await app.db.db.selectFrom('runs').select(['id', 'status']).where('conversation_key', 'like', `${channel}:%`).executeTakeFirstOrThrow();
+  const run = await app.db.db
+    .selectFrom('runs')
+    .select(['id', 'status'])
+    .where('conversation_key', 'like', `${channel}:%`)
+    .executeTakeFirstOrThrow();
   const attempts = await app.store.listStepAttempts(run.id);
   // A row that ended `skipped` or `cancelled` without a call is the record of a step that did not run.
   const rows = (out.rowIdsWhilePaused as string[] | undefined) ?? r.rowsAfterPress;
-  const ran = (id: string) => attempts.some((a) => a.stepId === id && a.status !== 'skipped' && a.status !== 'cancelled');
+  const ran = (id: string) =>
+    attempts.some((a) => a.stepId === id && a.status !== 'skipped' && a.status !== 'cancelled');
   return {
-    section: 'stop-breakdown', kind: r.kind, channel, delayMs, ack: press.ackMs, status: press.status, engine: (r.inboundAt ?? NaN) - press.sentAt,
-    callsAfterPress: r.callsAfterPress, ...out, rowsAfterPress: rows.filter(ran).length, rowsNotRun: rows.filter((id) => !ran(id)).length,
-    rateLimited: stats.rateLimited, runStatus: run.status, afterStep: attempts.find((a) => a.stepId === 'after')?.status ?? 'no row',
+    section: 'stop-breakdown',
+    kind: r.kind,
+    channel,
+    delayMs,
+    ack: press.ackMs,
+    status: press.status,
+    engine: (r.inboundAt ?? NaN) - press.sentAt,
+    callsAfterPress: r.callsAfterPress,
+    ...out,
+    rowsAfterPress: rows.filter(ran).length,
+    rowsNotRun: rows.filter((id) => !ran(id)).length,
+    rateLimited: stats.rateLimited,
+    runStatus: run.status,
+    afterStep: attempts.find((a) => a.stepId === 'after')?.status ?? 'no row',
   };
 }
 
 function render(rows: Record<string, unknown>[]): string[] {
   const of = (kind: string, key: string) => rows.filter((r) => r.kind === kind).map((r) => Number(r[key]));
-  const cell = (xs: number[]) => (xs.length === 0 || xs.every((x) => !Number.isFinite(x)) ? '—' : `${quantile(xs, 0.5).toFixed(1)} / ${quantile(xs, 0.99).toFixed(1)}`);
+  const cell = (xs: number[]) =>
+    xs.length === 0 || xs.every((x) => !Number.isFinite(x))
+      ? '—'
+      : `${quantile(xs, 0.5).toFixed(1)} / ${quantile(xs, 0.99).toFixed(1)}`;
   const line = (what: string, key: string, pause = key) => row([what, cell(of('stop', key)), cell(of('pause', pause))]);
   const stops = rows.filter((r) => r.kind === 'stop');
   const pauses = rows.filter((r) => r.kind === 'pause');
   const afterStop = stops.reduce((n, r) => n + Number(r.callsAfterPress) + Number(r.rowsAfterPress), 0);
   const afterPause = pauses.reduce((n, r) => n + Number(r.callsAfterPress) + Number(r.rowsAfterPress), 0);
   const committedP99 = quantile(of('stop', 'committed'), 0.99);
-  const limited = rows.reduce((n, r) => n + Object.values(r.rateLimited as Record<string, number>).reduce((a, b) => a + b, 0), 0);
+  const limited = rows.reduce(
+    (n, r) => n + Object.values(r.rateLimited as Record<string, number>).reduce((a, b) => a + b, 0),
+    0,
+  );
   return [
-    '## 4. Pause and Stop, broken down', '',
-    `Pause and Stop through Slack: ${IN_FLIGHT} \`audit.sleep\` calls of ${SLEEP_MS} ms in flight (stdio), one run at a time, PostgreSQL, `
-      + `signed presses to the real Bolt receiver ${PRESS_WITHIN_MS / 1000} s or less after the calls start. ${stops.length} Stop and ${pauses.length} Pause rounds `
-      + 'after a warm-up; ms from sending the press, p50 / p99.',
+    '## 4. Pause and Stop, broken down',
+    '',
+    `Pause and Stop through Slack: ${IN_FLIGHT} \`audit.sleep\` calls of ${SLEEP_MS} ms in flight (stdio), one run at a time, PostgreSQL, ` +
+      `signed presses to the real Bolt receiver ${PRESS_WITHIN_MS / 1000} s or less after the calls start. ${stops.length} Stop and ${pauses.length} Pause rounds ` +
+      'after a warm-up; ms from sending the press, p50 / p99.',
     '',
     ...header(['from the press to…', 'Stop', 'Pause']),
     line('HTTP 200 acknowledgement received', 'ack'),
@@ -166,10 +226,10 @@ function render(rows: Record<string, unknown>[]): string[] {
     line('card shows `Stopped`', 'cardFinal', '-'),
     line('report delivered in the thread', 'report', '-'),
     '',
-    `Steps started after the press (MCP calls sent + step rows of steps that ran): after Stop ${afterStop}, while paused ${afterPause}; `
-      + `the dependent step was recorded as ${[...new Set(stops.map((r) => String(r.afterStep)))].join('/')} in every Stop round. `
-      + `Pause lets the ${IN_FLIGHT} calls finish (aborts fired while paused: ${pauses.reduce((n, r) => n + Number(r.aborted), 0)}). `
-      + `429s from the fake Slack during these rounds: ${limited}.`,
+    `Steps started after the press (MCP calls sent + step rows of steps that ran): after Stop ${afterStop}, while paused ${afterPause}; ` +
+      `the dependent step was recorded as ${[...new Set(stops.map((r) => String(r.afterStep)))].join('/')} in every Stop round. ` +
+      `Pause lets the ${IN_FLIGHT} calls finish (aborts fired while paused: ${pauses.reduce((n, r) => n + Number(r.aborted), 0)}). ` +
+      `429s from the fake Slack during these rounds: ${limited}.`,
     `Target: Stop committed ≤ 50 ms p99 after the press: ${committedP99.toFixed(1)} ms ${committedP99 <= 50 ? '✔' : '✘ missed'}; zero steps after Stop: ${afterStop === 0 ? '✔' : '✘ missed'}.`,
   ];
 }

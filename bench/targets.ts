@@ -18,15 +18,22 @@ function shapesTarget(achieved: Map<string, number>): { measured: string; ok: bo
   const misses = [...achieved].filter(([, a]) => !(a >= 0.95));
   const worst = [...achieved].sort((a, b) => a[1] - b[1])[0];
   const list = misses.map(([s, a]) => `${s} ${pct(a)}`).join(', ');
-  return { measured: misses.length ? `below on ${misses.length}/${achieved.size} shapes: ${list}` : `all ${achieved.size} shapes; lowest ${worst?.[0]} ${pct(worst?.[1] ?? NaN)}`, ok: misses.length === 0 };
+  return {
+    measured: misses.length
+      ? `below on ${misses.length}/${achieved.size} shapes: ${list}`
+      : `all ${achieved.size} shapes; lowest ${worst?.[0]} ${pct(worst?.[1] ?? NaN)}`,
+    ok: misses.length === 0,
+  };
 }
 
 function driverOverhead(rows: readonly OverheadRow[], shape: string, perStep: boolean): string {
   const tools = ['in-process', 'mcp stdio', 'mcp http'];
-  return tools.map((t) => {
-    const rs = rows.filter((r) => r.shape === shape && r.tools === t && r.store === 'postgres');
-    return `${t} ${median(rs.map((r) => r.overheadMs / (perStep ? r.steps : 1))).toFixed(perStep ? 2 : 1)}`;
-  }).join(', ');
+  return tools
+    .map((t) => {
+      const rs = rows.filter((r) => r.shape === shape && r.tools === t && r.store === 'postgres');
+      return `${t} ${median(rs.map((r) => r.overheadMs / (perStep ? r.steps : 1))).toFixed(perStep ? 2 : 1)}`;
+    })
+    .join(', ');
 }
 
 /** Every target with its measurement. */
@@ -34,26 +41,85 @@ export function targetRows(r: BenchResults): TargetRow[] {
   const rows = r.reactRows;
   const vsReact = shapesTarget(achievedByShape(rows, 'react'));
   const vsSeq = shapesTarget(achievedByShape(rows, 'parallel'));
-  const single = median(paired(rows.filter((x) => x.shape === 'single'), 'react', 'plan-execute', (x, y) => x.wallMs / y.wallMs));
+  const single = median(
+    paired(
+      rows.filter((x) => x.shape === 'single'),
+      'react',
+      'plan-execute',
+      (x, y) => x.wallMs / y.wallMs,
+    ),
+  );
   const tokens = (x: { inputTokens: number; outputTokens: number }) => x.inputTokens + x.outputTokens;
   const eight = rows.filter((x) => x.shape === 'fan-8');
   const tokenRatio = median(paired(eight, 'react', 'plan-execute', (x, y) => tokens(x) / tokens(y)));
   const tokenRatioPar = median(paired(eight, 'react-parallel', 'plan-execute', (x, y) => tokens(x) / tokens(y)));
   const chainPerStep = ['in-process', 'mcp stdio', 'mcp http'].map((t) =>
-    median(r.overhead.rows.filter((x) => x.shape === 'chain' && x.tools === t && x.store === 'postgres').map((x) => x.overheadMs / x.steps)));
+    median(
+      r.overhead.rows
+        .filter((x) => x.shape === 'chain' && x.tools === t && x.store === 'postgres')
+        .map((x) => x.overheadMs / x.steps),
+    ),
+  );
   const wholeRun = median(rows.filter((x) => x.mode === 'plan-execute').map((x) => x.overhead?.total ?? NaN));
-  const driverRun = median(r.overhead.rows.filter((x) => x.shape === 'single' && x.store === 'postgres').map((x) => x.overheadMs));
+  const driverRun = median(
+    r.overhead.rows.filter((x) => x.shape === 'single' && x.store === 'postgres').map((x) => x.overheadMs),
+  );
   // Sections 4-6 judge their own targets beside their tables (they run through the Slack adapter).
   const pending = 'see the targets line under sections 4-6';
   return [
-    { target: 'Plan-execute vs ReAct, every shape', goal: '≥ 95% of the analytic speedup limit', ...vsReact, met: mark(vsReact.ok) },
-    { target: 'Parallel vs maxParallel 1 (tool phase), every shape with steps to overlap (ΣT ÷ CP > 1.05)', goal: '≥ 95% of ΣT ÷ CP', ...vsSeq, met: mark(vsSeq.ok) },
-    { target: 'Single tool: ReAct wall ÷ plan-execute wall', goal: '≥ 0.98', measured: single.toFixed(2), met: mark(single >= 0.98) },
-    { target: 'Tokens on 8-step tasks: ReAct ÷ plan-execute', goal: '≥ 5×', measured: `${tokenRatio.toFixed(1)}× (ReAct with parallel calls: ${tokenRatioPar.toFixed(1)}×)`, met: mark(tokenRatio >= 5) },
-    { target: 'Dispatcher overhead per step, PostgreSQL (50-step chain)', goal: '≤ 1 ms', measured: `ms/step: ${driverOverhead(r.overhead.rows, 'chain', true)}`, met: mark(chainPerStep.every((x) => x <= 1)) },
-    { target: 'Overhead per run, PostgreSQL', goal: '≤ 20 ms', measured: `whole Steward run (LLM and tools out): ${wholeRun.toFixed(1)} ms; RunDriver, 1 step: ${driverRun.toFixed(1)} ms (${driverOverhead(r.overhead.rows, 'single', false)})`, met: mark(wholeRun <= 20 && driverRun <= 20) },
-    { target: 'Stop committed after the press; steps started after Stop', goal: '≤ 50 ms p99; 0', measured: pending, met: '—' },
-    { target: '1,000 concurrent runs: event-loop delay p99; memory per run', goal: '< 100 ms; < 50 KB', measured: pending, met: '—' },
-    { target: 'Button acknowledgement p99 at saturation; duplicate runs', goal: '< 100 ms; 0', measured: pending, met: '—' },
+    {
+      target: 'Plan-execute vs ReAct, every shape',
+      goal: '≥ 95% of the analytic speedup limit',
+      ...vsReact,
+      met: mark(vsReact.ok),
+    },
+    {
+      target: 'Parallel vs maxParallel 1 (tool phase), every shape with steps to overlap (ΣT ÷ CP > 1.05)',
+      goal: '≥ 95% of ΣT ÷ CP',
+      ...vsSeq,
+      met: mark(vsSeq.ok),
+    },
+    {
+      target: 'Single tool: ReAct wall ÷ plan-execute wall',
+      goal: '≥ 0.98',
+      measured: single.toFixed(2),
+      met: mark(single >= 0.98),
+    },
+    {
+      target: 'Tokens on 8-step tasks: ReAct ÷ plan-execute',
+      goal: '≥ 5×',
+      measured: `${tokenRatio.toFixed(1)}× (ReAct with parallel calls: ${tokenRatioPar.toFixed(1)}×)`,
+      met: mark(tokenRatio >= 5),
+    },
+    {
+      target: 'Dispatcher overhead per step, PostgreSQL (50-step chain)',
+      goal: '≤ 1 ms',
+      measured: `ms/step: ${driverOverhead(r.overhead.rows, 'chain', true)}`,
+      met: mark(chainPerStep.every((x) => x <= 1)),
+    },
+    {
+      target: 'Overhead per run, PostgreSQL',
+      goal: '≤ 20 ms',
+      measured: `whole Steward run (LLM and tools out): ${wholeRun.toFixed(1)} ms; RunDriver, 1 step: ${driverRun.toFixed(1)} ms (${driverOverhead(r.overhead.rows, 'single', false)})`,
+      met: mark(wholeRun <= 20 && driverRun <= 20),
+    },
+    {
+      target: 'Stop committed after the press; steps started after Stop',
+      goal: '≤ 50 ms p99; 0',
+      measured: pending,
+      met: '—',
+    },
+    {
+      target: '1,000 concurrent runs: event-loop delay p99; memory per run',
+      goal: '< 100 ms; < 50 KB',
+      measured: pending,
+      met: '—',
+    },
+    {
+      target: 'Button acknowledgement p99 at saturation; duplicate runs',
+      goal: '< 100 ms; 0',
+      measured: pending,
+      met: '—',
+    },
   ];
 }

@@ -43,7 +43,8 @@ export function timedLlm(inner: LlmClient, timeline: Timeline): LlmClient {
 export function timedTools(inner: ToolRunner, timeline: Timeline): ToolRunner {
   return {
     listTools: () => inner.listTools(),
-    callTool: (name, args, options) => timeline.time('tool', name, () => inner.callTool(name, args, options), JSON.stringify(args)),
+    callTool: (name, args, options) =>
+      timeline.time('tool', name, () => inner.callTool(name, args, options), JSON.stringify(args)),
   };
 }
 
@@ -53,7 +54,10 @@ export function timedStore(inner: RunStore, timeline: Timeline): RunStore {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);
       if (typeof value !== 'function') return value;
-      return (...args: unknown[]) => timeline.time('store', String(prop), () => (value as (...a: unknown[]) => Promise<unknown>).apply(target, args));
+      return (...args: unknown[]) =>
+        timeline.time('store', String(prop), () =>
+          (value as (...a: unknown[]) => Promise<unknown>).apply(target, args),
+        );
     },
   });
 }

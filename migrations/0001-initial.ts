@@ -30,11 +30,7 @@ export const initial: Migration = {
       .execute();
     // Recovery at start-up lists runs by status.
     await db.schema.createIndex('runs_status_idx').on('runs').column('status').execute();
-    await db.schema
-      .createIndex('runs_conversation_idx')
-      .on('runs')
-      .columns(['channel', 'conversation_key'])
-      .execute();
+    await db.schema.createIndex('runs_conversation_idx').on('runs').columns(['channel', 'conversation_key']).execute();
 
     await db.schema
       .createTable('plan_revisions')

@@ -19,7 +19,10 @@ export const safety: Migration = {
       .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
       .addUniqueConstraint('tool_pins_run_tool_key', ['run_id', 'tool'])
       .execute();
-    await db.schema.alterTable('runs').addColumn('tokens_used', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('runs')
+      .addColumn('tokens_used', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     await db.schema
       .createTable('user_daily_tokens')
       .addColumn('id', 'bigserial', (c) => c.primaryKey())

@@ -31,11 +31,19 @@ export interface App {
 }
 
 /** Starts Steward on the console channel. Throws `StewardError('config')` with one clear message on bad configuration. */
-export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readable; output: Writable; onClose?: () => void }): Promise<App> {
+export async function startApp(options: {
+  env: NodeJS.ProcessEnv;
+  input: Readable;
+  output: Writable;
+  onClose?: () => void;
+}): Promise<App> {
   const config = loadConfig(options.env);
   mkdirSync(config.dataDir, { recursive: true });
   // The console channel owns the terminal, so logs go to a file unless one is named.
-  const log = createLogger({ file: resolve(config.logFile ?? join(config.dataDir, 'steward.log')), secrets: config.secrets });
+  const log = createLogger({
+    file: resolve(config.logFile ?? join(config.dataDir, 'steward.log')),
+    secrets: config.secrets,
+  });
   const say = (line: string) => options.output.write(`${line}\n`);
 
   // All configuration is read before anything is opened, so a bad file fails fast with its own message.
@@ -58,24 +66,47 @@ export async function startApp(options: { env: NodeJS.ProcessEnv; input: Readabl
     // With SLACK_BOT_TOKEN set Steward serves Slack (and leaves the terminal alone); otherwise the console.
     const channel = config.slack
       ? new SlackChannel({ ...config.slack, log })
-      : new ConsoleChannel({ input: options.input, output: options.output, user: options.env.USER, onClose: options.onClose });
+      : new ConsoleChannel({
+          input: options.input,
+          output: options.output,
+          user: options.env.USER,
+          onClose: options.onClose,
+        });
     const steward = new Steward({
-      llm, tools: host, store, notifier: channel, log, settings: config.settings,
+      llm,
+      tools: host,
+      store,
+      notifier: channel,
+      log,
+      settings: config.settings,
       clock: () => new Date(),
       newId: () => randomUUID(),
     });
-    const where = database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
+    const where =
+      database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();
     say(`Steward: ${where}; ${tools.length} tools from ${new Set(tools.map((t) => t.server)).size} MCP server(s).`);
     await channel.start(steward);
-    if (channel instanceof SlackChannel) say(channel.mode === 'socket' ? 'Slack: connected in Socket Mode.' : `Slack: listening on port ${channel.port} at /slack/events.`);
+    if (channel instanceof SlackChannel)
+      say(
+        channel.mode === 'socket'
+          ? 'Slack: connected in Socket Mode.'
+          : `Slack: listening on port ${channel.port} at /slack/events.`,
+      );
     await steward.recover();
     return {
-      config, steward, channel, store, tools: host, database, log,
+      config,
+      steward,
+      channel,
+      store,
+      tools: host,
+      database,
+      log,
       async close() {
         steward.shutdown();
         await channel.stop();
-        for (const fn of cleanup) await fn().catch((err: unknown) => log('warn', `shutdown: ${(err as Error).message}`));
+        for (const fn of cleanup)
+          await fn().catch((err: unknown) => log('warn', `shutdown: ${(err as Error).message}`));
       },
     };
   } catch (err) {

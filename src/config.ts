@@ -8,7 +8,8 @@ import type { ModelRole } from './engine/ports.ts';
 
 // An empty value means "not set", not zero.
 const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
-const positiveInt = (fallback: number) => z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(fallback));
+const positiveInt = (fallback: number) =>
+  z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(fallback));
 const optionalText = z.string().trim().min(1).optional().catch(undefined);
 
 const envSchema = z.object({
@@ -21,9 +22,15 @@ const envSchema = z.object({
   DATA_DIR: z.string().trim().min(1).default('./data'),
   MCP_CONFIG: z.string().trim().min(1).default('./mcp.json'),
   OPENAI_API_KEY: optionalText,
-  OPENAI_BASE_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
+  OPENAI_BASE_URL: z
+    .url()
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   ANTHROPIC_API_KEY: optionalText,
-  ANTHROPIC_BASE_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
+  ANTHROPIC_BASE_URL: z
+    .url()
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   OPENAI_STRUCTURED_OUTPUT: z.preprocess(blankToUndefined, z.enum(['native', 'prompt']).default('native')),
   STEWARD_MODEL: optionalText,
   STEWARD_MODEL_PLANNER: optionalText,
@@ -41,7 +48,10 @@ const envSchema = z.object({
   SLACK_BOT_TOKEN: optionalText,
   SLACK_APP_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
-  SLACK_API_URL: z.url().optional().or(z.literal('').transform(() => undefined)),
+  SLACK_API_URL: z
+    .url()
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
 });
 
@@ -55,7 +65,15 @@ export interface Config {
     anthropic?: { apiKey: string; baseURL?: string };
     models: Record<ModelRole, string>;
   };
-  settings: { maxParallel: number; maxAttempts: number; amendmentCap: number; maxRepairs: number; reviewTimeoutMs: number; approvers: string[]; budgets: { perRun: number; perUserPerDay: number } };
+  settings: {
+    maxParallel: number;
+    maxAttempts: number;
+    amendmentCap: number;
+    maxRepairs: number;
+    reviewTimeoutMs: number;
+    approvers: string[];
+    budgets: { perRun: number; perUserPerDay: number };
+  };
   logFile: string | undefined;
   /** Slack, when SLACK_BOT_TOKEN is set: Socket Mode with an app token, else HTTP on `port` with the signing secret. */
   slack: { botToken: string; appToken?: string; signingSecret?: string; apiUrl?: string; port: number } | undefined;
@@ -65,7 +83,12 @@ export interface Config {
 
 const DEFAULT_MODELS = {
   openai: { planner: 'gpt-4.1', classifier: 'gpt-4.1-mini', synthesizer: 'gpt-4.1', llm_step: 'gpt-4.1-mini' },
-  anthropic: { planner: 'claude-sonnet-4-5', classifier: 'claude-haiku-4-5', synthesizer: 'claude-sonnet-4-5', llm_step: 'claude-haiku-4-5' },
+  anthropic: {
+    planner: 'claude-sonnet-4-5',
+    classifier: 'claude-haiku-4-5',
+    synthesizer: 'claude-sonnet-4-5',
+    llm_step: 'claude-haiku-4-5',
+  },
 } as const;
 
 /** Reads and validates configuration from an environment object. */
@@ -73,13 +96,21 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
-    throw new StewardError('config', `Configuration error: ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`);
+    throw new StewardError(
+      'config',
+      `Configuration error: ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`,
+    );
   }
   const e = parsed.data;
   // A custom OpenAI-compatible server (Ollama, vLLM, LM Studio) usually needs no key.
-  const openai = e.OPENAI_API_KEY || e.OPENAI_BASE_URL
-    ? { apiKey: e.OPENAI_API_KEY ?? 'not-needed', baseURL: e.OPENAI_BASE_URL, structuredOutput: e.OPENAI_STRUCTURED_OUTPUT }
-    : undefined;
+  const openai =
+    e.OPENAI_API_KEY || e.OPENAI_BASE_URL
+      ? {
+          apiKey: e.OPENAI_API_KEY ?? 'not-needed',
+          baseURL: e.OPENAI_BASE_URL,
+          structuredOutput: e.OPENAI_STRUCTURED_OUTPUT,
+        }
+      : undefined;
   const anthropic = e.ANTHROPIC_API_KEY ? { apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL } : undefined;
   if (!openai && !anthropic) {
     throw new StewardError(
@@ -88,13 +119,24 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     );
   }
   if (e.SLACK_BOT_TOKEN && !e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET) {
-    throw new StewardError('config', 'Configuration error: SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode on PORT). See docs/slack.md.');
+    throw new StewardError(
+      'config',
+      'Configuration error: SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode on PORT). See docs/slack.md.',
+    );
   }
   const local = openai && !e.OPENAI_API_KEY;
-  const named = [e.STEWARD_MODEL_PLANNER, e.STEWARD_MODEL_CLASSIFIER, e.STEWARD_MODEL_SYNTHESIZER, e.STEWARD_MODEL_LLM_STEP];
+  const named = [
+    e.STEWARD_MODEL_PLANNER,
+    e.STEWARD_MODEL_CLASSIFIER,
+    e.STEWARD_MODEL_SYNTHESIZER,
+    e.STEWARD_MODEL_LLM_STEP,
+  ];
   if (local && !anthropic && !e.STEWARD_MODEL && named.some((m) => !m)) {
     // A local server has no gpt-4.1: guessing a model name would only fail later, at the first request.
-    throw new StewardError('config', 'OPENAI_BASE_URL points at a local server: set STEWARD_MODEL to one of its models (for Ollama, e.g. STEWARD_MODEL=llama3.1), or a model per role.');
+    throw new StewardError(
+      'config',
+      'OPENAI_BASE_URL points at a local server: set STEWARD_MODEL to one of its models (for Ollama, e.g. STEWARD_MODEL=llama3.1), or a model per role.',
+    );
   }
   const base = openai ? DEFAULT_MODELS.openai : DEFAULT_MODELS.anthropic;
   const all = e.STEWARD_MODEL;
@@ -119,13 +161,29 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       amendmentCap: e.STEWARD_AMENDMENT_CAP,
       maxRepairs: 2,
       reviewTimeoutMs: e.STEWARD_REVIEW_TIMEOUT_SECONDS * 1000,
-      approvers: (e.STEWARD_APPROVERS ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+      approvers: (e.STEWARD_APPROVERS ?? '')
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
       budgets: { perRun: e.STEWARD_TOKENS_PER_RUN, perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY },
     },
     logFile: e.STEWARD_LOG_FILE,
     slack: e.SLACK_BOT_TOKEN
-      ? { botToken: e.SLACK_BOT_TOKEN, appToken: e.SLACK_APP_TOKEN, signingSecret: e.SLACK_SIGNING_SECRET, apiUrl: e.SLACK_API_URL, port: e.PORT }
+      ? {
+          botToken: e.SLACK_BOT_TOKEN,
+          appToken: e.SLACK_APP_TOKEN,
+          signingSecret: e.SLACK_SIGNING_SECRET,
+          apiUrl: e.SLACK_API_URL,
+          port: e.PORT,
+        }
       : undefined,
-    secrets: [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL, e.SLACK_BOT_TOKEN, e.SLACK_APP_TOKEN, e.SLACK_SIGNING_SECRET].filter((s): s is string => !!s && s.length >= 6),
+    secrets: [
+      e.OPENAI_API_KEY,
+      e.ANTHROPIC_API_KEY,
+      e.DATABASE_URL,
+      e.SLACK_BOT_TOKEN,
+      e.SLACK_APP_TOKEN,
+      e.SLACK_SIGNING_SECRET,
+    ].filter((s): s is string => !!s && s.length >= 6),
   };
 }

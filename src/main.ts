@@ -24,7 +24,14 @@ try {
   process.once('SIGTERM', () => void shutdown());
 } catch (err) {
   const e = process.env;
-  const secrets = [e.OPENAI_API_KEY, e.ANTHROPIC_API_KEY, e.DATABASE_URL, e.SLACK_BOT_TOKEN, e.SLACK_APP_TOKEN, e.SLACK_SIGNING_SECRET].filter((s): s is string => !!s);
+  const secrets = [
+    e.OPENAI_API_KEY,
+    e.ANTHROPIC_API_KEY,
+    e.DATABASE_URL,
+    e.SLACK_BOT_TOKEN,
+    e.SLACK_APP_TOKEN,
+    e.SLACK_SIGNING_SECRET,
+  ].filter((s): s is string => !!s);
   const message = err instanceof StewardError ? err.message : `Steward could not start: ${(err as Error).message}`;
   process.stderr.write(`${redact(message, secrets)}\n`);
   process.exit(1);

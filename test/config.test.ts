@@ -7,9 +7,15 @@ describe('configuration', () => {
   });
 
   it('names the variable with a bad value', () => {
-    expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_MAX_PARALLEL: 'lots' })).toThrow(/^Configuration error: STEWARD_MAX_PARALLEL: /);
-    expect(() => loadConfig({ OPENAI_API_KEY: 'k', DATABASE_URL: 'mysql://x' })).toThrow(/DATABASE_URL: must start with postgres:\/\//);
-    expect(() => loadConfig({ OPENAI_API_KEY: 'k', OPENAI_STRUCTURED_OUTPUT: 'json' })).toThrow(/OPENAI_STRUCTURED_OUTPUT/);
+    expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_MAX_PARALLEL: 'lots' })).toThrow(
+      /^Configuration error: STEWARD_MAX_PARALLEL: /,
+    );
+    expect(() => loadConfig({ OPENAI_API_KEY: 'k', DATABASE_URL: 'mysql://x' })).toThrow(
+      /DATABASE_URL: must start with postgres:\/\//,
+    );
+    expect(() => loadConfig({ OPENAI_API_KEY: 'k', OPENAI_STRUCTURED_OUTPUT: 'json' })).toThrow(
+      /OPENAI_STRUCTURED_OUTPUT/,
+    );
   });
 
   it('treats an empty number as unset, not as zero', () => {
@@ -20,13 +26,30 @@ describe('configuration', () => {
 
   it('a local OpenAI-compatible server needs a model name; STEWARD_MODEL covers every role', () => {
     expect(() => loadConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1' })).toThrow(/set STEWARD_MODEL/);
-    const c = loadConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1', STEWARD_MODEL: 'llama3.1', STEWARD_MODEL_CLASSIFIER: 'qwen2.5:0.5b' });
-    expect(c.llm.models).toEqual({ planner: 'llama3.1', classifier: 'qwen2.5:0.5b', synthesizer: 'llama3.1', llm_step: 'llama3.1' });
-    expect(c.llm.openai).toEqual({ apiKey: 'not-needed', baseURL: 'http://localhost:11434/v1', structuredOutput: 'native' });
+    const c = loadConfig({
+      OPENAI_BASE_URL: 'http://localhost:11434/v1',
+      STEWARD_MODEL: 'llama3.1',
+      STEWARD_MODEL_CLASSIFIER: 'qwen2.5:0.5b',
+    });
+    expect(c.llm.models).toEqual({
+      planner: 'llama3.1',
+      classifier: 'qwen2.5:0.5b',
+      synthesizer: 'llama3.1',
+      llm_step: 'llama3.1',
+    });
+    expect(c.llm.openai).toEqual({
+      apiKey: 'not-needed',
+      baseURL: 'http://localhost:11434/v1',
+      structuredOutput: 'native',
+    });
   });
 
   it('keeps secrets on a list for redaction, and reads approvers', () => {
-    const c = loadConfig({ OPENAI_API_KEY: 'sk-canary-1', DATABASE_URL: 'postgres://u:pw@h/db', STEWARD_APPROVERS: 'slack:U1, console:ada' });
+    const c = loadConfig({
+      OPENAI_API_KEY: 'sk-canary-1',
+      DATABASE_URL: 'postgres://u:pw@h/db',
+      STEWARD_APPROVERS: 'slack:U1, console:ada',
+    });
     expect(c.secrets).toEqual(['sk-canary-1', 'postgres://u:pw@h/db']);
     expect(c.settings.approvers).toEqual(['slack:U1', 'console:ada']);
   });

@@ -21,7 +21,14 @@ export interface ConsoleChannelOptions {
 }
 
 // Commands that are a whole line; anything longer is a message ("stop the nginx container" is a request).
-const BARE: Record<string, DecisionAction> = { approve: 'approve', cancel: 'cancel', pause: 'pause', resume: 'resume', continue: 'resume', stop: 'stop' };
+const BARE: Record<string, DecisionAction> = {
+  approve: 'approve',
+  cancel: 'cancel',
+  pause: 'pause',
+  resume: 'resume',
+  continue: 'resume',
+  stop: 'stop',
+};
 const PREFERENCES: readonly string[] = ['all', 'risky', 'none'];
 
 /** A channel adapter over a pair of streams. */
@@ -41,9 +48,11 @@ export class ConsoleChannel implements ChannelAdapter {
     this.rl = createInterface({ input: this.options.input, terminal: false });
     this.rl.on('line', (line) => {
       // Lines are handled one at a time so a fast typist's commands keep their order.
-      this.pending = this.pending.then(() => this.handle(line, handler)).catch((err: unknown) => {
-        this.write(`✖ ${(err as Error).message}`);
-      });
+      this.pending = this.pending
+        .then(() => this.handle(line, handler))
+        .catch((err: unknown) => {
+          this.write(`✖ ${(err as Error).message}`);
+        });
     });
     this.rl.on('close', () => {
       void this.pending.then(() => this.options.onClose?.());
@@ -62,7 +71,8 @@ export class ConsoleChannel implements ChannelAdapter {
   }
 
   async send(_conversation: Conversation, message: OutboundMessage): Promise<void> {
-    if (message.kind === 'plan' || message.kind === 'breakpoint') this.current = { runId: message.runId, revision: message.revision };
+    if (message.kind === 'plan' || message.kind === 'breakpoint')
+      this.current = { runId: message.runId, revision: message.revision };
     const text = renderConsole(message);
     if (text) this.write(text);
   }
@@ -74,22 +84,30 @@ export class ConsoleChannel implements ChannelAdapter {
     const command = word.toLowerCase();
     const arg = text.slice(word.length).trim();
     if (text.toLowerCase() === 'help') return this.write(HELP);
-    if (text.toLowerCase() === 'history') return this.current ? handler.history(this.current.runId) : this.write('! There is no run yet.');
+    if (text.toLowerCase() === 'history')
+      return this.current ? handler.history(this.current.runId) : this.write('! There is no run yet.');
     if (text.toLowerCase() === 'quit' || text.toLowerCase() === 'exit') return void this.rl?.close();
     const preference = arg.toLowerCase();
     if (command === 'review' && rest.length === 1 && PREFERENCES.includes(preference)) {
       await handler.setReviewPreference(this.actor, preference as ReviewPreference);
-      return this.write(`i From now on you review ${preference === 'all' ? 'every plan' : preference === 'none' ? 'only high-risk plans' : 'medium- and high-risk plans'}.`);
+      return this.write(
+        `i From now on you review ${preference === 'all' ? 'every plan' : preference === 'none' ? 'only high-risk plans' : 'medium- and high-risk plans'}.`,
+      );
     }
     const decision = this.toDecision(text.toLowerCase(), command, arg);
-    if (decision === 'not-a-command') return handler.message({ conversation: this.conversation, actor: this.actor, text });
+    if (decision === 'not-a-command')
+      return handler.message({ conversation: this.conversation, actor: this.actor, text });
     if (typeof decision === 'string') return this.write(`! ${decision}`);
     if (!this.current) return this.write('! There is no plan yet: type a request first.');
     await handler.decision({ ...this.current, actor: this.actor, ...decision });
   }
 
   /** A typed command as a decision, an error sentence, or 'not-a-command'. */
-  private toDecision(lower: string, command: string, arg: string): Omit<InboundDecision, 'runId' | 'revision' | 'actor'> | string {
+  private toDecision(
+    lower: string,
+    command: string,
+    arg: string,
+  ): Omit<InboundDecision, 'runId' | 'revision' | 'actor'> | string {
     const bare = BARE[lower];
     if (bare) return { action: bare };
     if (command === 'amend' && arg) return { action: 'amend', text: arg };

@@ -2,7 +2,12 @@
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
 
 const ICONS: Record<string, string> = {
-  pending: '·', running: '▶', succeeded: '✔', failed: '✖', skipped: '↷', cancelled: '■',
+  pending: '·',
+  running: '▶',
+  succeeded: '✔',
+  failed: '✖',
+  skipped: '↷',
+  cancelled: '■',
 };
 
 /** Text for one outbound message ('' when the terminal has nothing to show for it). */
@@ -41,7 +46,9 @@ function renderPlan(card: PlanCard): string {
   if (card.risks.length > 0) lines.push(`Risks: ${card.risks.join('; ')}`);
   if (card.breakpoints.length > 0) lines.push(`Breakpoints (hold after): ${card.breakpoints.join(', ')}`);
   if (card.suggestedBreakpoints.length > 0) {
-    lines.push(`Suggested breakpoints (hold before, since you stopped, paused or edited their tools before): ${card.suggestedBreakpoints.join(', ')}; "unbreak <id>" drops one`);
+    lines.push(
+      `Suggested breakpoints (hold before, since you stopped, paused or edited their tools before): ${card.suggestedBreakpoints.join(', ')}; "unbreak <id>" drops one`,
+    );
   }
   if (card.note) lines.push(card.note);
   for (const w of card.warnings) lines.push(`⚠ ${w}`);
@@ -49,11 +56,15 @@ function renderPlan(card: PlanCard): string {
     lines.push(`Type "approve", "amend <what to change>" (${card.amendmentsLeft} left), or "cancel".`);
   } else if (card.needsReview) {
     // Past the amendment cap, or a hold during a run: only these two remain.
-    lines.push(card.amendmentsLeft === 0 ? 'Type "approve" (no amendments left), or "cancel".' : 'Type "approve" or "cancel".');
+    lines.push(
+      card.amendmentsLeft === 0 ? 'Type "approve" (no amendments left), or "cancel".' : 'Type "approve" or "cancel".',
+    );
   } else if (card.actions.includes('resume')) {
     lines.push('This run is paused. Type "resume" or "stop".');
   } else {
-    lines.push(`${card.risk === 'low' ? 'Low risk: started at once' : 'Running'}. Type "pause" or "stop" while it runs.`);
+    lines.push(
+      `${card.risk === 'low' ? 'Low risk: started at once' : 'Running'}. Type "pause" or "stop" while it runs.`,
+    );
   }
   return lines.join('\n');
 }

@@ -5,11 +5,7 @@ export class StewardError extends Error {
   readonly code: ErrorCode | 'config' | 'plan_invalid' | 'limit_reached' | 'store_failed';
   readonly retryable: boolean;
 
-  constructor(
-    code: StewardError['code'],
-    message: string,
-    options: { retryable?: boolean; cause?: unknown } = {},
-  ) {
+  constructor(code: StewardError['code'], message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
     super(message, { cause: options.cause });
     this.name = 'StewardError';
     this.code = code;

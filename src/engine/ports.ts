@@ -194,7 +194,13 @@ export interface RunStore {
   pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void>;
   listPins(runId: string): Promise<PinnedTool[]>;
   /** Takes tokens from the run's and the person's daily budget, both or neither; says which budget refused. */
-  reserveTokens(runId: string, actor: Actor, tokens: number, caps: TokenBudgets, day: string): Promise<'ok' | 'run' | 'user'>;
+  reserveTokens(
+    runId: string,
+    actor: Actor,
+    tokens: number,
+    caps: TokenBudgets,
+    day: string,
+  ): Promise<'ok' | 'run' | 'user'>;
   /** Corrects both counters by the difference between reserved and real usage. */
   adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */

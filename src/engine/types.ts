@@ -59,15 +59,7 @@ export interface ToolOutput {
 
 /** Lifecycle of a run, as stored. */
 export type RunStatus =
-  | 'planning'
-  | 'awaiting_review'
-  | 'running'
-  | 'paused'
-  | 'stopping'
-  | 'completed'
-  | 'failed'
-  | 'cancelled'
-  | 'stopped';
+  'planning' | 'awaiting_review' | 'running' | 'paused' | 'stopping' | 'completed' | 'failed' | 'cancelled' | 'stopped';
 
 /** Terminal run statuses: nothing changes a run after it reaches one. */
 export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'stopped'];

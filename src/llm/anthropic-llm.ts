@@ -8,13 +8,7 @@ import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
 import { toAnthropicOutputFormat } from './anthropic-schema.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
 import { unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
-import {
-  findErrorCode,
-  llmFailed,
-  serverMessage,
-  type LlmCallContext,
-  type LlmFailure,
-} from './llm-failure.ts';
+import { findErrorCode, llmFailed, serverMessage, type LlmCallContext, type LlmFailure } from './llm-failure.ts';
 
 /** How to reach one Claude model. */
 export interface AnthropicLlmOptions {

@@ -11,13 +11,7 @@ import type {
 import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
 import { toSchemaName, unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
-import {
-  findErrorCode,
-  llmFailed,
-  serverMessage,
-  type LlmCallContext,
-  type LlmFailure,
-} from './llm-failure.ts';
+import { findErrorCode, llmFailed, serverMessage, type LlmCallContext, type LlmFailure } from './llm-failure.ts';
 
 /** How to reach one model on an OpenAI-compatible server. */
 export interface OpenAiLlmOptions {

@@ -176,7 +176,10 @@ export class McpConnection {
       if (seq !== this.refreshSeq || this.closing) return;
       const before = this.tools.length;
       this.tools = this.usable(tools);
-      this.logger(before === this.tools.length ? 'debug' : 'info', `MCP server "${this.config.name}" now offers ${this.tools.length} tools`);
+      this.logger(
+        before === this.tools.length ? 'debug' : 'info',
+        `MCP server "${this.config.name}" now offers ${this.tools.length} tools`,
+      );
     } catch (err) {
       if (this.closing) return;
       this.logger('warn', `MCP server "${this.config.name}": refreshing tools failed: ${describeError(err)}`);

@@ -14,7 +14,11 @@ export function qualifiedName(server: string, tool: string): string {
 }
 
 /** A tool as the engine sees it, with the tool's override winning over the server's, and both over defaults. */
-export function toToolInfo(server: McpServerConfig, tool: Tool, serverInfo?: { name: string; version: string }): ToolInfo {
+export function toToolInfo(
+  server: McpServerConfig,
+  tool: Tool,
+  serverInfo?: { name: string; version: string },
+): ToolInfo {
   const override = server.tools[tool.name] ?? {};
   const annotations: ToolInfo['annotations'] = {};
   for (const hint of HINTS) {
@@ -43,7 +47,10 @@ export function toToolInfo(server: McpServerConfig, tool: Tool, serverInfo?: { n
 }
 
 /** The definition that approval pins, and its SHA-256 over canonical JSON (key order does not count). */
-export function fingerprintOf(tool: Tool, serverInfo?: { name: string; version: string }): { fingerprint: string; definition: Json } {
+export function fingerprintOf(
+  tool: Tool,
+  serverInfo?: { name: string; version: string },
+): { fingerprint: string; definition: Json } {
   const definition = {
     name: tool.name,
     title: tool.title ?? null,
@@ -79,10 +86,16 @@ export function boundOutput(output: ToolOutput, maxBytes: number): ToolOutput {
   const bytes = Buffer.byteLength(json);
   if (bytes <= maxBytes) return output;
   const sha256 = createHash('sha256').update(json).digest('hex');
-  const texts = output.content.map((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c.text === 'string' ? c.text : '')).join('\n');
+  const texts = output.content
+    .map((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c.text === 'string' ? c.text : ''))
+    .join('\n');
   const note = `\n[output cut: ${bytes} bytes in all, sha256 ${sha256}; the rest was not kept]`;
   const kept = (texts || json).slice(0, Math.max(0, Math.floor(maxBytes / 2) - note.length));
-  return { content: [{ type: 'text', text: `${kept}${note}` }], ...(output.isError ? { isError: true } : {}), truncated: { bytes, sha256 } };
+  return {
+    content: [{ type: 'text', text: `${kept}${note}` }],
+    ...(output.isError ? { isError: true } : {}),
+    truncated: { bytes, sha256 },
+  };
 }
 
 /** A call result as the engine stores it; `isError` is kept, for the engine to decide on. */

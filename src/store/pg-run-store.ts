@@ -6,7 +6,14 @@ import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { ReviewPreference } from '../engine/channel.ts';
-import type { Conversation, PinnedTool, RunStore, StoredRun, StoredStepAttempt, TokenBudgets } from '../engine/ports.ts';
+import type {
+  Conversation,
+  PinnedTool,
+  RunStore,
+  StoredRun,
+  StoredStepAttempt,
+  TokenBudgets,
+} from '../engine/ports.ts';
 import type { Actor, RiskLevel, RunStatus } from '../engine/types.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
@@ -17,7 +24,13 @@ import type { DatabaseSchema } from './schema.ts';
 import { withStoreErrors } from './store-errors.ts';
 
 /** Statuses of runs that a restart must pick up again. */
-export const UNFINISHED_STATUSES: readonly RunStatus[] = ['planning', 'awaiting_review', 'running', 'paused', 'stopping'];
+export const UNFINISHED_STATUSES: readonly RunStatus[] = [
+  'planning',
+  'awaiting_review',
+  'running',
+  'paused',
+  'stopping',
+];
 
 type Port<K extends keyof RunStore> = Parameters<RunStore[K]>;
 
@@ -137,7 +150,14 @@ export class PgRunStore implements RunStore {
         .insertInto('run_events')
         .columns(['run_id', 'type', 'payload', 'created_at'])
         .expression((eb) =>
-          eb.selectFrom('started').select((r) => [r.ref('started.run_id').as('run_id'), sql.lit('stepStarted').as('type'), sql`${payload}::jsonb`.as('payload'), sql`${a.at}::timestamptz`.as('created_at')]),
+          eb
+            .selectFrom('started')
+            .select((r) => [
+              r.ref('started.run_id').as('run_id'),
+              sql.lit('stepStarted').as('type'),
+              sql`${payload}::jsonb`.as('payload'),
+              sql`${a.at}::timestamptz`.as('created_at'),
+            ]),
         )
         .execute(),
     );
@@ -168,7 +188,14 @@ export class PgRunStore implements RunStore {
         .insertInto('run_events')
         .columns(['run_id', 'type', 'payload', 'created_at'])
         .expression((eb) =>
-          eb.selectFrom('ended').select((r) => [r.ref('ended.run_id').as('run_id'), sql.lit('stepEnded').as('type'), sql`${payload}::jsonb`.as('payload'), sql`${a.at}::timestamptz`.as('created_at')]),
+          eb
+            .selectFrom('ended')
+            .select((r) => [
+              r.ref('ended.run_id').as('run_id'),
+              sql.lit('stepEnded').as('type'),
+              sql`${payload}::jsonb`.as('payload'),
+              sql`${a.at}::timestamptz`.as('created_at'),
+            ]),
         )
         .returning('id')
         .executeTakeFirst();
@@ -308,7 +335,13 @@ export class PgRunStore implements RunStore {
     return withStoreErrors('listPins', () => safety.listPins(this.db, runId));
   }
 
-  reserveTokens(runId: string, actor: Actor, tokens: number, caps: TokenBudgets, day: string): Promise<'ok' | 'run' | 'user'> {
+  reserveTokens(
+    runId: string,
+    actor: Actor,
+    tokens: number,
+    caps: TokenBudgets,
+    day: string,
+  ): Promise<'ok' | 'run' | 'user'> {
     return withStoreErrors('reserveTokens', () => safety.reserveTokens(this.db, runId, actor, tokens, caps, day));
   }
 

@@ -8,7 +8,6 @@ import type { ModelRole, StoredDecision, StoredRevision } from '../engine/ports.
 import type { DecisionAction, Json } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';
 
-
 /** One entry of a run's event log; `id` grows with every append, across all runs. */
 export interface StoredEvent {
   id: number;

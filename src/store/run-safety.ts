@@ -12,13 +12,33 @@ export async function pinTools(db: Db, runId: string, pins: readonly PinnedTool[
   if (pins.length === 0) return;
   await db
     .insertInto('tool_pins')
-    .values(pins.map((p) => ({ run_id: runId, tool: p.tool, fingerprint: p.fingerprint, definition: toJsonText(p.definition), created_at: at })))
-    .onConflict((oc) => oc.columns(['run_id', 'tool']).doUpdateSet((eb) => ({ fingerprint: eb.ref('excluded.fingerprint'), definition: eb.ref('excluded.definition') })))
+    .values(
+      pins.map((p) => ({
+        run_id: runId,
+        tool: p.tool,
+        fingerprint: p.fingerprint,
+        definition: toJsonText(p.definition),
+        created_at: at,
+      })),
+    )
+    .onConflict((oc) =>
+      oc
+        .columns(['run_id', 'tool'])
+        .doUpdateSet((eb) => ({
+          fingerprint: eb.ref('excluded.fingerprint'),
+          definition: eb.ref('excluded.definition'),
+        })),
+    )
     .execute();
 }
 
 export async function listPins(db: Db, runId: string): Promise<PinnedTool[]> {
-  const rows = await db.selectFrom('tool_pins').select(['tool', 'fingerprint', 'definition']).where('run_id', '=', runId).orderBy('id').execute();
+  const rows = await db
+    .selectFrom('tool_pins')
+    .select(['tool', 'fingerprint', 'definition'])
+    .where('run_id', '=', runId)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => ({ tool: r.tool, fingerprint: r.fingerprint, definition: r.definition as Json }));
 }
 
@@ -27,40 +47,55 @@ export async function listPins(db: Db, runId: string): Promise<PinnedTool[]> {
  * of conditional updates: the database judges concurrent calls. Returns which budget said no, if any.
  */
 export async function reserveTokens(
-  db: Db, runId: string, actor: Actor, tokens: number, caps: { perRun: number; perUserPerDay: number }, day: string,
+  db: Db,
+  runId: string,
+  actor: Actor,
+  tokens: number,
+  caps: { perRun: number; perUserPerDay: number },
+  day: string,
 ): Promise<'ok' | 'run' | 'user'> {
-  return db.transaction().execute(async (tx) => {
-    const run = await tx
-      .updateTable('runs')
-      .set({ tokens_used: sql`tokens_used + ${tokens}` })
-      .where('id', '=', runId)
-      .where(sql<boolean>`tokens_used + ${tokens} <= ${caps.perRun}`)
-      .returning('id')
-      .executeTakeFirst();
-    if (!run) return 'run';
-    const user = await tx
-      .insertInto('user_daily_tokens')
-      .values({ channel: actor.channel, user_id: actor.id, day, tokens: sql`${tokens}::integer` as never })
-      .onConflict((oc) =>
-        oc.columns(['channel', 'user_id', 'day']).doUpdateSet({ tokens: sql`user_daily_tokens.tokens + ${tokens}` }).where(sql<boolean>`user_daily_tokens.tokens + ${tokens} <= ${caps.perUserPerDay}`),
-      )
-      .returning('id')
-      .executeTakeFirst();
-    if (!user || tokens > caps.perUserPerDay) {
-      // Undo the run's share: both budgets move together or not at all.
-      throw new BudgetRefused();
-    }
-    return 'ok';
-  }).catch((err: unknown) => {
-    if (err instanceof BudgetRefused) return 'user' as const;
-    throw err;
-  });
+  return db
+    .transaction()
+    .execute(async (tx) => {
+      const run = await tx
+        .updateTable('runs')
+        .set({ tokens_used: sql`tokens_used + ${tokens}` })
+        .where('id', '=', runId)
+        .where(sql<boolean>`tokens_used + ${tokens} <= ${caps.perRun}`)
+        .returning('id')
+        .executeTakeFirst();
+      if (!run) return 'run';
+      const user = await tx
+        .insertInto('user_daily_tokens')
+        .values({ channel: actor.channel, user_id: actor.id, day, tokens: sql`${tokens}::integer` as never })
+        .onConflict((oc) =>
+          oc
+            .columns(['channel', 'user_id', 'day'])
+            .doUpdateSet({ tokens: sql`user_daily_tokens.tokens + ${tokens}` })
+            .where(sql<boolean>`user_daily_tokens.tokens + ${tokens} <= ${caps.perUserPerDay}`),
+        )
+        .returning('id')
+        .executeTakeFirst();
+      if (!user || tokens > caps.perUserPerDay) {
+        // Undo the run's share: both budgets move together or not at all.
+        throw new BudgetRefused();
+      }
+      return 'ok';
+    })
+    .catch((err: unknown) => {
+      if (err instanceof BudgetRefused) return 'user' as const;
+      throw err;
+    });
 }
 
 /** Corrects both counters once the real usage is known (it may be less or more than reserved). */
 export async function adjustTokens(db: Db, runId: string, actor: Actor, delta: number, day: string): Promise<void> {
   if (delta === 0) return;
-  await db.updateTable('runs').set({ tokens_used: sql`greatest(0, tokens_used + ${delta})` }).where('id', '=', runId).execute();
+  await db
+    .updateTable('runs')
+    .set({ tokens_used: sql`greatest(0, tokens_used + ${delta})` })
+    .where('id', '=', runId)
+    .execute();
   await db
     .updateTable('user_daily_tokens')
     .set({ tokens: sql`greatest(0, tokens + ${delta})` })
@@ -72,7 +107,12 @@ export async function adjustTokens(db: Db, runId: string, actor: Actor, delta: n
 
 /** Records a platform event as handled; false when it was handled before (a redelivery). */
 export async function claimInbound(db: Db, key: string, at: Date): Promise<boolean> {
-  const row = await db.insertInto('inbound_events').values({ key, created_at: at }).onConflict((oc) => oc.column('key').doNothing()).returning('id').executeTakeFirst();
+  const row = await db
+    .insertInto('inbound_events')
+    .values({ key, created_at: at })
+    .onConflict((oc) => oc.column('key').doNothing())
+    .returning('id')
+    .executeTakeFirst();
   return row !== undefined;
 }
 

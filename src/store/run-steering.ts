@@ -15,7 +15,11 @@ export async function setApprovedRisk(db: Db, runId: string, risk: RiskLevel, at
 }
 
 export async function setBreakpoints(db: Db, runId: string, stepIds: string[], at: Date): Promise<void> {
-  await db.updateTable('runs').set({ breakpoints: toJsonText(stepIds), updated_at: at }).where('id', '=', runId).execute();
+  await db
+    .updateTable('runs')
+    .set({ breakpoints: toJsonText(stepIds), updated_at: at })
+    .where('id', '=', runId)
+    .execute();
 }
 
 export async function getReviewPreference(db: Db, actor: Actor): Promise<ReviewPreference | null> {

@@ -13,7 +13,10 @@ beforeAll(async () => {
 afterAll(() => db.close());
 
 describe('a plan card the platform refuses', () => {
-  it.each([['low', true], ['high', false]] as const)('fails its run (%s risk) with the reason in its history, and nothing runs', async (risk, readOnly) => {
+  it.each([
+    ['low', true],
+    ['high', false],
+  ] as const)('fails its run (%s risk) with the reason in its history, and nothing runs', async (risk, readOnly) => {
     const store = new PgRunStore(db.db);
     const calls: string[] = [];
     const tools: ToolRunner = {
@@ -21,20 +24,32 @@ describe('a plan card the platform refuses', () => {
       callTool: async (name) => (calls.push(name), { ok: true, output: { content: [] } }),
     };
     const plan = JSON.stringify({ summary: 's', needsTools: true, steps: [{ id: 'a', tool: 'srv.do', args: {} }] });
-    const llm: LlmClient = { complete: async () => ({ text: plan, model: 'm', usage: { inputTokens: 1, outputTokens: 1 } }) };
+    const llm: LlmClient = {
+      complete: async () => ({ text: plan, model: 'm', usage: { inputTokens: 1, outputTokens: 1 } }),
+    };
     const notifier: Notifier = {
       send: async (_c, m) => {
         if (m.kind === 'plan') throw new Error('ratelimited: chat.postMessage');
       },
     };
     const steward = new Steward({
-      llm, tools, store, notifier, clock: () => new Date(), newId: () => crypto.randomUUID(), log: () => undefined,
+      llm,
+      tools,
+      store,
+      notifier,
+      clock: () => new Date(),
+      newId: () => crypto.randomUUID(),
+      log: () => undefined,
       settings: { maxParallel: 4, maxAttempts: 1, amendmentCap: 3, maxRepairs: 0, reviewTimeoutMs: 60_000 },
     });
     const conversation = { channel: 'test', key: `k-${risk}` };
     await steward.message({ conversation, actor: { id: 'ada', channel: 'test' }, text: 'do it' });
     await steward.idle();
-    const [row] = await db.db.selectFrom('runs').select('id').where('conversation_key', '=', conversation.key).execute();
+    const [row] = await db.db
+      .selectFrom('runs')
+      .select('id')
+      .where('conversation_key', '=', conversation.key)
+      .execute();
     expect((await store.getRun(row!.id))!.status).toBe('failed');
     expect((await store.listEvents(row!.id)).map((e) => e.type)).toContain('cardNotDelivered');
     expect(calls).toEqual([]);

@@ -10,14 +10,21 @@ afterEach(async () => {
 });
 
 const longOp = (id: string, duration: number, extra: Record<string, unknown> = {}) => ({
-  id, tool: 'everything.trigger-long-running-operation', args: { duration, steps: 1 }, ...extra,
+  id,
+  tool: 'everything.trigger-long-running-operation',
+  args: { duration, steps: 1 },
+  ...extra,
 });
 
 describe('console, failures end to end (postgres)', () => {
   it('a plan naming a tool that does not exist is repaired with the exact validation error', async () => {
     const bad = planReply([{ id: 's1', tool: 'everything.nope', args: {} }]);
     const good = planReply([{ id: 's1', tool: 'everything.echo', args: { message: 'fixed' } }]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [bad, good], synthesizer: ['done'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [bad, good], synthesizer: ['done'] }),
+    });
     await h.type('echo something');
     await h.waitFor(/=== Report \(completed\) ===/);
     await h.steward.idle();
@@ -29,7 +36,11 @@ describe('console, failures end to end (postgres)', () => {
   });
 
   it('malformed planner output gets two repair calls, then a clear failure and no tool call', async () => {
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: ['Sure! Here is my plan: step one...', '{"summary": 5}', '{"steps": "none"'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: ['Sure! Here is my plan: step one...', '{"summary": 5}', '{"steps": "none"'] }),
+    });
     await h.type('do something');
     await h.waitFor(/I could not make a valid plan:/);
     expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(3);
@@ -39,17 +50,33 @@ describe('console, failures end to end (postgres)', () => {
   });
 
   it('a tool that hangs past its timeout is retried (read-only), then fails; the report says what never ran', async () => {
-    const servers = [everythingStdioConfig({ overrides: { tools: { 'trigger-long-running-operation': { timeoutMs: 300 } } } })];
-    const plan = planReply([longOp('slow', 30), { id: 'after', tool: 'everything.echo', args: { message: 'x' }, dependsOn: ['slow'] }]);
-    h = await startHarness({ db: 'postgres', servers, settings: { maxAttempts: 2 }, script: byRole({ planner: [plan], synthesizer: ['The slow step timed out.'] }) });
+    const servers = [
+      everythingStdioConfig({ overrides: { tools: { 'trigger-long-running-operation': { timeoutMs: 300 } } } }),
+    ];
+    const plan = planReply([
+      longOp('slow', 30),
+      { id: 'after', tool: 'everything.echo', args: { message: 'x' }, dependsOn: ['slow'] },
+    ]);
+    h = await startHarness({
+      db: 'postgres',
+      servers,
+      settings: { maxAttempts: 2 },
+      script: byRole({ planner: [plan], synthesizer: ['The slow step timed out.'] }),
+    });
     const started = Date.now();
     await h.type('run the slow thing');
     await h.waitFor(/=== Report \(failed\) ===/);
     await h.steward.idle();
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation', 'everything.trigger-long-running-operation']);
+    expect(h.calls.map((c) => c.name)).toEqual([
+      'everything.trigger-long-running-operation',
+      'everything.trigger-long-running-operation',
+    ]);
     const attempts = await h.store.listStepAttempts((await onlyRun(h)).id);
-    expect(attempts.filter((a) => a.stepId === 'slow').map((a) => [a.attempt, a.status, a.error?.code])).toEqual([[1, 'failed', 'timeout'], [2, 'failed', 'timeout']]);
+    expect(attempts.filter((a) => a.stepId === 'slow').map((a) => [a.attempt, a.status, a.error?.code])).toEqual([
+      [1, 'failed', 'timeout'],
+      [2, 'failed', 'timeout'],
+    ]);
     const synth = h.llm.requests.find((r) => r.role === 'synthesizer')!;
     expect(synth.lastUserText).toMatch(/slow \(everything.trigger-long-running-operation.*\): FAILED/);
     expect(synth.lastUserText).toMatch(/after \(everything.echo.*\): SKIPPED/);
@@ -57,7 +84,12 @@ describe('console, failures end to end (postgres)', () => {
 
   it('an MCP server that dies mid-call fails the step as unavailable and the run halts with the reason', async () => {
     const plan = planReply([longOp('slow', 20)]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], settings: { maxAttempts: 1 }, script: byRole({ planner: [plan], synthesizer: ['The server went away.'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      settings: { maxAttempts: 1 },
+      script: byRole({ planner: [plan], synthesizer: ['The server went away.'] }),
+    });
     await h.type('run the slow thing');
     await h.waitFor(/▶ slow running/);
     process.kill(h.host.serverPid('everything')!, 'SIGKILL');
@@ -74,7 +106,11 @@ describe('console, failures end to end (postgres)', () => {
       longOp('slow', 20, { dependsOn: ['first'] }),
       { id: 'last', tool: 'everything.echo', args: { message: 'never' }, dependsOn: ['slow'] },
     ]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [plan], synthesizer: ['Stopped early.'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [plan], synthesizer: ['Stopped early.'] }),
+    });
     await h.type('do three things');
     await h.waitFor(/▶ slow running/);
     await h.type('stop');
@@ -82,7 +118,11 @@ describe('console, failures end to end (postgres)', () => {
     await h.steward.idle();
     const runId = (await onlyRun(h)).id;
     const attempts = await h.store.listStepAttempts(runId);
-    expect(Object.fromEntries(attempts.map((a) => [a.stepId, a.status]))).toEqual({ first: 'succeeded', slow: 'cancelled', last: 'skipped' });
+    expect(Object.fromEntries(attempts.map((a) => [a.stepId, a.status]))).toEqual({
+      first: 'succeeded',
+      slow: 'cancelled',
+      last: 'skipped',
+    });
     expect(h.calls.map((c) => c.args)).toEqual([{ message: 'one' }, { duration: 20, steps: 1 }]);
     expect((await h.store.getRun(runId))!.status).toBe('stopped');
   });
@@ -92,7 +132,11 @@ describe('console, failures end to end (postgres)', () => {
       longOp('slow', 1),
       { id: 'next', tool: 'everything.echo', args: { message: 'after resume' }, dependsOn: ['slow'] },
     ]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [plan], synthesizer: ['Both ran.'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [plan], synthesizer: ['Both ran.'] }),
+    });
     await h.type('slow then echo');
     await h.waitFor(/▶ slow running/);
     await h.type('pause');

@@ -18,11 +18,25 @@ afterEach(async () => {
 describe.each(['postgres', 'pglite'] as const)('console, end to end on %s', (db) => {
   it('a read-only plan starts at once, feeds outputs forward exactly, and reports', async () => {
     const plan = planReply([
-      { id: 'weather', tool: 'everything.get-structured-content', args: { location: 'Chicago' }, description: 'get the weather' },
-      { id: 'say', tool: 'everything.echo', args: { message: { $ref: 'steps.weather.output.structuredContent.conditions' } }, dependsOn: ['weather'] },
+      {
+        id: 'weather',
+        tool: 'everything.get-structured-content',
+        args: { location: 'Chicago' },
+        description: 'get the weather',
+      },
+      {
+        id: 'say',
+        tool: 'everything.echo',
+        args: { message: { $ref: 'steps.weather.output.structuredContent.conditions' } },
+        dependsOn: ['weather'],
+      },
       { id: 'sum', tool: 'everything.get-sum', args: { a: 2, b: 3 } },
     ]);
-    h = await startHarness({ db, servers: [everythingStdioConfig()], script: byRole({ planner: [plan], synthesizer: ['It is fine in Chicago and 2 + 3 = 5.'] }) });
+    h = await startHarness({
+      db,
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [plan], synthesizer: ['It is fine in Chicago and 2 + 3 = 5.'] }),
+    });
 
     await h.type('What is the weather in Chicago, and what is 2 + 3?');
     await h.waitFor(/=== Report \(completed\) ===\nIt is fine in Chicago and 2 \+ 3 = 5\./);
@@ -47,7 +61,10 @@ describe.each(['postgres', 'pglite'] as const)('console, end to end on %s', (db)
         ['everything.get-sum', { a: 2, b: 3 }],
       ].sort(),
     );
-    expect(attempts.find((a) => a.stepId === 'say')).toMatchObject({ status: 'succeeded', args: { message: conditions } });
+    expect(attempts.find((a) => a.stepId === 'say')).toMatchObject({
+      status: 'succeeded',
+      args: { message: conditions },
+    });
     expect(attempts.every((a) => a.status === 'succeeded' && a.endedAt !== null)).toBe(true);
 
     // The LLM is out of the control flow: the planner, then nothing until the one synthesis call.
@@ -69,10 +86,20 @@ describe.each(['postgres', 'pglite'] as const)('console, end to end on %s', (db)
 describe('console, end to end on postgres', () => {
   it('a risky plan waits; amend makes a new revision; a stale approve is refused; approve runs it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-fs-'));
-    const write = (content: string) => planReply([
-      { id: 'w', tool: 'fs.write_file', args: { path: join(dir!, 'note.txt'), content }, description: 'write the note' },
-    ]);
-    h = await startHarness({ db: 'postgres', servers: [filesystemStdioConfig(dir)], script: byRole({ planner: [write('hello'), write('hello, world')], synthesizer: ['Wrote the note.'] }) });
+    const write = (content: string) =>
+      planReply([
+        {
+          id: 'w',
+          tool: 'fs.write_file',
+          args: { path: join(dir!, 'note.txt'), content },
+          description: 'write the note',
+        },
+      ]);
+    h = await startHarness({
+      db: 'postgres',
+      servers: [filesystemStdioConfig(dir)],
+      script: byRole({ planner: [write('hello'), write('hello, world')], synthesizer: ['Wrote the note.'] }),
+    });
 
     await h.type('Write hello to note.txt');
     await h.waitFor(/risk HIGH/);
@@ -85,7 +112,12 @@ describe('console, end to end on postgres', () => {
     expect(h.llm.requests[1]!.lastUserText).toContain('make it say hello, world');
 
     // A press on the card of revision 0 (what a stale button would carry) changes nothing.
-    await h.steward.decision({ runId: run.id, revision: 0, action: 'approve', actor: { id: 'ada', channel: 'console' } });
+    await h.steward.decision({
+      runId: run.id,
+      revision: 0,
+      action: 'approve',
+      actor: { id: 'ada', channel: 'console' },
+    });
     expect(h.output()).toContain('That card shows revision 0, but the plan is now at revision 1');
     expect(h.calls).toEqual([]);
 
@@ -96,15 +128,30 @@ describe('console, end to end on postgres', () => {
     expect(h.calls.map((c) => c.args)).toEqual([{ path: join(dir, 'note.txt'), content: 'hello, world' }]);
 
     const revisions = await h.store.listRevisions(run.id);
-    expect(revisions.map((r) => [r.revision, (r.plan.steps[0] as unknown as { args: { content: string } }).args.content])).toEqual([[0, 'hello'], [1, 'hello, world']]);
+    expect(
+      revisions.map((r) => [r.revision, (r.plan.steps[0] as unknown as { args: { content: string } }).args.content]),
+    ).toEqual([
+      [0, 'hello'],
+      [1, 'hello, world'],
+    ]);
     const decisions = await h.store.listDecisions(run.id);
-    expect(decisions.map((d) => [d.action, d.revision, d.accepted])).toEqual([['amend', 0, true], ['approve', 0, false], ['approve', 1, true]]);
+    expect(decisions.map((d) => [d.action, d.revision, d.accepted])).toEqual([
+      ['amend', 0, true],
+      ['approve', 0, false],
+      ['approve', 1, true],
+    ]);
     expect((await h.store.getRun(run.id))!.amendmentRounds).toBe(1);
   });
 
   it('cancel at review runs nothing; a second approve after it is refused', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-fs-'));
-    h = await startHarness({ db: 'postgres', servers: [filesystemStdioConfig(dir)], script: byRole({ planner: [planReply([{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'x'), content: 'x' } }])] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [filesystemStdioConfig(dir)],
+      script: byRole({
+        planner: [planReply([{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'x'), content: 'x' } }])],
+      }),
+    });
     await h.type('write x');
     await h.waitFor(/risk HIGH/);
     await h.type('cancel');
@@ -118,7 +165,12 @@ describe('console, end to end on postgres', () => {
   it('past the amendment cap only approve or cancel remain, enforced by the database', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-fs-'));
     const p = planReply([{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'x'), content: 'x' } }]);
-    h = await startHarness({ db: 'postgres', servers: [filesystemStdioConfig(dir)], settings: { amendmentCap: 1 }, script: byRole({ planner: [p, p] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [filesystemStdioConfig(dir)],
+      settings: { amendmentCap: 1 },
+      script: byRole({ planner: [p, p] }),
+    });
     await h.type('write x');
     await h.waitFor(/revision 0/);
     await h.type('amend again');
@@ -130,7 +182,15 @@ describe('console, end to end on postgres', () => {
   });
 
   it('a question that needs no tools is answered directly', async () => {
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [JSON.stringify({ summary: 'greeting', needsTools: false, answer: 'Hello! How can I help?', steps: [] })] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({
+        planner: [
+          JSON.stringify({ summary: 'greeting', needsTools: false, answer: 'Hello! How can I help?', steps: [] }),
+        ],
+      }),
+    });
     await h.type('hi');
     await h.waitFor(/Hello! How can I help\?/);
     expect(h.calls).toEqual([]);

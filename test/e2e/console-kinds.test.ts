@@ -19,11 +19,27 @@ describe('step kinds and concurrency, end to end (postgres)', () => {
   it('a condition picks its branch, an llm step gets its resolved prompt, and the skipped branch is reported', async () => {
     const plan = planReply([
       { id: 'sum', tool: 'everything.get-sum', args: { a: 20, b: 22 } },
-      { id: 'check', kind: 'condition', expression: 'steps.sum.output.content[0].text contains "42"', dependsOn: ['sum'], ifTrue: ['summarize'], ifFalse: ['complain'] },
-      { id: 'summarize', kind: 'llm', args: { prompt: { $ref: 'steps.sum.output.content[0].text' } }, dependsOn: ['check'] },
+      {
+        id: 'check',
+        kind: 'condition',
+        expression: 'steps.sum.output.content[0].text contains "42"',
+        dependsOn: ['sum'],
+        ifTrue: ['summarize'],
+        ifFalse: ['complain'],
+      },
+      {
+        id: 'summarize',
+        kind: 'llm',
+        args: { prompt: { $ref: 'steps.sum.output.content[0].text' } },
+        dependsOn: ['check'],
+      },
       { id: 'complain', tool: 'everything.echo', args: { message: 'wrong sum' }, dependsOn: ['check'] },
     ]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [plan], llm_step: ['Forty-two.'], synthesizer: ['The answer is 42.'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [plan], llm_step: ['Forty-two.'], synthesizer: ['The answer is 42.'] }),
+    });
     await h.type('add 20 and 22 and say it in words');
     await h.waitFor(/=== Report \(completed\) ===/);
     await h.steward.idle();
@@ -39,18 +55,26 @@ describe('step kinds and concurrency, end to end (postgres)', () => {
       summarize: ['succeeded', { text: 'Forty-two.' }],
       complain: ['skipped', null],
     });
-    expect(h.llm.requests.find((r) => r.role === 'synthesizer')!.lastUserText).toMatch(/complain .*: SKIPPED — skipped: condition check was true/);
+    expect(h.llm.requests.find((r) => r.role === 'synthesizer')!.lastUserText).toMatch(
+      /complain .*: SKIPPED — skipped: condition check was true/,
+    );
     expect((await h.store.llmUsageForRun(row!.id)).calls).toBe(3);
   });
 
   it('two runs in one process at once never see each other: a decision on one leaves the other alone', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-two-'));
     const writeA = planReply([{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'a.txt'), content: 'A' } }]);
-    const slowB = planReply([{ id: 'slow', tool: 'everything.trigger-long-running-operation', args: { duration: 1, steps: 1 } }, { id: 'e', tool: 'everything.echo', args: { message: 'B' }, dependsOn: ['slow'] }]);
+    const slowB = planReply([
+      { id: 'slow', tool: 'everything.trigger-long-running-operation', args: { duration: 1, steps: 1 } },
+      { id: 'e', tool: 'everything.echo', args: { message: 'B' }, dependsOn: ['slow'] },
+    ]);
     h = await startHarness({
       db: 'postgres',
       servers: [everythingStdioConfig(), filesystemStdioConfig(dir)],
-      script: byRole({ planner: (req) => (req.lastUserText.includes('write') ? writeA : slowB), synthesizer: (req) => (req.lastUserText.includes('a.txt') ? 'A done' : 'B done') }),
+      script: byRole({
+        planner: (req) => (req.lastUserText.includes('write') ? writeA : slowB),
+        synthesizer: (req) => (req.lastUserText.includes('a.txt') ? 'A done' : 'B done'),
+      }),
     });
     const actor = { id: 'u1', channel: 'test' };
     await Promise.all([
@@ -80,7 +104,12 @@ describe('step kinds and concurrency, end to end (postgres)', () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-timeout-'));
     const high = planReply([{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'x'), content: 'x' } }]);
     const medium = planReply([{ id: 'd', tool: 'fs.create_directory', args: { path: join(dir, 'sub') } }]);
-    h = await startHarness({ db: 'postgres', servers: [filesystemStdioConfig(dir)], settings: { reviewTimeoutMs: 300 }, script: byRole({ planner: [high, medium] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [filesystemStdioConfig(dir)],
+      settings: { reviewTimeoutMs: 300 },
+      script: byRole({ planner: [high, medium] }),
+    });
     await h.type('write x');
     await h.waitFor(/No decision within 1 s: this high-risk plan was cancelled\. Nothing was run\./);
     await h.type('make a folder');

@@ -15,17 +15,33 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const echo = (id: string, message: string, dependsOn: string[] = []) => ({ id, tool: 'everything.echo', args: { message }, dependsOn });
-const slow = (id: string, duration: number, dependsOn: string[] = []) => ({ id, tool: 'everything.trigger-long-running-operation', args: { duration, steps: 1 }, dependsOn });
+const echo = (id: string, message: string, dependsOn: string[] = []) => ({
+  id,
+  tool: 'everything.echo',
+  args: { message },
+  dependsOn,
+});
+const slow = (id: string, duration: number, dependsOn: string[] = []) => ({
+  id,
+  tool: 'everything.trigger-long-running-operation',
+  args: { duration, steps: 1 },
+  dependsOn,
+});
 
 describe('steering a plan through the console (postgres)', () => {
   it('edit at review costs no tokens: the edited plan is a new revision and runs exactly as edited', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-edit-'));
     const plan = planReply([{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'a.txt'), content: 'draft' } }]);
-    h = await startHarness({ db: 'postgres', servers: [filesystemStdioConfig(dir)], script: byRole({ planner: [plan], synthesizer: ['Written.'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [filesystemStdioConfig(dir)],
+      script: byRole({ planner: [plan], synthesizer: ['Written.'] }),
+    });
     await h.type('write a note');
     await h.waitFor(/revision 0, risk HIGH/);
-    const edited = { steps: [{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'a.txt'), content: 'final' } }] };
+    const edited = {
+      steps: [{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'a.txt'), content: 'final' } }],
+    };
     await h.type(`edit ${JSON.stringify(edited)}`);
     await h.waitFor(/revision 1, risk HIGH/);
     expect(h.llm.requests.map((r) => r.role)).toEqual(['planner']);
@@ -39,7 +55,12 @@ describe('steering a plan through the console (postgres)', () => {
   });
 
   it('an edit that breaks the DAG is refused with the reason and changes nothing', async () => {
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [planReply([echo('a', 'x'), echo('b', 'y', ['a'])])] }), settings: {} });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [planReply([echo('a', 'x'), echo('b', 'y', ['a'])])] }),
+      settings: {},
+    });
     await h.store.setReviewPreference({ id: 'ada', channel: 'console' }, 'all', new Date());
     await h.type('two echoes');
     await h.waitFor(/revision 0, risk LOW/);
@@ -49,7 +70,14 @@ describe('steering a plan through the console (postgres)', () => {
   });
 
   it('a breakpoint holds the run after its step, shows the raw output, and continue goes on', async () => {
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [planReply([echo('first', 'look at me'), echo('second', 'after', ['first'])])], synthesizer: ['ok'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({
+        planner: [planReply([echo('first', 'look at me'), echo('second', 'after', ['first'])])],
+        synthesizer: ['ok'],
+      }),
+    });
     await h.store.setReviewPreference({ id: 'ada', channel: 'console' }, 'all', new Date());
     await h.type('two echoes');
     await h.waitFor(/revision 0, risk LOW/);
@@ -65,28 +93,54 @@ describe('steering a plan through the console (postgres)', () => {
   });
 
   it('a thread reply asking for status is answered from the database, with no planner call', async () => {
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [planReply([echo('first', 'one'), slow('wait', 2, ['first'])])], classifier: ['status'], synthesizer: ['done'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({
+        planner: [planReply([echo('first', 'one'), slow('wait', 2, ['first'])])],
+        classifier: ['status'],
+        synthesizer: ['done'],
+      }),
+    });
     await h.type('echo then wait');
     await h.waitFor(/▶ wait running/);
     await h.type('how is it going?');
-    await h.waitFor(/Run running: 1\/2 steps finished\.\n• first succeeded: Echo: one\nRunning now: wait\nNothing left to start\./);
+    await h.waitFor(
+      /Run running: 1\/2 steps finished\.\n• first succeeded: Echo: one\nRunning now: wait\nNothing left to start\./,
+    );
     expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'classifier']);
     await h.waitFor(/=== Report \(completed\) ===/);
   });
 
   it('an amendment mid-run re-plans only the steps not yet run; "also do X" adds steps at the end', async () => {
     const first = planReply([echo('first', 'one'), slow('wait', 1, ['first']), echo('last', 'three', ['wait'])]);
-    const amended = planReply([echo('first', 'one'), slow('wait', 1, ['first']), echo('last', 'THREE', ['wait']), echo('extra', 'four', ['last'])]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [first, amended], classifier: ['amend'], synthesizer: ['done'] }) });
+    const amended = planReply([
+      echo('first', 'one'),
+      slow('wait', 1, ['first']),
+      echo('last', 'THREE', ['wait']),
+      echo('extra', 'four', ['last']),
+    ]);
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [first, amended], classifier: ['amend'], synthesizer: ['done'] }),
+    });
     await h.type('three things');
     await h.waitFor(/▶ wait running/);
     await h.type('shout the last one, and also echo four');
     await h.waitFor(/revision 1, risk LOW/);
     await h.waitFor(/=== Report \(completed\) ===/);
     await h.steward.idle();
-    expect(h.calls.map((c) => c.args)).toEqual([{ message: 'one' }, { duration: 1, steps: 1 }, { message: 'THREE' }, { message: 'four' }]);
+    expect(h.calls.map((c) => c.args)).toEqual([
+      { message: 'one' },
+      { duration: 1, steps: 1 },
+      { message: 'THREE' },
+      { message: 'four' },
+    ]);
     const planner = h.llm.requests.filter((r) => r.role === 'planner')[1]!;
-    expect(planner.lastUserText).toContain('must stay exactly as they are (same id, kind, tool, args and dependsOn): first, wait');
+    expect(planner.lastUserText).toContain(
+      'must stay exactly as they are (same id, kind, tool, args and dependsOn): first, wait',
+    );
     expect(planner.lastUserText).toContain('first (everything.echo, no description): SUCCEEDED — Echo: one');
     const run = await onlyRun(h);
     expect(run.amendmentRounds).toBe(1);
@@ -96,7 +150,11 @@ describe('steering a plan through the console (postgres)', () => {
   it('an amendment that rewrites a finished step is refused and the run goes on unchanged', async () => {
     const first = planReply([echo('first', 'one'), slow('wait', 1, ['first']), echo('last', 'three', ['wait'])]);
     const rewrite = planReply([echo('first', 'CHANGED'), slow('wait', 1, ['first']), echo('last', 'three', ['wait'])]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [first, rewrite], classifier: ['amend'], synthesizer: ['done'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [first, rewrite], classifier: ['amend'], synthesizer: ['done'] }),
+    });
     await h.type('three things');
     await h.waitFor(/▶ wait running/);
     await h.type('redo the first echo in capitals');
@@ -108,12 +166,26 @@ describe('steering a plan through the console (postgres)', () => {
   it('an amendment that adds a riskier step than was approved waits for approval before that step', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-risk-'));
     const first = planReply([slow('wait', 1)]);
-    const riskier = planReply([slow('wait', 1), { id: 'save', tool: 'fs.write_file', args: { path: join(dir, 'out.txt'), content: 'saved' }, dependsOn: ['wait'] }]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig(), filesystemStdioConfig(dir)], script: byRole({ planner: [first, riskier], classifier: ['amend'], synthesizer: ['done'] }) });
+    const riskier = planReply([
+      slow('wait', 1),
+      {
+        id: 'save',
+        tool: 'fs.write_file',
+        args: { path: join(dir, 'out.txt'), content: 'saved' },
+        dependsOn: ['wait'],
+      },
+    ]);
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig(), filesystemStdioConfig(dir)],
+      script: byRole({ planner: [first, riskier], classifier: ['amend'], synthesizer: ['done'] }),
+    });
     await h.type('wait a second');
     await h.waitFor(/▶ wait running/);
     await h.type('also save the result to out.txt');
-    await h.waitFor(/Step save \(fs\.write_file\) was added or changed by an amendment written after seeing tool outputs\./);
+    await h.waitFor(
+      /Step save \(fs\.write_file\) was added or changed by an amendment written after seeing tool outputs\./,
+    );
     const run = await onlyRun(h);
     expect(run.status).toBe('awaiting_review');
     expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation']);
@@ -123,21 +195,41 @@ describe('steering a plan through the console (postgres)', () => {
   });
 
   it('someone other than the requester or an approver is refused and nothing changes; an approver may decide', async () => {
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], settings: { approvers: ['test:boss'] }, script: byRole({ planner: [planReply([slow('wait', 5)])], synthesizer: ['stopped'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      settings: { approvers: ['test:boss'] },
+      script: byRole({ planner: [planReply([slow('wait', 5)])], synthesizer: ['stopped'] }),
+    });
     await h.type('wait');
     await h.waitFor(/▶ wait running/);
     const run = await onlyRun(h);
     await h.steward.decision({ runId: run.id, revision: 0, action: 'stop', actor: { id: 'mallory', channel: 'test' } });
     expect(h.output()).toContain('Only ada or an approver can stop this run.');
     expect((await h.store.getRun(run.id))!.status).toBe('running');
-    await h.steward.decision({ runId: run.id, revision: 0, action: 'stop', actor: { id: 'boss', channel: 'test', name: 'Boss' } });
+    await h.steward.decision({
+      runId: run.id,
+      revision: 0,
+      action: 'stop',
+      actor: { id: 'boss', channel: 'test', name: 'Boss' },
+    });
     await h.waitFor(/=== Report \(stopped\) ===/);
-    expect((await h.store.listDecisions(run.id)).map((d) => [d.actor.id, d.action, d.accepted])).toEqual([['mallory', 'stop', false], ['boss', 'stop', true]]);
+    expect((await h.store.listDecisions(run.id)).map((d) => [d.actor.id, d.action, d.accepted])).toEqual([
+      ['mallory', 'stop', false],
+      ['boss', 'stop', true],
+    ]);
   });
 
   it('a tool this person stopped before gets a suggested breakpoint before it on their next plan', async () => {
     const p = planReply([slow('wait', 5)]);
-    h = await startHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [p, planReply([echo('e', 'hi'), slow('wait', 1, ['e'])])], synthesizer: ['stopped', 'done'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({
+        planner: [p, planReply([echo('e', 'hi'), slow('wait', 1, ['e'])])],
+        synthesizer: ['stopped', 'done'],
+      }),
+    });
     await h.type('wait');
     await h.waitFor(/▶ wait running/);
     await h.type('stop');
@@ -145,12 +237,20 @@ describe('steering a plan through the console (postgres)', () => {
     await h.steward.idle();
     await h.store.setReviewPreference({ id: 'ada', channel: 'console' }, 'all', new Date());
     await h.type('echo then wait');
-    await h.waitFor(/Suggested breakpoints \(hold before, since you stopped, paused or edited their tools before\): wait; "unbreak <id>" drops one/);
+    await h.waitFor(
+      /Suggested breakpoints \(hold before, since you stopped, paused or edited their tools before\): wait; "unbreak <id>" drops one/,
+    );
     await h.type('approve');
-    await h.waitFor(/=== Breakpoint before wait ===\nIt will send: \{("steps":1,"duration":1|"duration":1,"steps":1)\}/);
+    await h.waitFor(
+      /=== Breakpoint before wait ===\nIt will send: \{("steps":1,"duration":1|"duration":1,"steps":1)\}/,
+    );
     expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation', 'everything.echo']);
     await h.type('continue');
     await h.waitFor(/=== Report \(completed\) ===/);
-    expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation', 'everything.echo', 'everything.trigger-long-running-operation']);
+    expect(h.calls.map((c) => c.name)).toEqual([
+      'everything.trigger-long-running-operation',
+      'everything.echo',
+      'everything.trigger-long-running-operation',
+    ]);
   });
 });

@@ -41,7 +41,13 @@ export interface Harness {
   close(): Promise<void>;
 }
 
-const DEFAULT_SETTINGS: StewardSettings = { maxParallel: 4, maxAttempts: 3, amendmentCap: 3, maxRepairs: 2, reviewTimeoutMs: 600_000 };
+const DEFAULT_SETTINGS: StewardSettings = {
+  maxParallel: 4,
+  maxAttempts: 3,
+  amendmentCap: 3,
+  maxRepairs: 2,
+  reviewTimeoutMs: 600_000,
+};
 
 /** Starts every part; `close` stops them all. */
 export async function startHarness(options: {
@@ -63,9 +69,17 @@ export async function startHarness(options: {
   out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
   const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
   const logs: string[] = [];
-  const models = { planner: 'planner-model', classifier: 'classifier-model', synthesizer: 'synth-model', llm_step: 'step-model' };
+  const models = {
+    planner: 'planner-model',
+    classifier: 'classifier-model',
+    synthesizer: 'synth-model',
+    llm_step: 'step-model',
+  };
   const steward = new Steward({
-    llm: createLlmClient({ openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
+    llm: createLlmClient({
+      openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 },
+      models,
+    }),
     tools,
     store,
     notifier: channel,
@@ -86,7 +100,13 @@ export async function startHarness(options: {
     throw new Error(`timed out waiting for ${pattern}; console so far:\n${printed}`);
   };
   return {
-    llm, store, db, host, steward, calls, logs,
+    llm,
+    store,
+    db,
+    host,
+    steward,
+    calls,
+    logs,
     async type(line) {
       input.write(`${line}\n`);
       await new Promise((r) => setImmediate(r));
@@ -97,13 +117,21 @@ export async function startHarness(options: {
     async close() {
       // Runs left waiting for a person never finish; give the others a moment to settle.
       await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
-      const problems = await checkInvariants({ store, db, calls, llm, shown: [printed, ...logs], canaries: [CANARY_KEY] });
+      const problems = await checkInvariants({
+        store,
+        db,
+        calls,
+        llm,
+        shown: [printed, ...logs],
+        canaries: [CANARY_KEY],
+      });
       steward.shutdown();
       await channel.stop();
       await host.close();
       await db.close();
       await llm.close();
-      if (problems.length > 0) throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
+      if (problems.length > 0)
+        throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
     },
   };
 }
@@ -118,11 +146,26 @@ process.env.OPENAI_API_KEY = CANARY_KEY;
  * in what people were shown or logs (`shown`), in any table, or in what was sent to the model.
  */
 export async function checkInvariants(o: {
-  store: PgRunStore; db: TestDatabase; calls: RecordedCall[]; llm: FakeLlm; shown: string[]; canaries: string[];
+  store: PgRunStore;
+  db: TestDatabase;
+  calls: RecordedCall[];
+  llm: FakeLlm;
+  shown: string[];
+  canaries: string[];
 }): Promise<string[]> {
   const problems = await unapprovedCalls(o.store, o.db, o.calls);
-  const tables = ['runs', 'plan_revisions', 'step_attempts', 'decisions', 'llm_usage', 'run_events', 'tool_pins'] as const;
-  const dumps = await Promise.all(tables.map(async (t) => [t, JSON.stringify(await o.db.db.selectFrom(t).selectAll().execute())] as const));
+  const tables = [
+    'runs',
+    'plan_revisions',
+    'step_attempts',
+    'decisions',
+    'llm_usage',
+    'run_events',
+    'tool_pins',
+  ] as const;
+  const dumps = await Promise.all(
+    tables.map(async (t) => [t, JSON.stringify(await o.db.db.selectFrom(t).selectAll().execute())] as const),
+  );
   for (const [i, secret] of o.canaries.entries()) {
     const name = i === 0 ? 'the LLM key' : `secret #${i + 1}`;
     if (o.shown.some((s) => s.includes(secret))) seen(`what people were shown, or a log line, holds ${name}`);
@@ -177,13 +220,26 @@ async function unapprovedCalls(store: PgRunStore, db: TestDatabase, calls: Recor
 
 function canonical(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(canonical);
-  if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, canonical(x)]));
+  if (v && typeof v === 'object')
+    return Object.fromEntries(
+      Object.entries(v)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, x]) => [k, canonical(x)]),
+    );
   return v;
 }
 
 /** A planner answer as JSON text. */
 export function planReply(steps: unknown[], extra: Record<string, unknown> = {}): string {
-  return JSON.stringify({ summary: 'Do the work', rationale: 'because', needsTools: true, answer: null, risks: [], steps, ...extra });
+  return JSON.stringify({
+    summary: 'Do the work',
+    rationale: 'because',
+    needsTools: true,
+    answer: null,
+    risks: [],
+    steps,
+    ...extra,
+  });
 }
 
 /** The one run a test made (the test fails if there is not exactly one). */
@@ -195,5 +251,9 @@ export async function onlyRun(harness: Harness): Promise<StoredRun> {
 
 /** What the audit fixture server recorded (see test/fixtures/audit-server.mjs). */
 export function readAuditLog(file: string): { type: string; name: string; args?: Record<string, unknown> }[] {
-  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { type: string; name: string });
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { type: string; name: string });
 }

@@ -14,13 +14,30 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const sleep = (id: string, ms: number, dependsOn: string[] = []) => ({ id, tool: 'audit.sleep', args: { ms }, dependsOn });
-const note = (id: string, text: string, dependsOn: string[] = []) => ({ id, tool: 'audit.note', args: { text }, dependsOn });
+const sleep = (id: string, ms: number, dependsOn: string[] = []) => ({
+  id,
+  tool: 'audit.sleep',
+  args: { ms },
+  dependsOn,
+});
+const note = (id: string, text: string, dependsOn: string[] = []) => ({
+  id,
+  tool: 'audit.note',
+  args: { text },
+  dependsOn,
+});
 
 describe('interleaved runs and cancellation, seen from the MCP server (postgres)', () => {
   it('stop cancels the call in flight: the server receives the cancellation; nothing starts after it', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
-    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], script: byRole({ planner: [planReply([sleep('long', 20_000), note('after', 'never', ['long'])])], synthesizer: ['stopped'] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      script: byRole({
+        planner: [planReply([sleep('long', 20_000), note('after', 'never', ['long'])])],
+        synthesizer: ['stopped'],
+      }),
+    });
     await h.type('sleep, then note');
     await h.waitFor(/risk MEDIUM/);
     await h.type('approve');
@@ -29,7 +46,10 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.waitFor(/=== Report \(stopped\) ===/);
     await h.steward.idle();
     await new Promise((r) => setTimeout(r, 100));
-    expect(readAuditLog(join(dir, 'audit.jsonl')).map((e) => [e.type, e.name])).toEqual([['call', 'sleep'], ['cancelled', 'sleep']]);
+    expect(readAuditLog(join(dir, 'audit.jsonl')).map((e) => [e.type, e.name])).toEqual([
+      ['call', 'sleep'],
+      ['cancelled', 'sleep'],
+    ]);
   });
 
   it('three runs at different points (breakpoint, amending, running) never reach each other', async () => {
@@ -62,9 +82,15 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     const conv = (k: string) => ({ channel: 'test', key: `thread-${k}` });
     await h.store.setReviewPreference(actor, 'all', new Date());
     for (const k of ['A', 'B', 'C']) await h.steward.message({ conversation: conv(k), actor, text: `run ${k}` });
-    const ids = Object.fromEntries((await h.db.db.selectFrom('runs').select(['id', 'conversation_key']).execute()).map((r) => [r.conversation_key.slice(-1), r.id]));
+    const ids = Object.fromEntries(
+      (await h.db.db.selectFrom('runs').select(['id', 'conversation_key']).execute()).map((r) => [
+        r.conversation_key.slice(-1),
+        r.id,
+      ]),
+    );
     await h.steward.decision({ runId: ids.A!, revision: 0, action: 'breakpoint', stepIds: ['a1'], on: true, actor });
-    for (const k of ['A', 'B', 'C']) await h.steward.decision({ runId: ids[k]!, revision: 0, action: 'approve', actor });
+    for (const k of ['A', 'B', 'C'])
+      await h.steward.decision({ runId: ids[k]!, revision: 0, action: 'approve', actor });
     // A holds at its breakpoint; B is amended (the planner takes 400 ms); C runs; a pause of C must not touch A or B.
     const amending = h.steward.message({ conversation: conv('B'), actor, text: 'change B: shout the note' });
     await h.waitFor(/Breakpoint after a1/);
@@ -79,7 +105,10 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.steward.decision({ runId: ids.C!, revision: 0, action: 'resume', actor });
     await h.steward.idle();
     for (const k of ['A', 'B', 'C']) expect((await h.store.getRun(ids[k]!))!.status).toBe('completed');
-    const notes = readAuditLog(join(dir, 'audit.jsonl')).filter((e) => e.name === 'note').map((e) => e.args!.text).sort();
+    const notes = readAuditLog(join(dir, 'audit.jsonl'))
+      .filter((e) => e.name === 'note')
+      .map((e) => e.args!.text)
+      .sort();
     expect(notes).toEqual(['A1', 'A2', 'B2-amended', 'C2']);
     expect((await h.store.listDecisions(ids.C!)).map((d) => d.action)).toEqual(['approve', 'pause', 'resume']);
     expect((await h.store.listDecisions(ids.A!)).map((d) => d.action)).toEqual(['breakpoint', 'approve', 'resume']);
@@ -90,7 +119,12 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
 describe('token budgets (postgres)', () => {
   it('a person past their daily budget gets a clear message and no planner call', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
-    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], settings: { budgets: { perRun: 1_000_000, perUserPerDay: 10 } }, script: byRole({}) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      settings: { budgets: { perRun: 1_000_000, perUserPerDay: 10 } },
+      script: byRole({}),
+    });
     await h.type('note something');
     await h.waitFor(/✖ I could not make a valid plan: ada has used today's budget of 10 model tokens/);
     expect(h.llm.requests).toEqual([]);
@@ -99,12 +133,19 @@ describe('token budgets (postgres)', () => {
   it('a run that reaches its budget keeps every result: the report is then written by code', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
     const budgets = { perRun: 1_000_000, perUserPerDay: 1_000_000 };
-    h = await startHarness({ db: 'postgres', servers: [auditStdioConfig(join(dir, 'audit.jsonl'))], settings: { budgets }, script: byRole({ planner: [planReply([note('n', 'kept')])] }) });
+    h = await startHarness({
+      db: 'postgres',
+      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      settings: { budgets },
+      script: byRole({ planner: [planReply([note('n', 'kept')])] }),
+    });
     await h.type('note something');
     await h.waitFor(/risk MEDIUM/);
     budgets.perRun = 1;
     await h.type('approve');
-    await h.waitFor(/=== Report \(completed\) ===\nRun completed\. \(The report writer was unavailable; here are the step results\.\)\nn \(audit\.note, no description\): SUCCEEDED — noted: kept/);
+    await h.waitFor(
+      /=== Report \(completed\) ===\nRun completed\. \(The report writer was unavailable; here are the step results\.\)\nn \(audit\.note, no description\): SUCCEEDED — noted: kept/,
+    );
     expect(h.llm.requests.map((r) => r.role)).toEqual(['planner']);
   });
 });

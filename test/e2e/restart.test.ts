@@ -80,10 +80,19 @@ async function kill(p: Proc): Promise<void> {
   await new Promise((r) => p.child.once('exit', r));
 }
 
-const everything = (extra: Record<string, unknown> = {}) => ({ command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'], ...extra });
+const everything = (extra: Record<string, unknown> = {}) => ({
+  command: process.execPath,
+  args: [EVERYTHING_SCRIPT, 'stdio'],
+  ...extra,
+});
 const plan = planReply([
   { id: 'first', tool: 'everything.echo', args: { message: 'once' } },
-  { id: 'slow', tool: 'everything.trigger-long-running-operation', args: { duration: 2, steps: 2 }, dependsOn: ['first'] },
+  {
+    id: 'slow',
+    tool: 'everything.trigger-long-running-operation',
+    args: { duration: 2, steps: 2 },
+    dependsOn: ['first'],
+  },
   { id: 'last', tool: 'everything.echo', args: { message: 'end' }, dependsOn: ['slow'] },
 ]);
 
@@ -103,13 +112,23 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
 
     const [run] = await db.db.selectFrom('runs').select(['id', 'status']).execute();
     expect(run!.status).toBe('running');
-    expect(await attemptsOf(run!.id)).toEqual([['first', 1, 'succeeded'], ['slow', 1, 'running']]);
+    expect(await attemptsOf(run!.id)).toEqual([
+      ['first', 1, 'succeeded'],
+      ['slow', 1, 'running'],
+    ]);
 
     const b = startSteward(everything());
     await b.waitFor(/Steward restarted; continuing this run where it left off\./);
     await b.waitFor(/=== Report \(completed\) ===\nAll done after a restart\./);
     const attempts = await attemptsOf(run!.id);
-    expect(attempts).toEqual(expect.arrayContaining([['first', 1, 'succeeded'], ['slow', 1, 'failed'], ['slow', 2, 'succeeded'], ['last', 1, 'succeeded']]));
+    expect(attempts).toEqual(
+      expect.arrayContaining([
+        ['first', 1, 'succeeded'],
+        ['slow', 1, 'failed'],
+        ['slow', 2, 'succeeded'],
+        ['last', 1, 'succeeded'],
+      ]),
+    );
     expect(attempts).toHaveLength(4);
     b.type('quit');
     await new Promise((r) => b.child.once('exit', r));
@@ -142,14 +161,20 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
     writeFileSync(join(dir, 'mcp.json'), '{"mcpServers": {"x": {"command": 5}}}');
     const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/main.ts')], {
       cwd: dir,
-      env: { PATH: process.env.PATH, MCP_CONFIG: join(dir, 'mcp.json'), OPENAI_API_KEY: 'sk-secret-canary', DATA_DIR: join(dir, 'd'), DATABASE_URL: 'postgres://u:pw-canary@127.0.0.1:1/x' },
+      env: {
+        PATH: process.env.PATH,
+        MCP_CONFIG: join(dir, 'mcp.json'),
+        OPENAI_API_KEY: 'sk-secret-canary',
+        DATA_DIR: join(dir, 'd'),
+        DATABASE_URL: 'postgres://u:pw-canary@127.0.0.1:1/x',
+      },
     });
     children.push(child);
     let err = '';
     child.stderr.on('data', (b: Buffer) => (err += b.toString('utf8')));
     const code = await new Promise((r) => child.once('exit', r));
     expect(code).toBe(1);
-    expect(err.trim()).toBe(`${join(dir, "mcp.json")}: mcpServers.x.command: expected string, received number`);
+    expect(err.trim()).toBe(`${join(dir, 'mcp.json')}: mcpServers.x.command: expected string, received number`);
     expect(err).not.toContain('pw-canary');
     expect(err).not.toContain('sk-secret-canary');
   });

@@ -13,22 +13,44 @@ import { createMention, eventEnvelope, sendSigned } from './slack-requests.ts';
 
 it('the composition root serves Slack in HTTP mode: a signed mention gets a plan card in its thread', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'steward-slack-app-'));
-  writeFileSync(join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'], risk: 'medium' } } }));
-  const llm = await startFakeLlm(byRole({ planner: [planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }])] }));
+  writeFileSync(
+    join(dir, 'mcp.json'),
+    JSON.stringify({
+      mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'], risk: 'medium' } },
+    }),
+  );
+  const llm = await startFakeLlm(
+    byRole({ planner: [planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }])] }),
+  );
   const slack = await startFakeSlack();
   const out = new PassThrough();
   let printed = '';
   out.on('data', (c: Buffer) => (printed += c.toString()));
-  const env = { OPENAI_BASE_URL: llm.baseURL, STEWARD_MODEL: 'm', DATA_DIR: dir, MCP_CONFIG: join(dir, 'mcp.json'), SLACK_BOT_TOKEN: slack.botToken, SLACK_SIGNING_SECRET: 'sekrit-123456', SLACK_API_URL: slack.apiUrl, PORT: '0' };
+  const env = {
+    OPENAI_BASE_URL: llm.baseURL,
+    STEWARD_MODEL: 'm',
+    DATA_DIR: dir,
+    MCP_CONFIG: join(dir, 'mcp.json'),
+    SLACK_BOT_TOKEN: slack.botToken,
+    SLACK_SIGNING_SECRET: 'sekrit-123456',
+    SLACK_API_URL: slack.apiUrl,
+    PORT: '0',
+  };
   const app = await startApp({ env, input: new PassThrough(), output: out });
   try {
     expect(printed).toMatch(/Slack: listening on port \d+ at \/slack\/events\./);
     const port = (app.channel as { port?: number }).port;
     const mention = createMention({ text: 'say hi' }, slack.botUserId);
-    const res = await sendSigned(`http://127.0.0.1:${port}/slack/events`, 'sekrit-123456', eventEnvelope(mention, slack.botUserId), 'application/json');
+    const res = await sendSigned(
+      `http://127.0.0.1:${port}/slack/events`,
+      'sekrit-123456',
+      eventEnvelope(mention, slack.botUserId),
+      'application/json',
+    );
     expect(res.status).toBe(200);
     const deadline = Date.now() + 15_000;
-    while (slack.callsOf('chat.postMessage').length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (slack.callsOf('chat.postMessage').length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const [card] = slack.callsOf('chat.postMessage');
     expect(card!.response.ok).toBe(true);
     expect(card!.args.thread_ts).toBe(mention.ts);

@@ -14,8 +14,13 @@ afterEach(async () => {
 
 // Every tool of this server counts as medium risk, so its plans wait for review.
 const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
-const slow = (id: string, duration: number, extra: Record<string, unknown> = {}) =>
-  ({ id, tool: 'everything.trigger-long-running-operation', args: { duration, steps: duration * 2 }, description: 'a slow job', ...extra });
+const slow = (id: string, duration: number, extra: Record<string, unknown> = {}) => ({
+  id,
+  tool: 'everything.trigger-long-running-operation',
+  args: { duration, steps: duration * 2 },
+  description: 'a slow job',
+  ...extra,
+});
 const text = (m: FakeMessage) => allTexts(m.blocks).join('\n');
 const onlyRunId = async (harness: SlackHarness) => {
   const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
@@ -25,8 +30,18 @@ const onlyRunId = async (harness: SlackHarness) => {
 
 describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) => {
   it('mention → plan card in the thread → Approve → the card updates in place, paced → report in the thread', async () => {
-    const plan = planReply([slow('slow', 2), { id: 'say', tool: 'everything.echo', args: { message: 'done <!channel>' }, dependsOn: ['slow'] }], { summary: 'Run the slow job, then say done' });
-    h = await startSlackHarness({ db, servers: [reviewed()], script: byRole({ planner: [plan], synthesizer: ['The slow job finished. <!channel> <@U0EVE> **all good**'] }) });
+    const plan = planReply(
+      [
+        slow('slow', 2),
+        { id: 'say', tool: 'everything.echo', args: { message: 'done <!channel>' }, dependsOn: ['slow'] },
+      ],
+      { summary: 'Run the slow job, then say done' },
+    );
+    h = await startSlackHarness({
+      db,
+      servers: [reviewed()],
+      script: byRole({ planner: [plan], synthesizer: ['The slow job finished. <!channel> <@U0EVE> **all good**'] }),
+    });
 
     const thread = await h.mention('run the slow job and tell me');
     const card = await h.waitFor('the plan card', () => h!.replies(thread).length === 0 && h!.card(thread));
@@ -61,15 +76,23 @@ describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) =
     expect(calls.every((c) => c.response.ok === true)).toBe(true);
 
     expect((await h.store.getRun(runId))!.status).toBe('completed');
-    expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted, d.actor.id])).toEqual([['approve', true, 'U0ADA']]);
+    expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted, d.actor.id])).toEqual([
+      ['approve', true, 'U0ADA'],
+    ]);
   });
 });
 
 describe('slack, end to end on postgres', () => {
   it('Amend opens a modal; its text re-plans and the same card shows the new revision, which then runs', async () => {
     const first = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hello' } }]);
-    const second = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hello, world' } }], { summary: 'Say hello, world' });
-    h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({ planner: [first, second], synthesizer: ['Said it.'] }) });
+    const second = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hello, world' } }], {
+      summary: 'Say hello, world',
+    });
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      script: byRole({ planner: [first, second], synthesizer: ['Said it.'] }),
+    });
     const thread = await h.mention('say hello');
     const card = await h.waitFor('the card', () => h!.card(thread));
     const runId = await onlyRunId(h);
@@ -78,32 +101,49 @@ describe('slack, end to end on postgres', () => {
     const opened = h.slack.callsOf('views.open');
     expect(opened).toHaveLength(1);
     expect(opened[0]!.response.ok).toBe(true);
-    expect(JSON.parse((opened[0]!.args.view as { private_metadata: string }).private_metadata)).toEqual({ runId, revision: 0 });
+    expect(JSON.parse((opened[0]!.args.view as { private_metadata: string }).private_metadata)).toEqual({
+      runId,
+      revision: 0,
+    });
 
     expect(await h.submitAmend('make it say hello, world')).toBe(200);
     await h.waitFor('revision 1 on the card', () => text(h!.card(thread)).includes('revision 1'));
     expect(h.llm.requests.filter((r) => r.role === 'planner')[1]!.lastUserText).toContain('make it say hello, world');
-    expect(h.slack.callsOf('chat.postMessage').filter((c) => JSON.stringify(c.args).includes('Plan waiting'))).toHaveLength(1);
+    expect(
+      h.slack.callsOf('chat.postMessage').filter((c) => JSON.stringify(c.args).includes('Plan waiting')),
+    ).toHaveLength(1);
     expect(text(h.card(thread))).toContain('Amend (2 left)');
 
     await h.press(h.card(thread), 'approve');
     await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Said it.')));
     await h.steward.idle();
     const decisions = await h.store.listDecisions(runId);
-    expect(decisions.map((d) => [d.action, d.revision, d.accepted])).toEqual([['amend', 0, true], ['approve', 1, true]]);
+    expect(decisions.map((d) => [d.action, d.revision, d.accepted])).toEqual([
+      ['amend', 0, true],
+      ['approve', 1, true],
+    ]);
   });
 
   it('Pause holds the run after the step in flight; Resume finishes it; "ask me first" stores the preference', async () => {
     const plan = planReply([slow('one', 2), slow('two', 1, { dependsOn: ['one'] })]);
-    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [plan], synthesizer: ['Both ran.'] }) });
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [plan], synthesizer: ['Both ran.'] }),
+    });
     const thread = await h.mention('run two slow jobs');
-    const card = await h.waitFor('the auto-started card', () => text(h!.card(thread)).includes('▶️ Running') && h!.card(thread));
+    const card = await h.waitFor(
+      'the auto-started card',
+      () => text(h!.card(thread)).includes('▶️ Running') && h!.card(thread),
+    );
     expect(text(card)).toContain('Low risk: started at once, without review');
     const runId = await onlyRunId(h);
 
     await h.press(card, 'pause');
     await h.waitFor('the paused card', () => text(h!.card(thread)).includes('⏸️ Paused'));
-    await h.waitFor('step one to end', async () => (await h!.store.listStepAttempts(runId)).some((a) => a.stepId === 'one' && a.status === 'succeeded'));
+    await h.waitFor('step one to end', async () =>
+      (await h!.store.listStepAttempts(runId)).some((a) => a.stepId === 'one' && a.status === 'succeeded'),
+    );
     await new Promise((r) => setTimeout(r, 600));
     expect((await h.store.listStepAttempts(runId)).map((a) => a.stepId)).toEqual(['one']);
     expect(h.buttonValue(h.card(thread), 'resume')).toBeTruthy();
@@ -120,12 +160,21 @@ describe('slack, end to end on postgres', () => {
   });
 
   it('Stop cancels the step in flight and keeps the finished results', async () => {
-    const plan = planReply([{ id: 'quick', tool: 'everything.echo', args: { message: 'kept' } }, slow('long', 20, { dependsOn: ['quick'] })]);
-    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [plan], synthesizer: ['Stopped after quick.'] }) });
+    const plan = planReply([
+      { id: 'quick', tool: 'everything.echo', args: { message: 'kept' } },
+      slow('long', 20, { dependsOn: ['quick'] }),
+    ]);
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [plan], synthesizer: ['Stopped after quick.'] }),
+    });
     const thread = await h.mention('quick then long');
     await h.waitFor('the card', () => h!.card(thread));
     const runId = await onlyRunId(h);
-    await h.waitFor('the long step to run', async () => (await h!.store.listStepAttempts(runId)).some((a) => a.stepId === 'long' && a.status === 'running'));
+    await h.waitFor('the long step to run', async () =>
+      (await h!.store.listStepAttempts(runId)).some((a) => a.stepId === 'long' && a.status === 'running'),
+    );
 
     await h.press(h.card(thread), 'stop');
     await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Stopped after quick.')));

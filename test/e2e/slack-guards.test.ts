@@ -16,11 +16,16 @@ afterEach(async () => {
 const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
 const echoPlan = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }], { summary: 'Say hi' });
 const text = (m: FakeMessage) => allTexts(m.blocks).join('\n');
-const onlyRunId = async (harness: SlackHarness) => (await harness.db.db.selectFrom('runs').select(['id']).executeTakeFirstOrThrow()).id;
+const onlyRunId = async (harness: SlackHarness) =>
+  (await harness.db.db.selectFrom('runs').select(['id']).executeTakeFirstOrThrow()).id;
 
 describe('slack guards, end to end on postgres', () => {
-  it('a stranger\'s Approve or Amend is refused privately and changes nothing; an approver may decide', async () => {
-    h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({ planner: [echoPlan], synthesizer: ['Said hi.'] }) });
+  it("a stranger's Approve or Amend is refused privately and changes nothing; an approver may decide", async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      script: byRole({ planner: [echoPlan], synthesizer: ['Said hi.'] }),
+    });
     const thread = await h.mention('say hi');
     const card = h.card(thread);
     const runId = await onlyRunId(h);
@@ -36,7 +41,10 @@ describe('slack guards, end to end on postgres', () => {
     }
     expect(h.slack.callsOf('views.open')).toEqual([]);
     expect((await h.store.getRun(runId))!.status).toBe('awaiting_review');
-    expect((await h.store.listDecisions(runId)).map((d) => [d.actor.id, d.action, d.accepted])).toEqual([['U0BOB', 'approve', false], ['U0BOB', 'amend', false]]);
+    expect((await h.store.listDecisions(runId)).map((d) => [d.actor.id, d.action, d.accepted])).toEqual([
+      ['U0BOB', 'approve', false],
+      ['U0BOB', 'amend', false],
+    ]);
 
     await h.press(card, 'approve', { user: 'U0BOSS' });
     await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Said hi.')));
@@ -45,13 +53,19 @@ describe('slack guards, end to end on postgres', () => {
   });
 
   it('a double click, or two people pressing at once, changes state once', async () => {
-    h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({ planner: [echoPlan], synthesizer: ['Said hi.'] }) });
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      script: byRole({ planner: [echoPlan], synthesizer: ['Said hi.'] }),
+    });
     const thread = await h.mention('say hi');
     const card = h.card(thread);
     const runId = await onlyRunId(h);
     const value = h.buttonValue(card, 'approve');
     const statuses = await Promise.all([
-      h.press(card, 'approve', { value }), h.press(card, 'approve', { value }), h.press(card, 'approve', { value, user: 'U0BOSS' }),
+      h.press(card, 'approve', { value }),
+      h.press(card, 'approve', { value }),
+      h.press(card, 'approve', { value, user: 'U0BOSS' }),
     ]);
     expect(statuses).toEqual([200, 200, 200]);
     await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Said hi.')));
@@ -66,7 +80,12 @@ describe('slack guards, end to end on postgres', () => {
     h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({ planner: [echoPlan] }) });
     const thread = await h.mention('say hi');
     const card = h.card(thread);
-    expect(await h.press(card, 'approve', { user: 'U0BOB', value: '{"runId":"00000000-0000-4000-8000-000000000000","revision":0}' })).toBe(200);
+    expect(
+      await h.press(card, 'approve', {
+        user: 'U0BOB',
+        value: '{"runId":"00000000-0000-4000-8000-000000000000","revision":0}',
+      }),
+    ).toBe(200);
     const notice = h.slack.callsOf('chat.postEphemeral').at(-1)!;
     expect(notice.args).toMatchObject({ user: 'U0BOB', channel: 'C0GENERAL', thread_ts: thread });
     expect(allTexts(notice.args.blocks).join(' ')).toContain('That run does not exist.');
@@ -76,7 +95,9 @@ describe('slack guards, end to end on postgres', () => {
     h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({}) });
     const body = eventEnvelope(createMention({ text: 'say hi' }, h.slack.botUserId), h.slack.botUserId);
     expect((await h.post(body, 'application/json', { secret: 'not-the-secret' })).status).toBe(401);
-    expect((await h.post(body, 'application/json', { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 })).status).toBe(401);
+    expect((await h.post(body, 'application/json', { timestamp: Math.floor(Date.now() / 1000) - 6 * 60 })).status).toBe(
+      401,
+    );
     expect((await h.post(body.replace('say hi', 'say bye'), 'application/json')).status).toBe(200);
     await h.channel.settled();
     // Only the correctly signed request reached the engine (its planner call fails: nothing is scripted).
@@ -96,7 +117,12 @@ describe('slack guards, end to end on postgres', () => {
 
   it('plain channel chatter, edits and bot messages never reach the engine', async () => {
     h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], script: byRole({}) });
-    for (const event of [createMessage({ text: 'lunch?' }), createMessage({ text: 'x', threadTs: '1700000000.000001' }), createMessage({ text: 'edited', subtype: 'message_changed' }), createMessage({ text: 'beep', botId: 'B0OTHER', threadTs: '1700000000.000001' })]) {
+    for (const event of [
+      createMessage({ text: 'lunch?' }),
+      createMessage({ text: 'x', threadTs: '1700000000.000001' }),
+      createMessage({ text: 'edited', subtype: 'message_changed' }),
+      createMessage({ text: 'beep', botId: 'B0OTHER', threadTs: '1700000000.000001' }),
+    ]) {
       expect((await h.post(eventEnvelope(event, h.slack.botUserId), 'application/json')).status).toBe(200);
     }
     await h.channel.settled();
@@ -105,8 +131,18 @@ describe('slack guards, end to end on postgres', () => {
   });
 
   it('a 60-step plan gets a card Slack accepts, showing every step, through approval to the end', async () => {
-    const steps = Array.from({ length: 60 }, (_, i) => ({ id: `echo_step_number_${i + 1}`, tool: 'everything.echo', args: { message: `message ${i + 1} ${'x'.repeat(200)}` }, description: `echo number ${i + 1}, with a long description ${'y'.repeat(200)}` }));
-    h = await startSlackHarness({ db: 'postgres', servers: [reviewed()], settings: { maxParallel: 8 }, script: byRole({ planner: [planReply(steps)], synthesizer: ['All sixty echoed.'] }) });
+    const steps = Array.from({ length: 60 }, (_, i) => ({
+      id: `echo_step_number_${i + 1}`,
+      tool: 'everything.echo',
+      args: { message: `message ${i + 1} ${'x'.repeat(200)}` },
+      description: `echo number ${i + 1}, with a long description ${'y'.repeat(200)}`,
+    }));
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      settings: { maxParallel: 8 },
+      script: byRole({ planner: [planReply(steps)], synthesizer: ['All sixty echoed.'] }),
+    });
     const thread = await h.mention('echo sixty times');
     const card = h.card(thread);
     expect(text(card)).toContain('*60.*');

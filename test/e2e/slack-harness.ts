@@ -13,7 +13,16 @@ import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-ll
 import { startFakeSlack, type FakeMessage, type FakeSlack } from '../fakes/fake-slack-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { mcpConfig } from '../helpers/mcp-servers.ts';
-import { createBlockAction, createMention, createMessage, createViewSubmission, eventEnvelope, interactionBody, newTs, sendSigned } from './slack-requests.ts';
+import {
+  createBlockAction,
+  createMention,
+  createMessage,
+  createViewSubmission,
+  eventEnvelope,
+  interactionBody,
+  newTs,
+  sendSigned,
+} from './slack-requests.ts';
 import { CANARY_KEY, checkInvariants, recordingTools, type RecordedCall } from './harness.ts';
 
 export interface SlackHarness {
@@ -35,19 +44,32 @@ export interface SlackHarness {
   /** Submits the modal opened last, with this text. */
   submitAmend(text: string, user?: string): Promise<number>;
   /** Posts any body signed with the right (or a forged) secret. */
-  post(body: string, contentType: 'application/json' | 'application/x-www-form-urlencoded', forge?: { timestamp?: number; secret?: string }): Promise<Response>;
+  post(
+    body: string,
+    contentType: 'application/json' | 'application/x-www-form-urlencoded',
+    forge?: { timestamp?: number; secret?: string },
+  ): Promise<Response>;
   /** The run card in a thread (the bot message that starts with a header). */
   card(threadTs: string): FakeMessage;
   /** Every bot message in a thread except the card, in order. */
   replies(threadTs: string): FakeMessage[];
   /** Polls until `check` returns a truthy value. */
-  waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Exclude<T, false | null | undefined | '' | 0>>;
+  waitFor<T>(
+    what: string,
+    check: () => T | Promise<T>,
+    timeoutMs?: number,
+  ): Promise<Exclude<T, false | null | undefined | '' | 0>>;
   close(): Promise<void>;
 }
 
 const SECRET = 'test-signing-secret-0123456789';
 const DEFAULT_SETTINGS: StewardSettings = {
-  maxParallel: 4, maxAttempts: 3, amendmentCap: 3, maxRepairs: 2, reviewTimeoutMs: 600_000, approvers: ['slack:U0BOSS'],
+  maxParallel: 4,
+  maxAttempts: 3,
+  amendmentCap: 3,
+  maxRepairs: 2,
+  reviewTimeoutMs: 600_000,
+  approvers: ['slack:U0BOSS'],
 };
 
 /** Starts every part; `close` stops them all. */
@@ -66,11 +88,28 @@ export async function startSlackHarness(options: {
   const calls: RecordedCall[] = [];
   const logs: string[] = [];
   const log = (level: string, message: string) => logs.push(`${level} ${message}`);
-  const channel = new SlackChannel({ botToken: slack.botToken, signingSecret: SECRET, port: 0, apiUrl: slack.apiUrl, log });
-  const models = { planner: 'planner-model', classifier: 'classifier-model', synthesizer: 'synth-model', llm_step: 'step-model' };
+  const channel = new SlackChannel({
+    botToken: slack.botToken,
+    signingSecret: SECRET,
+    port: 0,
+    apiUrl: slack.apiUrl,
+    log,
+  });
+  const models = {
+    planner: 'planner-model',
+    classifier: 'classifier-model',
+    synthesizer: 'synth-model',
+    llm_step: 'step-model',
+  };
   const steward = new Steward({
-    llm: createLlmClient({ openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 }, models }),
-    tools: recordingTools(host, calls), store, notifier: channel, log,
+    llm: createLlmClient({
+      openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 },
+      models,
+    }),
+    tools: recordingTools(host, calls),
+    store,
+    notifier: channel,
+    log,
     clock: () => new Date(),
     newId: () => crypto.randomUUID(),
     settings: { ...DEFAULT_SETTINGS, ...options.settings },
@@ -90,17 +129,33 @@ export async function startSlackHarness(options: {
     return found;
   };
   const buttonValue = (c: FakeMessage, action: string) => {
-    const buttons = c.blocks.flatMap((b) => (b.type === 'actions' ? (b.elements as Array<{ action_id: string; value: string }>) : []));
+    const buttons = c.blocks.flatMap((b) =>
+      b.type === 'actions' ? (b.elements as Array<{ action_id: string; value: string }>) : [],
+    );
     const button = buttons.find((b) => b.action_id === `steward.${action}`);
-    if (!button) throw new Error(`no ${action} button on the card; it has ${buttons.map((b) => b.action_id).join(', ') || 'none'}`);
+    if (!button)
+      throw new Error(
+        `no ${action} button on the card; it has ${buttons.map((b) => b.action_id).join(', ') || 'none'}`,
+      );
     return button.value;
   };
 
   return {
-    llm, slack, store, db, steward, channel, logs, post, card, buttonValue,
+    llm,
+    slack,
+    store,
+    db,
+    steward,
+    channel,
+    logs,
+    post,
+    card,
+    buttonValue,
     async mention(text, user) {
       const ts = newTs();
-      await ok(post(eventEnvelope(createMention({ text, user, ts }, slack.botUserId), slack.botUserId), 'application/json'));
+      await ok(
+        post(eventEnvelope(createMention({ text, user, ts }, slack.botUserId), slack.botUserId), 'application/json'),
+      );
       return ts;
     },
     async reply(threadTs, text, user) {
@@ -108,8 +163,14 @@ export async function startSlackHarness(options: {
     },
     press(c, action, o = {}) {
       const payload = createBlockAction({
-        user: o.user ?? 'U0ADA', actionId: `steward.${action}`, value: o.value ?? buttonValue(c, action), channel: c.channel,
-        messageTs: c.ts, threadTs: c.threadTs, triggerId: slack.newTriggerId(), botUserId: slack.botUserId,
+        user: o.user ?? 'U0ADA',
+        actionId: `steward.${action}`,
+        value: o.value ?? buttonValue(c, action),
+        channel: c.channel,
+        messageTs: c.ts,
+        threadTs: c.threadTs,
+        triggerId: slack.newTriggerId(),
+        botUserId: slack.botUserId,
       });
       return ok(post(interactionBody(payload), 'application/x-www-form-urlencoded'));
     },
@@ -117,7 +178,11 @@ export async function startSlackHarness(options: {
       const opened = slack.callsOf('views.open').at(-1);
       if (!opened) throw new Error('no modal was opened');
       const view = opened.args.view as Record<string, unknown>;
-      const payload = createViewSubmission({ user: user ?? 'U0ADA', view, values: { amend: { text: { type: 'plain_text_input', value: text } } } });
+      const payload = createViewSubmission({
+        user: user ?? 'U0ADA',
+        view,
+        values: { amend: { text: { type: 'plain_text_input', value: text } } },
+      });
       return ok(post(interactionBody(payload), 'application/x-www-form-urlencoded'));
     },
     replies: (threadTs) => botMessages(threadTs).filter((m) => m.blocks[0]?.type !== 'header'),
@@ -126,9 +191,12 @@ export async function startSlackHarness(options: {
       let last: unknown;
       for (;;) {
         // A check may throw while the thing it looks for does not exist yet.
-        const value = await Promise.resolve().then(check).catch((err: unknown) => ((last = err), undefined));
+        const value = await Promise.resolve()
+          .then(check)
+          .catch((err: unknown) => ((last = err), undefined));
         if (value) return value as Exclude<typeof value, false | null | undefined | '' | 0>;
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what} (${String(last)}); logs:\n${logs.join('\n')}`);
+        if (Date.now() > deadline)
+          throw new Error(`timed out waiting for ${what} (${String(last)}); logs:\n${logs.join('\n')}`);
         await new Promise((r) => setTimeout(r, 20));
       }
     },
@@ -136,14 +204,22 @@ export async function startSlackHarness(options: {
       await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
       // What the bot sent to Slack is what people saw; the bot token travels only in the Authorization header.
       const shown = [...logs, ...slack.calls.map(({ args: { token: _transport, ...args } }) => JSON.stringify(args))];
-      const problems = await checkInvariants({ store, db, calls, llm, shown, canaries: [CANARY_KEY, slack.botToken, SECRET] });
+      const problems = await checkInvariants({
+        store,
+        db,
+        calls,
+        llm,
+        shown,
+        canaries: [CANARY_KEY, slack.botToken, SECRET],
+      });
       steward.shutdown();
       await channel.stop();
       await host.close();
       await db.close();
       await llm.close();
       await slack.close();
-      if (problems.length > 0) throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
+      if (problems.length > 0)
+        throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
     },
   };
 }

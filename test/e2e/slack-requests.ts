@@ -25,10 +25,16 @@ export async function sendSigned(
   forge: { timestamp?: number; secret?: string } = {},
 ): Promise<Response> {
   const timestamp = forge.timestamp ?? Math.floor(Date.now() / 1000);
-  const signature = `v0=${createHmac('sha256', forge.secret ?? secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+  const signature = `v0=${createHmac('sha256', forge.secret ?? secret)
+    .update(`v0:${timestamp}:${body}`)
+    .digest('hex')}`;
   return fetch(url, {
     method: 'POST',
-    headers: { 'content-type': contentType, 'x-slack-request-timestamp': String(timestamp), 'x-slack-signature': signature },
+    headers: {
+      'content-type': contentType,
+      'x-slack-request-timestamp': String(timestamp),
+      'x-slack-signature': signature,
+    },
     body,
   });
 }
@@ -43,25 +49,50 @@ export function eventEnvelope(event: Record<string, unknown>, botUserId: string)
     type: 'event_callback',
     event_id: `Ev${randomBytes(5).toString('hex').toUpperCase()}`,
     event_time: Math.floor(Date.now() / 1000),
-    authorizations: [{ enterprise_id: null, team_id: TEAM, user_id: botUserId, is_bot: true, is_enterprise_install: false }],
+    authorizations: [
+      { enterprise_id: null, team_id: TEAM, user_id: botUserId, is_bot: true, is_enterprise_install: false },
+    ],
     is_ext_shared_channel: false,
   });
 }
 
 /** An app_mention event. */
-export function createMention(o: { text: string; user?: string; channel?: string; ts?: string; threadTs?: string }, botUserId: string) {
+export function createMention(
+  o: { text: string; user?: string; channel?: string; ts?: string; threadTs?: string },
+  botUserId: string,
+) {
   const ts = o.ts ?? newTs();
   return {
-    type: 'app_mention', user: o.user ?? 'U0ADA', text: `<@${botUserId}> ${o.text}`, ts, channel: o.channel ?? 'C0GENERAL', event_ts: ts, team: TEAM,
+    type: 'app_mention',
+    user: o.user ?? 'U0ADA',
+    text: `<@${botUserId}> ${o.text}`,
+    ts,
+    channel: o.channel ?? 'C0GENERAL',
+    event_ts: ts,
+    team: TEAM,
     ...(o.threadTs ? { thread_ts: o.threadTs } : {}),
   };
 }
 
 /** A message event (a reply in a thread when `threadTs` is given). */
-export function createMessage(o: { text: string; user?: string; channel?: string; threadTs?: string; subtype?: string; botId?: string }) {
+export function createMessage(o: {
+  text: string;
+  user?: string;
+  channel?: string;
+  threadTs?: string;
+  subtype?: string;
+  botId?: string;
+}) {
   const ts = newTs();
   return {
-    type: 'message', channel_type: 'channel', user: o.user ?? 'U0ADA', text: o.text, ts, channel: o.channel ?? 'C0GENERAL', event_ts: ts, team: TEAM,
+    type: 'message',
+    channel_type: 'channel',
+    user: o.user ?? 'U0ADA',
+    text: o.text,
+    ts,
+    channel: o.channel ?? 'C0GENERAL',
+    event_ts: ts,
+    team: TEAM,
     ...(o.threadTs ? { thread_ts: o.threadTs, parent_user_id: 'U0ADA' } : {}),
     ...(o.subtype ? { subtype: o.subtype } : {}),
     ...(o.botId ? { bot_id: o.botId } : {}),
@@ -70,28 +101,61 @@ export function createMessage(o: { text: string; user?: string; channel?: string
 
 /** A block_actions payload for a button pressed on a message. */
 export function createBlockAction(o: {
-  user: string; actionId: string; value: string; channel: string; messageTs: string; threadTs?: string; triggerId: string; botUserId: string;
+  user: string;
+  actionId: string;
+  value: string;
+  channel: string;
+  messageTs: string;
+  threadTs?: string;
+  triggerId: string;
+  botUserId: string;
 }) {
   return {
     type: 'block_actions',
     user: { id: o.user, username: o.user.toLowerCase(), name: o.user.toLowerCase(), team_id: TEAM },
     api_app_id: APP,
     token: 'legacy-verification-token',
-    container: { type: 'message', message_ts: o.messageTs, channel_id: o.channel, is_ephemeral: false, thread_ts: o.threadTs },
+    container: {
+      type: 'message',
+      message_ts: o.messageTs,
+      channel_id: o.channel,
+      is_ephemeral: false,
+      thread_ts: o.threadTs,
+    },
     trigger_id: o.triggerId,
     team: { id: TEAM, domain: 'test' },
     enterprise: null,
     is_enterprise_install: false,
     channel: { id: o.channel, name: 'general' },
-    message: { type: 'message', user: o.botUserId, ts: o.messageTs, thread_ts: o.threadTs, text: 'card', bot_id: 'BBOT0001' },
+    message: {
+      type: 'message',
+      user: o.botUserId,
+      ts: o.messageTs,
+      thread_ts: o.threadTs,
+      text: 'card',
+      bot_id: 'BBOT0001',
+    },
     state: { values: {} },
     response_url: 'https://hooks.slack.test/actions/T0000001/1/abc',
-    actions: [{ type: 'button', action_id: o.actionId, block_id: 'steward.card', text: { type: 'plain_text', text: 'x' }, value: o.value, action_ts: String(Date.now() / 1000) }],
+    actions: [
+      {
+        type: 'button',
+        action_id: o.actionId,
+        block_id: 'steward.card',
+        text: { type: 'plain_text', text: 'x' },
+        value: o.value,
+        action_ts: String(Date.now() / 1000),
+      },
+    ],
   };
 }
 
 /** A view_submission payload for a modal the app opened (`view` as views.open received it). */
-export function createViewSubmission(o: { user: string; view: Record<string, unknown>; values: Record<string, Record<string, unknown>> }) {
+export function createViewSubmission(o: {
+  user: string;
+  view: Record<string, unknown>;
+  values: Record<string, Record<string, unknown>>;
+}) {
   return {
     type: 'view_submission',
     team: { id: TEAM, domain: 'test' },
@@ -99,7 +163,15 @@ export function createViewSubmission(o: { user: string; view: Record<string, unk
     api_app_id: APP,
     token: 'legacy-verification-token',
     trigger_id: `${Date.now()}.view`,
-    view: { id: 'V0MODAL', team_id: TEAM, app_id: APP, bot_id: 'BBOT0001', hash: '1.abc', state: { values: o.values }, ...o.view },
+    view: {
+      id: 'V0MODAL',
+      team_id: TEAM,
+      app_id: APP,
+      bot_id: 'BBOT0001',
+      hash: '1.abc',
+      state: { values: o.values },
+      ...o.view,
+    },
     response_urls: [],
     is_enterprise_install: false,
     enterprise: null,

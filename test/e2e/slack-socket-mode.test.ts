@@ -42,28 +42,76 @@ describe('slack Socket Mode start-up wiring', () => {
     socket = await startFakeSocketMode();
     slack.socketUrl = socket.url;
     const logs: string[] = [];
-    channel = new SlackChannel({ botToken: slack.botToken, appToken: slack.appToken, apiUrl: slack.apiUrl, log: (l, m) => logs.push(`${l} ${m}`) });
+    channel = new SlackChannel({
+      botToken: slack.botToken,
+      appToken: slack.appToken,
+      apiUrl: slack.apiUrl,
+      log: (l, m) => logs.push(`${l} ${m}`),
+    });
     const { handler, messages, decisions } = recordingHandler();
     await channel.start(handler);
     await socket.connected;
     expect(channel.mode).toBe('socket');
     expect(channel.port).toBeUndefined();
-    expect(slack.calls.map((c) => [c.method, c.token])).toEqual([['auth.test', slack.botToken], ['apps.connections.open', slack.appToken]]);
+    expect(slack.calls.map((c) => [c.method, c.token])).toEqual([
+      ['auth.test', slack.botToken],
+      ['apps.connections.open', slack.appToken],
+    ]);
 
-    socket.push({ envelope_id: 'env-1', type: 'events_api', accepts_response_payload: false, retry_attempt: 0, retry_reason: '', payload: JSON.parse(eventEnvelope(createMention({ text: 'hello there', ts: '1700000000.000100' }, slack.botUserId), slack.botUserId)) });
-    await until(() => messages.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-1'), 'the mention and its ack');
-    expect(messages[0]).toMatchObject({ conversation: { channel: 'slack', key: 'C0GENERAL:1700000000.000100' }, text: 'hello there' });
+    socket.push({
+      envelope_id: 'env-1',
+      type: 'events_api',
+      accepts_response_payload: false,
+      retry_attempt: 0,
+      retry_reason: '',
+      payload: JSON.parse(
+        eventEnvelope(
+          createMention({ text: 'hello there', ts: '1700000000.000100' }, slack.botUserId),
+          slack.botUserId,
+        ),
+      ),
+    });
+    await until(
+      () => messages.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-1'),
+      'the mention and its ack',
+    );
+    expect(messages[0]).toMatchObject({
+      conversation: { channel: 'slack', key: 'C0GENERAL:1700000000.000100' },
+      text: 'hello there',
+    });
 
-    const action = createBlockAction({ user: 'U0ADA', actionId: 'steward.pause', value: '{"runId":"r1","revision":2}', channel: 'C0GENERAL', messageTs: '1700000001.000200', threadTs: '1700000000.000100', triggerId: 't', botUserId: slack.botUserId });
+    const action = createBlockAction({
+      user: 'U0ADA',
+      actionId: 'steward.pause',
+      value: '{"runId":"r1","revision":2}',
+      channel: 'C0GENERAL',
+      messageTs: '1700000001.000200',
+      threadTs: '1700000000.000100',
+      triggerId: 't',
+      botUserId: slack.botUserId,
+    });
     socket.push({ envelope_id: 'env-2', type: 'interactive', accepts_response_payload: true, payload: action });
-    await until(() => decisions.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-2'), 'the press and its ack');
-    expect(decisions[0]).toMatchObject({ runId: 'r1', revision: 2, action: 'pause', actor: { id: 'U0ADA', channel: 'slack' } });
+    await until(
+      () => decisions.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-2'),
+      'the press and its ack',
+    );
+    expect(decisions[0]).toMatchObject({
+      runId: 'r1',
+      revision: 2,
+      action: 'pause',
+      actor: { id: 'U0ADA', channel: 'slack' },
+    });
     expect(logs.filter((l) => l.startsWith('error'))).toEqual([]);
   });
 
-  it('a rejected bot token stops start-up with Slack\'s error', async () => {
+  it("a rejected bot token stops start-up with Slack's error", async () => {
     slack = await startFakeSlack();
-    channel = new SlackChannel({ botToken: 'xoxb-wrong', appToken: slack.appToken, apiUrl: slack.apiUrl, log: () => undefined });
+    channel = new SlackChannel({
+      botToken: 'xoxb-wrong',
+      appToken: slack.appToken,
+      apiUrl: slack.apiUrl,
+      log: () => undefined,
+    });
     await expect(channel.start(recordingHandler().handler)).rejects.toThrow(/invalid_auth/);
   });
 });

@@ -31,8 +31,12 @@ export async function startFakeSocketMode(): Promise<FakeSocketMode> {
   server.on('upgrade', (req, socket: Socket) => {
     sockets.add(socket);
     socket.on('close', () => sockets.delete(socket));
-    const accept = createHash('sha1').update(`${String(req.headers['sec-websocket-key'])}${GUID}`).digest('base64');
-    socket.write(`HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`);
+    const accept = createHash('sha1')
+      .update(`${String(req.headers['sec-websocket-key'])}${GUID}`)
+      .digest('base64');
+    socket.write(
+      `HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: ${accept}\r\n\r\n`,
+    );
     current = socket;
     let buffer = Buffer.alloc(0);
     socket.on('data', (chunk: Buffer) => {
@@ -44,7 +48,19 @@ export async function startFakeSocketMode(): Promise<FakeSocketMode> {
         if (frame.opcode === 0x8) socket.end(writeFrame(0x8, Buffer.alloc(0)));
       }
     });
-    socket.write(writeFrame(0x1, Buffer.from(JSON.stringify({ type: 'hello', num_connections: 1, connection_info: { app_id: 'A0STEWARD' }, debug_info: { host: 'fake' } }))));
+    socket.write(
+      writeFrame(
+        0x1,
+        Buffer.from(
+          JSON.stringify({
+            type: 'hello',
+            num_connections: 1,
+            connection_info: { app_id: 'A0STEWARD' },
+            debug_info: { host: 'fake' },
+          }),
+        ),
+      ),
+    );
     greet();
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -68,7 +84,12 @@ export async function startFakeSocketMode(): Promise<FakeSocketMode> {
 // Server frames are never masked; payloads here stay far below 2^32 bytes.
 function writeFrame(opcode: number, payload: Buffer): Buffer {
   const n = payload.length;
-  const head = n < 126 ? Buffer.from([0x80 | opcode, n]) : n < 65_536 ? Buffer.from([0x80 | opcode, 126, n >> 8, n & 0xff]) : Buffer.concat([Buffer.from([0x80 | opcode, 127, 0, 0, 0, 0]), uint32(n)]);
+  const head =
+    n < 126
+      ? Buffer.from([0x80 | opcode, n])
+      : n < 65_536
+        ? Buffer.from([0x80 | opcode, 126, n >> 8, n & 0xff])
+        : Buffer.concat([Buffer.from([0x80 | opcode, 127, 0, 0, 0, 0]), uint32(n)]);
   return Buffer.concat([head, payload]);
 }
 

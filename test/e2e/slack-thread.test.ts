@@ -14,17 +14,25 @@ afterEach(async () => {
 
 const text = (m: FakeMessage) => allTexts(m.blocks).join('\n');
 const roles = (harness: SlackHarness) => harness.llm.requests.map((r) => r.role);
-const onlyRunId = async (harness: SlackHarness) => (await harness.db.db.selectFrom('runs').select(['id']).executeTakeFirstOrThrow()).id;
-const slowThenSay = (message: string) => planReply([
-  { id: 'one', tool: 'everything.trigger-long-running-operation', args: { duration: 2, steps: 4 } },
-  { id: 'two', tool: 'everything.echo', args: { message }, dependsOn: ['one'] },
-]);
+const onlyRunId = async (harness: SlackHarness) =>
+  (await harness.db.db.selectFrom('runs').select(['id']).executeTakeFirstOrThrow()).id;
+const slowThenSay = (message: string) =>
+  planReply([
+    { id: 'one', tool: 'everything.trigger-long-running-operation', args: { duration: 2, steps: 4 } },
+    { id: 'two', tool: 'everything.echo', args: { message }, dependsOn: ['one'] },
+  ]);
 
 describe('slack thread replies, end to end on postgres', () => {
   it('a reply while the plan waits for review is classified as an amendment and re-plans the same card', async () => {
     const first = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }]);
-    const second = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi and bye' } }], { summary: 'Say hi and bye' });
-    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })], script: byRole({ planner: [first, second], classifier: ['amend'] }) });
+    const second = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi and bye' } }], {
+      summary: 'Say hi and bye',
+    });
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [first, second], classifier: ['amend'] }),
+    });
     const thread = await h.mention('say hi');
     const card = h.card(thread);
 
@@ -38,12 +46,18 @@ describe('slack thread replies, end to end on postgres', () => {
   });
 
   it('a status question while running is answered in the thread from the database, with no planner call', async () => {
-    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [slowThenSay('done')], classifier: ['status'], synthesizer: ['Done.'] }) });
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [slowThenSay('done')], classifier: ['status'], synthesizer: ['Done.'] }),
+    });
     const thread = await h.mention('slow job then say done');
     await h.waitFor('the running card', () => text(h!.card(thread)).includes('▶️ Running'));
 
     await h.reply(thread, 'how is it going?', 'U0BOB');
-    const answer = await h.waitFor('the status answer', () => h!.replies(thread).find((m) => /steps finished/.test(text(m))));
+    const answer = await h.waitFor('the status answer', () =>
+      h!.replies(thread).find((m) => /steps finished/.test(text(m))),
+    );
     expect(text(answer)).toMatch(/0\/2 steps finished/);
     expect(roles(h)).toEqual(['planner', 'classifier']);
     await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Done.')));
@@ -52,7 +66,11 @@ describe('slack thread replies, end to end on postgres', () => {
 
   it('an amendment by reply while running re-plans only the steps not yet run; the card keeps what ran', async () => {
     const revised = slowThenSay('bye');
-    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [slowThenSay('hi'), revised], classifier: ['amend'], synthesizer: ['Said bye.'] }) });
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [slowThenSay('hi'), revised], classifier: ['amend'], synthesizer: ['Said bye.'] }),
+    });
     const thread = await h.mention('slow job then say hi');
     await h.waitFor('the running card', () => text(h!.card(thread)).includes('⏳'));
     const runId = await onlyRunId(h);
@@ -67,7 +85,11 @@ describe('slack thread replies, end to end on postgres', () => {
   });
 
   it('chatter classified as unrelated is left alone, and replies after the run ended are not for Steward', async () => {
-    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({ planner: [slowThenSay('x')], classifier: ['unrelated'], synthesizer: ['Done.'] }) });
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [slowThenSay('x')], classifier: ['unrelated'], synthesizer: ['Done.'] }),
+    });
     const thread = await h.mention('slow job then say x');
     await h.waitFor('the running card', () => text(h!.card(thread)).includes('▶️ Running'));
     const before = h.replies(thread).length;

@@ -11,7 +11,9 @@ describe('engine boundary', () => {
     const offenders: string[] = [];
     for (const file of readdirSync(dir)) {
       const text = readFileSync(join(dir, file), 'utf8');
-      for (const m of text.matchAll(/(?:^(?:import|export)[^'"]*?from\s*|^import\s*|\bimport\(\s*)['"]([^'"]+)['"]/gm)) {
+      for (const m of text.matchAll(
+        /(?:^(?:import|export)[^'"]*?from\s*|^import\s*|\bimport\(\s*)['"]([^'"]+)['"]/gm,
+      )) {
         const spec = m[1] as string;
         if (!spec.startsWith('./') && !ALLOWED.has(spec)) offenders.push(`${file}: ${spec}`);
       }

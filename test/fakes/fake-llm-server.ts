@@ -108,9 +108,11 @@ export function byRole(replies: Partial<Record<ModelRole, RoleReplies>>): FakeLl
 
 /** Starts a fake on 127.0.0.1 at a free port. Without a script every request fails loudly. */
 export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
-  let current: FakeLlmScript = script ?? (() => {
-    throw new Error('no script set');
-  });
+  let current: FakeLlmScript =
+    script ??
+    (() => {
+      throw new Error('no script set');
+    });
   const requests: RecordedRequest[] = [];
   const failures: string[] = [];
   const fail = (res: ServerResponse, api: FakeApi, message: string) => {
@@ -254,7 +256,8 @@ function record(
     api === 'anthropic' ? textOf(body['system']) : systemMessages.map((m) => textOf(m['content'])).join('\n');
   const lastUser = messages.filter((m) => m['role'] === 'user').at(-1);
   const tools = body['tools'];
-  const schemaPath = api === 'openai' ? ['response_format', 'json_schema', 'schema'] : ['output_config', 'format', 'schema'];
+  const schemaPath =
+    api === 'openai' ? ['response_format', 'json_schema', 'schema'] : ['output_config', 'format', 'schema'];
   const schema = dig(body, schemaPath);
   const recorded: RecordedRequest = {
     index,

@@ -77,7 +77,12 @@ const BOT = { user_id: 'UBOT0001', bot_id: 'BBOT0001', team_id: 'T0000001', user
 
 /** Starts the fake on 127.0.0.1 at a free port. */
 export async function startFakeSlack(
-  options: { botToken?: string; appToken?: string; rateLimits?: Readonly<Record<string, SlackRateLimit>>; now?: () => number } = {},
+  options: {
+    botToken?: string;
+    appToken?: string;
+    rateLimits?: Readonly<Record<string, SlackRateLimit>>;
+    now?: () => number;
+  } = {},
 ): Promise<FakeSlack> {
   const botToken = options.botToken ?? 'xoxb-test-bot-token';
   const appToken = options.appToken ?? 'xapp-1-test-app-token';
@@ -90,14 +95,26 @@ export async function startFakeSlack(
 
   const methods: Record<string, (args: Record<string, unknown>) => Record<string, unknown>> = {
     'auth.test': () => ({ ok: true, url: 'https://test.slack.com/', ...BOT }),
-    'apps.connections.open': () => (fake.socketUrl ? { ok: true, url: fake.socketUrl } : { ok: false, error: 'socket_mode_not_enabled' }),
+    'apps.connections.open': () =>
+      fake.socketUrl ? { ok: true, url: fake.socketUrl } : { ok: false, error: 'socket_mode_not_enabled' },
     'chat.postMessage': (args) => {
       const problem = messageProblem(args, 50);
       if (problem) return problem;
       const ts = nextTs();
-      const message: FakeMessage = { channel: String(args.channel), ts, threadTs: args.thread_ts as string | undefined, text: String(args.text ?? ''), blocks: (args.blocks as FakeMessage['blocks']) ?? [] };
+      const message: FakeMessage = {
+        channel: String(args.channel),
+        ts,
+        threadTs: args.thread_ts as string | undefined,
+        text: String(args.text ?? ''),
+        blocks: (args.blocks as FakeMessage['blocks']) ?? [],
+      };
       messages.set(`${message.channel}:${ts}`, message);
-      return { ok: true, channel: message.channel, ts, message: { type: 'message', ts, text: message.text, bot_id: BOT.bot_id } };
+      return {
+        ok: true,
+        channel: message.channel,
+        ts,
+        message: { type: 'message', ts, text: message.text, bot_id: BOT.bot_id },
+      };
     },
     'chat.update': (args) => {
       const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
@@ -124,7 +141,9 @@ export async function startFakeSlack(
   };
 
   const server = createServer((req, res) => {
-    void handle(req, res).catch((err: unknown) => send(res, 500, { ok: false, error: 'fake_crashed', detail: String(err) }));
+    void handle(req, res).catch((err: unknown) =>
+      send(res, 500, { ok: false, error: 'fake_crashed', detail: String(err) }),
+    );
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -135,7 +154,8 @@ export async function startFakeSlack(
     if (req.method !== 'POST' || !method) response = { ok: false, error: 'unknown_method' };
     else if (!token) response = { ok: false, error: 'not_authed' };
     // Socket Mode's handshake takes the app-level token; every other method the bot token.
-    else if (token !== (method === 'apps.connections.open' ? appToken : botToken)) response = { ok: false, error: 'invalid_auth' };
+    else if (token !== (method === 'apps.connections.open' ? appToken : botToken))
+      response = { ok: false, error: 'invalid_auth' };
     else {
       const retryAfterS = limiter.take(method, String(args.channel ?? ''));
       if (retryAfterS !== null) {
@@ -219,7 +239,12 @@ function messageProblem(args: Record<string, unknown>, maxBlocks: number): Recor
 }
 
 function invalid(problems: string[]): Record<string, unknown> {
-  return { ok: false, error: 'invalid_blocks', errors: problems, response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) } };
+  return {
+    ok: false,
+    error: 'invalid_blocks',
+    errors: problems,
+    response_metadata: { messages: problems.map((p) => `[ERROR] ${p}`) },
+  };
 }
 
 // Web API clients send form fields; Block Kit arrays and objects arrive JSON-encoded inside them.
@@ -227,7 +252,7 @@ function parseBody(raw: string, contentType: string): Record<string, unknown> {
   if (contentType.includes('application/json')) return raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
   const out: Record<string, unknown> = {};
   for (const [key, value] of new URLSearchParams(raw)) {
-    out[key] = (value.startsWith('[') || value.startsWith('{')) ? tryJson(value) : value;
+    out[key] = value.startsWith('[') || value.startsWith('{') ? tryJson(value) : value;
   }
   return out;
 }

@@ -96,7 +96,9 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
   it('states the plan schema in the system prompt, since free-form args and recursion cannot be enforced natively', async () => {
     const schema = planJsonSchema();
     fake.setScript(() => '```json\n{"summary":"s","needsTools":false}\n```');
-    const response = await client().complete(request({ role: 'planner', system: '[steward:planner]', jsonSchema: { name: 'plan', schema } }));
+    const response = await client().complete(
+      request({ role: 'planner', system: '[steward:planner]', jsonSchema: { name: 'plan', schema } }),
+    );
 
     expect(response.text).toBe('{"summary":"s","needsTools":false}');
     const sent = fake.requests[0];
@@ -116,13 +118,18 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     expect(fake.requests[0]?.headers['authorization']).toBe(`Bearer ${CANARY_KEY}`);
     expect(err.code).toBe('llm_failed');
     expect(err.retryable).toBe(false);
-    expect(err.message).toBe(`The Anthropic API at ${new URL(fake.anthropicBaseURL).host} refused the API key (HTTP 401).`);
+    expect(err.message).toBe(
+      `The Anthropic API at ${new URL(fake.anthropicBaseURL).host} refused the API key (HTTP 401).`,
+    );
     expect(err.message).not.toContain(CANARY_KEY);
     expect(String((err.cause as Error).message)).not.toContain(CANARY_KEY);
   });
 
   it('is retried by the SDK after 529 overloaded, and fails retryable when retries run out', async () => {
-    const overloaded = { status: 529, body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } } };
+    const overloaded = {
+      status: 529,
+      body: { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } },
+    };
     let calls = 0;
     fake.setScript(() => (++calls === 1 ? overloaded : 'fine'));
     expect((await client({ maxRetries: 1 }).complete(request())).text).toBe('fine');

@@ -7,7 +7,10 @@ afterEach(async () => {
   fake = undefined;
 });
 
-async function post(path: string, body: unknown): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
+async function post(
+  path: string,
+  body: unknown,
+): Promise<{ status: number; json: Record<string, unknown>; headers: Headers }> {
   const res = await fetch(`${fake?.anthropicBaseURL}${path}`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },

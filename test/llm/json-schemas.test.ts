@@ -24,7 +24,10 @@ describe('anthropic structured output', () => {
     expect(isClosed(schema)).toBe(true);
     const format = toAnthropicOutputFormat(schema);
     expect(format?.type).toBe('json_schema');
-    expect(format?.schema).toMatchObject({ additionalProperties: false, properties: { nested: { additionalProperties: false } } });
+    expect(format?.schema).toMatchObject({
+      additionalProperties: false,
+      properties: { nested: { additionalProperties: false } },
+    });
   });
 
   it('refuses maps, untyped values and non-object roots', () => {

@@ -17,7 +17,9 @@ describe('LLM SDK boundary', () => {
   it('only src/llm imports the OpenAI or Anthropic SDK', () => {
     const offenders = tsFiles(SRC)
       .filter((file) => !relative(SRC, file).startsWith('llm/'))
-      .flatMap((file) => [...readFileSync(file, 'utf8').matchAll(LLM_SDK)].map((m) => `${relative(SRC, file)}: ${m[1]}`));
+      .flatMap((file) =>
+        [...readFileSync(file, 'utf8').matchAll(LLM_SDK)].map((m) => `${relative(SRC, file)}: ${m[1]}`),
+      );
     expect(offenders).toEqual([]);
   });
 });

@@ -42,9 +42,7 @@ function configError(fn: () => unknown): StewardError {
 
 describe('createLlmClient', () => {
   it('routes each role to its configured provider and model', async () => {
-    fake.setScript(
-      byRole({ planner: 'plan', classifier: 'class', synthesizer: 'synth', llm_step: 'step' }),
-    );
+    fake.setScript(byRole({ planner: 'plan', classifier: 'class', synthesizer: 'synth', llm_step: 'step' }));
     const llm = createLlmClient(
       settings({
         planner: 'anthropic:claude-planner',
@@ -79,7 +77,9 @@ describe('createLlmClient', () => {
   });
 
   it('refuses a spec naming a provider whose key is not set, naming the variables', () => {
-    const err = configError(() => createLlmClient(settings({ planner: 'anthropic:claude-x' }, { anthropic: undefined })));
+    const err = configError(() =>
+      createLlmClient(settings({ planner: 'anthropic:claude-x' }, { anthropic: undefined })),
+    );
     expect(err.message).toBe('STEWARD_MODEL_PLANNER names anthropic, but ANTHROPIC_API_KEY is not set.');
 
     const err2 = configError(() => createLlmClient(settings({ llm_step: 'openai:gpt-x' }, { openai: undefined })));
@@ -91,9 +91,9 @@ describe('createLlmClient', () => {
     expect(configError(() => parseModelSpec('classifier', 'gpt-x', none)).message).toBe(
       'STEWARD_MODEL_CLASSIFIER names model gpt-x, but neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set.',
     );
-    expect(configError(() => parseModelSpec('synthesizer', 'openai:', { openai: true, anthropic: false })).message).toContain(
-      'STEWARD_MODEL_SYNTHESIZER is empty',
-    );
+    expect(
+      configError(() => parseModelSpec('synthesizer', 'openai:', { openai: true, anthropic: false })).message,
+    ).toContain('STEWARD_MODEL_SYNTHESIZER is empty');
   });
 });
 

@@ -19,7 +19,13 @@ beforeEach(() => {
 });
 
 function client(overrides: Partial<OpenAiLlmOptions> = {}): OpenAiLlmClient {
-  return new OpenAiLlmClient({ apiKey: CANARY_KEY, baseURL: fake.baseURL, model: 'gpt-test', maxRetries: 0, ...overrides });
+  return new OpenAiLlmClient({
+    apiKey: CANARY_KEY,
+    baseURL: fake.baseURL,
+    model: 'gpt-test',
+    maxRetries: 0,
+    ...overrides,
+  });
 }
 
 function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
@@ -124,7 +130,9 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
     expect(fake.requests[0]?.headers['authorization']).toBe(`Bearer ${CANARY_KEY}`);
     expect(err.code).toBe('llm_failed');
     expect(err.retryable).toBe(false);
-    expect(err.message).toBe(`The OpenAI-compatible server at ${new URL(fake.baseURL).host} refused the API key (HTTP 401).`);
+    expect(err.message).toBe(
+      `The OpenAI-compatible server at ${new URL(fake.baseURL).host} refused the API key (HTTP 401).`,
+    );
     expect(err.message).not.toContain(CANARY_KEY);
     expect(String((err.cause as Error).message)).not.toContain(CANARY_KEY);
     expect(fake.requests).toHaveLength(1);
@@ -148,7 +156,10 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
   });
 
   it('names the model when the server does not know it (404), not retryable', async () => {
-    fake.setScript(() => ({ status: 404, body: { error: { message: "model 'gpt-test' not found, try pulling it first" } } }));
+    fake.setScript(() => ({
+      status: 404,
+      body: { error: { message: "model 'gpt-test' not found, try pulling it first" } },
+    }));
     const err = await failure(client().complete(request()));
     expect(err.retryable).toBe(false);
     expect(err.message).toContain('has no model gpt-test or no such endpoint (HTTP 404)');

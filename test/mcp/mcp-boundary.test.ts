@@ -26,7 +26,7 @@ describe('MCP boundary', () => {
     expect(offenders).toEqual([]);
   });
 
-  it('exports no SDK type from the host\'s public modules', async () => {
+  it("exports no SDK type from the host's public modules", async () => {
     for (const name of ['mcp-host.ts', 'mcp-config.ts']) {
       const text = await readFile(join(SRC, 'mcp', name), 'utf8');
       expect(text, name).not.toMatch(/from '@modelcontextprotocol\//);

@@ -31,7 +31,13 @@ describe('parseMcpConfig', () => {
     expect(config.servers).toEqual([
       {
         name: 'fs',
-        transport: { kind: 'stdio', command: 'npx', args: ['-y', 'server-filesystem', '/tmp'], env: { A: '1' }, cwd: '/srv' },
+        transport: {
+          kind: 'stdio',
+          command: 'npx',
+          args: ['-y', 'server-filesystem', '/tmp'],
+          env: { A: '1' },
+          cwd: '/srv',
+        },
         timeoutMs: 60_000,
         maxTotalTimeoutMs: 600_000,
         allowed: true,
@@ -86,7 +92,9 @@ describe('parseMcpConfig', () => {
       },
       { GH_TOKEN: 'ghp_1', USER_ID: '42', API_KEY: 'k' },
     );
-    expect(config.servers[0]?.transport).toMatchObject({ env: { TOKEN: 'ghp_1', MIXED: 'pre-42-post', PLAIN: '$HOME' } });
+    expect(config.servers[0]?.transport).toMatchObject({
+      env: { TOKEN: 'ghp_1', MIXED: 'pre-42-post', PLAIN: '$HOME' },
+    });
     expect(config.servers[1]?.transport).toMatchObject({ headers: { Authorization: 'Bearer k' } });
   });
 
@@ -105,19 +113,52 @@ describe('parseMcpConfig', () => {
   });
 
   it.each([
-    [{ mcpServers: { fs: { command: 'x', args: ['a', 1] } } }, 'mcp.json: mcpServers.fs.args[1]: expected string, received number'],
-    [{ mcpServers: { fs: { command: 'x', tools: { 'a b': { risk: 'x' } } } } }, 'mcp.json: mcpServers.fs.tools["a b"].risk: expected one of "low"|"medium"|"high"'],
-    [{ mcpServers: { 'a.b': { command: 'x' } } }, 'mcp.json: mcpServers["a.b"]: server names may use only letters, digits, "_" and "-"'],
+    [
+      { mcpServers: { fs: { command: 'x', args: ['a', 1] } } },
+      'mcp.json: mcpServers.fs.args[1]: expected string, received number',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', tools: { 'a b': { risk: 'x' } } } } },
+      'mcp.json: mcpServers.fs.tools["a b"].risk: expected one of "low"|"medium"|"high"',
+    ],
+    [
+      { mcpServers: { 'a.b': { command: 'x' } } },
+      'mcp.json: mcpServers["a.b"]: server names may use only letters, digits, "_" and "-"',
+    ],
     [{ mcpServers: { fs: { command: 'x', timeoutMS: 5 } } }, 'mcp.json: mcpServers.fs: unknown key "timeoutMS"'],
-    [{ mcpServers: { fs: { command: 'x', risk: 'huge' } } }, 'mcp.json: mcpServers.fs.risk: expected one of "low"|"medium"|"high"'],
-    [{ mcpServers: { fs: { command: 'x', timeoutMs: -1 } } }, 'mcp.json: mcpServers.fs.timeoutMs: Too small: expected number to be >0'],
-    [{ mcpServers: { fs: {} } }, 'mcp.json: mcpServers.fs: needs exactly one of "command" (stdio) or "url" (Streamable HTTP)'],
-    [{ mcpServers: { fs: { command: 'x', url: 'http://h' } } }, 'mcp.json: mcpServers.fs: needs exactly one of "command" (stdio) or "url" (Streamable HTTP)'],
-    [{ mcpServers: { web: { url: 'http://h', args: [] } } }, 'mcp.json: mcpServers.web.args: not allowed for a url server'],
+    [
+      { mcpServers: { fs: { command: 'x', risk: 'huge' } } },
+      'mcp.json: mcpServers.fs.risk: expected one of "low"|"medium"|"high"',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', timeoutMs: -1 } } },
+      'mcp.json: mcpServers.fs.timeoutMs: Too small: expected number to be >0',
+    ],
+    [
+      { mcpServers: { fs: {} } },
+      'mcp.json: mcpServers.fs: needs exactly one of "command" (stdio) or "url" (Streamable HTTP)',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', url: 'http://h' } } },
+      'mcp.json: mcpServers.fs: needs exactly one of "command" (stdio) or "url" (Streamable HTTP)',
+    ],
+    [
+      { mcpServers: { web: { url: 'http://h', args: [] } } },
+      'mcp.json: mcpServers.web.args: not allowed for a url server',
+    ],
     [{ mcpServers: { web: { url: 'ftp://h' } } }, 'mcp.json: mcpServers.web.url: expected an http(s) URL'],
-    [{ mcpServers: { fs: { command: 'x', env: { A: 1 } } } }, 'mcp.json: mcpServers.fs.env.A: expected string, received number'],
-    [{ mcpServers: { fs: { command: 'x', tools: { t: { allowed: 'yes' } } } } }, 'mcp.json: mcpServers.fs.tools.t.allowed: expected boolean, received string'],
-    [{ mcpServers: { fs: { command: 'x', type: 'sse' } } }, 'mcp.json: mcpServers.fs.type: expected one of "stdio"|"http"|"streamable-http"'],
+    [
+      { mcpServers: { fs: { command: 'x', env: { A: 1 } } } },
+      'mcp.json: mcpServers.fs.env.A: expected string, received number',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', tools: { t: { allowed: 'yes' } } } } },
+      'mcp.json: mcpServers.fs.tools.t.allowed: expected boolean, received string',
+    ],
+    [
+      { mcpServers: { fs: { command: 'x', type: 'sse' } } },
+      'mcp.json: mcpServers.fs.type: expected one of "stdio"|"http"|"streamable-http"',
+    ],
     [{ servers: {} }, 'mcp.json: mcpServers: required (expected record)'],
   ])('names the JSON path of a problem: %j', (json, message) => {
     expect(configError(json)).toBe(message);

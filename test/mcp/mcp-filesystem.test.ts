@@ -39,7 +39,7 @@ describe('McpHost with server-filesystem on a temp dir', () => {
     expect(read).toMatchObject({ ok: true, output: { content: [{ type: 'text', text: 'first line\nsecond line' }] } });
   });
 
-  it('returns the server\'s refusal outside its root as an isError output', async () => {
+  it("returns the server's refusal outside its root as an isError output", async () => {
     const outcome = await host.callTool('fs.read_text_file', { path: '/etc/hostname' }, options());
     expect(outcome).toMatchObject({ ok: true, output: { isError: true } });
   });

@@ -11,11 +11,18 @@ describe('McpHost when servers fail', () => {
     );
     try {
       expect(failures).toEqual([
-        { server: 'ghost', message: 'MCP server "ghost" could not start: command "/nonexistent/mcp-server" was not found.' },
+        {
+          server: 'ghost',
+          message: 'MCP server "ghost" could not start: command "/nonexistent/mcp-server" was not found.',
+        },
       ]);
       expect(host.listTools().some((t) => t.name === 'everything.echo')).toBe(true);
       expect(host.listTools().some((t) => t.server === 'ghost')).toBe(false);
-      const outcome = await host.callTool('everything.echo', { message: 'still here' }, { signal: signal(), timeoutMs: 5000 });
+      const outcome = await host.callTool(
+        'everything.echo',
+        { message: 'still here' },
+        { signal: signal(), timeoutMs: 5000 },
+      );
       expect(outcome.ok).toBe(true);
       expect(await host.callTool('ghost.anything', {}, { signal: signal(), timeoutMs: 5000 })).toMatchObject({
         ok: false,
@@ -35,7 +42,8 @@ describe('McpHost when servers fail', () => {
     expect(failures).toEqual([
       {
         server: 'crashy',
-        message: 'MCP server "crashy" could not start: it exited during start-up (last stderr: fatal: GITHUB_TOKEN is missing).',
+        message:
+          'MCP server "crashy" could not start: it exited during start-up (last stderr: fatal: GITHUB_TOKEN is missing).',
       },
     ]);
   });
@@ -85,11 +93,14 @@ describe('McpHost when servers fail', () => {
         error: {
           code: 'server_unavailable',
           retryable: true,
-          message: 'MCP server "everything" is unavailable: its process exited (last stderr: Starting default (STDIO) server...).',
+          message:
+            'MCP server "everything" is unavailable: its process exited (last stderr: Starting default (STDIO) server...).',
         },
       };
       expect(await call).toEqual(unavailable);
-      expect(await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 1000 })).toEqual(unavailable);
+      expect(await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 1000 })).toEqual(
+        unavailable,
+      );
       expect(host.listTools()).toEqual([]);
       expect(logs).toContain(
         'error: MCP server "everything" stopped: its process exited (last stderr: Starting default (STDIO) server...)',
@@ -102,9 +113,14 @@ describe('McpHost when servers fail', () => {
   it('says calls after close are unavailable rather than throwing', async () => {
     const { host } = await McpHost.connect(mcpConfig(everythingStdioConfig()));
     await host.close();
-    expect(await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 1000 })).toMatchObject({
+    expect(
+      await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 1000 }),
+    ).toMatchObject({
       ok: false,
-      error: { code: 'server_unavailable', message: 'MCP server "everything" is unavailable: the MCP host was shut down.' },
+      error: {
+        code: 'server_unavailable',
+        message: 'MCP server "everything" is unavailable: the MCP host was shut down.',
+      },
     });
   });
 });

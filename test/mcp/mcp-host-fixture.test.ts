@@ -11,9 +11,12 @@ const logs: string[] = [];
 const options = () => ({ signal: new AbortController().signal, timeoutMs: 5000 });
 
 beforeAll(async () => {
-  const connected = await McpHost.connect(mcpConfig(serverConfig('paged', { command: process.execPath, args: [FIXTURE] })), {
-    logger: (level, message) => logs.push(`${level}: ${message}`),
-  });
+  const connected = await McpHost.connect(
+    mcpConfig(serverConfig('paged', { command: process.execPath, args: [FIXTURE] })),
+    {
+      logger: (level, message) => logs.push(`${level}: ${message}`),
+    },
+  );
   expect(connected.failures).toEqual([]);
   host = connected.host;
 });

@@ -31,14 +31,18 @@ describe('McpHost over Streamable HTTP with server-everything', () => {
   });
 
   it('calls echo and get-sum with exact results', async () => {
-    expect(await host.callTool('everything.echo', { message: 'over http' }, { signal: signal(), timeoutMs: 5000 })).toEqual({
+    expect(
+      await host.callTool('everything.echo', { message: 'over http' }, { signal: signal(), timeoutMs: 5000 }),
+    ).toEqual({
       ok: true,
       output: { content: [{ type: 'text', text: 'Echo: over http' }] },
     });
-    expect(await host.callTool('everything.get-sum', { a: 0.5, b: -3 }, { signal: signal(), timeoutMs: 5000 })).toEqual({
-      ok: true,
-      output: { content: [{ type: 'text', text: 'The sum of 0.5 and -3 is -2.5.' }] },
-    });
+    expect(await host.callTool('everything.get-sum', { a: 0.5, b: -3 }, { signal: signal(), timeoutMs: 5000 })).toEqual(
+      {
+        ok: true,
+        output: { content: [{ type: 'text', text: 'The sum of 0.5 and -3 is -2.5.' }] },
+      },
+    );
   });
 
   it('returns cancelled within 100 ms of an abort mid-call', async () => {

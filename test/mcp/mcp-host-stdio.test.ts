@@ -72,10 +72,12 @@ describe('McpHost over stdio with server-everything', () => {
   });
 
   it('calls echo and get-sum with exact results', async () => {
-    expect(await host.callTool('everything.echo', { message: 'hello' }, { signal: signal(), timeoutMs: 5000 })).toEqual({
-      ok: true,
-      output: { content: [{ type: 'text', text: 'Echo: hello' }] },
-    });
+    expect(await host.callTool('everything.echo', { message: 'hello' }, { signal: signal(), timeoutMs: 5000 })).toEqual(
+      {
+        ok: true,
+        output: { content: [{ type: 'text', text: 'Echo: hello' }] },
+      },
+    );
     expect(await host.callTool('everything.get-sum', { a: 2, b: 40 }, { signal: signal(), timeoutMs: 5000 })).toEqual({
       ok: true,
       output: { content: [{ type: 'text', text: 'The sum of 2 and 40 is 42.' }] },
@@ -83,7 +85,11 @@ describe('McpHost over stdio with server-everything', () => {
   });
 
   it('passes structured content through', async () => {
-    const outcome = await host.callTool('everything.get-structured-content', { location: 'Chicago' }, { signal: signal(), timeoutMs: 5000 });
+    const outcome = await host.callTool(
+      'everything.get-structured-content',
+      { location: 'Chicago' },
+      { signal: signal(), timeoutMs: 5000 },
+    );
     expect(outcome.ok && outcome.output.structuredContent).toMatchObject({ temperature: expect.any(Number) });
   });
 
@@ -148,7 +154,11 @@ describe('McpHost over stdio with server-everything', () => {
   });
 
   it('returns cancelled at once for a signal that is already aborted', async () => {
-    const outcome = await host.callTool('everything.echo', { message: 'x' }, { signal: AbortSignal.abort(), timeoutMs: 1000 });
+    const outcome = await host.callTool(
+      'everything.echo',
+      { message: 'x' },
+      { signal: AbortSignal.abort(), timeoutMs: 1000 },
+    );
     expect(outcome).toMatchObject({ ok: false, error: { code: 'cancelled' } });
   });
 
@@ -159,7 +169,9 @@ describe('McpHost over stdio with server-everything', () => {
     process.on('warning', onWarning);
     try {
       const outcomes = await Promise.all(
-        Array.from({ length: 50 }, (_, i) => host.callTool('everything.echo', { message: `m${i}` }, { signal: shared, timeoutMs: 5000 })),
+        Array.from({ length: 50 }, (_, i) =>
+          host.callTool('everything.echo', { message: `m${i}` }, { signal: shared, timeoutMs: 5000 }),
+        ),
       );
       expect(outcomes.every((o) => o.ok)).toBe(true);
       await new Promise((resolve) => setImmediate(resolve));
@@ -169,7 +181,7 @@ describe('McpHost over stdio with server-everything', () => {
     }
   });
 
-  it('passes a stdio child only the safe defaults and the configured env, never the bot\'s secrets', async () => {
+  it("passes a stdio child only the safe defaults and the configured env, never the bot's secrets", async () => {
     // get-env is disallowed on "everything" by the config above, so ask the second server.
     const outcome = await host.callTool('capped.get-env', {}, { signal: signal(), timeoutMs: 5000 });
     const env = JSON.parse(textOf(outcome)) as Record<string, string>;

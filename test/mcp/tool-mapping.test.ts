@@ -23,18 +23,34 @@ describe('toToolInfo', () => {
   });
 
   it('lets a tool override win over the server override', () => {
-    expect(toToolInfo(server, tool('delete_repo')).policy).toEqual({ allowed: true, risk: 'high', idempotent: true, timeoutMs: 100 });
+    expect(toToolInfo(server, tool('delete_repo')).policy).toEqual({
+      allowed: true,
+      risk: 'high',
+      idempotent: true,
+      timeoutMs: 100,
+    });
     expect(maxTotalTimeoutFor(server, 'delete_repo')).toBe(200);
   });
 
   it('falls back to the server override, then to defaults', () => {
-    expect(toToolInfo(server, tool('list_repos')).policy).toEqual({ allowed: false, risk: 'medium', idempotent: false, timeoutMs: 9000 });
+    expect(toToolInfo(server, tool('list_repos')).policy).toEqual({
+      allowed: false,
+      risk: 'medium',
+      idempotent: false,
+      timeoutMs: 9000,
+    });
     expect(maxTotalTimeoutFor(server, 'list_repos')).toBe(90_000);
-    expect(toToolInfo(serverConfig('plain', { command: 'x' }), tool('t')).policy).toEqual({ allowed: true, timeoutMs: 60_000 });
+    expect(toToolInfo(serverConfig('plain', { command: 'x' }), tool('t')).policy).toEqual({
+      allowed: true,
+      timeoutMs: 60_000,
+    });
   });
 
   it('keeps the four boolean hints as given and nothing else', () => {
-    const info = toToolInfo(server, tool('t', { title: 'T', readOnlyHint: false, destructiveHint: true, openWorldHint: 'yes' }));
+    const info = toToolInfo(
+      server,
+      tool('t', { title: 'T', readOnlyHint: false, destructiveHint: true, openWorldHint: 'yes' }),
+    );
     expect(info.annotations).toEqual({ readOnlyHint: false, destructiveHint: true });
     expect(info).toMatchObject({ name: 'gh.t', server: 'gh', tool: 't', description: '' });
   });
@@ -42,7 +58,9 @@ describe('toToolInfo', () => {
 
 describe('toToolOutput', () => {
   it('keeps content, structured content and isError', () => {
-    expect(toToolOutput({ content: [{ type: 'text', text: 'x' }], structuredContent: { a: 1 }, isError: true })).toEqual({
+    expect(
+      toToolOutput({ content: [{ type: 'text', text: 'x' }], structuredContent: { a: 1 }, isError: true }),
+    ).toEqual({
       content: [{ type: 'text', text: 'x' }],
       structuredContent: { a: 1 },
       isError: true,
@@ -59,7 +77,11 @@ describe('toStepError', () => {
 
   it('calls it cancelled when the caller aborted, although the SDK reports aborts as RequestTimeout', () => {
     const err = new McpError(ErrorCode.RequestTimeout, 'AbortError: This operation was aborted');
-    expect(toStepError(err, { ...call, cancelledByCaller: true })).toEqual({ code: 'cancelled', message: 'gh.t was cancelled.', retryable: false });
+    expect(toStepError(err, { ...call, cancelledByCaller: true })).toEqual({
+      code: 'cancelled',
+      message: 'gh.t was cancelled.',
+      retryable: false,
+    });
   });
 
   it('tells a plain timeout from the hard total limit', () => {
@@ -68,19 +90,30 @@ describe('toStepError', () => {
       retryable: true,
       message: 'gh.t did not answer within 500 ms.',
     });
-    const capped = new McpError(ErrorCode.RequestTimeout, 'Maximum total timeout exceeded', { maxTotalTimeout: 900, totalElapsed: 901 });
-    expect(toStepError(capped, call).message).toBe('gh.t was still running after its hard limit of 900 ms, although it kept reporting progress.');
+    const capped = new McpError(ErrorCode.RequestTimeout, 'Maximum total timeout exceeded', {
+      maxTotalTimeout: 900,
+      totalElapsed: 901,
+    });
+    expect(toStepError(capped, call).message).toBe(
+      'gh.t was still running after its hard limit of 900 ms, although it kept reporting progress.',
+    );
   });
 
   it('treats transport failures as server_unavailable and malformed results as tool_error', () => {
-    const refused = new TypeError('fetch failed', { cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }) });
+    const refused = new TypeError('fetch failed', {
+      cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),
+    });
     expect(toStepError(refused, call)).toEqual({
       code: 'server_unavailable',
       retryable: true,
       message: 'MCP server "gh" is unavailable: fetch failed (ECONNREFUSED).',
     });
-    expect(toStepError(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), { ...call, serverGone: 'its process exited' }))
-      .toMatchObject({ code: 'server_unavailable', message: 'MCP server "gh" is unavailable: its process exited.' });
+    expect(
+      toStepError(new McpError(ErrorCode.ConnectionClosed, 'Connection closed'), {
+        ...call,
+        serverGone: 'its process exited',
+      }),
+    ).toMatchObject({ code: 'server_unavailable', message: 'MCP server "gh" is unavailable: its process exited.' });
     const malformed = z.object({ content: z.array(z.string()) }).safeParse({ content: 1 });
     expect(toStepError(malformed.error, call)).toMatchObject({ code: 'tool_error' });
   });
@@ -96,6 +129,8 @@ describe('output bound', () => {
     expect(JSON.stringify(cut).length).toBeLessThan(10_000);
     expect(cut.truncated?.bytes).toBe(JSON.stringify(big).length);
     expect(cut.truncated?.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect((cut.content[0] as { text: string }).text).toMatch(/^x+\n\[output cut: 1000\d+ bytes in all, sha256 [0-9a-f]{64}; the rest was not kept\]$/);
+    expect((cut.content[0] as { text: string }).text).toMatch(
+      /^x+\n\[output cut: 1000\d+ bytes in all, sha256 [0-9a-f]{64}; the rest was not kept\]$/,
+    );
   });
 });

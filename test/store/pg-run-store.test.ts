@@ -148,7 +148,14 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     await store.recordStepStarted({ runId: run.id, stepId: 'bin', attempt: 1, revision: 0, args: {}, at: at(1) });
     const output = { content: [{ type: 'text', text: 'a\u0000b\ud800c' }], ['k\u0000']: 'v' };
     await store.recordStepEnded({
-      runId: run.id, stepId: 'bin', attempt: 1, status: 'succeeded', output, error: null, at: at(2), durationMs: 1,
+      runId: run.id,
+      stepId: 'bin',
+      attempt: 1,
+      status: 'succeeded',
+      output,
+      error: null,
+      at: at(2),
+      durationMs: 1,
     });
     const [attempt] = await store.listStepAttempts(run.id);
     expect(attempt?.output).toEqual({ content: [{ type: 'text', text: 'a\ufffdb\ufffdc' }], 'k\ufffd': 'v' });

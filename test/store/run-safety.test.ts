@@ -15,8 +15,19 @@ describe.each(['postgres', 'pglite'] as const)('safety queries on %s', (kind) =>
   it('pins tool definitions per run; pinning again replaces the pin', async () => {
     const run = createNewRun();
     await store.createRun(run);
-    await store.pinTools(run.id, [{ tool: 'fs.write', fingerprint: 'a', definition: { description: 'old' } }], new Date());
-    await store.pinTools(run.id, [{ tool: 'fs.write', fingerprint: 'b', definition: { description: 'new' } }, { tool: 'fs.read', fingerprint: 'c', definition: {} }], new Date());
+    await store.pinTools(
+      run.id,
+      [{ tool: 'fs.write', fingerprint: 'a', definition: { description: 'old' } }],
+      new Date(),
+    );
+    await store.pinTools(
+      run.id,
+      [
+        { tool: 'fs.write', fingerprint: 'b', definition: { description: 'new' } },
+        { tool: 'fs.read', fingerprint: 'c', definition: {} },
+      ],
+      new Date(),
+    );
     expect(await store.listPins(run.id)).toEqual([
       { tool: 'fs.write', fingerprint: 'b', definition: { description: 'new' } },
       { tool: 'fs.read', fingerprint: 'c', definition: {} },
@@ -28,7 +39,9 @@ describe.each(['postgres', 'pglite'] as const)('safety queries on %s', (kind) =>
     await store.createRun(run);
     const ada = { id: `U-${run.id}`, channel: 'slack' };
     const caps = { perRun: 100, perUserPerDay: 1000 };
-    const results = await Promise.all(Array.from({ length: 10 }, () => store.reserveTokens(run.id, ada, 30, caps, '2026-11-30')));
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () => store.reserveTokens(run.id, ada, 30, caps, '2026-11-30')),
+    );
     expect(results.filter((r) => r === 'ok')).toHaveLength(3);
     expect(results.filter((r) => r === 'run')).toHaveLength(7);
     const other = createNewRun();

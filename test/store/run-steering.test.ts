@@ -45,11 +45,14 @@ describe.each(['postgres', 'pglite'] as const)('steering queries on %s', (kind) 
   it('counts a person’s interventions per tool from the event log', async () => {
     const run = createNewRun();
     await store.createRun(run);
-    const ev = (actorId: string, tools: string[]) => store.appendEvent(run.id, 'intervened', { actorId, channel: 'slack', action: 'stop', tools }, new Date());
+    const ev = (actorId: string, tools: string[]) =>
+      store.appendEvent(run.id, 'intervened', { actorId, channel: 'slack', action: 'stop', tools }, new Date());
     await ev('U1', ['fs.write_file']);
     await ev('U1', ['fs.write_file', 'web.fetch']);
     await ev('U2', ['web.fetch']);
-    expect(await store.countInterventions({ id: 'U1', channel: 'slack' }, ['fs.write_file', 'web.fetch', 'x.y'])).toEqual({ 'fs.write_file': 2, 'web.fetch': 1 });
+    expect(
+      await store.countInterventions({ id: 'U1', channel: 'slack' }, ['fs.write_file', 'web.fetch', 'x.y']),
+    ).toEqual({ 'fs.write_file': 2, 'web.fetch': 1 });
     expect(await store.countInterventions({ id: 'U1', channel: 'slack' }, [])).toEqual({});
   });
 });

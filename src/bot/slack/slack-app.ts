@@ -30,7 +30,10 @@ export interface SlackApp {
 }
 
 /** Creates the Bolt app for the given settings; nothing is contacted until `start`. */
-export function createSlackApp(settings: SlackSettings, log: (level: 'info' | 'warn' | 'error', message: string) => void): SlackApp {
+export function createSlackApp(
+  settings: SlackSettings,
+  log: (level: 'info' | 'warn' | 'error', message: string) => void,
+): SlackApp {
   const clientOptions = {
     // WebClient appends the method name to this URL, so it must end with a slash.
     slackApiUrl: settings.apiUrl ? settings.apiUrl.replace(/\/?$/, '/') : undefined,
@@ -48,7 +51,12 @@ export function createSlackApp(settings: SlackSettings, log: (level: 'info' | 'w
     // Bolt hands installerOptions.clientOptions to the Socket Mode client, so apps.connections.open also goes to
     // SLACK_API_URL (a fresh object: that client adds its own retry settings to it).
     const socketClientOptions = clientOptions.slackApiUrl ? { slackApiUrl: clientOptions.slackApiUrl } : {};
-    const app = new App({ ...common, appToken: settings.appToken, socketMode: true, installerOptions: { clientOptions: socketClientOptions } });
+    const app = new App({
+      ...common,
+      appToken: settings.appToken,
+      socketMode: true,
+      installerOptions: { clientOptions: socketClientOptions },
+    });
     return {
       app,
       mode: 'socket',
@@ -62,7 +70,8 @@ export function createSlackApp(settings: SlackSettings, log: (level: 'info' | 'w
       },
     };
   }
-  if (!settings.signingSecret) throw new Error('Slack HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode).');
+  if (!settings.signingSecret)
+    throw new Error('Slack HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode).');
   const app = new App({ ...common, signingSecret: settings.signingSecret });
   return {
     app,

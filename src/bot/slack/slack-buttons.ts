@@ -6,12 +6,26 @@ import { isFinished, type LiveCard } from './slack-card-state.ts';
 
 // `edit` (a whole plan as JSON) and `breakpoint` have no Slack form yet, so they get no button.
 const LABELS: Partial<Record<DecisionAction, string>> = {
-  approve: 'Approve', amend: 'Amend', cancel: 'Cancel', pause: 'Pause', resume: 'Resume', stop: 'Stop',
+  approve: 'Approve',
+  amend: 'Amend',
+  cancel: 'Cancel',
+  pause: 'Pause',
+  resume: 'Resume',
+  stop: 'Stop',
 };
-const STYLES: Partial<Record<DecisionAction, 'primary' | 'danger'>> = { approve: 'primary', resume: 'primary', cancel: 'danger', stop: 'danger' };
+const STYLES: Partial<Record<DecisionAction, 'primary' | 'danger'>> = {
+  approve: 'primary',
+  resume: 'primary',
+  cancel: 'danger',
+  stop: 'danger',
+};
 const CONFIRMS: Partial<Record<DecisionAction, { title: string; text: string; confirm: string }>> = {
   cancel: { title: 'Cancel this plan?', text: 'Nothing will run.', confirm: 'Cancel the plan' },
-  stop: { title: 'Stop this run?', text: 'Steps in flight are cancelled; results already finished are kept.', confirm: 'Stop' },
+  stop: {
+    title: 'Stop this run?',
+    text: 'Steps in flight are cancelled; results already finished are kept.',
+    confirm: 'Stop',
+  },
 };
 
 /** The buttons to show now; each carries the run and the revision of the card it sits on. */
@@ -19,13 +33,22 @@ export function planButtons(live: LiveCard): types.Button[] {
   const value = encodeCardRef({ runId: live.card.runId, revision: live.card.revision });
   const buttons = isFinished(live) ? [] : decisionButtons(live.actions, value, live.card.amendmentsLeft);
   if (live.autoStarted) {
-    buttons.push({ type: 'button', action_id: ASK_FIRST_ACTION, text: { type: 'plain_text', text: 'Ask me first next time' }, value });
+    buttons.push({
+      type: 'button',
+      action_id: ASK_FIRST_ACTION,
+      text: { type: 'plain_text', text: 'Ask me first next time' },
+      value,
+    });
   }
   return buttons;
 }
 
 /** Buttons for the decisions Slack can offer, in the engine's order; others are left out. */
-export function decisionButtons(actions: readonly DecisionAction[], value: string, amendmentsLeft: number): types.Button[] {
+export function decisionButtons(
+  actions: readonly DecisionAction[],
+  value: string,
+  amendmentsLeft: number,
+): types.Button[] {
   return actions.flatMap((action) => {
     const label = action === 'amend' ? `Amend (${amendmentsLeft} left)` : LABELS[action];
     return label ? [decisionButton(action, label, value)] : [];
@@ -33,7 +56,12 @@ export function decisionButtons(actions: readonly DecisionAction[], value: strin
 }
 
 function decisionButton(action: DecisionAction, label: string, value: string): types.Button {
-  const button: types.Button = { type: 'button', action_id: decisionActionId(action), text: { type: 'plain_text', text: label }, value };
+  const button: types.Button = {
+    type: 'button',
+    action_id: decisionActionId(action),
+    text: { type: 'plain_text', text: label },
+    value,
+  };
   const style = STYLES[action];
   if (style) button.style = style;
   const confirm = CONFIRMS[action];

@@ -28,7 +28,11 @@ export interface LiveCard {
 
 /** A fresh live card for a plan card (a new run, or a new revision of one). */
 export function createLiveCard(card: PlanCard, now: number): LiveCard {
-  const status: RunStatus = card.needsReview ? 'awaiting_review' : card.actions.includes('resume') ? 'paused' : 'running';
+  const status: RunStatus = card.needsReview
+    ? 'awaiting_review'
+    : card.actions.includes('resume')
+      ? 'paused'
+      : 'running';
   const steps: Record<string, LiveStep> = {};
   for (const s of card.steps) steps[s.id] = { status: 'pending', detail: '' };
   return {

@@ -45,7 +45,11 @@ export class SlackChannel implements ChannelAdapter {
           await client.chat.update({ channel, ts, ...message });
         },
       },
-      { minIntervalMs: options.minUpdateIntervalMs ?? 1_000, now: options.now ?? Date.now, log: (m) => options.log('warn', m) },
+      {
+        minIntervalMs: options.minUpdateIntervalMs ?? 1_000,
+        now: options.now ?? Date.now,
+        log: (m) => options.log('warn', m),
+      },
     );
   }
 
@@ -61,7 +65,11 @@ export class SlackChannel implements ChannelAdapter {
       hasActiveCard: (channel, threadTs) => this.cards.hasActiveCard(channel, threadTs),
       summaryOf: (runId) => this.cards.summaryOf(runId),
       seen: (actor, at) => this.lastSeen.set(actor.id, at),
-      ephemeral: (at, user, text) => this.ephemeral(at, user, { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(text, 2_900) } }] }),
+      ephemeral: (at, user, text) =>
+        this.ephemeral(at, user, {
+          text,
+          blocks: [{ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(text, 2_900) } }],
+        }),
     });
     this.port = await this.slack.start();
     this.started = true;
@@ -109,18 +117,34 @@ export class SlackChannel implements ChannelAdapter {
     }
   }
 
-  private async ephemeralTo(actor: Actor, where: { channel: string; threadTs: string } | null, message: SlackMessage): Promise<void> {
+  private async ephemeralTo(
+    actor: Actor,
+    where: { channel: string; threadTs: string } | null,
+    message: SlackMessage,
+  ): Promise<void> {
     const at = where ?? this.lastSeen.get(actor.id);
-    if (!at || actor.channel !== 'slack') return this.options.log('warn', `slack: nowhere to show a private notice to ${actor.id}`);
+    if (!at || actor.channel !== 'slack')
+      return this.options.log('warn', `slack: nowhere to show a private notice to ${actor.id}`);
     await this.ephemeral(at, actor.id, message);
   }
 
   private async ephemeral(at: SeenAt, user: string, message: SlackMessage): Promise<void> {
-    await this.slack.app.client.chat.postEphemeral({ channel: at.channel, user, ...(at.threadTs ? { thread_ts: at.threadTs } : {}), ...message });
+    await this.slack.app.client.chat.postEphemeral({
+      channel: at.channel,
+      user,
+      ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
+      ...message,
+    });
   }
 
   private async post(channel: string, threadTs: string, message: SlackMessage): Promise<string | undefined> {
-    const res = await this.slack.app.client.chat.postMessage({ channel, thread_ts: threadTs, unfurl_links: false, unfurl_media: false, ...message });
+    const res = await this.slack.app.client.chat.postMessage({
+      channel,
+      thread_ts: threadTs,
+      unfurl_links: false,
+      unfurl_media: false,
+      ...message,
+    });
     return res.ts;
   }
 

@@ -43,7 +43,11 @@ export function fromMention(event: SlackMessageEvent, botUserId: string | undefi
   if (!event.user || !event.channel || !event.ts || event.bot_id) return null;
   const text = messageText(event.text ?? '', botUserId);
   if (!text) return null;
-  return { conversation: toConversation(event.channel, event.thread_ts ?? event.ts), actor: toActor({ id: event.user }), text };
+  return {
+    conversation: toConversation(event.channel, event.thread_ts ?? event.ts),
+    actor: toActor({ id: event.user }),
+    text,
+  };
 }
 
 /**
@@ -52,7 +56,8 @@ export function fromMention(event: SlackMessageEvent, botUserId: string | undefi
  */
 export function fromThreadReply(event: SlackMessageEvent, botUserId: string | undefined): InboundMessage | null {
   if (event.subtype !== undefined && event.subtype !== 'thread_broadcast') return null;
-  if (!event.user || !event.channel || !event.ts || !event.thread_ts || event.thread_ts === event.ts || event.bot_id) return null;
+  if (!event.user || !event.channel || !event.ts || !event.thread_ts || event.thread_ts === event.ts || event.bot_id)
+    return null;
   if (botUserId && (event.user === botUserId || (event.text ?? '').includes(`<@${botUserId}>`))) return null;
   const text = messageText(event.text ?? '', botUserId);
   if (!text) return null;
@@ -62,5 +67,10 @@ export function fromThreadReply(event: SlackMessageEvent, botUserId: string | un
 /** The text a person typed: Steward's own mention removed and Slack's three escapes undone. */
 export function messageText(raw: string, botUserId: string | undefined): string {
   const withoutMention = botUserId ? raw.split(`<@${botUserId}>`).join(' ') : raw.replace(/^\s*<@[UW][A-Z0-9]+>/, ' ');
-  return withoutMention.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').replace(/[ \t]+/g, ' ').trim();
+  return withoutMention
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&')
+    .replace(/[ \t]+/g, ' ')
+    .trim();
 }

@@ -5,7 +5,14 @@
 import type { App } from '@slack/bolt';
 import type { InboundHandler } from '../../engine/channel.ts';
 import type { Actor } from '../../engine/types.ts';
-import { ACTION_PREFIX, AMEND_INPUT, AMEND_VIEW, ASK_FIRST_ACTION, decisionFromActionId, decodeCardRef } from './slack-actions.ts';
+import {
+  ACTION_PREFIX,
+  AMEND_INPUT,
+  AMEND_VIEW,
+  ASK_FIRST_ACTION,
+  decisionFromActionId,
+  decodeCardRef,
+} from './slack-actions.ts';
 import { fromMention, fromThreadReply, toActor, type SlackMessageEvent } from './slack-inbound.ts';
 import { renderAmendModal } from './slack-thread-render.ts';
 
@@ -41,33 +48,56 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     if (!firstDelivery(body.event_id)) return;
     const reply = fromThreadReply(message as SlackMessageEvent, context.botUserId);
     const m = message as SlackMessageEvent;
-    if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts)) track(handler.message({ ...reply, ...delivery(body.event_id) }));
+    if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts))
+      track(handler.message({ ...reply, ...delivery(body.event_id) }));
   });
 
-  app.action({ type: 'block_actions', action_id: new RegExp(`^${ACTION_PREFIX.replace('.', '\\.')}`) }, async ({ ack, body, action, client }) => {
-    await ack();
-    if (action.type !== 'button') return;
-    const ref = decodeCardRef(action.value);
-    if (!ref) return;
-    const actor = toActor(body.user);
-    const at: SeenAt = { channel: body.channel?.id ?? body.container?.channel_id ?? '', threadTs: body.message?.thread_ts ?? body.message?.ts };
-    if (at.channel) deps.seen(actor, at);
-    if (action.action_id === ASK_FIRST_ACTION) {
-      track(handler.setReviewPreference(actor, 'all').then(() => deps.ephemeral(at, actor.id, 'Noted: from now on I will show you every plan and wait for your approval before running it.')));
-      return;
-    }
-    const decision = decisionFromActionId(action.action_id);
-    if (decision === 'amend') {
-      // trigger_id lives 3 s: open the modal at once, and only for someone who may decide. Anyone else's press
-      // still goes to the engine, which refuses it, tells them privately and records it.
-      track((async () => {
-        if (!(await handler.canDecide(ref.runId, actor))) return handler.decision({ ...ref, action: 'amend', actor });
-        await client.views.open({ trigger_id: body.trigger_id, view: renderAmendModal(ref, deps.summaryOf(ref.runId)) });
-      })());
-    } else if (decision) {
-      track(handler.decision({ ...ref, action: decision, actor }));
-    }
-  });
+  app.action(
+    { type: 'block_actions', action_id: new RegExp(`^${ACTION_PREFIX.replace('.', '\\.')}`) },
+    async ({ ack, body, action, client }) => {
+      await ack();
+      if (action.type !== 'button') return;
+      const ref = decodeCardRef(action.value);
+      if (!ref) return;
+      const actor = toActor(body.user);
+      const at: SeenAt = {
+        channel: body.channel?.id ?? body.container?.channel_id ?? '',
+        threadTs: body.message?.thread_ts ?? body.message?.ts,
+      };
+      if (at.channel) deps.seen(actor, at);
+      if (action.action_id === ASK_FIRST_ACTION) {
+        track(
+          handler
+            .setReviewPreference(actor, 'all')
+            .then(() =>
+              deps.ephemeral(
+                at,
+                actor.id,
+                'Noted: from now on I will show you every plan and wait for your approval before running it.',
+              ),
+            ),
+        );
+        return;
+      }
+      const decision = decisionFromActionId(action.action_id);
+      if (decision === 'amend') {
+        // trigger_id lives 3 s: open the modal at once, and only for someone who may decide. Anyone else's press
+        // still goes to the engine, which refuses it, tells them privately and records it.
+        track(
+          (async () => {
+            if (!(await handler.canDecide(ref.runId, actor)))
+              return handler.decision({ ...ref, action: 'amend', actor });
+            await client.views.open({
+              trigger_id: body.trigger_id,
+              view: renderAmendModal(ref, deps.summaryOf(ref.runId)),
+            });
+          })(),
+        );
+      } else if (decision) {
+        track(handler.decision({ ...ref, action: decision, actor }));
+      }
+    },
+  );
 
   app.view(AMEND_VIEW, async ({ ack, body, view }) => {
     await ack();

@@ -42,7 +42,17 @@ export class LiveCards {
       await this.settled(card.runId);
       return;
     }
-    const entry: Entry = { channel, threadTs, ts: null, live: createLiveCard(card, this.options.now()), dirty: false, busy: true, timer: null, lastSentAt: 0, waiters: [] };
+    const entry: Entry = {
+      channel,
+      threadTs,
+      ts: null,
+      live: createLiveCard(card, this.options.now()),
+      dirty: false,
+      busy: true,
+      timer: null,
+      lastSentAt: 0,
+      waiters: [],
+    };
     this.entries.set(card.runId, entry);
     try {
       entry.ts = await this.poster.post(channel, threadTs, renderCard(entry.live, this.options.now()));
@@ -80,7 +90,8 @@ export class LiveCards {
 
   /** Whether a thread holds the card of a run that has not ended. */
   hasActiveCard(channel: string, threadTs: string): boolean {
-    for (const e of this.entries.values()) if (e.channel === channel && e.threadTs === threadTs && !isFinished(e.live)) return true;
+    for (const e of this.entries.values())
+      if (e.channel === channel && e.threadTs === threadTs && !isFinished(e.live)) return true;
     return false;
   }
 

@@ -35,7 +35,12 @@ const TITLES: Record<RunStatus, string> = {
 };
 
 const ICONS: Record<string, string> = {
-  pending: '⚪', running: '⏳', succeeded: '✅', failed: '❌', skipped: '⏭️', cancelled: '⏹️',
+  pending: '⚪',
+  running: '⏳',
+  succeeded: '✅',
+  failed: '❌',
+  skipped: '⏭️',
+  cancelled: '⏹️',
 };
 
 /** The card for a run as it is now; `now` (epoch ms) only feeds the elapsed time. */
@@ -44,30 +49,50 @@ export function renderCard(live: LiveCard, now: number): SlackMessage {
   const title = `${TITLES[live.status]} · revision ${card.revision}`;
   const blocks: types.KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: cutText(title, 150), emoji: true } },
-    { type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.summary || '(no summary)', 800), verbatim: true } },
+    {
+      type: 'section',
+      text: { type: 'mrkdwn', text: safeMrkdwn(card.summary || '(no summary)', 800), verbatim: true },
+    },
     { type: 'context', elements: [{ type: 'mrkdwn', text: statusLine(live, now) }] },
     { type: 'divider' },
-    ...stepSections(live).map((text): types.KnownBlock => ({ type: 'section', text: { type: 'mrkdwn', text, verbatim: true } })),
+    ...stepSections(live).map((text): types.KnownBlock => ({
+      type: 'section',
+      text: { type: 'mrkdwn', text, verbatim: true },
+    })),
   ];
   const layers = card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join('  |  ');
-  if (layers) blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: `Layers ${safeMrkdwn(layers, 500)}`, verbatim: true }] });
+  if (layers)
+    blocks.push({
+      type: 'context',
+      elements: [{ type: 'mrkdwn', text: `Layers ${safeMrkdwn(layers, 500)}`, verbatim: true }],
+    });
   if (card.risks.length > 0) blocks.push(bullets('*Risks*', card.risks));
   if (card.warnings.length > 0) blocks.push(bullets('⚠️ *Before you approve*', card.warnings));
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.
-  if (card.note) blocks.push({ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.note, 2_500), verbatim: true } });
+  if (card.note)
+    blocks.push({ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.note, 2_500), verbatim: true } });
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: footnote(live) }] });
   const buttons = planButtons(live);
-  if (buttons.length > 0) blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
+  if (buttons.length > 0)
+    blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
   return { text: safeMrkdwn(`${TITLES[live.status]}: ${card.summary}`, 300), blocks };
 }
 
 function bullets(title: string, items: string[]): types.KnownBlock {
-  return { type: 'section', text: { type: 'mrkdwn', text: `${title}\n${safeMrkdwn(items.map((r) => `• ${r}`).join('\n'), 800)}`, verbatim: true } };
+  return {
+    type: 'section',
+    text: {
+      type: 'mrkdwn',
+      text: `${title}\n${safeMrkdwn(items.map((r) => `• ${r}`).join('\n'), 800)}`,
+      verbatim: true,
+    },
+  };
 }
 
 function statusLine(live: LiveCard, now: number): string {
   const parts = [`Risk *${live.card.risk.toUpperCase()}*`, `Requested by ${mentionUser(live.card.requester.id)}`];
-  if (live.status !== 'awaiting_review' && live.status !== 'planning') parts.push(`Step ${live.finished}/${live.total}`);
+  if (live.status !== 'awaiting_review' && live.status !== 'planning')
+    parts.push(`Step ${live.finished}/${live.total}`);
   if (live.startedAt !== null) parts.push(`⏱️ ${formatDuration((live.endedAt ?? now) - live.startedAt)}`);
   const counts = countByStatus(live);
   if (counts) parts.push(counts);
@@ -76,17 +101,21 @@ function statusLine(live: LiveCard, now: number): string {
 
 function countByStatus(live: LiveCard): string {
   const counts = new Map<string, number>();
-  for (const s of Object.values(live.steps)) if (s.status !== 'pending') counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
+  for (const s of Object.values(live.steps))
+    if (s.status !== 'pending') counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
   return [...counts].map(([status, n]) => `${ICONS[status] ?? '?'} ${n}`).join(' ');
 }
 
 function footnote(live: LiveCard): string {
   if (isFinished(live)) return live.autoStarted ? 'This plan started without review.' : 'This run has ended.';
   if (live.status === 'awaiting_review') {
-    const amend = live.actions.includes('amend') ? `${live.card.amendmentsLeft} amendment(s) left.` : 'No amendments left.';
+    const amend = live.actions.includes('amend')
+      ? `${live.card.amendmentsLeft} amendment(s) left.`
+      : 'No amendments left.';
     return `Only ${mentionUser(live.card.requester.id)} or an approver can decide. ${amend} You can also reply in this thread.`;
   }
-  if (live.autoStarted) return `${live.card.risk === 'low' ? 'Low risk: started' : 'Started'} at once, without review. Reply in this thread to ask how it is going or to change the remaining steps.`;
+  if (live.autoStarted)
+    return `${live.card.risk === 'low' ? 'Low risk: started' : 'Started'} at once, without review. Reply in this thread to ask how it is going or to change the remaining steps.`;
   return 'Reply in this thread to ask how it is going or to change the remaining steps.';
 }
 
@@ -133,7 +162,10 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
   const room = cap - line.length;
   if (step.argsPreview && room > 20) line += ` ${codeSpan(step.argsPreview, Math.floor(room * 0.5))}`;
-  const text = state?.detail && state.status !== 'pending' && state.status !== 'succeeded' ? `${state.status}: ${state.detail}` : step.description;
+  const text =
+    state?.detail && state.status !== 'pending' && state.status !== 'succeeded'
+      ? `${state.status}: ${state.detail}`
+      : step.description;
   const left = cap - line.length - 3;
   if (text && left > 15) line += ` — ${safeMrkdwn(text.replace(/\s+/g, ' '), left)}`;
   return line;

@@ -14,7 +14,12 @@ export const REPLY_BUDGET = 10_000;
 const SECTION_MAX = 2_900;
 
 const LEVEL_ICONS: Record<Notice['level'], string> = { info: 'ℹ️', warning: '⚠️', error: '❌' };
-const REPORT_TITLES: Record<string, string> = { completed: '✅ Report', failed: '❌ Report (failed)', stopped: '⏹️ Report (stopped)', cancelled: '🚫 Report (cancelled)' };
+const REPORT_TITLES: Record<string, string> = {
+  completed: '✅ Report',
+  failed: '❌ Report (failed)',
+  stopped: '⏹️ Report (stopped)',
+  cancelled: '🚫 Report (cancelled)',
+};
 
 /** The report, posted in the run's thread. */
 export function renderReport(report: Report): SlackMessage {
@@ -58,12 +63,21 @@ export function renderAmendModal(ref: CardRef, summary: string): types.ModalView
     submit: { type: 'plain_text', text: 'Re-plan' },
     close: { type: 'plain_text', text: 'Cancel' },
     blocks: [
-      { type: 'section', text: { type: 'mrkdwn', text: `Revision ${ref.revision}: ${safeMrkdwn(summary, 1_000)}`, verbatim: true } },
+      {
+        type: 'section',
+        text: { type: 'mrkdwn', text: `Revision ${ref.revision}: ${safeMrkdwn(summary, 1_000)}`, verbatim: true },
+      },
       {
         type: 'input',
         block_id: AMEND_INPUT.block,
         label: { type: 'plain_text', text: 'What should change?' },
-        element: { type: 'plain_text_input', action_id: AMEND_INPUT.element, multiline: true, min_length: 1, max_length: 2_000 },
+        element: {
+          type: 'plain_text_input',
+          action_id: AMEND_INPUT.element,
+          multiline: true,
+          min_length: 1,
+          max_length: 2_000,
+        },
       },
     ],
   };

@@ -20,7 +20,12 @@ amend     — it asks to change, add to or remove from the work
 status    — it asks how the work is going or what has been done
 unrelated — it is chatter not addressed to the assistant's task
 Answer with exactly one of: amend, status, unrelated.`,
-      messages: [{ role: 'user', content: `Task: ${input.request.slice(0, 1000)}\nTask state: ${input.runStatus}\nReply: ${input.text.slice(0, 2000)}` }],
+      messages: [
+        {
+          role: 'user',
+          content: `Task: ${input.request.slice(0, 1000)}\nTask state: ${input.runStatus}\nReply: ${input.text.slice(0, 2000)}`,
+        },
+      ],
       maxOutputTokens: 5,
     });
     return parseIntent(response.text);
@@ -31,6 +36,9 @@ Answer with exactly one of: amend, status, unrelated.`,
 
 /** Reads the classifier's answer; only an exact `status` or `unrelated` escapes the safe default. */
 export function parseIntent(text: string): ReplyIntent {
-  const word = text.trim().toLowerCase().replace(/[^a-z]/g, '');
+  const word = text
+    .trim()
+    .toLowerCase()
+    .replace(/[^a-z]/g, '');
   return word === 'status' || word === 'unrelated' ? word : 'amend';
 }

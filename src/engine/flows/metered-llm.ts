@@ -20,9 +20,12 @@ export function meteredLlm(ctx: StewardContext, runId: string, requester: Actor)
       const reserved = estimate(request);
       const verdict = await store.reserveTokens(runId, requester, reserved, budgets, day);
       if (verdict !== 'ok') {
-        throw new StewardError('limit_reached', verdict === 'run'
-          ? `this run has used its budget of ${budgets.perRun} model tokens`
-          : `${requester.name ?? requester.id} has used today's budget of ${budgets.perUserPerDay} model tokens`);
+        throw new StewardError(
+          'limit_reached',
+          verdict === 'run'
+            ? `this run has used its budget of ${budgets.perRun} model tokens`
+            : `${requester.name ?? requester.id} has used today's budget of ${budgets.perUserPerDay} model tokens`,
+        );
       }
       let response: LlmResponse;
       try {
@@ -33,7 +36,14 @@ export function meteredLlm(ctx: StewardContext, runId: string, requester: Actor)
       }
       const used = response.usage.inputTokens + response.usage.outputTokens;
       await store.adjustTokens(runId, requester, used - reserved, day);
-      await store.recordLlmUsage({ runId, role: request.role, model: response.model, inputTokens: response.usage.inputTokens, outputTokens: response.usage.outputTokens, at: clock() });
+      await store.recordLlmUsage({
+        runId,
+        role: request.role,
+        model: response.model,
+        inputTokens: response.usage.inputTokens,
+        outputTokens: response.usage.outputTokens,
+        at: clock(),
+      });
       return response;
     },
   };

@@ -16,9 +16,7 @@ export interface PlanRequest {
   amend?: { plan: Plan; text: string; progress?: { started: string[]; results: string[] } };
 }
 
-export type PlanOutcome =
-  | { ok: true; value: ValidatedPlan }
-  | { ok: false; error: string; calls: number };
+export type PlanOutcome = { ok: true; value: ValidatedPlan } | { ok: false; error: string; calls: number };
 
 const DESCRIPTION_BUDGET = 400;
 /** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
@@ -34,7 +32,13 @@ export async function writePlan(
   const schema = { name: 'steward_plan', schema: planJsonSchema() };
   let lastError = '';
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
-    const response = await llm.complete({ role: 'planner', system: systemPrompt(input.tools), messages, jsonSchema: schema, signal: options.signal });
+    const response = await llm.complete({
+      role: 'planner',
+      system: systemPrompt(input.tools),
+      messages,
+      jsonSchema: schema,
+      signal: options.signal,
+    });
     await options.onResponse?.(response);
     const checked = checkAnswer(response.text, input.tools);
     if (checked.ok) return checked;
@@ -49,8 +53,12 @@ export async function writePlan(
 }
 
 /** Parses and validates one planner answer. */
-export function checkAnswer(text: string, tools: readonly ToolInfo[]): { ok: true; value: ValidatedPlan } | { ok: false; error: string } {
-  if (text.length > MAX_PLAN_CHARS) return { ok: false, error: `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan` };
+export function checkAnswer(
+  text: string,
+  tools: readonly ToolInfo[],
+): { ok: true; value: ValidatedPlan } | { ok: false; error: string } {
+  if (text.length > MAX_PLAN_CHARS)
+    return { ok: false, error: `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan` };
   const json = extractJson(text);
   if (json === undefined) return { ok: false, error: 'the answer is not a JSON object' };
   const parsed = planSchema.safeParse(json);
@@ -58,7 +66,8 @@ export function checkAnswer(text: string, tools: readonly ToolInfo[]): { ok: tru
     const issues = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     return { ok: false, error: issues.join('\n') };
   }
-  if (!parsed.data.needsTools) return { ok: true, value: { plan: { ...parsed.data, steps: [] }, layers: [], stepRisk: {}, risk: 'low' } };
+  if (!parsed.data.needsTools)
+    return { ok: true, value: { plan: { ...parsed.data, steps: [] }, layers: [], stepRisk: {}, risk: 'low' } };
   const valid = validatePlan(parsed.data, tools);
   return valid.ok ? valid : { ok: false, error: valid.errors.slice(0, 20).join('\n') };
 }
@@ -79,7 +88,8 @@ function systemPrompt(tools: readonly ToolInfo[]): string {
   const catalog = tools
     .filter((t) => t.policy.allowed)
     .map((t) => {
-      const desc = t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
+      const desc =
+        t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
       return `- ${t.name} (risk ${toolRisk(t)}): ${desc}\n  input schema: ${JSON.stringify(t.inputSchema)}`;
     })
     .join('\n');

@@ -66,7 +66,9 @@ export function outputText(output: Json | undefined): string {
     const content = output.content;
     if (Array.isArray(content)) {
       // Servers that send structuredContent also send it as text (the spec asks them to): the text is enough.
-      const texts = content.flatMap((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c.text === 'string' ? [c.text] : []));
+      const texts = content.flatMap((c) =>
+        c && typeof c === 'object' && !Array.isArray(c) && typeof c.text === 'string' ? [c.text] : [],
+      );
       if (texts.length > 0) return texts.join('\n');
     }
   }

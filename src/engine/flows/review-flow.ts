@@ -18,31 +18,58 @@ import type { Actor, Json, RunStatus } from '../types.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 
 /** Asks the planner for a plan (or an amended one). */
-export async function plan(ctx: StewardContext, run: { id: string; requester: Actor }, request: string, amend?: Parameters<typeof writePlan>[1]['amend']): Promise<PlanOutcome> {
+export async function plan(
+  ctx: StewardContext,
+  run: { id: string; requester: Actor },
+  request: string,
+  amend?: Parameters<typeof writePlan>[1]['amend'],
+): Promise<PlanOutcome> {
   try {
-    return await writePlan(meteredLlm(ctx, run.id, run.requester), { request, tools: ctx.deps.tools.listTools(), amend }, {
-      maxRepairs: ctx.deps.settings.maxRepairs,
-    });
+    return await writePlan(
+      meteredLlm(ctx, run.id, run.requester),
+      { request, tools: ctx.deps.tools.listTools(), amend },
+      {
+        maxRepairs: ctx.deps.settings.maxRepairs,
+      },
+    );
   } catch (err) {
     return { ok: false, error: err instanceof Error ? err.message : 'the planner call failed', calls: 0 };
   }
 }
 
 /** Shows a validated revision: starts it at once when the requester's preference allows, else waits for review. */
-export async function offer(ctx: StewardContext, runId: string, revision: number, v: ValidatedPlan, from: RunStatus, forceReview = false): Promise<void> {
+export async function offer(
+  ctx: StewardContext,
+  runId: string,
+  revision: number,
+  v: ValidatedPlan,
+  from: RunStatus,
+  forceReview = false,
+): Promise<void> {
   const { store, clock } = ctx.deps;
   const run = await store.getRun(runId);
   if (!run) return;
   const amendmentsLeft = Math.max(0, ctx.deps.settings.amendmentCap - run.amendmentRounds);
   const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
   // High risk always waits for a person, whatever the preference: fail closed.
-  const review = forceReview || v.risk === 'high' || preference === 'all' || (preference === 'risky' && v.risk !== 'low');
+  const review =
+    forceReview || v.risk === 'high' || preference === 'all' || (preference === 'risky' && v.risk !== 'low');
   if (!review) {
     if (!(await store.transition(runId, [from], 'running', { at: clock() }))) return;
     await store.setApprovedRisk(runId, v.risk, clock());
     const pins = await pinPlan(ctx, runId, v.plan);
     await store.appendEvent(runId, 'autoApproved', { revision, risk: v.risk, preference }, clock());
-    const shown = await showCard(ctx, run, 'running', toPlanCard(runId, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester, warnings: planWarnings(ctx, v.plan) }));
+    const shown = await showCard(
+      ctx,
+      run,
+      'running',
+      toPlanCard(runId, revision, v, {
+        needsReview: false,
+        amendmentsLeft,
+        requester: run.requester,
+        warnings: planWarnings(ctx, v.plan),
+      }),
+    );
     if (shown) startDriver(ctx, { ...run, revision, approvedRisk: v.risk }, v, pins);
     return;
   }
@@ -51,7 +78,18 @@ export async function offer(ctx: StewardContext, runId: string, revision: number
   const breakpoints = [...new Set([...kept, ...suggested.map((id) => `before:${id}`)])];
   await store.setBreakpoints(runId, breakpoints, clock());
   if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
-  const shown = await showCard(ctx, run, 'awaiting_review', toPlanCard(runId, revision, v, { needsReview: true, amendmentsLeft, requester: run.requester, breakpoints, warnings: planWarnings(ctx, v.plan) }));
+  const shown = await showCard(
+    ctx,
+    run,
+    'awaiting_review',
+    toPlanCard(runId, revision, v, {
+      needsReview: true,
+      amendmentsLeft,
+      requester: run.requester,
+      breakpoints,
+      warnings: planWarnings(ctx, v.plan),
+    }),
+  );
   if (shown) armReviewTimer(ctx, run, revision, v.risk === 'high');
 }
 
@@ -59,7 +97,12 @@ export async function offer(ctx: StewardContext, runId: string, revision: number
  * Sends a plan card. If the platform refuses it (say, rate limits outlasting the client's retries), the run must
  * not sit in `status` unseen and undriven: it fails, with the reason in its history, and nothing runs.
  */
-async function showCard(ctx: StewardContext, run: StoredRun, status: RunStatus, card: ReturnType<typeof toPlanCard>): Promise<boolean> {
+async function showCard(
+  ctx: StewardContext,
+  run: StoredRun,
+  status: RunStatus,
+  card: ReturnType<typeof toPlanCard>,
+): Promise<boolean> {
   try {
     await ctx.deps.notifier.send(run.conversation, card);
     return true;
@@ -85,19 +128,33 @@ export async function approve(ctx: StewardContext, run: StoredRun, d: InboundDec
   if (!run.plan) return 'There is no plan to approve.';
   const v = validatePlan(run.plan, ctx.deps.tools.listTools());
   if (!v.ok) return `The plan is no longer valid: ${v.errors.join('; ')}`;
-  if (!(await store.transition(run.id, ['awaiting_review'], 'running', { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  if (!(await store.transition(run.id, ['awaiting_review'], 'running', { revision: d.revision, at: clock() })))
+    return stale(ctx, run, d);
   clearTimer(ctx, run.id);
   await store.setApprovedRisk(run.id, v.value.risk, clock());
-  await notice(ctx, run.conversation, run.id, 'info', `Approved by ${who(d.actor)}; running ${run.plan.steps.length} steps.`);
+  await notice(
+    ctx,
+    run.conversation,
+    run.id,
+    'info',
+    `Approved by ${who(d.actor)}; running ${run.plan.steps.length} steps.`,
+  );
   await announceStatus(ctx, run, 'running');
   const driver = ctx.drivers.get(run.id);
   if (driver) {
     // The person saw the changes: pin the definitions of held tools as they are now.
-    const changed = new Set(driver.current.holds.filter((h) => h.why === 'changed').flatMap((h) => {
-      const step = driver.current.plan.steps.find((s) => s.id === h.stepId);
-      return step?.kind === 'tool' ? [step.tool] : [];
-    }));
-    const repins = ctx.deps.tools.listTools().filter((t) => changed.has(t.name)).map((t) => ({ tool: t.name, fingerprint: t.fingerprint, definition: t.definition }));
+    const changed = new Set(
+      driver.current.holds
+        .filter((h) => h.why === 'changed')
+        .flatMap((h) => {
+          const step = driver.current.plan.steps.find((s) => s.id === h.stepId);
+          return step?.kind === 'tool' ? [step.tool] : [];
+        }),
+    );
+    const repins = ctx.deps.tools
+      .listTools()
+      .filter((t) => changed.has(t.name))
+      .map((t) => ({ tool: t.name, fingerprint: t.fingerprint, definition: t.definition }));
     await store.pinTools(run.id, repins, clock());
     for (const pin of repins) driver.pins.set(pin.tool, pin);
     driver.send({ type: 'holdsApproved', risk: v.value.risk, policies: policiesFor(ctx, driver.current.plan) });
@@ -119,7 +176,10 @@ async function pinPlan(ctx: StewardContext, runId: string, p: Plan): Promise<Pin
 /** Warnings about the plan's tools (suspicious descriptions), for the card. */
 export function planWarnings(ctx: StewardContext, p: Plan): string[] {
   const used = new Set(p.steps.flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])));
-  return ctx.deps.tools.listTools().filter((t) => used.has(t.name)).flatMap((t) => toolWarnings(t));
+  return ctx.deps.tools
+    .listTools()
+    .filter((t) => used.has(t.name))
+    .flatMap((t) => toolWarnings(t));
 }
 
 /** Cancel at review. Mid-run (steps waiting for approval) it stops the run and keeps what finished. */
@@ -127,20 +187,35 @@ export async function cancel(ctx: StewardContext, run: StoredRun, d: InboundDeci
   const { store, clock } = ctx.deps;
   const driver = ctx.drivers.get(run.id);
   const to: RunStatus = driver ? 'stopping' : 'cancelled';
-  if (!(await store.transition(run.id, ['awaiting_review'], to, { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  if (!(await store.transition(run.id, ['awaiting_review'], to, { revision: d.revision, at: clock() })))
+    return stale(ctx, run, d);
   clearTimer(ctx, run.id);
   driver?.send({ type: 'stopRequested' });
-  await notice(ctx, run.conversation, run.id, 'info', driver ? `Cancelled by ${who(d.actor)}: steps waiting for approval will not run; finished results are kept.` : `Cancelled by ${who(d.actor)}. Nothing was run.`);
+  await notice(
+    ctx,
+    run.conversation,
+    run.id,
+    'info',
+    driver
+      ? `Cancelled by ${who(d.actor)}: steps waiting for approval will not run; finished results are kept.`
+      : `Cancelled by ${who(d.actor)}. Nothing was run.`,
+  );
   await announceStatus(ctx, run, to);
   return null;
 }
 
 /** Amend at review: one planner call with the current plan and the person's words, then review again. */
-export async function amendAtReview(ctx: StewardContext, run: StoredRun, d: InboundDecision, text: string): Promise<string | null> {
+export async function amendAtReview(
+  ctx: StewardContext,
+  run: StoredRun,
+  d: InboundDecision,
+  text: string,
+): Promise<string | null> {
   const { store, clock, settings } = ctx.deps;
   if (!run.plan) return 'There is no plan to amend.';
   // Claim the revision first, so two amendments (or an amendment racing an approval) cannot both win.
-  if (!(await store.transition(run.id, ['awaiting_review'], 'planning', { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  if (!(await store.transition(run.id, ['awaiting_review'], 'planning', { revision: d.revision, at: clock() })))
+    return stale(ctx, run, d);
   const round = await store.takeAmendmentRound(run.id, settings.amendmentCap);
   const previous = validatePlan(run.plan, ctx.deps.tools.listTools());
   if (round === null) {
@@ -172,7 +247,8 @@ export async function editAtReview(ctx: StewardContext, run: StoredRun, d: Inbou
   if (!parsed.ok) return parsed.error;
   const v = validatePlan(parsed.value, ctx.deps.tools.listTools());
   if (!v.ok) return `That edit was refused: ${v.errors.join('; ')}`;
-  if (!(await store.transition(run.id, ['awaiting_review'], 'planning', { revision: d.revision, at: clock() }))) return stale(ctx, run, d);
+  if (!(await store.transition(run.id, ['awaiting_review'], 'planning', { revision: d.revision, at: clock() })))
+    return stale(ctx, run, d);
   clearTimer(ctx, run.id);
   await store.saveRevision(run.id, run.revision + 1, v.value.plan, `edited by ${who(d.actor)}`, clock());
   await offer(ctx, run.id, run.revision + 1, v.value, 'planning', true);
@@ -180,13 +256,24 @@ export async function editAtReview(ctx: StewardContext, run: StoredRun, d: Inbou
 }
 
 /** Reads an edit: a whole plan, or `{"steps": [...]}` laid over the current plan. */
-export function parseEdit(current: Plan | null, edit: Json | undefined): { ok: true; value: Plan } | { ok: false; error: string } {
+export function parseEdit(
+  current: Plan | null,
+  edit: Json | undefined,
+): { ok: true; value: Plan } | { ok: false; error: string } {
   if (!current) return { ok: false, error: 'There is no plan to edit.' };
-  if (!edit || typeof edit !== 'object' || Array.isArray(edit)) return { ok: false, error: 'An edit is a JSON object: a whole plan, or {"steps": [...]}.' };
-  if (JSON.stringify(edit).length > MAX_PLAN_CHARS) return { ok: false, error: `That edit was refused: a plan is at most ${MAX_PLAN_CHARS} characters.` };
+  if (!edit || typeof edit !== 'object' || Array.isArray(edit))
+    return { ok: false, error: 'An edit is a JSON object: a whole plan, or {"steps": [...]}.' };
+  if (JSON.stringify(edit).length > MAX_PLAN_CHARS)
+    return { ok: false, error: `That edit was refused: a plan is at most ${MAX_PLAN_CHARS} characters.` };
   const parsed = planSchema.safeParse({ ...current, ...edit, needsTools: true });
   if (!parsed.success) {
-    return { ok: false, error: `That edit was refused: ${parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`).join('; ')}` };
+    return {
+      ok: false,
+      error: `That edit was refused: ${parsed.error.issues
+        .slice(0, 5)
+        .map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`)
+        .join('; ')}`,
+    };
   }
   return { ok: true, value: parsed.data };
 }
@@ -194,7 +281,8 @@ export function parseEdit(current: Plan | null, edit: Json | undefined): { ok: t
 /** Why a decision lost: read the run again, since another decision may have just changed it. */
 export async function stale(ctx: StewardContext, run: StoredRun, d: InboundDecision): Promise<string> {
   const now = (await ctx.deps.store.getRun(run.id)) ?? run;
-  if (now.revision !== d.revision) return `That card shows revision ${d.revision}, but the plan is now at revision ${now.revision}; use the newest card.`;
+  if (now.revision !== d.revision)
+    return `That card shows revision ${d.revision}, but the plan is now at revision ${now.revision}; use the newest card.`;
   return `That plan is ${describeStatus(now.status)}; nothing changed.`;
 }
 
@@ -211,19 +299,39 @@ export function armReviewTimer(ctx: StewardContext, run: StoredRun, revision: nu
   ctx.timers.set(run.id, timer);
 }
 
-async function onReviewTimeout(ctx: StewardContext, run: StoredRun, revision: number, failClosed: boolean, ms: number): Promise<void> {
+async function onReviewTimeout(
+  ctx: StewardContext,
+  run: StoredRun,
+  revision: number,
+  failClosed: boolean,
+  ms: number,
+): Promise<void> {
   const { store, clock } = ctx.deps;
   const driver = ctx.drivers.get(run.id);
   if (failClosed) {
-    if (await store.transition(run.id, ['awaiting_review'], driver ? 'stopping' : 'cancelled', { revision, at: clock() })) {
+    if (
+      await store.transition(run.id, ['awaiting_review'], driver ? 'stopping' : 'cancelled', { revision, at: clock() })
+    ) {
       driver?.send({ type: 'stopRequested' });
-      await notice(ctx, run.conversation, run.id, 'warning', `No decision within ${formatDuration(ms)}: this high-risk plan was cancelled. ${driver ? 'Finished results are kept.' : 'Nothing was run.'}`);
+      await notice(
+        ctx,
+        run.conversation,
+        run.id,
+        'warning',
+        `No decision within ${formatDuration(ms)}: this high-risk plan was cancelled. ${driver ? 'Finished results are kept.' : 'Nothing was run.'}`,
+      );
     }
     return;
   }
   const now = await store.getRun(run.id);
   if (now?.status === 'awaiting_review' && now.revision === revision) {
-    await notice(ctx, run.conversation, run.id, 'info', 'Reminder: this plan is still waiting for approve, amend or cancel.');
+    await notice(
+      ctx,
+      run.conversation,
+      run.id,
+      'info',
+      'Reminder: this plan is still waiting for approve, amend or cancel.',
+    );
     armReviewTimer(ctx, run, revision, false);
   }
 }
@@ -235,16 +343,38 @@ export function clearTimer(ctx: StewardContext, runId: string): void {
 }
 
 /** A card for a revision that is already running (after an edit or amendment mid-run). */
-export async function showRunning(ctx: StewardContext, conversation: Conversation, run: StoredRun, revision: number, v: ValidatedPlan): Promise<void> {
+export async function showRunning(
+  ctx: StewardContext,
+  conversation: Conversation,
+  run: StoredRun,
+  revision: number,
+  v: ValidatedPlan,
+): Promise<void> {
   const amendmentsLeft = Math.max(0, ctx.deps.settings.amendmentCap - run.amendmentRounds);
   const needsApproval = run.approvedRisk !== null && riskAbove(v.risk, run.approvedRisk);
-  await ctx.deps.notifier.send(conversation, toPlanCard(run.id, revision, v, { needsReview: false, amendmentsLeft, requester: run.requester, actions: ['pause', 'stop'], note: needsApproval ? 'Steps riskier than what was approved will wait for approval.' : undefined }));
+  await ctx.deps.notifier.send(
+    conversation,
+    toPlanCard(run.id, revision, v, {
+      needsReview: false,
+      amendmentsLeft,
+      requester: run.requester,
+      actions: ['pause', 'stop'],
+      note: needsApproval ? 'Steps riskier than what was approved will wait for approval.' : undefined,
+    }),
+  );
 }
 
 function describeStatus(status: RunStatus): string {
   const words: Record<RunStatus, string> = {
-    planning: 'being planned', awaiting_review: 'waiting for review', running: 'running', paused: 'paused',
-    stopping: 'stopping', completed: 'finished', failed: 'failed', cancelled: 'cancelled', stopped: 'stopped',
+    planning: 'being planned',
+    awaiting_review: 'waiting for review',
+    running: 'running',
+    paused: 'paused',
+    stopping: 'stopping',
+    completed: 'finished',
+    failed: 'failed',
+    cancelled: 'cancelled',
+    stopped: 'stopped',
   };
   return words[status];
 }

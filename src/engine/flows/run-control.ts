@@ -3,7 +3,14 @@
  * yet run, holds for approval, and the report at the end.
  */
 import type { InboundDecision } from '../channel.ts';
-import { breakpointStep, createDispatchState, outputsOf, type DispatchEffect, type DispatchState, type Hold } from '../run/dispatch.ts';
+import {
+  breakpointStep,
+  createDispatchState,
+  outputsOf,
+  type DispatchEffect,
+  type DispatchState,
+  type Hold,
+} from '../run/dispatch.ts';
 import { resolveRefs } from '../plan/refs.ts';
 import type { PinnedTool, StoredRun } from '../ports.ts';
 import { describeChange, newPins } from '../plan/tool-pins.ts';
@@ -18,15 +25,29 @@ import { toPlanCard } from '../plan/plan-card.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 
 /** Starts driving an approved run (or continues one restored after a restart, given its state). */
-export function startDriver(ctx: StewardContext, run: StoredRun, v: ValidatedPlan, pins: readonly PinnedTool[], state?: DispatchState): void {
+export function startDriver(
+  ctx: StewardContext,
+  run: StoredRun,
+  v: ValidatedPlan,
+  pins: readonly PinnedTool[],
+  state?: DispatchState,
+): void {
   const { settings } = ctx.deps;
-  const initial = state ?? createDispatchState(v.plan, policiesFor(ctx, v.plan), {
-    maxParallel: settings.maxParallel, maxAttempts: settings.maxAttempts, approvedRisk: run.approvedRisk ?? v.risk, breakpoints: run.breakpoints,
-  });
+  const initial =
+    state ??
+    createDispatchState(v.plan, policiesFor(ctx, v.plan), {
+      maxParallel: settings.maxParallel,
+      maxAttempts: settings.maxAttempts,
+      approvedRisk: run.approvedRisk ?? v.risk,
+      breakpoints: run.breakpoints,
+    });
   const driver = new RunDriver(run.id, run.revision, run.conversation, initial, {
     ...ctx.deps,
     llm: meteredLlm(ctx, run.id, run.requester),
-    onHeld: (d, held) => void onHeld(ctx, run, d, held).catch((err: unknown) => ctx.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`)),
+    onHeld: (d, held) =>
+      void onHeld(ctx, run, d, held).catch((err: unknown) =>
+        ctx.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`),
+      ),
   });
   for (const pin of pins) driver.pins.set(pin.tool, pin);
   ctx.drivers.set(run.id, driver);
@@ -46,14 +67,23 @@ async function finish(ctx: StewardContext, run: StoredRun, final: DispatchState)
   const status: RunStatus = final.outcome ?? 'failed';
   await store.transition(run.id, ['running', 'paused', 'stopping', 'awaiting_review'], status, { at: clock() });
   await announceStatus(ctx, run, status);
-  const report = await writeReport(meteredLlm(ctx, run.id, run.requester), { request: run.request, state: final, outcome: status });
+  const report = await writeReport(meteredLlm(ctx, run.id, run.requester), {
+    request: run.request,
+    state: final,
+    outcome: status,
+  });
   await store.setReport(run.id, report, clock());
   await store.appendEvent(run.id, 'reported', { status }, clock());
   await ctx.deps.notifier.send(run.conversation, { kind: 'report', runId: run.id, status, text: report });
 }
 
 /** The dispatcher holds: at a breakpoint the run pauses and shows the output; riskier steps ask for approval. */
-async function onHeld(ctx: StewardContext, run: StoredRun, driver: RunDriver, held: Extract<DispatchEffect, { type: 'held' }>): Promise<void> {
+async function onHeld(
+  ctx: StewardContext,
+  run: StoredRun,
+  driver: RunDriver,
+  held: Extract<DispatchEffect, { type: 'held' }>,
+): Promise<void> {
   const { store, clock } = ctx.deps;
   const current = (await store.getRun(run.id)) ?? run;
   if (held.reason === 'breakpoint') {
@@ -63,32 +93,68 @@ async function onHeld(ctx: StewardContext, run: StoredRun, driver: RunDriver, he
     const state = driver.current;
     const step = state.plan.steps.find((s) => s.id === stepId);
     // Before a step: what it is about to send. After a step: what it returned.
-    const shown = held.before && step && step.kind !== 'condition'
-      ? (() => { const args = resolveRefs(step.args as Json, outputsOf(state)); return args.ok ? JSON.stringify(args.value) : args.error; })()
-      : outputText(state.steps[stepId]?.output);
+    const shown =
+      held.before && step && step.kind !== 'condition'
+        ? (() => {
+            const args = resolveRefs(step.args as Json, outputsOf(state));
+            return args.ok ? JSON.stringify(args.value) : args.error;
+          })()
+        : outputText(state.steps[stepId]?.output);
     await ctx.deps.notifier.send(run.conversation, {
-      kind: 'breakpoint', runId: run.id, revision: driver.revision, stepId, before: held.before === true, output: cut(shown, 2500), actions: ['resume', 'stop', 'edit'],
+      kind: 'breakpoint',
+      runId: run.id,
+      revision: driver.revision,
+      stepId,
+      before: held.before === true,
+      output: cut(shown, 2500),
+      actions: ['resume', 'stop', 'edit'],
     });
     return;
   }
   // From awaiting_review too: after a restart the hold is found again and must be shown again.
-  if (!(await store.transition(run.id, ['running', 'paused', 'awaiting_review'], 'awaiting_review', { at: clock() }))) return;
+  if (!(await store.transition(run.id, ['running', 'paused', 'awaiting_review'], 'awaiting_review', { at: clock() })))
+    return;
   const v = validatePlan(driver.current.plan, ctx.deps.tools.listTools());
   if (!v.ok) return;
   const amendmentsLeft = Math.max(0, ctx.deps.settings.amendmentCap - current.amendmentRounds);
-  await ctx.deps.notifier.send(run.conversation, toPlanCard(run.id, driver.revision, v.value, {
-    needsReview: true, amendmentsLeft, requester: run.requester, actions: ['approve', 'cancel'], warnings: planWarnings(ctx, v.value.plan),
-    note: [...describeHolds(ctx, driver, held.holds ?? []), 'Approve to let them run, or cancel (finished results are kept).'].join('\n'),
-  }));
+  await ctx.deps.notifier.send(
+    run.conversation,
+    toPlanCard(run.id, driver.revision, v.value, {
+      needsReview: true,
+      amendmentsLeft,
+      requester: run.requester,
+      actions: ['approve', 'cancel'],
+      warnings: planWarnings(ctx, v.value.plan),
+      note: [
+        ...describeHolds(ctx, driver, held.holds ?? []),
+        'Approve to let them run, or cancel (finished results are kept).',
+      ].join('\n'),
+    }),
+  );
   armReviewTimer(ctx, { ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high');
 }
 
 /** Pause, Resume (also Continue after a breakpoint) and Stop: the store decides, then the dispatcher is told. */
 export async function control(ctx: StewardContext, run: StoredRun, d: InboundDecision): Promise<string | null> {
-  const moves: Partial<Record<DecisionAction, { from: RunStatus[]; to: RunStatus; event: 'pauseRequested' | 'resumeRequested' | 'stopRequested'; words: string }>> = {
-    pause: { from: ['running'], to: 'paused', event: 'pauseRequested', words: 'Paused: steps already running will finish; nothing new starts until you resume.' },
+  const moves: Partial<
+    Record<
+      DecisionAction,
+      { from: RunStatus[]; to: RunStatus; event: 'pauseRequested' | 'resumeRequested' | 'stopRequested'; words: string }
+    >
+  > = {
+    pause: {
+      from: ['running'],
+      to: 'paused',
+      event: 'pauseRequested',
+      words: 'Paused: steps already running will finish; nothing new starts until you resume.',
+    },
     resume: { from: ['paused'], to: 'running', event: 'resumeRequested', words: 'Resumed.' },
-    stop: { from: ['running', 'paused', 'awaiting_review'], to: 'stopping', event: 'stopRequested', words: 'Stopping: steps in flight are cancelled; finished results are kept.' },
+    stop: {
+      from: ['running', 'paused', 'awaiting_review'],
+      to: 'stopping',
+      event: 'stopRequested',
+      words: 'Stopping: steps in flight are cancelled; finished results are kept.',
+    },
   };
   const move = moves[d.action] as NonNullable<(typeof moves)['pause']>;
   const driver = ctx.drivers.get(run.id);
@@ -119,7 +185,15 @@ export async function setBreakpoints(ctx: StewardContext, run: StoredRun, d: Inb
     next = d.on === false ? others : [...others, ...ids];
   }
   await ctx.deps.store.setBreakpoints(run.id, next, ctx.deps.clock());
-  await notice(ctx, run.conversation, run.id, 'info', next.length > 0 ? `Breakpoints: ${next.map((b) => (b.startsWith('before:') ? `before ${breakpointStep(b)}` : `after ${b}`)).join(', ')}.` : 'No breakpoints.');
+  await notice(
+    ctx,
+    run.conversation,
+    run.id,
+    'info',
+    next.length > 0
+      ? `Breakpoints: ${next.map((b) => (b.startsWith('before:') ? `before ${breakpointStep(b)}` : `after ${b}`)).join(', ')}.`
+      : 'No breakpoints.',
+  );
   return null;
 }
 
@@ -146,10 +220,18 @@ export async function amendRunning(ctx: StewardContext, run: StoredRun, text: st
   await store.appendEvent(run.id, 'amendmentRequested', { round, text: text.slice(0, 2000), running: true }, clock());
   // Nothing new starts while the planner thinks; steps already running may finish.
   driver.send({ type: 'amendStarted' });
-  await notice(ctx, run.conversation, run.id, 'info', 'Re-planning the steps not yet run; nothing new starts until the revision is in.');
+  await notice(
+    ctx,
+    run.conversation,
+    run.id,
+    'info',
+    'Re-planning the steps not yet run; nothing new starts until the revision is in.',
+  );
   const state = driver.current;
   const planned = await plan(ctx, run, run.request, {
-    plan: state.plan, text, progress: { started: startedSteps(state), results: stepSummaries(state, 500) },
+    plan: state.plan,
+    text,
+    progress: { started: startedSteps(state), results: stepSummaries(state, 500) },
   });
   if (!planned.ok) {
     driver.send({ type: 'amendEnded' });
@@ -162,7 +244,14 @@ export async function amendRunning(ctx: StewardContext, run: StoredRun, text: st
  * Applies a revision of the steps not yet run. `byPlanner`: the planner saw tool outputs when it wrote it, so
  * every new or rewritten step that is not low risk waits for a person, whatever was approved before.
  */
-async function applyRevision(ctx: StewardContext, run: StoredRun, driver: RunDriver, next: ValidatedPlan['plan'], reason: string, byPlanner = false): Promise<string | null> {
+async function applyRevision(
+  ctx: StewardContext,
+  run: StoredRun,
+  driver: RunDriver,
+  next: ValidatedPlan['plan'],
+  reason: string,
+  byPlanner = false,
+): Promise<string | null> {
   const { store, clock } = ctx.deps;
   const v = validatePlan(next, ctx.deps.tools.listTools());
   const state = driver.current;
@@ -181,7 +270,9 @@ async function applyRevision(ctx: StewardContext, run: StoredRun, driver: RunDri
   const policies = policiesFor(ctx, v.value.plan);
   const before = new Map(state.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
   const approvalNeeded = byPlanner
-    ? v.value.plan.steps.filter((s) => before.get(s.id) !== JSON.stringify(s) && policies[s.id]?.risk !== 'low').map((s) => s.id)
+    ? v.value.plan.steps
+        .filter((s) => before.get(s.id) !== JSON.stringify(s) && policies[s.id]?.risk !== 'low')
+        .map((s) => s.id)
     : [];
   driver.send({ type: 'planRevised', plan: v.value.plan, policies, approvalNeeded });
   await showRunning(ctx, run.conversation, current, revision, v.value);
@@ -193,9 +284,10 @@ function describeHolds(ctx: StewardContext, driver: RunDriver, holds: readonly H
   const tools = ctx.deps.tools.listTools();
   return holds.map((h) => {
     const step = driver.current.plan.steps.find((s) => s.id === h.stepId);
-    const tool = step?.kind === 'tool' ? step.tool : step?.kind ?? '?';
+    const tool = step?.kind === 'tool' ? step.tool : (step?.kind ?? '?');
     if (h.why === 'risk') return `Step ${h.stepId} (${tool}) is riskier than what was approved.`;
-    if (h.why === 'amended') return `Step ${h.stepId} (${tool}) was added or changed by an amendment written after seeing tool outputs.`;
+    if (h.why === 'amended')
+      return `Step ${h.stepId} (${tool}) was added or changed by an amendment written after seeing tool outputs.`;
     if (h.why === 'confirm') {
       return `Step ${h.stepId} (${tool}) takes values from earlier steps that nobody has seen yet; it would send: ${cut(JSON.stringify(h.args ?? null), 1500)}`;
     }
@@ -207,14 +299,26 @@ function describeHolds(ctx: StewardContext, driver: RunDriver, holds: readonly H
 }
 
 function startedSteps(state: DispatchState): string[] {
-  return Object.entries(state.steps).filter(([, rt]) => rt.status !== 'pending').map(([id]) => id);
+  return Object.entries(state.steps)
+    .filter(([, rt]) => rt.status !== 'pending')
+    .map(([id]) => id);
 }
 
 /** Remembers which tools were running or next when a person paused, stopped or edited (for suggestions). */
-async function recordIntervention(ctx: StewardContext, run: StoredRun, d: InboundDecision, state: DispatchState): Promise<void> {
+async function recordIntervention(
+  ctx: StewardContext,
+  run: StoredRun,
+  d: InboundDecision,
+  state: DispatchState,
+): Promise<void> {
   const running = state.plan.steps.filter((s) => state.steps[s.id]?.status === 'running');
-  const next = running.length > 0 ? running : state.plan.steps.filter((s) => state.steps[s.id]?.status === 'pending').slice(0, 1);
+  const next =
+    running.length > 0 ? running : state.plan.steps.filter((s) => state.steps[s.id]?.status === 'pending').slice(0, 1);
   const tools = next.flatMap((s) => (s.kind === 'tool' ? [s.tool] : []));
-  await ctx.deps.store.appendEvent(run.id, 'intervened', { actorId: d.actor.id, channel: d.actor.channel, action: d.action, tools }, ctx.deps.clock());
+  await ctx.deps.store.appendEvent(
+    run.id,
+    'intervened',
+    { actorId: d.actor.id, channel: d.actor.channel, action: d.action, tools },
+    ctx.deps.clock(),
+  );
 }
-

@@ -102,14 +102,24 @@ export class RunDriver {
       case 'finished':
         // Everything about the steps is stored before the run counts as done.
         void Promise.all(this.queues.values())
-          .then(() => this.deps.store.appendEvent(this.runId, 'dispatchFinished', { outcome: effect.outcome }, this.deps.clock()))
-          .catch((err: unknown) => this.deps.log('error', `run ${this.runId}: could not store its end: ${(err as Error).message}`))
+          .then(() =>
+            this.deps.store.appendEvent(this.runId, 'dispatchFinished', { outcome: effect.outcome }, this.deps.clock()),
+          )
+          .catch((err: unknown) =>
+            this.deps.log('error', `run ${this.runId}: could not store its end: ${(err as Error).message}`),
+          )
           .then(() => this.resolveDone(this.state));
         return;
     }
   }
 
-  private async runStep(step: Step, attempt: number, args: Json, timeoutMs: number, controller: AbortController): Promise<void> {
+  private async runStep(
+    step: Step,
+    attempt: number,
+    args: Json,
+    timeoutMs: number,
+    controller: AbortController,
+  ): Promise<void> {
     const { store, clock } = this.deps;
     // Awaiting first also keeps this from re-entering the transition that is starting the step.
     if (step.kind === 'tool' && this.pins.has(step.tool)) await this.deps.tools.refreshTool?.(step.tool);
@@ -124,29 +134,50 @@ export class RunDriver {
     try {
       // A dependency's end is stored before this step's start, so the database never shows them out of order.
       await Promise.all(step.dependsOn.map((d) => this.queues.get(d)));
-      await this.enqueue(step.id, () => store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revision, args, at }));
+      await this.enqueue(step.id, () =>
+        store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revision, args, at }),
+      );
     } catch (err) {
-      this.finishStep(step.id, attempt, { ok: false, error: { code: 'internal', message: `could not record the step before running it: ${(err as Error).message}`, retryable: false } });
+      this.finishStep(step.id, attempt, {
+        ok: false,
+        error: {
+          code: 'internal',
+          message: `could not record the step before running it: ${(err as Error).message}`,
+          retryable: false,
+        },
+      });
       return;
     }
     this.notifyProgress(step.id, 'running', step.kind === 'tool' ? `calling ${step.tool}` : step.kind);
     if (controller.signal.aborted) {
-      this.finishStep(step.id, attempt, { ok: false, error: { code: 'cancelled', message: 'stopped before it was sent', retryable: false } });
+      this.finishStep(step.id, attempt, {
+        ok: false,
+        error: { code: 'cancelled', message: 'stopped before it was sent', retryable: false },
+      });
       return;
     }
     const outcome = await this.callStep(step, args, timeoutMs, controller.signal);
     this.finishStep(step.id, attempt, outcome);
   }
 
-  private async callStep(step: Step, args: Json, timeoutMs: number, signal: AbortSignal): Promise<{ ok: true; output: Json } | { ok: false; error: StepError }> {
+  private async callStep(
+    step: Step,
+    args: Json,
+    timeoutMs: number,
+    signal: AbortSignal,
+  ): Promise<{ ok: true; output: Json } | { ok: false; error: StepError }> {
     if (step.kind === 'tool') {
       const result = await this.deps.tools.callTool(step.tool, args as Record<string, Json>, { signal, timeoutMs });
       if (!result.ok) return result;
       const output = result.output as unknown as Json;
-      if (result.output.isError) return { ok: false, error: { code: 'tool_error', message: cut(outputText(output), 500), retryable: false } };
+      if (result.output.isError)
+        return { ok: false, error: { code: 'tool_error', message: cut(outputText(output), 500), retryable: false } };
       return { ok: true, output };
     }
-    const prompt = typeof (args as { prompt?: Json }).prompt === 'string' ? (args as { prompt: string }).prompt : JSON.stringify((args as { prompt?: Json }).prompt);
+    const prompt =
+      typeof (args as { prompt?: Json }).prompt === 'string'
+        ? (args as { prompt: string }).prompt
+        : JSON.stringify((args as { prompt?: Json }).prompt);
     try {
       const response = await this.deps.llm.complete({
         role: 'llm_step',
@@ -156,14 +187,26 @@ export class RunDriver {
       });
       return { ok: true, output: { text: response.text } };
     } catch (err) {
-      if (signal.aborted) return { ok: false, error: { code: 'cancelled', message: 'stopped while the model was writing', retryable: false } };
+      if (signal.aborted)
+        return {
+          ok: false,
+          error: { code: 'cancelled', message: 'stopped while the model was writing', retryable: false },
+        };
       return { ok: false, error: { code: 'llm_failed', message: (err as Error).message, retryable: false } };
     }
   }
 
-  private finishStep(stepId: string, attempt: number, outcome: { ok: true; output: Json } | { ok: false; error: StepError }): void {
+  private finishStep(
+    stepId: string,
+    attempt: number,
+    outcome: { ok: true; output: Json } | { ok: false; error: StepError },
+  ): void {
     this.inflight.delete(key(stepId, attempt));
-    this.send(outcome.ok ? { type: 'stepSucceeded', stepId, attempt, output: outcome.output } : { type: 'stepFailed', stepId, attempt, error: outcome.error });
+    this.send(
+      outcome.ok
+        ? { type: 'stepSucceeded', stepId, attempt, output: outcome.output }
+        : { type: 'stepFailed', stepId, attempt, error: outcome.error },
+    );
   }
 
   private persistChange(e: Extract<DispatchEffect, { type: 'stepChanged' }>): void {
@@ -174,9 +217,28 @@ export class RunDriver {
     const runId = this.runId;
     this.enqueue(e.stepId, async () => {
       // Skipped steps and conditions never went through startStep, so their row is written here.
-      if (started === undefined) await store.recordStepStarted({ runId, stepId: e.stepId, attempt: e.attempt, revision: this.revision, args: null, at });
-      await store.recordStepEnded({ runId, stepId: e.stepId, attempt: e.attempt, status: e.status, output: e.output ?? null, error: e.error ?? null, at, durationMs });
-    }).catch((err: unknown) => this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`));
+      if (started === undefined)
+        await store.recordStepStarted({
+          runId,
+          stepId: e.stepId,
+          attempt: e.attempt,
+          revision: this.revision,
+          args: null,
+          at,
+        });
+      await store.recordStepEnded({
+        runId,
+        stepId: e.stepId,
+        attempt: e.attempt,
+        status: e.status,
+        output: e.output ?? null,
+        error: e.error ?? null,
+        at,
+        durationMs,
+      });
+    }).catch((err: unknown) =>
+      this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`),
+    );
     this.notifyProgress(e.stepId, e.status, e.detail);
   }
 
@@ -184,8 +246,18 @@ export class RunDriver {
     const all = Object.values(this.state.steps);
     const finished = all.filter((s) => s.status !== 'pending' && s.status !== 'running').length;
     this.deps.notifier
-      .send(this.conversation, { kind: 'progress', runId: this.runId, stepId, status, detail: cut(detail, 300), finished, total: all.length })
-      .catch((err: unknown) => this.deps.log('warn', `run ${this.runId}: progress not delivered: ${(err as Error).message}`));
+      .send(this.conversation, {
+        kind: 'progress',
+        runId: this.runId,
+        stepId,
+        status,
+        detail: cut(detail, 300),
+        finished,
+        total: all.length,
+      })
+      .catch((err: unknown) =>
+        this.deps.log('warn', `run ${this.runId}: progress not delivered: ${(err as Error).message}`),
+      );
   }
 
   /**
@@ -194,7 +266,10 @@ export class RunDriver {
    */
   private enqueue(stepId: string, fn: () => Promise<void>): Promise<void> {
     const next = (this.queues.get(stepId) ?? Promise.resolve()).then(fn);
-    this.queues.set(stepId, next.catch(() => undefined));
+    this.queues.set(
+      stepId,
+      next.catch(() => undefined),
+    );
     return next;
   }
 }

@@ -71,7 +71,12 @@ export async function notice(
 /** Tells adapters the run's status changed, so cards show the right buttons. */
 export async function announceStatus(ctx: StewardContext, run: StoredRun, status: RunStatus): Promise<void> {
   const left = Math.max(0, ctx.deps.settings.amendmentCap - run.amendmentRounds);
-  await ctx.deps.notifier.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions: actionsFor(status, left) });
+  await ctx.deps.notifier.send(run.conversation, {
+    kind: 'runStatus',
+    runId: run.id,
+    status,
+    actions: actionsFor(status, left),
+  });
 }
 
 /** Per-step policies from the tool catalog as it is now. */

@@ -32,7 +32,13 @@ export class Steward implements InboundHandler {
     if (active) return this.reply(active, m);
     const { store, clock, newId } = this.ctx.deps;
     const runId = newId();
-    await store.createRun({ id: runId, conversation: m.conversation, requester: m.actor, request: m.text, at: clock() });
+    await store.createRun({
+      id: runId,
+      conversation: m.conversation,
+      requester: m.actor,
+      request: m.text,
+      at: clock(),
+    });
     await store.appendEvent(runId, 'requested', { actor: m.actor.id, channel: m.actor.channel }, clock());
     const planned = await plan(this.ctx, { id: runId, requester: m.actor }, m.text);
     if (!planned.ok) {
@@ -56,13 +62,24 @@ export class Steward implements InboundHandler {
   async decision(d: InboundDecision): Promise<void> {
     const run = await this.ctx.deps.store.getRun(d.runId);
     if (!run) {
-      await this.ctx.deps.notifier.send({ channel: d.actor.channel, key: '' }, { kind: 'notice', level: 'warning', text: 'That run does not exist.', to: d.actor });
+      await this.ctx.deps.notifier.send(
+        { channel: d.actor.channel, key: '' },
+        { kind: 'notice', level: 'warning', text: 'That run does not exist.', to: d.actor },
+      );
       return;
     }
     const allowed = mayDecide(this.ctx, run, d.actor);
-    const refusal = allowed ? await this.decide(run, d) : `Only ${who(run.requester)} or an approver can ${d.action} this run.`;
+    const refusal = allowed
+      ? await this.decide(run, d)
+      : `Only ${who(run.requester)} or an approver can ${d.action} this run.`;
     await this.ctx.deps.store.recordDecision({
-      runId: d.runId, revision: d.revision, actor: d.actor, action: d.action, accepted: refusal === null, note: refusal ?? undefined, at: this.ctx.deps.clock(),
+      runId: d.runId,
+      revision: d.revision,
+      actor: d.actor,
+      action: d.action,
+      accepted: refusal === null,
+      note: refusal ?? undefined,
+      at: this.ctx.deps.clock(),
     });
     if (refusal) await notice(this.ctx, run.conversation, run.id, 'warning', refusal, allowed ? undefined : d.actor);
   }
@@ -128,7 +145,8 @@ export class Steward implements InboundHandler {
 
   private async amend(run: StoredRun, d: InboundDecision, text: string): Promise<string | null> {
     if (!text.trim()) return 'Say what to change, e.g. "amend also save the result to notes.txt".';
-    if (run.status === 'awaiting_review' && !this.ctx.drivers.has(run.id)) return amendAtReview(this.ctx, run, d, text.trim());
+    if (run.status === 'awaiting_review' && !this.ctx.drivers.has(run.id))
+      return amendAtReview(this.ctx, run, d, text.trim());
     if (run.status === 'running' || run.status === 'paused') return amendRunning(this.ctx, run, text.trim());
     return `This run is ${run.status.replace('_', ' ')}; it cannot be amended.`;
   }
@@ -141,8 +159,17 @@ export class Steward implements InboundHandler {
       await notice(this.ctx, run.conversation, run.id, 'info', 'Still planning this request; one moment.');
       return;
     }
-    const intent = await classifyReply(meteredLlm(this.ctx, run.id, run.requester), { text: m.text, request: run.request, runStatus: run.status });
-    await this.ctx.deps.store.appendEvent(run.id, 'replyClassified', { intent, actor: m.actor.id }, this.ctx.deps.clock());
+    const intent = await classifyReply(meteredLlm(this.ctx, run.id, run.requester), {
+      text: m.text,
+      request: run.request,
+      runStatus: run.status,
+    });
+    await this.ctx.deps.store.appendEvent(
+      run.id,
+      'replyClassified',
+      { intent, actor: m.actor.id },
+      this.ctx.deps.clock(),
+    );
     if (intent === 'unrelated') return;
     if (intent === 'status') {
       const attempts = await this.ctx.deps.store.listStepAttempts(run.id);

@@ -51,7 +51,10 @@ export function parseCondition(text: string): ParseResult<Condition> {
     tokens.push(text.slice(start, i));
   }
   if (tokens.length !== 3) {
-    return { ok: false, error: `expected "<operand> <operator> <operand>", got ${tokens.length > 3 ? 'more' : tokens.length} part(s)` };
+    return {
+      ok: false,
+      error: `expected "<operand> <operator> <operand>", got ${tokens.length > 3 ? 'more' : tokens.length} part(s)`,
+    };
   }
   const [l, o, r] = tokens as [string, string, string];
   if (!(CONDITION_OPERATORS as readonly string[]).includes(o)) {

@@ -20,7 +20,8 @@ export interface PlanCardOptions {
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
 export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, options: PlanCardOptions): PlanCard {
-  const reviewActions: DecisionAction[] = options.amendmentsLeft > 0 ? ['approve', 'amend', 'cancel'] : ['approve', 'cancel'];
+  const reviewActions: DecisionAction[] =
+    options.amendmentsLeft > 0 ? ['approve', 'amend', 'cancel'] : ['approve', 'cancel'];
   return {
     kind: 'plan',
     runId,
@@ -31,7 +32,10 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
       id: s.id,
       kind: s.kind,
       target: s.kind === 'tool' ? s.tool : s.kind === 'llm' ? 'llm' : s.expression,
-      argsPreview: s.kind === 'condition' ? `true → ${s.ifTrue.join(', ') || '—'}; false → ${s.ifFalse.join(', ') || '—'}` : preview(s.args),
+      argsPreview:
+        s.kind === 'condition'
+          ? `true → ${s.ifTrue.join(', ') || '—'}; false → ${s.ifFalse.join(', ') || '—'}`
+          : preview(s.args),
       dependsOn: s.dependsOn,
       description: s.description,
       optional: s.optional,
@@ -45,7 +49,9 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     requester: options.requester,
     actions: options.actions ?? (options.needsReview ? reviewActions : ['pause', 'stop']),
     breakpoints: (options.breakpoints ?? []).filter((b) => !b.startsWith('before:')),
-    suggestedBreakpoints: (options.breakpoints ?? []).filter((b) => b.startsWith('before:')).map((b) => b.slice('before:'.length)),
+    suggestedBreakpoints: (options.breakpoints ?? [])
+      .filter((b) => b.startsWith('before:'))
+      .map((b) => b.slice('before:'.length)),
     ...(options.note ? { note: options.note } : {}),
     warnings: options.warnings ?? [],
   };

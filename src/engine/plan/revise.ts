@@ -11,7 +11,8 @@ export function checkRevision(current: Plan, next: Plan, started: ReadonlySet<st
     if (!started.has(step.id)) continue;
     const replacement = byId.get(step.id);
     if (!replacement) errors.push(`step ${step.id} already ran (or is running) and cannot be removed`);
-    else if (!sameStep(step, replacement)) errors.push(`step ${step.id} already ran (or is running) and cannot be changed`);
+    else if (!sameStep(step, replacement))
+      errors.push(`step ${step.id} already ran (or is running) and cannot be changed`);
   }
   return errors;
 }

@@ -9,7 +9,8 @@ import { collectRefs } from './refs.ts';
 // ajv-formats ships CommonJS; under nodenext its default export sits one level down.
 type FormatsPlugin = (ajv: Ajv) => Ajv;
 const addFormats: FormatsPlugin =
-  (addFormatsModule as unknown as { default?: FormatsPlugin }).default ?? (addFormatsModule as unknown as FormatsPlugin);
+  (addFormatsModule as unknown as { default?: FormatsPlugin }).default ??
+  (addFormatsModule as unknown as FormatsPlugin);
 
 const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
 addFormats(ajv);
@@ -33,5 +34,8 @@ export function checkToolArgs(schema: Record<string, unknown>, args: Record<stri
   const underRef = (path: string) => refPaths.some((p) => path === p || path.startsWith(`${p}/`));
   return (validate.errors ?? [])
     .filter((e) => !underRef(e.instancePath))
-    .map((e) => `${e.instancePath === '' ? 'arguments' : `argument ${e.instancePath.slice(1).replace(/\//g, '.')}`} ${e.message ?? 'is invalid'}`);
+    .map(
+      (e) =>
+        `${e.instancePath === '' ? 'arguments' : `argument ${e.instancePath.slice(1).replace(/\//g, '.')}`} ${e.message ?? 'is invalid'}`,
+    );
 }

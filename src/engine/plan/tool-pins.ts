@@ -13,7 +13,9 @@ export function newPins(plan: Plan, tools: readonly ToolInfo[], pinned: Readonly
   const names = new Set(plan.steps.flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])));
   return [...names].flatMap((name) => {
     const tool = byName.get(name);
-    return tool && !pinned.has(name) ? [{ tool: name, fingerprint: tool.fingerprint, definition: tool.definition }] : [];
+    return tool && !pinned.has(name)
+      ? [{ tool: name, fingerprint: tool.fingerprint, definition: tool.definition }]
+      : [];
   });
 }
 
@@ -30,19 +32,23 @@ export function describeChange(before: Json, after: Json): string[] {
   const b = asRecord(after);
   const lines: string[] = [];
   for (const key of ['title', 'description']) {
-    if (a[key] !== b[key]) lines.push(`${key}: "${cut(String(a[key] ?? ''), 200)}" → "${cut(String(b[key] ?? ''), 200)}"`);
+    if (a[key] !== b[key])
+      lines.push(`${key}: "${cut(String(a[key] ?? ''), 200)}" → "${cut(String(b[key] ?? ''), 200)}"`);
   }
   for (const key of ['inputSchema', 'outputSchema']) {
-    if (JSON.stringify(a[key]) !== JSON.stringify(b[key])) lines.push(`${key} changed: ${cut(JSON.stringify(b[key] ?? null), 300)}`);
+    if (JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+      lines.push(`${key} changed: ${cut(JSON.stringify(b[key] ?? null), 300)}`);
   }
   const ha = asRecord(a.annotations ?? null);
   const hb = asRecord(b.annotations ?? null);
   for (const hint of new Set([...Object.keys(ha), ...Object.keys(hb)])) {
-    if (ha[hint] !== hb[hint]) lines.push(`annotation ${hint}: ${String(ha[hint] ?? 'unset')} → ${String(hb[hint] ?? 'unset')}`);
+    if (ha[hint] !== hb[hint])
+      lines.push(`annotation ${hint}: ${String(ha[hint] ?? 'unset')} → ${String(hb[hint] ?? 'unset')}`);
   }
   const sa = asRecord(a.server ?? null);
   const sb = asRecord(b.server ?? null);
-  if (sa.name !== sb.name || sa.version !== sb.version) lines.push(`server: ${String(sa.name)} ${String(sa.version)} → ${String(sb.name)} ${String(sb.version)}`);
+  if (sa.name !== sb.name || sa.version !== sb.version)
+    lines.push(`server: ${String(sa.name)} ${String(sa.version)} → ${String(sb.name)} ${String(sb.version)}`);
   return lines.length > 0 ? lines : ['the definition changed'];
 }
 

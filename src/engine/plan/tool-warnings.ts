@@ -6,11 +6,20 @@
 import type { ToolInfo } from '../types.ts';
 
 const PATTERNS: [RegExp, string][] = [
-  [/\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(instructions?|rules?|prompts?|previous|above)\b/i, 'tells the model to ignore its instructions'],
+  [
+    /\b(ignore|disregard|forget|override)\b[^.]{0,40}\b(instructions?|rules?|prompts?|previous|above)\b/i,
+    'tells the model to ignore its instructions',
+  ],
   [/\bsystem prompt\b|\byou are (now )?(an? )?(ai|assistant|model)\b/i, 'talks to the model about its prompt or role'],
   [/<\s*(important|system|instructions?|secret)\s*>/i, 'hides instructions in tags'],
-  [/\b(do not|don't|never) (tell|mention|inform|show)\b[^.]{0,30}\b(user|human|person)\b/i, 'asks to keep something from the person'],
-  [/\b(before|after|instead of) (using|calling) (this|any other) tool\b[^.]{0,60}\b(call|read|send)\b/i, 'asks for other tool calls'],
+  [
+    /\b(do not|don't|never) (tell|mention|inform|show)\b[^.]{0,30}\b(user|human|person)\b/i,
+    'asks to keep something from the person',
+  ],
+  [
+    /\b(before|after|instead of) (using|calling) (this|any other) tool\b[^.]{0,60}\b(call|read|send)\b/i,
+    'asks for other tool calls',
+  ],
 ];
 // Zero-width and bidirectional control characters, and Unicode tag characters, can hide text from people.
 const HIDDEN = /[\u200B-\u200F\u202A-\u202E\u2060-\u2064\uFEFF]|\uDB40[\uDC00-\uDC7F]/;

@@ -19,11 +19,30 @@ export function failStep(state: DispatchState, stepId: string, error: StepError,
   const policy = state.policies[stepId];
   if (error.code === 'cancelled' || state.phase === 'stopping') {
     state.steps[stepId] = { ...rt, status: 'cancelled', error };
-    effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'cancelled', detail: error.message, error });
+    effects.push({
+      type: 'stepChanged',
+      stepId,
+      attempt: rt.attempt,
+      status: 'cancelled',
+      detail: error.message,
+      error,
+    });
     return;
   }
-  if (error.retryable && policy?.idempotent && rt.attempt < state.maxAttempts && (state.phase === 'running' || state.phase === 'paused')) {
-    effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'failed', detail: `${error.message}; retrying`, error });
+  if (
+    error.retryable &&
+    policy?.idempotent &&
+    rt.attempt < state.maxAttempts &&
+    (state.phase === 'running' || state.phase === 'paused')
+  ) {
+    effects.push({
+      type: 'stepChanged',
+      stepId,
+      attempt: rt.attempt,
+      status: 'failed',
+      detail: `${error.message}; retrying`,
+      error,
+    });
     state.steps[stepId] = { status: 'pending', attempt: rt.attempt, error };
     return;
   }
@@ -129,7 +148,14 @@ function evaluate(state: DispatchState, step: Extract<Step, { kind: 'condition' 
   }
   const output: Json = { value: result.value };
   state.steps[step.id] = { status: 'succeeded', attempt, output };
-  effects.push({ type: 'stepChanged', stepId: step.id, attempt, status: 'succeeded', detail: `${step.expression} → ${result.value}`, output });
+  effects.push({
+    type: 'stepChanged',
+    stepId: step.id,
+    attempt,
+    status: 'succeeded',
+    detail: `${step.expression} → ${result.value}`,
+    output,
+  });
 }
 
 function isReady(state: DispatchState, step: Step): boolean {
@@ -143,7 +169,8 @@ function isReady(state: DispatchState, step: Step): boolean {
 function blockedBy(state: DispatchState, step: Step): string | null {
   for (const dep of step.dependsOn) {
     const rt = state.steps[dep] as StepRuntime;
-    if (rt.status !== 'succeeded') return `skipped because ${dep} ${rt.status === 'skipped' ? 'was skipped' : rt.status}`;
+    if (rt.status !== 'succeeded')
+      return `skipped because ${dep} ${rt.status === 'skipped' ? 'was skipped' : rt.status}`;
     const parent = stepById(state.plan, dep);
     if (parent.kind === 'condition') {
       const value = (rt.output as { value?: boolean } | undefined)?.value === true;
@@ -176,7 +203,8 @@ function runningCount(state: DispatchState): number {
 /** Outputs of succeeded steps, keyed by step id. */
 export function outputsOf(state: DispatchState): Map<string, Json> {
   const map = new Map<string, Json>();
-  for (const [id, rt] of Object.entries(state.steps)) if (rt.status === 'succeeded' && rt.output !== undefined) map.set(id, rt.output);
+  for (const [id, rt] of Object.entries(state.steps))
+    if (rt.status === 'succeeded' && rt.output !== undefined) map.set(id, rt.output);
   return map;
 }
 
@@ -189,5 +217,12 @@ export function stepById(plan: Plan, id: string): Step {
 export function clone(state: DispatchState): DispatchState {
   const steps: Record<string, StepRuntime> = {};
   for (const [id, rt] of Object.entries(state.steps)) steps[id] = { ...rt };
-  return { ...state, steps, holds: [...state.holds], announced: [...state.announced], confirmed: [...state.confirmed], breakpoints: [...state.breakpoints] };
+  return {
+    ...state,
+    steps,
+    holds: [...state.holds],
+    announced: [...state.announced],
+    confirmed: [...state.confirmed],
+    breakpoints: [...state.breakpoints],
+  };
 }

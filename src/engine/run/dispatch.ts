@@ -80,7 +80,15 @@ export type DispatchEvent =
 export type DispatchEffect =
   | { type: 'startStep'; step: Step; attempt: number; args: Json; timeoutMs: number }
   | { type: 'abortStep'; stepId: string; attempt: number }
-  | { type: 'stepChanged'; stepId: string; attempt: number; status: StepStatus; detail: string; output?: Json; error?: StepError }
+  | {
+      type: 'stepChanged';
+      stepId: string;
+      attempt: number;
+      status: StepStatus;
+      detail: string;
+      output?: Json;
+      error?: StepError;
+    }
   | { type: 'held'; reason: 'breakpoint' | 'approval'; stepIds: string[]; holds?: Hold[]; before?: boolean }
   | { type: 'finished'; outcome: 'completed' | 'failed' | 'stopped' };
 
@@ -98,9 +106,22 @@ export function createDispatchState(
   const steps: Record<string, StepRuntime> = {};
   for (const s of plan.steps) steps[s.id] = { status: 'pending', attempt: 0 };
   return {
-    phase: 'running', pausedBy: null, heldAt: null, amending: false, approvedRisk: options.approvedRisk ?? 'high',
-    holds: [], announced: [], confirmed: [], breakpoints: options.breakpoints ?? [], outcome: null, plan, policies, steps,
-    haltedBy: null, maxParallel: options.maxParallel, maxAttempts: options.maxAttempts,
+    phase: 'running',
+    pausedBy: null,
+    heldAt: null,
+    amending: false,
+    approvedRisk: options.approvedRisk ?? 'high',
+    holds: [],
+    announced: [],
+    confirmed: [],
+    breakpoints: options.breakpoints ?? [],
+    outcome: null,
+    plan,
+    policies,
+    steps,
+    haltedBy: null,
+    maxParallel: options.maxParallel,
+    maxAttempts: options.maxAttempts,
   };
 }
 
@@ -145,7 +166,12 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       return schedule(revise(state, event.plan, event.policies, event.approvalNeeded ?? []), effects);
     case 'holdsApproved': {
       const confirmed = state.holds.filter((h) => h.why === 'confirm').map((h) => h.stepId);
-      Object.assign(state, { approvedRisk: event.risk, holds: [], announced: [], confirmed: [...state.confirmed, ...confirmed] });
+      Object.assign(state, {
+        approvedRisk: event.risk,
+        holds: [],
+        announced: [],
+        confirmed: [...state.confirmed, ...confirmed],
+      });
       if (event.policies) state.policies = event.policies;
       return schedule(state, effects);
     }
@@ -161,7 +187,14 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       const rt = state.steps[event.stepId];
       if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
       state.steps[event.stepId] = { status: 'succeeded', attempt: rt.attempt, output: event.output };
-      effects.push({ type: 'stepChanged', stepId: event.stepId, attempt: rt.attempt, status: 'succeeded', detail: 'done', output: event.output });
+      effects.push({
+        type: 'stepChanged',
+        stepId: event.stepId,
+        attempt: rt.attempt,
+        status: 'succeeded',
+        detail: 'done',
+        output: event.output,
+      });
       if (state.breakpoints.includes(event.stepId) && state.phase === 'running') {
         Object.assign(state, { phase: 'paused', pausedBy: 'breakpoint', heldAt: event.stepId });
         effects.push({ type: 'held', reason: 'breakpoint', stepIds: [event.stepId] });
@@ -181,7 +214,12 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
  * Takes a revised plan: steps that started keep their runtime; new or rewritten pending steps start fresh, lose
  * any earlier confirmation of their arguments, and wait for approval when listed in `approvalNeeded`.
  */
-function revise(state: DispatchState, plan: Plan, policies: Record<string, StepPolicy>, approvalNeeded: string[]): DispatchState {
+function revise(
+  state: DispatchState,
+  plan: Plan,
+  policies: Record<string, StepPolicy>,
+  approvalNeeded: string[],
+): DispatchState {
   const steps: Record<string, StepRuntime> = {};
   const before = new Map(state.plan.steps.map((s) => [s.id, JSON.stringify(s)]));
   const unchanged = (s: Plan['steps'][number]) => before.get(s.id) === JSON.stringify(s);
@@ -192,7 +230,13 @@ function revise(state: DispatchState, plan: Plan, policies: Record<string, StepP
   const holds: Hold[] = state.holds.filter((h) => h.why === 'changed' && steps[h.stepId]?.status === 'pending');
   for (const id of approvalNeeded) if (steps[id]?.status === 'pending') holds.push({ stepId: id, why: 'amended' });
   return {
-    ...state, plan, policies, steps, amending: false, holds, announced: [],
+    ...state,
+    plan,
+    policies,
+    steps,
+    amending: false,
+    holds,
+    announced: [],
     confirmed: state.confirmed.filter((id) => plan.steps.some((s) => s.id === id && unchanged(s))),
     breakpoints: state.breakpoints.filter((b) => steps[breakpointStep(b)]?.status === 'pending'),
   };

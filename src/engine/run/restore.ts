@@ -41,11 +41,21 @@ export function restoreDispatch(
     }
     if (a.status === 'pending') continue;
     // The crash came between a failed attempt and its retry: the retry is still owed.
-    if (a.status === 'failed' && a.error?.retryable && policies[step.id]?.idempotent && a.attempt < options.maxAttempts) {
+    if (
+      a.status === 'failed' &&
+      a.error?.retryable &&
+      policies[step.id]?.idempotent &&
+      a.attempt < options.maxAttempts
+    ) {
       state.steps[step.id] = { status: 'pending', attempt: a.attempt };
       continue;
     }
-    state.steps[step.id] = { status: a.status, attempt: a.attempt, output: a.output ?? undefined, error: a.error ?? undefined };
+    state.steps[step.id] = {
+      status: a.status,
+      attempt: a.attempt,
+      output: a.output ?? undefined,
+      error: a.error ?? undefined,
+    };
     if (a.status === 'failed' && !step.optional && state.haltedBy === null) {
       state.phase = 'halting';
       state.haltedBy = step.id;

@@ -9,13 +9,16 @@ export function describeRun(status: RunStatus, plan: Plan | null, attempts: read
   if (!plan) return `This request is ${status.replace('_', ' ')}; there is no plan yet.`;
   const latest = new Map<string, StoredStepAttempt>();
   for (const a of attempts) if ((latest.get(a.stepId)?.attempt ?? -1) <= a.attempt) latest.set(a.stepId, a);
-  const ended = plan.steps.filter((s) => ['succeeded', 'failed', 'skipped', 'cancelled'].includes(latest.get(s.id)?.status ?? ''));
+  const ended = plan.steps.filter((s) =>
+    ['succeeded', 'failed', 'skipped', 'cancelled'].includes(latest.get(s.id)?.status ?? ''),
+  );
   const running = plan.steps.filter((s) => latest.get(s.id)?.status === 'running');
   const left = plan.steps.filter((s) => !latest.has(s.id));
   const lines = [`Run ${status.replace('_', ' ')}: ${ended.length}/${plan.steps.length} steps finished.`];
   for (const s of ended) {
     const a = latest.get(s.id) as StoredStepAttempt;
-    const what = a.status === 'succeeded' ? cut(outputText(a.output ?? undefined), 160) : (a.error?.message ?? a.status);
+    const what =
+      a.status === 'succeeded' ? cut(outputText(a.output ?? undefined), 160) : (a.error?.message ?? a.status);
     lines.push(`• ${s.id} ${a.status}: ${what}`);
   }
   if (running.length > 0) lines.push(`Running now: ${running.map((s) => s.id).join(', ')}`);
@@ -24,7 +27,11 @@ export function describeRun(status: RunStatus, plan: Plan | null, attempts: read
 }
 
 /** The run's history: each plan revision and each decision, with who, from which channel, and when. */
-export function describeHistory(run: StoredRun, revisions: readonly StoredRevision[], decisions: readonly StoredDecision[]): string {
+export function describeHistory(
+  run: StoredRun,
+  revisions: readonly StoredRevision[],
+  decisions: readonly StoredDecision[],
+): string {
   const lines = [`History of "${cut(run.request, 80)}" (now ${run.status.replace('_', ' ')}):`];
   const entries = [
     ...revisions.map((r) => ({ at: r.createdAt, text: `revision ${r.revision}: ${r.reason}` })),

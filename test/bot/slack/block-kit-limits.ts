@@ -29,7 +29,17 @@ const LIMITS = {
   textInputMax: 3_000,
 };
 
-const KNOWN = new Set(['section', 'header', 'context', 'actions', 'divider', 'input', 'image', 'rich_text', 'markdown']);
+const KNOWN = new Set([
+  'section',
+  'header',
+  'context',
+  'actions',
+  'divider',
+  'input',
+  'image',
+  'rich_text',
+  'markdown',
+]);
 
 /** Problems with a block list (empty when fine) and the characters of text it carries. */
 export function blockProblems(blocks: unknown[], maxBlocks: number): { problems: string[]; textLength: number } {
@@ -39,7 +49,8 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
   const actionIds = new Set<string>();
   const textOf = (t: unknown, max: number, where: string) => {
     const text = (t as Obj | undefined)?.text;
-    if (typeof text !== 'string' || text.length === 0) return problems.push(`${where}: text must be a non-empty string`);
+    if (typeof text !== 'string' || text.length === 0)
+      return problems.push(`${where}: text must be a non-empty string`);
     textLength += text.length;
     if (text.length > max) problems.push(`${where}: must be at most ${max} characters (was ${text.length})`);
   };
@@ -63,32 +74,42 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
     }
     if (b.type === 'context') {
       const elements = (b.elements as unknown[] | undefined) ?? [];
-      if (elements.length === 0 || elements.length > LIMITS.contextElements) problems.push(`${at}/elements: 1 to ${LIMITS.contextElements}`);
+      if (elements.length === 0 || elements.length > LIMITS.contextElements)
+        problems.push(`${at}/elements: 1 to ${LIMITS.contextElements}`);
       elements.forEach((e, j) => textOf(e, LIMITS.sectionText, `${at}/elements/${j}`));
     }
     if (b.type === 'actions') {
       const elements = (b.elements as Obj[] | undefined) ?? [];
-      if (elements.length === 0 || elements.length > LIMITS.actionsElements) problems.push(`${at}/elements: 1 to ${LIMITS.actionsElements}`);
+      if (elements.length === 0 || elements.length > LIMITS.actionsElements)
+        problems.push(`${at}/elements: 1 to ${LIMITS.actionsElements}`);
       elements.forEach((e, j) => elementProblems(e, `${at}/elements/${j}`, problems, actionIds, textOf));
     }
     if (b.type === 'input') {
       textOf(b.label, LIMITS.inputLabel, `${at}/label`);
       const element = b.element as Obj | undefined;
       if (!element) problems.push(`${at}/element: required`);
-      else if (typeof element.max_length === 'number' && element.max_length > LIMITS.textInputMax) problems.push(`${at}/element/max_length: at most ${LIMITS.textInputMax}`);
+      else if (typeof element.max_length === 'number' && element.max_length > LIMITS.textInputMax)
+        problems.push(`${at}/element/max_length: at most ${LIMITS.textInputMax}`);
     }
   });
   return { problems, textLength };
 }
 
-function elementProblems(e: Obj, at: string, problems: string[], actionIds: Set<string>, textOf: (t: unknown, max: number, where: string) => unknown): void {
+function elementProblems(
+  e: Obj,
+  at: string,
+  problems: string[],
+  actionIds: Set<string>,
+  textOf: (t: unknown, max: number, where: string) => unknown,
+): void {
   const actionId = String(e.action_id ?? '');
   if (actionId.length > LIMITS.actionId) problems.push(`${at}/action_id: at most ${LIMITS.actionId}`);
   if (actionId && actionIds.has(actionId)) problems.push(`${at}/action_id: not unique`);
   actionIds.add(actionId);
   if (e.type !== 'button') return;
   textOf(e.text, LIMITS.buttonText, `${at}/text`);
-  if (typeof e.value === 'string' && e.value.length > LIMITS.buttonValue) problems.push(`${at}/value: at most ${LIMITS.buttonValue}`);
+  if (typeof e.value === 'string' && e.value.length > LIMITS.buttonValue)
+    problems.push(`${at}/value: at most ${LIMITS.buttonValue}`);
   const confirm = e.confirm as Obj | undefined;
   if (confirm) {
     textOf(confirm.title, LIMITS.confirmTitle, `${at}/confirm/title`);
@@ -104,14 +125,20 @@ export function viewProblems(raw: unknown): string[] {
   const problems: string[] = [];
   if (v.type !== 'modal') problems.push('view/type: must be modal');
   const title = (v.title as Obj | undefined)?.text;
-  if (typeof title !== 'string' || !title || title.length > LIMITS.modalTitle) problems.push(`view/title: 1 to ${LIMITS.modalTitle} characters`);
+  if (typeof title !== 'string' || !title || title.length > LIMITS.modalTitle)
+    problems.push(`view/title: 1 to ${LIMITS.modalTitle} characters`);
   for (const key of ['submit', 'close']) {
     const text = (v[key] as Obj | undefined)?.text;
-    if (text !== undefined && (typeof text !== 'string' || text.length > LIMITS.modalButton)) problems.push(`view/${key}: at most ${LIMITS.modalButton}`);
+    if (text !== undefined && (typeof text !== 'string' || text.length > LIMITS.modalButton))
+      problems.push(`view/${key}: at most ${LIMITS.modalButton}`);
   }
-  if (typeof v.private_metadata === 'string' && v.private_metadata.length > LIMITS.privateMetadata) problems.push('view/private_metadata: too long');
-  if (typeof v.callback_id === 'string' && v.callback_id.length > LIMITS.callbackId) problems.push('view/callback_id: too long');
+  if (typeof v.private_metadata === 'string' && v.private_metadata.length > LIMITS.privateMetadata)
+    problems.push('view/private_metadata: too long');
+  if (typeof v.callback_id === 'string' && v.callback_id.length > LIMITS.callbackId)
+    problems.push('view/callback_id: too long');
   const blocks = Array.isArray(v.blocks) ? v.blocks : [];
-  problems.push(...blockProblems(blocks, LIMITS.modalBlocks).problems.map((p) => `view${p.startsWith('/') ? '' : ': '}${p}`));
+  problems.push(
+    ...blockProblems(blocks, LIMITS.modalBlocks).problems.map((p) => `view${p.startsWith('/') ? '' : ': '}${p}`),
+  );
   return problems;
 }

@@ -42,7 +42,16 @@ export function createPlanCard(overrides: Partial<PlanCard> = {}): PlanCard {
 
 /** A progress update for a step. */
 export function createProgress(overrides: Partial<ProgressUpdate> = {}): ProgressUpdate {
-  return { kind: 'progress', runId: createPlanCard().runId, stepId: 'step_1', status: 'running', detail: 'calling everything.echo', finished: 0, total: 2, ...overrides };
+  return {
+    kind: 'progress',
+    runId: createPlanCard().runId,
+    stepId: 'step_1',
+    status: 'running',
+    detail: 'calling everything.echo',
+    finished: 0,
+    total: 2,
+    ...overrides,
+  };
 }
 
 /** Every text string anywhere in a block tree. */
@@ -50,7 +59,9 @@ export function allTexts(value: unknown): string[] {
   if (typeof value === 'string') return [value];
   if (Array.isArray(value)) return value.flatMap(allTexts);
   if (value && typeof value === 'object') {
-    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) => (k === 'text' && typeof v === 'string' ? [v] : allTexts(v)));
+    return Object.entries(value as Record<string, unknown>).flatMap(([k, v]) =>
+      k === 'text' && typeof v === 'string' ? [v] : allTexts(v),
+    );
   }
   return [];
 }

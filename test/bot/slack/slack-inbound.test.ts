@@ -1,18 +1,40 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCardRef, decisionFromActionId, encodeCardRef } from '../../../src/bot/slack/slack-actions.ts';
-import { fromConversation, fromMention, fromThreadReply, type SlackMessageEvent } from '../../../src/bot/slack/slack-inbound.ts';
+import {
+  fromConversation,
+  fromMention,
+  fromThreadReply,
+  type SlackMessageEvent,
+} from '../../../src/bot/slack/slack-inbound.ts';
 
 const BOT = 'UBOT0001';
-const event = (overrides: Partial<SlackMessageEvent> = {}): SlackMessageEvent => ({ type: 'message', user: 'U0ADA', channel: 'C0GENERAL', ts: '1700000100.000200', text: 'hello', ...overrides });
+const event = (overrides: Partial<SlackMessageEvent> = {}): SlackMessageEvent => ({
+  type: 'message',
+  user: 'U0ADA',
+  channel: 'C0GENERAL',
+  ts: '1700000100.000200',
+  text: 'hello',
+  ...overrides,
+});
 
 describe('slack inbound translation', () => {
   it('a mention starts (or continues) the thread it is in; the bot mention is removed and escapes undone', () => {
     const top = fromMention(event({ type: 'app_mention', text: `<@${BOT}> compare a &lt; b &amp; c` }), BOT);
-    expect(top).toEqual({ conversation: { channel: 'slack', key: 'C0GENERAL:1700000100.000200' }, actor: { id: 'U0ADA', channel: 'slack' }, text: 'compare a < b & c' });
-    const inThread = fromMention(event({ type: 'app_mention', text: `<@${BOT}> status?`, thread_ts: '1700000000.000100' }), BOT);
+    expect(top).toEqual({
+      conversation: { channel: 'slack', key: 'C0GENERAL:1700000100.000200' },
+      actor: { id: 'U0ADA', channel: 'slack' },
+      text: 'compare a < b & c',
+    });
+    const inThread = fromMention(
+      event({ type: 'app_mention', text: `<@${BOT}> status?`, thread_ts: '1700000000.000100' }),
+      BOT,
+    );
     expect(inThread?.conversation.key).toBe('C0GENERAL:1700000000.000100');
     expect(fromMention(event({ type: 'app_mention', text: `<@${BOT}>` }), BOT)).toBeNull();
-    expect(fromConversation({ channel: 'slack', key: 'C0GENERAL:1700000000.000100' })).toEqual({ channel: 'C0GENERAL', threadTs: '1700000000.000100' });
+    expect(fromConversation({ channel: 'slack', key: 'C0GENERAL:1700000000.000100' })).toEqual({
+      channel: 'C0GENERAL',
+      threadTs: '1700000000.000100',
+    });
     expect(fromConversation({ channel: 'console', key: 'console' })).toBeNull();
   });
 
@@ -30,7 +52,8 @@ describe('slack inbound translation', () => {
 
   it('button values round-trip, and foreign values or action ids are ignored, never thrown on', () => {
     expect(decodeCardRef(encodeCardRef({ runId: 'r1', revision: 2 }))).toEqual({ runId: 'r1', revision: 2 });
-    for (const bad of [undefined, '', 'nope', '{"runId":1}', '[]', 'null', '{"runId":"r","revision":1.5}']) expect(decodeCardRef(bad)).toBeNull();
+    for (const bad of [undefined, '', 'nope', '{"runId":1}', '[]', 'null', '{"runId":"r","revision":1.5}'])
+      expect(decodeCardRef(bad)).toBeNull();
     expect(decisionFromActionId('steward.approve')).toBe('approve');
     expect(decisionFromActionId('steward.ask-first')).toBeNull();
     expect(decisionFromActionId('other.approve')).toBeNull();

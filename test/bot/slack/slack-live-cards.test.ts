@@ -8,7 +8,11 @@ function recorder(delayMs = 5) {
   const sent: Array<{ call: 'post' | 'update'; at: number; text: string }> = [];
   const wait = () => new Promise((r) => setTimeout(r, delayMs));
   const poster = {
-    post: async (_c: string, _t: string, m: SlackMessage) => (await wait(), sent.push({ call: 'post', at: Date.now(), text: allTexts(m.blocks).join('\n') }), '1.000001'),
+    post: async (_c: string, _t: string, m: SlackMessage) => (
+      await wait(),
+      sent.push({ call: 'post', at: Date.now(), text: allTexts(m.blocks).join('\n') }),
+      '1.000001'
+    ),
     update: async (_c: string, _ts: string, m: SlackMessage) => {
       await wait();
       sent.push({ call: 'update', at: Date.now(), text: allTexts(m.blocks).join('\n') });
@@ -23,7 +27,13 @@ describe('live cards', () => {
     const card = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
     await cards.show('C1', '1.0', card);
     for (let i = 1; i <= 30; i++) {
-      cards.change(card.runId, (l, now) => withProgress(l, createProgress({ stepId: i % 2 ? 'step_1' : 'step_2', status: 'running', finished: i, total: 30 }), now));
+      cards.change(card.runId, (l, now) =>
+        withProgress(
+          l,
+          createProgress({ stepId: i % 2 ? 'step_1' : 'step_2', status: 'running', finished: i, total: 30 }),
+          now,
+        ),
+      );
       await new Promise((r) => setTimeout(r, 10));
     }
     await cards.settled(card.runId);
@@ -43,7 +53,9 @@ describe('live cards', () => {
     await showing;
     expect(cards.hasActiveCard('C1', '1.0')).toBe(true);
     expect(cards.hasActiveCard('C1', '2.0')).toBe(false);
-    cards.change(card.runId, (l, now) => withReport(l, { kind: 'report', runId: card.runId, status: 'completed', text: '' }, now));
+    cards.change(card.runId, (l, now) =>
+      withReport(l, { kind: 'report', runId: card.runId, status: 'completed', text: '' }, now),
+    );
     await cards.settled(card.runId);
     expect(sent.map((s) => s.call)).toEqual(['post', 'update']);
     expect(sent[1]!.text).toContain('✅ Completed');
@@ -64,10 +76,22 @@ describe('live cards', () => {
 
   it('a revision while running keeps what the unchanged steps did; a revision at review starts afresh', () => {
     const running = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
-    let live = withProgress(createLiveCard(running, 1_000), createProgress({ status: 'succeeded', finished: 1 }), 2_000);
-    const revised = createPlanCard({ revision: 1, needsReview: false, actions: ['pause', 'stop'], steps: [running.steps[0]!, { ...running.steps[1]!, id: 'step_3' }] });
+    let live = withProgress(
+      createLiveCard(running, 1_000),
+      createProgress({ status: 'succeeded', finished: 1 }),
+      2_000,
+    );
+    const revised = createPlanCard({
+      revision: 1,
+      needsReview: false,
+      actions: ['pause', 'stop'],
+      steps: [running.steps[0]!, { ...running.steps[1]!, id: 'step_3' }],
+    });
     live = withNewRevision(live, revised, 3_000);
-    expect(live.steps).toEqual({ step_1: { status: 'succeeded', detail: 'calling everything.echo' }, step_3: { status: 'pending', detail: '' } });
+    expect(live.steps).toEqual({
+      step_1: { status: 'succeeded', detail: 'calling everything.echo' },
+      step_3: { status: 'pending', detail: '' },
+    });
     expect([live.finished, live.total, live.startedAt, live.autoStarted]).toEqual([1, 2, 1_000, true]);
     const atReview = withNewRevision(createLiveCard(createPlanCard(), 1_000), createPlanCard({ revision: 1 }), 3_000);
     expect([atReview.status, atReview.startedAt, atReview.finished]).toEqual(['awaiting_review', null, 0]);

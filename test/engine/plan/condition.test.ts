@@ -4,7 +4,13 @@ import { evaluateCondition, parseCondition } from '../../../src/engine/plan/cond
 import type { Json } from '../../../src/engine/types.ts';
 
 const outputs = new Map<string, Json>([
-  ['s1', { structuredContent: { count: 12, name: 'report.txt', tags: ['a', 'b'] }, content: [{ type: 'text', text: 'The sum of 2 and 3 is 5.' }] }],
+  [
+    's1',
+    {
+      structuredContent: { count: 12, name: 'report.txt', tags: ['a', 'b'] },
+      content: [{ type: 'text', text: 'The sum of 2 and 3 is 5.' }],
+    },
+  ],
 ]);
 
 function run(expr: string): boolean | string {

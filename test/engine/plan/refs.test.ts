@@ -9,7 +9,10 @@ describe('references', () => {
   ]);
 
   it('parses keys, indexes and quoted keys', () => {
-    expect(parseReference('steps.s1.output.content[0].text')).toEqual({ ok: true, value: { stepId: 's1', path: ['content', 0, 'text'] } });
+    expect(parseReference('steps.s1.output.content[0].text')).toEqual({
+      ok: true,
+      value: { stepId: 's1', path: ['content', 0, 'text'] },
+    });
     expect(parseReference('steps.s1.output.structuredContent["odd key"]')).toEqual({
       ok: true,
       value: { stepId: 's1', path: ['structuredContent', 'odd key'] },
@@ -25,7 +28,11 @@ describe('references', () => {
   });
 
   it('replaces whole values exactly, including nested ones', () => {
-    const args: Json = { a: { $ref: 'steps.s1.output.content[0].text' }, b: [{ $ref: 'steps.s1.output.structuredContent.list[1]' }], c: 'plain' };
+    const args: Json = {
+      a: { $ref: 'steps.s1.output.content[0].text' },
+      b: [{ $ref: 'steps.s1.output.structuredContent.list[1]' }],
+      c: 'plain',
+    };
     expect(resolveRefs(args, outputs)).toEqual({ ok: true, value: { a: 'hello', b: [2], c: 'plain' } });
   });
 
@@ -47,7 +54,12 @@ describe('references', () => {
   });
 
   it('never throws on arbitrary text and stays fast on long input', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 300 }), (s) => { parseReference(`steps.s1.output${s}`); parseReference(s); }));
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (s) => {
+        parseReference(`steps.s1.output${s}`);
+        parseReference(s);
+      }),
+    );
     const long = `steps.s1.output${'.a'.repeat(400)}`;
     expect(parseReference(long).ok).toBe(true);
     expect(parseReference(`steps.s1.output${'['.repeat(100_000)}`).ok).toBe(false);
@@ -57,11 +69,21 @@ describe('references', () => {
 describe('reference resolver on hostile input', () => {
   it('never throws, whatever the outputs and references hold', () => {
     fc.assert(
-      fc.property(fc.jsonValue(), fc.array(fc.oneof(fc.string({ maxLength: 12 }), fc.constantFrom('__proto__', 'constructor', 'prototype', '[0]', '["a b"]')), { maxLength: 6 }), (output, segments) => {
-        const ref = `steps.s1.output${segments.map((s) => (s.startsWith('[') ? s : `.${s}`)).join('')}`;
-        const r = resolveRefs({ v: { $ref: ref } }, new Map([['s1', output as Json]]));
-        expect(typeof r.ok).toBe('boolean');
-      }),
+      fc.property(
+        fc.jsonValue(),
+        fc.array(
+          fc.oneof(
+            fc.string({ maxLength: 12 }),
+            fc.constantFrom('__proto__', 'constructor', 'prototype', '[0]', '["a b"]'),
+          ),
+          { maxLength: 6 },
+        ),
+        (output, segments) => {
+          const ref = `steps.s1.output${segments.map((s) => (s.startsWith('[') ? s : `.${s}`)).join('')}`;
+          const r = resolveRefs({ v: { $ref: ref } }, new Map([['s1', output as Json]]));
+          expect(typeof r.ok).toBe('boolean');
+        },
+      ),
     );
   });
 

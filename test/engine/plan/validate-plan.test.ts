@@ -4,7 +4,9 @@ import { computeLayers, validatePlan } from '../../../src/engine/plan/validate-p
 import { createPlan, createTool } from '../fixtures.ts';
 
 const tools = [
-  createTool('fs.read', { inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] } }),
+  createTool('fs.read', {
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } }, required: ['path'] },
+  }),
   createTool('fs.write', { annotations: { readOnlyHint: false, destructiveHint: true } }),
   createTool('fs.move', { annotations: { readOnlyHint: false, destructiveHint: false } }),
   createTool('fs.secret', { policy: { allowed: false, timeoutMs: 1000 } }),
@@ -31,18 +33,28 @@ describe('plan validation', () => {
   });
 
   it('rejects an unknown tool, suggesting the qualified name', () => {
-    expect(errors([{ id: 'a', tool: 'read', args: {} }])).toEqual(['step a: unknown tool "read" (did you mean fs.read?)']);
+    expect(errors([{ id: 'a', tool: 'read', args: {} }])).toEqual([
+      'step a: unknown tool "read" (did you mean fs.read?)',
+    ]);
     expect(errors([{ id: 'a', tool: 'fs.nothing', args: {} }])).toEqual(['step a: unknown tool "fs.nothing"']);
-    expect(errors([{ id: 'a', tool: 'other.read', args: { path: 'x' } }])).toEqual(['step a: unknown tool "other.read" (did you mean fs.read?)']);
+    expect(errors([{ id: 'a', tool: 'other.read', args: { path: 'x' } }])).toEqual([
+      'step a: unknown tool "other.read" (did you mean fs.read?)',
+    ]);
   });
 
   it('rejects a tool the configuration disallows', () => {
-    expect(errors([{ id: 'a', tool: 'fs.secret' }])).toEqual(['step a: tool "fs.secret" is not allowed by configuration']);
+    expect(errors([{ id: 'a', tool: 'fs.secret' }])).toEqual([
+      'step a: tool "fs.secret" is not allowed by configuration',
+    ]);
   });
 
   it('rejects a dependency on a missing step and on itself', () => {
-    expect(errors([{ id: 'a', tool: 'fs.read', args: { path: 'x' }, dependsOn: ['zz'] }])).toContain('step a: depends on zz, which is not in the plan');
-    expect(errors([{ id: 'a', tool: 'fs.read', args: { path: 'x' }, dependsOn: ['a'] }])).toContain('step a: depends on itself');
+    expect(errors([{ id: 'a', tool: 'fs.read', args: { path: 'x' }, dependsOn: ['zz'] }])).toContain(
+      'step a: depends on zz, which is not in the plan',
+    );
+    expect(errors([{ id: 'a', tool: 'fs.read', args: { path: 'x' }, dependsOn: ['a'] }])).toContain(
+      'step a: depends on itself',
+    );
   });
 
   it('rejects a cycle, naming its steps', () => {
@@ -75,11 +87,18 @@ describe('plan validation', () => {
 
   it('rejects arguments that do not satisfy the input schema', () => {
     expect(errors([{ id: 'a', tool: 'fs.read', args: { path: 3 } }])).toEqual(['step a: argument path must be string']);
-    expect(errors([{ id: 'a', tool: 'fs.read', args: {} }])).toEqual(["step a: arguments must have required property 'path'"]);
+    expect(errors([{ id: 'a', tool: 'fs.read', args: {} }])).toEqual([
+      "step a: arguments must have required property 'path'",
+    ]);
   });
 
   it('rejects duplicate ids, bad conditions and branches that do not depend on the condition', () => {
-    expect(errors([{ id: 'a', tool: 'fs.read', args: { path: 'x' } }, { id: 'a', tool: 'fs.read', args: { path: 'y' } }])).toContain('step a: the id is used twice');
+    expect(
+      errors([
+        { id: 'a', tool: 'fs.read', args: { path: 'x' } },
+        { id: 'a', tool: 'fs.read', args: { path: 'y' } },
+      ]),
+    ).toContain('step a: the id is used twice');
     expect(
       errors([
         { id: 'a', tool: 'fs.read', args: { path: 'x' } },
@@ -103,26 +122,30 @@ describe('plan validation', () => {
 
   it('property: random DAGs validate, and any added back edge is caught as a cycle', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 2, max: 25 }), fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 60 }), (n, edges) => {
-        const deps: string[][] = Array.from({ length: n }, () => []);
-        for (const [x, y] of edges) {
-          const [lo, hi] = [x % n, y % n].sort((p, q) => p - q) as [number, number];
-          if (lo !== hi && !deps[hi]!.includes(`s${lo}`)) deps[hi]!.push(`s${lo}`);
-        }
-        const steps = deps.map((d, i) => ({ id: `s${i}`, tool: 'fs.read', args: { path: 'p' }, dependsOn: d }));
-        const ok = validatePlan(createPlan(steps), tools);
-        expect(ok.ok).toBe(true);
-        const layers = computeLayers(createPlan(steps).steps)!;
-        const level = new Map(layers.flatMap((l, i) => l.map((id) => [id, i] as const)));
-        for (const s of steps) for (const d of s.dependsOn) expect(level.get(d)!).toBeLessThan(level.get(s.id)!);
-        const withEdge = deps.findIndex((d) => d.length > 0);
-        if (withEdge >= 0) {
-          const target = Number(deps[withEdge]![0]!.slice(1));
-          steps[target]!.dependsOn = [...steps[target]!.dependsOn, `s${withEdge}`];
-          const bad = validatePlan(createPlan(steps), tools);
-          expect(!bad.ok && bad.errors.some((e) => e.includes('cycle'))).toBe(true);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 2, max: 25 }),
+        fc.array(fc.tuple(fc.nat(), fc.nat()), { maxLength: 60 }),
+        (n, edges) => {
+          const deps: string[][] = Array.from({ length: n }, () => []);
+          for (const [x, y] of edges) {
+            const [lo, hi] = [x % n, y % n].sort((p, q) => p - q) as [number, number];
+            if (lo !== hi && !deps[hi]!.includes(`s${lo}`)) deps[hi]!.push(`s${lo}`);
+          }
+          const steps = deps.map((d, i) => ({ id: `s${i}`, tool: 'fs.read', args: { path: 'p' }, dependsOn: d }));
+          const ok = validatePlan(createPlan(steps), tools);
+          expect(ok.ok).toBe(true);
+          const layers = computeLayers(createPlan(steps).steps)!;
+          const level = new Map(layers.flatMap((l, i) => l.map((id) => [id, i] as const)));
+          for (const s of steps) for (const d of s.dependsOn) expect(level.get(d)!).toBeLessThan(level.get(s.id)!);
+          const withEdge = deps.findIndex((d) => d.length > 0);
+          if (withEdge >= 0) {
+            const target = Number(deps[withEdge]![0]!.slice(1));
+            steps[target]!.dependsOn = [...steps[target]!.dependsOn, `s${withEdge}`];
+            const bad = validatePlan(createPlan(steps), tools);
+            expect(!bad.ok && bad.errors.some((e) => e.includes('cycle'))).toBe(true);
+          }
+        },
+      ),
     );
   });
 
@@ -130,7 +153,10 @@ describe('plan validation', () => {
     fc.assert(
       fc.property(fc.stringMatching(/^[a-z][a-z0-9]{0,8}$/), (ghost) => {
         fc.pre(ghost !== 'a');
-        const r = validatePlan(createPlan([{ id: 'a', tool: 'fs.read', args: { path: { $ref: `steps.${ghost}.output.x` } } }]), tools);
+        const r = validatePlan(
+          createPlan([{ id: 'a', tool: 'fs.read', args: { path: { $ref: `steps.${ghost}.output.x` } } }]),
+          tools,
+        );
         expect(r.ok).toBe(false);
       }),
     );
@@ -141,8 +167,15 @@ describe('plan size bounds', () => {
   it('a planner answer over 200,000 characters or 100 steps is refused with the reason', async () => {
     const { checkAnswer } = await import('../../../src/engine/flows/planner.ts');
     const huge = JSON.stringify({ summary: 'x'.repeat(200_001), needsTools: false, answer: 'a' });
-    expect(checkAnswer(huge, tools)).toEqual({ ok: false, error: 'the plan is longer than 200000 characters; write a smaller plan' });
-    const many = JSON.stringify({ summary: 's', needsTools: true, steps: Array.from({ length: 101 }, (_, i) => ({ id: `s${i}`, tool: 'fs.read', args: { path: 'p' } })) });
+    expect(checkAnswer(huge, tools)).toEqual({
+      ok: false,
+      error: 'the plan is longer than 200000 characters; write a smaller plan',
+    });
+    const many = JSON.stringify({
+      summary: 's',
+      needsTools: true,
+      steps: Array.from({ length: 101 }, (_, i) => ({ id: `s${i}`, tool: 'fs.read', args: { path: 'p' } })),
+    });
     const r = checkAnswer(many, tools);
     expect(r.ok).toBe(false);
     expect(r.ok ? '' : r.error).toMatch(/^steps: Too big: expected array to have <=100 items/);

@@ -1,18 +1,54 @@
 import { describe, expect, it } from 'vitest';
-import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../../src/engine/run/dispatch.ts';
+import {
+  createDispatchState,
+  dispatchTransition,
+  startDispatch,
+  type DispatchEffect,
+  type DispatchState,
+} from '../../../src/engine/run/dispatch.ts';
 import type { RiskLevel } from '../../../src/engine/types.ts';
 import { checkRevision } from '../../../src/engine/plan/revise.ts';
 import { createPlan } from '../fixtures.ts';
 
-function setup(steps: unknown[], opts: { approvedRisk?: RiskLevel; risk?: Record<string, RiskLevel>; breakpoints?: string[] } = {}) {
+function setup(
+  steps: unknown[],
+  opts: { approvedRisk?: RiskLevel; risk?: Record<string, RiskLevel>; breakpoints?: string[] } = {},
+) {
   const plan = createPlan(steps);
-  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: opts.risk?.[s.id] ?? ('low' as RiskLevel), guardRefs: false, trustedRefFields: [] }]));
-  return startDispatch(createDispatchState(plan, policies, { maxParallel: 4, maxAttempts: 1, approvedRisk: opts.approvedRisk ?? 'low', breakpoints: opts.breakpoints }));
+  const policies = Object.fromEntries(
+    plan.steps.map((s) => [
+      s.id,
+      {
+        idempotent: false,
+        timeoutMs: 1000,
+        risk: opts.risk?.[s.id] ?? ('low' as RiskLevel),
+        guardRefs: false,
+        trustedRefFields: [],
+      },
+    ]),
+  );
+  return startDispatch(
+    createDispatchState(plan, policies, {
+      maxParallel: 4,
+      maxAttempts: 1,
+      approvedRisk: opts.approvedRisk ?? 'low',
+      breakpoints: opts.breakpoints,
+    }),
+  );
 }
 const started = (effects: DispatchEffect[]) => effects.flatMap((e) => (e.type === 'startStep' ? [e.step.id] : []));
 const ok = (state: DispatchState, stepId: string, output: unknown = { content: [] }) =>
-  dispatchTransition(state, { type: 'stepSucceeded', stepId, attempt: state.steps[stepId]!.attempt, output: output as never });
-const chain = [{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }, { id: 'c', tool: 't.x', dependsOn: ['b'] }];
+  dispatchTransition(state, {
+    type: 'stepSucceeded',
+    stepId,
+    attempt: state.steps[stepId]!.attempt,
+    output: output as never,
+  });
+const chain = [
+  { id: 'a', tool: 't.x' },
+  { id: 'b', tool: 't.x', dependsOn: ['a'] },
+  { id: 'c', tool: 't.x', dependsOn: ['b'] },
+];
 
 describe('dispatcher steering', () => {
   it('a breakpoint holds everything after its step and reports the step', () => {
@@ -47,13 +83,25 @@ describe('dispatcher steering', () => {
     t = dispatchTransition(t.state, { type: 'amendStarted' });
     t = ok(t.state, 'a');
     expect(started(t.effects)).toEqual([]);
-    const revised = createPlan([...chain.slice(0, 2), { id: 'c', tool: 't.x', dependsOn: ['b'], args: { text: 'changed' } }, { id: 'd', tool: 't.x', dependsOn: ['c'] }]);
-    const policies = Object.fromEntries(revised.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel, guardRefs: false, trustedRefFields: [] }]));
+    const revised = createPlan([
+      ...chain.slice(0, 2),
+      { id: 'c', tool: 't.x', dependsOn: ['b'], args: { text: 'changed' } },
+      { id: 'd', tool: 't.x', dependsOn: ['c'] },
+    ]);
+    const policies = Object.fromEntries(
+      revised.steps.map((s) => [
+        s.id,
+        { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel, guardRefs: false, trustedRefFields: [] },
+      ]),
+    );
     t = dispatchTransition(t.state, { type: 'planRevised', plan: revised, policies });
     expect(t.state.steps.a!.status).toBe('succeeded');
     expect(started(t.effects)).toEqual(['b']);
     t = ok(t.state, 'b');
-    expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({ step: { id: 'c' }, args: { text: 'changed' } });
+    expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({
+      step: { id: 'c' },
+      args: { text: 'changed' },
+    });
   });
 
   it('an amendment that fails lets the old plan go on', () => {
@@ -65,9 +113,20 @@ describe('dispatcher steering', () => {
   });
 
   it('a step riskier than what was approved waits (others go on) until its risk is approved', () => {
-    let t = setup([{ id: 'read', tool: 't.x' }, { id: 'write', tool: 't.x' }], { approvedRisk: 'low', risk: { write: 'high' } });
+    let t = setup(
+      [
+        { id: 'read', tool: 't.x' },
+        { id: 'write', tool: 't.x' },
+      ],
+      { approvedRisk: 'low', risk: { write: 'high' } },
+    );
     expect(started(t.effects)).toEqual(['read']);
-    expect(t.effects).toContainEqual({ type: 'held', reason: 'approval', stepIds: ['write'], holds: [{ stepId: 'write', why: 'risk' }] });
+    expect(t.effects).toContainEqual({
+      type: 'held',
+      reason: 'approval',
+      stepIds: ['write'],
+      holds: [{ stepId: 'write', why: 'risk' }],
+    });
     t = ok(t.state, 'read');
     expect(t.effects.some((e) => e.type === 'finished')).toBe(false);
     expect(t.effects.some((e) => e.type === 'held')).toBe(false);
@@ -79,8 +138,12 @@ describe('dispatcher steering', () => {
     const before = createPlan(chain);
     const changed = createPlan([{ id: 'a', tool: 't.x', args: { text: 'new' } }, ...chain.slice(1)]);
     const dropped = createPlan(chain.slice(1).map((s) => ({ ...s, dependsOn: [] })));
-    expect(checkRevision(before, changed, new Set(['a']))).toEqual(['step a already ran (or is running) and cannot be changed']);
-    expect(checkRevision(before, dropped, new Set(['a']))).toEqual(['step a already ran (or is running) and cannot be removed']);
+    expect(checkRevision(before, changed, new Set(['a']))).toEqual([
+      'step a already ran (or is running) and cannot be changed',
+    ]);
+    expect(checkRevision(before, dropped, new Set(['a']))).toEqual([
+      'step a already ran (or is running) and cannot be removed',
+    ]);
     expect(checkRevision(before, changed, new Set())).toEqual([]);
   });
 });
@@ -88,18 +151,40 @@ describe('dispatcher steering', () => {
 describe('dispatcher data-flow and amendment holds', () => {
   const guarded = (steps: unknown[], trusted: string[] = []) => {
     const plan = createPlan(steps);
-    const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel, guardRefs: s.id === 'send', trustedRefFields: trusted }]));
+    const policies = Object.fromEntries(
+      plan.steps.map((s) => [
+        s.id,
+        {
+          idempotent: false,
+          timeoutMs: 1000,
+          risk: 'low' as RiskLevel,
+          guardRefs: s.id === 'send',
+          trustedRefFields: trusted,
+        },
+      ]),
+    );
     return startDispatch(createDispatchState(plan, policies, { maxParallel: 4, maxAttempts: 1, approvedRisk: 'high' }));
   };
-  const flow = [{ id: 'read', tool: 't.x' }, { id: 'send', tool: 't.y', args: { to: { $ref: 'steps.read.output.addr' }, body: 'hi' }, dependsOn: ['read'] }];
+  const flow = [
+    { id: 'read', tool: 't.x' },
+    { id: 'send', tool: 't.y', args: { to: { $ref: 'steps.read.output.addr' }, body: 'hi' }, dependsOn: ['read'] },
+  ];
 
   it('a guarded step fed by an earlier output waits with the exact values it would send, then sends them', () => {
     let t = guarded(flow);
     t = ok(t.state, 'read', { addr: 'mallory@evil.example' });
     expect(started(t.effects)).toEqual([]);
-    expect(t.effects).toContainEqual({ type: 'held', reason: 'approval', stepIds: ['send'], holds: [{ stepId: 'send', why: 'confirm', args: { to: 'mallory@evil.example', body: 'hi' } }] });
+    expect(t.effects).toContainEqual({
+      type: 'held',
+      reason: 'approval',
+      stepIds: ['send'],
+      holds: [{ stepId: 'send', why: 'confirm', args: { to: 'mallory@evil.example', body: 'hi' } }],
+    });
     t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
-    expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({ step: { id: 'send' }, args: { to: 'mallory@evil.example', body: 'hi' } });
+    expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({
+      step: { id: 'send' },
+      args: { to: 'mallory@evil.example', body: 'hi' },
+    });
   });
 
   it('trusted fields need no confirmation', () => {
@@ -114,8 +199,17 @@ describe('dispatcher data-flow and amendment holds', () => {
     t = dispatchTransition(t.state, { type: 'pauseRequested' });
     t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
     expect(t.state.confirmed).toEqual(['send']);
-    const rewritten = createPlan([flow[0], { ...flow[1], args: { to: { $ref: 'steps.read.output.addr' }, body: 'changed' } }, { id: 'extra', tool: 't.z', dependsOn: ['read'] }]);
-    t = dispatchTransition(t.state, { type: 'planRevised', plan: rewritten, policies: t.state.policies, approvalNeeded: ['extra'] });
+    const rewritten = createPlan([
+      flow[0],
+      { ...flow[1], args: { to: { $ref: 'steps.read.output.addr' }, body: 'changed' } },
+      { id: 'extra', tool: 't.z', dependsOn: ['read'] },
+    ]);
+    t = dispatchTransition(t.state, {
+      type: 'planRevised',
+      plan: rewritten,
+      policies: t.state.policies,
+      approvalNeeded: ['extra'],
+    });
     expect(t.state.confirmed).toEqual([]);
     expect(t.state.holds).toContainEqual({ stepId: 'extra', why: 'amended' });
   });

@@ -1,18 +1,31 @@
 import { describe, expect, it } from 'vitest';
-import { createDispatchState, dispatchTransition, startDispatch, type DispatchEffect, type DispatchState } from '../../../src/engine/run/dispatch.ts';
+import {
+  createDispatchState,
+  dispatchTransition,
+  startDispatch,
+  type DispatchEffect,
+  type DispatchState,
+} from '../../../src/engine/run/dispatch.ts';
 import { createPlan } from '../fixtures.ts';
 
 const policy = { idempotent: false, timeoutMs: 1000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] };
 
 function setup(steps: unknown[], opts: { maxParallel?: number; idempotent?: boolean } = {}) {
   const plan = createPlan(steps);
-  const policies = Object.fromEntries(plan.steps.map((s) => [s.id, { ...policy, idempotent: opts.idempotent ?? false }]));
+  const policies = Object.fromEntries(
+    plan.steps.map((s) => [s.id, { ...policy, idempotent: opts.idempotent ?? false }]),
+  );
   return startDispatch(createDispatchState(plan, policies, { maxParallel: opts.maxParallel ?? 4, maxAttempts: 3 }));
 }
 
 const started = (effects: DispatchEffect[]) => effects.flatMap((e) => (e.type === 'startStep' ? [e.step.id] : []));
 const ok = (state: DispatchState, stepId: string, output: unknown = { content: [] }) =>
-  dispatchTransition(state, { type: 'stepSucceeded', stepId, attempt: state.steps[stepId]!.attempt, output: output as never });
+  dispatchTransition(state, {
+    type: 'stepSucceeded',
+    stepId,
+    attempt: state.steps[stepId]!.attempt,
+    output: output as never,
+  });
 
 describe('dispatcher', () => {
   const diamond = [
@@ -26,7 +39,9 @@ describe('dispatcher', () => {
     let t = setup(diamond);
     expect(started(t.effects)).toEqual(['a']);
     t = ok(t.state, 'a', { n: 42 });
-    expect(t.effects.filter((e) => e.type === 'startStep').map((e) => e.type === 'startStep' && [e.step.id, e.args])).toEqual([
+    expect(
+      t.effects.filter((e) => e.type === 'startStep').map((e) => e.type === 'startStep' && [e.step.id, e.args]),
+    ).toEqual([
       ['b', {}],
       ['c', { v: 42 }],
     ]);
@@ -39,21 +54,31 @@ describe('dispatcher', () => {
   });
 
   it('does not wait for the rest of a layer', () => {
-    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'slow', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }]);
+    let t = setup([
+      { id: 'a', tool: 't.x' },
+      { id: 'slow', tool: 't.x' },
+      { id: 'b', tool: 't.x', dependsOn: ['a'] },
+    ]);
     t = ok(t.state, 'a');
     expect(started(t.effects)).toEqual(['b']);
     expect(t.state.steps.slow!.status).toBe('running');
   });
 
   it('keeps within maxParallel', () => {
-    let t = setup([1, 2, 3, 4, 5].map((i) => ({ id: `s${i}`, tool: 't.x' })), { maxParallel: 2 });
+    let t = setup(
+      [1, 2, 3, 4, 5].map((i) => ({ id: `s${i}`, tool: 't.x' })),
+      { maxParallel: 2 },
+    );
     expect(started(t.effects)).toEqual(['s1', 's2']);
     t = ok(t.state, 's1');
     expect(started(t.effects)).toEqual(['s3']);
   });
 
   it('pauses before the next step starts and resumes from there', () => {
-    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }]);
+    let t = setup([
+      { id: 'a', tool: 't.x' },
+      { id: 'b', tool: 't.x', dependsOn: ['a'] },
+    ]);
     t = dispatchTransition(t.state, { type: 'pauseRequested' });
     t = ok(t.state, 'a');
     expect(started(t.effects)).toEqual([]);
@@ -63,11 +88,20 @@ describe('dispatcher', () => {
   });
 
   it('stop aborts steps in flight, starts nothing more, and keeps finished results', () => {
-    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x' }, { id: 'c', tool: 't.x', dependsOn: ['a', 'b'] }]);
+    let t = setup([
+      { id: 'a', tool: 't.x' },
+      { id: 'b', tool: 't.x' },
+      { id: 'c', tool: 't.x', dependsOn: ['a', 'b'] },
+    ]);
     t = ok(t.state, 'a', { kept: true });
     t = dispatchTransition(t.state, { type: 'stopRequested' });
     expect(t.effects).toEqual([{ type: 'abortStep', stepId: 'b', attempt: 1 }]);
-    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'b', attempt: 1, error: { code: 'cancelled', message: 'aborted', retryable: false } });
+    t = dispatchTransition(t.state, {
+      type: 'stepFailed',
+      stepId: 'b',
+      attempt: 1,
+      error: { code: 'cancelled', message: 'aborted', retryable: false },
+    });
     expect(started(t.effects)).toEqual([]);
     expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'stopped' });
     expect(t.state.steps.a).toMatchObject({ status: 'succeeded', output: { kept: true } });
@@ -85,7 +119,13 @@ describe('dispatcher', () => {
     expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'failed' });
     expect(t.state.haltedBy).toBe('a');
 
-    let n = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'] }], { idempotent: false });
+    let n = setup(
+      [
+        { id: 'a', tool: 't.x' },
+        { id: 'b', tool: 't.x', dependsOn: ['a'] },
+      ],
+      { idempotent: false },
+    );
     n = dispatchTransition(n.state, { type: 'stepFailed', stepId: 'a', attempt: 1, error: timeout });
     expect(started(n.effects)).toEqual([]);
     expect(n.effects.at(-1)).toEqual({ type: 'finished', outcome: 'failed' });
@@ -97,7 +137,12 @@ describe('dispatcher', () => {
       { id: 'after', tool: 't.x', dependsOn: ['opt'] },
       { id: 'other', tool: 't.x' },
     ]);
-    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'opt', attempt: 1, error: { code: 'tool_error', message: 'no', retryable: false } });
+    t = dispatchTransition(t.state, {
+      type: 'stepFailed',
+      stepId: 'opt',
+      attempt: 1,
+      error: { code: 'tool_error', message: 'no', retryable: false },
+    });
     expect(t.state.steps.after!.status).toBe('skipped');
     t = ok(t.state, 'other');
     expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'completed' });
@@ -106,7 +151,14 @@ describe('dispatcher', () => {
   it('a condition selects its branch; the other branch is skipped and reported', () => {
     let t = setup([
       { id: 'a', tool: 't.x' },
-      { id: 'cond', kind: 'condition', expression: 'steps.a.output.n > 10', dependsOn: ['a'], ifTrue: ['big'], ifFalse: ['small'] },
+      {
+        id: 'cond',
+        kind: 'condition',
+        expression: 'steps.a.output.n > 10',
+        dependsOn: ['a'],
+        ifTrue: ['big'],
+        ifFalse: ['small'],
+      },
       { id: 'big', tool: 't.x', dependsOn: ['cond'] },
       { id: 'small', tool: 't.x', dependsOn: ['cond'] },
     ]);
@@ -116,9 +168,16 @@ describe('dispatcher', () => {
   });
 
   it('a reference that cannot be resolved fails the step with the reason', () => {
-    let t = setup([{ id: 'a', tool: 't.x' }, { id: 'b', tool: 't.x', dependsOn: ['a'], args: { v: { $ref: 'steps.a.output.missing' } } }]);
+    let t = setup([
+      { id: 'a', tool: 't.x' },
+      { id: 'b', tool: 't.x', dependsOn: ['a'], args: { v: { $ref: 'steps.a.output.missing' } } },
+    ]);
     t = ok(t.state, 'a', { other: 1 });
-    expect(t.state.steps.b!.error).toEqual({ code: 'reference_failed', message: 'steps.a.output.missing: no key "missing"', retryable: false });
+    expect(t.state.steps.b!.error).toEqual({
+      code: 'reference_failed',
+      message: 'steps.a.output.missing: no key "missing"',
+      retryable: false,
+    });
     expect(t.state.outcome).toBe('failed');
   });
 
