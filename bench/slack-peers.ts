@@ -18,6 +18,7 @@ import {
   type FakeSlack,
   type SlackRateLimit,
 } from '../test/fakes/fake-slack-server.ts';
+import { payloadText } from '../test/bot/slack/block-kit-limits.ts';
 import { createBlockAction, createMention, eventEnvelope, interactionBody, newTs } from '../test/e2e/slack-requests.ts';
 
 /** Epoch milliseconds with sub-millisecond resolution, comparable across processes on one machine. */
@@ -235,7 +236,7 @@ function retriesOf(calls: FakeSlack['calls'], prefix: string): SlackStats['retri
   const gaps: { gap: number; margin: number }[] = [];
   let refused = 0;
   calls.forEach((c, i) => {
-    if (c.status !== 429 || !String(c.args.channel ?? '').startsWith(prefix)) return;
+    if (c.status !== 429 || !payloadText(c.args.channel).startsWith(prefix)) return;
     refused += 1;
     const next = later.get(keyOf(c))?.find((j) => j > i);
     if (next === undefined) return;
@@ -347,7 +348,7 @@ async function handle(s: ChildState, m: Request): Promise<unknown> {
       const prefix = String(m.prefix);
       const calls: Record<string, number> = {};
       for (const c of s.slack.calls)
-        if (String(c.args.channel ?? '').startsWith(prefix)) calls[c.method] = (calls[c.method] ?? 0) + 1;
+        if (payloadText(c.args.channel).startsWith(prefix)) calls[c.method] = (calls[c.method] ?? 0) + 1;
       const cardTitles: Record<string, number> = {};
       let replies = 0;
       for (const msg of s.slack.messages.values()) {

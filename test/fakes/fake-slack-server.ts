@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { blockProblems, viewProblems } from '../bot/slack/block-kit-limits.ts';
+import { blockProblems, payloadText, viewProblems } from '../bot/slack/block-kit-limits.ts';
 
 /** One Web API call as the fake received it (JSON-valued form fields already parsed). */
 export interface SlackCall {
@@ -105,7 +105,7 @@ export async function startFakeSlack(
         channel: String(args.channel),
         ts,
         threadTs: args.thread_ts as string | undefined,
-        text: String(args.text ?? ''),
+        text: payloadText(args.text),
         blocks: (args.blocks as FakeMessage['blocks']) ?? [],
       };
       messages.set(`${message.channel}:${ts}`, message);
@@ -121,7 +121,7 @@ export async function startFakeSlack(
       if (!found) return { ok: false, error: 'message_not_found' };
       const problem = messageProblem(args, 50);
       if (problem) return problem;
-      found.text = String(args.text ?? '');
+      found.text = payloadText(args.text);
       found.blocks = (args.blocks as FakeMessage['blocks']) ?? [];
       return { ok: true, channel: found.channel, ts: found.ts, text: found.text };
     },
@@ -149,7 +149,7 @@ export async function startFakeSlack(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = /^\/api\/([\w.]+)$/.exec((req.url ?? '').split('?')[0] ?? '')?.[1];
     const args = parseBody(await readBody(req), req.headers['content-type'] ?? '');
-    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '') || String(args.token ?? '');
+    const token = (req.headers.authorization ?? '').replace(/^Bearer /, '') || payloadText(args.token);
     let response: Record<string, unknown>;
     if (req.method !== 'POST' || !method) response = { ok: false, error: 'unknown_method' };
     else if (!token) response = { ok: false, error: 'not_authed' };
@@ -157,7 +157,7 @@ export async function startFakeSlack(
     else if (token !== (method === 'apps.connections.open' ? appToken : botToken))
       response = { ok: false, error: 'invalid_auth' };
     else {
-      const retryAfterS = limiter.take(method, String(args.channel ?? ''));
+      const retryAfterS = limiter.take(method, payloadText(args.channel));
       if (retryAfterS !== null) {
         response = { ok: false, error: 'ratelimited' };
         calls.push({ method, args, token, at: Date.now(), response, status: 429, retryAfter: retryAfterS });

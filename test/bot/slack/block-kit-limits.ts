@@ -6,6 +6,15 @@
 
 type Obj = Record<string, unknown>;
 
+/**
+ * A Slack payload value as text: a string as it is, a missing value (undefined or null) as ''. The fake parses
+ * form fields that look like JSON, so anything else is written back as JSON rather than as '[object Object]'.
+ */
+export function payloadText(value: unknown): string {
+  if (typeof value === 'string') return value;
+  return value === undefined || value === null ? '' : JSON.stringify(value);
+}
+
 const LIMITS = {
   sectionText: 3_000,
   sectionFields: 10,
@@ -60,7 +69,7 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
     const at = `/blocks/${i}`;
     if (!KNOWN.has(String(b.type))) return problems.push(`${at}: unknown block type ${String(b.type)}`);
     if (b.block_id !== undefined) {
-      const id = String(b.block_id);
+      const id = payloadText(b.block_id);
       if (id.length > LIMITS.blockId || ids.has(id)) problems.push(`${at}/block_id: too long or not unique`);
       ids.add(id);
     }
@@ -102,7 +111,7 @@ function elementProblems(
   actionIds: Set<string>,
   textOf: (t: unknown, max: number, where: string) => unknown,
 ): void {
-  const actionId = String(e.action_id ?? '');
+  const actionId = payloadText(e.action_id);
   if (actionId.length > LIMITS.actionId) problems.push(`${at}/action_id: at most ${LIMITS.actionId}`);
   if (actionId && actionIds.has(actionId)) problems.push(`${at}/action_id: not unique`);
   actionIds.add(actionId);
