@@ -101,7 +101,7 @@ export async function benchStopBreakdown(
     const kinds: Round['kind'][] = [
       'stop',
       'pause',
-      ...Array.from({ length: stop + pause }, (_, i) => (i % 5 < 3 ? 'stop' : 'pause') as Round['kind']),
+      ...Array.from({ length: stop + pause }, (_, i) => (i % 5 < 3 ? 'stop' : 'pause')),
     ];
     const rows: Record<string, unknown>[] = [];
     for (const [i, kind] of kinds.entries()) {

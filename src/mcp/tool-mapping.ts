@@ -32,7 +32,7 @@ export function toToolInfo(
     server: server.name,
     tool: tool.name,
     description: tool.description ?? tool.title ?? '',
-    inputSchema: tool.inputSchema as Record<string, unknown>,
+    inputSchema: tool.inputSchema,
     annotations,
     policy: {
       allowed: override.allowed ?? server.allowed,

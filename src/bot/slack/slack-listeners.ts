@@ -26,7 +26,7 @@ export interface SeenAt {
 export interface ListenerDeps {
   handler: InboundHandler;
   /** Runs engine work after the ack; errors are logged. */
-  track(work: Promise<void>): void;
+  track: (work: Promise<void>) => void;
   hasActiveCard(channel: string, threadTs: string): boolean;
   summaryOf(runId: string): string;
   seen(actor: Actor, at: SeenAt): void;
@@ -39,14 +39,14 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   const firstDelivery = deliveryFilter(1_000);
 
   app.event('app_mention', async ({ event, body, context }) => {
-    const message = fromMention(event as SlackMessageEvent, context.botUserId);
+    const message = fromMention(event, context.botUserId);
     if (message && firstDelivery(body.event_id)) track(handler.message({ ...message, ...delivery(body.event_id) }));
   });
 
   // Plain replies go to the engine only inside a thread that holds a live card; other chatter is not for Steward.
   app.message(async ({ message, body, context }) => {
     if (!firstDelivery(body.event_id)) return;
-    const reply = fromThreadReply(message as SlackMessageEvent, context.botUserId);
+    const reply = fromThreadReply(message, context.botUserId);
     const m = message as SlackMessageEvent;
     if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts))
       track(handler.message({ ...reply, ...delivery(body.event_id) }));
@@ -61,8 +61,8 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
       if (!ref) return;
       const actor = toActor(body.user);
       const at: SeenAt = {
-        channel: body.channel?.id ?? body.container?.channel_id ?? '',
-        threadTs: body.message?.thread_ts ?? body.message?.ts,
+        channel: body.channel?.id ?? stringField(body.container, 'channel_id') ?? '',
+        threadTs: stringField(body.message, 'thread_ts') ?? body.message?.ts,
       };
       if (at.channel) deps.seen(actor, at);
       if (action.action_id === ASK_FIRST_ACTION) {
@@ -120,6 +120,12 @@ function deliveryFilter(size: number): (eventId: string | undefined) => boolean 
     if (seen.size > size) seen.delete(seen.values().next().value as string);
     return true;
   };
+}
+
+/** A string field of a payload part that Bolt types as `any` (a container, a message); otherwise undefined. */
+function stringField(part: Record<string, unknown> | undefined, key: string): string | undefined {
+  const value = part?.[key];
+  return typeof value === 'string' ? value : undefined;
 }
 
 /** The delivery id the engine de-duplicates on (in the database, so a redelivery after a restart is dropped too). */
