@@ -4,7 +4,7 @@
  * an ideal one: it answers only from what is in the request, so a result Steward failed to pass on shows up as a
  * wrong answer.
  */
-import { extractJson } from '../src/engine/flows/planner.ts';
+import { extractJson } from '../src/engine/plan/planner-prompt.ts';
 import { resolveRefs } from '../src/engine/plan/refs.ts';
 import type { Json } from '../src/engine/types.ts';
 import type { BenchTask, TaskStep } from './tasks.ts';

@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createDispatchState } from '../src/engine/run/dispatch.ts';
+import { createDispatchState } from '../src/engine/run/dispatch-state.ts';
 import type { Notifier, RunStore, ToolRunner } from '../src/engine/ports.ts';
 import { RunDriver } from '../src/engine/flows/run-driver.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
@@ -39,7 +39,7 @@ type OverheadShape = keyof typeof SHAPES;
 
 const instantTools: ToolRunner = {
   listTools: () => [],
-  callTool: async (_name, args) => ({ ok: true, output: { content: [{ type: 'text', text: JSON.stringify(args) }] } }),
+  callTool: async (_name, args) => ({ ok: true, value: { content: [{ type: 'text', text: JSON.stringify(args) }] } }),
 };
 const silent: Notifier = { send: async () => undefined };
 const noStore = new Proxy({}, { get: () => async () => undefined }) as RunStore;
@@ -77,15 +77,19 @@ export async function runDriverOnce(
     at: new Date(),
   });
   await store.saveRevision(runId, 0, plan, 'bench', new Date());
-  const driver = new RunDriver(runId, 0, { channel: 'bench', key: runId }, state, {
-    tools,
-    llm: { complete: () => Promise.reject(new Error('no llm in bench')) },
-    store,
-    notifier: silent,
-    clock: () => new Date(),
-    log: () => undefined,
-    onHeld: () => undefined,
-  });
+  const driver = new RunDriver(
+    { runId, revision: 0, conversation: { channel: 'bench', key: runId }, pins: [] },
+    state,
+    {
+      tools,
+      llm: { complete: () => Promise.reject(new Error('no llm in bench')) },
+      store,
+      notifier: silent,
+      clock: () => new Date(),
+      log: () => undefined,
+      onHold: () => undefined,
+    },
+  );
   const t0 = performance.now();
   driver.start();
   const final = await driver.done;

@@ -4,7 +4,7 @@
  * in parallel (`calls`, the parallel variant), or the final answer (`final`). Tool results go back into the history
  * as text (MCP text blocks joined), and the whole history is re-sent on every turn, as ReAct does.
  */
-import { extractJson } from '../src/engine/flows/planner.ts';
+import { extractJson } from '../src/engine/plan/planner-prompt.ts';
 import type { LlmClient, LlmMessage, ToolRunner } from '../src/engine/ports.ts';
 import type { Json, ToolInfo, ToolOutput } from '../src/engine/types.ts';
 import { REACT_MARKERS, resultBlock } from './fake-model.ts';
@@ -55,9 +55,9 @@ async function callOne(tools: ToolRunner, c: Call, timeoutMs: number): Promise<s
   // Each call its own signal (the SDK piles listeners on a shared one).
   const outcome = await tools.callTool(c.tool, c.args, { signal: new AbortController().signal, timeoutMs });
   const text = outcome.ok
-    ? outcome.output.isError
-      ? `Error: ${renderOutput(outcome.output)}`
-      : renderOutput(outcome.output)
+    ? outcome.value.isError
+      ? `Error: ${renderOutput(outcome.value)}`
+      : renderOutput(outcome.value)
     : `Error: ${outcome.error.message}`;
   return resultBlock(c.id, c.tool, text);
 }

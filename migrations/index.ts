@@ -6,10 +6,12 @@ import type { Migration } from 'kysely';
 import { initial } from './0001-initial.ts';
 import { steering } from './0002-steering.ts';
 import { safety } from './0003-safety.ts';
+import { typedBreakpoints } from './0004-typed-breakpoints.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
   '0001-initial': initial,
   '0002-steering': steering,
   '0003-safety': safety,
+  '0004-typed-breakpoints': typedBreakpoints,
 };

@@ -5,7 +5,8 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { ChannelAdapter, InboundDecision, InboundHandler, ReviewPreference } from '../engine/channel.ts';
+import type { ChannelAdapter, InboundDecision, InboundHandler } from '../engine/channel.ts';
+import type { ReviewPreference } from '../engine/types.ts';
 import type { OutboundMessage } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';

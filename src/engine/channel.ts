@@ -3,7 +3,7 @@
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
 import type { Conversation, Notifier } from './ports.ts';
-import type { Actor, DecisionAction, Json } from './types.ts';
+import type { Actor, DecisionAction, Json, ReviewPreference } from './types.ts';
 
 /** Text someone addressed to Steward: a new request, or a reply in a run's thread. */
 export interface InboundMessage {
@@ -28,9 +28,6 @@ export interface InboundDecision {
   stepIds?: string[];
   on?: boolean;
 }
-
-/** How much a person wants to review: every plan, only medium and high risk ones (default), or none. */
-export type ReviewPreference = 'all' | 'risky' | 'none';
 
 /** What the engine offers to channels. */
 export interface InboundHandler {

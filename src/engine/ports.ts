@@ -2,9 +2,11 @@
  * What the engine needs from the outside world, shaped by what it calls and nothing wider.
  * Adapters in src/mcp, src/llm, src/store and src/bot implement these.
  */
-import type { ReviewPreference } from './channel.ts';
+import type { Breakpoint } from './plan/breakpoints.ts';
+import type { Result } from './result.ts';
 import type {
   Actor,
+  ReviewPreference,
   RiskLevel,
   DecisionAction,
   Json,
@@ -18,7 +20,7 @@ import type { Plan } from './plan/plan-schema.ts';
 import type { OutboundMessage } from './messages.ts';
 
 /** Outcome of one tool call: an MCP result (which may itself be `isError`) or a failure to get one. */
-export type ToolCallOutcome = { ok: true; output: ToolOutput } | { ok: false; error: StepError };
+export type ToolCallOutcome = Result<ToolOutput, StepError>;
 
 /** Calls MCP tools by qualified name. Never throws: failures come back as outcomes. */
 export interface ToolRunner {
@@ -95,8 +97,8 @@ export interface StoredRun {
   plan: Plan | null;
   /** The highest risk a person approved for this run (null before any approval). */
   approvedRisk: RiskLevel | null;
-  /** Steps that hold the run when they end. */
-  breakpoints: string[];
+  /** Steps the run holds at (before they start or after they end). */
+  breakpoints: Breakpoint[];
   createdAt: Date;
 }
 
@@ -183,7 +185,7 @@ export interface RunStore {
   /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
   findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
   setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void>;
-  setBreakpoints(runId: string, stepIds: string[], at: Date): Promise<void>;
+  setBreakpoints(runId: string, breakpoints: readonly Breakpoint[], at: Date): Promise<void>;
   getReviewPreference(actor: Actor): Promise<ReviewPreference | null>;
   setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void>;
   /** Plan revisions of a run, oldest first. */

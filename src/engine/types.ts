@@ -61,8 +61,27 @@ export interface ToolOutput {
 export type RunStatus =
   'planning' | 'awaiting_review' | 'running' | 'paused' | 'stopping' | 'completed' | 'failed' | 'cancelled' | 'stopped';
 
+/** Unfinished run statuses: such a run owns its conversation (replies go to it) and is resumed after a restart. */
+export const ACTIVE_STATUSES = [
+  'planning',
+  'awaiting_review',
+  'running',
+  'paused',
+  'stopping',
+] as const satisfies readonly RunStatus[];
+
 /** Terminal run statuses: nothing changes a run after it reaches one. */
-export const TERMINAL_STATUSES: readonly RunStatus[] = ['completed', 'failed', 'cancelled', 'stopped'];
+export const TERMINAL_STATUSES = [
+  'completed',
+  'failed',
+  'cancelled',
+  'stopped',
+] as const satisfies readonly RunStatus[];
+
+/** Whether a run in this status is finished for good. */
+export function isTerminal(status: RunStatus): boolean {
+  return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);
+}
 
 /** Lifecycle of one step within a run. */
 export type StepStatus = 'pending' | 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled';
@@ -93,6 +112,9 @@ export interface Actor {
   name?: string;
   channel: string;
 }
+
+/** How much a person wants to review: every plan, only medium and high risk ones (default), or none. */
+export type ReviewPreference = 'all' | 'risky' | 'none';
 
 /** A person's action on a run. */
 export type DecisionAction = 'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'edit' | 'breakpoint';

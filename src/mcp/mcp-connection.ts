@@ -118,7 +118,7 @@ export class McpConnection {
         // Asking for progress is what makes the server send it, and progress is what extends the timeout.
         onprogress: () => {},
       });
-      return { ok: true, output: toToolOutput(result) };
+      return { ok: true, value: toToolOutput(result) };
     } catch (err) {
       const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs };
       const gone = this.goneReason !== undefined ? { serverGone: this.goneReason } : {};

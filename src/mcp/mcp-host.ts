@@ -120,7 +120,7 @@ export class McpHost implements ToolRunner {
     }
     try {
       const outcome = await conn.call(tool, args, options);
-      return outcome.ok ? { ok: true, output: boundOutput(outcome.output, this.maxOutputBytes) } : outcome;
+      return outcome.ok ? { ok: true, value: boundOutput(outcome.value, this.maxOutputBytes) } : outcome;
     } catch (err) {
       // conn.call translates every SDK failure; this only guards the never-throw promise against bugs.
       return { ok: false, error: stepError('internal', `${name} failed unexpectedly: ${String(err)}`) };

@@ -5,7 +5,6 @@
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
-import type { ReviewPreference } from '../engine/channel.ts';
 import type {
   Conversation,
   PinnedTool,
@@ -14,7 +13,8 @@ import type {
   StoredStepAttempt,
   TokenBudgets,
 } from '../engine/ports.ts';
-import type { Actor, RiskLevel, RunStatus } from '../engine/types.ts';
+import { ACTIVE_STATUSES, type Actor, type ReviewPreference, type RiskLevel, type RunStatus } from '../engine/types.ts';
+import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
 import * as safety from './run-safety.ts';
@@ -22,15 +22,6 @@ import * as steering from './run-steering.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { withStoreErrors } from './store-errors.ts';
-
-/** Statuses of runs that a restart must pick up again. */
-export const UNFINISHED_STATUSES: readonly RunStatus[] = [
-  'planning',
-  'awaiting_review',
-  'running',
-  'paused',
-  'stopping',
-];
 
 type Port<K extends keyof RunStore> = Parameters<RunStore[K]>;
 
@@ -266,7 +257,7 @@ export class PgRunStore implements RunStore {
   async listUnfinishedRuns(): Promise<StoredRun[]> {
     const rows = await withStoreErrors('listUnfinishedRuns', () =>
       this.selectRuns()
-        .where('runs.status', 'in', UNFINISHED_STATUSES)
+        .where('runs.status', 'in', ACTIVE_STATUSES)
         .orderBy('runs.created_at')
         .orderBy('runs.id')
         .execute(),
@@ -300,7 +291,7 @@ export class PgRunStore implements RunStore {
       this.selectRuns()
         .where('runs.channel', '=', conversation.channel)
         .where('runs.conversation_key', '=', conversation.key)
-        .where('runs.status', 'in', steering.ACTIVE_STATUSES)
+        .where('runs.status', 'in', ACTIVE_STATUSES)
         .orderBy('runs.created_at', 'desc')
         .executeTakeFirst(),
     );
@@ -311,8 +302,8 @@ export class PgRunStore implements RunStore {
     return withStoreErrors('setApprovedRisk', () => steering.setApprovedRisk(this.db, runId, risk, at));
   }
 
-  setBreakpoints(runId: string, stepIds: string[], at: Date): Promise<void> {
-    return withStoreErrors('setBreakpoints', () => steering.setBreakpoints(this.db, runId, stepIds, at));
+  setBreakpoints(runId: string, breakpoints: readonly Breakpoint[], at: Date): Promise<void> {
+    return withStoreErrors('setBreakpoints', () => steering.setBreakpoints(this.db, runId, breakpoints, at));
   }
 
   getReviewPreference(actor: Actor): Promise<ReviewPreference | null> {

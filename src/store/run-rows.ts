@@ -3,6 +3,7 @@
  * so values are cast, not re-validated: a plan stored under an older schema must still load for recovery.
  */
 import type { Selectable } from 'kysely';
+import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { StoredRun, StoredStepAttempt } from '../engine/ports.ts';
 import type { RiskLevel, RunStatus, StepError, StepStatus } from '../engine/types.ts';
@@ -28,7 +29,7 @@ export function fromRunRow(row: RunRow): StoredRun {
     amendmentRounds: row.amendment_rounds,
     plan: (row.plan ?? null) as Plan | null,
     approvedRisk: (row.approved_risk ?? null) as RiskLevel | null,
-    breakpoints: Array.isArray(row.breakpoints) ? (row.breakpoints as string[]) : [],
+    breakpoints: Array.isArray(row.breakpoints) ? (row.breakpoints as Breakpoint[]) : [],
     createdAt: row.created_at,
   };
 }

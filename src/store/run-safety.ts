@@ -22,12 +22,10 @@ export async function pinTools(db: Db, runId: string, pins: readonly PinnedTool[
       })),
     )
     .onConflict((oc) =>
-      oc
-        .columns(['run_id', 'tool'])
-        .doUpdateSet((eb) => ({
-          fingerprint: eb.ref('excluded.fingerprint'),
-          definition: eb.ref('excluded.definition'),
-        })),
+      oc.columns(['run_id', 'tool']).doUpdateSet((eb) => ({
+        fingerprint: eb.ref('excluded.fingerprint'),
+        definition: eb.ref('excluded.definition'),
+      })),
     )
     .execute();
 }

@@ -1,23 +1,25 @@
 /** Queries for steering: active runs of a conversation, approved risk, breakpoints, preferences, interventions. */
 import { sql, type Kysely } from 'kysely';
-import type { ReviewPreference } from '../engine/channel.ts';
-import type { Actor, RiskLevel } from '../engine/types.ts';
+import type { Breakpoint } from '../engine/plan/breakpoints.ts';
+import type { Actor, ReviewPreference, RiskLevel } from '../engine/types.ts';
 import { toJsonText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 type Db = Kysely<DatabaseSchema>;
 
-/** Statuses of a run that a reply in its thread still concerns. */
-export const ACTIVE_STATUSES = ['planning', 'awaiting_review', 'running', 'paused', 'stopping'] as const;
-
 export async function setApprovedRisk(db: Db, runId: string, risk: RiskLevel, at: Date): Promise<void> {
   await db.updateTable('runs').set({ approved_risk: risk, updated_at: at }).where('id', '=', runId).execute();
 }
 
-export async function setBreakpoints(db: Db, runId: string, stepIds: string[], at: Date): Promise<void> {
+export async function setBreakpoints(
+  db: Db,
+  runId: string,
+  breakpoints: readonly Breakpoint[],
+  at: Date,
+): Promise<void> {
   await db
     .updateTable('runs')
-    .set({ breakpoints: toJsonText(stepIds), updated_at: at })
+    .set({ breakpoints: toJsonText(breakpoints), updated_at: at })
     .where('id', '=', runId)
     .execute();
 }

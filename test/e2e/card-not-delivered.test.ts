@@ -21,7 +21,7 @@ describe('a plan card the platform refuses', () => {
     const calls: string[] = [];
     const tools: ToolRunner = {
       listTools: () => [createTool('srv.do', { annotations: { readOnlyHint: readOnly } })],
-      callTool: async (name) => (calls.push(name), { ok: true, output: { content: [] } }),
+      callTool: async (name) => (calls.push(name), { ok: true, value: { content: [] } }),
     };
     const plan = JSON.stringify({ summary: 's', needsTools: true, steps: [{ id: 'a', tool: 'srv.do', args: {} }] });
     const llm: LlmClient = {

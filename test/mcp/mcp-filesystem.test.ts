@@ -33,14 +33,14 @@ describe('McpHost with server-filesystem on a temp dir', () => {
     const path = join(dir, 'note.txt');
     const written = await host.callTool('fs.write_file', { path, content: 'first line\nsecond line' }, options());
     expect(written).toMatchObject({ ok: true });
-    expect(written.ok && written.output.isError).toBeFalsy();
+    expect(written.ok && written.value.isError).toBeFalsy();
     expect(await readFile(path, 'utf8')).toBe('first line\nsecond line');
     const read = await host.callTool('fs.read_text_file', { path }, options());
-    expect(read).toMatchObject({ ok: true, output: { content: [{ type: 'text', text: 'first line\nsecond line' }] } });
+    expect(read).toMatchObject({ ok: true, value: { content: [{ type: 'text', text: 'first line\nsecond line' }] } });
   });
 
   it("returns the server's refusal outside its root as an isError output", async () => {
     const outcome = await host.callTool('fs.read_text_file', { path: '/etc/hostname' }, options());
-    expect(outcome).toMatchObject({ ok: true, output: { isError: true } });
+    expect(outcome).toMatchObject({ ok: true, value: { isError: true } });
   });
 });

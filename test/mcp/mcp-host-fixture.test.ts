@@ -40,7 +40,7 @@ describe('McpHost with a paginating fixture server', () => {
   it('calls a tool found on a later page', async () => {
     expect(await host.callTool('paged.tool-2', {}, options())).toEqual({
       ok: true,
-      output: { content: [{ type: 'text', text: 'tool-2' }] },
+      value: { content: [{ type: 'text', text: 'tool-2' }] },
     });
   });
 

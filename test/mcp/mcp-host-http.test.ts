@@ -35,12 +35,12 @@ describe('McpHost over Streamable HTTP with server-everything', () => {
       await host.callTool('everything.echo', { message: 'over http' }, { signal: signal(), timeoutMs: 5000 }),
     ).toEqual({
       ok: true,
-      output: { content: [{ type: 'text', text: 'Echo: over http' }] },
+      value: { content: [{ type: 'text', text: 'Echo: over http' }] },
     });
     expect(await host.callTool('everything.get-sum', { a: 0.5, b: -3 }, { signal: signal(), timeoutMs: 5000 })).toEqual(
       {
         ok: true,
-        output: { content: [{ type: 'text', text: 'The sum of 0.5 and -3 is -2.5.' }] },
+        value: { content: [{ type: 'text', text: 'The sum of 0.5 and -3 is -2.5.' }] },
       },
     );
   });

@@ -75,12 +75,12 @@ describe('McpHost over stdio with server-everything', () => {
     expect(await host.callTool('everything.echo', { message: 'hello' }, { signal: signal(), timeoutMs: 5000 })).toEqual(
       {
         ok: true,
-        output: { content: [{ type: 'text', text: 'Echo: hello' }] },
+        value: { content: [{ type: 'text', text: 'Echo: hello' }] },
       },
     );
     expect(await host.callTool('everything.get-sum', { a: 2, b: 40 }, { signal: signal(), timeoutMs: 5000 })).toEqual({
       ok: true,
-      output: { content: [{ type: 'text', text: 'The sum of 2 and 40 is 42.' }] },
+      value: { content: [{ type: 'text', text: 'The sum of 2 and 40 is 42.' }] },
     });
   });
 
@@ -91,14 +91,14 @@ describe('McpHost over stdio with server-everything', () => {
       { signal: signal(), timeoutMs: 5000 },
     );
     // Vitest types its asymmetric matchers as `any`; `as unknown` keeps that out of the typed expectation.
-    expect(outcome.ok && outcome.output.structuredContent).toMatchObject({
+    expect(outcome.ok && outcome.value.structuredContent).toMatchObject({
       temperature: expect.any(Number) as unknown,
     });
   });
 
   it('returns an isError result as an output for the engine to judge', async () => {
     const outcome = await host.callTool('everything.get-sum', { a: 'two' }, { signal: signal(), timeoutMs: 5000 });
-    expect(outcome).toMatchObject({ ok: true, output: { isError: true } });
+    expect(outcome).toMatchObject({ ok: true, value: { isError: true } });
   });
 
   it('answers unknown_tool for unknown servers, unknown tools, names without a dot and disallowed tools', async () => {
@@ -126,7 +126,7 @@ describe('McpHost over stdio with server-everything', () => {
     const outcome = await host.callTool(LONG_OP, { duration: 1.5, steps: 10 }, { signal: signal(), timeoutMs: 500 });
     expect(outcome).toMatchObject({
       ok: true,
-      output: { content: [{ text: expect.stringMatching(/completed/) as unknown }] },
+      value: { content: [{ text: expect.stringMatching(/completed/) as unknown }] },
     });
     expect(performance.now() - started).toBeGreaterThan(1400);
   });
@@ -200,7 +200,7 @@ describe('McpHost over stdio with server-everything', () => {
 });
 
 function textOf(outcome: ToolCallOutcome): string {
-  const block = outcome.ok ? outcome.output.content[0] : undefined;
+  const block = outcome.ok ? outcome.value.content[0] : undefined;
   if (typeof block !== 'object' || block === null || Array.isArray(block) || typeof block.text !== 'string') {
     throw new Error(`expected a text block, got ${JSON.stringify(outcome)}`);
   }

@@ -37,6 +37,35 @@ describe.each(['postgres', 'pglite'] as const)('migrations on %s', (kind) => {
     expect(await migrateToLatest(store.db)).toEqual([]);
   });
 
+  it('turns breakpoints stored as strings before 0004 into typed breakpoints, in order, and back', async () => {
+    const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
+    expect((await migrator.migrateTo('0003-safety')).error).toBeUndefined();
+    await sql`
+      insert into runs (id, channel, conversation_key, requester_id, request, status, breakpoints)
+      values ('legacy-bp', 'console', 'k', 'ada', 'r', 'paused', '["s2", "before:s3", "s1"]'::jsonb),
+             ('legacy-none', 'console', 'k2', 'ada', 'r', 'running', '[]'::jsonb)
+    `.execute(store.db);
+    expect(await migrateToLatest(store.db)).toContain('0004-typed-breakpoints');
+    const read = async () =>
+      (await sql<{ id: string; breakpoints: unknown }>`select id, breakpoints from runs order by id`.execute(store.db))
+        .rows;
+    expect(await read()).toEqual([
+      {
+        id: 'legacy-bp',
+        breakpoints: [
+          { stepId: 's2', when: 'after' },
+          { stepId: 's3', when: 'before' },
+          { stepId: 's1', when: 'after' },
+        ],
+      },
+      { id: 'legacy-none', breakpoints: [] },
+    ]);
+    expect((await migrator.migrateTo('0003-safety')).error).toBeUndefined();
+    expect((await read())[0]?.breakpoints).toEqual(['s2', 'before:s3', 's1']);
+    await migrateToLatest(store.db);
+    await sql`delete from runs where id in ('legacy-bp', 'legacy-none')`.execute(store.db);
+  });
+
   it('rolls back to nothing and forward again', async () => {
     const migrator = new Migrator({ db: store.db, provider: { getMigrations: async () => migrations } });
     const down = await migrator.migrateTo(NO_MIGRATIONS);

@@ -29,8 +29,12 @@ describe.each(['postgres', 'pglite'] as const)('steering queries on %s', (kind) 
     const run = createNewRun();
     await store.createRun(run);
     await store.setApprovedRisk(run.id, 'medium', new Date());
-    await store.setBreakpoints(run.id, ['s2', 's3'], new Date());
-    expect(await store.getRun(run.id)).toMatchObject({ approvedRisk: 'medium', breakpoints: ['s2', 's3'] });
+    const breakpoints = [
+      { stepId: 's2', when: 'after' as const },
+      { stepId: 's3', when: 'before' as const },
+    ];
+    await store.setBreakpoints(run.id, breakpoints, new Date());
+    expect(await store.getRun(run.id)).toMatchObject({ approvedRisk: 'medium', breakpoints });
   });
 
   it('stores one review preference per person and platform', async () => {

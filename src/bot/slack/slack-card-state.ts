@@ -3,7 +3,7 @@
  * updates, status changes and report that followed. The renderer turns it into Block Kit.
  */
 import type { PlanCard, ProgressUpdate, Report, RunStatusChange } from '../../engine/messages.ts';
-import { TERMINAL_STATUSES, type DecisionAction, type RunStatus, type StepStatus } from '../../engine/types.ts';
+import { isTerminal, type DecisionAction, type RunStatus, type StepStatus } from '../../engine/types.ts';
 
 /** What the card shows about one step. */
 export interface LiveStep {
@@ -63,7 +63,7 @@ export function withNewRevision(previous: LiveCard, card: PlanCard, now: number)
 
 /** Whether the run behind the card has ended, so its buttons are gone and replies are no longer for it. */
 export function isFinished(live: LiveCard): boolean {
-  return TERMINAL_STATUSES.includes(live.status);
+  return isTerminal(live.status);
 }
 
 /** The card after a step started or ended. */
@@ -81,7 +81,7 @@ export function withProgress(live: LiveCard, update: ProgressUpdate, now: number
 /** The card after the run changed status (its valid buttons come with the change). */
 export function withRunStatus(live: LiveCard, change: RunStatusChange, now: number): LiveCard {
   if (isFinished(live)) return live;
-  const ended = TERMINAL_STATUSES.includes(change.status);
+  const ended = isTerminal(change.status);
   const running = change.status === 'running' || change.status === 'paused' || change.status === 'stopping';
   return {
     ...live,

@@ -3,19 +3,22 @@
  * budget first (the store judges, with conditional updates), then corrected to the real usage and recorded.
  */
 import { StewardError } from '../errors.ts';
-import type { LlmClient, LlmRequest, LlmResponse } from '../ports.ts';
-import type { StewardContext } from './steward-context.ts';
+import type { LlmClient, LlmRequest, LlmResponse, RunStore, TokenBudgets } from '../ports.ts';
 import type { Actor } from '../types.ts';
 
 const DEFAULT_OUTPUT_ESTIMATE = 2_000;
 
 /** An `LlmClient` for one run, metered against its budgets. */
-export function meteredLlm(ctx: StewardContext, runId: string, requester: Actor): LlmClient {
+export function meteredLlm(
+  deps: { llm: LlmClient; store: RunStore; clock: () => Date; budgets?: TokenBudgets },
+  runId: string,
+  requester: Actor,
+): LlmClient {
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
-      const { store, clock, settings } = ctx.deps;
+      const { store, clock } = deps;
       // Unlimited still has to fit the integer counters.
-      const budgets = settings.budgets ?? { perRun: 2_000_000_000, perUserPerDay: 2_000_000_000 };
+      const budgets = deps.budgets ?? { perRun: 2_000_000_000, perUserPerDay: 2_000_000_000 };
       const day = clock().toISOString().slice(0, 10);
       const reserved = estimate(request);
       const verdict = await store.reserveTokens(runId, requester, reserved, budgets, day);
@@ -29,7 +32,7 @@ export function meteredLlm(ctx: StewardContext, runId: string, requester: Actor)
       }
       let response: LlmResponse;
       try {
-        response = await ctx.deps.llm.complete(request);
+        response = await deps.llm.complete(request);
       } catch (err) {
         await store.adjustTokens(runId, requester, -reserved, day);
         throw err;

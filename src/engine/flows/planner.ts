@@ -2,39 +2,27 @@
  * The planner: one model call with no tools, whose JSON answer must pass the plan schema and validation.
  * An invalid answer gets at most `maxRepairs` further calls, each told exactly what was wrong.
  */
-import { planJsonSchema, planSchema, type Plan } from '../plan/plan-schema.ts';
-import type { LlmClient, LlmMessage, LlmResponse } from '../ports.ts';
-import { toolRisk } from '../plan/risk.ts';
-import type { Json, ToolInfo } from '../types.ts';
-import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
-
-/** What the planner is asked to do: a new request, or a change to an existing plan. */
-export interface PlanRequest {
-  request: string;
-  tools: readonly ToolInfo[];
-  /** For an amendment: the plan being changed and the person's words; `progress` when the plan is already running. */
-  amend?: { plan: Plan; text: string; progress?: { started: string[]; results: string[] } };
-}
-
-export type PlanOutcome = { ok: true; value: ValidatedPlan } | { ok: false; error: string; calls: number };
-
-const DESCRIPTION_BUDGET = 400;
-/** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
-export const MAX_PLAN_CHARS = 200_000;
+import { planJsonSchema } from '../plan/plan-schema.ts';
+import { checkAnswer, plannerSystemPrompt, plannerUserPrompt, type PlanRequest } from '../plan/planner-prompt.ts';
+import type { ValidatedPlan } from '../plan/validate-plan.ts';
+import type { LlmClient, LlmMessage, LlmResponse, ToolRunner } from '../ports.ts';
+import type { Result } from '../result.ts';
+import type { Actor } from '../types.ts';
+import type { LlmForRun } from './deps.ts';
 
 /** Asks the planner for a plan and validates it, repairing at most `maxRepairs` times. */
 export async function writePlan(
   llm: LlmClient,
   input: PlanRequest,
   options: { maxRepairs: number; onResponse?: (r: LlmResponse) => Promise<void>; signal?: AbortSignal },
-): Promise<PlanOutcome> {
-  const messages: LlmMessage[] = [{ role: 'user', content: userPrompt(input) }];
+): Promise<Result<ValidatedPlan>> {
+  const messages: LlmMessage[] = [{ role: 'user', content: plannerUserPrompt(input) }];
   const schema = { name: 'steward_plan', schema: planJsonSchema() };
   let lastError = '';
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
     const response = await llm.complete({
       role: 'planner',
-      system: systemPrompt(input.tools),
+      system: plannerSystemPrompt(input.tools),
       messages,
       jsonSchema: schema,
       signal: options.signal,
@@ -49,79 +37,31 @@ export async function writePlan(
       content: `That plan was rejected:\n${checked.error}\nReply with the corrected plan as JSON only.`,
     });
   }
-  return { ok: false, error: lastError, calls: options.maxRepairs + 1 };
+  return { ok: false, error: lastError };
 }
 
-/** Parses and validates one planner answer. */
-export function checkAnswer(
-  text: string,
-  tools: readonly ToolInfo[],
-): { ok: true; value: ValidatedPlan } | { ok: false; error: string } {
-  if (text.length > MAX_PLAN_CHARS)
-    return { ok: false, error: `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan` };
-  const json = extractJson(text);
-  if (json === undefined) return { ok: false, error: 'the answer is not a JSON object' };
-  const parsed = planSchema.safeParse(json);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    return { ok: false, error: issues.join('\n') };
-  }
-  if (!parsed.data.needsTools)
-    return { ok: true, value: { plan: { ...parsed.data, steps: [] }, layers: [], stepRisk: {}, risk: 'low' } };
-  const valid = validatePlan(parsed.data, tools);
-  return valid.ok ? valid : { ok: false, error: valid.errors.slice(0, 20).join('\n') };
-}
-
-/** Pulls the JSON object out of an answer, tolerating code fences and chatter around it. */
-export function extractJson(text: string): Json | undefined {
-  const start = text.indexOf('{');
-  const end = text.lastIndexOf('}');
-  if (start < 0 || end <= start) return undefined;
+/** Asks for a plan; a failed call (a budget spent, the model unreachable) comes back as the error. */
+async function planOrError(
+  llm: LlmClient,
+  input: PlanRequest,
+  options: { maxRepairs: number },
+): Promise<Result<ValidatedPlan>> {
   try {
-    return JSON.parse(text.slice(start, end + 1)) as Json;
-  } catch {
-    return undefined;
+    return await writePlan(llm, input, options);
+  } catch (err) {
+    return { ok: false, error: err instanceof Error ? err.message : 'the planner call failed' };
   }
 }
 
-function systemPrompt(tools: readonly ToolInfo[]): string {
-  const catalog = tools
-    .filter((t) => t.policy.allowed)
-    .map((t) => {
-      const desc =
-        t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
-      return `- ${t.name} (risk ${toolRisk(t)}): ${desc}\n  input schema: ${JSON.stringify(t.inputSchema)}`;
-    })
-    .join('\n');
-  return `[steward:planner]
-You are the planner of Steward, a chat bot that runs multi-step work with tools. You cannot call tools.
-You write a plan as JSON; code runs it exactly as written, so every argument must be final.
+/** Writes a plan (or an amended one) for a run, on that run's token budget. */
+export type PlanWriter = (
+  run: { id: string; requester: Actor },
+  request: string,
+  amend?: PlanRequest['amend'],
+) => Promise<Result<ValidatedPlan>>;
 
-Answer with one JSON object: {"summary", "rationale", "needsTools", "answer", "risks", "steps"}.
-- If the request needs no tools, set needsTools false, put the reply in "answer" and leave steps empty.
-- Otherwise each step is {"id", "kind", "tool", "args", "dependsOn", "description", "optional"}:
-  kind "tool" calls "tool" (a name from the list below, exactly as written) with "args" matching its input schema;
-  kind "llm" has args {"prompt": ...} and returns text written by a model with no tools;
-  kind "condition" has "expression", "ifTrue" and "ifFalse" (ids of steps that depend on it).
-- To use an earlier step's output, write the whole argument value as {"$ref": "steps.<id>.output<path>"},
-  e.g. {"$ref": "steps.s1.output.content[0].text"}; tool outputs are MCP results {content: [...], structuredContent}.
-  llm steps output {"text"}. A referenced step must be listed in dependsOn (directly or through other steps).
-- Conditions are "<operand> <op> <operand>" with op one of == != > >= < <= contains; operands are references,
-  quoted strings, numbers, true, false or null.
-- Steps with no dependency between them run in parallel. Mark a step optional if the work can go on without it.
-
-Tools:
-${catalog || '(none are connected)'}`;
-}
-
-function userPrompt(input: PlanRequest): string {
-  if (!input.amend) return `Request:\n${input.request}`;
-  const { plan, text, progress } = input.amend;
-  const base = `Original request:\n${input.request}\n\nCurrent plan:\n${JSON.stringify(plan)}\n\nThe person asks for this change:\n${text}\n\n`;
-  if (!progress) return `${base}Write the complete revised plan.`;
-  return `${base}The plan is already running. These steps have started or finished and must stay exactly as they are (same id, kind, tool, args and dependsOn): ${progress.started.join(', ') || 'none'}.
-Results so far:
-${progress.results.join('\n')}
-
-Write the complete revised plan: keep those steps unchanged and rewrite only the steps not yet run. To add work, add steps at the end.`;
+/** A plan writer over the tools connected at the time of each call. */
+export function createPlanWriter(tools: ToolRunner, llmFor: LlmForRun, maxRepairs: number): PlanWriter {
+  return (run, request, amend) =>
+    planOrError(llmFor(run), { request, tools: tools.listTools(), amend }, { maxRepairs });
 }

@@ -2,19 +2,19 @@
  * Runs one approved plan: feeds events to the pure dispatcher and carries out the effects it asks for,
  * through the ports only. Every step's intent is committed to the store before its call is sent.
  */
-import {
-  dispatchTransition,
-  startDispatch,
-  type DispatchEffect,
-  type DispatchEvent,
-  type DispatchState,
-  type Transition,
-} from '../run/dispatch.ts';
-import type { Step } from '../plan/plan-schema.ts';
-import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunner } from '../ports.ts';
+import type { Plan, Step } from '../plan/plan-schema.ts';
 import { changedDefinition } from '../plan/tool-pins.ts';
-import { cut, outputText } from './report.ts';
-import type { Json, StepError } from '../types.ts';
+import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunner } from '../ports.ts';
+import type { Result } from '../result.ts';
+import { dispatchTransition, startDispatch } from '../run/dispatch.ts';
+import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '../run/dispatch-state.ts';
+import type { StepPolicy } from '../run/step-policies.ts';
+import { cut, outputText } from '../text.ts';
+import type { Json, RiskLevel, StepError } from '../types.ts';
+import type { Log } from './deps.ts';
+
+/** A hold the dispatcher asks a person about: a breakpoint reached, or steps waiting for approval. */
+export type HoldEffect = Extract<DispatchEffect, { type: 'showBreakpoint' | 'requestApproval' }>;
 
 /** What a run driver needs from the world. */
 export interface RunDriverDeps {
@@ -23,9 +23,17 @@ export interface RunDriverDeps {
   store: RunStore;
   notifier: Notifier;
   clock: () => Date;
-  log: (level: 'info' | 'warn' | 'error', message: string) => void;
-  /** The dispatcher is holding steps (a breakpoint ended, or steps wait for approval of their risk). */
-  onHeld: (driver: RunDriver, held: Extract<DispatchEffect, { type: 'held' }>) => void;
+  log: Log;
+  /** The dispatcher holds the run; the flow that owns the run tells the person and waits for them. */
+  onHold: (driver: RunDriver, hold: HoldEffect) => void;
+}
+
+/** The run a driver drives: which run, at which revision, where its messages go, and its approved pins. */
+export interface DrivenRun {
+  runId: string;
+  revision: number;
+  conversation: Conversation;
+  pins: readonly PinnedTool[];
 }
 
 /** Drives one run from its first step to `finished`; `done` resolves with the final dispatch state. */
@@ -36,19 +44,23 @@ export class RunDriver {
   private readonly queues = new Map<string, Promise<void>>();
   private detached = false;
   private resolveDone!: (s: DispatchState) => void;
+  /** Tool definitions as approved; a step whose tool no longer matches is held instead of called. */
+  private readonly pins = new Map<string, PinnedTool>();
+  private revisionNow: number;
+  private readonly conversation: Conversation;
   /** Resolves once the run has finished and everything about it is stored. */
   readonly done: Promise<DispatchState>;
-  /** Tool definitions as approved; a step whose tool no longer matches is held instead of called. */
-  readonly pins = new Map<string, PinnedTool>();
+  readonly runId: string;
 
   constructor(
-    readonly runId: string,
-    /** The plan revision now running; amendments and edits move it forward. */
-    public revision: number,
-    private readonly conversation: Conversation,
+    run: DrivenRun,
     initial: DispatchState,
     private readonly deps: RunDriverDeps,
   ) {
+    this.runId = run.runId;
+    this.revisionNow = run.revision;
+    this.conversation = run.conversation;
+    for (const pin of run.pins) this.pins.set(pin.tool, pin);
     this.state = initial;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
   }
@@ -56,6 +68,36 @@ export class RunDriver {
   /** The current dispatch state (read-only snapshot). */
   get current(): DispatchState {
     return this.state;
+  }
+
+  /** The plan revision now running; amendments and edits move it forward through `revise`. */
+  get revision(): number {
+    return this.revisionNow;
+  }
+
+  /** The definitions this run's tools were approved with. */
+  get pinned(): ReadonlyMap<string, PinnedTool> {
+    return this.pins;
+  }
+
+  /**
+   * Moves the run to a stored revision of the steps not yet run: its new tools' pins first, so no step of the new
+   * plan can start unpinned, then the plan itself; steps listed in `approvalNeeded` wait for a person.
+   */
+  revise(
+    revision: number,
+    pins: readonly PinnedTool[],
+    change: { plan: Plan; policies: Record<string, StepPolicy>; approvalNeeded: string[] },
+  ): void {
+    this.revisionNow = revision;
+    for (const pin of pins) this.pins.set(pin.tool, pin);
+    this.send({ type: 'planRevised', ...change });
+  }
+
+  /** A person approved the held steps: changed tools are pinned as they saw them, and steps up to `risk` may start. */
+  approveHolds(pins: readonly PinnedTool[], risk: RiskLevel, policies: Record<string, StepPolicy>): void {
+    for (const pin of pins) this.pins.set(pin.tool, pin);
+    this.send({ type: 'holdsApproved', risk, policies });
   }
 
   start(): void {
@@ -93,13 +135,14 @@ export class RunDriver {
       case 'abortStep':
         this.inflight.get(key(effect.stepId, effect.attempt))?.abort();
         return;
-      case 'stepChanged':
-        this.persistChange(effect);
+      case 'recordStepEnd':
+        this.recordEnd(effect);
         return;
-      case 'held':
-        this.deps.onHeld(this, effect);
+      case 'showBreakpoint':
+      case 'requestApproval':
+        this.deps.onHold(this, effect);
         return;
-      case 'finished':
+      case 'finishRun':
         // Everything about the steps is stored before the run counts as done.
         void Promise.all(this.queues.values())
           .then(() =>
@@ -135,7 +178,7 @@ export class RunDriver {
       // A dependency's end is stored before this step's start, so the database never shows them out of order.
       await Promise.all(step.dependsOn.map((d) => this.queues.get(d)));
       await this.enqueue(step.id, () =>
-        store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revision, args, at }),
+        store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revisionNow, args, at }),
       );
     } catch (err) {
       this.finishStep(step.id, attempt, {
@@ -165,14 +208,14 @@ export class RunDriver {
     args: Json,
     timeoutMs: number,
     signal: AbortSignal,
-  ): Promise<{ ok: true; output: Json } | { ok: false; error: StepError }> {
+  ): Promise<Result<Json, StepError>> {
     if (step.kind === 'tool') {
       const result = await this.deps.tools.callTool(step.tool, args as Record<string, Json>, { signal, timeoutMs });
       if (!result.ok) return result;
-      const output = result.output as unknown as Json;
-      if (result.output.isError)
+      const output = result.value as unknown as Json;
+      if (result.value.isError)
         return { ok: false, error: { code: 'tool_error', message: cut(outputText(output), 500), retryable: false } };
-      return { ok: true, output };
+      return { ok: true, value: output };
     }
     const prompt =
       typeof (args as { prompt?: Json }).prompt === 'string'
@@ -185,7 +228,7 @@ export class RunDriver {
         messages: [{ role: 'user', content: prompt }],
         signal: AbortSignal.any([signal, AbortSignal.timeout(timeoutMs)]),
       });
-      return { ok: true, output: { text: response.text } };
+      return { ok: true, value: { text: response.text } };
     } catch (err) {
       if (signal.aborted)
         return {
@@ -196,20 +239,16 @@ export class RunDriver {
     }
   }
 
-  private finishStep(
-    stepId: string,
-    attempt: number,
-    outcome: { ok: true; output: Json } | { ok: false; error: StepError },
-  ): void {
+  private finishStep(stepId: string, attempt: number, outcome: Result<Json, StepError>): void {
     this.inflight.delete(key(stepId, attempt));
     this.send(
       outcome.ok
-        ? { type: 'stepSucceeded', stepId, attempt, output: outcome.output }
+        ? { type: 'stepSucceeded', stepId, attempt, output: outcome.value }
         : { type: 'stepFailed', stepId, attempt, error: outcome.error },
     );
   }
 
-  private persistChange(e: Extract<DispatchEffect, { type: 'stepChanged' }>): void {
+  private recordEnd(e: Extract<DispatchEffect, { type: 'recordStepEnd' }>): void {
     const { store, clock } = this.deps;
     const at = clock();
     const started = this.startedAt.get(key(e.stepId, e.attempt));
@@ -222,7 +261,7 @@ export class RunDriver {
           runId,
           stepId: e.stepId,
           attempt: e.attempt,
-          revision: this.revision,
+          revision: this.revisionNow,
           args: null,
           at,
         });

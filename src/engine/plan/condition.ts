@@ -3,7 +3,8 @@
  * Operands: a reference (`steps.s1.output.structuredContent.count`), a quoted string, a number, true, false, null.
  * A hand-written scanner, never `eval` or `Function`; one pass over the text, so cost is linear in its length.
  */
-import { parseReference, readPath, type ParseResult, type Reference } from './refs.ts';
+import type { Result } from '../result.ts';
+import { parseReference, readPath, type Reference } from './refs.ts';
 import type { Json } from '../types.ts';
 
 export const CONDITION_OPERATORS = ['==', '!=', '>=', '<=', '>', '<', 'contains'] as const;
@@ -21,7 +22,7 @@ export interface Condition {
 const MAX_LENGTH = 2000;
 
 /** Parses a condition expression, or says precisely what is wrong with it. */
-export function parseCondition(text: string): ParseResult<Condition> {
+export function parseCondition(text: string): Result<Condition> {
   if (typeof text !== 'string') return { ok: false, error: 'condition must be a string' };
   if (text.length > MAX_LENGTH) return { ok: false, error: `condition longer than ${MAX_LENGTH} characters` };
   const tokens: string[] = [];
@@ -67,7 +68,7 @@ export function parseCondition(text: string): ParseResult<Condition> {
   return { ok: true, value: { left: left.value, op: o as ConditionOperator, right: right.value } };
 }
 
-function parseOperand(token: string): ParseResult<Operand> {
+function parseOperand(token: string): Result<Operand> {
   if (token.startsWith('"') || token.startsWith("'")) {
     const body = token.slice(1, -1).replace(/\\(.)/g, '$1');
     return { ok: true, value: { literal: body } };
@@ -88,7 +89,7 @@ export function conditionRefs(c: Condition): string[] {
 }
 
 /** Evaluates a parsed condition against finished steps' outputs. */
-export function evaluateCondition(c: Condition, outputs: ReadonlyMap<string, Json>): ParseResult<boolean> {
+export function evaluateCondition(c: Condition, outputs: ReadonlyMap<string, Json>): Result<boolean> {
   const left = operandValue(c.left, outputs);
   if (!left.ok) return left;
   const right = operandValue(c.right, outputs);
@@ -96,7 +97,7 @@ export function evaluateCondition(c: Condition, outputs: ReadonlyMap<string, Jso
   return { ok: true, value: compare(left.value, c.op, right.value) };
 }
 
-function operandValue(o: Operand, outputs: ReadonlyMap<string, Json>): ParseResult<Json> {
+function operandValue(o: Operand, outputs: ReadonlyMap<string, Json>): Result<Json> {
   if ('literal' in o) return { ok: true, value: o.literal };
   const got = readPath(outputs.get(o.ref.stepId), o.ref.path);
   return got.ok ? got : { ok: false, error: `${o.text}: ${got.error}` };

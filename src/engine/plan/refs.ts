@@ -3,6 +3,7 @@
  * Syntax: `steps.<id>.output` followed by any number of `.key`, `[index]` or `["key"]` segments.
  * Parsing is a single left-to-right scan with no backtracking, so hostile input costs linear time.
  */
+import type { Result } from '../result.ts';
 import type { Json } from '../types.ts';
 
 /** A parsed reference: the step it reads and the path into that step's output. */
@@ -11,13 +12,11 @@ export interface Reference {
   path: (string | number)[];
 }
 
-export type ParseResult<T> = { ok: true; value: T } | { ok: false; error: string };
-
 const MAX_REF_LENGTH = 1000;
 const IDENT = /[A-Za-z0-9_-]/;
 
 /** Parses `steps.<id>.output...`; returns a readable error for anything else. */
-export function parseReference(text: string): ParseResult<Reference> {
+export function parseReference(text: string): Result<Reference> {
   if (text.length > MAX_REF_LENGTH) return { ok: false, error: `reference longer than ${MAX_REF_LENGTH} characters` };
   const head = /^steps\.([A-Za-z][A-Za-z0-9_-]*)\.output/.exec(text);
   if (!head) return { ok: false, error: `"${short(text)}" is not a reference; write steps.<id>.output...` };
@@ -76,7 +75,7 @@ export function collectRefs(value: unknown, at = ''): { at: string; text: string
 }
 
 /** Follows a path into a value; own properties only, so `__proto__` and friends read nothing. */
-export function readPath(root: Json | undefined, path: readonly (string | number)[]): ParseResult<Json> {
+export function readPath(root: Json | undefined, path: readonly (string | number)[]): Result<Json> {
   let cur: Json | undefined = root;
   for (const seg of path) {
     if (cur === null || cur === undefined || typeof cur !== 'object') return { ok: false, error: `nothing at ${seg}` };
@@ -93,7 +92,7 @@ export function readPath(root: Json | undefined, path: readonly (string | number
 }
 
 /** Replaces every `$ref` in `value` by what it points to in `outputs`; fails on the first that cannot be read. */
-export function resolveRefs(value: Json, outputs: ReadonlyMap<string, Json>): ParseResult<Json> {
+export function resolveRefs(value: Json, outputs: ReadonlyMap<string, Json>): Result<Json> {
   if (isRefObject(value)) {
     const ref = parseReference(value.$ref);
     if (!ref.ok) return ref;

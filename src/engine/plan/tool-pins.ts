@@ -4,7 +4,7 @@
  */
 import type { Plan } from './plan-schema.ts';
 import type { PinnedTool } from '../ports.ts';
-import { cut } from '../flows/report.ts';
+import { cut } from '../text.ts';
 import type { Json, ToolInfo } from '../types.ts';
 
 /** Pins for the plan's tools that are not pinned yet, from the definitions on offer now. */

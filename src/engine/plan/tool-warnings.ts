@@ -4,6 +4,7 @@
  * never a decision: a flagged tool still needs the normal review.
  */
 import type { ToolInfo } from '../types.ts';
+import type { Plan } from './plan-schema.ts';
 
 const PATTERNS: [RegExp, string][] = [
   [
@@ -35,4 +36,10 @@ export function toolWarnings(tool: Pick<ToolInfo, 'name' | 'description'>): stri
   if (HIDDEN.test(d)) found.push('contains invisible characters');
   if (tool.description.length > LONG) found.push(`is unusually long (${tool.description.length} characters)`);
   return found.map((why) => `The description of ${tool.name} ${why}.`);
+}
+
+/** Warnings about the tools a plan uses, for its card. */
+export function planWarnings(plan: Plan, tools: readonly ToolInfo[]): string[] {
+  const used = new Set(plan.steps.flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])));
+  return tools.filter((t) => used.has(t.name)).flatMap((t) => toolWarnings(t));
 }

@@ -6,6 +6,7 @@ import { conditionRefs, parseCondition } from './condition.ts';
 import type { Plan, Step } from './plan-schema.ts';
 import { collectRefs, parseReference } from './refs.ts';
 import { maxRisk, toolRisk } from './risk.ts';
+import type { Result } from '../result.ts';
 import { checkToolArgs } from './tool-args-schema.ts';
 import type { RiskLevel, ToolInfo } from '../types.ts';
 
@@ -18,7 +19,8 @@ export interface ValidatedPlan {
   risk: RiskLevel;
 }
 
-export type ValidationResult = { ok: true; value: ValidatedPlan } | { ok: false; errors: string[] };
+/** A validated plan, or every problem found, each naming its step. */
+export type ValidationResult = Result<ValidatedPlan, string[]>;
 
 /** Validates a plan against the tools on offer; every problem found is listed, each naming its step. */
 export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): ValidationResult {
@@ -55,7 +57,7 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
   const upstream = layers ? upstreamSets(plan.steps, byId) : null;
   for (const step of plan.steps) checkReferences(step, byId, upstream, errors);
 
-  if (errors.length > 0) return { ok: false, errors };
+  if (errors.length > 0) return { ok: false, error: errors };
   return { ok: true, value: { plan, layers: layers ?? [], stepRisk, risk: maxRisk(Object.values(stepRisk)) } };
 }
 

@@ -2,15 +2,14 @@
  * Scheduling rules of the dispatcher (pure): which ready steps start, which are skipped, how failures are
  * handled, and when the run is over. Used only by `dispatch.ts`.
  */
+import { hasBreakpoint } from '../plan/breakpoints.ts';
 import { evaluateCondition, parseCondition } from '../plan/condition.ts';
-import type { DispatchEffect, DispatchState, StepRuntime, Transition } from './dispatch.ts';
 import type { Plan, Step } from '../plan/plan-schema.ts';
 import { collectRefs, resolveRefs } from '../plan/refs.ts';
 import { riskAbove } from '../plan/risk.ts';
 import type { Json, StepError } from '../types.ts';
-
-/** Timeout of steps with no tool policy (llm steps), and the fallback for any step. */
-export const DEFAULT_STEP_TIMEOUT_MS = 120_000;
+import type { DispatchEffect, DispatchState, StepRuntime, Transition } from './dispatch-state.ts';
+import { DEFAULT_STEP_TIMEOUT_MS } from './step-policies.ts';
 
 /** Applies the failure policy: cancel, retry (idempotent only), skip (optional) or halt. */
 export function failStep(state: DispatchState, stepId: string, error: StepError, effects: DispatchEffect[]): void {
@@ -20,7 +19,7 @@ export function failStep(state: DispatchState, stepId: string, error: StepError,
   if (error.code === 'cancelled' || state.phase === 'stopping') {
     state.steps[stepId] = { ...rt, status: 'cancelled', error };
     effects.push({
-      type: 'stepChanged',
+      type: 'recordStepEnd',
       stepId,
       attempt: rt.attempt,
       status: 'cancelled',
@@ -36,7 +35,7 @@ export function failStep(state: DispatchState, stepId: string, error: StepError,
     (state.phase === 'running' || state.phase === 'paused')
   ) {
     effects.push({
-      type: 'stepChanged',
+      type: 'recordStepEnd',
       stepId,
       attempt: rt.attempt,
       status: 'failed',
@@ -47,7 +46,7 @@ export function failStep(state: DispatchState, stepId: string, error: StepError,
     return;
   }
   state.steps[stepId] = { ...rt, status: 'failed', error };
-  effects.push({ type: 'stepChanged', stepId, attempt: rt.attempt, status: 'failed', detail: error.message, error });
+  effects.push({ type: 'recordStepEnd', stepId, attempt: rt.attempt, status: 'failed', detail: error.message, error });
   if (!step.optional && state.phase !== 'halting') {
     state.phase = 'halting';
     state.haltedBy = stepId;
@@ -65,7 +64,13 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
       const blocker = blockedBy(state, step);
       if (blocker) {
         state.steps[step.id] = { ...rt, status: 'skipped', note: blocker };
-        effects.push({ type: 'stepChanged', stepId: step.id, attempt: rt.attempt, status: 'skipped', detail: blocker });
+        effects.push({
+          type: 'recordStepEnd',
+          stepId: step.id,
+          attempt: rt.attempt,
+          status: 'skipped',
+          detail: blocker,
+        });
         changed = true;
         continue;
       }
@@ -120,13 +125,12 @@ function needsConfirmation(state: DispatchState, step: Step, args: Json): boolea
   return true;
 }
 
-/** A `before:` breakpoint pauses the run as its step is about to start; resuming starts it. */
+/** A `before` breakpoint pauses the run as its step is about to start; it is used up, so resuming starts the step. */
 function holdBefore(state: DispatchState, step: Step, effects: DispatchEffect[]): boolean {
-  const entry = `before:${step.id}`;
-  if (!state.breakpoints.includes(entry)) return false;
-  state.breakpoints = state.breakpoints.filter((b) => b !== entry);
+  if (!hasBreakpoint(state.breakpoints, step.id, 'before')) return false;
+  state.breakpoints = state.breakpoints.filter((b) => !(b.stepId === step.id && b.when === 'before'));
   Object.assign(state, { phase: 'paused', pausedBy: 'breakpoint', heldAt: step.id });
-  effects.push({ type: 'held', reason: 'breakpoint', stepIds: [step.id], before: true });
+  effects.push({ type: 'showBreakpoint', stepId: step.id, when: 'before' });
   return true;
 }
 
@@ -134,7 +138,7 @@ function announceApprovals(state: DispatchState, effects: DispatchEffect[]): voi
   const fresh = state.holds.filter((h) => !state.announced.includes(h.stepId));
   if (fresh.length === 0) return;
   state.announced.push(...fresh.map((h) => h.stepId));
-  effects.push({ type: 'held', reason: 'approval', stepIds: fresh.map((h) => h.stepId), holds: fresh });
+  effects.push({ type: 'requestApproval', holds: fresh });
 }
 
 function evaluate(state: DispatchState, step: Extract<Step, { kind: 'condition' }>, effects: DispatchEffect[]): void {
@@ -149,7 +153,7 @@ function evaluate(state: DispatchState, step: Extract<Step, { kind: 'condition' 
   const output: Json = { value: result.value };
   state.steps[step.id] = { status: 'succeeded', attempt, output };
   effects.push({
-    type: 'stepChanged',
+    type: 'recordStepEnd',
     stepId: step.id,
     attempt,
     status: 'succeeded',
@@ -191,7 +195,7 @@ function finishIfDone(state: DispatchState, effects: DispatchEffect[]): void {
   state.phase = 'done';
   state.outcome = outcome;
   for (const rt of Object.values(state.steps)) if (rt.status === 'pending') rt.note = 'never ran';
-  effects.push({ type: 'finished', outcome });
+  effects.push({ type: 'finishRun', outcome });
 }
 
 function runningCount(state: DispatchState): number {

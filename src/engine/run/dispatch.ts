@@ -3,127 +3,11 @@
  * A step starts as soon as all it depends on has ended (not when its layer ends), within `maxParallel`.
  * Pause, breakpoints, amendments and approvals only ever stop new steps from starting; Stop also aborts.
  */
+import { hasBreakpoint, setAfter, withoutSteps } from '../plan/breakpoints.ts';
+import type { Plan } from '../plan/plan-schema.ts';
 import { clone, failStep, schedule } from './dispatch-schedule.ts';
-import type { Plan, Step } from '../plan/plan-schema.ts';
-import type { Json, RiskLevel, StepError, StepStatus } from '../types.ts';
-
-export { outputsOf } from './dispatch-schedule.ts';
-
-/** Per-step facts the dispatcher needs from the tool catalog. */
-export interface StepPolicy {
-  idempotent: boolean;
-  timeoutMs: number;
-  risk: RiskLevel;
-  /** Arguments filled from earlier outputs need the person's confirmation (destructive, open-world or sensitive tools). */
-  guardRefs: boolean;
-  /** Top-level argument fields exempt from that confirmation. */
-  trustedRefFields: string[];
-}
-
-/** Why a ready step waits for a person: riskier than approved, unseen arguments, or a changed tool definition. */
-export interface Hold {
-  stepId: string;
-  why: 'risk' | 'confirm' | 'changed' | 'amended';
-  /** For `confirm`: the arguments as they would be sent. */
-  args?: Json;
-}
-
-/** Runtime of one step. */
-export interface StepRuntime {
-  status: StepStatus;
-  attempt: number;
-  output?: Json;
-  error?: StepError;
-  /** Why a step was skipped or never ran, in words. */
-  note?: string;
-}
-
-/** The dispatcher's state for one run. `phase` `done` is final. */
-export interface DispatchState {
-  phase: 'running' | 'paused' | 'stopping' | 'halting' | 'done';
-  /** Why the run is paused: a person's Pause, or a breakpoint (then `heldAt` names the step). */
-  pausedBy: 'user' | 'breakpoint' | null;
-  heldAt: string | null;
-  /** True while the planner rewrites the steps not yet run: nothing new starts. */
-  amending: boolean;
-  /** The highest risk a person approved (or auto-approval allowed); riskier steps wait. */
-  approvedRisk: RiskLevel;
-  /** Steps waiting for a person, those the person was already told about, and those whose arguments they confirmed. */
-  holds: Hold[];
-  announced: string[];
-  confirmed: string[];
-  /** `<id>` holds the run after that step ends; `before:<id>` holds it before that step starts. */
-  breakpoints: string[];
-  outcome: 'completed' | 'failed' | 'stopped' | null;
-  plan: Plan;
-  policies: Record<string, StepPolicy>;
-  steps: Record<string, StepRuntime>;
-  maxParallel: number;
-  maxAttempts: number;
-  /** The step whose failure halted the run. */
-  haltedBy: string | null;
-}
-
-export type DispatchEvent =
-  | { type: 'stepSucceeded'; stepId: string; attempt: number; output: Json }
-  | { type: 'stepFailed'; stepId: string; attempt: number; error: StepError }
-  | { type: 'pauseRequested' }
-  | { type: 'resumeRequested' }
-  | { type: 'stopRequested' }
-  | { type: 'breakpointsSet'; stepIds: string[]; on: boolean }
-  | { type: 'amendStarted' }
-  | { type: 'amendEnded' }
-  | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy>; approvalNeeded?: string[] }
-  | { type: 'holdsApproved'; risk: RiskLevel; policies?: Record<string, StepPolicy> }
-  | { type: 'definitionChanged'; stepId: string; attempt: number };
-
-export type DispatchEffect =
-  | { type: 'startStep'; step: Step; attempt: number; args: Json; timeoutMs: number }
-  | { type: 'abortStep'; stepId: string; attempt: number }
-  | {
-      type: 'stepChanged';
-      stepId: string;
-      attempt: number;
-      status: StepStatus;
-      detail: string;
-      output?: Json;
-      error?: StepError;
-    }
-  | { type: 'held'; reason: 'breakpoint' | 'approval'; stepIds: string[]; holds?: Hold[]; before?: boolean }
-  | { type: 'finished'; outcome: 'completed' | 'failed' | 'stopped' };
-
-export interface Transition {
-  state: DispatchState;
-  effects: DispatchEffect[];
-}
-
-/** A fresh dispatch state for an approved plan; feed it to `startDispatch`. */
-export function createDispatchState(
-  plan: Plan,
-  policies: Record<string, StepPolicy>,
-  options: { maxParallel: number; maxAttempts: number; approvedRisk?: RiskLevel; breakpoints?: string[] },
-): DispatchState {
-  const steps: Record<string, StepRuntime> = {};
-  for (const s of plan.steps) steps[s.id] = { status: 'pending', attempt: 0 };
-  return {
-    phase: 'running',
-    pausedBy: null,
-    heldAt: null,
-    amending: false,
-    approvedRisk: options.approvedRisk ?? 'high',
-    holds: [],
-    announced: [],
-    confirmed: [],
-    breakpoints: options.breakpoints ?? [],
-    outcome: null,
-    plan,
-    policies,
-    steps,
-    haltedBy: null,
-    maxParallel: options.maxParallel,
-    maxAttempts: options.maxAttempts,
-  };
-}
+import type { DispatchEffect, DispatchEvent, DispatchState, Hold, StepRuntime, Transition } from './dispatch-state.ts';
+import type { StepPolicy } from './step-policies.ts';
 
 /** Starts (or, after a restart, continues) dispatching. */
 export function startDispatch(state: DispatchState): Transition {
@@ -150,10 +34,9 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       }
       return schedule(state, effects);
     case 'breakpointsSet': {
-      // Clearing a step drops both kinds of breakpoint on it; setting one holds after the step ends.
-      const others = state.breakpoints.filter((b) => !event.stepIds.includes(breakpointStep(b)));
+      // Only steps not yet started take a breakpoint; clearing drops any kind.
       const settable = event.stepIds.filter((id) => state.steps[id]?.status === 'pending');
-      state.breakpoints = event.on ? [...others, ...settable] : others;
+      state.breakpoints = setAfter(withoutSteps(state.breakpoints, event.stepIds), settable, event.on);
       return { state, effects };
     }
     case 'amendStarted':
@@ -188,16 +71,16 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
       state.steps[event.stepId] = { status: 'succeeded', attempt: rt.attempt, output: event.output };
       effects.push({
-        type: 'stepChanged',
+        type: 'recordStepEnd',
         stepId: event.stepId,
         attempt: rt.attempt,
         status: 'succeeded',
         detail: 'done',
         output: event.output,
       });
-      if (state.breakpoints.includes(event.stepId) && state.phase === 'running') {
+      if (hasBreakpoint(state.breakpoints, event.stepId, 'after') && state.phase === 'running') {
         Object.assign(state, { phase: 'paused', pausedBy: 'breakpoint', heldAt: event.stepId });
-        effects.push({ type: 'held', reason: 'breakpoint', stepIds: [event.stepId] });
+        effects.push({ type: 'showBreakpoint', stepId: event.stepId, when: 'after' });
       }
       return schedule(state, effects);
     }
@@ -238,11 +121,6 @@ function revise(
     holds,
     announced: [],
     confirmed: state.confirmed.filter((id) => plan.steps.some((s) => s.id === id && unchanged(s))),
-    breakpoints: state.breakpoints.filter((b) => steps[breakpointStep(b)]?.status === 'pending'),
+    breakpoints: state.breakpoints.filter((b) => steps[b.stepId]?.status === 'pending'),
   };
-}
-
-/** The step a breakpoint entry names (`s2` or `before:s2`). */
-export function breakpointStep(entry: string): string {
-  return entry.startsWith('before:') ? entry.slice('before:'.length) : entry;
 }

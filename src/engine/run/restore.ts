@@ -2,7 +2,10 @@
  * Rebuilds a run's dispatch state from its stored step attempts after a restart.
  * A step that was in flight is run again only if its tool is idempotent; otherwise the run waits for a person.
  */
-import { createDispatchState, type DispatchState, type StepPolicy } from './dispatch.ts';
+import type { Breakpoint } from '../plan/breakpoints.ts';
+import { latestAttempts } from './attempts.ts';
+import { createDispatchState, type DispatchState } from './dispatch-state.ts';
+import type { StepPolicy } from './step-policies.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import type { StoredStepAttempt } from '../ports.ts';
 import type { RiskLevel, RunStatus } from '../types.ts';
@@ -21,14 +24,10 @@ export function restoreDispatch(
   policies: Record<string, StepPolicy>,
   attempts: readonly StoredStepAttempt[],
   status: RunStatus,
-  options: { maxParallel: number; maxAttempts: number; approvedRisk: RiskLevel; breakpoints: string[] },
+  options: { maxParallel: number; maxAttempts: number; approvedRisk: RiskLevel; breakpoints: Breakpoint[] },
 ): Restored {
   const state = createDispatchState(plan, policies, options);
-  const latest = new Map<string, StoredStepAttempt>();
-  for (const a of attempts) {
-    const seen = latest.get(a.stepId);
-    if (!seen || a.attempt >= seen.attempt) latest.set(a.stepId, a);
-  }
+  const latest = latestAttempts(attempts);
   const interrupted: string[] = [];
   const retried: string[] = [];
   for (const step of plan.steps) {

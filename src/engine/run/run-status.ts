@@ -1,14 +1,14 @@
 /** A status answer built from the database alone: no model call. */
 import type { Plan } from '../plan/plan-schema.ts';
 import type { StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from '../ports.ts';
-import { cut, outputText } from '../flows/report.ts';
+import { cut, outputText } from '../text.ts';
+import { latestAttempts } from './attempts.ts';
 import type { RunStatus } from '../types.ts';
 
 /** Which step the run is on, what each finished step returned in short, and what is left. */
 export function describeRun(status: RunStatus, plan: Plan | null, attempts: readonly StoredStepAttempt[]): string {
   if (!plan) return `This request is ${status.replace('_', ' ')}; there is no plan yet.`;
-  const latest = new Map<string, StoredStepAttempt>();
-  for (const a of attempts) if ((latest.get(a.stepId)?.attempt ?? -1) <= a.attempt) latest.set(a.stepId, a);
+  const latest = latestAttempts(attempts);
   const ended = plan.steps.filter((s) =>
     ['succeeded', 'failed', 'skipped', 'cancelled'].includes(latest.get(s.id)?.status ?? ''),
   );
@@ -42,4 +42,25 @@ export function describeHistory(
   ].sort((a, b) => a.at.getTime() - b.at.getTime());
   for (const e of entries) lines.push(`${e.at.toISOString()}  ${e.text}`);
   return lines.join('\n');
+}
+
+/** A run status in words, for sentences like "That plan is …". */
+export function describeStatus(status: RunStatus): string {
+  const words: Record<RunStatus, string> = {
+    planning: 'being planned',
+    awaiting_review: 'waiting for review',
+    running: 'running',
+    paused: 'paused',
+    stopping: 'stopping',
+    completed: 'finished',
+    failed: 'failed',
+    cancelled: 'cancelled',
+    stopped: 'stopped',
+  };
+  return words[status];
+}
+
+/** A wait in words: seconds under a minute, else minutes. */
+export function formatDuration(ms: number): string {
+  return ms < 60_000 ? `${Math.max(1, Math.round(ms / 1000))} s` : `${Math.round(ms / 60_000)} min`;
 }

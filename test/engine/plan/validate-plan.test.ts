@@ -15,7 +15,7 @@ const tools = [
 
 function errors(steps: unknown[]): string[] {
   const r = validatePlan(createPlan(steps), tools);
-  return r.ok ? [] : r.errors;
+  return r.ok ? [] : r.error;
 }
 
 describe('plan validation', () => {
@@ -142,7 +142,7 @@ describe('plan validation', () => {
             const target = Number(deps[withEdge]![0]!.slice(1));
             steps[target]!.dependsOn = [...steps[target]!.dependsOn, `s${withEdge}`];
             const bad = validatePlan(createPlan(steps), tools);
-            expect(!bad.ok && bad.errors.some((e) => e.includes('cycle'))).toBe(true);
+            expect(!bad.ok && bad.error.some((e) => e.includes('cycle'))).toBe(true);
           }
         },
       ),
@@ -165,7 +165,7 @@ describe('plan validation', () => {
 
 describe('plan size bounds', () => {
   it('a planner answer over 200,000 characters or 100 steps is refused with the reason', async () => {
-    const { checkAnswer } = await import('../../../src/engine/flows/planner.ts');
+    const { checkAnswer } = await import('../../../src/engine/plan/planner-prompt.ts');
     const huge = JSON.stringify({ summary: 'x'.repeat(200_001), needsTools: false, answer: 'a' });
     expect(checkAnswer(huge, tools)).toEqual({
       ok: false,

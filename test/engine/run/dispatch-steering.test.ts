@@ -1,18 +1,18 @@
 import { describe, expect, it } from 'vitest';
+import { dispatchTransition, startDispatch } from '../../../src/engine/run/dispatch.ts';
 import {
   createDispatchState,
-  dispatchTransition,
-  startDispatch,
   type DispatchEffect,
   type DispatchState,
-} from '../../../src/engine/run/dispatch.ts';
+} from '../../../src/engine/run/dispatch-state.ts';
+import type { Breakpoint } from '../../../src/engine/plan/breakpoints.ts';
 import type { RiskLevel } from '../../../src/engine/types.ts';
 import { checkRevision } from '../../../src/engine/plan/revise.ts';
 import { createPlan } from '../fixtures.ts';
 
 function setup(
   steps: unknown[],
-  opts: { approvedRisk?: RiskLevel; risk?: Record<string, RiskLevel>; breakpoints?: string[] } = {},
+  opts: { approvedRisk?: RiskLevel; risk?: Record<string, RiskLevel>; breakpoints?: Breakpoint[] } = {},
 ) {
   const plan = createPlan(steps);
   const policies = Object.fromEntries(
@@ -52,9 +52,9 @@ const chain = [
 
 describe('dispatcher steering', () => {
   it('a breakpoint holds everything after its step and reports the step', () => {
-    let t = setup(chain, { breakpoints: ['a'] });
+    let t = setup(chain, { breakpoints: [{ stepId: 'a', when: 'after' }] });
     t = ok(t.state, 'a', { v: 1 });
-    expect(t.effects).toContainEqual({ type: 'held', reason: 'breakpoint', stepIds: ['a'] });
+    expect(t.effects).toContainEqual({ type: 'showBreakpoint', stepId: 'a', when: 'after' });
     expect(started(t.effects)).toEqual([]);
     expect(t.state).toMatchObject({ phase: 'paused', pausedBy: 'breakpoint', heldAt: 'a' });
     t = dispatchTransition(t.state, { type: 'resumeRequested' });
@@ -62,10 +62,10 @@ describe('dispatcher steering', () => {
   });
 
   it('a before-breakpoint holds the run as its step is about to start; resume starts it', () => {
-    let t = setup(chain, { breakpoints: ['before:b'] });
+    let t = setup(chain, { breakpoints: [{ stepId: 'b', when: 'before' }] });
     t = ok(t.state, 'a');
     expect(started(t.effects)).toEqual([]);
-    expect(t.effects).toContainEqual({ type: 'held', reason: 'breakpoint', stepIds: ['b'], before: true });
+    expect(t.effects).toContainEqual({ type: 'showBreakpoint', stepId: 'b', when: 'before' });
     t = dispatchTransition(t.state, { type: 'resumeRequested' });
     expect(started(t.effects)).toEqual(['b']);
   });
@@ -73,7 +73,7 @@ describe('dispatcher steering', () => {
   it('breakpoints can be set only on steps not yet started', () => {
     let t = setup(chain);
     t = dispatchTransition(t.state, { type: 'breakpointsSet', stepIds: ['a', 'b'], on: true });
-    expect(t.state.breakpoints).toEqual(['b']);
+    expect(t.state.breakpoints).toEqual([{ stepId: 'b', when: 'after' }]);
     t = dispatchTransition(t.state, { type: 'breakpointsSet', stepIds: ['b'], on: false });
     expect(t.state.breakpoints).toEqual([]);
   });
@@ -121,15 +121,10 @@ describe('dispatcher steering', () => {
       { approvedRisk: 'low', risk: { write: 'high' } },
     );
     expect(started(t.effects)).toEqual(['read']);
-    expect(t.effects).toContainEqual({
-      type: 'held',
-      reason: 'approval',
-      stepIds: ['write'],
-      holds: [{ stepId: 'write', why: 'risk' }],
-    });
+    expect(t.effects).toContainEqual({ type: 'requestApproval', holds: [{ stepId: 'write', why: 'risk' }] });
     t = ok(t.state, 'read');
-    expect(t.effects.some((e) => e.type === 'finished')).toBe(false);
-    expect(t.effects.some((e) => e.type === 'held')).toBe(false);
+    expect(t.effects.some((e) => e.type === 'finishRun')).toBe(false);
+    expect(t.effects.some((e) => e.type === 'showBreakpoint' || e.type === 'requestApproval')).toBe(false);
     t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
     expect(started(t.effects)).toEqual(['write']);
   });
@@ -175,9 +170,7 @@ describe('dispatcher data-flow and amendment holds', () => {
     t = ok(t.state, 'read', { addr: 'mallory@evil.example' });
     expect(started(t.effects)).toEqual([]);
     expect(t.effects).toContainEqual({
-      type: 'held',
-      reason: 'approval',
-      stepIds: ['send'],
+      type: 'requestApproval',
       holds: [{ stepId: 'send', why: 'confirm', args: { to: 'mallory@evil.example', body: 'hi' } }],
     });
     t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });

@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
+import { dispatchTransition, startDispatch } from '../../../src/engine/run/dispatch.ts';
 import {
   createDispatchState,
-  dispatchTransition,
-  startDispatch,
   type DispatchEffect,
   type DispatchState,
-} from '../../../src/engine/run/dispatch.ts';
+} from '../../../src/engine/run/dispatch-state.ts';
 import { createPlan } from '../fixtures.ts';
 
 const policy = { idempotent: false, timeoutMs: 1000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] };
@@ -50,7 +49,7 @@ describe('dispatcher', () => {
     t = ok(t.state, 'c');
     expect(started(t.effects)).toEqual(['d']);
     t = ok(t.state, 'd');
-    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'completed' });
+    expect(t.effects.at(-1)).toEqual({ type: 'finishRun', outcome: 'completed' });
   });
 
   it('does not wait for the rest of a layer', () => {
@@ -103,7 +102,7 @@ describe('dispatcher', () => {
       error: { code: 'cancelled', message: 'aborted', retryable: false },
     });
     expect(started(t.effects)).toEqual([]);
-    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'stopped' });
+    expect(t.effects.at(-1)).toEqual({ type: 'finishRun', outcome: 'stopped' });
     expect(t.state.steps.a).toMatchObject({ status: 'succeeded', output: { kept: true } });
     expect(t.state.steps.b!.status).toBe('cancelled');
     expect(t.state.steps.c).toMatchObject({ status: 'skipped' });
@@ -116,7 +115,7 @@ describe('dispatcher', () => {
     expect(t.effects.find((e) => e.type === 'startStep')).toMatchObject({ attempt: 2 });
     t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'a', attempt: 2, error: timeout });
     t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'a', attempt: 3, error: timeout });
-    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'failed' });
+    expect(t.effects.at(-1)).toEqual({ type: 'finishRun', outcome: 'failed' });
     expect(t.state.haltedBy).toBe('a');
 
     let n = setup(
@@ -128,7 +127,7 @@ describe('dispatcher', () => {
     );
     n = dispatchTransition(n.state, { type: 'stepFailed', stepId: 'a', attempt: 1, error: timeout });
     expect(started(n.effects)).toEqual([]);
-    expect(n.effects.at(-1)).toEqual({ type: 'finished', outcome: 'failed' });
+    expect(n.effects.at(-1)).toEqual({ type: 'finishRun', outcome: 'failed' });
   });
 
   it('skips a failed optional step and its dependents, and carries on', () => {
@@ -145,7 +144,7 @@ describe('dispatcher', () => {
     });
     expect(t.state.steps.after!.status).toBe('skipped');
     t = ok(t.state, 'other');
-    expect(t.effects.at(-1)).toEqual({ type: 'finished', outcome: 'completed' });
+    expect(t.effects.at(-1)).toEqual({ type: 'finishRun', outcome: 'completed' });
   });
 
   it('a condition selects its branch; the other branch is skipped and reported', () => {

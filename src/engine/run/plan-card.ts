@@ -1,7 +1,9 @@
 /** Builds the platform-neutral plan card from a validated plan. */
 import type { PlanCard } from '../messages.ts';
+import { stepsHeld, type Breakpoint } from '../plan/breakpoints.ts';
+import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import type { Actor, DecisionAction } from '../types.ts';
-import type { ValidatedPlan } from './validate-plan.ts';
+import { actionsFor } from './run-actions.ts';
 
 const ARGS_PREVIEW = 300;
 
@@ -11,8 +13,7 @@ export interface PlanCardOptions {
   amendmentsLeft: number;
   requester: Actor;
   actions?: DecisionAction[];
-  /** Stored breakpoint entries: `<id>` (after the step, set by a person) or `before:<id>` (suggested by Steward). */
-  breakpoints?: string[];
+  breakpoints?: readonly Breakpoint[];
   note?: string;
   /** Suspicious tool descriptions and the like, shown prominently. */
   warnings?: string[];
@@ -20,8 +21,6 @@ export interface PlanCardOptions {
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
 export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, options: PlanCardOptions): PlanCard {
-  const reviewActions: DecisionAction[] =
-    options.amendmentsLeft > 0 ? ['approve', 'amend', 'cancel'] : ['approve', 'cancel'];
   return {
     kind: 'plan',
     runId,
@@ -47,11 +46,9 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     needsReview: options.needsReview,
     amendmentsLeft: options.amendmentsLeft,
     requester: options.requester,
-    actions: options.actions ?? (options.needsReview ? reviewActions : ['pause', 'stop']),
-    breakpoints: (options.breakpoints ?? []).filter((b) => !b.startsWith('before:')),
-    suggestedBreakpoints: (options.breakpoints ?? [])
-      .filter((b) => b.startsWith('before:'))
-      .map((b) => b.slice('before:'.length)),
+    actions: options.actions ?? actionsFor(options.needsReview ? 'awaiting_review' : 'running', options.amendmentsLeft),
+    breakpoints: stepsHeld(options.breakpoints ?? [], 'after'),
+    suggestedBreakpoints: stepsHeld(options.breakpoints ?? [], 'before'),
     ...(options.note ? { note: options.note } : {}),
     warnings: options.warnings ?? [],
   };

@@ -1,0 +1,45 @@
+/** The runs this process drives: one driver per run, and the work that reports each run after it ends. */
+import type { DispatchState } from '../run/dispatch-state.ts';
+import type { RunDriver } from './run-driver.ts';
+
+/** Registry of live drivers; a run is here from its start until its report is sent (or sending it failed). */
+export class RunDrivers {
+  private readonly drivers = new Map<string, RunDriver>();
+  private readonly finishing = new Set<Promise<void>>();
+
+  /** The driver of a run this process is driving, if any. */
+  get(runId: string): RunDriver | undefined {
+    return this.drivers.get(runId);
+  }
+
+  has(runId: string): boolean {
+    return this.drivers.has(runId);
+  }
+
+  /** Tracks `driver` until `finish` (given the final state) settles; `finish` never rejects into the void. */
+  track(driver: RunDriver, finish: (final: DispatchState) => Promise<void>, onError: (err: unknown) => void): void {
+    this.drivers.set(driver.runId, driver);
+    const finishing: Promise<void> = driver.done
+      .then(finish)
+      .catch(onError)
+      .finally(() => {
+        this.drivers.delete(driver.runId);
+        this.finishing.delete(finishing);
+      });
+    this.finishing.add(finishing);
+  }
+
+  /** Resolves when every run this process drives has finished and reported. */
+  async idle(): Promise<void> {
+    while (this.drivers.size > 0 || this.finishing.size > 0) {
+      await Promise.all([...[...this.drivers.values()].map((d) => d.done), ...this.finishing]);
+    }
+  }
+
+  /** Lets go of every run as a crash would (nothing more is recorded); the next start resumes them. */
+  detachAll(): void {
+    for (const driver of this.drivers.values()) driver.detach();
+    this.drivers.clear();
+    this.finishing.clear();
+  }
+}

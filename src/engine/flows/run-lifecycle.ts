@@ -1,0 +1,112 @@
+/**
+ * A run from approval to report: starts its driver, answers the dispatcher's holds (a breakpoint pauses the run and
+ * shows the step; steps waiting for approval re-open review), and at the end stores the outcome and the report.
+ */
+import { planWarnings } from '../plan/tool-warnings.ts';
+import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
+import type { PinnedTool, StoredRun } from '../ports.ts';
+import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
+import { breakpointView, describeHolds } from '../run/holds.ts';
+import { toPlanCard } from '../run/plan-card.ts';
+import { policiesFor } from '../run/step-policies.ts';
+import { cut } from '../text.ts';
+import type { RunStatus } from '../types.ts';
+import type { LlmForRun, StewardDeps } from './deps.ts';
+import { writeReport } from './report.ts';
+import type { ReviewTimers } from './review-timers.ts';
+import { RunDriver, type HoldEffect } from './run-driver.ts';
+import type { RunDrivers } from './run-drivers.ts';
+import type { RunMessages } from './run-messages.ts';
+
+/** Starts and finishes the runs of this process. */
+export class RunLifecycle {
+  constructor(
+    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'clock' | 'log' | 'settings'>,
+    private readonly llmFor: LlmForRun,
+    private readonly drivers: RunDrivers,
+    private readonly timers: ReviewTimers,
+    private readonly messages: RunMessages,
+  ) {}
+
+  /** Starts driving an approved run (or continues one restored after a restart, given its state). */
+  start(run: StoredRun, v: ValidatedPlan, pins: readonly PinnedTool[], state?: DispatchState): void {
+    const { settings, tools } = this.deps;
+    const initial =
+      state ??
+      createDispatchState(v.plan, policiesFor(v.plan, tools.listTools()), {
+        maxParallel: settings.maxParallel,
+        maxAttempts: settings.maxAttempts,
+        approvedRisk: run.approvedRisk ?? v.risk,
+        breakpoints: run.breakpoints,
+      });
+    const driver = new RunDriver(
+      { runId: run.id, revision: run.revision, conversation: run.conversation, pins },
+      initial,
+      {
+        ...this.deps,
+        llm: this.llmFor(run),
+        onHold: (d, hold) =>
+          void this.onHold(run, d, hold).catch((err: unknown) =>
+            this.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`),
+          ),
+      },
+    );
+    this.drivers.track(
+      driver,
+      (final) => this.finish(run, final),
+      (err) => this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
+    );
+    driver.start();
+  }
+
+  private async finish(run: StoredRun, final: DispatchState): Promise<void> {
+    const { store, clock } = this.deps;
+    const status: RunStatus = final.outcome ?? 'failed';
+    await store.transition(run.id, ['running', 'paused', 'stopping', 'awaiting_review'], status, { at: clock() });
+    await this.messages.status(run, status);
+    const report = await writeReport(this.llmFor(run), { request: run.request, state: final, outcome: status });
+    await store.setReport(run.id, report, clock());
+    await store.appendEvent(run.id, 'reported', { status }, clock());
+    await this.messages.send(run.conversation, { kind: 'report', runId: run.id, status, text: report });
+  }
+
+  /** The dispatcher holds: at a breakpoint the run pauses and shows the step; riskier steps ask for approval. */
+  private async onHold(run: StoredRun, driver: RunDriver, hold: HoldEffect): Promise<void> {
+    const { store, clock, tools } = this.deps;
+    const current = (await store.getRun(run.id)) ?? run;
+    if (hold.type === 'showBreakpoint') {
+      await store.transition(run.id, ['running'], 'paused', { at: clock() });
+      await this.messages.status(current, 'paused');
+      await this.messages.send(run.conversation, {
+        kind: 'breakpoint',
+        runId: run.id,
+        revision: driver.revision,
+        stepId: hold.stepId,
+        before: hold.when === 'before',
+        output: cut(breakpointView(driver.current, hold.stepId, hold.when), 2500),
+        actions: ['resume', 'stop', 'edit'],
+      });
+      return;
+    }
+    // From awaiting_review too: after a restart the hold is found again and must be shown again.
+    const moved = await store.transition(run.id, ['running', 'paused', 'awaiting_review'], 'awaiting_review', {
+      at: clock(),
+    });
+    if (!moved) return;
+    const v = validatePlan(driver.current.plan, tools.listTools());
+    if (!v.ok) return;
+    const why = describeHolds(driver.current, hold.holds, tools.listTools(), driver.pinned);
+    await this.messages.send(
+      run.conversation,
+      toPlanCard(run.id, driver.revision, v.value, {
+        needsReview: true,
+        amendmentsLeft: this.messages.amendmentsLeft(current),
+        requester: run.requester,
+        actions: ['approve', 'cancel'],
+        warnings: planWarnings(v.value.plan, tools.listTools()),
+        note: [...why, 'Approve to let them run, or cancel (finished results are kept).'].join('\n'),
+      }),
+    );
+    this.timers.arm({ ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high');
+  }
+}

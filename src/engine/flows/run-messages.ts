@@ -1,0 +1,39 @@
+/** What the flows tell people about a run: notices, status changes (which set the card's buttons), cards, reports. */
+import type { OutboundMessage } from '../messages.ts';
+import type { Conversation, Notifier, StoredRun } from '../ports.ts';
+import { actionsFor, amendmentsLeft } from '../run/run-actions.ts';
+import type { Actor, RunStatus } from '../types.ts';
+
+/** Sends a run's messages through the channel; knows the amendment cap so buttons match what is left. */
+export class RunMessages {
+  constructor(
+    private readonly notifier: Notifier,
+    private readonly amendmentCap: number,
+  ) {}
+
+  /** Amendment rounds this run may still take. */
+  amendmentsLeft(run: Pick<StoredRun, 'amendmentRounds'>): number {
+    return amendmentsLeft(run, this.amendmentCap);
+  }
+
+  /** Tells the conversation (or, with `to`, only that person) something. */
+  async notice(
+    run: Pick<StoredRun, 'id' | 'conversation'>,
+    level: 'info' | 'warning' | 'error',
+    text: string,
+    to?: Actor,
+  ): Promise<void> {
+    await this.notifier.send(run.conversation, { kind: 'notice', runId: run.id, level, text, ...(to ? { to } : {}) });
+  }
+
+  /** Tells adapters the run's status changed, so cards show the right buttons. */
+  async status(run: StoredRun, status: RunStatus): Promise<void> {
+    const actions = actionsFor(status, this.amendmentsLeft(run));
+    await this.notifier.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions });
+  }
+
+  /** Sends any other message (a card, a breakpoint, a report, an answer). */
+  async send(conversation: Conversation, message: OutboundMessage): Promise<void> {
+    await this.notifier.send(conversation, message);
+  }
+}

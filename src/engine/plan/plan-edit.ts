@@ -1,0 +1,22 @@
+/** A person's edit of a plan, as JSON (no model call): a whole plan, or `{"steps": [...]}` laid over the current one. */
+import type { Result } from '../result.ts';
+import type { Json } from '../types.ts';
+import { planSchema, type Plan } from './plan-schema.ts';
+import { MAX_PLAN_CHARS } from './planner-prompt.ts';
+
+/** Reads an edit against the current plan; the error is a sentence for the person. */
+export function parseEdit(current: Plan | null, edit: Json | undefined): Result<Plan> {
+  if (!current) return { ok: false, error: 'There is no plan to edit.' };
+  if (!edit || typeof edit !== 'object' || Array.isArray(edit)) {
+    return { ok: false, error: 'An edit is a JSON object: a whole plan, or {"steps": [...]}.' };
+  }
+  if (JSON.stringify(edit).length > MAX_PLAN_CHARS) {
+    return { ok: false, error: `That edit was refused: a plan is at most ${MAX_PLAN_CHARS} characters.` };
+  }
+  const parsed = planSchema.safeParse({ ...current, ...edit, needsTools: true });
+  if (!parsed.success) {
+    const issues = parsed.error.issues.slice(0, 5).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    return { ok: false, error: `That edit was refused: ${issues.join('; ')}` };
+  }
+  return { ok: true, value: parsed.data };
+}

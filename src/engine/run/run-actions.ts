@@ -1,0 +1,33 @@
+/** Who may decide on a run, which decisions its status allows, and how many amendments it has left. */
+import type { StoredRun } from '../ports.ts';
+import type { Actor, DecisionAction, RunStatus } from '../types.ts';
+
+/** Amendment rounds a run may still take under the configured cap. */
+export function amendmentsLeft(run: Pick<StoredRun, 'amendmentRounds'>, cap: number): number {
+  return Math.max(0, cap - run.amendmentRounds);
+}
+
+/** The buttons (or commands) that make sense for a run in a given status. */
+export function actionsFor(status: RunStatus, amendments: number): DecisionAction[] {
+  switch (status) {
+    case 'awaiting_review':
+      return amendments > 0 ? ['approve', 'amend', 'cancel'] : ['approve', 'cancel'];
+    case 'running':
+      return ['pause', 'stop'];
+    case 'paused':
+      return ['resume', 'stop'];
+    default:
+      return [];
+  }
+}
+
+/** The requester, or a configured approver (`<channel>:<id>`), may decide on a run; nobody else. */
+export function mayDecide(run: Pick<StoredRun, 'requester'>, actor: Actor, approvers: readonly string[]): boolean {
+  if (actor.channel === run.requester.channel && actor.id === run.requester.id) return true;
+  return approvers.includes(`${actor.channel}:${actor.id}`);
+}
+
+/** A person's name for messages. */
+export function who(actor: Actor): string {
+  return actor.name ?? actor.id;
+}

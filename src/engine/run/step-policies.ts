@@ -1,0 +1,35 @@
+/** Per-step facts the dispatcher needs from the tool catalog: retry safety, timeout, risk and data-flow guards. */
+import type { Plan } from '../plan/plan-schema.ts';
+import { guardsDataFlow, isIdempotent, toolRisk } from '../plan/risk.ts';
+import type { RiskLevel, ToolInfo } from '../types.ts';
+
+/** Timeout of steps with no tool policy (llm steps), and the fallback for any step. */
+export const DEFAULT_STEP_TIMEOUT_MS = 120_000;
+
+/** What the dispatcher knows about one step's tool. */
+export interface StepPolicy {
+  idempotent: boolean;
+  timeoutMs: number;
+  risk: RiskLevel;
+  /** Arguments filled from earlier outputs need the person's confirmation (destructive, open-world or sensitive tools). */
+  guardRefs: boolean;
+  /** Top-level argument fields exempt from that confirmation. */
+  trustedRefFields: string[];
+}
+
+/** Policies for every step of a plan, from the tool catalog as it is now (a tool gone from it counts as unsafe). */
+export function policiesFor(plan: Plan, tools: readonly ToolInfo[]): Record<string, StepPolicy> {
+  const byName = new Map(tools.map((t) => [t.name, t]));
+  const out: Record<string, StepPolicy> = {};
+  for (const s of plan.steps) {
+    const tool = s.kind === 'tool' ? byName.get(s.tool) : undefined;
+    out[s.id] = {
+      idempotent: tool ? isIdempotent(tool) : false,
+      timeoutMs: tool?.policy.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,
+      risk: tool ? toolRisk(tool) : 'low',
+      guardRefs: tool ? guardsDataFlow(tool) : false,
+      trustedRefFields: tool?.policy.trustedRefFields ?? [],
+    };
+  }
+  return out;
+}
