@@ -17,8 +17,8 @@ export function createNewRun(overrides: Partial<NewRun> = {}): NewRun {
   };
 }
 
-/** A two-step plan with nested JSON in its arguments. */
-export function createPlan(overrides: Partial<Plan> = {}): Plan {
+/** A whole plan to save as a revision: every field written out, two steps with nested JSON in their arguments. */
+export function createRevisionPlan(overrides: Partial<Plan> = {}): Plan {
   return {
     summary: 'List files, then summarize',
     rationale: 'The filesystem server can list; a model can summarize.',

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StewardError } from '../../src/engine/errors.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
-import { createNewRun, createPlan } from './builders.ts';
+import { createNewRun, createRevisionPlan } from './builders.ts';
 
 const at = (minute: number) => new Date(Date.UTC(2026, 10, 30, 10, minute));
 
@@ -39,7 +39,7 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
   it('round-trips the plan of the current revision as JSON', async () => {
     const run = createNewRun();
     await store.createRun(run);
-    const plan = createPlan();
+    const plan = createRevisionPlan();
     await store.saveRevision(run.id, 0, plan, 'first plan', at(1));
     const stored = await store.getRun(run.id);
     expect(stored?.plan).toEqual(plan);
@@ -49,8 +49,8 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
   it('keeps earlier revisions when a new one is saved, and refuses to overwrite one', async () => {
     const run = createNewRun();
     await store.createRun(run);
-    const first = createPlan({ summary: 'first' });
-    const second = createPlan({ summary: 'second', steps: [] });
+    const first = createRevisionPlan({ summary: 'first' });
+    const second = createRevisionPlan({ summary: 'second', steps: [] });
     await store.saveRevision(run.id, 0, first, 'first plan', at(1));
     await store.saveRevision(run.id, 1, second, 'amended: skip the listing', at(2));
     await expect(store.saveRevision(run.id, 1, first, 'again', at(3))).rejects.toMatchObject({
@@ -68,7 +68,7 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
   it('lets exactly one of ten concurrent transitions win', async () => {
     const run = createNewRun();
     await store.createRun(run);
-    await store.saveRevision(run.id, 0, createPlan(), 'first plan', at(1));
+    await store.saveRevision(run.id, 0, createRevisionPlan(), 'first plan', at(1));
     expect(await store.transition(run.id, ['planning'], 'awaiting_review')).toBe(true);
     const results = await Promise.all(
       Array.from({ length: 10 }, () => store.transition(run.id, ['awaiting_review'], 'running', { revision: 0 })),
@@ -80,8 +80,8 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
   it('refuses a transition from the wrong status or for a stale revision', async () => {
     const run = createNewRun();
     await store.createRun(run);
-    await store.saveRevision(run.id, 0, createPlan(), 'first plan', at(1));
-    await store.saveRevision(run.id, 1, createPlan(), 'edited', at(2));
+    await store.saveRevision(run.id, 0, createRevisionPlan(), 'first plan', at(1));
+    await store.saveRevision(run.id, 1, createRevisionPlan(), 'edited', at(2));
     await store.transition(run.id, ['planning'], 'awaiting_review');
     expect(await store.transition(run.id, ['running'], 'paused')).toBe(false);
     expect(await store.transition(run.id, ['awaiting_review'], 'running', { revision: 0 })).toBe(false);
