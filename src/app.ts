@@ -17,7 +17,7 @@ import { McpHost } from './mcp/mcp-host.ts';
 import { openDatabase, type StoreDatabase } from './store/database.ts';
 import { PgRunStore } from './store/pg-run-store.ts';
 
-/** A running Steward with its console channel. */
+/** A running Steward with its channel (Slack when configured, else the console). */
 export interface App {
   config: Config;
   steward: Steward;
@@ -30,7 +30,10 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** Starts Steward on the console channel. Throws `StewardError('config')` with one clear message on bad configuration. */
+/**
+ * Starts Steward on Slack (with `SLACK_BOT_TOKEN`) or on the console (reading `input`, writing `output`).
+ * Throws `StewardError('config')` with one clear message on bad configuration.
+ */
 export async function startApp(options: {
   env: NodeJS.ProcessEnv;
   input: Readable;
@@ -39,7 +42,7 @@ export async function startApp(options: {
 }): Promise<App> {
   const config = loadConfig(options.env);
   mkdirSync(config.dataDir, { recursive: true });
-  // The console channel owns the terminal, so logs go to a file unless one is named.
+  // Logs go to a file unless one is named: the console channel owns the terminal, and Slack needs none.
   const log = createLogger({
     file: resolve(config.logFile ?? join(config.dataDir, 'steward.log')),
     secrets: config.secrets,

@@ -92,7 +92,6 @@ export type ErrorCode =
   | 'tool_error'
   | 'server_unavailable'
   | 'unknown_tool'
-  | 'invalid_arguments'
   | 'reference_failed'
   | 'cancelled'
   | 'llm_failed'
