@@ -16,6 +16,7 @@ import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { mcpConfig } from '../helpers/mcp-servers.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 /** One MCP call as Steward sent it, with the time it was sent. */
 export interface RecordedCall {
@@ -91,13 +92,11 @@ export async function startHarness(options: {
   await channel.start(steward);
 
   const waitFor = async (pattern: RegExp, timeoutMs = 15_000, from = 0): Promise<string> => {
-    const deadline = Date.now() + timeoutMs;
-    while (Date.now() < deadline) {
-      const m = pattern.exec(printed.slice(from));
-      if (m) return m[0];
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`timed out waiting for ${pattern}; console so far:\n${printed}`);
+    const found = await waitUntil(String(pattern), () => pattern.exec(printed.slice(from)), {
+      timeoutMs,
+      details: () => `console so far:\n${printed}`,
+    });
+    return found[0];
   };
   return {
     llm,

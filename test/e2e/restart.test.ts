@@ -12,6 +12,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, testDatabaseUrlFor, type TestDatabase } from '../helpers/databases.ts';
 import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { planReply } from './harness.ts';
 
@@ -66,11 +67,7 @@ function startSteward(mcpServer: Record<string, unknown>): Proc {
     output: () => out,
     type: (line) => child.stdin.write(`${line}\n`),
     async waitFor(p, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      while (!p.test(out)) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting for ${p}; output:\n${out}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      await waitUntil(String(p), () => p.test(out), { timeoutMs, details: () => `output:\n${out}` });
     },
   };
 }

@@ -8,6 +8,7 @@ import { startApp } from '../../src/app.ts';
 import { byRole, startFakeLlm } from '../fakes/fake-llm-server.ts';
 import { startFakeSlack } from '../fakes/fake-slack-server.ts';
 import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { planReply } from './harness.ts';
 import { createMention, eventEnvelope, sendSigned } from './slack-requests.ts';
 
@@ -48,13 +49,10 @@ it('the composition root serves Slack in HTTP mode: a signed mention gets a plan
       'application/json',
     );
     expect(res.status).toBe(200);
-    const deadline = Date.now() + 15_000;
-    while (slack.callsOf('chat.postMessage').length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 50));
-    const [card] = slack.callsOf('chat.postMessage');
-    expect(card!.response.ok).toBe(true);
-    expect(card!.args.thread_ts).toBe(mention.ts);
-    expect(JSON.stringify(card!.args)).toContain('everything.echo');
+    const card = await waitUntil('the plan card', () => slack.callsOf('chat.postMessage')[0], { timeoutMs: 15_000 });
+    expect(card.response.ok).toBe(true);
+    expect(card.args.thread_ts).toBe(mention.ts);
+    expect(JSON.stringify(card.args)).toContain('everything.echo');
   } finally {
     await app.close();
     await llm.close();

@@ -13,6 +13,7 @@ import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-ll
 import { startFakeSlack, type FakeMessage, type FakeSlack } from '../fakes/fake-slack-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { mcpConfig } from '../helpers/mcp-servers.ts';
+import { waitUntil, type Found } from '../helpers/wait.ts';
 import {
   createBlockAction,
   createMention,
@@ -53,12 +54,8 @@ export interface SlackHarness {
   card(threadTs: string): FakeMessage;
   /** Every bot message in a thread except the card, in order. */
   replies(threadTs: string): FakeMessage[];
-  /** Polls until `check` returns a truthy value. */
-  waitFor<T>(
-    what: string,
-    check: () => T | Promise<T>,
-    timeoutMs?: number,
-  ): Promise<Exclude<T, false | null | undefined | '' | 0>>;
+  /** Polls until `check` returns a truthy value (a check that throws counts as not yet). */
+  waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Found<T>>;
   close(): Promise<void>;
 }
 
@@ -186,20 +183,8 @@ export async function startSlackHarness(options: {
       return ok(post(interactionBody(payload), 'application/x-www-form-urlencoded'));
     },
     replies: (threadTs) => botMessages(threadTs).filter((m) => m.blocks[0]?.type !== 'header'),
-    async waitFor(what, check, timeoutMs = 20_000) {
-      const deadline = Date.now() + timeoutMs;
-      let last: unknown;
-      for (;;) {
-        // A check may throw while the thing it looks for does not exist yet.
-        const value = await Promise.resolve()
-          .then(check)
-          .catch((err: unknown) => ((last = err), undefined));
-        if (value) return value as Exclude<typeof value, false | null | undefined | '' | 0>;
-        if (Date.now() > deadline)
-          throw new Error(`timed out waiting for ${what} (${String(last)}); logs:\n${logs.join('\n')}`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    },
+    waitFor: (what, check, timeoutMs = 20_000) =>
+      waitUntil(what, check, { timeoutMs, details: () => `logs:\n${logs.join('\n')}` }),
     async close() {
       await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
       // What the bot sent to Slack is what people saw; the bot token travels only in the Authorization header.

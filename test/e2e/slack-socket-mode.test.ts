@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SlackChannel } from '../../src/bot/slack/slack-channel.ts';
 import type { InboundDecision, InboundHandler, InboundMessage } from '../../src/engine/channel.ts';
 import { startFakeSlack, type FakeSlack } from '../fakes/fake-slack-server.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { createBlockAction, createMention, eventEnvelope } from './slack-requests.ts';
 import { startFakeSocketMode, type FakeSocketMode } from './slack-socket.ts';
 
@@ -26,14 +27,6 @@ function recordingHandler() {
     history: async () => undefined,
   };
   return { handler, messages, decisions };
-}
-
-async function until(check: () => boolean, what: string): Promise<void> {
-  const deadline = Date.now() + 10_000;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
 }
 
 describe('slack Socket Mode start-up wiring', () => {
@@ -71,9 +64,10 @@ describe('slack Socket Mode start-up wiring', () => {
         ),
       ),
     });
-    await until(
-      () => messages.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-1'),
+    await waitUntil(
       'the mention and its ack',
+      () => messages.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-1'),
+      { timeoutMs: 10_000 },
     );
     expect(messages[0]).toMatchObject({
       conversation: { channel: 'slack', key: 'C0GENERAL:1700000000.000100' },
@@ -91,9 +85,10 @@ describe('slack Socket Mode start-up wiring', () => {
       botUserId: slack.botUserId,
     });
     socket.push({ envelope_id: 'env-2', type: 'interactive', accepts_response_payload: true, payload: action });
-    await until(
-      () => decisions.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-2'),
+    await waitUntil(
       'the press and its ack',
+      () => decisions.length === 1 && socket!.received.some((r) => r.envelope_id === 'env-2'),
+      { timeoutMs: 10_000 },
     );
     expect(decisions[0]).toMatchObject({
       runId: 'r1',
