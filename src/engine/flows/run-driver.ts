@@ -176,7 +176,7 @@ export class RunDriver {
     this.startedAt.set(key(step.id, attempt), at.getTime());
     try {
       // A dependency's end is stored before this step's start, so the database never shows them out of order.
-      await Promise.all(step.dependsOn.map((d) => this.queues.get(d)));
+      await Promise.all(step.dependsOn.flatMap((d) => this.queues.get(d) ?? []));
       await this.enqueue(step.id, () =>
         store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revisionNow, args, at }),
       );

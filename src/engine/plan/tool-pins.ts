@@ -33,7 +33,7 @@ export function describeChange(before: Json, after: Json): string[] {
   const lines: string[] = [];
   for (const key of ['title', 'description']) {
     if (a[key] !== b[key])
-      lines.push(`${key}: "${cut(String(a[key] ?? ''), 200)}" → "${cut(String(b[key] ?? ''), 200)}"`);
+      lines.push(`${key}: "${cut(asText(a[key] ?? ''), 200)}" → "${cut(asText(b[key] ?? ''), 200)}"`);
   }
   for (const key of ['inputSchema', 'outputSchema']) {
     if (JSON.stringify(a[key]) !== JSON.stringify(b[key]))
@@ -43,15 +43,21 @@ export function describeChange(before: Json, after: Json): string[] {
   const hb = asRecord(b.annotations ?? null);
   for (const hint of new Set([...Object.keys(ha), ...Object.keys(hb)])) {
     if (ha[hint] !== hb[hint])
-      lines.push(`annotation ${hint}: ${String(ha[hint] ?? 'unset')} → ${String(hb[hint] ?? 'unset')}`);
+      lines.push(`annotation ${hint}: ${asText(ha[hint] ?? 'unset')} → ${asText(hb[hint] ?? 'unset')}`);
   }
   const sa = asRecord(a.server ?? null);
   const sb = asRecord(b.server ?? null);
   if (sa.name !== sb.name || sa.version !== sb.version)
-    lines.push(`server: ${String(sa.name)} ${String(sa.version)} → ${String(sb.name)} ${String(sb.version)}`);
+    lines.push(`server: ${asText(sa.name)} ${asText(sa.version)} → ${asText(sb.name)} ${asText(sb.version)}`);
   return lines.length > 0 ? lines : ['the definition changed'];
 }
 
 function asRecord(v: Json | undefined): Record<string, Json> {
   return v && typeof v === 'object' && !Array.isArray(v) ? v : {};
+}
+
+/** A definition field as text: strings as they are, anything else as JSON (a missing field reads `undefined`). */
+function asText(v: Json | undefined): string {
+  if (v === undefined) return 'undefined';
+  return typeof v === 'string' ? v : JSON.stringify(v);
 }

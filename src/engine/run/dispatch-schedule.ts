@@ -83,7 +83,7 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
       if (needsApproval(state, step)) continue;
       if (holdBefore(state, step, effects)) continue;
       if (runningCount(state) >= state.maxParallel) continue;
-      const args = resolveRefs(step.args as Json, outputsOf(state));
+      const args = resolveRefs(step.args, outputsOf(state));
       const attempt = rt.attempt + 1;
       if (args.ok && needsConfirmation(state, step, args.value)) continue;
       if (!args.ok) {

@@ -6,6 +6,7 @@ import {
   type DispatchState,
 } from '../../../src/engine/run/dispatch-state.ts';
 import type { Breakpoint } from '../../../src/engine/plan/breakpoints.ts';
+import type { StepPolicy } from '../../../src/engine/run/step-policies.ts';
 import type { RiskLevel } from '../../../src/engine/types.ts';
 import { checkRevision } from '../../../src/engine/plan/revise.ts';
 import { createPlan } from '../fixtures.ts';
@@ -21,7 +22,7 @@ function setup(
       {
         idempotent: false,
         timeoutMs: 1000,
-        risk: opts.risk?.[s.id] ?? ('low' as RiskLevel),
+        risk: opts.risk?.[s.id] ?? 'low',
         guardRefs: false,
         trustedRefFields: [],
       },
@@ -88,10 +89,10 @@ describe('dispatcher steering', () => {
       { id: 'c', tool: 't.x', dependsOn: ['b'], args: { text: 'changed' } },
       { id: 'd', tool: 't.x', dependsOn: ['c'] },
     ]);
-    const policies = Object.fromEntries(
+    const policies: Record<string, StepPolicy> = Object.fromEntries(
       revised.steps.map((s) => [
         s.id,
-        { idempotent: false, timeoutMs: 1000, risk: 'low' as RiskLevel, guardRefs: false, trustedRefFields: [] },
+        { idempotent: false, timeoutMs: 1000, risk: 'low', guardRefs: false, trustedRefFields: [] },
       ]),
     );
     t = dispatchTransition(t.state, { type: 'planRevised', plan: revised, policies });
@@ -146,13 +147,13 @@ describe('dispatcher steering', () => {
 describe('dispatcher data-flow and amendment holds', () => {
   const guarded = (steps: unknown[], trusted: string[] = []) => {
     const plan = createPlan(steps);
-    const policies = Object.fromEntries(
+    const policies: Record<string, StepPolicy> = Object.fromEntries(
       plan.steps.map((s) => [
         s.id,
         {
           idempotent: false,
           timeoutMs: 1000,
-          risk: 'low' as RiskLevel,
+          risk: 'low',
           guardRefs: s.id === 'send',
           trustedRefFields: trusted,
         },
