@@ -100,7 +100,7 @@ class TimedStore extends PgRunStore {
 function timedTools(host: McpHost, hooks: StewardHooks): ToolRunner {
   return {
     listTools: () => host.listTools(),
-    refreshTool: (name) => host.refreshTool(name),
+    refreshTool: (name, options) => host.refreshTool(name, options),
     async callTool(name, args, options): Promise<ToolCallOutcome> {
       const seen = hooks.toolCall?.(name, epochNow()) ?? {};
       options.signal.addEventListener('abort', () => seen.aborted?.(epochNow()), { once: true });

@@ -26,8 +26,11 @@ export type ToolCallOutcome = Result<ToolOutput, StepError>;
 export interface ToolRunner {
   /** Every tool currently offered by connected servers, overrides applied. */
   listTools(): ToolInfo[];
-  /** Reads the tool's current definition from its server again, so `listTools` reflects it (if the runner can). */
-  refreshTool?(name: string): Promise<void>;
+  /**
+   * Reads the tool's current definition from its server again, so `listTools` reflects it (if the runner can).
+   * Never throws; gives up (keeping the definition it has) when `signal` aborts or `timeoutMs` passes.
+   */
+  refreshTool?(name: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<void>;
   callTool(
     name: string,
     args: Record<string, Json>,

@@ -163,15 +163,19 @@ export class McpConnection {
     return callable;
   }
 
-  /** Reads the tool list from the server again (used before each step to compare definitions with their pins). */
-  refresh(): Promise<void> {
-    return this.refreshTools();
+  /**
+   * Reads the tool list from the server again (used before each step to compare definitions with their pins),
+   * within the step's own time: a hung server costs the step its timeout once, not twice.
+   */
+  refresh(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+    return this.refreshTools(options);
   }
 
-  private async refreshTools(): Promise<void> {
+  private async refreshTools(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
     const seq = ++this.refreshSeq;
     try {
-      const tools = await listAllTools(this.client, { timeout: this.config.timeoutMs });
+      const timeout = Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
+      const tools = await listAllTools(this.client, { timeout, signal: options.signal });
       // A slower, older refresh must not overwrite a newer list.
       if (seq !== this.refreshSeq || this.closing) return;
       const before = this.tools.length;

@@ -91,9 +91,9 @@ export class McpHost implements ToolRunner {
   }
 
   /** Re-reads the tool list of the server that offers `name`; never throws (a failed refresh keeps the old list). */
-  async refreshTool(name: string): Promise<void> {
+  async refreshTool(name: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
     const conn = this.connections.get(name.slice(0, name.indexOf('.')));
-    if (conn && conn.goneReason === undefined) await conn.refresh();
+    if (conn && conn.goneReason === undefined) await conn.refresh(options);
   }
 
   /** Calls `<server>.<tool>`; unknown, disallowed and failed calls come back as error outcomes. */

@@ -164,16 +164,19 @@ export class RunDriver {
     controller: AbortController,
   ): Promise<void> {
     const { store, clock } = this.deps;
+    // The step's timeout covers everything from here: the definition check, the intent's write and the call.
+    const began = clock().getTime();
     // Awaiting first also keeps this from re-entering the transition that is starting the step.
-    if (step.kind === 'tool' && this.pins.has(step.tool)) await this.deps.tools.refreshTool?.(step.tool);
-    else await Promise.resolve();
+    if (step.kind === 'tool' && this.pins.has(step.tool)) {
+      await this.deps.tools.refreshTool?.(step.tool, { signal: controller.signal, timeoutMs });
+    } else await Promise.resolve();
     if (step.kind === 'tool' && changedDefinition(this.pins.get(step.tool), this.deps.tools.listTools())) {
       this.inflight.delete(key(step.id, attempt));
       this.send({ type: 'definitionChanged', stepId: step.id, attempt });
       return;
     }
     const at = clock();
-    this.startedAt.set(key(step.id, attempt), at.getTime());
+    this.startedAt.set(key(step.id, attempt), began);
     try {
       // A dependency's end is stored before this step's start, so the database never shows them out of order.
       await Promise.all(step.dependsOn.flatMap((d) => this.queues.get(d) ?? []));
@@ -199,7 +202,8 @@ export class RunDriver {
       });
       return;
     }
-    const outcome = await this.callStep(step, args, timeoutMs, controller.signal);
+    const left = Math.max(1, timeoutMs - (clock().getTime() - began));
+    const outcome = await this.callStep(step, args, left, controller.signal);
     this.finishStep(step.id, attempt, outcome);
   }
 
