@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
-import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
+import { onlyRun, planReply, startHarness, storedStart, waitForStoredEnd, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -141,13 +141,16 @@ describe('console, failures end to end (postgres)', () => {
     await h.waitFor(/▶ slow running/);
     await h.type('pause');
     await h.waitFor(/✔ slow succeeded/);
-    await new Promise((r) => setTimeout(r, 300));
-    expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation']);
     const runId = (await onlyRun(h)).id;
+    await waitForStoredEnd(h.store, runId, 'slow');
+    expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation']);
     expect((await h.store.getRun(runId))!.status).toBe('paused');
+    const resumedAt = new Date();
     await h.type('resume');
     await h.waitFor(/=== Report \(completed\) ===/);
     await h.steward.idle();
     expect(h.calls.map((c) => c.args)).toEqual([{ duration: 1, steps: 1 }, { message: 'after resume' }]);
+    // Nothing started while the run was paused: the next step's stored start comes after the resume.
+    expect((await storedStart(h.store, runId, 'next')).getTime()).toBeGreaterThanOrEqual(resumedAt.getTime());
   });
 });

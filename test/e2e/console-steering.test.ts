@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig, filesystemStdioConfig } from '../helpers/mcp-servers.ts';
-import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
+import { onlyRun, planReply, startHarness, storedStart, waitForStoredEnd, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
 let dir: string | undefined;
@@ -84,12 +84,16 @@ describe('steering a plan through the console (postgres)', () => {
     await h.type('break first');
     await h.type('approve');
     await h.waitFor(/=== Breakpoint after first ===\n.*Echo: look at me/);
-    await new Promise((r) => setTimeout(r, 200));
+    const runId = (await onlyRun(h)).id;
+    await waitForStoredEnd(h.store, runId, 'first');
     expect(h.calls.map((c) => c.args)).toEqual([{ message: 'look at me' }]);
     expect((await onlyRun(h)).status).toBe('paused');
+    const continuedAt = new Date();
     await h.type('continue');
     await h.waitFor(/=== Report \(completed\) ===/);
     expect(h.calls.map((c) => c.args)).toEqual([{ message: 'look at me' }, { message: 'after' }]);
+    // The breakpoint held the second step: its stored start comes after the continue.
+    expect((await storedStart(h.store, runId, 'second')).getTime()).toBeGreaterThanOrEqual(continuedAt.getTime());
   });
 
   it('a thread reply asking for status is answered from the database, with no planner call', async () => {

@@ -6,7 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
-import type { StoredRun, ToolRunner } from '../../src/engine/ports.ts';
+import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/ports.ts';
 import { Steward, type StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { Json } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
@@ -246,6 +246,24 @@ export async function onlyRun(harness: Harness): Promise<StoredRun> {
   const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
   if (rows.length !== 1) throw new Error(`expected exactly one run, found ${rows.length}`);
   return (await harness.store.getRun(rows[0]!.id))!;
+}
+
+/**
+ * Waits until the end of a step's latest attempt is stored. The dispatcher decides what follows a step (start the
+ * next, or, paused, nothing) in the same transition that records its end, so after this the decision is made.
+ */
+export async function waitForStoredEnd(store: PgRunStore, runId: string, stepId: string): Promise<StoredStepAttempt> {
+  return waitUntil(`the end of step ${stepId} to be stored`, async () => {
+    const latest = (await store.listStepAttempts(runId)).filter((a) => a.stepId === stepId).at(-1);
+    return latest?.endedAt ? latest : undefined;
+  });
+}
+
+/** When the (first) attempt at a step started, as stored; the test fails if it never started. */
+export async function storedStart(store: PgRunStore, runId: string, stepId: string): Promise<Date> {
+  const attempt = (await store.listStepAttempts(runId)).find((a) => a.stepId === stepId);
+  if (!attempt) throw new Error(`step ${stepId} never started`);
+  return attempt.startedAt;
 }
 
 /** What the audit fixture server recorded (see test/fixtures/audit-server.mjs). */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { auditStdioConfig } from '../helpers/mcp-servers.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { planReply, readAuditLog, startHarness, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
@@ -45,7 +46,10 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.type('stop');
     await h.waitFor(/=== Report \(stopped\) ===/);
     await h.steward.idle();
-    await new Promise((r) => setTimeout(r, 100));
+    // The run is over; the server writes the cancellation when it gets it, in its own process.
+    await waitUntil('the server to record the cancellation', () =>
+      readAuditLog(join(dir, 'audit.jsonl')).some((e) => e.type === 'cancelled'),
+    );
     expect(readAuditLog(join(dir, 'audit.jsonl')).map((e) => [e.type, e.name])).toEqual([
       ['call', 'sleep'],
       ['cancelled', 'sleep'],

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import type { FakeMessage } from '../fakes/fake-slack-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
-import { planReply } from './harness.ts';
+import { planReply, storedStart, waitForStoredEnd } from './harness.ts';
 import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { allTexts } from '../bot/slack/fixtures.ts';
 
@@ -141,17 +141,17 @@ describe('slack, end to end on postgres', () => {
 
     await h.press(card, 'pause');
     await h.waitFor('the paused card', () => text(h!.card(thread)).includes('⏸️ Paused'));
-    await h.waitFor('step one to end', async () =>
-      (await h!.store.listStepAttempts(runId)).some((a) => a.stepId === 'one' && a.status === 'succeeded'),
-    );
-    await new Promise((r) => setTimeout(r, 600));
+    expect(await waitForStoredEnd(h.store, runId, 'one')).toMatchObject({ status: 'succeeded' });
     expect((await h.store.listStepAttempts(runId)).map((a) => a.stepId)).toEqual(['one']);
     expect(h.buttonValue(h.card(thread), 'resume')).toBeTruthy();
 
+    const resumedAt = new Date();
     await h.press(h.card(thread), 'resume');
     await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Both ran.')));
     await h.steward.idle();
     expect((await h.store.getRun(runId))!.status).toBe('completed');
+    // Nothing started while the run was paused: step two's stored start comes after the Resume press.
+    expect((await storedStart(h.store, runId, 'two')).getTime()).toBeGreaterThanOrEqual(resumedAt.getTime());
 
     await h.press(h.card(thread), 'ask-first');
     expect(await h.store.getReviewPreference({ id: 'U0ADA', channel: 'slack' })).toBe('all');
