@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole, requestRole, startFakeLlm, tokens, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 let fake: FakeLlm | undefined;
 afterEach(async () => {
@@ -96,7 +97,7 @@ describe('fake LLM server', () => {
   it('closes promptly while a request is still hanging', async () => {
     fake = await startFakeLlm(() => ({ hang: true }));
     const pending = post('/v1/chat/completions', chat('s')).catch(() => 'cut');
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await waitUntil('the hanging request to be recorded', () => fake!.requests.length > 0);
     expect(fake.requests).toHaveLength(1);
     await fake.close();
     fake = undefined;
