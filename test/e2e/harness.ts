@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/ports.ts';
-import { Steward, type StewardSettings } from '../../src/engine/flows/steward.ts';
+import { Steward, type StewardDeps, type StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { Json } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
@@ -50,6 +50,33 @@ const DEFAULT_SETTINGS: StewardSettings = {
   reviewTimeoutMs: 600_000,
 };
 
+/**
+ * The engine wired as the app wires it, for both harnesses: its models served by the fake LLM through the real
+ * openai SDK (with the canary key), a real clock and ids, and the default settings with `settings` over them.
+ */
+export function createSteward(
+  o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log'> & { llm: FakeLlm; settings?: Partial<StewardSettings> },
+): Steward {
+  return new Steward({
+    llm: createLlmClient({
+      openai: { apiKey: CANARY_KEY, baseURL: o.llm.baseURL, maxRetries: 0, timeoutMs: 10_000 },
+      models: {
+        planner: 'planner-model',
+        classifier: 'classifier-model',
+        synthesizer: 'synth-model',
+        llm_step: 'step-model',
+      },
+    }),
+    tools: o.tools,
+    store: o.store,
+    notifier: o.notifier,
+    clock: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    log: o.log,
+    settings: { ...DEFAULT_SETTINGS, ...o.settings },
+  });
+}
+
 /** Starts every part; `close` stops them all. */
 export async function startHarness(options: {
   db: 'postgres' | 'pglite';
@@ -70,24 +97,13 @@ export async function startHarness(options: {
   out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
   const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
   const logs: string[] = [];
-  const models = {
-    planner: 'planner-model',
-    classifier: 'classifier-model',
-    synthesizer: 'synth-model',
-    llm_step: 'step-model',
-  };
-  const steward = new Steward({
-    llm: createLlmClient({
-      openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 },
-      models,
-    }),
+  const steward = createSteward({
+    llm,
     tools,
     store,
     notifier: channel,
-    clock: () => new Date(),
-    newId: () => crypto.randomUUID(),
     log: (level, message) => logs.push(`${level} ${message}`),
-    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+    settings: options.settings,
   });
   await channel.start(steward);
 

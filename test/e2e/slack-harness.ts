@@ -4,8 +4,7 @@
  * Ada (U0ADA) asks; Bob (U0BOB) is a bystander; Boss (U0BOSS) is a configured approver.
  */
 import { SlackChannel } from '../../src/bot/slack/slack-channel.ts';
-import { Steward, type StewardSettings } from '../../src/engine/flows/steward.ts';
-import { createLlmClient } from '../../src/llm/model-router.ts';
+import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
@@ -24,7 +23,7 @@ import {
   newTs,
   sendSigned,
 } from './slack-requests.ts';
-import { CANARY_KEY, checkInvariants, recordingTools, type RecordedCall } from './harness.ts';
+import { CANARY_KEY, checkInvariants, createSteward, recordingTools, type RecordedCall } from './harness.ts';
 
 export interface SlackHarness {
   llm: FakeLlm;
@@ -60,14 +59,6 @@ export interface SlackHarness {
 }
 
 const SECRET = 'test-signing-secret-0123456789';
-const DEFAULT_SETTINGS: StewardSettings = {
-  maxParallel: 4,
-  maxAttempts: 3,
-  amendmentCap: 3,
-  maxRepairs: 2,
-  reviewTimeoutMs: 600_000,
-  approvers: ['slack:U0BOSS'],
-};
 
 /** Starts every part; `close` stops them all. */
 export async function startSlackHarness(options: {
@@ -92,24 +83,13 @@ export async function startSlackHarness(options: {
     apiUrl: slack.apiUrl,
     log,
   });
-  const models = {
-    planner: 'planner-model',
-    classifier: 'classifier-model',
-    synthesizer: 'synth-model',
-    llm_step: 'step-model',
-  };
-  const steward = new Steward({
-    llm: createLlmClient({
-      openai: { apiKey: CANARY_KEY, baseURL: llm.baseURL, maxRetries: 0, timeoutMs: 10_000 },
-      models,
-    }),
+  const steward = createSteward({
+    llm,
     tools: recordingTools(host, calls),
     store,
     notifier: channel,
     log,
-    clock: () => new Date(),
-    newId: () => crypto.randomUUID(),
-    settings: { ...DEFAULT_SETTINGS, ...options.settings },
+    settings: { approvers: ['slack:U0BOSS'], ...options.settings },
   });
   await channel.start(steward);
   const url = `http://127.0.0.1:${channel.port}/slack/events`;
