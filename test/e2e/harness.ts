@@ -257,8 +257,8 @@ export function planReply(steps: unknown[], extra: Record<string, unknown> = {})
   });
 }
 
-/** The one run a test made (the test fails if there is not exactly one). */
-export async function onlyRun(harness: Harness): Promise<StoredRun> {
+/** The one run a test made (the test fails if there is not exactly one); either harness will do. */
+export async function onlyRun(harness: Pick<Harness, 'db' | 'store'>): Promise<StoredRun> {
   const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
   if (rows.length !== 1) throw new Error(`expected exactly one run, found ${rows.length}`);
   return (await harness.store.getRun(rows[0]!.id))!;

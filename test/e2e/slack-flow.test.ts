@@ -1,9 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import type { FakeMessage } from '../fakes/fake-slack-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply, storedStart, waitForStoredEnd } from './harness.ts';
-import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
+import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { allTexts } from '../bot/slack/fixtures.ts';
 
 let h: SlackHarness | undefined;
@@ -21,12 +20,6 @@ const slow = (id: string, duration: number, extra: Record<string, unknown> = {})
   description: 'a slow job',
   ...extra,
 });
-const text = (m: FakeMessage) => allTexts(m.blocks).join('\n');
-const onlyRunId = async (harness: SlackHarness) => {
-  const rows = await harness.db.db.selectFrom('runs').select(['id']).execute();
-  expect(rows).toHaveLength(1);
-  return rows[0]!.id;
-};
 
 describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) => {
   it('mention → plan card in the thread → Approve → the card updates in place, paced → report in the thread', async () => {
@@ -46,14 +39,16 @@ describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) =
     const thread = await h.mention('run the slow job and tell me');
     const card = await h.waitFor('the plan card', () => h!.replies(thread).length === 0 && h!.card(thread));
     expect(card.threadTs).toBe(thread);
-    expect(text(card)).toContain('📋 Plan waiting for review · revision 0');
-    expect(text(card)).toContain('`everything.trigger-long-running-operation`');
+    expect(messageText(card)).toContain('📋 Plan waiting for review · revision 0');
+    expect(messageText(card)).toContain('`everything.trigger-long-running-operation`');
     const runId = await onlyRunId(h);
 
     const started = Date.now();
     expect(await h.press(card, 'approve')).toBe(200);
     expect(Date.now() - started).toBeLessThan(3_000);
-    const report = await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Report')));
+    const report = await h.waitFor('the report', () =>
+      h!.replies(thread).find((m) => messageText(m).includes('Report')),
+    );
     await h.steward.idle();
 
     // The report came after the card's final update, as a thread reply, with its mentions defused.
@@ -61,8 +56,8 @@ describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) =
     const updates = calls.filter((c) => c.method === 'chat.update' && c.args.ts === card.ts);
     const reportCall = calls.findIndex((c) => c.method === 'chat.postMessage' && c.response.ts === report.ts);
     expect(calls.indexOf(updates.at(-1)!)).toBeLessThan(reportCall);
-    expect(text(report)).toContain('*all good*');
-    expect(text(report)).toContain('&lt;!channel&gt; &lt;@U0EVE&gt;');
+    expect(messageText(report)).toContain('*all good*');
+    expect(messageText(report)).toContain('&lt;!channel&gt; &lt;@U0EVE&gt;');
     for (const c of calls) expect(JSON.stringify(c.args)).not.toMatch(/<!channel>|<@U0EVE>/);
 
     // Live: running, then done, each step shown; never more than about one update a second; final state last.
@@ -70,8 +65,8 @@ describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) =
     for (let i = 1; i < updates.length; i++) expect(updates[i]!.at - updates[i - 1]!.at).toBeGreaterThanOrEqual(900);
     expect(updates.some((u) => allTexts(u.args.blocks).join('\n').includes('▶️ Running'))).toBe(true);
     const final = h.card(thread);
-    expect(text(final)).toContain('✅ Completed');
-    expect(text(final)).toContain('Step 2/2');
+    expect(messageText(final)).toContain('✅ Completed');
+    expect(messageText(final)).toContain('Step 2/2');
     expect(final.blocks.some((b) => b.type === 'actions')).toBe(false);
     expect(calls.every((c) => c.response.ok === true)).toBe(true);
 
@@ -107,15 +102,15 @@ describe('slack, end to end on postgres', () => {
     });
 
     expect(await h.submitAmend('make it say hello, world')).toBe(200);
-    await h.waitFor('revision 1 on the card', () => text(h!.card(thread)).includes('revision 1'));
+    await h.waitFor('revision 1 on the card', () => messageText(h!.card(thread)).includes('revision 1'));
     expect(h.llm.requests.filter((r) => r.role === 'planner')[1]!.lastUserText).toContain('make it say hello, world');
     expect(
       h.slack.callsOf('chat.postMessage').filter((c) => JSON.stringify(c.args).includes('Plan waiting')),
     ).toHaveLength(1);
-    expect(text(h.card(thread))).toContain('Amend (2 left)');
+    expect(messageText(h.card(thread))).toContain('Amend (2 left)');
 
     await h.press(h.card(thread), 'approve');
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Said it.')));
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Said it.')));
     await h.steward.idle();
     const decisions = await h.store.listDecisions(runId);
     expect(decisions.map((d) => [d.action, d.revision, d.accepted])).toEqual([
@@ -134,20 +129,20 @@ describe('slack, end to end on postgres', () => {
     const thread = await h.mention('run two slow jobs');
     const card = await h.waitFor(
       'the auto-started card',
-      () => text(h!.card(thread)).includes('▶️ Running') && h!.card(thread),
+      () => messageText(h!.card(thread)).includes('▶️ Running') && h!.card(thread),
     );
-    expect(text(card)).toContain('Low risk: started at once, without review');
+    expect(messageText(card)).toContain('Low risk: started at once, without review');
     const runId = await onlyRunId(h);
 
     await h.press(card, 'pause');
-    await h.waitFor('the paused card', () => text(h!.card(thread)).includes('⏸️ Paused'));
+    await h.waitFor('the paused card', () => messageText(h!.card(thread)).includes('⏸️ Paused'));
     expect(await waitForStoredEnd(h.store, runId, 'one')).toMatchObject({ status: 'succeeded' });
     expect((await h.store.listStepAttempts(runId)).map((a) => a.stepId)).toEqual(['one']);
     expect(h.buttonValue(h.card(thread), 'resume')).toBeTruthy();
 
     const resumedAt = new Date();
     await h.press(h.card(thread), 'resume');
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Both ran.')));
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Both ran.')));
     await h.steward.idle();
     expect((await h.store.getRun(runId))!.status).toBe('completed');
     // Nothing started while the run was paused: step two's stored start comes after the Resume press.
@@ -177,13 +172,15 @@ describe('slack, end to end on postgres', () => {
     );
 
     await h.press(h.card(thread), 'stop');
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Stopped after quick.')));
+    await h.waitFor('the report', () =>
+      h!.replies(thread).find((m) => messageText(m).includes('Stopped after quick.')),
+    );
     await h.steward.idle();
     expect((await h.store.getRun(runId))!.status).toBe('stopped');
     const attempts = await h.store.listStepAttempts(runId);
     expect(attempts.find((a) => a.stepId === 'quick')).toMatchObject({ status: 'succeeded' });
     expect(JSON.stringify(attempts.find((a) => a.stepId === 'quick')!.output)).toContain('kept');
     expect(attempts.find((a) => a.stepId === 'long')!.status).toBe('cancelled');
-    expect(text(h.card(thread))).toContain('⏹️ Stopped');
+    expect(messageText(h.card(thread))).toContain('⏹️ Stopped');
   });
 });

@@ -1,10 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { allTexts } from '../bot/slack/fixtures.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import type { FakeMessage } from '../fakes/fake-slack-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply } from './harness.ts';
-import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
+import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { createMention, createMessage, eventEnvelope } from './slack-requests.ts';
 
 let h: SlackHarness | undefined;
@@ -15,9 +14,6 @@ afterEach(async () => {
 
 const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
 const echoPlan = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }], { summary: 'Say hi' });
-const text = (m: FakeMessage) => allTexts(m.blocks).join('\n');
-const onlyRunId = async (harness: SlackHarness) =>
-  (await harness.db.db.selectFrom('runs').select(['id']).executeTakeFirstOrThrow()).id;
 
 describe('slack guards, end to end on postgres', () => {
   it("a stranger's Approve or Amend is refused privately and changes nothing; an approver may decide", async () => {
@@ -47,7 +43,7 @@ describe('slack guards, end to end on postgres', () => {
     ]);
 
     await h.press(card, 'approve', { user: 'U0BOSS' });
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Said hi.')));
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Said hi.')));
     await h.steward.idle();
     expect((await h.store.getRun(runId))!.status).toBe('completed');
   });
@@ -68,7 +64,7 @@ describe('slack guards, end to end on postgres', () => {
       h.press(card, 'approve', { value, user: 'U0BOSS' }),
     ]);
     expect(statuses).toEqual([200, 200, 200]);
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Said hi.')));
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Said hi.')));
     await h.steward.idle();
     const decisions = await h.store.listDecisions(runId);
     expect(decisions.filter((d) => d.accepted)).toHaveLength(1);
@@ -145,11 +141,11 @@ describe('slack guards, end to end on postgres', () => {
     });
     const thread = await h.mention('echo sixty times');
     const card = h.card(thread);
-    expect(text(card)).toContain('*60.*');
+    expect(messageText(card)).toContain('*60.*');
     await h.press(card, 'approve');
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('All sixty echoed.')));
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('All sixty echoed.')));
     await h.steward.idle();
-    expect(text(h.card(thread))).toContain('Step 60/60');
+    expect(messageText(h.card(thread))).toContain('Step 60/60');
     expect(h.slack.calls.filter((c) => c.response.ok !== true)).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
+import { allTexts } from '../bot/slack/fixtures.ts';
 import { startFakeSlack, type FakeMessage, type FakeSlack } from '../fakes/fake-slack-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { mcpConfig } from '../helpers/mcp-servers.ts';
@@ -23,7 +24,7 @@ import {
   newTs,
   sendSigned,
 } from './slack-requests.ts';
-import { CANARY_KEY, checkInvariants, createSteward, recordingTools, type RecordedCall } from './harness.ts';
+import { CANARY_KEY, checkInvariants, createSteward, onlyRun, recordingTools, type RecordedCall } from './harness.ts';
 
 export interface SlackHarness {
   llm: FakeLlm;
@@ -59,6 +60,16 @@ export interface SlackHarness {
 }
 
 const SECRET = 'test-signing-secret-0123456789';
+
+/** What a person reads in a bot message: every text in its blocks, a line each. */
+export function messageText(m: FakeMessage): string {
+  return allTexts(m.blocks).join('\n');
+}
+
+/** The id of the one run a test made (the test fails if there is not exactly one). */
+export async function onlyRunId(harness: SlackHarness): Promise<string> {
+  return (await onlyRun(harness)).id;
+}
 
 /** Starts every part; `close` stops them all. */
 export async function startSlackHarness(options: {

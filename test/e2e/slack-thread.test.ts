@@ -1,10 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { allTexts } from '../bot/slack/fixtures.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import type { FakeMessage } from '../fakes/fake-slack-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply } from './harness.ts';
-import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
+import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
@@ -12,10 +10,7 @@ afterEach(async () => {
   h = undefined;
 });
 
-const text = (m: FakeMessage) => allTexts(m.blocks).join('\n');
 const roles = (harness: SlackHarness) => harness.llm.requests.map((r) => r.role);
-const onlyRunId = async (harness: SlackHarness) =>
-  (await harness.db.db.selectFrom('runs').select(['id']).executeTakeFirstOrThrow()).id;
 const slowThenSay = (message: string) =>
   planReply([
     { id: 'one', tool: 'everything.trigger-long-running-operation', args: { duration: 2, steps: 4 } },
@@ -37,9 +32,9 @@ describe('slack thread replies, end to end on postgres', () => {
     const card = h.card(thread);
 
     await h.reply(thread, 'also say bye');
-    await h.waitFor('revision 1 on the card', () => text(h!.card(thread)).includes('revision 1'));
+    await h.waitFor('revision 1 on the card', () => messageText(h!.card(thread)).includes('revision 1'));
     expect(h.card(thread).ts).toBe(card.ts);
-    expect(text(h.card(thread))).toContain('Say hi and bye');
+    expect(messageText(h.card(thread))).toContain('Say hi and bye');
     expect(roles(h)).toEqual(['planner', 'classifier', 'planner']);
     expect(h.llm.requests[1]!.system.startsWith('[steward:classifier]')).toBe(true);
     expect(h.llm.requests[2]!.lastUserText).toContain('also say bye');
@@ -52,15 +47,15 @@ describe('slack thread replies, end to end on postgres', () => {
       script: byRole({ planner: [slowThenSay('done')], classifier: ['status'], synthesizer: ['Done.'] }),
     });
     const thread = await h.mention('slow job then say done');
-    await h.waitFor('the running card', () => text(h!.card(thread)).includes('▶️ Running'));
+    await h.waitFor('the running card', () => messageText(h!.card(thread)).includes('▶️ Running'));
 
     await h.reply(thread, 'how is it going?', 'U0BOB');
     const answer = await h.waitFor('the status answer', () =>
-      h!.replies(thread).find((m) => /steps finished/.test(text(m))),
+      h!.replies(thread).find((m) => /steps finished/.test(messageText(m))),
     );
-    expect(text(answer)).toMatch(/0\/2 steps finished/);
+    expect(messageText(answer)).toMatch(/0\/2 steps finished/);
     expect(roles(h)).toEqual(['planner', 'classifier']);
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Done.')));
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Done.')));
     await h.steward.idle();
   });
 
@@ -72,13 +67,13 @@ describe('slack thread replies, end to end on postgres', () => {
       script: byRole({ planner: [slowThenSay('hi'), revised], classifier: ['amend'], synthesizer: ['Said bye.'] }),
     });
     const thread = await h.mention('slow job then say hi');
-    await h.waitFor('the running card', () => text(h!.card(thread)).includes('⏳'));
+    await h.waitFor('the running card', () => messageText(h!.card(thread)).includes('⏳'));
     const runId = await onlyRunId(h);
 
     await h.reply(thread, 'make the last step say bye instead');
-    await h.waitFor('revision 1 on the card', () => text(h!.card(thread)).includes('revision 1'));
-    expect(text(h.card(thread))).not.toMatch(/⚪ \*1\.\*/);
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Said bye.')));
+    await h.waitFor('revision 1 on the card', () => messageText(h!.card(thread)).includes('revision 1'));
+    expect(messageText(h.card(thread))).not.toMatch(/⚪ \*1\.\*/);
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Said bye.')));
     await h.steward.idle();
     const two = (await h.store.listStepAttempts(runId)).find((a) => a.stepId === 'two');
     expect(two).toMatchObject({ status: 'succeeded', args: { message: 'bye' } });
@@ -91,15 +86,15 @@ describe('slack thread replies, end to end on postgres', () => {
       script: byRole({ planner: [slowThenSay('x')], classifier: ['unrelated'], synthesizer: ['Done.'] }),
     });
     const thread = await h.mention('slow job then say x');
-    await h.waitFor('the running card', () => text(h!.card(thread)).includes('▶️ Running'));
+    await h.waitFor('the running card', () => messageText(h!.card(thread)).includes('▶️ Running'));
     const before = h.replies(thread).length;
     await h.reply(thread, 'nice weather today', 'U0BOB');
     expect(roles(h)).toEqual(['planner', 'classifier']);
     expect(h.replies(thread)).toHaveLength(before);
 
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => text(m).includes('Done.')));
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Done.')));
     await h.steward.idle();
-    await h.waitFor('the final card', () => text(h!.card(thread)).includes('✅ Completed'));
+    await h.waitFor('the final card', () => messageText(h!.card(thread)).includes('✅ Completed'));
     await h.reply(thread, 'thanks!');
     expect(roles(h)).toEqual(['planner', 'classifier', 'synthesizer']);
     expect(await h.db.db.selectFrom('runs').select('id').execute()).toHaveLength(1);
