@@ -3,7 +3,9 @@
  * PostgreSQL or PGlite, real MCP servers from npm, and the real openai SDK talking to the fake LLM server.
  * A recording wrapper around the MCP host keeps the exact tool calls Steward sent.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/ports.ts';
@@ -15,7 +17,7 @@ import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
-import { mcpConfig } from '../helpers/mcp-servers.ts';
+import { auditStdioConfig, mcpConfig, type ServerOptions } from '../helpers/mcp-servers.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 /** One MCP call as Steward sent it, with the time it was sent. */
@@ -282,11 +284,36 @@ export async function storedStart(store: PgRunStore, runId: string, stepId: stri
   return attempt.startedAt;
 }
 
-/** What the audit fixture server recorded (see test/fixtures/audit-server.mjs). */
-export function readAuditLog(file: string): { type: string; name: string; args?: Record<string, unknown> }[] {
-  return readFileSync(file, 'utf8')
-    .trim()
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { type: string; name: string });
+/** One line the audit fixture server wrote: a call (with its arguments), a cancellation, or what it asked. */
+export interface AuditEntry {
+  type: string;
+  name: string;
+  args?: Record<string, unknown>;
+}
+
+/** The audit fixture server (test/fixtures/audit-server.mjs) with its log in a temp folder of its own. */
+export interface AuditServer {
+  /** The server's config, for `startHarness`; `options` as for `auditStdioConfig`. */
+  config(options?: ServerOptions): McpServerConfig;
+  /** What the server recorded so far, oldest first. */
+  entries(): AuditEntry[];
+  /** Deletes the folder and its log. */
+  remove(): void;
+}
+
+/** Makes a fresh log folder for the audit fixture server. */
+export function createAuditServer(): AuditServer {
+  const dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
+  const file = join(dir, 'audit.jsonl');
+  return {
+    config: (options) => auditStdioConfig(file, options),
+    entries: () =>
+      existsSync(file)
+        ? readFileSync(file, 'utf8')
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l) as AuditEntry)
+        : [],
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
 }

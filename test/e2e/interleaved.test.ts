@@ -1,18 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { auditStdioConfig } from '../helpers/mcp-servers.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { planReply, readAuditLog, startHarness, type Harness } from './harness.ts';
+import { createAuditServer, planReply, startHarness, type AuditServer, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
-let dir: string;
+let audit: AuditServer;
+beforeEach(() => {
+  audit = createAuditServer();
+});
 afterEach(async () => {
   await h?.close();
   h = undefined;
-  rmSync(dir, { recursive: true, force: true });
+  audit.remove();
 });
 
 const sleep = (id: string, ms: number, dependsOn: string[] = []) => ({
@@ -30,10 +29,9 @@ const note = (id: string, text: string, dependsOn: string[] = []) => ({
 
 describe('interleaved runs and cancellation, seen from the MCP server (postgres)', () => {
   it('stop cancels the call in flight: the server receives the cancellation; nothing starts after it', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
     h = await startHarness({
       db: 'postgres',
-      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      servers: [audit.config()],
       script: byRole({
         planner: [planReply([sleep('long', 20_000), note('after', 'never', ['long'])])],
         synthesizer: ['stopped'],
@@ -47,17 +45,14 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.waitFor(/=== Report \(stopped\) ===/);
     await h.steward.idle();
     // The run is over; the server writes the cancellation when it gets it, in its own process.
-    await waitUntil('the server to record the cancellation', () =>
-      readAuditLog(join(dir, 'audit.jsonl')).some((e) => e.type === 'cancelled'),
-    );
-    expect(readAuditLog(join(dir, 'audit.jsonl')).map((e) => [e.type, e.name])).toEqual([
+    await waitUntil('the server to record the cancellation', () => audit.entries().some((e) => e.type === 'cancelled'));
+    expect(audit.entries().map((e) => [e.type, e.name])).toEqual([
       ['call', 'sleep'],
       ['cancelled', 'sleep'],
     ]);
   });
 
   it('three runs at different points (breakpoint, amending, running) never reach each other', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
     const plans: Record<string, string> = {
       A: planReply([note('a1', 'A1'), note('a2', 'A2', ['a1'])]),
       B: planReply([sleep('b1', 300), note('b2', 'B2', ['b1'])]),
@@ -67,7 +62,7 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     let bAmended = false;
     h = await startHarness({
       db: 'postgres',
-      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      servers: [audit.config()],
       settings: { approvers: [] },
       script: byRole({
         planner: (req) => {
@@ -109,7 +104,8 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.steward.decision({ runId: ids.C!, revision: 0, action: 'resume', actor });
     await h.steward.idle();
     for (const k of ['A', 'B', 'C']) expect((await h.store.getRun(ids[k]!))!.status).toBe('completed');
-    const notes = readAuditLog(join(dir, 'audit.jsonl'))
+    const notes = audit
+      .entries()
       .filter((e) => e.name === 'note')
       .map((e) => e.args!.text)
       .sort();
@@ -122,10 +118,9 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
 
 describe('token budgets (postgres)', () => {
   it('a person past their daily budget gets a clear message and no planner call', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
     h = await startHarness({
       db: 'postgres',
-      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      servers: [audit.config()],
       settings: { budgets: { perRun: 1_000_000, perUserPerDay: 10 } },
       script: byRole({}),
     });
@@ -135,11 +130,10 @@ describe('token budgets (postgres)', () => {
   });
 
   it('a run that reaches its budget keeps every result: the report is then written by code', async () => {
-    dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
     const budgets = { perRun: 1_000_000, perUserPerDay: 1_000_000 };
     h = await startHarness({
       db: 'postgres',
-      servers: [auditStdioConfig(join(dir, 'audit.jsonl'))],
+      servers: [audit.config()],
       settings: { budgets },
       script: byRole({ planner: [planReply([note('n', 'kept')])] }),
     });
