@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { StewardError } from '../../src/engine/errors.ts';
 import type { LlmRequest } from '../../src/engine/ports.ts';
 import { planJsonSchema } from '../../src/engine/plan/plan-schema.ts';
 import { AnthropicLlmClient, type AnthropicLlmOptions } from '../../src/llm/anthropic-llm.ts';
 import { startFakeLlm, tokens, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { stewardError } from '../helpers/steward-error.ts';
 
 const CANARY_KEY = 'sk-ant-canary-123';
 let fake: FakeLlm;
@@ -35,15 +35,6 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
     messages: [{ role: 'user', content: 'yes, go ahead' }],
     ...overrides,
   };
-}
-
-async function failure(promise: Promise<unknown>): Promise<StewardError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(StewardError);
-  return err as StewardError;
 }
 
 describe('AnthropicLlmClient against the fake Messages API', () => {
@@ -112,7 +103,7 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
       status: 401,
       body: { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${CANARY_KEY}` } },
     }));
-    const err = await failure(client().complete(request()));
+    const err = await stewardError(client().complete(request()));
 
     // SDK 1.14 sends the key as a bearer token.
     expect(fake.requests[0]?.headers['authorization']).toBe(`Bearer ${CANARY_KEY}`);
@@ -136,27 +127,27 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     expect(fake.requests).toHaveLength(2);
 
     fake.setScript(() => overloaded);
-    const err = await failure(client().complete(request()));
+    const err = await stewardError(client().complete(request()));
     expect(err.retryable).toBe(true);
     expect(err.message).toContain('(HTTP 529): Overloaded');
   });
 
   it('reports a refusal as llm_failed, not retryable', async () => {
     fake.setScript(() => ({ text: '', stopReason: 'refusal' }));
-    const err = await failure(client().complete(request()));
+    const err = await stewardError(client().complete(request()));
     expect(err.retryable).toBe(false);
     expect(err.message).toBe('Model claude-test declined to answer.');
   });
 
   it('treats an answer with no text as llm_failed', async () => {
     fake.setScript(() => ({ text: '', stopReason: 'max_tokens' }));
-    const err = await failure(client().complete(request()));
+    const err = await stewardError(client().complete(request()));
     expect(err.message).toBe('Model claude-test returned an empty answer (stop reason: max_tokens).');
   });
 
   it('times out a server that never answers: llm_failed, retryable', async () => {
     fake.setScript(() => ({ hang: true }));
-    const err = await failure(client({ timeoutMs: 200 }).complete(request()));
+    const err = await stewardError(client({ timeoutMs: 200 }).complete(request()));
     expect(err.retryable).toBe(true);
     expect(err.message).toContain('Model claude-test at');
     expect(err.message).toContain('did not answer within 0.2 s');

@@ -1,9 +1,9 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { StewardError } from '../../src/engine/errors.ts';
 import type { LlmRequest } from '../../src/engine/ports.ts';
 import { OpenAiLlmClient, type OpenAiLlmOptions } from '../../src/llm/openai-llm.ts';
 import { startFakeLlm, tokens, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { freePort } from '../helpers/mcp-servers.ts';
+import { stewardError } from '../helpers/steward-error.ts';
 
 const CANARY_KEY = 'sk-canary-123';
 let fake: FakeLlm;
@@ -35,25 +35,6 @@ function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
     messages: [{ role: 'user', content: 'List the files.' }],
     ...overrides,
   };
-}
-
-async function failure(promise: Promise<unknown>): Promise<StewardError> {
-  const err = await promise.then(
-    () => undefined,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(StewardError);
-  return err as StewardError;
-}
-
-/** A port on 127.0.0.1 that nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  if (!address || typeof address === 'string') throw new Error('no port');
-  return address.port;
 }
 
 describe('OpenAiLlmClient against the fake Chat Completions server', () => {
@@ -125,7 +106,7 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
   it('turns a 401 into llm_failed that says the key was refused and never quotes the key', async () => {
     // Real providers echo (part of) the refused key in the error body; the fake echoes all of it.
     fake.setScript(() => ({ status: 401, body: { error: { message: `Incorrect API key provided: ${CANARY_KEY}` } } }));
-    const err = await failure(client({ maxRetries: 2 }).complete(request()));
+    const err = await stewardError(client({ maxRetries: 2 }).complete(request()));
 
     expect(fake.requests[0]?.headers['authorization']).toBe(`Bearer ${CANARY_KEY}`);
     expect(err.code).toBe('llm_failed');
@@ -148,7 +129,7 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
 
   it('fails retryable after a 500 when retries are off, quoting the server and never the key', async () => {
     fake.setScript(() => ({ status: 503, body: { error: { message: `overloaded for ${CANARY_KEY}` } } }));
-    const err = await failure(client({ maxRetries: 0 }).complete(request()));
+    const err = await stewardError(client({ maxRetries: 0 }).complete(request()));
     expect(err.retryable).toBe(true);
     expect(err.message).toContain('(HTTP 503): overloaded for [redacted]');
     expect(err.message).not.toContain(CANARY_KEY);
@@ -160,7 +141,7 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
       status: 404,
       body: { error: { message: "model 'gpt-test' not found, try pulling it first" } },
     }));
-    const err = await failure(client().complete(request()));
+    const err = await stewardError(client().complete(request()));
     expect(err.retryable).toBe(false);
     expect(err.message).toContain('has no model gpt-test or no such endpoint (HTTP 404)');
     expect(err.message).toContain('try pulling it first');
@@ -169,7 +150,7 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
   it('times out a server that never answers: llm_failed, retryable', async () => {
     fake.setScript(() => ({ hang: true }));
     const started = Date.now();
-    const err = await failure(client({ timeoutMs: 200 }).complete(request()));
+    const err = await stewardError(client({ timeoutMs: 200 }).complete(request()));
     expect(err.code).toBe('llm_failed');
     expect(err.retryable).toBe(true);
     expect(err.message).toMatch(/did not answer within 0\.2 s/);
@@ -178,7 +159,7 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
 
   it('times out a server that sends headers and then stalls (the SDK timeout alone would wait forever)', async () => {
     fake.setScript(() => ({ hang: true, afterHeaders: true }));
-    const err = await failure(client({ timeoutMs: 300 }).complete(request()));
+    const err = await stewardError(client({ timeoutMs: 300 }).complete(request()));
     expect(err.retryable).toBe(true);
     expect(err.message).toContain('did not answer within');
   });
@@ -188,28 +169,28 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
     const controller = new AbortController();
     const pending = client({ timeoutMs: 10_000 }).complete(request({ signal: controller.signal }));
     setTimeout(() => controller.abort(), 50);
-    const err = await failure(pending);
+    const err = await stewardError(pending);
     expect(err.retryable).toBe(false);
     expect(err.message).toBe('The call to model gpt-test was cancelled.');
   });
 
   it('says which host could not be reached when the connection is refused', async () => {
-    const port = await closedPort();
-    const err = await failure(client({ baseURL: `http://127.0.0.1:${port}/v1` }).complete(request()));
+    const port = await freePort();
+    const err = await stewardError(client({ baseURL: `http://127.0.0.1:${port}/v1` }).complete(request()));
     expect(err.retryable).toBe(true);
     expect(err.message).toBe(`Could not reach the OpenAI-compatible server at 127.0.0.1:${port} (connection refused).`);
   });
 
   it('treats empty content as llm_failed, giving the finish reason', async () => {
     fake.setScript(() => ({ text: '', stopReason: 'length' }));
-    const err = await failure(client().complete(request()));
+    const err = await stewardError(client().complete(request()));
     expect(err.code).toBe('llm_failed');
     expect(err.message).toBe('Model gpt-test returned an empty answer (stop reason: length).');
   });
 
   it('explains a 200 that is not a chat completion (a base URL pointing at a web page)', async () => {
     fake.setScript(() => ({ status: 200, body: '<html>hello</html>' }));
-    const err = await failure(client().complete(request()));
+    const err = await stewardError(client().complete(request()));
     expect(err.message).toContain('check that the base URL is the API');
   });
 });

@@ -2,9 +2,9 @@ import { access, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { StewardError } from '../../src/engine/errors.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { stewardError } from '../helpers/steward-error.ts';
 import { createNewRun } from './builders.ts';
 
 const dirs: string[] = [];
@@ -20,32 +20,32 @@ afterEach(async () => {
 describe('openDatabase', () => {
   it('reports an unreachable PostgreSQL by address, never with the password', async () => {
     const password = 'hunter2-s3cret';
-    const error = await openDatabase({
-      databaseUrl: `postgres://steward:${password}@127.0.0.1:1/steward`,
-      dataDir: await tempDir(),
-    }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(StewardError);
-    const { message, code, retryable } = error as StewardError;
+    const error = await stewardError(
+      openDatabase({ databaseUrl: `postgres://steward:${password}@127.0.0.1:1/steward`, dataDir: await tempDir() }),
+    );
+    const { message, code, retryable } = error;
     expect(message).toBe('cannot reach PostgreSQL at 127.0.0.1:1: ECONNREFUSED');
     expect({ code, retryable }).toEqual({ code: 'store_failed', retryable: true });
-    expect(String(error) + String((error as Error).stack)).not.toContain(password);
+    expect(String(error) + String(error.stack)).not.toContain(password);
   });
 
   it('says a malformed URL is malformed without echoing it', async () => {
-    const error = await openDatabase({ databaseUrl: 'postgres://u:pa ss@[bad', dataDir: await tempDir() }).catch(
-      (e: unknown) => e,
+    const error = await stewardError(
+      openDatabase({ databaseUrl: 'postgres://u:pa ss@[bad', dataDir: await tempDir() }),
     );
     expect(error).toMatchObject({ code: 'config', message: 'DATABASE_URL is not a valid postgres:// URL' });
-    expect((error as Error).cause).toBeUndefined();
+    expect(error.cause).toBeUndefined();
   });
 
   it('reports a missing database as a configuration problem', async () => {
-    const error = await openDatabase({
-      databaseUrl: 'postgres://postgres@127.0.0.1:5432/steward_no_such_database',
-      dataDir: await tempDir(),
-    }).catch((e: unknown) => e);
+    const error = await stewardError(
+      openDatabase({
+        databaseUrl: 'postgres://postgres@127.0.0.1:5432/steward_no_such_database',
+        dataDir: await tempDir(),
+      }),
+    );
     expect(error).toMatchObject({ code: 'config' });
-    expect((error as Error).message).toMatch(/^PostgreSQL at 127\.0\.0\.1:5432 refused access: .*does not exist/);
+    expect(error.message).toMatch(/^PostgreSQL at 127\.0\.0\.1:5432 refused access: .*does not exist/);
   });
 
   it('keeps PGlite data in <dataDir>/pglite across reopenings', async () => {
