@@ -9,6 +9,7 @@
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { text as readBody } from 'node:stream/consumers';
 import type { ModelRole } from '../../src/engine/ports.ts';
 
 /** Which API a request came in on. */
@@ -310,13 +311,4 @@ function send(res: ServerResponse, status: number, body: unknown, headers: Recor
   if (res.headersSent || res.destroyed) return;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
 }
