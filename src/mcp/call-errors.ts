@@ -1,6 +1,7 @@
 /**
  * Translates what the MCP SDK throws into the engine's closed set of step errors.
  */
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
 import type { StepError } from '../engine/types.ts';
@@ -54,10 +55,23 @@ export function serverUnavailable(server: string, why: string): StepError {
   return stepError('server_unavailable', `MCP server "${server}" is unavailable: ${why}.`, true);
 }
 
-/** A short description of a foreign error, including the cause's code (fetch hides ECONNREFUSED there). */
+/** A short description of a foreign error, with the cause's code (fetch hides ECONNREFUSED there) or the HTTP status. */
 export function describeError(err: unknown): string {
   if (!(err instanceof Error)) return String(err);
+  // The status comes first: the text after it is the server's response body, of any length.
+  if (err instanceof StreamableHTTPError && (err.code ?? 0) > 0) return `HTTP ${err.code}: ${err.message}`;
   const cause = err.cause as { code?: unknown; message?: unknown } | undefined;
   const detail = typeof cause?.code === 'string' ? cause.code : typeof cause?.message === 'string' ? cause.message : '';
   return detail && !err.message.includes(detail) ? `${err.message} (${detail})` : err.message;
+}
+
+/**
+ * True when a request provably never reached the server's tool: the TCP connection was refused, or the HTTP
+ * endpoint turned the request away before handling it (400 or 404, what servers answer for a session they do
+ * not know, as after a restart). Such a request may be sent again without running anything twice.
+ */
+export function neverDelivered(err: unknown): boolean {
+  if (err instanceof StreamableHTTPError) return err.code === 400 || err.code === 404;
+  const cause = err instanceof Error ? (err.cause as { code?: unknown } | undefined) : undefined;
+  return cause?.code === 'ECONNREFUSED';
 }

@@ -1,116 +1,157 @@
 /**
- * One live connection to one MCP server: start-up, the tool cache, calls, and noticing when it dies.
+ * One configured server for as long as the host is open: its current session, the tool cache, calls, noticing
+ * when the server goes away, and bringing it back (a new session, with backoff) until the host closes.
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
 import type { ToolCallOutcome } from '../engine/ports.ts';
 import type { Json } from '../engine/types.ts';
 import { followSignal } from './abort-fanout.ts';
-import { describeError, serverUnavailable, toStepError } from './call-errors.ts';
+import { describeError, neverDelivered, serverUnavailable, toStepError } from './call-errors.ts';
 import type { McpServerConfig } from './mcp-config.ts';
-import {
-  createTransport,
-  describeStartFailure,
-  stopProcess,
-  TrackedStdioTransport,
-  type McpLogger,
-} from './mcp-transport.ts';
-import { StderrTail } from './stderr-tail.ts';
+import { McpSession, StartFailure, type OpenOptions, type SessionEvents } from './mcp-session.ts';
+import { describeStartFailure } from './mcp-transport.ts';
+import { reconnectDelay, type ReconnectSchedule } from './reconnect.ts';
 import { callableTools, listAllTools } from './tool-listing.ts';
 import { maxTotalTimeoutFor, qualifiedName, toToolOutput } from './tool-mapping.ts';
 
-/** What opening a connection needs besides the server's config. */
-export interface OpenOptions {
-  clientName: string;
-  clientVersion: string;
-  connectTimeoutMs: number;
-  logger: McpLogger;
+export type { OpenOptions } from './mcp-session.ts';
+
+/** What a connection needs besides the server's config. */
+export interface ConnectionOptions extends OpenOptions {
+  reconnect: ReconnectSchedule;
 }
 
-/** A connected server. `open` throws an Error whose message is a sentence for the operator. */
+/** How waiting for a server to be up ended. */
+export type Readiness = 'up' | 'aborted' | 'timeout' | 'closed';
+
+/** A call's outcome, and whether its request provably never reached the server (so it may be sent again). */
+export interface CallResult {
+  outcome: ToolCallOutcome;
+  notDelivered: boolean;
+}
+
+// A health check of an HTTP session that reported a transport error: long enough for a busy server.
+const PROBE_TIMEOUT_MS = 5000;
+
+/** A configured server. `start` never throws: a server that does not come up is retried in the background. */
 export class McpConnection {
+  /** The tools of the current session; while the server is down, the last ones it listed (not offered). */
   tools: Tool[] = [];
-  /** Set once the server has gone away on its own; every later call fails with it. */
-  goneReason: string | undefined;
+  /** Why the server is down right now; undefined while it is up. */
+  goneReason: string | undefined = 'it has not connected yet';
+  private session: McpSession | undefined;
+  private lastServerInfo: { name: string; version: string } | undefined;
+  private everUp = false;
   private closing = false;
+  private readonly shutdown = new AbortController();
+  /** Attempts since the server was last stably up (or since start), for the backoff. */
+  private retries = 0;
+  private upSince = 0;
+  private downSince = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private attempt: Promise<void> | undefined;
+  private probe: Promise<void> | undefined;
+  private readonly waiters = new Set<() => void>();
+  private readonly endings = new Set<Promise<void>>();
   private refreshSeq = 0;
   private skippedTools = '';
+  private readonly events: SessionEvents;
 
   private constructor(
     readonly config: McpServerConfig,
-    private readonly client: Client,
-    private readonly transport: TrackedStdioTransport | StreamableHTTPClientTransport,
-    private readonly stderr: StderrTail,
-    private readonly logger: McpLogger,
-  ) {}
-
-  /** Starts the server (or reaches it), initializes, and lists every page of its tools. */
-  static async open(config: McpServerConfig, options: OpenOptions): Promise<McpConnection> {
-    const stderr = new StderrTail();
-    const transport = createTransport(config, stderr, options.logger);
-    // Debounced because a server registering tools one by one sends one notification per tool.
-    const onChanged = () => void conn.refreshTools();
-    const client = new Client(
-      { name: options.clientName, version: options.clientVersion },
-      { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
-    );
-    const conn = new McpConnection(config, client, transport, stderr, options.logger);
-    // A deadline for the whole start-up, cleared after: the SDK never drops its abort listener, and a
-    // late abort would send `notifications/cancelled` for requests that finished long ago.
-    const deadline = new AbortController();
-    const timer = setTimeout(() => deadline.abort(), options.connectTimeoutMs);
-    try {
-      const requestOptions = { signal: deadline.signal, timeout: options.connectTimeoutMs };
-      await client.connect(transport, requestOptions);
-      conn.tools = conn.usable(await listAllTools(client, requestOptions));
-    } catch (err) {
-      await conn.close();
-      const timedOut = deadline.signal.aborted || (err instanceof McpError && err.code === ErrorCode.RequestTimeout);
-      // The child's last stderr chunk can land a tick after the close that failed the request.
-      await delay(20);
-      const why = timedOut ? 'timeout' : err;
-      throw new Error(describeStartFailure(config, why, stderr.lastLine(), options.connectTimeoutMs), { cause: err });
-    } finally {
-      clearTimeout(timer);
-    }
-    client.onclose = () => conn.onGone();
-    client.onerror = (err) => {
-      // A server that ignores notifications/cancelled keeps reporting progress on calls we gave up on.
-      const late = err.message.startsWith('Received a progress notification for an unknown token');
-      options.logger(late ? 'debug' : 'warn', `MCP server "${config.name}": ${describeError(err)}`);
+    private readonly options: ConnectionOptions,
+  ) {
+    this.events = {
+      onClose: (session) => this.onClose(session),
+      onError: (session, err) => this.onError(session, err),
+      onToolsChanged: (session) => void this.refresh({}, session),
     };
-    return conn;
   }
 
-  /** Name and version the server reported at initialize. */
+  /**
+   * Opens the first session. When that fails, the failure's sentence comes back for the operator and the
+   * connection keeps trying in the background.
+   */
+  static async start(
+    config: McpServerConfig,
+    options: ConnectionOptions,
+  ): Promise<{ connection: McpConnection; failure?: string }> {
+    const connection = new McpConnection(config, options);
+    const failure = await connection.connectOnce();
+    if (!failure) return { connection };
+    connection.goneReason = `it has not started yet (${failure.reason})`;
+    connection.scheduleRetry();
+    return { connection, failure: failure.message };
+  }
+
+  get isUp(): boolean {
+    return this.session !== undefined;
+  }
+
+  /** Name and version the server reported at initialize (the last ones known while it is down). */
   serverInfo(): { name: string; version: string } | undefined {
-    const info = this.client.getServerVersion();
-    return info ? { name: info.name, version: info.version } : undefined;
+    return this.session?.serverInfo() ?? this.lastServerInfo;
   }
 
-  /** The child's process id for a stdio server while it runs, for diagnostics. */
+  /** The child's process id for a stdio server while it is up. */
   get pid(): number | undefined {
-    return this.transport instanceof TrackedStdioTransport ? (this.transport.pid ?? undefined) : undefined;
+    return this.session?.pid;
   }
 
-  /** Calls one tool; every failure comes back as an outcome. */
+  /**
+   * Waits until the server is up, for at most `timeoutMs`; never throws. Returns at once when it is up already,
+   * when `signal` is aborted, or when the host has closed.
+   */
+  ready(signal: AbortSignal, timeoutMs: number): Promise<Readiness> {
+    if (this.closing) return Promise.resolve('closed');
+    if (this.session) return Promise.resolve('up');
+    if (signal.aborted) return Promise.resolve('aborted');
+    if (timeoutMs <= 0) return Promise.resolve('timeout');
+    return new Promise((resolve) => {
+      // Through the fan-out: many calls that share one run-wide signal may wait for the same server.
+      const own = followSignal(signal);
+      const done = (readiness: Readiness) => {
+        clearTimeout(timer);
+        own.release();
+        this.waiters.delete(onChange);
+        resolve(readiness);
+      };
+      const onChange = () => done(this.session ? 'up' : 'closed');
+      const timer = setTimeout(() => done('timeout'), timeoutMs);
+      own.signal.addEventListener('abort', () => done('aborted'), { once: true });
+      this.waiters.add(onChange);
+    });
+  }
+
+  /** Waits (at most `timeoutMs`) for a health check in progress to decide whether the server is still there. */
+  async settle(timeoutMs: number): Promise<void> {
+    const probe = this.probe;
+    if (!probe || timeoutMs <= 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([probe, new Promise<void>((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
+  }
+
+  /** Calls one tool on the current session; every failure comes back as an outcome. */
   async call(
     tool: string,
     args: Record<string, Json>,
     options: { signal: AbortSignal; timeoutMs: number },
-  ): Promise<ToolCallOutcome> {
+  ): Promise<CallResult> {
     const name = qualifiedName(this.config.name, tool);
-    if (options.signal.aborted) return { ok: false, error: stepError('cancelled', `${name} was cancelled.`) };
-    if (this.goneReason !== undefined) {
-      return { ok: false, error: serverUnavailable(this.config.name, this.goneReason) };
+    if (options.signal.aborted) {
+      return { outcome: { ok: false, error: stepError('cancelled', `${name} was cancelled.`) }, notDelivered: false };
+    }
+    const session = this.session;
+    if (!session) {
+      const why = this.goneReason ?? 'it is not connected';
+      return { outcome: { ok: false, error: serverUnavailable(this.config.name, why) }, notDelivered: false };
     }
     // A signal of our own per call: the SDK adds an abort listener per request and never removes it.
     const own = followSignal(options.signal);
     try {
-      const result = await this.client.callTool({ name: tool, arguments: args }, undefined, {
+      const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
         signal: own.signal,
         timeout: options.timeoutMs,
         resetTimeoutOnProgress: true,
@@ -118,38 +159,165 @@ export class McpConnection {
         // Asking for progress is what makes the server send it, and progress is what extends the timeout.
         onprogress: () => {},
       });
-      return { ok: true, value: toToolOutput(result) };
+      return { outcome: { ok: true, value: toToolOutput(result) }, notDelivered: false };
     } catch (err) {
-      const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs };
-      const gone = this.goneReason !== undefined ? { serverGone: this.goneReason } : {};
-      return { ok: false, error: toStepError(err, { ...failed, cancelledByCaller: options.signal.aborted, ...gone }) };
+      const cancelledByCaller = options.signal.aborted;
+      const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller };
+      const gone = session.lost !== undefined ? { serverGone: session.lost } : {};
+      return {
+        outcome: { ok: false, error: toStepError(err, { ...failed, ...gone }) },
+        notDelivered: !cancelledByCaller && neverDelivered(err),
+      };
     } finally {
       own.release();
     }
   }
 
-  /** Closes the session and stops the child (stdin closed, then SIGTERM, then SIGKILL). */
-  async close(): Promise<void> {
-    this.closing = true;
-    this.goneReason ??= 'the MCP host was shut down';
-    if (!(this.transport instanceof TrackedStdioTransport)) {
-      // Tells the server to drop the session; a hung server must not hold up shutdown.
-      if (this.transport.sessionId) {
-        await Promise.race([this.transport.terminateSession().catch(() => {}), delay(1000)]);
-      }
-      await this.client.close().catch(() => {});
-      return;
+  /**
+   * Reads the tool list from the server again (used before each step to compare definitions with their pins),
+   * within the step's own time: a hung server costs the step its timeout once, not twice. Never throws; a failed
+   * refresh keeps the list it had.
+   */
+  async refresh(options: { signal?: AbortSignal; timeoutMs?: number } = {}, from = this.session): Promise<void> {
+    const session = this.session;
+    if (!session || session !== from) return;
+    const seq = ++this.refreshSeq;
+    try {
+      const timeout = Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
+      const tools = await listAllTools(session.client, { timeout, signal: options.signal });
+      // A slower, older refresh (or one from a session that has ended since) must not overwrite a newer list.
+      if (seq !== this.refreshSeq || session !== this.session) return;
+      const before = this.tools.length;
+      this.tools = this.usable(tools);
+      this.logger(
+        before === this.tools.length ? 'debug' : 'info',
+        `MCP server "${this.config.name}" now offers ${this.tools.length} tools`,
+      );
+    } catch (err) {
+      if (this.closing || session !== this.session) return;
+      this.logger('warn', `MCP server "${this.config.name}": refreshing tools failed: ${describeError(err)}`);
     }
-    await this.client.close().catch(() => {});
-    if (this.transport.spawnedPid !== undefined) await stopProcess(this.transport.spawnedPid);
   }
 
-  private onGone(): void {
-    if (this.closing) return;
-    const last = this.stderr.lastLine();
-    const what = this.config.transport.kind === 'stdio' ? 'its process exited' : 'the connection closed';
-    this.goneReason = `${what}${last ? ` (last stderr: ${last})` : ''}`;
-    this.logger('error', `MCP server "${this.config.name}" stopped: ${this.goneReason}`);
+  /** Stops reconnecting, ends the session and stops every child (stdin closed, then SIGTERM, then SIGKILL). */
+  async close(): Promise<void> {
+    this.closing = true;
+    this.goneReason = 'the MCP host was shut down';
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    // Stops an attempt in progress, child and all.
+    this.shutdown.abort();
+    const session = this.session;
+    this.session = undefined;
+    this.wake();
+    await Promise.all([session?.close(), this.attempt, this.probe, ...this.endings]);
+  }
+
+  private get logger() {
+    return this.options.logger;
+  }
+
+  /** One attempt to open a session; undefined when it is up. */
+  private async connectOnce(): Promise<StartFailure | undefined> {
+    let session: McpSession;
+    try {
+      session = await McpSession.open(this.config, this.options, this.events, this.shutdown.signal);
+    } catch (err) {
+      if (err instanceof StartFailure) return err;
+      const text = describeStartFailure(this.config, err, undefined, this.options.connectTimeoutMs);
+      return new StartFailure(text.message, text.reason, { cause: err });
+    }
+    if (this.closing) {
+      await session.close();
+      return undefined;
+    }
+    const retries = this.retries;
+    const wasUp = this.everUp;
+    this.session = session;
+    this.lastServerInfo = session.serverInfo();
+    this.tools = this.usable(session.tools);
+    this.goneReason = undefined;
+    this.upSince = performance.now();
+    this.everUp = true;
+    if (retries > 0) {
+      const name = this.config.name;
+      const count = `${this.tools.length} tools`;
+      this.logger(
+        'info',
+        wasUp
+          ? `MCP server "${name}" is back with ${count} (retry ${retries}, ${seconds(performance.now() - this.downSince)} s after it stopped)`
+          : `MCP server "${name}" connected with ${count} (retry ${retries})`,
+      );
+    }
+    this.wake();
+    return undefined;
+  }
+
+  /** Waits out the backoff, then tries again (and again) until the server is up or the host closes. */
+  private scheduleRetry(): number {
+    this.retries += 1;
+    const wait = reconnectDelay(this.options.reconnect, this.retries);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.attempt = this.retry().finally(() => (this.attempt = undefined));
+    }, wait);
+    return wait;
+  }
+
+  private async retry(): Promise<void> {
+    const failure = await this.connectOnce();
+    if (!failure || this.closing) return;
+    if (!this.everUp) this.goneReason = `it has not started yet (${failure.reason})`;
+    const tried = this.retries;
+    const wait = this.scheduleRetry();
+    this.logger('warn', `${failure.message} Retry ${tried} failed; the next in ${seconds(wait)} s.`);
+  }
+
+  private onClose(session: McpSession): void {
+    const last = session.stderr.lastLine();
+    const what = session.isHttp ? 'the connection closed' : 'its process exited';
+    this.lost(session, `${what}${last ? ` (last stderr: ${last})` : ''}`);
+  }
+
+  private onError(session: McpSession, err: Error): void {
+    const current = session === this.session && !this.closing;
+    // A server that ignores notifications/cancelled keeps reporting progress on calls we gave up on, and an
+    // ended session's streams report their own closing.
+    const late = err.message.startsWith('Received a progress notification for an unknown token');
+    this.logger(late || !current ? 'debug' : 'warn', `MCP server "${this.config.name}": ${describeError(err)}`);
+    // Over HTTP nothing closes when the server goes away: a stream breaks or a request fails. Ask whether it is there.
+    if (current && !late && session.isHttp) void this.checkHealth(session);
+  }
+
+  /** Pings an HTTP session that reported a transport error; a failed ping means the server is gone. */
+  private checkHealth(session: McpSession): Promise<void> {
+    this.probe ??= session.client
+      .ping({ timeout: Math.min(PROBE_TIMEOUT_MS, this.options.connectTimeoutMs) })
+      .then(
+        () => {},
+        (err: unknown) => this.lost(session, `the connection failed: ${cut(describeError(err), 300)}`),
+      )
+      .finally(() => (this.probe = undefined));
+    return this.probe;
+  }
+
+  private lost(session: McpSession, why: string): void {
+    if (session !== this.session || this.closing) return;
+    session.lost = why;
+    this.session = undefined;
+    this.goneReason = why;
+    this.downSince = performance.now();
+    this.logger('error', `MCP server "${this.config.name}" stopped: ${why}`);
+    // Over HTTP this also fails the calls still waiting on the old session; over stdio it makes sure the child is gone.
+    const ending = session.close().finally(() => this.endings.delete(ending));
+    this.endings.add(ending);
+    // A server that dies soon after each start keeps backing off; one that ran a while starts over at the first wait.
+    if (this.downSince - this.upSince >= this.options.reconnect.maxDelayMs) this.retries = 0;
+    this.scheduleRetry();
+  }
+
+  private wake(): void {
+    for (const waiter of [...this.waiters]) waiter();
   }
 
   // Plans must not see tools that a plain tools/call cannot run.
@@ -162,35 +330,12 @@ export class McpConnection {
     this.skippedTools = skipped;
     return callable;
   }
-
-  /**
-   * Reads the tool list from the server again (used before each step to compare definitions with their pins),
-   * within the step's own time: a hung server costs the step its timeout once, not twice.
-   */
-  refresh(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
-    return this.refreshTools(options);
-  }
-
-  private async refreshTools(options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
-    const seq = ++this.refreshSeq;
-    try {
-      const timeout = Math.min(options.timeoutMs ?? this.config.timeoutMs, this.config.timeoutMs);
-      const tools = await listAllTools(this.client, { timeout, signal: options.signal });
-      // A slower, older refresh must not overwrite a newer list.
-      if (seq !== this.refreshSeq || this.closing) return;
-      const before = this.tools.length;
-      this.tools = this.usable(tools);
-      this.logger(
-        before === this.tools.length ? 'debug' : 'info',
-        `MCP server "${this.config.name}" now offers ${this.tools.length} tools`,
-      );
-    } catch (err) {
-      if (this.closing) return;
-      this.logger('warn', `MCP server "${this.config.name}": refreshing tools failed: ${describeError(err)}`);
-    }
-  }
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+function seconds(ms: number): string {
+  return (ms / 1000).toFixed(ms < 10_000 ? 2 : 1);
+}
+
+function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
 }

@@ -4,12 +4,15 @@
 import { stepError } from '../engine/errors.ts';
 import type { ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
 import type { Json, ToolInfo } from '../engine/types.ts';
+import { serverUnavailable } from './call-errors.ts';
 import type { McpConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import type { McpLogger } from './mcp-transport.ts';
+import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
 
 export type { McpLogger } from './mcp-transport.ts';
+export type { ReconnectSchedule } from './reconnect.ts';
 
 /** Options for `McpHost.connect`. */
 export interface McpHostOptions {
@@ -19,8 +22,13 @@ export interface McpHostOptions {
   clientVersion?: string;
   /** Outputs larger than this (as JSON) are cut, with their size and hash kept. */
   maxOutputBytes?: number;
-  /** Limit on spawn + initialize + listing tools, per server. */
+  /** Limit on spawn + initialize + listing tools, per server and per attempt. */
   connectTimeoutMs?: number;
+  /**
+   * Waits between attempts to bring back a server that went away or did not start: `initialDelayMs` (250 ms),
+   * doubling after each failed attempt up to `maxDelayMs` (30 s), each wait drawn between half and all of that.
+   */
+  reconnect?: Partial<ReconnectSchedule>;
 }
 
 /** A server that could not be started or reached, with a sentence for the operator. */
@@ -29,10 +37,15 @@ export interface McpStartFailure {
   message: string;
 }
 
+type ServerTool = McpConnection['tools'][number];
+
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1_000_000;
 
-/** Runs MCP tools by qualified name (`<server>.<tool>`) on the servers that connected. Never throws from calls. */
+/**
+ * Runs MCP tools by qualified name (`<server>.<tool>`). A server that goes away (or does not start) is brought
+ * back in the background while the host is open. Never throws from calls.
+ */
 export class McpHost implements ToolRunner {
   private readonly mapped = new WeakMap<object, ToolInfo>();
 
@@ -41,7 +54,10 @@ export class McpHost implements ToolRunner {
     private readonly maxOutputBytes: number,
   ) {}
 
-  /** Connects every enabled server in parallel; one that fails is reported and the others still serve. */
+  /**
+   * Connects every enabled server in parallel. One that fails is reported in `failures`, the others serve, and
+   * the host keeps trying it: its tools join the catalog when it comes up.
+   */
   static async connect(
     config: McpConfig,
     options: McpHostOptions = {},
@@ -51,52 +67,61 @@ export class McpHost implements ToolRunner {
       clientName: options.clientName ?? 'steward',
       clientVersion: options.clientVersion ?? '0.1.0',
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      reconnect: { ...DEFAULT_RECONNECT_SCHEDULE, ...options.reconnect },
       logger,
     };
     const enabled = config.servers.filter((s) => !s.disabled);
     for (const s of config.servers) if (s.disabled) logger('info', `MCP server "${s.name}" is disabled in the config`);
-    const settled = await Promise.allSettled(enabled.map((s) => McpConnection.open(s, open)));
+    const started = await Promise.all(enabled.map((s) => McpConnection.start(s, open)));
     const connections = new Map<string, McpConnection>();
     const failures: McpStartFailure[] = [];
-    settled.forEach((result, i) => {
-      const name = enabled[i]?.name ?? '?';
-      if (result.status === 'fulfilled') {
-        connections.set(name, result.value);
-        logger('info', `MCP server "${name}" connected with ${result.value.tools.length} tools`);
+    started.forEach(({ connection, failure }) => {
+      const name = connection.config.name;
+      connections.set(name, connection);
+      if (failure === undefined) {
+        logger('info', `MCP server "${name}" connected with ${connection.tools.length} tools`);
       } else {
-        const message = result.reason instanceof Error ? result.reason.message : String(result.reason);
-        failures.push({ server: name, message });
-        logger('error', message);
+        failures.push({ server: name, message: failure });
+        logger('error', failure);
       }
     });
     return { host: new McpHost(connections, options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES), failures };
   }
 
-  /** Tools of the servers that are still up, with the config's overrides applied. */
+  /** Tools of the servers that are up right now, with the config's overrides applied. */
   listTools(): ToolInfo[] {
     const tools: ToolInfo[] = [];
     for (const conn of this.connections.values()) {
-      if (conn.goneReason !== undefined) continue;
-      for (const tool of conn.tools) {
-        // A refreshed list brings new objects, so a changed definition is always mapped (and hashed) anew.
-        let info = this.mapped.get(tool);
-        if (!info) {
-          info = toToolInfo(conn.config, tool, conn.serverInfo());
-          this.mapped.set(tool, info);
-        }
-        tools.push(info);
-      }
+      if (!conn.isUp) continue;
+      for (const tool of conn.tools) tools.push(this.infoOf(conn, tool));
     }
     return tools;
   }
 
-  /** Re-reads the tool list of the server that offers `name`; never throws (a failed refresh keeps the old list). */
+  /**
+   * Re-reads the tool list of the server that offers `name`. A server that is down is waited for, so the
+   * definition check that follows sees what the server offers now. Never throws, and returns within `timeoutMs`
+   * (a failed refresh keeps the old list).
+   */
   async refreshTool(name: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
     const conn = this.connections.get(name.slice(0, name.indexOf('.')));
-    if (conn && conn.goneReason === undefined) await conn.refresh(options);
+    if (!conn) return;
+    const timeoutMs = options.timeoutMs ?? conn.config.timeoutMs;
+    const deadline = performance.now() + timeoutMs;
+    const signal = options.signal ?? new AbortController().signal;
+    if (conn.isUp) {
+      await conn.refresh({ signal, timeoutMs });
+      // A failed listing may be the first sign that an HTTP server has gone: let the health check decide.
+      await conn.settle(deadline - performance.now());
+    }
+    // A session that comes back lists its tools as it opens, so there is nothing left to read.
+    if (!conn.isUp) await conn.ready(signal, deadline - performance.now());
   }
 
-  /** Calls `<server>.<tool>`; unknown, disallowed and failed calls come back as error outcomes. */
+  /**
+   * Calls `<server>.<tool>`; unknown, disallowed and failed calls come back as error outcomes. A call to a server
+   * that is down waits for it to come back, within the call's own timeout.
+   */
   async callTool(
     name: string,
     args: Record<string, Json>,
@@ -106,24 +131,51 @@ export class McpHost implements ToolRunner {
     const server = dot > 0 ? name.slice(0, dot) : '';
     const tool = dot > 0 ? name.slice(dot + 1) : '';
     const conn = this.connections.get(server);
-    if (!conn) return { ok: false, error: stepError('unknown_tool', `No connected MCP server offers "${name}".`) };
-    // A dead server's tool list is stale, so its calls say "unavailable" rather than "unknown".
-    if (conn.goneReason === undefined) {
-      const info = conn.tools.find((t) => t.name === tool);
-      if (!info) {
+    if (!conn) return { ok: false, error: stepError('unknown_tool', `No enabled MCP server offers "${name}".`) };
+    const started = performance.now();
+    // The definition the engine last saw (while the server is down, the last one it listed): a send after a wait
+    // must still match it, since the engine compared that one with its pin.
+    const known = this.definitionOf(conn, tool);
+    let timeoutMs = options.timeoutMs;
+    for (let sends = 0; ; sends++) {
+      if (!conn.isUp) {
+        const readiness = await conn.ready(options.signal, timeoutMs);
+        if (readiness === 'aborted') return { ok: false, error: stepError('cancelled', `${name} was cancelled.`) };
+        if (readiness !== 'up') {
+          const why = conn.goneReason ?? 'it is not connected';
+          const waited = readiness === 'timeout' ? `${why}; not back within ${timeoutMs} ms` : why;
+          return { ok: false, error: serverUnavailable(server, waited) };
+        }
+        timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
+      }
+      const current = this.definitionOf(conn, tool);
+      if (!current) {
         return { ok: false, error: stepError('unknown_tool', `MCP server "${server}" has no tool "${tool}".`) };
+      }
+      if (known && current.fingerprint !== known.fingerprint) {
+        const why = `the definition of "${tool}" changed while the call waited for the server, so the call was not sent; it must be checked again`;
+        return { ok: false, error: serverUnavailable(server, why) };
       }
       // The engine checks policy first; this is the last line if something upstream forgot.
       if ((conn.config.tools[tool]?.allowed ?? conn.config.allowed) === false) {
         return { ok: false, error: stepError('unknown_tool', `${name} is not allowed by the MCP config.`) };
       }
-    }
-    try {
-      const outcome = await conn.call(tool, args, options);
+      let result;
+      try {
+        result = await conn.call(tool, args, { signal: options.signal, timeoutMs });
+      } catch (err) {
+        // conn.call translates every SDK failure; this only guards the never-throw promise against bugs.
+        return { ok: false, error: stepError('internal', `${name} failed unexpectedly: ${String(err)}`) };
+      }
+      const { outcome } = result;
+      // Sent once more only when the server provably never got it (refused, or a session it no longer knows).
+      const left = options.timeoutMs - (performance.now() - started);
+      if (result.notDelivered && sends === 0 && left > 1) {
+        await conn.settle(left);
+        timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
+        continue;
+      }
       return outcome.ok ? { ok: true, value: boundOutput(outcome.value, this.maxOutputBytes) } : outcome;
-    } catch (err) {
-      // conn.call translates every SDK failure; this only guards the never-throw promise against bugs.
-      return { ok: false, error: stepError('internal', `${name} failed unexpectedly: ${String(err)}`) };
     }
   }
 
@@ -132,13 +184,28 @@ export class McpHost implements ToolRunner {
     return this.connections.get(name)?.serverInfo();
   }
 
-  /** Process id of a stdio server's child while it runs, for diagnostics. */
+  /** Process id of a stdio server's child while it is up, for diagnostics. */
   serverPid(name: string): number | undefined {
     return this.connections.get(name)?.pid;
   }
 
-  /** Closes every session and stops every child process. */
+  /** Stops reconnecting, closes every session and stops every child process. */
   async close(): Promise<void> {
     await Promise.all([...this.connections.values()].map((c) => c.close()));
+  }
+
+  private definitionOf(conn: McpConnection, tool: string): ToolInfo | undefined {
+    const found = conn.tools.find((t) => t.name === tool);
+    return found && this.infoOf(conn, found);
+  }
+
+  // A refreshed list (or a new session) brings new objects, so a changed definition is always mapped (and hashed) anew.
+  private infoOf(conn: McpConnection, tool: ServerTool): ToolInfo {
+    let info = this.mapped.get(tool);
+    if (!info) {
+      info = toToolInfo(conn.config, tool, conn.serverInfo());
+      this.mapped.set(tool, info);
+    }
+    return info;
   }
 }

@@ -49,27 +49,35 @@ export function createTransport(
   return transport;
 }
 
-/** One sentence saying why a server did not start; `'timeout'` stands for the start-up deadline. */
+/** Why a server did not start: a sentence for the operator, and its reason alone (what follows "could not start"). */
+export interface StartFailureText {
+  message: string;
+  reason: string;
+}
+
+/** Words a start-up failure; `'timeout'` stands for the start-up deadline. */
 export function describeStartFailure(
   config: McpServerConfig,
   err: unknown,
   lastStderr: string | undefined,
   connectTimeoutMs: number,
-): string {
+): StartFailureText {
   const stderr = lastStderr ? ` (last stderr: ${lastStderr})` : '';
-  const prefix = `MCP server "${config.name}" could not start`;
   const t = config.transport;
-  if (err === 'timeout') return `${prefix}: no answer within ${connectTimeoutMs} ms${stderr}.`;
+  const say = (reason: string, where = '') => ({
+    message: `MCP server "${config.name}" could not start${where}: ${reason}.`,
+    reason,
+  });
+  if (err === 'timeout') return say(`no answer within ${connectTimeoutMs} ms${stderr}`);
   if (err instanceof McpError && err.code === ErrorCode.ConnectionClosed) {
-    return `${prefix}: it exited during start-up${stderr}.`;
+    return say(`it exited during start-up${stderr}`);
   }
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   if (t.kind === 'stdio' && code === 'ENOENT') {
-    return `${prefix}: command "${t.command}" was not found${t.cwd ? ` (or cwd "${t.cwd}" does not exist)` : ''}.`;
+    return say(`command "${t.command}" was not found${t.cwd ? ` (or cwd "${t.cwd}" does not exist)` : ''}`);
   }
-  if (t.kind === 'stdio' && code === 'EACCES') return `${prefix}: command "${t.command}" is not executable.`;
-  const where = t.kind === 'http' ? ` at ${t.url}` : '';
-  return `${prefix}${where}: ${describeError(err)}${stderr}.`;
+  if (t.kind === 'stdio' && code === 'EACCES') return say(`command "${t.command}" is not executable`);
+  return say(`${describeError(err)}${stderr}`, t.kind === 'http' ? ` at ${t.url}` : '');
 }
 
 /**

@@ -5,7 +5,7 @@ import { everythingStdioConfig, freePort, httpServerConfig, mcpConfig, serverCon
 const signal = () => new AbortController().signal;
 
 describe('McpHost when servers fail', () => {
-  it('reports a server whose command does not exist while the other one connects', async () => {
+  it('reports a server whose command does not exist while the other one connects; calls to it wait, then say unavailable', async () => {
     const { host, failures } = await McpHost.connect(
       mcpConfig(serverConfig('ghost', { command: '/nonexistent/mcp-server' }), everythingStdioConfig()),
     );
@@ -23,8 +23,19 @@ describe('McpHost when servers fail', () => {
         { message: 'still here' },
         { signal: signal(), timeoutMs: 5000 },
       );
-      expect(outcome.ok).toBe(true);
-      expect(await host.callTool('ghost.anything', {}, { signal: signal(), timeoutMs: 5000 })).toMatchObject({
+      expect(outcome).toMatchObject({ ok: true });
+      // The host keeps trying a server that failed at start, so a call to it waits for it within its timeout.
+      expect(await host.callTool('ghost.anything', {}, { signal: signal(), timeoutMs: 200 })).toEqual({
+        ok: false,
+        error: {
+          code: 'server_unavailable',
+          retryable: true,
+          message:
+            'MCP server "ghost" is unavailable: it has not started yet (command "/nonexistent/mcp-server" was not found); ' +
+            'not back within 200 ms.',
+        },
+      });
+      expect(await host.callTool('nope.anything', {}, { signal: signal(), timeoutMs: 200 })).toMatchObject({
         ok: false,
         error: { code: 'unknown_tool' },
       });
@@ -74,10 +85,12 @@ describe('McpHost when servers fail', () => {
     ]);
   });
 
-  it('turns a server killed mid-call into server_unavailable, now and for later calls, and logs it', async () => {
+  it('turns a server killed mid-call into server_unavailable (the call is not sent again), and logs it', async () => {
     const logs: string[] = [];
+    // A long wait before the first retry: the server stays down for the rest of the test.
     const { host } = await McpHost.connect(mcpConfig(everythingStdioConfig()), {
       logger: (level, message) => logs.push(`${level}: ${message}`),
+      reconnect: { initialDelayMs: 60_000, maxDelayMs: 60_000 },
     });
     try {
       const pid = host.serverPid('everything');
@@ -89,23 +102,27 @@ describe('McpHost when servers fail', () => {
       );
       await new Promise((resolve) => setTimeout(resolve, 100));
       process.kill(pid!, 'SIGKILL');
-      const unavailable = {
+      const why = 'its process exited (last stderr: Starting default (STDIO) server...)';
+      expect(await call).toEqual({
         ok: false,
         error: {
           code: 'server_unavailable',
           retryable: true,
-          message:
-            'MCP server "everything" is unavailable: its process exited (last stderr: Starting default (STDIO) server...).',
+          message: `MCP server "everything" is unavailable: ${why}.`,
         },
-      };
-      expect(await call).toEqual(unavailable);
-      expect(await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 1000 })).toEqual(
-        unavailable,
-      );
+      });
+      // Until it is back, its tools are out of the catalog and later calls wait for it within their timeout.
       expect(host.listTools()).toEqual([]);
-      expect(logs).toContain(
-        'error: MCP server "everything" stopped: its process exited (last stderr: Starting default (STDIO) server...)',
-      );
+      expect(host.serverPid('everything')).toBeUndefined();
+      expect(await host.callTool('everything.echo', { message: 'x' }, { signal: signal(), timeoutMs: 300 })).toEqual({
+        ok: false,
+        error: {
+          code: 'server_unavailable',
+          retryable: true,
+          message: `MCP server "everything" is unavailable: ${why}; not back within 300 ms.`,
+        },
+      });
+      expect(logs).toContain(`error: MCP server "everything" stopped: ${why}`);
     } finally {
       await host.close();
     }

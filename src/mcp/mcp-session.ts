@@ -1,0 +1,151 @@
+/**
+ * One session with one MCP server: its transport (a stdio child or a Streamable HTTP client), initialize, and the
+ * first listing of its tools. A connection opens a new session each time the server comes back.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { McpServerConfig } from './mcp-config.ts';
+import {
+  createTransport,
+  describeStartFailure,
+  stopProcess,
+  TrackedStdioTransport,
+  type McpLogger,
+} from './mcp-transport.ts';
+import { StderrTail } from './stderr-tail.ts';
+import { listAllTools } from './tool-listing.ts';
+
+/** What opening a session needs besides the server's config. */
+export interface OpenOptions {
+  clientName: string;
+  clientVersion: string;
+  connectTimeoutMs: number;
+  logger: McpLogger;
+}
+
+/** What a session reports to its owner once it is open. */
+export interface SessionEvents {
+  /** The transport closed: a stdio child exited, or the session was closed. */
+  onClose(session: McpSession): void;
+  onError(session: McpSession, err: Error): void;
+  /** The server announced that its tool list changed (debounced). */
+  onToolsChanged(session: McpSession): void;
+}
+
+/** Thrown by `McpSession.open`: `message` is a sentence for the operator, `reason` what follows "could not start". */
+export class StartFailure extends Error {
+  constructor(
+    message: string,
+    readonly reason: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+    this.name = 'StartFailure';
+  }
+}
+
+/** An initialized session and the tools it listed at start. */
+export class McpSession {
+  tools: Tool[] = [];
+  /** Why this session ended, once its owner saw it end. */
+  lost: string | undefined;
+
+  private constructor(
+    readonly config: McpServerConfig,
+    readonly client: Client,
+    private readonly transport: TrackedStdioTransport | StreamableHTTPClientTransport,
+    readonly stderr: StderrTail,
+  ) {}
+
+  /**
+   * Starts the server (or reaches it), initializes, and lists every page of its tools, within
+   * `connectTimeoutMs`. `cancel` aborting (the host closing) stops the attempt and its child.
+   * Throws a `StartFailure`.
+   */
+  static async open(
+    config: McpServerConfig,
+    options: OpenOptions,
+    events: SessionEvents,
+    cancel: AbortSignal,
+  ): Promise<McpSession> {
+    const stderr = new StderrTail();
+    const transport = createTransport(config, stderr, options.logger);
+    // Debounced because a server registering tools one by one sends one notification per tool.
+    const onChanged = () => events.onToolsChanged(session);
+    const client = new Client(
+      { name: options.clientName, version: options.clientVersion },
+      { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
+    );
+    const session = new McpSession(config, client, transport, stderr);
+    // A deadline for the whole start-up, cleared after: the SDK never drops its abort listener, and a
+    // late abort would send `notifications/cancelled` for requests that finished long ago.
+    const deadline = new AbortController();
+    const timer = setTimeout(() => deadline.abort(), options.connectTimeoutMs);
+    const onCancel = () => deadline.abort();
+    cancel.addEventListener('abort', onCancel, { once: true });
+    try {
+      if (cancel.aborted) throw new Error('the MCP host was shut down');
+      const requestOptions = { signal: deadline.signal, timeout: options.connectTimeoutMs };
+      await client.connect(transport, requestOptions);
+      session.tools = await listAllTools(client, requestOptions);
+    } catch (err) {
+      await session.close();
+      const timedOut =
+        (deadline.signal.aborted && !cancel.aborted) ||
+        (err instanceof McpError && err.code === ErrorCode.RequestTimeout);
+      // The child's last stderr chunk can land a tick after the close that failed the request.
+      if (!cancel.aborted) await delay(20);
+      const text = describeStartFailure(
+        config,
+        timedOut ? 'timeout' : err,
+        stderr.lastLine(),
+        options.connectTimeoutMs,
+      );
+      throw new StartFailure(text.message, text.reason, { cause: err });
+    } finally {
+      clearTimeout(timer);
+      cancel.removeEventListener('abort', onCancel);
+    }
+    client.onclose = () => events.onClose(session);
+    client.onerror = (err) => events.onError(session, err);
+    return session;
+  }
+
+  get isHttp(): boolean {
+    return !(this.transport instanceof TrackedStdioTransport);
+  }
+
+  /** Name and version the server reported at initialize. */
+  serverInfo(): { name: string; version: string } | undefined {
+    const info = this.client.getServerVersion();
+    return info ? { name: info.name, version: info.version } : undefined;
+  }
+
+  /** The child's process id for a stdio server while it runs. */
+  get pid(): number | undefined {
+    return this.transport instanceof TrackedStdioTransport ? (this.transport.pid ?? undefined) : undefined;
+  }
+
+  /**
+   * Ends the session: over HTTP, asks the server to drop it (unless the server is already gone); over stdio,
+   * closes the child's stdin, then SIGTERM, then SIGKILL. Never throws.
+   */
+  async close(): Promise<void> {
+    if (!(this.transport instanceof TrackedStdioTransport)) {
+      // A hung server must not hold up shutdown.
+      if (this.lost === undefined && this.transport.sessionId) {
+        await Promise.race([this.transport.terminateSession().catch(() => {}), delay(1000)]);
+      }
+      await this.client.close().catch(() => {});
+      return;
+    }
+    await this.client.close().catch(() => {});
+    if (this.transport.spawnedPid !== undefined) await stopProcess(this.transport.spawnedPid);
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
