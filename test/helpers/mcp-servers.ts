@@ -73,21 +73,43 @@ export async function freePort(): Promise<number> {
   return address.port;
 }
 
+/** A Streamable HTTP server running in a child process. */
+export interface HttpTestServer {
+  url: string;
+  /** How many POST requests it has logged to stdout so far (server-everything logs each one). */
+  posts: () => number;
+  /** Kills it and waits for the exit. */
+  close: () => Promise<void>;
+}
+
 /**
- * Starts server-everything's Streamable HTTP transport on a free port (it reads `PORT`) and waits until
- * it logs that it listens. `close` kills it and waits for the exit.
+ * Starts server-everything's Streamable HTTP transport on `port` (a free one by default) and waits until it
+ * logs that it listens.
  */
-export async function startEverythingHttp(): Promise<{ url: string; close: () => Promise<void> }> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [EVERYTHING_SCRIPT, 'streamableHttp'], {
-    env: { PATH: process.env.PATH ?? '', PORT: String(port) },
-    stdio: ['ignore', 'ignore', 'pipe'],
+export function startEverythingHttp(port?: number): Promise<HttpTestServer> {
+  return startHttpServer([EVERYTHING_SCRIPT, 'streamableHttp'], { port });
+}
+
+/**
+ * Runs `node <args>` with `PORT` (a free one by default) and `env`, and waits until it writes "listening on port"
+ * to stderr.
+ */
+export async function startHttpServer(
+  args: string[],
+  options: { port?: number; env?: Record<string, string> } = {},
+): Promise<HttpTestServer> {
+  const port = options.port ?? (await freePort());
+  const child = spawn(process.execPath, args, {
+    env: { PATH: process.env.PATH ?? '', PORT: String(port), ...options.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stdout = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
   let stderr = '';
   // Caught here: a spawn error would otherwise reject this promise with nobody listening.
   const exited = once(child, 'exit').catch(() => {});
   const listening = new Promise<void>((resolve, reject) => {
-    const fail = () => reject(new Error(`server-everything HTTP did not listen within 10 s: ${stderr}`));
+    const fail = () => reject(new Error(`HTTP test server ${args.join(' ')} did not listen within 10 s: ${stderr}`));
     const timer = setTimeout(fail, 10_000);
     child.stderr.on('data', (chunk: Buffer) => {
       stderr += chunk.toString('utf8');
@@ -98,7 +120,7 @@ export async function startEverythingHttp(): Promise<{ url: string; close: () =>
     });
     child.once('exit', (code) => {
       clearTimeout(timer);
-      reject(new Error(`server-everything HTTP exited with ${code}: ${stderr}`));
+      reject(new Error(`HTTP test server ${args.join(' ')} exited with ${code}: ${stderr}`));
     });
   });
   try {
@@ -109,6 +131,7 @@ export async function startEverythingHttp(): Promise<{ url: string; close: () =>
   }
   return {
     url: `http://127.0.0.1:${port}/mcp`,
+    posts: () => stdout.split('Received MCP POST request').length - 1,
     close: async () => {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       await exited;
