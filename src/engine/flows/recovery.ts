@@ -1,6 +1,7 @@
 /**
  * After a restart: every unfinished run is picked up from the database. Finished steps are never run again;
- * a step that was in flight runs again only if its tool is idempotent, otherwise the run waits for a person.
+ * a step that was in flight runs again only if its tool is idempotent (and it has attempts left), otherwise the run
+ * waits for a person.
  */
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
@@ -56,7 +57,9 @@ export class Recovery {
       breakpoints: run.breakpoints,
     });
     for (const a of attempts.filter((x) => x.status === 'running')) {
-      const error = {
+      // A step whose last attempt this was keeps the restored error, which says its attempts are used up.
+      const used = restored.exhausted.includes(a.stepId) ? restored.state.steps[a.stepId]?.error : undefined;
+      const error = used ?? {
         code: 'interrupted' as const,
         message: 'Steward stopped while this step was running',
         retryable: false,
@@ -78,7 +81,10 @@ export class Recovery {
     } else {
       await this.messages.notice(run, 'info', 'Steward restarted; continuing this run where it left off.');
     }
-    const event = { interrupted: restored.interrupted, retried: restored.retried };
+    if (restored.exhausted.length > 0) {
+      await this.messages.notice(run, 'warning', exhaustedNotice(restored.exhausted, settings.maxAttempts));
+    }
+    const event = { interrupted: restored.interrupted, retried: restored.retried, exhausted: restored.exhausted };
     await store.appendEvent(run.id, 'recovered', event, clock());
     this.lifecycle.start(run, v.value, await store.listPins(run.id), restored.state);
   }
@@ -91,5 +97,15 @@ function interruptedNotice(steps: readonly string[]): string {
     `Steward restarted while ${steps.join(', ')} ${many ? 'were' : 'was'} running. ` +
     `${many ? 'Their tools' : 'Its tool'} may have acted already and ${many ? 'are' : 'is'} not safe to repeat ` +
     `blindly: resume to run ${many ? 'them' : 'it'} again, or stop.`
+  );
+}
+
+/** Why a step failed after a restart: its last allowed attempt was the one interrupted. */
+function exhaustedNotice(steps: readonly string[], maxAttempts: number): string {
+  const many = steps.length > 1;
+  return (
+    `Steward restarted while ${steps.join(', ')} ${many ? 'were' : 'was'} running ${many ? 'their' : 'its'} last ` +
+    `attempt (${maxAttempts} of ${maxAttempts}). ${many ? 'They are' : 'It is'} not run again and ` +
+    `${many ? 'count' : 'counts'} as failed.`
   );
 }

@@ -4,7 +4,7 @@ import type { Plan } from '../../../src/engine/plan/plan-schema.ts';
 import type { StoredStepAttempt } from '../../../src/engine/ports.ts';
 import { startDispatch } from '../../../src/engine/run/dispatch.ts';
 import type { DispatchEffect } from '../../../src/engine/run/dispatch-state.ts';
-import { restoreDispatch } from '../../../src/engine/run/restore.ts';
+import { endedDispatch, restoreDispatch } from '../../../src/engine/run/restore.ts';
 import type { StepPolicy } from '../../../src/engine/run/step-policies.ts';
 import type { RiskLevel, RunStatus } from '../../../src/engine/types.ts';
 import { createAttempt, createPlan, createPolicies, createStepError } from '../fixtures.ts';
@@ -199,5 +199,126 @@ describe('restoring a run after a restart', () => {
     const r = restore(plan, [createAttempt('a', { status: 'failed', error })], { status: 'paused' });
     expect(r.state.steps.a!.status).toBe('pending');
     expect(r.state).toMatchObject({ phase: 'paused', haltedBy: null });
+  });
+});
+
+describe('an interrupted attempt counts toward the attempt limit', () => {
+  const one = createPlan([{ id: 'a', tool: 'srv.read' }]);
+  const idempotent = createPolicies(one, { idempotent: true });
+  const inFlight = (attempt: number) => [createAttempt('a', { attempt, status: 'running', endedAt: null })];
+
+  it('an idempotent step interrupted with attempts left runs again as the next attempt, up to the last', () => {
+    const r = restore(one, inFlight(2), { policies: idempotent });
+    expect(r).toMatchObject({ retried: ['a'], interrupted: [], exhausted: [] });
+    expect(started(startDispatch(r.state).effects)).toEqual([['a', 3, {}]]);
+  });
+
+  it.each([
+    { maxAttempts: 3, attempt: 3 },
+    { maxAttempts: 1, attempt: 1 },
+    { maxAttempts: 3, attempt: 4 },
+  ])(
+    'an idempotent step interrupted on attempt $attempt of $maxAttempts ends failed and halts the run',
+    ({ maxAttempts, attempt }) => {
+      const r = restore(one, inFlight(attempt), { policies: idempotent, maxAttempts });
+      expect(r).toMatchObject({ exhausted: ['a'], retried: [], interrupted: [] });
+      expect(r.state.steps.a).toEqual({
+        status: 'failed',
+        attempt,
+        error: {
+          code: 'interrupted',
+          message: `Steward stopped while attempt ${attempt} of ${maxAttempts} was running; its attempts are used up, so it is not run again`,
+          retryable: false,
+        },
+      });
+      expect(r.state).toMatchObject({ phase: 'halting', haltedBy: 'a' });
+      const t = startDispatch(r.state);
+      expect(started(t.effects)).toEqual([]);
+      expect(t.effects.at(-1)).toEqual({ type: 'finishRun', outcome: 'failed' });
+    },
+  );
+
+  it('an optional step interrupted on its last attempt ends failed without halting: the other steps go on', () => {
+    const plan = createPlan([
+      { id: 'opt', tool: 'srv.read', optional: true },
+      { id: 'other', tool: 'srv.read' },
+    ]);
+    const r = restore(plan, [createAttempt('opt', { attempt: 3, status: 'running', endedAt: null })], {
+      policies: createPolicies(plan, { idempotent: true }),
+    });
+    expect(r.exhausted).toEqual(['opt']);
+    expect(r.state.steps.opt).toMatchObject({ status: 'failed', attempt: 3, error: { code: 'interrupted' } });
+    expect(r.state).toMatchObject({ phase: 'running', haltedBy: null });
+    expect(started(startDispatch(r.state).effects)).toEqual([['other', 1, {}]]);
+  });
+
+  it('a step that is not idempotent, interrupted on its last attempt, still waits for a person', () => {
+    const r = restore(one, inFlight(3), { policies: createPolicies(one, { idempotent: false }) });
+    expect(r).toMatchObject({ interrupted: ['a'], retried: [], exhausted: [] });
+    expect(r.state.steps.a).toEqual({ status: 'pending', attempt: 3 });
+    expect(r.state).toMatchObject({ phase: 'paused', pausedBy: 'user', haltedBy: null });
+    expect(started(startDispatch(r.state).effects)).toEqual([]);
+  });
+
+  it('the failed step is named first when an earlier step failed too: the first failure in plan order halts', () => {
+    const plan = createPlan([
+      { id: 'a', tool: 'srv.read' },
+      { id: 'b', tool: 'srv.read' },
+    ]);
+    const attempts = [
+      createAttempt('a', { attempt: 3, status: 'running', endedAt: null }),
+      createAttempt('b', { status: 'failed', error: createStepError({ retryable: false }) }),
+    ];
+    const r = restore(plan, attempts, { policies: createPolicies(plan, { idempotent: true }) });
+    expect(r.state).toMatchObject({ phase: 'halting', haltedBy: 'a' });
+    expect(r.state.steps.b!.status).toBe('failed');
+  });
+});
+
+describe('the final state of a run that ended, for a report written after a restart', () => {
+  const plan = createPlan([
+    { id: 'a', tool: 'srv.read' },
+    { id: 'b', tool: 'srv.read', dependsOn: ['a'] },
+    { id: 'c', tool: 'srv.read', dependsOn: ['b'] },
+    { id: 'd', tool: 'srv.read' },
+  ]);
+  const timeout = createStepError({ message: 'timed out', retryable: true });
+
+  it('each step as its latest attempt left it; steps with no attempt never ran; nothing is owed a retry', () => {
+    const final = endedDispatch(
+      plan,
+      createPolicies(plan, { idempotent: true }),
+      [
+        createAttempt('a', { status: 'succeeded', output: { text: 'A' } }),
+        createAttempt('b', { attempt: 1, status: 'failed', error: timeout }),
+        createAttempt('b', { attempt: 2, status: 'failed', error: timeout }),
+        createAttempt('c', { status: 'skipped' }),
+      ],
+      'failed',
+      options,
+    );
+    expect(final).toMatchObject({ phase: 'done', outcome: 'failed' });
+    expect(final.steps).toEqual({
+      a: { status: 'succeeded', attempt: 1, output: { text: 'A' } },
+      b: { status: 'failed', attempt: 2, error: timeout },
+      c: { status: 'skipped', attempt: 1 },
+      d: { status: 'pending', attempt: 0, note: 'never ran' },
+    });
+  });
+
+  it('an attempt whose end was never stored is shown as failed, not as still running', () => {
+    const final = endedDispatch(
+      plan,
+      createPolicies(plan),
+      [createAttempt('d', { status: 'running' })],
+      'stopped',
+      options,
+    );
+    expect(final.outcome).toBe('stopped');
+    expect(final.steps.d).toEqual({
+      status: 'failed',
+      attempt: 1,
+      error: { code: 'interrupted', message: 'its end was never recorded', retryable: false },
+    });
   });
 });
