@@ -30,6 +30,10 @@ export interface LevelRow {
   poolCheckouts: number;
   /** Checkouts that found every connection busy with the pool at its cap, and queued. */
   poolQueued: number;
+  /** The pool's size in this level. */
+  poolMax: number;
+  /** How long a store operation waited for a pooled connection (`pool.connect()`), over every checkout. */
+  poolWaitP50Ms: number;
   poolWaitP99Ms: number;
   poolWaitMaxMs: number;
   mentionAckP50Ms: number;
@@ -54,6 +58,7 @@ export interface LevelRow {
 
 const s = (ms: number) => (ms / 1000).toFixed(2);
 const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '—');
 const kb = (bytes: number) => (Number.isFinite(bytes) ? (bytes / 1024).toFixed(1) : '—');
 const mark = (ok: boolean) => (ok ? '✔' : '✘ missed');
 
@@ -63,7 +68,7 @@ const label = (l: LevelRow) => `${l.n}${l.oneChannel ? ' in one channel' : ''}`;
 export function renderConcurrency(
   levels: LevelRow[],
   base: { runMs: number; engineMs: number },
-  o: { gcExposed: boolean },
+  o: { gcExposed: boolean; poolMax: number },
 ): string[] {
   const limits = Object.entries(SLACK_RATE_LIMITS)
     .map(([m, l]) => `\`${m}\` ${l.perMinute}/min per ${l.per}, burst ${l.burst}`)
@@ -78,7 +83,7 @@ export function renderConcurrency(
     '## 5. Concurrent runs in one process',
     '',
     `N runs started at once by signed mentions, each in its own channel (or all in one) and from its own requester; plan: two 100 ms \`audit.sleep\` side by side, ` +
-      `then a 50 ms one (low risk, so no review); fake LLM answering at once; Steward's production defaults (maxParallel 4, pool of 10). ` +
+      `then a 50 ms one (low risk, so no review); fake LLM answering at once; Steward's production defaults (maxParallel 4, a pool of ${o.poolMax} PostgreSQL connections). ` +
       `One run alone: mention → report ${s(base.runMs)} s, mention → run ended ${s(base.engineMs)} s (median; the report waits for the card's paced final update). ` +
       `Fake Slack limits: ${limits}, answering 429 with Retry-After.`,
     '',
@@ -117,8 +122,8 @@ export function renderConcurrency(
       'runs at once',
       'Slack limits',
       'SQL statements per run',
-      'pool checkouts that queued (all 10 busy)',
-      'checkout p99 / max ms',
+      `pool checkouts that queued (all ${o.poolMax} busy)`,
+      'wait for a pooled connection p50 / p99 / max ms',
       'most queued at once',
       'mention ack p50 / p99 / max ms',
     ]),
@@ -128,7 +133,7 @@ export function renderConcurrency(
         l.limits ? 'on' : 'off',
         f1(l.statements / l.n),
         `${l.poolQueued} of ${l.poolCheckouts}`,
-        `${f1(l.poolWaitP99Ms)} / ${f1(l.poolWaitMaxMs)}`,
+        `${f2(l.poolWaitP50Ms)} / ${f1(l.poolWaitP99Ms)} / ${f1(l.poolWaitMaxMs)}`,
         l.maxPoolWaiting,
         `${f1(l.mentionAckP50Ms)} / ${f1(l.mentionAckP99Ms)} / ${f1(l.mentionAckMaxMs)}`,
       ]),
@@ -168,7 +173,9 @@ export function renderConcurrency(
     '',
     `Heap figures are after a forced full GC (${o.gcExposed ? 'node --expose-gc' : 'exposed at run time with v8.setFlagsFromString'}), baseline taken just before each level, after a warm-up level; ` +
       "they include the bench's own per-run bookkeeping (about 0.3 KB), and below 100 runs both are within GC noise (not shown). " +
-      'SQL statements include those of the section 6 presses in the level where they run. Event-loop delay is how late a 5 ms interval timer fires, the forced GCs left out. ' +
+      'SQL statements include those of the section 6 presses in the level where they run. ' +
+      "The wait for a pooled connection is how long each store operation's `pool.connect()` took, over every checkout in the level (opening a new connection included). " +
+      'Event-loop delay is how late a 5 ms interval timer fires, the forced GCs left out. ' +
       "Posts and 429s count the level's own channels; updates and their 429s are per workspace.",
     ...levels
       .filter((l) => l.mentionAcksOver3s > 0)

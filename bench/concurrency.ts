@@ -44,6 +44,8 @@ interface Settings {
   idlePresses: number;
   timeoutMs: number;
   cpuProfile: boolean;
+  /** Steward's pool size (STEWARD_DB_POOL_SIZE's default unless BENCH_DB_POOL_SIZE sets another). */
+  poolMax: number | undefined;
 }
 
 function settingsFor(profile: 'quick' | 'full'): Settings {
@@ -63,6 +65,7 @@ function settingsFor(profile: 'quick' | 'full'): Settings {
     idlePresses: full ? 400 : 100,
     timeoutMs: full ? 20 * 60_000 : 150_000,
     cpuProfile: process.env['BENCH_CPU_PROFILE'] === '1',
+    poolMax: Number(process.env['BENCH_DB_POOL_SIZE']) > 0 ? Number(process.env['BENCH_DB_POOL_SIZE']) : undefined,
   };
 }
 
@@ -88,7 +91,7 @@ export async function benchConcurrency(
   const tracker = new RunTracker();
   let app: SlackSteward | undefined;
   try {
-    app = await startSlackSteward({ peers, auditLog, hooks: tracker.hooks });
+    app = await startSlackSteward({ peers, auditLog, hooks: tracker.hooks, poolMax: s.poolMax });
     const c: LoadContext = { peers, app, tracker, auditLog };
     await startProbe(c);
     // Warm-up (JIT, pool connections, caches), not reported.
@@ -146,7 +149,10 @@ export async function benchConcurrency(
     ];
     return {
       markdown: [
-        ...renderConcurrency(levels, base, { gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function' }),
+        ...renderConcurrency(levels, base, {
+          gcExposed: typeof (globalThis as { gc?: unknown }).gc === 'function',
+          poolMax: app.poolMax,
+        }),
         ...profiled,
         '',
         ...buttonSection(idle, saturated, dups),
@@ -238,6 +244,8 @@ async function runLevel(
     retainedPerRunBytes: retainedPerRun,
     poolCheckouts: pool.checkouts,
     poolQueued: pool.queued,
+    poolMax: c.app.poolMax,
+    poolWaitP50Ms: pool.micros.percentile(50) / 1000,
     poolWaitP99Ms: pool.micros.percentile(99) / 1000,
     poolWaitMaxMs: pool.micros.max / 1000,
     mentionAckP50Ms: median(mentionAcks),

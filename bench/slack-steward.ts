@@ -14,6 +14,7 @@ import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Conversation, ToolCallOutcome, ToolRunner } from '../src/engine/ports.ts';
 import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
 import type { RunStatus } from '../src/engine/types.ts';
+import { DEFAULT_DB_POOL_SIZE } from '../src/config.ts';
 import { createLlmClient } from '../src/llm/model-router.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
@@ -53,6 +54,8 @@ export interface SlackSteward {
   channel: SlackChannel;
   store: PgRunStore;
   pool: pg.Pool;
+  /** The pool's size: Steward's default (STEWARD_DB_POOL_SIZE) unless the bench asked for another. */
+  poolMax: number;
   db: TestDatabase;
   /** Pool checkouts since the last `reset`: how long they took, and how many queued (all connections busy at the cap). */
   poolStats: PoolStats;
@@ -158,7 +161,7 @@ function countStatements(client: pg.PoolClient, stats: PoolStats): void {
   };
 }
 
-/** Opens a pool like src/store/database.ts does (max 10, 10 s connect timeout), timing every checkout. */
+/** Opens a pool like src/store/database.ts does (`max` connections, 10 s connect timeout), timing every checkout. */
 function openPool(url: string, stats: PoolStats, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, connectionTimeoutMillis: 10_000, max });
   pool.on('error', () => undefined);
@@ -191,7 +194,8 @@ export async function startSlackSteward(o: {
     const db = await createTestDatabase('postgres');
     cleanups.push(() => db.close());
     const poolStats = new PoolStats();
-    const pool = openPool(testDatabaseUrlFor(db.name), poolStats, o.poolMax ?? 10);
+    const poolMax = o.poolMax ?? DEFAULT_DB_POOL_SIZE;
+    const pool = openPool(testDatabaseUrlFor(db.name), poolStats, poolMax);
     const kysely = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
     cleanups.push(() => kysely.destroy());
     const { host, failures } = await McpHost.connect(mcpConfig(auditStdioConfig(o.auditLog)));
@@ -245,7 +249,7 @@ export async function startSlackSteward(o: {
       await channel.stop();
     });
     await o.peers.target(`http://127.0.0.1:${channel.port}/slack/events`, SECRET);
-    return { steward, channel, store, pool, db, poolStats, logs, close };
+    return { steward, channel, store, pool, poolMax, db, poolStats, logs, close };
   } catch (err) {
     await close();
     throw err;

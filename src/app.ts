@@ -54,6 +54,7 @@ export async function startApp(options: {
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
+    maxConnections: config.databasePoolSize,
     onPoolError: (err) => log('warn', `PostgreSQL connection dropped: ${err.message}`),
   });
   const cleanup: (() => Promise<void>)[] = [() => database.close()];

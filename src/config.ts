@@ -12,6 +12,15 @@ const positiveInt = (fallback: number) =>
   z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(fallback));
 const optionalText = z.string().trim().min(1).optional().catch(undefined);
 
+/**
+ * PostgreSQL connections one Steward process may hold (STEWARD_DB_POOL_SIZE). PostgreSQL allows 100 connections by
+ * default and keeps 3 for superusers: at 10 each, two Steward processes overlapping in a deploy and a third (a bench,
+ * a test run, a second instance) hold 30, leaving over 60 for migrations, psql, backups, monitoring and other apps.
+ * A larger pool bought nothing in the bench: at 100 runs at once the wait for a connection comes from Steward's busy
+ * event loop, and 20 connections waited as long as 10 (and opened more connections, each one slow on a busy host).
+ */
+export const DEFAULT_DB_POOL_SIZE = 10;
+
 const envSchema = z.object({
   DATABASE_URL: z
     .string()
@@ -19,6 +28,7 @@ const envSchema = z.object({
     .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  STEWARD_DB_POOL_SIZE: positiveInt(DEFAULT_DB_POOL_SIZE),
   DATA_DIR: z.string().trim().min(1).default('./data'),
   MCP_CONFIG: z.string().trim().min(1).default('./mcp.json'),
   OPENAI_API_KEY: optionalText,
@@ -58,6 +68,8 @@ const envSchema = z.object({
 /** Validated configuration. */
 export interface Config {
   databaseUrl: string | undefined;
+  /** Largest PostgreSQL connection pool (PGlite has one connection and ignores it). */
+  databasePoolSize: number;
   dataDir: string;
   mcpConfigPath: string;
   llm: {
@@ -143,6 +155,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const defaults = all ? { planner: all, classifier: all, synthesizer: all, llm_step: all } : base;
   return {
     databaseUrl: e.DATABASE_URL,
+    databasePoolSize: e.STEWARD_DB_POOL_SIZE,
     dataDir: e.DATA_DIR,
     mcpConfigPath: e.MCP_CONFIG,
     llm: {

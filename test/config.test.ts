@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../src/config.ts';
+import { DEFAULT_DB_POOL_SIZE, loadConfig } from '../src/config.ts';
 
 describe('configuration', () => {
   it('names what to set when no model is configured, and that Ollama works', () => {
@@ -52,5 +52,16 @@ describe('configuration', () => {
     });
     expect(c.secrets).toEqual(['sk-canary-1', 'postgres://u:pw@h/db']);
     expect(c.settings.approvers).toEqual(['slack:U1', 'console:ada']);
+  });
+
+  it('reads the database pool size, defaults it, and names the variable when it is not a positive whole number', () => {
+    expect(loadConfig({ OPENAI_API_KEY: 'k' }).databasePoolSize).toBe(DEFAULT_DB_POOL_SIZE);
+    expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DB_POOL_SIZE: '' }).databasePoolSize).toBe(DEFAULT_DB_POOL_SIZE);
+    expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DB_POOL_SIZE: '5' }).databasePoolSize).toBe(5);
+    for (const bad of ['0', '-3', '2.5', 'many']) {
+      expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DB_POOL_SIZE: bad }), bad).toThrow(
+        /^Configuration error: STEWARD_DB_POOL_SIZE: /,
+      );
+    }
   });
 });
