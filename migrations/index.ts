@@ -7,6 +7,8 @@ import { initial } from './0001-initial.ts';
 import { steering } from './0002-steering.ts';
 import { safety } from './0003-safety.ts';
 import { typedBreakpoints } from './0004-typed-breakpoints.ts';
+import { repeatSafeWrites } from './0005-repeat-safe-writes.ts';
+import { reportDue } from './0006-report-due.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +16,6 @@ export const migrations: Record<string, Migration> = {
   '0002-steering': steering,
   '0003-safety': safety,
   '0004-typed-breakpoints': typedBreakpoints,
+  '0005-repeat-safe-writes': repeatSafeWrites,
+  '0006-report-due': reportDue,
 };

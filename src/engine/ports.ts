@@ -105,6 +105,11 @@ export interface StoredRun {
   createdAt: Date;
 }
 
+/** A finished run that still owes its report, with the report if it was written but not sent. */
+export interface UnreportedRun extends StoredRun {
+  report: string | null;
+}
+
 /** One stored attempt at a step. */
 export interface StoredStepAttempt {
   stepId: string;
@@ -181,6 +186,20 @@ export interface RunStore {
   /** Appends to the run's event log (history that can be replayed). */
   appendEvent(runId: string, type: string, payload: Json, at: Date): Promise<void>;
   setReport(runId: string, report: string, at: Date): Promise<void>;
+  /**
+   * Notes that the run owes its person a report, before it ends; `markReportSent` clears the note. A run that ended
+   * with the note still set lost its report to a restart: `listUnreportedRuns` finds it.
+   */
+  markReportDue(runId: string, at: Date): Promise<void>;
+  /**
+   * Stores the run's report with its `reported` event, unless a report is stored already (a report is never
+   * rewritten). Returns the report that stands: this one, or the one stored before.
+   */
+  storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string>;
+  /** The run's report was sent: it owes nothing any more. */
+  markReportSent(runId: string, at: Date): Promise<void>;
+  /** Finished runs that still owe their report (not written, or written and not sent), oldest first. */
+  listUnreportedRuns(): Promise<UnreportedRun[]>;
   getRun(runId: string): Promise<StoredRun | null>;
   listStepAttempts(runId: string): Promise<StoredStepAttempt[]>;
   /** Runs that were not finished when the process last stopped. */

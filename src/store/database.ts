@@ -10,6 +10,7 @@ import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { StewardError } from '../engine/errors.ts';
+import { lockFolder, type FolderLock } from './folder-lock.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { describeTarget, toStoreError } from './store-errors.ts';
 
@@ -64,8 +65,10 @@ async function openPostgres(databaseUrl: string, options: OpenDatabaseOptions): 
     connectionTimeoutMillis: options.connectTimeoutMs ?? 10_000,
     max: options.maxConnections ?? 10,
   });
-  // Without a listener an idle connection dropped by a server restart would crash the process.
+  // Without a listener a connection dropped by a server restart would crash the process: the pool listens on idle
+  // ones, and this listener covers one that is checked out (its query fails on its own and is retried).
   pool.on('error', (error) => options.onPoolError?.(error));
+  pool.on('connect', (client) => client.on('error', (error) => options.onPoolError?.(error)));
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   const close = () => db.destroy();
   try {
@@ -82,12 +85,27 @@ async function openPglite(dir: string): Promise<StoreDatabase> {
   let lite: PGlite;
   try {
     await mkdir(dir, { recursive: true });
+  } catch (error) {
+    throw new StewardError('store_failed', `cannot create the PGlite folder ${dir}: ${String(error)}`, {
+      cause: error,
+    });
+  }
+  const lock: FolderLock = lockFolder(dir);
+  try {
     lite = await PGlite.create(dir);
   } catch (error) {
+    lock.release();
     throw new StewardError('store_failed', `cannot open the PGlite database in ${dir}: ${String(error)}`, {
       cause: error,
     });
   }
   const db = new Kysely<DatabaseSchema>({ dialect: new PGliteDialect(lite) });
-  return { db, kind: 'pglite', close: () => db.destroy() };
+  return {
+    db,
+    kind: 'pglite',
+    close: async () => {
+      await db.destroy();
+      lock.release();
+    },
+  };
 }

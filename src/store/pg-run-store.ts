@@ -2,6 +2,7 @@
  * `RunStore` over Kysely, for PostgreSQL and PGlite alike. The database judges every race: state changes and
  * limits are single conditional UPDATEs, and the caller learns from the returned row whether it won.
  */
+import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
@@ -12,54 +13,105 @@ import type {
   StoredRun,
   StoredStepAttempt,
   TokenBudgets,
+  UnreportedRun,
 } from '../engine/ports.ts';
-import { ACTIVE_STATUSES, type Actor, type ReviewPreference, type RiskLevel, type RunStatus } from '../engine/types.ts';
+import {
+  ACTIVE_STATUSES,
+  TERMINAL_STATUSES,
+  type Actor,
+  type ReviewPreference,
+  type RiskLevel,
+  type RunStatus,
+} from '../engine/types.ts';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
+import * as reports from './run-reports.ts';
 import * as safety from './run-safety.ts';
 import * as steering from './run-steering.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
-import { withStoreErrors } from './store-errors.ts';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
 type Port<K extends keyof RunStore> = Parameters<RunStore[K]>;
 
-/** Durable run state in PostgreSQL or PGlite; failures surface as `StewardError` (`store_failed`, or `config`). */
+/**
+ * Durable run state in PostgreSQL or PGlite; failures surface as `StewardError` (`store_failed`, or `config`).
+ * Transient failures are retried (see `store-retry.ts`), so every write here is safe to repeat: idempotent by its
+ * key, or carrying an operation id that lets a repeat find its own earlier effect.
+ */
 export class PgRunStore implements RunStore {
   private readonly db: Kysely<DatabaseSchema>;
+  private readonly retry: RetryPolicy;
 
-  constructor(db: Kysely<DatabaseSchema>) {
+  constructor(db: Kysely<DatabaseSchema>, options: { retry?: Partial<RetryPolicy> } = {}) {
     this.db = db;
+    this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+  }
+
+  /** Runs one operation, translating failures and retrying the transient ones. */
+  private attempt<T>(action: string, work: () => Promise<T>): Promise<T> {
+    return withRetries(action, work, this.retry);
   }
 
   async createRun(run: Port<'createRun'>[0]): Promise<void> {
-    await withStoreErrors('createRun', () =>
-      this.db
+    const row = {
+      id: run.id,
+      status: 'planning',
+      channel: run.conversation.channel,
+      conversation_key: run.conversation.key,
+      requester_id: run.requester.id,
+      requester_name: run.requester.name ?? null,
+      request: toStorableText(run.request),
+      created_at: run.at,
+      updated_at: run.at,
+    };
+    await this.attempt('createRun', async () => {
+      const inserted = await this.db
         .insertInto('runs')
-        .values({
-          id: run.id,
-          status: 'planning',
-          channel: run.conversation.channel,
-          conversation_key: run.conversation.key,
-          requester_id: run.requester.id,
-          requester_name: run.requester.name ?? null,
-          request: toStorableText(run.request),
-          created_at: run.at,
-          updated_at: run.at,
-        })
-        .execute(),
-    );
+        .values(row)
+        .onConflict((oc) => oc.column('id').doNothing())
+        .returning('id')
+        .executeTakeFirst();
+      if (inserted !== undefined) return;
+      // The id is taken: fine if by this very write, repeated after its answer was lost; refused otherwise.
+      const same = await this.db
+        .selectFrom('runs')
+        .select('id')
+        .where('id', '=', row.id)
+        .where('channel', '=', row.channel)
+        .where('conversation_key', '=', row.conversation_key)
+        .where('requester_id', '=', row.requester_id)
+        .where('request', '=', row.request)
+        .where('created_at', '=', row.created_at)
+        .executeTakeFirst();
+      if (same === undefined) throw new StewardError('store_failed', `a run with id ${run.id} already exists`);
+    });
   }
 
   async saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void> {
-    await withStoreErrors('saveRevision', () =>
+    await this.attempt('saveRevision', () =>
       this.db.transaction().execute(async (tx) => {
-        // The unique (run_id, revision) key makes a second save of the same revision fail, never overwrite.
-        await tx
+        const planText = toJsonText(plan);
+        const inserted = await tx
           .insertInto('plan_revisions')
-          .values({ run_id: runId, revision, plan: toJsonText(plan), reason: toStorableText(reason), created_at: at })
-          .execute();
+          .values({ run_id: runId, revision, plan: planText, reason: toStorableText(reason), created_at: at })
+          .onConflict((oc) => oc.columns(['run_id', 'revision']).doNothing())
+          .returning('id')
+          .executeTakeFirst();
+        // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
+        if (inserted === undefined) {
+          const same = await tx
+            .selectFrom('plan_revisions')
+            .select('id')
+            .where('run_id', '=', runId)
+            .where('revision', '=', revision)
+            .where(sql<boolean>`plan = ${planText}::jsonb`)
+            .executeTakeFirst();
+          if (same === undefined) {
+            throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
+          }
+        }
         await tx.updateTable('runs').set({ revision, updated_at: at }).where('id', '=', runId).execute();
       }),
     );
@@ -72,25 +124,39 @@ export class PgRunStore implements RunStore {
     options: { revision?: number; at?: Date } = {},
   ): Promise<boolean> {
     if (from.length === 0) return false;
-    return withStoreErrors('transition', async () => {
-      let update = this.db
+    const op = randomUUID();
+    return this.attempt('transition', async () => {
+      const update = this.db
         .updateTable('runs')
-        .set({ status: to, updated_at: options.at ?? sql<Date>`now()` })
+        .set({ status: to, status_op: op, updated_at: options.at ?? sql<Date>`now()` })
         .where('id', '=', runId)
-        .where('status', 'in', from);
-      if (options.revision !== undefined) update = update.where('revision', '=', options.revision);
+        // A repeat of a transition that did apply finds its own operation id, not a lost race.
+        .where((eb) =>
+          eb.or([
+            eb.and([
+              eb('status', 'in', from),
+              ...(options.revision === undefined ? [] : [eb('revision', '=', options.revision)]),
+            ]),
+            eb('status_op', '=', op),
+          ]),
+        );
       return (await update.returning('id').executeTakeFirst()) !== undefined;
     });
   }
 
   async takeAmendmentRound(runId: string, cap: number): Promise<number | null> {
-    return withStoreErrors('takeAmendmentRound', async () => {
+    const op = randomUUID();
+    return this.attempt('takeAmendmentRound', async () => {
       // Concurrent callers queue on the row lock and re-check the WHERE against the winner's row.
       const row = await this.db
         .updateTable('runs')
-        .set((eb) => ({ amendment_rounds: eb('amendment_rounds', '+', 1) }))
+        .set({
+          // A repeat of a round that was taken counts it once.
+          amendment_rounds: sql`case when amendment_op = ${op} then amendment_rounds else amendment_rounds + 1 end`,
+          amendment_op: op,
+        })
         .where('id', '=', runId)
-        .where('amendment_rounds', '<', cap)
+        .where((eb) => eb.or([eb('amendment_rounds', '<', cap), eb('amendment_op', '=', op)]))
         .returning('amendment_rounds')
         .executeTakeFirst();
       return row?.amendment_rounds ?? null;
@@ -98,7 +164,8 @@ export class PgRunStore implements RunStore {
   }
 
   async recordDecision(d: Port<'recordDecision'>[0]): Promise<void> {
-    await withStoreErrors('recordDecision', () =>
+    const op = randomUUID();
+    await this.attempt('recordDecision', () =>
       this.db
         .insertInto('decisions')
         .values({
@@ -110,8 +177,10 @@ export class PgRunStore implements RunStore {
           action: d.action,
           accepted: d.accepted,
           note: d.note === undefined ? null : toStorableText(d.note),
+          op,
           created_at: d.at,
         })
+        .onConflict((oc) => oc.column('op').where('op', 'is not', null).doNothing())
         .execute(),
     );
   }
@@ -119,7 +188,7 @@ export class PgRunStore implements RunStore {
   /** One round trip: the attempt row and its `stepStarted` event, written by one statement. */
   async recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
     const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
-    await withStoreErrors('recordStepStarted', () =>
+    await this.attempt('recordStepStarted', () =>
       this.db
         .with('started', (db) =>
           db
@@ -157,7 +226,7 @@ export class PgRunStore implements RunStore {
   /** One round trip in the usual case: the attempt's end and its `stepEnded` event, written by one statement. */
   async recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
     const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt, status: a.status });
-    const ended = await withStoreErrors('recordStepEnded', async () => {
+    const ended = await this.attempt('recordStepEnded', async () => {
       const written = await this.db
         .with('ended', (db) =>
           db
@@ -206,7 +275,8 @@ export class PgRunStore implements RunStore {
   }
 
   async recordLlmUsage(u: Port<'recordLlmUsage'>[0]): Promise<void> {
-    await withStoreErrors('recordLlmUsage', () =>
+    const op = randomUUID();
+    await this.attempt('recordLlmUsage', () =>
       this.db
         .insertInto('llm_usage')
         .values({
@@ -215,23 +285,27 @@ export class PgRunStore implements RunStore {
           model: u.model,
           input_tokens: u.inputTokens,
           output_tokens: u.outputTokens,
+          op,
           created_at: u.at,
         })
+        .onConflict((oc) => oc.column('op').where('op', 'is not', null).doNothing())
         .execute(),
     );
   }
 
   async appendEvent(runId: string, type: string, payload: Port<'appendEvent'>[2], at: Date): Promise<void> {
-    await withStoreErrors('appendEvent', () =>
+    const op = randomUUID();
+    await this.attempt('appendEvent', () =>
       this.db
         .insertInto('run_events')
-        .values({ run_id: runId, type, payload: toJsonText(payload), created_at: at })
+        .values({ run_id: runId, type, payload: toJsonText(payload), op, created_at: at })
+        .onConflict((oc) => oc.column('op').where('op', 'is not', null).doNothing())
         .execute(),
     );
   }
 
   async setReport(runId: string, report: string, at: Date): Promise<void> {
-    await withStoreErrors('setReport', () =>
+    await this.attempt('setReport', () =>
       this.db
         .updateTable('runs')
         .set({ report: toStorableText(report), updated_at: at })
@@ -241,21 +315,19 @@ export class PgRunStore implements RunStore {
   }
 
   async getRun(runId: string): Promise<StoredRun | null> {
-    const row = await withStoreErrors('getRun', () =>
-      this.selectRuns().where('runs.id', '=', runId).executeTakeFirst(),
-    );
+    const row = await this.attempt('getRun', () => this.selectRuns().where('runs.id', '=', runId).executeTakeFirst());
     return row ? fromRunRow(row) : null;
   }
 
   async listStepAttempts(runId: string): Promise<StoredStepAttempt[]> {
-    const rows = await withStoreErrors('listStepAttempts', () =>
+    const rows = await this.attempt('listStepAttempts', () =>
       this.db.selectFrom('step_attempts').selectAll().where('run_id', '=', runId).orderBy('id').execute(),
     );
     return rows.map(fromStepAttemptRow);
   }
 
   async listUnfinishedRuns(): Promise<StoredRun[]> {
-    const rows = await withStoreErrors('listUnfinishedRuns', () =>
+    const rows = await this.attempt('listUnfinishedRuns', () =>
       this.selectRuns()
         .where('runs.status', 'in', ACTIVE_STATUSES)
         .orderBy('runs.created_at')
@@ -265,29 +337,54 @@ export class PgRunStore implements RunStore {
     return rows.map(fromRunRow);
   }
 
+  markReportDue(runId: string, at: Date): Promise<void> {
+    return this.attempt('markReportDue', () => reports.setReportDue(this.db, runId, true, at));
+  }
+
+  storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string> {
+    return this.attempt('storeReport', () => reports.storeReport(this.db, runId, report, status, at));
+  }
+
+  markReportSent(runId: string, at: Date): Promise<void> {
+    return this.attempt('markReportSent', () => reports.setReportDue(this.db, runId, false, at));
+  }
+
+  /** Runs that ended still owing their report, found through the partial index on `report_due`. */
+  async listUnreportedRuns(): Promise<UnreportedRun[]> {
+    const rows = await this.attempt('listUnreportedRuns', () =>
+      this.selectRuns()
+        .where('runs.report_due', '=', true)
+        .where('runs.status', 'in', TERMINAL_STATUSES)
+        .orderBy('runs.created_at')
+        .orderBy('runs.id')
+        .execute(),
+    );
+    return rows.map((row) => ({ ...fromRunRow(row), report: row.report }));
+  }
+
   /** Every plan revision of a run, oldest first. */
   listRevisions(runId: string): Promise<history.StoredRevision[]> {
-    return withStoreErrors('listRevisions', () => history.listRevisions(this.db, runId));
+    return this.attempt('listRevisions', () => history.listRevisions(this.db, runId));
   }
 
   /** Every decision on a run, in the order recorded. */
   listDecisions(runId: string): Promise<history.StoredDecision[]> {
-    return withStoreErrors('listDecisions', () => history.listDecisions(this.db, runId));
+    return this.attempt('listDecisions', () => history.listDecisions(this.db, runId));
   }
 
   /** A run's event log in append order. */
   listEvents(runId: string): Promise<history.StoredEvent[]> {
-    return withStoreErrors('listEvents', () => history.listEvents(this.db, runId));
+    return this.attempt('listEvents', () => history.listEvents(this.db, runId));
   }
 
   /** Calls and tokens a run used, in total and per model role. */
   llmUsageForRun(runId: string): Promise<history.LlmUsageTotals> {
-    return withStoreErrors('llmUsageForRun', () => history.llmUsageForRun(this.db, runId));
+    return this.attempt('llmUsageForRun', () => history.llmUsageForRun(this.db, runId));
   }
 
   /** Runs joined with the plan of their current revision. */
   async findActiveRun(conversation: Conversation): Promise<StoredRun | null> {
-    const row = await withStoreErrors('findActiveRun', () =>
+    const row = await this.attempt('findActiveRun', () =>
       this.selectRuns()
         .where('runs.channel', '=', conversation.channel)
         .where('runs.conversation_key', '=', conversation.key)
@@ -299,31 +396,31 @@ export class PgRunStore implements RunStore {
   }
 
   setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void> {
-    return withStoreErrors('setApprovedRisk', () => steering.setApprovedRisk(this.db, runId, risk, at));
+    return this.attempt('setApprovedRisk', () => steering.setApprovedRisk(this.db, runId, risk, at));
   }
 
   setBreakpoints(runId: string, breakpoints: readonly Breakpoint[], at: Date): Promise<void> {
-    return withStoreErrors('setBreakpoints', () => steering.setBreakpoints(this.db, runId, breakpoints, at));
+    return this.attempt('setBreakpoints', () => steering.setBreakpoints(this.db, runId, breakpoints, at));
   }
 
   getReviewPreference(actor: Actor): Promise<ReviewPreference | null> {
-    return withStoreErrors('getReviewPreference', () => steering.getReviewPreference(this.db, actor));
+    return this.attempt('getReviewPreference', () => steering.getReviewPreference(this.db, actor));
   }
 
   setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void> {
-    return withStoreErrors('setReviewPreference', () => steering.setReviewPreference(this.db, actor, preference, at));
+    return this.attempt('setReviewPreference', () => steering.setReviewPreference(this.db, actor, preference, at));
   }
 
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>> {
-    return withStoreErrors('countInterventions', () => steering.countInterventions(this.db, actor, tools));
+    return this.attempt('countInterventions', () => steering.countInterventions(this.db, actor, tools));
   }
 
   pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void> {
-    return withStoreErrors('pinTools', () => safety.pinTools(this.db, runId, pins, at));
+    return this.attempt('pinTools', () => safety.pinTools(this.db, runId, pins, at));
   }
 
   listPins(runId: string): Promise<PinnedTool[]> {
-    return withStoreErrors('listPins', () => safety.listPins(this.db, runId));
+    return this.attempt('listPins', () => safety.listPins(this.db, runId));
   }
 
   reserveTokens(
@@ -333,15 +430,18 @@ export class PgRunStore implements RunStore {
     caps: TokenBudgets,
     day: string,
   ): Promise<'ok' | 'run' | 'user'> {
-    return withStoreErrors('reserveTokens', () => safety.reserveTokens(this.db, runId, actor, tokens, caps, day));
+    const op = randomUUID();
+    return this.attempt('reserveTokens', () => safety.reserveTokens(this.db, op, runId, actor, tokens, caps, day));
   }
 
   adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void> {
-    return withStoreErrors('adjustTokens', () => safety.adjustTokens(this.db, runId, actor, delta, day));
+    const op = randomUUID();
+    return this.attempt('adjustTokens', () => safety.adjustTokens(this.db, op, runId, actor, delta, day));
   }
 
   claimInbound(key: string, at: Date): Promise<boolean> {
-    return withStoreErrors('claimInbound', () => safety.claimInbound(this.db, key, at));
+    const op = randomUUID();
+    return this.attempt('claimInbound', () => safety.claimInbound(this.db, op, key, at));
   }
 
   private selectRuns() {

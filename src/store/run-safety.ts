@@ -46,6 +46,7 @@ export async function listPins(db: Db, runId: string): Promise<PinnedTool[]> {
  */
 export async function reserveTokens(
   db: Db,
+  op: string,
   runId: string,
   actor: Actor,
   tokens: number,
@@ -55,6 +56,8 @@ export async function reserveTokens(
   return db
     .transaction()
     .execute(async (tx) => {
+      // A refused reservation rolls back, so an operation on the ledger means this one already went through.
+      if (!(await recordOperation(tx, op))) return 'ok';
       const run = await tx
         .updateTable('runs')
         .set({ tokens_used: sql`tokens_used + ${tokens}` })
@@ -86,29 +89,56 @@ export async function reserveTokens(
     });
 }
 
-/** Corrects both counters once the real usage is known (it may be less or more than reserved). */
-export async function adjustTokens(db: Db, runId: string, actor: Actor, delta: number, day: string): Promise<void> {
+/** Corrects both counters once the real usage is known (it may be less or more than reserved); once per `op`. */
+export async function adjustTokens(
+  db: Db,
+  op: string,
+  runId: string,
+  actor: Actor,
+  delta: number,
+  day: string,
+): Promise<void> {
   if (delta === 0) return;
-  await db
-    .updateTable('runs')
-    .set({ tokens_used: sql`greatest(0, tokens_used + ${delta})` })
-    .where('id', '=', runId)
-    .execute();
-  await db
-    .updateTable('user_daily_tokens')
-    .set({ tokens: sql`greatest(0, tokens + ${delta})` })
-    .where('channel', '=', actor.channel)
-    .where('user_id', '=', actor.id)
-    .where('day', '=', day)
-    .execute();
+  await db.transaction().execute(async (tx) => {
+    if (!(await recordOperation(tx, op))) return;
+    await tx
+      .updateTable('runs')
+      .set({ tokens_used: sql`greatest(0, tokens_used + ${delta})` })
+      .where('id', '=', runId)
+      .execute();
+    await tx
+      .updateTable('user_daily_tokens')
+      .set({ tokens: sql`greatest(0, tokens + ${delta})` })
+      .where('channel', '=', actor.channel)
+      .where('user_id', '=', actor.id)
+      .where('day', '=', day)
+      .execute();
+  });
 }
 
-/** Records a platform event as handled; false when it was handled before (a redelivery). */
-export async function claimInbound(db: Db, key: string, at: Date): Promise<boolean> {
+/** Records a platform event as handled; false when it was handled before (a redelivery), not by this `op`. */
+export async function claimInbound(db: Db, op: string, key: string, at: Date): Promise<boolean> {
   const row = await db
     .insertInto('inbound_events')
-    .values({ key, created_at: at })
-    .onConflict((oc) => oc.column('key').doNothing())
+    .values({ key, op, created_at: at })
+    // The no-op update returns the row only when it is this claim's own, repeated after its answer was lost.
+    .onConflict((oc) =>
+      oc
+        .column('key')
+        .doUpdateSet({ key: (eb) => eb.ref('excluded.key') })
+        .where('inbound_events.op', '=', op),
+    )
+    .returning('id')
+    .executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Notes `op` in the token ledger; false when it is already there (the operation was applied before). */
+async function recordOperation(tx: Db, op: string): Promise<boolean> {
+  const row = await tx
+    .insertInto('token_operations')
+    .values({ op })
+    .onConflict((oc) => oc.column('op').doNothing())
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;

@@ -27,6 +27,11 @@ export interface RunsTable {
   approved_risk: string | null;
   tokens_used: Generated<number>;
   breakpoints: ColumnType<unknown, string | undefined, string>;
+  /** Operation id of the last status change and amendment round, so a repeated write finds its own effect. */
+  status_op: ColumnType<string | null, string | null | undefined, string | null>;
+  amendment_op: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The run owes its report: set before it ends, cleared once the report was sent. */
+  report_due: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -55,6 +60,8 @@ export interface UserDailyTokensTable {
 export interface InboundEventsTable {
   id: BigId;
   key: string;
+  /** Operation id of the claim that inserted it. */
+  op: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
 }
 
@@ -106,6 +113,7 @@ export interface DecisionsTable {
   action: string;
   accepted: boolean;
   note: string | null;
+  op: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
 }
 
@@ -117,6 +125,7 @@ export interface LlmUsageTable {
   model: string;
   input_tokens: number;
   output_tokens: number;
+  op: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
 }
 
@@ -126,6 +135,14 @@ export interface RunEventsTable {
   run_id: string;
   type: string;
   payload: FrozenJsonb<Json>;
+  op: ColumnType<string | null, string | null | undefined, never>;
+  created_at: Timestamp;
+}
+
+/** Token reservations and corrections already applied (a repeat of one changes nothing). */
+export interface TokenOperationsTable {
+  id: BigId;
+  op: string;
   created_at: Timestamp;
 }
 
@@ -141,4 +158,5 @@ export interface DatabaseSchema {
   tool_pins: ToolPinsTable;
   user_daily_tokens: UserDailyTokensTable;
   inbound_events: InboundEventsTable;
+  token_operations: TokenOperationsTable;
 }

@@ -60,6 +60,9 @@ export function toStoreError(error: unknown, action: string, target?: DatabaseTa
   } else if (isConnectionTimeout(error)) {
     message = `cannot reach PostgreSQL${where}: connection timed out`;
     retryable = true;
+  } else if (isConnectionLost(error)) {
+    message = `lost the connection to PostgreSQL${where} during ${action}`;
+    retryable = true;
   } else if (code !== undefined && REFUSED_STATES.has(code)) {
     message = `PostgreSQL${where} refused access: ${errorMessage(error)}`;
     kind = 'config';
@@ -86,6 +89,16 @@ function errorMessage(error: unknown): string {
 
 function isConnectionTimeout(error: unknown): boolean {
   return error instanceof Error && /connection timeout|timeout expired/i.test(error.message);
+}
+
+// pg reports a server that went away mid-query (restart, failover, a killed backend) without an error code.
+function isConnectionLost(error: unknown): boolean {
+  return (
+    error instanceof Error &&
+    /connection terminated|encountered a connection error and is not queryable|server closed the connection/i.test(
+      error.message,
+    )
+  );
 }
 
 function scrub(text: string, secrets: string[]): string {

@@ -14,6 +14,7 @@ import type { Json } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { openDatabase } from '../../src/store/database.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -79,15 +80,18 @@ export function createSteward(
   });
 }
 
-/** Starts every part; `close` stops them all. */
+/**
+ * Starts every part; `close` stops them all. `db` is a fresh test database of that kind, or `{ url }`: a PostgreSQL
+ * database the test made (on a private cluster it may restart), opened and migrated here and left in place at close.
+ */
 export async function startHarness(options: {
-  db: 'postgres' | 'pglite';
+  db: 'postgres' | 'pglite' | { url: string };
   servers: McpServerConfig[];
   script: FakeLlmScript;
   settings?: Partial<StewardSettings>;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
-  const db = await createTestDatabase(options.db);
+  const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
   const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const calls: RecordedCall[] = [];
@@ -153,6 +157,12 @@ export async function startHarness(options: {
   };
 }
 
+/** The PostgreSQL database at `url`, opened and migrated; `close` closes its pool and drops nothing. */
+async function databaseAt(url: string): Promise<TestDatabase> {
+  const store = await openDatabase({ databaseUrl: url, dataDir: tmpdir() });
+  return { ...store, name: new URL(url).pathname.slice(1) };
+}
+
 /** The LLM key every end-to-end test runs with; it must never appear anywhere but the Authorization header. */
 export const CANARY_KEY = `sk-canary-${crypto.randomUUID()}`;
 // Also in the environment, where a careless adapter could pass it to an MCP server.
@@ -199,7 +209,7 @@ export async function checkInvariants(o: {
 export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner {
   return {
     listTools: () => host.listTools(),
-    refreshTool: (name) => host.refreshTool(name),
+    refreshTool: (name, options) => host.refreshTool(name, options),
     callTool: (name, args, opts) => {
       calls.push({ name, args, at: Date.now() });
       return host.callTool(name, args, opts);

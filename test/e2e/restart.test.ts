@@ -153,6 +153,41 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
     expect(await attemptsOf(run!.id)).toHaveLength(4);
   });
 
+  it('a kill after the run completed but before its report was written: the next start writes and sends it once', async () => {
+    const one = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'once' } }]);
+    // The first process's report writer never answers, so the kill lands after the run is stored as completed.
+    const synthesizer = [{ hang: true as const }, 'The report, written after the restart.'];
+    llm = await startFakeLlm(byRole({ planner: [one], synthesizer }));
+    const a = startSteward(everything());
+    await a.waitFor(/Steward: PostgreSQL server/);
+    a.type('echo once');
+    const run = await waitUntil('the run stored as completed while its report is being written', async () => {
+      const row = await db.db.selectFrom('runs').select(['id', 'status', 'report', 'report_due']).executeTakeFirst();
+      const writing = llm.requests.some((r) => r.role === 'synthesizer');
+      return row?.status === 'completed' && writing ? row : undefined;
+    });
+    await kill(a);
+    expect(run).toMatchObject({ report: null, report_due: true });
+
+    const b = startSteward(everything());
+    await b.waitFor(/=== Report \(completed\) ===\nThe report, written after the restart\./);
+    const reported = await waitUntil('the report stored and its sending recorded', async () => {
+      const row = await db.db
+        .selectFrom('runs')
+        .select(['report', 'report_due'])
+        .where('id', '=', run.id)
+        .executeTakeFirstOrThrow();
+      return row.report_due ? undefined : row;
+    });
+    expect(reported.report).toBe('The report, written after the restart.');
+    const events = await new PgRunStore(db.db).listEvents(run.id);
+    expect(events.filter((e) => e.type === 'reported')).toHaveLength(1);
+    expect(b.output().match(/=== Report/g)).toHaveLength(1);
+    expect(await attemptsOf(run.id)).toEqual([['say', 1, 'succeeded']]);
+    b.type('quit');
+    await new Promise((r) => b.child.once('exit', r));
+  });
+
   it('a bad configuration stops start-up with one clear message', async () => {
     llm = await startFakeLlm();
     writeFileSync(join(dir, 'mcp.json'), '{"mcpServers": {"x": {"command": 5}}}');

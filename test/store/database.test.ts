@@ -1,4 +1,6 @@
-import { access, mkdtemp, rm } from 'node:fs/promises';
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { access, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -65,5 +67,38 @@ describe('openDatabase', () => {
     } finally {
       await second.close();
     }
-  });
+    // PGlite starts in WASM and migrates a new folder: seconds each, more on a loaded machine.
+  }, 90_000);
+  it('refuses a second process on the same PGlite folder, naming it, and takes over a lock a dead process left', async () => {
+    const dataDir = await tempDir();
+    const first = await openDatabase({ dataDir });
+    try {
+      // This process holds the folder: a second opening (as a second Steward would) is refused.
+      const refusal = await stewardError(openDatabase({ dataDir }));
+      expect(refusal).toMatchObject({ code: 'config' });
+      expect(refusal.message).toContain(`Another Steward process (pid ${process.pid}) is using the PGlite database`);
+      expect(refusal.message).toContain('set DATABASE_URL to a PostgreSQL server to run several');
+    } finally {
+      await first.close();
+    }
+    const lockFile = join(dataDir, 'pglite', 'steward.lock');
+    // Another live process holds it.
+    const other = spawn('sleep', ['30']);
+    try {
+      await writeFile(lockFile, String(other.pid));
+      const refusal = await stewardError(openDatabase({ dataDir }));
+      expect(refusal.message).toContain(`(pid ${other.pid})`);
+    } finally {
+      other.kill('SIGKILL');
+      await once(other, 'exit');
+    }
+    // That process is gone now (as after kill -9): its lock is taken over.
+    const reopened = await openDatabase({ dataDir });
+    try {
+      expect(await readFile(lockFile, 'utf8')).toBe(String(process.pid));
+    } finally {
+      await reopened.close();
+    }
+    await expect(access(lockFile)).rejects.toThrow();
+  }, 90_000);
 });

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StewardError } from '../../src/engine/errors.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
@@ -230,9 +231,17 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     expect(report?.report).toBe('Listed 2 files.');
   });
 
-  it('reports a duplicate run id as store_failed', async () => {
+  it('reports a duplicate run id as store_failed, but takes a repeat of the same write (a retry) once', async () => {
     const run = createNewRun();
     await store.createRun(run);
-    await expect(store.createRun(run)).rejects.toMatchObject({ name: 'StewardError', code: 'store_failed' });
+    await store.createRun(run);
+    await expect(store.createRun({ ...run, request: 'something else' })).rejects.toMatchObject({
+      name: 'StewardError',
+      code: 'store_failed',
+    });
+    const rows = await sql<{ n: number }>`select count(*)::int as n from runs where id = ${run.id}`.execute(
+      database.db,
+    );
+    expect(rows.rows[0]?.n).toBe(1);
   });
 });

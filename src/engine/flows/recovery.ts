@@ -1,13 +1,14 @@
 /**
  * After a restart: every unfinished run is picked up from the database. Finished steps are never run again;
  * a step that was in flight runs again only if its tool is idempotent (and it has attempts left), otherwise the run
- * waits for a person.
+ * waits for a person. A run that ended without its report being sent gets it now.
  */
+import type { Plan } from '../plan/plan-schema.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
-import type { StoredRun } from '../ports.ts';
+import type { StoredRun, UnreportedRun } from '../ports.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { restoreDispatch } from '../run/restore.ts';
+import { endedDispatch, restoreDispatch } from '../run/restore.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { StewardDeps } from './deps.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -87,6 +88,31 @@ export class Recovery {
     const event = { interrupted: restored.interrupted, retried: restored.retried, exhausted: restored.exhausted };
     await store.appendEvent(run.id, 'recovered', event, clock());
     this.lifecycle.start(run, v.value, await store.listPins(run.id), restored.state);
+  }
+
+  /**
+   * Reports a run that ended without its report being sent: the report stored before is sent as it is; otherwise
+   * one is written from the step results rebuilt from its stored attempts, stored, and sent.
+   */
+  async report(run: UnreportedRun): Promise<void> {
+    const { tools, settings } = this.deps;
+    const status = run.status;
+    if (status !== 'completed' && status !== 'failed' && status !== 'stopped') return;
+    if (run.report !== null) return this.lifecycle.report(run, status, { stored: run.report });
+    // Only a run that was driven owes a report, and it has a plan; without one the report says only how it ended.
+    const plan: Plan = run.plan ?? {
+      summary: run.request,
+      rationale: '',
+      needsTools: true,
+      answer: null,
+      risks: [],
+      steps: [],
+    };
+    const attempts = await this.deps.store.listStepAttempts(run.id);
+    const final = endedDispatch(plan, policiesFor(plan, tools.listTools()), attempts, status, settings);
+    // The card may not have learned that the run ended: the kill can have come before that message too.
+    await this.messages.status(run, status);
+    await this.lifecycle.report(run, status, { final });
   }
 }
 

@@ -59,13 +59,18 @@ export class RunControl {
     const move = MOVES[d.action];
     const driver = this.drivers.get(run.id);
     if (!driver) return `Cannot ${d.action}: the run is not running in this process.`;
+    // What was running or next when the person intervened, read before Stop changes it.
+    const tools = interventionTools(driver.current);
+    // Stop cannot be undone and this process drives the run, so in-flight calls are aborted before the database
+    // is asked: at once, and even while the database is away. Pause and Resume wait for its verdict.
+    if (d.action === 'stop') driver.send({ type: move.event });
     if (!(await this.deps.store.transition(run.id, move.from, move.to, { at: this.deps.clock() }))) {
       return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
     }
-    driver.send({ type: move.event });
+    if (d.action !== 'stop') driver.send({ type: move.event });
     await this.messages.notice(run, 'info', `${move.words} (${who(d.actor)})`);
     await this.messages.status(run, move.to);
-    if (d.action !== 'resume') await this.recordIntervention(run, d, driver);
+    if (d.action !== 'resume') await this.recordIntervention(run, d, tools);
     return null;
   }
 
@@ -95,10 +100,11 @@ export class RunControl {
     if (!driver) return 'This run cannot be edited now.';
     const parsed = parseEdit(driver.current.plan, d.plan);
     if (!parsed.ok) return parsed.error;
+    const tools = interventionTools(driver.current);
     // Hold new starts while the edit is checked and stored, so the check stays true until it applies.
     driver.send({ type: 'amendStarted' });
     const problem = await this.applyRevision(run, driver, parsed.value, `edited by ${who(d.actor)}`);
-    if (!problem) await this.recordIntervention(run, d, driver);
+    if (!problem) await this.recordIntervention(run, d, tools);
     return problem;
   }
 
@@ -175,13 +181,8 @@ export class RunControl {
   }
 
   /** Remembers which tools were running or next when a person paused, stopped or edited (for suggestions). */
-  private async recordIntervention(run: StoredRun, d: InboundDecision, driver: RunDriver): Promise<void> {
-    const payload = {
-      actorId: d.actor.id,
-      channel: d.actor.channel,
-      action: d.action,
-      tools: interventionTools(driver.current),
-    };
+  private async recordIntervention(run: StoredRun, d: InboundDecision, tools: string[]): Promise<void> {
+    const payload = { actorId: d.actor.id, channel: d.actor.channel, action: d.action, tools };
     await this.deps.store.appendEvent(run.id, 'intervened', payload, this.deps.clock());
   }
 }

@@ -11,6 +11,7 @@ import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '.
 import type { StepPolicy } from '../run/step-policies.ts';
 import { cut, outputText } from '../text.ts';
 import type { Json, RiskLevel, StepError } from '../types.ts';
+import { StewardError } from '../errors.ts';
 import type { Log } from './deps.ts';
 
 /** A hold the dispatcher asks a person about: a breakpoint reached, or steps waiting for approval. */
@@ -43,6 +44,10 @@ export class RunDriver {
   private readonly startedAt = new Map<string, number>();
   private readonly queues = new Map<string, Promise<void>>();
   private detached = false;
+  /** Aborts every wait for the database when the run is let go. */
+  private readonly detachedSignal = new AbortController();
+  /** Writes now waiting for the database to come back (for the log). */
+  private readonly waitingForStore = new Set<string>();
   private resolveDone!: (s: DispatchState) => void;
   /** Tool definitions as approved; a step whose tool no longer matches is held instead of called. */
   private readonly pins = new Map<string, PinnedTool>();
@@ -116,6 +121,7 @@ export class RunDriver {
    */
   detach(): void {
     this.detached = true;
+    this.detachedSignal.abort();
     for (const controller of this.inflight.values()) controller.abort();
   }
 
@@ -146,7 +152,14 @@ export class RunDriver {
         // Everything about the steps is stored before the run counts as done.
         void Promise.all(this.queues.values())
           .then(() =>
-            this.deps.store.appendEvent(this.runId, 'dispatchFinished', { outcome: effect.outcome }, this.deps.clock()),
+            this.durably('its end', () =>
+              this.deps.store.appendEvent(
+                this.runId,
+                'dispatchFinished',
+                { outcome: effect.outcome },
+                this.deps.clock(),
+              ),
+            ),
           )
           .catch((err: unknown) =>
             this.deps.log('error', `run ${this.runId}: could not store its end: ${(err as Error).message}`),
@@ -180,10 +193,33 @@ export class RunDriver {
     try {
       // A dependency's end is stored before this step's start, so the database never shows them out of order.
       await Promise.all(step.dependsOn.flatMap((d) => this.queues.get(d) ?? []));
+      // No call goes out without its intent stored: while the database is away the step waits here (and so, with
+      // it, the run); Stop still ends the wait.
       await this.enqueue(step.id, () =>
-        store.recordStepStarted({ runId: this.runId, stepId: step.id, attempt, revision: this.revisionNow, args, at }),
+        this.durably(
+          `the start of step ${step.id}`,
+          () =>
+            store.recordStepStarted({
+              runId: this.runId,
+              stepId: step.id,
+              attempt,
+              revision: this.revisionNow,
+              args,
+              at,
+            }),
+          controller.signal,
+        ),
       );
     } catch (err) {
+      if (controller.signal.aborted) {
+        // Its start was never stored, so its end is stored with a start row of its own.
+        this.startedAt.delete(key(step.id, attempt));
+        this.finishStep(step.id, attempt, {
+          ok: false,
+          error: { code: 'cancelled', message: 'stopped before it was sent', retryable: false },
+        });
+        return;
+      }
       this.finishStep(step.id, attempt, {
         ok: false,
         error: {
@@ -258,28 +294,30 @@ export class RunDriver {
     const started = this.startedAt.get(key(e.stepId, e.attempt));
     const durationMs = started === undefined ? 0 : at.getTime() - started;
     const runId = this.runId;
-    this.enqueue(e.stepId, async () => {
-      // Skipped steps and conditions never went through startStep, so their row is written here.
-      if (started === undefined)
-        await store.recordStepStarted({
+    this.enqueue(e.stepId, () =>
+      this.durably(`the end of step ${e.stepId}`, async () => {
+        // Skipped steps and conditions never went through startStep, so their row is written here.
+        if (started === undefined)
+          await store.recordStepStarted({
+            runId,
+            stepId: e.stepId,
+            attempt: e.attempt,
+            revision: this.revisionNow,
+            args: null,
+            at,
+          });
+        await store.recordStepEnded({
           runId,
           stepId: e.stepId,
           attempt: e.attempt,
-          revision: this.revisionNow,
-          args: null,
+          status: e.status,
+          output: e.output ?? null,
+          error: e.error ?? null,
           at,
+          durationMs,
         });
-      await store.recordStepEnded({
-        runId,
-        stepId: e.stepId,
-        attempt: e.attempt,
-        status: e.status,
-        output: e.output ?? null,
-        error: e.error ?? null,
-        at,
-        durationMs,
-      });
-    }).catch((err: unknown) =>
+      }),
+    ).catch((err: unknown) =>
       this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`),
     );
     this.notifyProgress(e.stepId, e.status, e.detail);
@@ -304,6 +342,33 @@ export class RunDriver {
   }
 
   /**
+   * Runs a store write until it is stored: a retryable failure (the database is away for longer than the store's
+   * own retries) is tried again with backoff for as long as this process drives the run, so a finished step's
+   * result is never lost. A non-retryable failure, a `signal` that aborts, or `detach` end the attempts.
+   */
+  private async durably(what: string, write: () => Promise<void>, signal?: AbortSignal): Promise<void> {
+    let delay = 500;
+    for (;;) {
+      try {
+        await write();
+        if (this.waitingForStore.delete(what) && this.waitingForStore.size === 0) {
+          this.deps.log('info', `run ${this.runId}: the database is back; carrying on`);
+        }
+        return;
+      } catch (err) {
+        const stop = this.detachedSignal.signal;
+        if (!(err instanceof StewardError) || !err.retryable || stop.aborted || signal?.aborted) throw err;
+        if (this.waitingForStore.size === 0) {
+          this.deps.log('warn', `run ${this.runId}: cannot store ${what} (${err.message}); holding and retrying`);
+        }
+        this.waitingForStore.add(what);
+        await wait(delay, signal ? AbortSignal.any([signal, stop]) : stop);
+        delay = Math.min(delay * 2, 10_000);
+      }
+    }
+  }
+
+  /**
    * Serializes store writes per step, so a step's end never lands before its start; different steps' writes
    * may overlap, which lets parallel steps share the connection pool.
    */
@@ -315,6 +380,20 @@ export class RunDriver {
     );
     return next;
   }
+}
+
+/** Resolves after `ms`, or at once when `signal` aborts. */
+function wait(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    signal.addEventListener('abort', done, { once: true });
+    function done(): void {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+  });
 }
 
 function key(stepId: string, attempt: number): string {

@@ -1,10 +1,13 @@
 /** The runs this process drives: one driver per run, and the work that reports each run after it ends. */
+import type { StoredRun } from '../ports.ts';
 import type { DispatchState } from '../run/dispatch-state.ts';
 import type { RunDriver } from './run-driver.ts';
 
 /** Registry of live drivers; a run is here from its start until its report is sent (or sending it failed). */
 export class RunDrivers {
   private readonly drivers = new Map<string, RunDriver>();
+  /** The run each driver drives, as it was when it started: enough to authorize a Stop without the database. */
+  private readonly runs = new Map<string, StoredRun>();
   private readonly finishing = new Set<Promise<void>>();
 
   /** The driver of a run this process is driving, if any. */
@@ -12,18 +15,30 @@ export class RunDrivers {
     return this.drivers.get(runId);
   }
 
+  /** The run a local driver drives, if any. */
+  runOf(runId: string): StoredRun | undefined {
+    return this.runs.get(runId);
+  }
+
   has(runId: string): boolean {
     return this.drivers.has(runId);
   }
 
   /** Tracks `driver` until `finish` (given the final state) settles; `finish` never rejects into the void. */
-  track(driver: RunDriver, finish: (final: DispatchState) => Promise<void>, onError: (err: unknown) => void): void {
+  track(
+    driver: RunDriver,
+    run: StoredRun,
+    finish: (final: DispatchState) => Promise<void>,
+    onError: (err: unknown) => void,
+  ): void {
     this.drivers.set(driver.runId, driver);
+    this.runs.set(driver.runId, run);
     const finishing: Promise<void> = driver.done
       .then(finish)
       .catch(onError)
       .finally(() => {
         this.drivers.delete(driver.runId);
+        this.runs.delete(driver.runId);
         this.finishing.delete(finishing);
       });
     this.finishing.add(finishing);
@@ -40,6 +55,7 @@ export class RunDrivers {
   detachAll(): void {
     for (const driver of this.drivers.values()) driver.detach();
     this.drivers.clear();
+    this.runs.clear();
     this.finishing.clear();
   }
 }

@@ -53,21 +53,41 @@ export class RunLifecycle {
     );
     this.drivers.track(
       driver,
+      run,
       (final) => this.finish(run, final),
       (err) => this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
     );
     driver.start();
   }
 
+  /**
+   * The run ended: store its status, then write, store and send its report. The report is noted as owed before the
+   * status changes, so a kill at any point leaves a run that is still active (recovery drives it to its end again)
+   * or one that ended owing its report (recovery writes it, or sends the one stored).
+   */
   private async finish(run: StoredRun, final: DispatchState): Promise<void> {
     const { store, clock } = this.deps;
     const status: RunStatus = final.outcome ?? 'failed';
+    await store.markReportDue(run.id, clock());
     await store.transition(run.id, ['running', 'paused', 'stopping', 'awaiting_review'], status, { at: clock() });
     await this.messages.status(run, status);
-    const report = await writeReport(this.llmFor(run), { request: run.request, state: final, outcome: status });
-    await store.setReport(run.id, report, clock());
-    await store.appendEvent(run.id, 'reported', { status }, clock());
-    await this.messages.send(run.conversation, { kind: 'report', runId: run.id, status, text: report });
+    await this.report(run, status, { final });
+  }
+
+  /**
+   * Reports an ended run: writes the report from its final state (the synthesizer, else a plain one) and stores it,
+   * the first stored report standing; or takes the report already stored. Then sends it and clears what the run owed.
+   */
+  async report(run: StoredRun, status: RunStatus, from: { final: DispatchState } | { stored: string }): Promise<void> {
+    const { store, clock } = this.deps;
+    let text: string;
+    if ('stored' in from) text = from.stored;
+    else {
+      const written = await writeReport(this.llmFor(run), { request: run.request, state: from.final, outcome: status });
+      text = await store.storeReport(run.id, written, status, clock());
+    }
+    await this.messages.send(run.conversation, { kind: 'report', runId: run.id, status, text });
+    await store.markReportSent(run.id, clock());
   }
 
   /** The dispatcher holds: at a breakpoint the run pauses and shows the step; riskier steps ask for approval. */

@@ -8,6 +8,7 @@ import type { InboundDecision, InboundHandler, InboundMessage } from '../channel
 import type { StoredRun } from '../ports.ts';
 import { mayDecide, who } from '../run/run-actions.ts';
 import { describeHistory, describeRun } from '../run/run-status.ts';
+import { StewardError } from '../errors.ts';
 import type { Actor, DecisionAction, ReviewPreference } from '../types.ts';
 import { classifyReply } from './classify.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
@@ -79,6 +80,32 @@ export class Steward implements InboundHandler {
 
   /** A decision; refused with a reason (to the presser only when they lack the right) and always recorded. */
   async decision(d: InboundDecision): Promise<void> {
+    const stoppedHere = this.stopLocally(d);
+    try {
+      await this.decide(d);
+    } catch (err) {
+      // The run stops all the same: its driver ends it and reports once the database is back.
+      if (!stoppedHere || !(err instanceof StewardError) || !err.retryable) throw err;
+      const run = stoppedHere;
+      this.deps.log('warn', `run ${run.id}: Stop applied while the database is unreachable: ${err.message}`);
+      const text = `Stopping: steps in flight are cancelled; finished results are kept. (${who(d.actor)}; the database is unreachable, so the run ends and reports once it is back.)`;
+      await this.messages.notice(run, 'warning', text);
+    }
+  }
+
+  /**
+   * Stop cannot be undone: when this process drives the run and the person may stop it, in-flight calls are
+   * aborted before anything else, so Stop works at once and even while the database is away.
+   */
+  private stopLocally(d: InboundDecision): StoredRun | undefined {
+    if (d.action !== 'stop') return undefined;
+    const run = this.drivers.runOf(d.runId);
+    if (!run || !this.mayDecide(run, d.actor)) return undefined;
+    this.drivers.get(d.runId)?.send({ type: 'stopRequested' });
+    return run;
+  }
+
+  private async decide(d: InboundDecision): Promise<void> {
     const { store, clock } = this.deps;
     const run = await store.getRun(d.runId);
     if (!run) {
@@ -88,7 +115,7 @@ export class Steward implements InboundHandler {
     }
     const allowed = this.mayDecide(run, d.actor);
     const refusal = allowed
-      ? await this.decide(run, d)
+      ? await this.handle(run, d)
       : `Only ${who(run.requester)} or an approver can ${d.action} this run.`;
     await store.recordDecision({
       ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
@@ -114,13 +141,23 @@ export class Steward implements InboundHandler {
     await this.deps.store.setReviewPreference(actor, preference, this.deps.clock());
   }
 
-  /** Resumes runs that were unfinished when the process stopped. */
+  /** Resumes runs that were unfinished when the process stopped, and reports runs that ended without one. */
   async recover(): Promise<void> {
+    // Listed first: a run resumed below may end at once, and then its own driver reports it.
+    const unreported = await this.deps.store.listUnreportedRuns();
     for (const run of await this.deps.store.listUnfinishedRuns()) {
       try {
         await this.recovery.recover(run);
       } catch (err) {
         this.deps.log('error', `run ${run.id}: could not be resumed: ${(err as Error).message}`);
+      }
+    }
+    for (const run of unreported) {
+      if (this.drivers.has(run.id)) continue;
+      try {
+        await this.recovery.report(run);
+      } catch (err) {
+        this.deps.log('error', `run ${run.id}: its report could not be sent: ${(err as Error).message}`);
       }
     }
   }
@@ -140,7 +177,7 @@ export class Steward implements InboundHandler {
     return mayDecide(run, actor, this.deps.settings.approvers ?? []);
   }
 
-  private async decide(run: StoredRun, d: InboundDecision): Promise<string | null> {
+  private async handle(run: StoredRun, d: InboundDecision): Promise<string | null> {
     // A run waiting for review with a driver is one whose steps are held mid-run: edits go to the running plan.
     const reviewing = run.status === 'awaiting_review' && !this.drivers.has(run.id);
     const handlers: Record<DecisionAction, () => Promise<string | null>> = {

@@ -1,6 +1,7 @@
 /**
  * Rules for changing a plan after it started: steps that started (or ended) are history and cannot change.
  */
+import { canonicalJson } from './canonical-json.ts';
 import type { Plan, Step } from './plan-schema.ts';
 
 /** Problems with replacing `current` by `next` when the steps in `started` have begun; empty when allowed. */
@@ -18,15 +19,5 @@ export function checkRevision(current: Plan, next: Plan, started: ReadonlySet<st
 }
 
 function sameStep(a: Step, b: Step): boolean {
-  return canonical(a) === canonical(b);
-}
-
-/** JSON with sorted keys, so key order (which jsonb does not keep) does not count as a change. */
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
+  return canonicalJson(a) === canonicalJson(b);
 }

@@ -2,6 +2,7 @@
  * Tool definitions pinned at approval. Before each step the current definition is compared with the pin:
  * a server that changed a description, schema or annotation after approval gets the step held, with the change shown.
  */
+import { canonicalJson } from './canonical-json.ts';
 import type { Plan } from './plan-schema.ts';
 import type { PinnedTool } from '../ports.ts';
 import { cut } from '../text.ts';
@@ -36,7 +37,7 @@ export function describeChange(before: Json, after: Json): string[] {
       lines.push(`${key}: "${cut(asText(a[key] ?? ''), 200)}" → "${cut(asText(b[key] ?? ''), 200)}"`);
   }
   for (const key of ['inputSchema', 'outputSchema']) {
-    if (JSON.stringify(a[key]) !== JSON.stringify(b[key]))
+    if (canonicalJson(a[key]) !== canonicalJson(b[key]))
       lines.push(`${key} changed: ${cut(JSON.stringify(b[key] ?? null), 300)}`);
   }
   const ha = asRecord(a.annotations ?? null);

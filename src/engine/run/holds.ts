@@ -55,9 +55,12 @@ export function changedTools(state: DispatchState): Set<string> {
   );
 }
 
-/** The tools a person intervened on: those running, else the next one to start (for suggested breakpoints). */
+/**
+ * The tools a person intervened on: those running (or just cancelled by their Stop, which may have ended them a
+ * moment before this is read), else the next one to start (for suggested breakpoints).
+ */
 export function interventionTools(state: DispatchState): string[] {
-  const running = state.plan.steps.filter((s) => state.steps[s.id]?.status === 'running');
+  const running = state.plan.steps.filter((s) => ['running', 'cancelled'].includes(state.steps[s.id]?.status ?? ''));
   const next =
     running.length > 0 ? running : state.plan.steps.filter((s) => state.steps[s.id]?.status === 'pending').slice(0, 1);
   return next.flatMap((s) => (s.kind === 'tool' ? [s.tool] : []));

@@ -50,9 +50,12 @@ export function restoreDispatch(
     const a = latest.get(step.id);
     if (!a) continue;
     const idempotent = policies[step.id]?.idempotent === true;
+    // An attempt an earlier restart recorded as `interrupted` was in flight, and still is as far as anyone knows:
+    // the rules below apply to it again (a second restart must not turn "waits for a person" into a failure).
+    const inFlight = a.status === 'running' || (a.status === 'failed' && a.error?.code === 'interrupted');
     // An interrupted attempt counts: running it again past the limit would be attempt maxAttempts + 1.
     // A step that is not idempotent still waits for a person, whose resume is an explicit choice to repeat it.
-    if (a.status === 'running' && idempotent && a.attempt >= options.maxAttempts) {
+    if (inFlight && idempotent && a.attempt >= options.maxAttempts) {
       state.steps[step.id] = {
         status: 'failed',
         attempt: a.attempt,
@@ -62,7 +65,7 @@ export function restoreDispatch(
       if (!step.optional && state.haltedBy === null) Object.assign(state, { phase: 'halting', haltedBy: step.id });
       continue;
     }
-    if (a.status === 'running') {
+    if (inFlight) {
       state.steps[step.id] = { status: 'pending', attempt: a.attempt };
       (idempotent ? retried : interrupted).push(step.id);
       continue;

@@ -73,10 +73,9 @@ describe('what changed in a tool definition since approval', () => {
     );
   });
 
-  // Bug: the fingerprint is taken over canonical JSON (key order does not count, src/mcp/tool-mapping.ts), but
-  // describeChange compares schemas with JSON.stringify, so a schema whose keys merely come in another order is
-  // shown to the person as changed next to the change that really moved the fingerprint.
-  it.fails('does not report a schema whose keys only come in another order', () => {
+  // Regression: the fingerprint ignores key order (src/mcp/tool-mapping.ts) but describeChange used not to, so a
+  // schema whose keys merely came in another order was shown as changed next to the change that really moved it.
+  it('does not report a schema whose keys only come in another order', () => {
     const reordered = { properties: { text: { type: 'string' } }, type: 'object' };
     const after = createDefinition({ inputSchema: reordered, description: 'Now sends mail.' });
     expect(describeChange(createDefinition(), after)).toEqual([

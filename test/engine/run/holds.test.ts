@@ -115,6 +115,11 @@ describe('which tools a person intervened on', () => {
   it.each<[string, Parameters<typeof createState>[1], string[]]>([
     ['the tools of the steps running', { read: done, send: running, sum: running }, ['srv.send']],
     ['the next step to start when none runs', {}, ['srv.read']],
+    [
+      'the tool a Stop has just cancelled, when read after the cancellation landed',
+      { read: done, send: { status: 'cancelled', attempt: 1 } },
+      ['srv.send'],
+    ],
     ['the next pending step in plan order', { read: done }, ['srv.send']],
     ['none when the next step is not a tool', { read: done, send: done }, []],
     [

@@ -185,11 +185,9 @@ describe('restoring a run after a restart', () => {
     },
   );
 
-  // Bug: after a restart, recovery.ts records each attempt that was in flight as failed with code `interrupted`
-  // (retryable: false) and tells the person "resume to run it again, or stop". If Steward restarts a second time
-  // before anyone resumes, restoreDispatch reads that record as a real failure and halts the run (it then ends
-  // failed), so the promised Resume is lost. An `interrupted` attempt was in flight and should be restored as such.
-  it.fails('a step interrupted by an earlier restart and not yet run again still waits for a person', () => {
+  // Regression: a second restart used to read recovery's `interrupted` record as a real failure and halt the run,
+  // losing the Resume it had promised.
+  it('a step interrupted by an earlier restart and not yet run again still waits for a person', () => {
     const plan = createPlan([{ id: 'a', tool: 'srv.write' }]);
     const error = createStepError({
       code: 'interrupted',

@@ -1,0 +1,114 @@
+import { Migrator, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { migrations } from '../../migrations/index.ts';
+import { migrateToLatest } from '../../src/store/database.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { createNewRun, createRevisionPlan } from './builders.ts';
+
+const at = (minute: number) => new Date(Date.UTC(2026, 10, 30, 10, minute));
+
+describe.each(['postgres', 'pglite'] as const)('reports owed and stored, on %s', (kind) => {
+  let database: TestDatabase;
+  let store: PgRunStore;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    store = new PgRunStore(database.db);
+  });
+  afterAll(() => database?.close());
+
+  /** A run that was driven: planned, running, with the report noted as owed, then ended as `status`. */
+  async function endedRun(status: 'completed' | 'failed' | 'stopped' | null, options: { due?: boolean } = {}) {
+    const run = createNewRun();
+    await store.createRun(run);
+    await store.saveRevision(run.id, 0, createRevisionPlan(), 'first plan', at(1));
+    await store.transition(run.id, ['planning'], 'running', { at: at(2) });
+    if (options.due !== false) await store.markReportDue(run.id, at(3));
+    if (status) await store.transition(run.id, ['running'], status, { at: at(4) });
+    return run.id;
+  }
+
+  const unreported = async () => (await store.listUnreportedRuns()).map((r) => [r.id, r.status, r.report]);
+  const reportedEvents = async (runId: string) =>
+    (await store.listEvents(runId)).filter((e) => e.type === 'reported').map((e) => e.payload);
+
+  it('lists a run that ended owing its report until the report is sent, with the report once stored', async () => {
+    const runId = await endedRun('completed');
+    expect(await unreported()).toContainEqual([runId, 'completed', null]);
+    expect(await store.storeReport(runId, 'All done.', 'completed', at(5))).toBe('All done.');
+    expect(await unreported()).toContainEqual([runId, 'completed', 'All done.']);
+    const [listed] = (await store.listUnreportedRuns()).filter((r) => r.id === runId);
+    expect(listed).toMatchObject({ plan: createRevisionPlan(), requester: createNewRun().requester });
+    await store.markReportSent(runId, at(6));
+    expect((await unreported()).map(([id]) => id)).not.toContain(runId);
+  });
+
+  it('does not list runs that have not ended (recovery resumes those), nor runs that never owed a report', async () => {
+    const active = await endedRun(null);
+    const neverOwed = await endedRun('failed', { due: false });
+    const ids = (await unreported()).map(([id]) => id);
+    expect(ids).not.toContain(active);
+    expect(ids).not.toContain(neverOwed);
+    expect((await store.listUnfinishedRuns()).map((r) => r.id)).toContain(active);
+  });
+
+  it('never rewrites a stored report: a second one is refused and the first is returned, with one event', async () => {
+    const runId = await endedRun('stopped');
+    expect(await store.storeReport(runId, 'First report.', 'stopped', at(5))).toBe('First report.');
+    expect(await store.storeReport(runId, 'Second report.', 'stopped', at(6))).toBe('First report.');
+    const row = await database.db.selectFrom('runs').select('report').where('id', '=', runId).executeTakeFirst();
+    expect(row?.report).toBe('First report.');
+    expect(await reportedEvents(runId)).toEqual([{ status: 'stopped' }]);
+  });
+
+  it('of two reports stored at the same time exactly one stands, and both callers are given it', async () => {
+    const runId = await endedRun('completed');
+    const answers = await Promise.all([
+      store.storeReport(runId, 'Report A.', 'completed', at(5)),
+      store.storeReport(runId, 'Report B.', 'completed', at(5)),
+    ]);
+    expect(new Set(answers).size).toBe(1);
+    expect(['Report A.', 'Report B.']).toContain(answers[0]);
+    expect(await reportedEvents(runId)).toHaveLength(1);
+  });
+
+  it('has a partial index for owed reports, which holds only the runs that owe one', async () => {
+    const { rows } = await sql<{ indexdef: string }>`
+      select indexdef from pg_indexes where indexname = 'runs_report_due_idx'
+    `.execute(database.db);
+    expect(rows[0]?.indexdef).toMatch(/\(created_at, id\) WHERE \(?report_due = true\)?/);
+  });
+});
+
+describe.each(['postgres', 'pglite'] as const)('migration 0006 on %s', (kind) => {
+  let database: TestDatabase;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+  });
+  afterAll(() => database?.close());
+
+  it('notes the reports lost before it: runs that ended through the driver with no report', async () => {
+    const migrator = new Migrator({ db: database.db, provider: { getMigrations: () => Promise.resolve(migrations) } });
+    const down = await migrator.migrateTo('0005-repeat-safe-writes');
+    expect(down.error).toBeUndefined();
+    await sql`
+      insert into runs (id, channel, conversation_key, requester_id, request, status, report) values
+        ('lost', 'console', 'k1', 'ada', 'r', 'completed', null),
+        ('reported', 'console', 'k2', 'ada', 'r', 'completed', 'Done.'),
+        ('planning-failed', 'console', 'k3', 'ada', 'r', 'failed', null),
+        ('cancelled', 'console', 'k4', 'ada', 'r', 'cancelled', null),
+        ('running', 'console', 'k5', 'ada', 'r', 'running', null)
+    `.execute(database.db);
+    await sql`
+      insert into run_events (run_id, type, payload) values
+        ('lost', 'dispatchFinished', '{"outcome": "completed"}'::jsonb),
+        ('reported', 'dispatchFinished', '{"outcome": "completed"}'::jsonb),
+        ('running', 'dispatchFinished', '{"outcome": "completed"}'::jsonb)
+    `.execute(database.db);
+    expect(await migrateToLatest(database.db)).toContain('0006-report-due');
+    const due = await database.db.selectFrom('runs').select('id').where('report_due', '=', true).execute();
+    expect(due.map((r) => r.id)).toEqual(['lost']);
+    const store = new PgRunStore(database.db);
+    expect((await store.listUnreportedRuns()).map((r) => r.id)).toEqual(['lost']);
+  });
+});
