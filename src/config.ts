@@ -190,13 +190,26 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
           port: e.PORT,
         }
       : undefined,
-    secrets: [
-      e.OPENAI_API_KEY,
-      e.ANTHROPIC_API_KEY,
-      e.DATABASE_URL,
-      e.SLACK_BOT_TOKEN,
-      e.SLACK_APP_TOKEN,
-      e.SLACK_SIGNING_SECRET,
-    ].filter((s): s is string => !!s && s.length >= 6),
+    secrets: secretValues(e).filter((s) => s.length >= 6),
   };
+}
+
+type SecretName =
+  | 'OPENAI_API_KEY'
+  | 'ANTHROPIC_API_KEY'
+  | 'DATABASE_URL'
+  | 'SLACK_BOT_TOKEN'
+  | 'SLACK_APP_TOKEN'
+  | 'SLACK_SIGNING_SECRET';
+
+/** The secret values set in the environment (keys, tokens, the database URL), to keep out of logs and messages. */
+export function secretValues(e: Partial<Record<SecretName, string | undefined>>): string[] {
+  return [
+    e.OPENAI_API_KEY,
+    e.ANTHROPIC_API_KEY,
+    e.DATABASE_URL,
+    e.SLACK_BOT_TOKEN,
+    e.SLACK_APP_TOKEN,
+    e.SLACK_SIGNING_SECRET,
+  ].filter((s): s is string => !!s);
 }

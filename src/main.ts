@@ -1,6 +1,7 @@
 /** Entry point: `npm start`. Reads `.env` if present, starts Steward on the console, exits cleanly. */
 import { existsSync } from 'node:fs';
 import { startApp } from './app.ts';
+import { secretValues } from './config.ts';
 import { StewardError } from './engine/errors.ts';
 import { redact } from './logger.ts';
 
@@ -23,15 +24,7 @@ try {
   process.once('SIGINT', () => void shutdown());
   process.once('SIGTERM', () => void shutdown());
 } catch (err) {
-  const e = process.env;
-  const secrets = [
-    e.OPENAI_API_KEY,
-    e.ANTHROPIC_API_KEY,
-    e.DATABASE_URL,
-    e.SLACK_BOT_TOKEN,
-    e.SLACK_APP_TOKEN,
-    e.SLACK_SIGNING_SECRET,
-  ].filter((s): s is string => !!s);
+  const secrets = secretValues(process.env);
   const message = err instanceof StewardError ? err.message : `Steward could not start: ${(err as Error).message}`;
   process.stderr.write(`${redact(message, secrets)}\n`);
   process.exit(1);
