@@ -89,7 +89,10 @@ export async function reserveTokens(
     });
 }
 
-/** Corrects both counters once the real usage is known (it may be less or more than reserved); once per `op`. */
+/**
+ * Corrects both counters once the real usage is known (it may be less or more than reserved), once per `op`: one
+ * statement, whose updates run only when its note in the ledger is new.
+ */
 export async function adjustTokens(
   db: Db,
   op: string,
@@ -99,21 +102,16 @@ export async function adjustTokens(
   day: string,
 ): Promise<void> {
   if (delta === 0) return;
-  await db.transaction().execute(async (tx) => {
-    if (!(await recordOperation(tx, op))) return;
-    await tx
-      .updateTable('runs')
-      .set({ tokens_used: sql`greatest(0, tokens_used + ${delta})` })
-      .where('id', '=', runId)
-      .execute();
-    await tx
-      .updateTable('user_daily_tokens')
-      .set({ tokens: sql`greatest(0, tokens + ${delta})` })
-      .where('channel', '=', actor.channel)
-      .where('user_id', '=', actor.id)
-      .where('day', '=', day)
-      .execute();
-  });
+  await sql`
+    with noted as (
+      insert into token_operations (op) values (${op}) on conflict (op) do nothing returning op
+    ), run as (
+      update runs set tokens_used = greatest(0, tokens_used + ${delta})
+      where id = ${runId} and exists (select 1 from noted)
+    )
+    update user_daily_tokens set tokens = greatest(0, tokens + ${delta})
+    where channel = ${actor.channel} and user_id = ${actor.id} and day = ${day} and exists (select 1 from noted)
+  `.execute(db);
 }
 
 /** Records a platform event as handled; false when it was handled before (a redelivery), not by this `op`. */

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -54,6 +55,25 @@ describe.each(['postgres', 'pglite'] as const)('safety queries on %s', (kind) =>
     expect(await store.reserveTokens(other.id, ada, 100, roomy, '2026-12-01')).toBe('ok');
     await store.adjustTokens(other.id, ada, -150, '2026-11-30');
     expect(await store.reserveTokens(other.id, ada, 100, roomy, '2026-11-30')).toBe('ok');
+  });
+
+  it('a token correction moves both counters, and never below zero', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const bo = { id: `U-${run.id}`, channel: 'slack' };
+    const caps = { perRun: 5000, perUserPerDay: 5000 };
+    expect(await store.reserveTokens(run.id, bo, 400, caps, '2026-12-01')).toBe('ok');
+    await store.adjustTokens(run.id, bo, -150, '2026-12-01');
+    const counters = async () => {
+      const r = await sql<{ n: number }>`select tokens_used as n from runs where id = ${run.id}`.execute(database.db);
+      const u = await sql<{ n: number }>`
+        select tokens as n from user_daily_tokens where user_id = ${bo.id} and day = '2026-12-01'
+      `.execute(database.db);
+      return [r.rows[0]?.n, u.rows[0]?.n];
+    };
+    expect(await counters()).toEqual([250, 250]);
+    await store.adjustTokens(run.id, bo, -1000, '2026-12-01');
+    expect(await counters()).toEqual([0, 0]);
   });
 });
 
