@@ -14,8 +14,9 @@ import { createLlmClient } from './llm/model-router.ts';
 import { createLogger, type Log } from './logger.ts';
 import { loadMcpConfig } from './mcp/mcp-config.ts';
 import { McpHost } from './mcp/mcp-host.ts';
-import { openDatabase, type StoreDatabase } from './store/database.ts';
+import { checkDatabase, openDatabase, type StoreDatabase } from './store/database.ts';
 import { PgRunStore } from './store/pg-run-store.ts';
+import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
 
 /** A running Steward with its channel (Slack when configured, else the console). */
 export interface App {
@@ -26,6 +27,8 @@ export interface App {
   tools: McpHost;
   database: StoreDatabase;
   log: Log;
+  /** The `/healthz` and `/readyz` server, when `STEWARD_HEALTH_PORT` is set. */
+  health: HealthServer | undefined;
   /** Stops the channel, closes MCP servers and the database. Runs in flight resume at the next start. */
   close(): Promise<void>;
 }
@@ -98,7 +101,16 @@ export async function startApp(options: {
           : `Slack: listening on port ${channel.port} at /slack/events.`,
       );
     await steward.recover();
+    const health =
+      config.healthPort === undefined
+        ? undefined
+        : await startHealthServer({ port: config.healthPort, checks: () => readinessChecks(database, host) });
+    if (health) {
+      cleanup.unshift(() => health.close());
+      say(`Health: /healthz and /readyz on port ${health.port}.`);
+    }
     return {
+      health,
       config,
       steward,
       channel,
@@ -117,4 +129,15 @@ export async function startApp(options: {
     for (const fn of cleanup) await fn().catch(() => undefined);
     throw err;
   }
+}
+
+/** Ready: the database answers with every migration applied, and every enabled MCP server is connected. */
+async function readinessChecks(database: StoreDatabase, host: McpHost): Promise<ReadinessCheck[]> {
+  const db = await checkDatabase(database.db);
+  const servers = host.serverStatus().map((s) => ({
+    name: `mcp:${s.name}`,
+    ok: s.up,
+    ...(s.up ? {} : { detail: 'not connected; reconnecting' }),
+  }));
+  return [{ name: 'database', ...db }, ...servers];
 }

@@ -63,6 +63,7 @@ const envSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
+  STEWARD_HEALTH_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
 });
 
 /** Validated configuration. */
@@ -89,6 +90,8 @@ export interface Config {
   logFile: string | undefined;
   /** Slack, when SLACK_BOT_TOKEN is set: Socket Mode with an app token, else HTTP on `port` with the signing secret. */
   slack: { botToken: string; appToken?: string; signingSecret?: string; apiUrl?: string; port: number } | undefined;
+  /** Port of `/healthz` and `/readyz` (0: a free one); off when undefined. */
+  healthPort: number | undefined;
   /** Values that must never be printed: keys, and the database URL (it may hold a password). */
   secrets: string[];
 }
@@ -156,6 +159,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   return {
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.STEWARD_DB_POOL_SIZE,
+    healthPort: e.STEWARD_HEALTH_PORT,
     dataDir: e.DATA_DIR,
     mcpConfigPath: e.MCP_CONFIG,
     llm: {

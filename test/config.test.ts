@@ -64,4 +64,15 @@ describe('configuration', () => {
       );
     }
   });
+
+  it('reads the health port (off when unset or empty) and names the variable when it is not a port', () => {
+    expect(loadConfig({ OPENAI_API_KEY: 'k' }).healthPort).toBeUndefined();
+    expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_HEALTH_PORT: '' }).healthPort).toBeUndefined();
+    expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_HEALTH_PORT: '8081' }).healthPort).toBe(8081);
+    for (const bad of ['-1', '70000', 'web']) {
+      expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_HEALTH_PORT: bad }), bad).toThrow(
+        /^Configuration error: STEWARD_HEALTH_PORT: /,
+      );
+    }
+  });
 });

@@ -184,6 +184,11 @@ export class McpHost implements ToolRunner {
     return this.connections.get(name)?.serverInfo();
   }
 
+  /** Each enabled server and whether it is connected now (for readiness probes). */
+  serverStatus(): { name: string; up: boolean }[] {
+    return [...this.connections.entries()].map(([name, conn]) => ({ name, up: conn.isUp }));
+  }
+
   /** Process id of a stdio server's child while it is up, for diagnostics. */
   serverPid(name: string): number | undefined {
     return this.connections.get(name)?.pid;

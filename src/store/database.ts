@@ -109,3 +109,20 @@ async function openPglite(dir: string): Promise<StoreDatabase> {
     },
   };
 }
+
+/**
+ * Whether the database answers and its migrations are all applied, for readiness probes. Never throws: a failure
+ * is the answer, as a sentence that names no secret.
+ */
+export async function checkDatabase(db: Kysely<DatabaseSchema>): Promise<{ ok: boolean; detail?: string }> {
+  try {
+    await sql`select 1`.execute(db);
+    const provider: MigrationProvider = { getMigrations: () => Promise.resolve(migrations) };
+    const pending = (await new Migrator({ db, provider }).getMigrations()).filter((m) => m.executedAt === undefined);
+    if (pending.length > 0)
+      return { ok: false, detail: `migrations not applied: ${pending.map((m) => m.name).join(', ')}` };
+    return { ok: true };
+  } catch (error) {
+    return { ok: false, detail: toStoreError(error, 'checking the database').message };
+  }
+}

@@ -1,0 +1,79 @@
+/**
+ * Liveness and readiness for orchestrators, on a small HTTP port of its own: `/healthz` answers while the process
+ * and its event loop run; `/readyz` answers 200 only when the database is reachable, its migrations are current and
+ * every enabled MCP server is connected, else 503 with what is missing. Both answer JSON; nothing secret is in them.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One readiness check: its name, whether it passes, and a short reason when it does not. */
+export interface ReadinessCheck {
+  name: string;
+  ok: boolean;
+  detail?: string;
+}
+
+/** A running health server. */
+export interface HealthServer {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** How long `/readyz` waits for its checks before it answers not ready. */
+const CHECK_TIMEOUT_MS = 2_000;
+
+/** Starts the server on `port` (0 picks a free one) at `host`. */
+export async function startHealthServer(options: {
+  port: number;
+  host?: string;
+  checks: () => Promise<ReadinessCheck[]>;
+}): Promise<HealthServer> {
+  const server = createServer((req, res) => {
+    const reply = (status: number, body: unknown) => {
+      res.writeHead(status, { 'content-type': 'application/json', 'cache-control': 'no-store' });
+      res.end(`${JSON.stringify(body)}\n`);
+    };
+    const path = (req.url ?? '/').split('?')[0];
+    if (req.method !== 'GET' && req.method !== 'HEAD') return reply(405, { error: 'use GET' });
+    if (path === '/healthz') return reply(200, { alive: true });
+    if (path !== '/readyz') return reply(404, { error: 'not found; try /healthz or /readyz' });
+    void readiness(options.checks).then((checks) => {
+      const ready = checks.every((c) => c.ok);
+      reply(ready ? 200 : 503, { ready, checks });
+    });
+  });
+  await listen(server, options.port, options.host ?? '0.0.0.0');
+  return {
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** The checks, or one failed check when they throw or take too long. */
+async function readiness(checks: () => Promise<ReadinessCheck[]>): Promise<ReadinessCheck[]> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<ReadinessCheck[]>((resolve) => {
+    timer = setTimeout(
+      () => resolve([{ name: 'checks', ok: false, detail: `no answer within ${CHECK_TIMEOUT_MS} ms` }]),
+      CHECK_TIMEOUT_MS,
+    );
+  });
+  try {
+    return await Promise.race([
+      checks().catch((err: unknown) => [{ name: 'checks', ok: false, detail: String(err) }]),
+      late,
+    ]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
