@@ -93,14 +93,7 @@ export async function startApp(options: {
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();
     say(`Steward: ${where}; ${tools.length} tools from ${new Set(tools.map((t) => t.server)).size} MCP server(s).`);
-    await channel.start(steward);
-    if (channel instanceof SlackChannel)
-      say(
-        channel.mode === 'socket'
-          ? 'Slack: connected in Socket Mode.'
-          : `Slack: listening on port ${channel.port} at /slack/events.`,
-      );
-    await steward.recover();
+    // Before the channel, so a port that cannot be used stops start-up before anyone can send a request.
     const health =
       config.healthPort === undefined
         ? undefined
@@ -109,6 +102,14 @@ export async function startApp(options: {
       cleanup.unshift(() => health.close());
       say(`Health: /healthz and /readyz on port ${health.port}.`);
     }
+    await channel.start(steward);
+    if (channel instanceof SlackChannel)
+      say(
+        channel.mode === 'socket'
+          ? 'Slack: connected in Socket Mode.'
+          : `Slack: listening on port ${channel.port} at /slack/events.`,
+      );
+    await steward.recover();
     return {
       health,
       config,

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { StewardError } from './engine/errors.ts';
 
 /** One readiness check: its name, whether it passes, and a short reason when it does not. */
 export interface ReadinessCheck {
@@ -42,7 +43,13 @@ export async function startHealthServer(options: {
       reply(ready ? 200 : 503, { ready, checks });
     });
   });
-  await listen(server, options.port, options.host ?? '0.0.0.0');
+  await listen(server, options.port, options.host ?? '0.0.0.0').catch((err: unknown) => {
+    const code = (err as NodeJS.ErrnoException).code ?? String(err);
+    throw new StewardError(
+      'config',
+      `STEWARD_HEALTH_PORT ${options.port} cannot be used (${code}); choose a free port.`,
+    );
+  });
   return {
     port: (server.address() as AddressInfo).port,
     close: () => new Promise((resolve) => server.close(() => resolve())),

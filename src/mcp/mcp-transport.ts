@@ -4,6 +4,7 @@
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { isProcessAlive } from '../process-alive.ts';
 import { describeError } from './call-errors.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 import type { StderrTail } from './stderr-tail.ts';
@@ -86,21 +87,12 @@ export function describeStartFailure(
  * bot exiting first leaves the child orphaned.
  */
 export async function stopProcess(pid: number, graceMs = 1000): Promise<void> {
-  if (!isAlive(pid)) return;
+  if (!isProcessAlive(pid)) return;
   signal(pid, 'SIGTERM');
-  for (let waited = 0; waited < graceMs && isAlive(pid); waited += 25) {
+  for (let waited = 0; waited < graceMs && isProcessAlive(pid); waited += 25) {
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  if (isAlive(pid)) signal(pid, 'SIGKILL');
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
+  if (isProcessAlive(pid)) signal(pid, 'SIGKILL');
 }
 
 function signal(pid: number, name: NodeJS.Signals): void {

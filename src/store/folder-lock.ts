@@ -5,6 +5,7 @@
 import { openSync, readFileSync, unlinkSync, writeSync, closeSync } from 'node:fs';
 import { join } from 'node:path';
 import { StewardError } from '../engine/errors.ts';
+import { isProcessAlive } from '../process-alive.ts';
 
 /** A held lock; `release` removes it (only if it is still this process's). */
 export interface FolderLock {
@@ -14,37 +15,44 @@ export interface FolderLock {
 /** Takes the folder's lock for this process, or throws `config` naming the process that holds it. */
 export function lockFolder(dir: string): FolderLock {
   const path = join(dir, 'steward.lock');
-  for (let tries = 0; ; tries++) {
+  // A few tries: a lock may be released, or taken over by another starting process, between the steps below.
+  for (let tries = 0; tries < 3; tries++) {
     try {
       const fd = openSync(path, 'wx');
       writeSync(fd, String(process.pid));
       closeSync(fd);
       return { release: () => releaseIfOurs(path) };
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || tries > 0) throw lockError(error, dir);
-      const holder = Number(readFileSync(path, 'utf8').trim());
-      if (isRunning(holder)) {
-        throw new StewardError(
-          'config',
-          `Another Steward process (pid ${holder}) is using the PGlite database in ${dir}. PGlite serves one ` +
-            'process: stop that one, or set DATABASE_URL to a PostgreSQL server to run several.',
-        );
-      }
-      // Left by a process that has died (a crash or kill -9): take it over.
-      unlinkSync(path);
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw lockError(error, dir);
     }
+    const holder = readHolder(path);
+    if (holder !== undefined && (holder === process.pid || isProcessAlive(holder))) {
+      throw new StewardError(
+        'config',
+        `Another Steward process (pid ${holder}) is using the PGlite database in ${dir}. PGlite serves one ` +
+          'process: stop that one, or set DATABASE_URL to a PostgreSQL server to run several.',
+      );
+    }
+    // Left by a process that has died (a crash or kill -9): take it over.
+    removeIfPresent(path);
+  }
+  throw lockError(new Error('the lock kept changing hands'), dir);
+}
+
+/** The pid in the lock file; undefined when the file is gone or unreadable. */
+function readHolder(path: string): number | undefined {
+  try {
+    return Number(readFileSync(path, 'utf8').trim());
+  } catch {
+    return undefined;
   }
 }
 
-function isRunning(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
+function removeIfPresent(path: string): void {
   try {
-    process.kill(pid, 0);
-    return true;
+    unlinkSync(path);
   } catch (error) {
-    // EPERM: it runs, under another user.
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw lockError(error, path);
   }
 }
 

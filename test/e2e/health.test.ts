@@ -12,6 +12,7 @@ import { startApp, type App } from '../../src/app.ts';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+import { stewardError } from '../helpers/steward-error.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 interface Readiness {
@@ -99,5 +100,20 @@ describe.skipIf(privatePostgresMissing !== undefined)('health endpoints', () => 
       await server.start();
     }
     await waitUntil('readyz to be ready again', async () => (await readyz()).status === 200);
+  });
+
+  it('refuses a health port that is taken with a message naming the setting, and leaves nothing open', async () => {
+    const taken = app.health?.port ?? 0;
+    const env = {
+      DATABASE_URL: server.url,
+      STEWARD_HEALTH_PORT: String(taken),
+      OPENAI_BASE_URL: llm.baseURL,
+      STEWARD_MODEL: 'm',
+      DATA_DIR: dir,
+      MCP_CONFIG: join(dir, 'missing-mcp.json'),
+    };
+    const refusal = await stewardError(startApp({ env, input: new PassThrough(), output: new PassThrough() }));
+    expect(refusal).toMatchObject({ code: 'config' });
+    expect(refusal.message).toBe(`STEWARD_HEALTH_PORT ${taken} cannot be used (EADDRINUSE); choose a free port.`);
   });
 });

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { McpHost, type McpHostOptions } from '../../src/mcp/mcp-host.ts';
+import { isProcessAlive } from '../../src/process-alive.ts';
 import {
   everythingStdioConfig,
   freePort,
@@ -58,15 +59,6 @@ function restartableConfig() {
   return serverConfig('r', { command: process.execPath, args: [RESTARTABLE], env: { STATE_DIR: stateDir } });
 }
 
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 const toolNames = (host: McpHost) => host.listTools().map((t) => t.name);
 const logged = (pattern: RegExp) => logs.find((line) => pattern.test(line));
 
@@ -87,7 +79,7 @@ describe('McpHost bringing servers back', () => {
     const newPid = host.serverPid('everything');
     expect(newPid).toBeTypeOf('number');
     expect(newPid).not.toBe(oldPid);
-    expect(isAlive(oldPid!)).toBe(false);
+    expect(isProcessAlive(oldPid!)).toBe(false);
     expect(await host.callTool('everything.echo', { message: 'back' }, options())).toEqual({
       ok: true,
       value: { content: [{ type: 'text', text: 'Echo: back' }] },
@@ -332,7 +324,7 @@ describe('McpHost bringing servers back', () => {
     expect(report.warnings).toHaveLength(2);
     expect(report.resources).toEqual([]);
     expect(report.pids.length).toBeGreaterThanOrEqual(3);
-    for (const pid of report.pids) expect(isAlive(pid), `child ${pid}`).toBe(false);
+    for (const pid of report.pids) expect(isProcessAlive(pid), `child ${pid}`).toBe(false);
   });
 
   it('close() while a retry is starting a child stops that child', async () => {
@@ -343,12 +335,12 @@ describe('McpHost bringing servers back', () => {
       logs.map((line) => /stderr: restartable fixture (\d+) hanging$/.exec(line)?.[1]).find(Boolean),
     );
     const pid = Number(hanging);
-    expect(isAlive(pid)).toBe(true);
+    expect(isProcessAlive(pid)).toBe(true);
 
     const started = performance.now();
     await host.close();
     expect(performance.now() - started).toBeLessThan(5000);
-    expect(isAlive(pid)).toBe(false);
+    expect(isProcessAlive(pid)).toBe(false);
     expect(await host.callTool('r.greet', {}, options(1000))).toMatchObject({
       ok: false,
       error: { code: 'server_unavailable', message: 'MCP server "r" is unavailable: the MCP host was shut down.' },

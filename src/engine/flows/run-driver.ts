@@ -11,8 +11,8 @@ import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '.
 import type { StepPolicy } from '../run/step-policies.ts';
 import { cut, outputText } from '../text.ts';
 import type { Json, RiskLevel, StepError } from '../types.ts';
-import { StewardError } from '../errors.ts';
 import type { Log } from './deps.ts';
+import { untilStored } from './until-stored.ts';
 
 /** A hold the dispatcher asks a person about: a breakpoint reached, or steps waiting for approval. */
 export type HoldEffect = Extract<DispatchEffect, { type: 'showBreakpoint' | 'requestApproval' }>;
@@ -347,24 +347,18 @@ export class RunDriver {
    * result is never lost. A non-retryable failure, a `signal` that aborts, or `detach` end the attempts.
    */
   private async durably(what: string, write: () => Promise<void>, signal?: AbortSignal): Promise<void> {
-    let delay = 500;
-    for (;;) {
-      try {
-        await write();
-        if (this.waitingForStore.delete(what) && this.waitingForStore.size === 0) {
-          this.deps.log('info', `run ${this.runId}: the database is back; carrying on`);
-        }
-        return;
-      } catch (err) {
-        const stop = this.detachedSignal.signal;
-        if (!(err instanceof StewardError) || !err.retryable || stop.aborted || signal?.aborted) throw err;
+    const stop = this.detachedSignal.signal;
+    await untilStored(write, {
+      signal: signal ? AbortSignal.any([signal, stop]) : stop,
+      onWait: (err) => {
         if (this.waitingForStore.size === 0) {
           this.deps.log('warn', `run ${this.runId}: cannot store ${what} (${err.message}); holding and retrying`);
         }
         this.waitingForStore.add(what);
-        await wait(delay, signal ? AbortSignal.any([signal, stop]) : stop);
-        delay = Math.min(delay * 2, 10_000);
-      }
+      },
+    });
+    if (this.waitingForStore.delete(what) && this.waitingForStore.size === 0) {
+      this.deps.log('info', `run ${this.runId}: the database is back; carrying on`);
     }
   }
 
@@ -380,20 +374,6 @@ export class RunDriver {
     );
     return next;
   }
-}
-
-/** Resolves after `ms`, or at once when `signal` aborts. */
-function wait(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(done, ms);
-    signal.addEventListener('abort', done, { once: true });
-    function done(): void {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-  });
 }
 
 function key(stepId: string, attempt: number): string {

@@ -9,6 +9,12 @@ export class RunDrivers {
   /** The run each driver drives, as it was when it started: enough to authorize a Stop without the database. */
   private readonly runs = new Map<string, StoredRun>();
   private readonly finishing = new Set<Promise<void>>();
+  private readonly letGo = new AbortController();
+
+  /** Aborts when this process lets go of its runs (shutdown): waits for the database end then. */
+  get closing(): AbortSignal {
+    return this.letGo.signal;
+  }
 
   /** The driver of a run this process is driving, if any. */
   get(runId: string): RunDriver | undefined {
@@ -53,6 +59,7 @@ export class RunDrivers {
 
   /** Lets go of every run as a crash would (nothing more is recorded); the next start resumes them. */
   detachAll(): void {
+    this.letGo.abort();
     for (const driver of this.drivers.values()) driver.detach();
     this.drivers.clear();
     this.runs.clear();

@@ -13,6 +13,7 @@ import { cut } from '../text.ts';
 import type { RunStatus } from '../types.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { writeReport } from './report.ts';
+import { untilStored } from './until-stored.ts';
 import type { ReviewTimers } from './review-timers.ts';
 import { RunDriver, type HoldEffect } from './run-driver.ts';
 import type { RunDrivers } from './run-drivers.ts';
@@ -68,10 +69,20 @@ export class RunLifecycle {
   private async finish(run: StoredRun, final: DispatchState): Promise<void> {
     const { store, clock } = this.deps;
     const status: RunStatus = final.outcome ?? 'failed';
-    await store.markReportDue(run.id, clock());
-    await store.transition(run.id, ['running', 'paused', 'stopping', 'awaiting_review'], status, { at: clock() });
+    // The database may be away as the run ends: the end waits for it rather than leaving the run ownerless.
+    const patiently = <T>(write: () => Promise<T>) => this.patiently(run, write);
+    await patiently(() => store.markReportDue(run.id, clock()));
+    const from: RunStatus[] = ['running', 'paused', 'stopping', 'awaiting_review'];
+    await patiently(() => store.transition(run.id, from, status, { at: clock() }));
     await this.messages.status(run, status);
     await this.report(run, status, { final });
+  }
+
+  private patiently<T>(run: StoredRun, write: () => Promise<T>): Promise<T> {
+    return untilStored(write, {
+      signal: this.drivers.closing,
+      onWait: (err) => this.deps.log('warn', `run ${run.id}: cannot store its end (${err.message}); retrying`),
+    });
   }
 
   /**
@@ -84,10 +95,10 @@ export class RunLifecycle {
     if ('stored' in from) text = from.stored;
     else {
       const written = await writeReport(this.llmFor(run), { request: run.request, state: from.final, outcome: status });
-      text = await store.storeReport(run.id, written, status, clock());
+      text = await this.patiently(run, () => store.storeReport(run.id, written, status, clock()));
     }
     await this.messages.send(run.conversation, { kind: 'report', runId: run.id, status, text });
-    await store.markReportSent(run.id, clock());
+    await this.patiently(run, () => store.markReportSent(run.id, clock()));
   }
 
   /** The dispatcher holds: at a breakpoint the run pauses and shows the step; riskier steps ask for approval. */
