@@ -75,10 +75,12 @@ export async function runDriverOnce(
     requester: { id: 'bench', channel: 'bench' },
     request: 'bench',
     at: new Date(),
+    // Held from the start (fence 0), as Steward holds a run it drives, so every step write is fenced.
+    leaseMs: 60_000,
   });
   await store.saveRevision(runId, 0, plan, 'bench', new Date());
   const driver = new RunDriver(
-    { runId, revision: 0, conversation: { channel: 'bench', key: runId }, pins: [] },
+    { runId, revision: 0, conversation: { channel: 'bench', key: runId }, pins: [], fence: 0 },
     state,
     {
       tools,
@@ -88,6 +90,7 @@ export async function runDriverOnce(
       clock: () => new Date(),
       log: () => undefined,
       onHold: () => undefined,
+      onLost: () => undefined,
     },
   );
   const t0 = performance.now();

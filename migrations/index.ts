@@ -9,6 +9,7 @@ import { safety } from './0003-safety.ts';
 import { typedBreakpoints } from './0004-typed-breakpoints.ts';
 import { repeatSafeWrites } from './0005-repeat-safe-writes.ts';
 import { reportDue } from './0006-report-due.ts';
+import { runLeases } from './0007-run-leases.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '0004-typed-breakpoints': typedBreakpoints,
   '0005-repeat-safe-writes': repeatSafeWrites,
   '0006-report-due': reportDue,
+  '0007-run-leases': runLeases,
 };

@@ -59,6 +59,7 @@ export async function startApp(options: {
     dataDir: config.dataDir,
     maxConnections: config.databasePoolSize,
     onPoolError: (err) => log('warn', `PostgreSQL connection dropped: ${err.message}`),
+    log,
   });
   const cleanup: (() => Promise<void>)[] = [() => database.close()];
   try {
@@ -88,6 +89,7 @@ export async function startApp(options: {
       settings: config.settings,
       clock: () => new Date(),
       newId: () => randomUUID(),
+      signals: database.signals,
     });
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
@@ -120,7 +122,7 @@ export async function startApp(options: {
       database,
       log,
       async close() {
-        steward.shutdown();
+        await steward.shutdown();
         await channel.stop();
         for (const fn of cleanup)
           await fn().catch((err: unknown) => log('warn', `shutdown: ${(err as Error).message}`));

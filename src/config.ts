@@ -51,6 +51,8 @@ const envSchema = z.object({
   STEWARD_MAX_ATTEMPTS: positiveInt(3),
   STEWARD_AMENDMENT_CAP: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).default(3)),
   STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
+  // How long a run's lease lasts unless renewed; fractions allowed (tests use short leases).
+  STEWARD_LEASE_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().positive().max(3600).default(15)),
   STEWARD_LOG_FILE: optionalText,
   STEWARD_APPROVERS: z.string().optional(),
   STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
@@ -84,6 +86,7 @@ export interface Config {
     amendmentCap: number;
     maxRepairs: number;
     reviewTimeoutMs: number;
+    leaseMs: number;
     approvers: string[];
     budgets: { perRun: number; perUserPerDay: number };
   };
@@ -178,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       amendmentCap: e.STEWARD_AMENDMENT_CAP,
       maxRepairs: 2,
       reviewTimeoutMs: e.STEWARD_REVIEW_TIMEOUT_SECONDS * 1000,
+      leaseMs: Math.round(e.STEWARD_LEASE_SECONDS * 1000),
       approvers: (e.STEWARD_APPROVERS ?? '')
         .split(',')
         .map((s) => s.trim())

@@ -2,7 +2,7 @@ import type { ErrorCode, StepError } from './types.ts';
 
 /** The one error class Steward throws: a closed code, a sentence for people, and whether retrying may help. */
 export class StewardError extends Error {
-  readonly code: ErrorCode | 'config' | 'limit_reached' | 'store_failed';
+  readonly code: ErrorCode | 'config' | 'limit_reached' | 'store_failed' | 'fenced';
   readonly retryable: boolean;
 
   constructor(code: StewardError['code'], message: string, options: { retryable?: boolean; cause?: unknown } = {}) {

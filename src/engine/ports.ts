@@ -123,26 +123,71 @@ export interface StoredStepAttempt {
   endedAt: Date | null;
 }
 
+/** A run this process took over, with the fence its writes now carry. */
+export interface ClaimedRun {
+  run: UnreportedRun;
+  fence: number;
+}
+
+/**
+ * Which process drives a run: a lease held by one process at a time, renewed while it lives, judged by the
+ * database's clock. Every claim raises the run's fence; writes given a fence are refused (`StewardError` with code
+ * `fenced`) once another process claimed the run, so a process that lost a run can neither start nor end a step.
+ */
+export interface RunOwnership {
+  /** Takes the lease of a run nobody holds (or whose lease lapsed); the new fence, or null when another holds it. */
+  claimRun(runId: string, ttlMs: number): Promise<number | null>;
+  /** Extends every lease this process holds; returns the runs it still holds (the others were taken over). */
+  renewLeases(ttlMs: number): Promise<string[]>;
+  /** Lets go of the run's lease, so another process may take it at once. */
+  releaseRun(runId: string): Promise<void>;
+  /**
+   * Claims up to `limit` runs that need an owner and have none (a holder that died or let its lease lapse): runs
+   * not finished, and finished runs still owing their report. Oldest first.
+   */
+  claimOrphanedRuns(ttlMs: number, limit: number): Promise<ClaimedRun[]>;
+  /** Queues a decision for the process that drives the run, and wakes it. */
+  forwardDecision(runId: string, decision: Json): Promise<void>;
+  /** Takes the decisions queued for a run this process holds, oldest first; each is taken once. */
+  takeDecisions(runId: string): Promise<Json[]>;
+  /** Runs this process holds with decisions waiting. */
+  runsWithDecisions(): Promise<string[]>;
+}
+
+/**
+ * What a process learns from other processes at once: a decision queued for a run, a run let go, or that signals
+ * may have been missed (the connection that listens was lost for a while): then everything is looked at again.
+ */
+export type RunSignal = { kind: 'decision' | 'released'; runId: string } | { kind: 'missed' };
+
+/** Delivers run signals; `listen` resolves once listening and returns how to stop. */
+export interface RunSignals {
+  listen(onSignal: (signal: RunSignal) => void): Promise<() => Promise<void>>;
+}
+
 /** Durable state of runs. The database is the judge of every limit and every state change. */
-export interface RunStore {
+export interface RunStore extends RunOwnership {
+  /** Stores a new run; with `leaseMs`, this process holds its lease from the start. */
   createRun(run: {
     id: string;
     conversation: Conversation;
     requester: Actor;
     request: string;
     at: Date;
+    leaseMs?: number;
   }): Promise<void>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**
    * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`.
    * Returns false (and changes nothing) when the run is not in such a state: the loser of a race.
+   * With `fence`, throws `fenced` when this process no longer holds the run under that fence.
    */
   transition(
     runId: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    options?: { revision?: number; at?: Date },
+    options?: { revision?: number; at?: Date; fence?: number },
   ): Promise<boolean>;
   /** Atomically takes one amendment round if fewer than `cap` were used; returns the new count or null past the cap. */
   takeAmendmentRound(runId: string, cap: number): Promise<number | null>;
@@ -155,7 +200,10 @@ export interface RunStore {
     note?: string;
     at: Date;
   }): Promise<void>;
-  /** Commits a step's intent before its call is sent, with its `stepStarted` event. */
+  /**
+   * Commits a step's intent before its call is sent, with its `stepStarted` event. With `fence`, only while this
+   * process holds the run under that fence (else `fenced`): an attempt another holder started is never taken over.
+   */
   recordStepStarted(a: {
     runId: string;
     stepId: string;
@@ -163,9 +211,14 @@ export interface RunStore {
     revision: number;
     args: Json;
     at: Date;
+    fence?: number;
   }): Promise<void>;
-  /** Records how an attempt ended, with its `stepEnded` event; the first recorded end of an attempt stands. */
+  /**
+   * Records how an attempt ended, with its `stepEnded` event; the first recorded end of an attempt stands. With
+   * `fence`, only while this process holds the run under that fence (else `fenced`).
+   */
   recordStepEnded(a: {
+    fence?: number;
     runId: string;
     stepId: string;
     attempt: number;
@@ -196,7 +249,7 @@ export interface RunStore {
    * rewritten). Returns the report that stands: this one, or the one stored before.
    */
   storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string>;
-  /** The run's report was sent: it owes nothing any more. */
+  /** The run's report was sent: it owes nothing any more, and its lease is let go. */
   markReportSent(runId: string, at: Date): Promise<void>;
   /** Finished runs that still owe their report (not written, or written and not sent), oldest first. */
   listUnreportedRuns(): Promise<UnreportedRun[]>;

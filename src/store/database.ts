@@ -10,7 +10,9 @@ import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { StewardError } from '../engine/errors.ts';
+import type { RunSignals } from '../engine/ports.ts';
 import { lockFolder, type FolderLock } from './folder-lock.ts';
+import { pgliteSignals, postgresSignals } from './run-signals.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { describeTarget, toStoreError } from './store-errors.ts';
 
@@ -18,6 +20,8 @@ import { describeTarget, toStoreError } from './store-errors.ts';
 export interface StoreDatabase {
   db: Kysely<DatabaseSchema>;
   kind: 'postgres' | 'pglite';
+  /** Notifications between the processes on this database (within the one process, for PGlite). */
+  signals: RunSignals;
   close(): Promise<void>;
 }
 
@@ -31,6 +35,8 @@ export interface OpenDatabaseOptions {
   maxConnections?: number;
   /** Told about errors on idle pooled connections (the pool has already dropped them). */
   onPoolError?: (error: Error) => void;
+  /** Told when the connection that listens for run signals is lost and back. */
+  log?: (level: 'info' | 'warn', message: string) => void;
 }
 
 /** Opens and migrates the database. Throws `StewardError` (`config` or `store_failed`) naming no secret. */
@@ -78,7 +84,7 @@ async function openPostgres(databaseUrl: string, options: OpenDatabaseOptions): 
     await close();
     throw toStoreError(error, 'connecting', target);
   }
-  return { db, kind: 'postgres', close };
+  return { db, kind: 'postgres', signals: postgresSignals(databaseUrl, options.log ?? (() => undefined)), close };
 }
 
 async function openPglite(dir: string): Promise<StoreDatabase> {
@@ -103,6 +109,7 @@ async function openPglite(dir: string): Promise<StoreDatabase> {
   return {
     db,
     kind: 'pglite',
+    signals: pgliteSignals(lite),
     close: async () => {
       await db.destroy();
       lock.release();

@@ -7,6 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import type {
+  ClaimedRun,
   Conversation,
   PinnedTool,
   RunStore,
@@ -19,6 +20,7 @@ import {
   ACTIVE_STATUSES,
   TERMINAL_STATUSES,
   type Actor,
+  type Json,
   type ReviewPreference,
   type RiskLevel,
   type RunStatus,
@@ -26,6 +28,8 @@ import {
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
+import * as leases from './run-leases.ts';
+import { deadLocalOwners, newOwnerId } from './process-identity.ts';
 import * as reports from './run-reports.ts';
 import * as safety from './run-safety.ts';
 import * as steering from './run-steering.ts';
@@ -43,10 +47,13 @@ type Port<K extends keyof RunStore> = Parameters<RunStore[K]>;
 export class PgRunStore implements RunStore {
   private readonly db: Kysely<DatabaseSchema>;
   private readonly retry: RetryPolicy;
+  /** This process, as named in the leases it holds. */
+  readonly owner: string;
 
-  constructor(db: Kysely<DatabaseSchema>, options: { retry?: Partial<RetryPolicy> } = {}) {
+  constructor(db: Kysely<DatabaseSchema>, options: { retry?: Partial<RetryPolicy>; owner?: string } = {}) {
     this.db = db;
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
+    this.owner = options.owner ?? newOwnerId();
   }
 
   /** Runs one operation, translating failures and retrying the transient ones. */
@@ -65,6 +72,9 @@ export class PgRunStore implements RunStore {
       request: toStorableText(run.request),
       created_at: run.at,
       updated_at: run.at,
+      ...(run.leaseMs === undefined
+        ? {}
+        : { owner: this.owner, lease_expires_at: sql<Date>`now() + ${run.leaseMs} * interval '1 millisecond'` }),
     };
     await this.attempt('createRun', async () => {
       const inserted = await this.db
@@ -121,15 +131,18 @@ export class PgRunStore implements RunStore {
     runId: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    options: { revision?: number; at?: Date } = {},
+    options: { revision?: number; at?: Date; fence?: number } = {},
   ): Promise<boolean> {
     if (from.length === 0) return false;
     const op = randomUUID();
+    const fence = options.fence;
     return this.attempt('transition', async () => {
+      if (fence !== undefined) await this.checkFence(runId, fence);
       const update = this.db
         .updateTable('runs')
         .set({ status: to, status_op: op, updated_at: options.at ?? sql<Date>`now()` })
         .where('id', '=', runId)
+        .$if(fence !== undefined, (q) => q.where('owner', '=', this.owner).where('fence', '=', fence ?? 0))
         // A repeat of a transition that did apply finds its own operation id, not a lost race.
         .where((eb) =>
           eb.or([
@@ -185,8 +198,57 @@ export class PgRunStore implements RunStore {
     );
   }
 
-  /** One round trip: the attempt row and its `stepStarted` event, written by one statement. */
+  /**
+   * One round trip: the attempt row and its `stepStarted` event, written by one statement. With a fence the
+   * statement first locks the run's row (FOR SHARE) under this owner and fence, so a claim by another process is
+   * ordered before or after it: either this insert finds the run claimed away and writes nothing, or the claimer
+   * sees this attempt when it restores the run.
+   */
   async recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
+    if (a.fence === undefined) return this.recordStepStartedUnfenced(a);
+    const fence = a.fence;
+    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
+    const args = toJsonText(a.args);
+    await this.attempt('recordStepStarted', async () => {
+      const { rows } = await sql<{ leased: number; started: number }>`
+        WITH lease AS (
+          SELECT id FROM runs WHERE id = ${a.runId} AND owner = ${this.owner} AND fence = ${fence} FOR SHARE
+        ), started AS (
+          INSERT INTO step_attempts (run_id, step_id, attempt, revision, status, args, started_at, created_at, fence)
+          SELECT id, ${a.stepId}, ${a.attempt}, ${a.revision}, 'running', ${args}::jsonb, ${a.at}, ${a.at}, ${fence}
+          FROM lease
+          ON CONFLICT (run_id, step_id, attempt) DO NOTHING
+          RETURNING run_id
+        ), announced AS (
+          INSERT INTO run_events (run_id, type, payload, created_at)
+          SELECT run_id, 'stepStarted', ${payload}::jsonb, ${a.at}::timestamptz FROM started
+          RETURNING run_id
+        )
+        SELECT (SELECT count(*) FROM lease)::int AS leased, (SELECT count(*) FROM announced)::int AS started`.execute(
+        this.db,
+      );
+      const row = rows[0];
+      if (!row || row.leased === 0) throw this.fenced(a.runId);
+      if (row.started > 0) return;
+      // The attempt exists: this write, repeated after its answer was lost, or another holder's, which stands.
+      const existing = await this.db
+        .selectFrom('step_attempts')
+        .select('fence')
+        .where('run_id', '=', a.runId)
+        .where('step_id', '=', a.stepId)
+        .where('attempt', '=', a.attempt)
+        .executeTakeFirst();
+      if (existing?.fence !== fence) {
+        throw new StewardError(
+          'fenced',
+          `attempt ${a.attempt} of step ${a.stepId} of run ${a.runId} was started by another process`,
+        );
+      }
+    });
+  }
+
+  /** The attempt row and its `stepStarted` event for a caller that holds no lease (restores and tests). */
+  private async recordStepStartedUnfenced(a: Port<'recordStepStarted'>[0]): Promise<void> {
     const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
     await this.attempt('recordStepStarted', () =>
       this.db
@@ -226,8 +288,17 @@ export class PgRunStore implements RunStore {
   /** One round trip in the usual case: the attempt's end and its `stepEnded` event, written by one statement. */
   async recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
     const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt, status: a.status });
+    const fence = a.fence;
     const ended = await this.attempt('recordStepEnded', async () => {
       const written = await this.db
+        .with('lease', (db) =>
+          db
+            .selectFrom('runs')
+            .select('id')
+            .where('id', '=', a.runId)
+            .$if(fence !== undefined, (q) => q.where('owner', '=', this.owner).where('fence', '=', fence ?? 0))
+            .forShare(),
+        )
         .with('ended', (db) =>
           db
             .updateTable('step_attempts')
@@ -243,6 +314,7 @@ export class PgRunStore implements RunStore {
             .where('attempt', '=', a.attempt)
             // An attempt ends once: a late duplicate (say, "interrupted" after a real result) must not rewrite it.
             .where('status', '=', 'running')
+            .where((eb) => eb.exists(eb.selectFrom('lease').select('lease.id')))
             .returning('run_id'),
         )
         .insertInto('run_events')
@@ -260,6 +332,7 @@ export class PgRunStore implements RunStore {
         .returning('id')
         .executeTakeFirst();
       if (written !== undefined) return true;
+      if (fence !== undefined) await this.checkFence(a.runId, fence);
       const known = await this.db
         .selectFrom('step_attempts')
         .select('id')
@@ -442,6 +515,66 @@ export class PgRunStore implements RunStore {
   claimInbound(key: string, at: Date): Promise<boolean> {
     const op = randomUUID();
     return this.attempt('claimInbound', () => safety.claimInbound(this.db, op, key, at));
+  }
+
+  claimRun(runId: string, ttlMs: number): Promise<number | null> {
+    return this.attempt('claimRun', () => leases.claimRun(this.db, this.owner, runId, ttlMs));
+  }
+
+  renewLeases(ttlMs: number): Promise<string[]> {
+    return this.attempt('renewLeases', () => leases.renewLeases(this.db, this.owner, ttlMs));
+  }
+
+  releaseRun(runId: string): Promise<void> {
+    return this.attempt('releaseRun', () => leases.releaseRun(this.db, this.owner, runId));
+  }
+
+  /** Orphans: runs whose holder let the lease lapse, or died on this machine (its pid is gone: no need to wait). */
+  async claimOrphanedRuns(ttlMs: number, limit: number): Promise<ClaimedRun[]> {
+    const claimed = await this.attempt('claimOrphanedRuns', async () => {
+      const dead = deadLocalOwners(await leases.listHolders(this.db, this.owner), this.owner);
+      return leases.claimOrphans(this.db, this.owner, ttlMs, limit, dead);
+    });
+    if (claimed.length === 0) return [];
+    const rows = await this.attempt('claimOrphanedRuns', () =>
+      this.selectRuns()
+        .where(
+          'runs.id',
+          'in',
+          claimed.map((c) => c.id),
+        )
+        .execute(),
+    );
+    const byId = new Map(rows.map((row) => [row.id, { ...fromRunRow(row), report: row.report }]));
+    return claimed.flatMap((c) => {
+      const run = byId.get(c.id);
+      return run ? [{ run, fence: c.fence }] : [];
+    });
+  }
+
+  forwardDecision(runId: string, decision: Json): Promise<void> {
+    const command = toJsonText(decision);
+    return this.attempt('forwardDecision', () => leases.forwardCommand(this.db, runId, command));
+  }
+
+  async takeDecisions(runId: string): Promise<Json[]> {
+    const op = randomUUID();
+    const taken = await this.attempt('takeDecisions', () => leases.takeCommands(this.db, this.owner, runId, op));
+    return taken as Json[];
+  }
+
+  runsWithDecisions(): Promise<string[]> {
+    return this.attempt('runsWithDecisions', () => leases.runsWithCommands(this.db, this.owner));
+  }
+
+  /** Throws `fenced` unless this process holds the run under `fence`. */
+  private async checkFence(runId: string, fence: number): Promise<void> {
+    const row = await this.db.selectFrom('runs').select(['owner', 'fence']).where('id', '=', runId).executeTakeFirst();
+    if (row?.owner !== this.owner || row.fence !== fence) throw this.fenced(runId);
+  }
+
+  private fenced(runId: string): StewardError {
+    return new StewardError('fenced', `run ${runId} is now driven by another process; this one let it go`);
   }
 
   private selectRuns() {

@@ -10,9 +10,16 @@ import type { DatabaseSchema } from './schema.ts';
 
 type Db = Kysely<DatabaseSchema>;
 
-/** Notes that the run owes its report (or, with `due` false, that it was sent). */
+/**
+ * Notes that the run owes its report (or, with `due` false, that it was sent: then the run needs no owner any more,
+ * and its lease is let go in the same write).
+ */
 export async function setReportDue(db: Db, runId: string, due: boolean, at: Date): Promise<void> {
-  await db.updateTable('runs').set({ report_due: due, updated_at: at }).where('id', '=', runId).execute();
+  await db
+    .updateTable('runs')
+    .set({ report_due: due, updated_at: at, ...(due ? {} : { owner: null, lease_expires_at: null }) })
+    .where('id', '=', runId)
+    .execute();
 }
 
 /**

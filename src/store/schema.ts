@@ -32,6 +32,11 @@ export interface RunsTable {
   amendment_op: ColumnType<string | null, string | null | undefined, string | null>;
   /** The run owes its report: set before it ends, cleared once the report was sent. */
   report_due: Generated<boolean>;
+  /** The process that drives the run, until `lease_expires_at` (the database's clock); null when nobody does. */
+  owner: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Raised by every new lease: writes carrying an older fence are refused. */
+  fence: Generated<number>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -99,6 +104,17 @@ export interface StepAttemptsTable {
   started_at: Date;
   ended_at: Date | null;
   duration_ms: number | null;
+  /** The lease fence the attempt was started under (null for attempts from before leases). */
+  fence: ColumnType<number | null, number | null | undefined, never>;
+  created_at: Timestamp;
+}
+
+/** A decision waiting for the process that drives its run. */
+export interface RunCommandsTable {
+  id: BigId;
+  run_id: string;
+  command: ColumnType<unknown, string, never>;
+  taken_op: ColumnType<string | null, never, string>;
   created_at: Timestamp;
 }
 
@@ -159,4 +175,5 @@ export interface DatabaseSchema {
   user_daily_tokens: UserDailyTokensTable;
   inbound_events: InboundEventsTable;
   token_operations: TokenOperationsTable;
+  run_commands: RunCommandsTable;
 }

@@ -53,6 +53,6 @@ describe('a plan card the platform refuses', () => {
     expect((await store.getRun(row!.id))!.status).toBe('failed');
     expect((await store.listEvents(row!.id)).map((e) => e.type)).toContain('cardNotDelivered');
     expect(calls).toEqual([]);
-    steward.shutdown();
+    await steward.shutdown();
   });
 });

@@ -58,7 +58,10 @@ const DEFAULT_SETTINGS: StewardSettings = {
  * openai SDK (with the canary key), a real clock and ids, and the default settings with `settings` over them.
  */
 export function createSteward(
-  o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log'> & { llm: FakeLlm; settings?: Partial<StewardSettings> },
+  o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log' | 'signals'> & {
+    llm: FakeLlm;
+    settings?: Partial<StewardSettings>;
+  },
 ): Steward {
   return new Steward({
     llm: createLlmClient({
@@ -77,6 +80,7 @@ export function createSteward(
     newId: () => crypto.randomUUID(),
     log: o.log,
     settings: { ...DEFAULT_SETTINGS, ...o.settings },
+    signals: o.signals,
   });
 }
 
@@ -110,6 +114,7 @@ export async function startHarness(options: {
     notifier: channel,
     log: (level, message) => logs.push(`${level} ${message}`),
     settings: options.settings,
+    signals: db.signals,
   });
   await channel.start(steward);
 
@@ -146,7 +151,7 @@ export async function startHarness(options: {
         shown: [printed, ...logs],
         canaries: [CANARY_KEY],
       });
-      steward.shutdown();
+      await steward.shutdown();
       await channel.stop();
       await host.close();
       await db.close();

@@ -188,7 +188,7 @@ export async function startSlackHarness(options: {
         shown,
         canaries: [CANARY_KEY, slack.botToken, SECRET],
       });
-      steward.shutdown();
+      await steward.shutdown();
       await channel.stop();
       await host.close();
       await db.close();

@@ -1,5 +1,5 @@
 /** What Steward is built from: the ports, the clock and id source, a log, and the settings. */
-import type { LlmClient, Notifier, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
+import type { LlmClient, Notifier, RunSignals, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
 
 /** Writes one line to the operator's log (never to people). */
 export type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -15,6 +15,8 @@ export interface StewardSettings {
   approvers?: string[];
   /** Model tokens per run and per person per day; unlimited when absent. */
   budgets?: TokenBudgets;
+  /** How long a run's lease lasts unless renewed (default 15 s): a dead process's runs wait this long for a new owner. */
+  leaseMs?: number;
 }
 
 /** Everything the composition root hands to `Steward`; each flow keeps only the parts it uses. */
@@ -27,6 +29,8 @@ export interface StewardDeps {
   newId: () => string;
   log: Log;
   settings: StewardSettings;
+  /** Signals from other processes on the same database; without them, queued decisions wait for the next round. */
+  signals?: RunSignals;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

@@ -1,5 +1,5 @@
 /**
- * After a restart: every unfinished run is picked up from the database. Finished steps are never run again;
+ * After a restart, or when the process that drove a run died: the run is picked up from the database. Finished steps are never run again;
  * a step that was in flight runs again only if its tool is idempotent (and it has attempts left), otherwise the run
  * waits for a person. A run that ended without its report being sent gets it now.
  */
@@ -24,8 +24,8 @@ export class Recovery {
     private readonly lifecycle: RunLifecycle,
   ) {}
 
-  /** Resumes one unfinished run. */
-  async recover(run: StoredRun): Promise<void> {
+  /** Resumes one unfinished run that this process just claimed under `fence`. */
+  async recover(run: StoredRun, fence: number): Promise<void> {
     const { store, clock, settings, tools } = this.deps;
     if (run.status === 'planning') {
       await store.transition(run.id, ['planning'], 'failed', { at: clock() });
@@ -65,7 +65,7 @@ export class Recovery {
         message: 'Steward stopped while this step was running',
         retryable: false,
       };
-      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0 };
+      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
       await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
     }
     const paused = restored.state.phase === 'paused';

@@ -11,6 +11,7 @@ import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '.
 import type { StepPolicy } from '../run/step-policies.ts';
 import { cut, outputText } from '../text.ts';
 import type { Json, RiskLevel, StepError } from '../types.ts';
+import { StewardError } from '../errors.ts';
 import type { Log } from './deps.ts';
 import { untilStored } from './until-stored.ts';
 
@@ -27,6 +28,8 @@ export interface RunDriverDeps {
   log: Log;
   /** The dispatcher holds the run; the flow that owns the run tells the person and waits for them. */
   onHold: (driver: RunDriver, hold: HoldEffect) => void;
+  /** Another process took the run over (a write was fenced out): this process must let it go. */
+  onLost: (driver: RunDriver) => void;
 }
 
 /** The run a driver drives: which run, at which revision, where its messages go, and its approved pins. */
@@ -35,6 +38,8 @@ export interface DrivenRun {
   revision: number;
   conversation: Conversation;
   pins: readonly PinnedTool[];
+  /** The lease fence this process holds the run under; every step write carries it. */
+  fence: number;
 }
 
 /** Drives one run from its first step to `finished`; `done` resolves with the final dispatch state. */
@@ -53,6 +58,7 @@ export class RunDriver {
   private readonly pins = new Map<string, PinnedTool>();
   private revisionNow: number;
   private readonly conversation: Conversation;
+  private readonly fence: number;
   /** Resolves once the run has finished and everything about it is stored. */
   readonly done: Promise<DispatchState>;
   readonly runId: string;
@@ -65,6 +71,7 @@ export class RunDriver {
     this.runId = run.runId;
     this.revisionNow = run.revision;
     this.conversation = run.conversation;
+    this.fence = run.fence;
     for (const pin of run.pins) this.pins.set(pin.tool, pin);
     this.state = initial;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -206,11 +213,14 @@ export class RunDriver {
               revision: this.revisionNow,
               args,
               at,
+              fence: this.fence,
             }),
           controller.signal,
         ),
       );
     } catch (err) {
+      // Another process drives the run now: nothing more is sent or recorded here.
+      if (this.detached) return;
       if (controller.signal.aborted) {
         // Its start was never stored, so its end is stored with a start row of its own.
         this.startedAt.delete(key(step.id, attempt));
@@ -305,6 +315,7 @@ export class RunDriver {
             revision: this.revisionNow,
             args: null,
             at,
+            fence: this.fence,
           });
         await store.recordStepEnded({
           runId,
@@ -315,11 +326,13 @@ export class RunDriver {
           error: e.error ?? null,
           at,
           durationMs,
+          fence: this.fence,
         });
       }),
-    ).catch((err: unknown) =>
-      this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`),
-    );
+    ).catch((err: unknown) => {
+      if (!this.detached)
+        this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`);
+    });
     this.notifyProgress(e.stepId, e.status, e.detail);
   }
 
@@ -348,15 +361,23 @@ export class RunDriver {
    */
   private async durably(what: string, write: () => Promise<void>, signal?: AbortSignal): Promise<void> {
     const stop = this.detachedSignal.signal;
-    await untilStored(write, {
-      signal: signal ? AbortSignal.any([signal, stop]) : stop,
-      onWait: (err) => {
-        if (this.waitingForStore.size === 0) {
-          this.deps.log('warn', `run ${this.runId}: cannot store ${what} (${err.message}); holding and retrying`);
-        }
-        this.waitingForStore.add(what);
-      },
-    });
+    try {
+      await untilStored(write, {
+        signal: signal ? AbortSignal.any([signal, stop]) : stop,
+        onWait: (err) => {
+          if (this.waitingForStore.size === 0) {
+            this.deps.log('warn', `run ${this.runId}: cannot store ${what} (${err.message}); holding and retrying`);
+          }
+          this.waitingForStore.add(what);
+        },
+      });
+    } catch (err) {
+      if (err instanceof StewardError && err.code === 'fenced' && !this.detached) {
+        this.deps.log('warn', `run ${this.runId}: ${err.message}`);
+        this.deps.onLost(this);
+      }
+      throw err;
+    }
     if (this.waitingForStore.delete(what) && this.waitingForStore.size === 0) {
       this.deps.log('info', `run ${this.runId}: the database is back; carrying on`);
     }

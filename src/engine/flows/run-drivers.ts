@@ -8,12 +8,14 @@ export class RunDrivers {
   private readonly drivers = new Map<string, RunDriver>();
   /** The run each driver drives, as it was when it started: enough to authorize a Stop without the database. */
   private readonly runs = new Map<string, StoredRun>();
-  private readonly finishing = new Set<Promise<void>>();
-  private readonly letGo = new AbortController();
+  private readonly finishing = new Map<string, Promise<void>>();
+  private readonly closingController = new AbortController();
+  /** Wakes `idle` when a run is let go (its driver's `done` never settles then). */
+  private wake: () => void = () => undefined;
 
   /** Aborts when this process lets go of its runs (shutdown): waits for the database end then. */
   get closing(): AbortSignal {
-    return this.letGo.signal;
+    return this.closingController.signal;
   }
 
   /** The driver of a run this process is driving, if any. */
@@ -43,23 +45,40 @@ export class RunDrivers {
       .then(finish)
       .catch(onError)
       .finally(() => {
+        if (this.drivers.get(driver.runId) !== driver) return;
         this.drivers.delete(driver.runId);
         this.runs.delete(driver.runId);
-        this.finishing.delete(finishing);
+        this.finishing.delete(driver.runId);
       });
-    this.finishing.add(finishing);
+    this.finishing.set(driver.runId, finishing);
+  }
+
+  /**
+   * Lets go of one run, as a crash would (nothing more is recorded): another process took it over, and this one
+   * may no longer start or record its steps. Calls in flight are aborted.
+   */
+  letGo(runId: string): void {
+    const driver = this.drivers.get(runId);
+    if (!driver) return;
+    driver.detach();
+    this.drivers.delete(runId);
+    this.runs.delete(runId);
+    this.finishing.delete(runId);
+    this.wake();
   }
 
   /** Resolves when every run this process drives has finished and reported. */
   async idle(): Promise<void> {
     while (this.drivers.size > 0 || this.finishing.size > 0) {
-      await Promise.all([...[...this.drivers.values()].map((d) => d.done), ...this.finishing]);
+      const letGo = new Promise<void>((resolve) => (this.wake = resolve));
+      const all = Promise.all([...[...this.drivers.values()].map((d) => d.done), ...this.finishing.values()]);
+      await Promise.race([all, letGo]);
     }
   }
 
   /** Lets go of every run as a crash would (nothing more is recorded); the next start resumes them. */
   detachAll(): void {
-    this.letGo.abort();
+    this.closingController.abort();
     for (const driver of this.drivers.values()) driver.detach();
     this.drivers.clear();
     this.runs.clear();

@@ -17,6 +17,7 @@ import { untilStored } from './until-stored.ts';
 import type { ReviewTimers } from './review-timers.ts';
 import { RunDriver, type HoldEffect } from './run-driver.ts';
 import type { RunDrivers } from './run-drivers.ts';
+import type { RunLeases } from './run-leases.ts';
 import type { RunMessages } from './run-messages.ts';
 
 /** Starts and finishes the runs of this process. */
@@ -25,13 +26,22 @@ export class RunLifecycle {
     private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'clock' | 'log' | 'settings'>,
     private readonly llmFor: LlmForRun,
     private readonly drivers: RunDrivers,
+    private readonly leases: RunLeases,
     private readonly timers: ReviewTimers,
     private readonly messages: RunMessages,
   ) {}
 
-  /** Starts driving an approved run (or continues one restored after a restart, given its state). */
+  /**
+   * Starts driving an approved run (or continues one restored after a restart, given its state), under the lease
+   * this process holds on it; a run this process does not hold is left alone (its holder drives it).
+   */
   start(run: StoredRun, v: ValidatedPlan, pins: readonly PinnedTool[], state?: DispatchState): void {
     const { settings, tools } = this.deps;
+    const fence = this.leases.fenceOf(run.id);
+    if (fence === undefined) {
+      this.deps.log('error', `run ${run.id}: not started here: this process does not hold its lease`);
+      return;
+    }
     const initial =
       state ??
       createDispatchState(v.plan, policiesFor(v.plan, tools.listTools()), {
@@ -41,7 +51,7 @@ export class RunLifecycle {
         breakpoints: run.breakpoints,
       });
     const driver = new RunDriver(
-      { runId: run.id, revision: run.revision, conversation: run.conversation, pins },
+      { runId: run.id, revision: run.revision, conversation: run.conversation, pins, fence },
       initial,
       {
         ...this.deps,
@@ -50,6 +60,7 @@ export class RunLifecycle {
           void this.onHold(run, d, hold).catch((err: unknown) =>
             this.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`),
           ),
+        onLost: () => this.lose(run.id),
       },
     );
     this.drivers.track(
@@ -59,6 +70,15 @@ export class RunLifecycle {
       (err) => this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
     );
     driver.start();
+  }
+
+  /** Another process took the run over: stop driving it here, at once, recording nothing more. */
+  lose(runId: string): void {
+    if (!this.drivers.has(runId)) return;
+    this.deps.log('warn', `run ${runId}: another process took it over; letting it go here`);
+    this.drivers.letGo(runId);
+    this.timers.clear(runId);
+    this.leases.forget(runId);
   }
 
   /**
@@ -71,9 +91,12 @@ export class RunLifecycle {
     const status: RunStatus = final.outcome ?? 'failed';
     // The database may be away as the run ends: the end waits for it rather than leaving the run ownerless.
     const patiently = <T>(write: () => Promise<T>) => this.patiently(run, write);
+    const fence = this.leases.fenceOf(run.id);
+    if (fence === undefined) return;
     await patiently(() => store.markReportDue(run.id, clock()));
     const from: RunStatus[] = ['running', 'paused', 'stopping', 'awaiting_review'];
-    await patiently(() => store.transition(run.id, from, status, { at: clock() }));
+    // Fenced: a process that lost the run ends nothing (a `fenced` error); its new holder finishes it.
+    await patiently(() => store.transition(run.id, from, status, { at: clock(), fence }));
     await this.messages.status(run, status);
     await this.report(run, status, { final });
   }
@@ -99,6 +122,7 @@ export class RunLifecycle {
     }
     await this.messages.send(run.conversation, { kind: 'report', runId: run.id, status, text });
     await this.patiently(run, () => store.markReportSent(run.id, clock()));
+    this.leases.forget(run.id);
   }
 
   /** The dispatcher holds: at a breakpoint the run pauses and shows the step; riskier steps ask for approval. */

@@ -5,11 +5,11 @@
  * unauthorized decision changes nothing.
  */
 import type { InboundDecision, InboundHandler, InboundMessage } from '../channel.ts';
-import type { StoredRun } from '../ports.ts';
+import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
 import { mayDecide, who } from '../run/run-actions.ts';
 import { describeHistory, describeRun } from '../run/run-status.ts';
 import { StewardError } from '../errors.ts';
-import type { Actor, DecisionAction, ReviewPreference } from '../types.ts';
+import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
 import { classifyReply } from './classify.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
@@ -19,14 +19,24 @@ import { ReviewFlow } from './review-flow.ts';
 import { ReviewTimers } from './review-timers.ts';
 import { RunControl } from './run-control.ts';
 import { RunDrivers } from './run-drivers.ts';
+import { DEFAULT_LEASE_MS, RunLeases } from './run-leases.ts';
 import { RunLifecycle } from './run-lifecycle.ts';
 import { RunMessages } from './run-messages.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
+/** The background round that keeps this process's leases and takes over orphans. */
+interface Watch {
+  /** Runs a round now (or right after the one under way). */
+  soon(): void;
+  stop(): Promise<void>;
+}
+
 /** The engine, as the channels see it. */
 export class Steward implements InboundHandler {
   private readonly drivers = new RunDrivers();
+  private readonly leases: RunLeases;
+  private readonly lifecycle: RunLifecycle;
   private readonly timers: ReviewTimers;
   private readonly messages: RunMessages;
   private readonly llmFor: LlmForRun;
@@ -34,9 +44,11 @@ export class Steward implements InboundHandler {
   private readonly review: ReviewFlow;
   private readonly control: RunControl;
   private readonly recovery: Recovery;
+  private watch: Watch | undefined;
 
   constructor(private readonly deps: StewardDeps) {
     const { llm, store, clock, log, tools, notifier, settings } = deps;
+    this.leases = new RunLeases(store, settings.leaseMs ?? DEFAULT_LEASE_MS);
     this.messages = new RunMessages(notifier, settings.amendmentCap);
     this.timers = new ReviewTimers(
       { store, clock, log, timeoutMs: settings.reviewTimeoutMs },
@@ -45,7 +57,8 @@ export class Steward implements InboundHandler {
     );
     this.llmFor = (run) => meteredLlm({ llm, store, clock, budgets: settings.budgets }, run.id, run.requester);
     this.writePlan = createPlanWriter(tools, this.llmFor, settings.maxRepairs);
-    const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.timers, this.messages);
+    const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages);
+    this.lifecycle = lifecycle;
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
     this.control = new RunControl(deps, this.drivers, this.messages, this.writePlan);
     this.recovery = new Recovery(deps, this.timers, this.messages, lifecycle);
@@ -58,7 +71,9 @@ export class Steward implements InboundHandler {
     const active = await store.findActiveRun(m.conversation);
     if (active) return this.reply(active, m);
     const run = { id: newId(), conversation: m.conversation, requester: m.actor };
-    await store.createRun({ ...run, request: m.text, at: clock() });
+    // Held by this process from the start, so no other process takes it for an orphan while it is planned.
+    await store.createRun({ ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs });
+    this.leases.hold(run.id, 0);
     await store.appendEvent(run.id, 'requested', { actor: m.actor.id, channel: m.actor.channel }, clock());
     const planned = await this.writePlan(run, m.text);
     if (!planned.ok) {
@@ -78,9 +93,17 @@ export class Steward implements InboundHandler {
     await this.review.offer(run.id, 0, v, 'planning');
   }
 
-  /** A decision; refused with a reason (to the presser only when they lack the right) and always recorded. */
+  /**
+   * A decision; refused with a reason (to the presser only when they lack the right) and always recorded. A decision
+   * on a run that another process drives (or that waits for a new owner) is queued for that process.
+   */
   async decision(d: InboundDecision): Promise<void> {
     const stoppedHere = this.stopLocally(d);
+    if (!stoppedHere && (await this.forwarded(d))) return;
+    await this.decideHere(d, stoppedHere);
+  }
+
+  private async decideHere(d: InboundDecision, stoppedHere: StoredRun | undefined): Promise<void> {
     try {
       await this.decide(d);
     } catch (err) {
@@ -103,6 +126,30 @@ export class Steward implements InboundHandler {
     if (!run || !this.mayDecide(run, d.actor)) return undefined;
     this.drivers.get(d.runId)?.send({ type: 'stopRequested' });
     return run;
+  }
+
+  /**
+   * Queues the decision for the process that holds the run when this one does not: the run is active and held by
+   * another process, or by none (its holder died; the next round here or elsewhere takes it over and applies it).
+   */
+  private async forwarded(d: InboundDecision): Promise<boolean> {
+    if (this.leases.has(d.runId)) return false;
+    const run = await this.deps.store.getRun(d.runId);
+    if (!run || isTerminal(run.status)) return false;
+    await this.deps.store.forwardDecision(d.runId, d as unknown as Json);
+    this.watch?.soon();
+    return true;
+  }
+
+  /** Applies the decisions queued for a run this process holds (from other processes, or waiting for its driver). */
+  private async drain(runId: string): Promise<void> {
+    if (!this.leases.has(runId)) return;
+    for (const queued of await this.deps.store.takeDecisions(runId)) {
+      const d = queued as unknown as InboundDecision;
+      await this.decideHere(d, this.stopLocally(d)).catch((err: unknown) =>
+        this.deps.log('error', `run ${runId}: a queued ${d.action} failed: ${(err as Error).message}`),
+      );
+    }
   }
 
   private async decide(d: InboundDecision): Promise<void> {
@@ -141,25 +188,88 @@ export class Steward implements InboundHandler {
     await this.deps.store.setReviewPreference(actor, preference, this.deps.clock());
   }
 
-  /** Resumes runs that were unfinished when the process stopped, and reports runs that ended without one. */
+  /**
+   * Takes over every run that needs an owner and has none (at start: the runs this process, or a dead peer, left
+   * unfinished or unreported), then keeps doing so while the process lives: leases are renewed, runs of peers that
+   * died are taken over, and decisions queued by other processes are applied. Resolves after the first pass.
+   */
   async recover(): Promise<void> {
-    // Listed first: a run resumed below may end at once, and then its own driver reports it.
-    const unreported = await this.deps.store.listUnreportedRuns();
-    for (const run of await this.deps.store.listUnfinishedRuns()) {
-      try {
-        await this.recovery.recover(run);
-      } catch (err) {
-        this.deps.log('error', `run ${run.id}: could not be resumed: ${(err as Error).message}`);
-      }
+    this.watch ??= this.startWatching();
+    await this.takeOver();
+    await this.drainAll();
+  }
+
+  /** Claims orphaned runs until none is left, and resumes or reports each. */
+  private async takeOver(): Promise<void> {
+    for (;;) {
+      const claimed = await this.deps.store.claimOrphanedRuns(this.leases.ttlMs, 20);
+      if (claimed.length === 0) return;
+      for (const c of claimed) await this.resume(c);
     }
-    for (const run of unreported) {
-      if (this.drivers.has(run.id)) continue;
-      try {
-        await this.recovery.report(run);
-      } catch (err) {
-        this.deps.log('error', `run ${run.id}: its report could not be sent: ${(err as Error).message}`);
-      }
+  }
+
+  private async resume({ run, fence }: ClaimedRun): Promise<void> {
+    this.leases.hold(run.id, fence);
+    try {
+      if (isTerminal(run.status)) await this.recovery.report(run);
+      else await this.recovery.recover(run, fence);
+    } catch (err) {
+      this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
     }
+  }
+
+  private async drainAll(): Promise<void> {
+    for (const runId of await this.deps.store.runsWithDecisions()) await this.drain(runId);
+  }
+
+  /** One round of the watch: renew leases (letting go of runs taken over), take over orphans, apply decisions. */
+  private async tick(): Promise<void> {
+    for (const runId of await this.leases.renew()) this.lifecycle.lose(runId);
+    await this.takeOver();
+    await this.drainAll();
+  }
+
+  /** The watch: a round every third of a lease, sooner when a peer lets a run go; and signals from peers. */
+  private startWatching(): Watch {
+    const { log, signals } = this.deps;
+    let running: Promise<void> | undefined;
+    let again = false;
+    const round = () => {
+      if (running) {
+        again = true;
+        return;
+      }
+      running = this.tick()
+        .catch((err: unknown) => log('warn', `run ownership: ${(err as Error).message}; trying again shortly`))
+        .finally(() => {
+          running = undefined;
+          if (again) {
+            again = false;
+            round();
+          }
+        });
+    };
+    const timer = setInterval(round, Math.max(50, Math.floor(this.leases.ttlMs / 3)));
+    timer.unref();
+    const onSignal = (signal: RunSignal) => {
+      if (signal.kind !== 'decision') return round();
+      void this.drain(signal.runId).catch((err: unknown) =>
+        log('warn', `run ${signal.runId}: queued decisions not applied yet: ${(err as Error).message}`),
+      );
+    };
+    const listening = signals?.listen(onSignal).catch((err: unknown) => {
+      log('warn', `not listening for other processes (${(err as Error).message}); polling instead`);
+      return undefined;
+    });
+    return {
+      soon: round,
+      stop: async () => {
+        clearInterval(timer);
+        const unlisten = await listening;
+        await unlisten?.();
+        await running;
+      },
+    };
   }
 
   /** Resolves when every run this process is driving has finished and reported. */
@@ -167,10 +277,17 @@ export class Steward implements InboundHandler {
     await this.drivers.idle();
   }
 
-  /** Stops timers and lets go of runs as a crash would: steps in flight resume by the restart rules. */
-  shutdown(): void {
+  /**
+   * Stops timers and lets go of runs as a crash would (steps in flight resume by the restart rules), then hands
+   * their leases back so the next process (or the next start of this one) takes them over at once.
+   */
+  async shutdown(): Promise<void> {
     this.timers.clearAll();
     this.drivers.detachAll();
+    const watch = this.watch;
+    this.watch = undefined;
+    await watch?.stop();
+    await this.leases.releaseAll();
   }
 
   private mayDecide(run: StoredRun, actor: Actor): boolean {

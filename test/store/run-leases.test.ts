@@ -1,0 +1,189 @@
+/**
+ * Run ownership in the store (issue 10): leases judged by the database's clock, fences that shut a process out once
+ * another took its run, takeover of orphans (a lease that lapsed, or a holder on this machine whose process is gone),
+ * and decisions queued for the holder with a notification that reaches a listening connection.
+ */
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { StewardError } from '../../src/engine/errors.ts';
+import type { RunSignal } from '../../src/engine/ports.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { newOwnerId } from '../../src/store/process-identity.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import { createNewRun, createRevisionPlan } from './builders.ts';
+
+const at = new Date('2026-11-30T10:00:00.000Z');
+const LONG = 60_000;
+
+/** What a rejected promise was rejected with, as [code, message]. */
+async function failure(p: Promise<unknown>): Promise<[string, string]> {
+  try {
+    await p;
+  } catch (err) {
+    if (err instanceof StewardError) return [err.code, err.message];
+    throw err;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (kind) => {
+  let database: TestDatabase;
+  let a: PgRunStore;
+  let b: PgRunStore;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    a = new PgRunStore(database.db);
+    b = new PgRunStore(database.db);
+  });
+  afterAll(() => database?.close());
+
+  /** A running run held by `holder` (fence 0), with a plan. */
+  async function heldRun(holder: PgRunStore, leaseMs = LONG): Promise<string> {
+    const run = createNewRun({ leaseMs });
+    await holder.createRun(run);
+    await holder.saveRevision(run.id, 0, createRevisionPlan(), 'planned', at);
+    await holder.transition(run.id, ['planning'], 'running', { at });
+    return run.id;
+  }
+
+  const lapse = (runId: string) =>
+    database.db
+      .updateTable('runs')
+      .set({ lease_expires_at: new Date(Date.now() - 60_000) })
+      .where('id', '=', runId)
+      .execute();
+
+  const start = (store: PgRunStore, runId: string, fence: number, attempt = 1) =>
+    store.recordStepStarted({ runId, stepId: 'list', attempt, revision: 0, args: {}, at, fence });
+
+  it('a run held by a live lease is not claimed by another process; once the lease lapses it is, under a higher fence', async () => {
+    const runId = await heldRun(a);
+    expect(await b.claimRun(runId, LONG)).toBeNull();
+    expect((await b.claimOrphanedRuns(LONG, 100)).map((c) => c.run.id)).not.toContain(runId);
+
+    await lapse(runId);
+    const claimed = (await b.claimOrphanedRuns(LONG, 100)).filter((c) => c.run.id === runId);
+    expect(claimed.map((c) => [c.run.id, c.run.status, c.fence])).toEqual([[runId, 'running', 1]]);
+    // The first holder's renewal no longer finds it: it has lost the run.
+    expect(await a.renewLeases(LONG)).not.toContain(runId);
+    expect(await b.renewLeases(LONG)).toContain(runId);
+  });
+
+  it('a process that lost its run can neither start nor end a step, nor end the run; the new holder can', async () => {
+    const runId = await heldRun(a);
+    await start(a, runId, 0);
+    await lapse(runId);
+    const fence = await b.claimRun(runId, LONG);
+    expect(fence).toBe(1);
+
+    const fencedOut = `run ${runId} is now driven by another process; this one let it go`;
+    expect(await failure(start(a, runId, 0, 2))).toEqual(['fenced', fencedOut]);
+    const end = { runId, stepId: 'list', attempt: 1, output: null, at, durationMs: 1 };
+    expect(await failure(a.recordStepEnded({ ...end, status: 'succeeded', error: null, fence: 0 }))).toEqual([
+      'fenced',
+      fencedOut,
+    ]);
+    expect(await failure(a.transition(runId, ['running'], 'completed', { at, fence: 0 }))).toEqual([
+      'fenced',
+      fencedOut,
+    ]);
+    // Nothing the old holder tried was written.
+    expect((await b.listStepAttempts(runId)).map((x) => [x.attempt, x.status])).toEqual([[1, 'running']]);
+    expect((await b.getRun(runId))?.status).toBe('running');
+
+    const interrupted = { code: 'interrupted' as const, message: 'holder died', retryable: false };
+    await b.recordStepEnded({ ...end, status: 'failed', error: interrupted, fence: 1 });
+    await start(b, runId, 1, 2);
+    expect((await b.listStepAttempts(runId)).map((x) => [x.attempt, x.status])).toEqual([
+      [1, 'failed'],
+      [2, 'running'],
+    ]);
+    expect(await b.transition(runId, ['running'], 'completed', { at, fence: 1 })).toBe(true);
+  });
+
+  it('an attempt started under one fence is never taken over by a start under another', async () => {
+    const runId = await heldRun(a);
+    await start(a, runId, 0);
+    // Repeated by the same holder (its answer lost): fine, written once.
+    await start(a, runId, 0);
+    await lapse(runId);
+    expect(await b.claimRun(runId, LONG)).toBe(1);
+    expect(await failure(start(b, runId, 1))).toEqual([
+      'fenced',
+      `attempt 1 of step list of run ${runId} was started by another process`,
+    ]);
+    const events = (await a.listEvents(runId)).filter((e) => e.type === 'stepStarted');
+    expect(events).toHaveLength(1);
+  });
+
+  it('two processes claiming orphans at once take each run exactly once', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      const runId = await heldRun(a);
+      await lapse(runId);
+      ids.push(runId);
+    }
+    const c = new PgRunStore(database.db);
+    const [byB, byC] = await Promise.all([b.claimOrphanedRuns(LONG, 100), c.claimOrphanedRuns(LONG, 100)]);
+    const taken = [...byB, ...byC].map((x) => x.run.id).filter((id) => ids.includes(id));
+    expect(taken.sort()).toEqual([...ids].sort());
+  });
+
+  it('the runs of a holder on this machine whose process is gone are taken at once, without waiting for the lease', async () => {
+    const child = spawn(process.execPath, ['-e', '']);
+    await once(child, 'exit');
+    const [host, , machine] = newOwnerId().split(':');
+    const dead = new PgRunStore(database.db, { owner: `${host}:${child.pid}:${machine}:dead` });
+    const alive = new PgRunStore(database.db, { owner: `${host}:${process.pid}:${machine}:alive` });
+    const deadRun = await heldRun(dead);
+    const aliveRun = await heldRun(alive);
+    const claimed = (await b.claimOrphanedRuns(LONG, 100)).map((x) => x.run.id);
+    expect(claimed).toContain(deadRun);
+    expect(claimed).not.toContain(aliveRun);
+  });
+
+  it('a finished run still owing its report is an orphan when its holder lets go; one that reported is not', async () => {
+    const owing = await heldRun(a);
+    await a.markReportDue(owing, at);
+    await a.transition(owing, ['running'], 'completed', { at, fence: 0 });
+    const reported = await heldRun(a);
+    await a.markReportDue(reported, at);
+    await a.transition(reported, ['running'], 'completed', { at, fence: 0 });
+    await a.markReportSent(reported, at);
+    await a.releaseRun(owing);
+    const claimed = (await b.claimOrphanedRuns(LONG, 100)).map((x) => [x.run.id, x.run.status]);
+    expect(claimed).toContainEqual([owing, 'completed']);
+    expect(claimed.map(([id]) => id)).not.toContain(reported);
+    expect(await a.renewLeases(LONG)).not.toContain(reported);
+  });
+
+  it('decisions queued for a run are taken once, only by its holder, oldest first, and wake a listener', async () => {
+    const runId = await heldRun(a);
+    const signals: RunSignal[] = [];
+    const unlisten = await database.signals.listen((s) => signals.push(s));
+    try {
+      await b.forwardDecision(runId, { action: 'pause', n: 1 });
+      await b.forwardDecision(runId, { action: 'stop', n: 2 });
+      await waitUntil('both notifications', () => signals.filter((s) => 'runId' in s && s.runId === runId).length >= 2);
+      expect(signals.filter((s) => 'runId' in s && s.runId === runId)).toEqual([
+        { kind: 'decision', runId },
+        { kind: 'decision', runId },
+      ]);
+      expect(await b.takeDecisions(runId)).toEqual([]);
+      expect(await a.runsWithDecisions()).toContain(runId);
+      expect(await a.takeDecisions(runId)).toEqual([
+        { action: 'pause', n: 1 },
+        { action: 'stop', n: 2 },
+      ]);
+      expect(await a.takeDecisions(runId)).toEqual([]);
+      expect(await a.runsWithDecisions()).not.toContain(runId);
+
+      await a.releaseRun(runId);
+      await waitUntil('the release', () => signals.some((s) => s.kind === 'released' && s.runId === runId));
+    } finally {
+      await unlisten();
+    }
+  });
+});
