@@ -29,8 +29,11 @@ export interface App {
   log: Log;
   /** The `/healthz` and `/readyz` server, when `STEWARD_HEALTH_PORT` is set. */
   health: HealthServer | undefined;
-  /** Stops the channel, closes MCP servers and the database. Runs in flight resume at the next start. */
-  close(): Promise<void>;
+  /**
+   * Stops the channel, closes MCP servers and the database; runs are handed back for another process (or the next
+   * start) to take over. With `graceMs`, steps in flight first get that long to end (a deploy's SIGTERM).
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /**
@@ -121,9 +124,15 @@ export async function startApp(options: {
       tools: host,
       database,
       log,
-      async close() {
-        await steward.shutdown();
-        await channel.stop();
+      async close(closeOptions = {}) {
+        if (closeOptions.graceMs === undefined) {
+          await steward.shutdown();
+          await channel.stop();
+        } else {
+          // Requests stop first; the channel still sends what the runs say while their steps end.
+          await channel.stop();
+          await steward.handOver(closeOptions.graceMs);
+        }
         for (const fn of cleanup)
           await fn().catch((err: unknown) => log('warn', `shutdown: ${(err as Error).message}`));
       },

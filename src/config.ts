@@ -53,6 +53,7 @@ const envSchema = z.object({
   STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
   // How long a run's lease lasts unless renewed; fractions allowed (tests use short leases).
   STEWARD_LEASE_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().positive().max(3600).default(15)),
+  STEWARD_SHUTDOWN_GRACE_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().min(0).max(3600).default(20)),
   STEWARD_LOG_FILE: optionalText,
   STEWARD_APPROVERS: z.string().optional(),
   STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
@@ -91,6 +92,8 @@ export interface Config {
     budgets: { perRun: number; perUserPerDay: number };
   };
   logFile: string | undefined;
+  /** On SIGTERM, how long steps in flight may take to end before their runs are handed over. */
+  shutdownGraceMs: number;
   /** Slack, when SLACK_BOT_TOKEN is set: Socket Mode with an app token, else HTTP on `port` with the signing secret. */
   slack: { botToken: string; appToken?: string; signingSecret?: string; apiUrl?: string; port: number } | undefined;
   /** Port of `/healthz` and `/readyz` (0: a free one); off when undefined. */
@@ -189,6 +192,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       budgets: { perRun: e.STEWARD_TOKENS_PER_RUN, perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY },
     },
     logFile: e.STEWARD_LOG_FILE,
+    shutdownGraceMs: Math.round(e.STEWARD_SHUTDOWN_GRACE_SECONDS * 1000),
     slack: e.SLACK_BOT_TOKEN
       ? {
           botToken: e.SLACK_BOT_TOKEN,

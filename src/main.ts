@@ -15,14 +15,15 @@ try {
     output: process.stdout,
     onClose: () => void shutdown(),
   });
-  async function shutdown(): Promise<void> {
+  async function shutdown(graceMs?: number): Promise<void> {
     if (closing) return;
     closing = true;
-    await app.close();
+    await app.close({ graceMs });
     process.exit(0);
   }
   process.once('SIGINT', () => void shutdown());
-  process.once('SIGTERM', () => void shutdown());
+  // A deploy: steps in flight may end first, then their runs are handed to the other processes.
+  process.once('SIGTERM', () => void shutdown(app.config.shutdownGraceMs));
 } catch (err) {
   const secrets = secretValues(process.env);
   const message = err instanceof StewardError ? err.message : `Steward could not start: ${(err as Error).message}`;

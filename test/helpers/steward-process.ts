@@ -77,6 +77,8 @@ export interface StewardProcess {
   kill(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
   /** Kills it (SIGKILL unless told) and starts it again on the same port and folder. */
   restart(signal?: 'SIGKILL' | 'SIGTERM'): Promise<void>;
+  /** Sends a signal without waiting (SIGSTOP freezes it as a hung host would, SIGCONT wakes it). */
+  signal(signal: NodeJS.Signals): void;
   /** Whether a child is alive now (it may still be starting). */
   running(): boolean;
   /** Whether a child is alive and has said it listens for Slack. */
@@ -179,6 +181,9 @@ export function createStewardProcess(options: StewardProcessOptions): StewardPro
     async restart(signal = 'SIGKILL') {
       await handle.kill(signal);
       await handle.start();
+    },
+    signal(signal) {
+      if (alive()) child!.kill(signal);
     },
     running: alive,
     ready: () => listens && alive(),

@@ -24,14 +24,9 @@ export class Recovery {
     private readonly lifecycle: RunLifecycle,
   ) {}
 
-  /** Resumes one unfinished run that this process just claimed under `fence`. */
+  /** Resumes one unfinished run past planning that this process just claimed under `fence`. */
   async recover(run: StoredRun, fence: number): Promise<void> {
     const { store, clock, settings, tools } = this.deps;
-    if (run.status === 'planning') {
-      await store.transition(run.id, ['planning'], 'failed', { at: clock() });
-      await this.messages.notice(run, 'error', 'Steward restarted while planning this request; please ask again.');
-      return;
-    }
     if (!run.plan) return;
     const v = validatePlan(run.plan, tools.listTools());
     if (!v.ok) {

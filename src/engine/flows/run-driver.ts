@@ -51,6 +51,8 @@ export class RunDriver {
   private detached = false;
   /** Aborts every wait for the database when the run is let go. */
   private readonly detachedSignal = new AbortController();
+  /** Waiting for the last step in flight to end (`quiet`). */
+  private quietWaiters: (() => void)[] = [];
   /** Writes now waiting for the database to come back (for the log). */
   private readonly waitingForStore = new Set<string>();
   private resolveDone!: (s: DispatchState) => void;
@@ -132,6 +134,24 @@ export class RunDriver {
     for (const controller of this.inflight.values()) controller.abort();
   }
 
+  /**
+   * Holds new steps here (the stored status stays as it is, so whoever drives the run next carries on) and resolves
+   * once no step is in flight and every write is stored: used to hand the run over at shutdown.
+   */
+  async quiet(): Promise<void> {
+    this.send({ type: 'pauseRequested' });
+    while (this.inflight.size > 0) await new Promise<void>((resolve) => this.quietWaiters.push(resolve));
+    await Promise.all(this.queues.values());
+  }
+
+  private endInflight(stepId: string, attempt: number): void {
+    this.inflight.delete(key(stepId, attempt));
+    if (this.inflight.size > 0) return;
+    const waiters = this.quietWaiters;
+    this.quietWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
   private apply(t: Transition): void {
     this.state = t.state;
     for (const effect of t.effects) this.execute(effect);
@@ -191,7 +211,7 @@ export class RunDriver {
       await this.deps.tools.refreshTool?.(step.tool, { signal: controller.signal, timeoutMs });
     } else await Promise.resolve();
     if (step.kind === 'tool' && changedDefinition(this.pins.get(step.tool), this.deps.tools.listTools())) {
-      this.inflight.delete(key(step.id, attempt));
+      this.endInflight(step.id, attempt);
       this.send({ type: 'definitionChanged', stepId: step.id, attempt });
       return;
     }
@@ -290,7 +310,7 @@ export class RunDriver {
   }
 
   private finishStep(stepId: string, attempt: number, outcome: Result<Json, StepError>): void {
-    this.inflight.delete(key(stepId, attempt));
+    this.endInflight(stepId, attempt);
     this.send(
       outcome.ok
         ? { type: 'stepSucceeded', stepId, attempt, output: outcome.value }

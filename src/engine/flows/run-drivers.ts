@@ -32,6 +32,11 @@ export class RunDrivers {
     return this.drivers.has(runId);
   }
 
+  /** Every live driver. */
+  all(): RunDriver[] {
+    return [...this.drivers.values()];
+  }
+
   /** Tracks `driver` until `finish` (given the final state) settles; `finish` never rejects into the void. */
   track(
     driver: RunDriver,

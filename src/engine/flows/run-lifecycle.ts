@@ -29,6 +29,8 @@ export class RunLifecycle {
     private readonly leases: RunLeases,
     private readonly timers: ReviewTimers,
     private readonly messages: RunMessages,
+    /** Told once a driver runs, so decisions queued while it was starting are applied. */
+    private readonly hooks: { afterStart: (runId: string) => void } = { afterStart: () => undefined },
   ) {}
 
   /**
@@ -70,6 +72,7 @@ export class RunLifecycle {
       (err) => this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
     );
     driver.start();
+    this.hooks.afterStart(run.id);
   }
 
   /** Another process took the run over: stop driving it here, at once, recording nothing more. */

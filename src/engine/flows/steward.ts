@@ -6,6 +6,7 @@
  */
 import type { InboundDecision, InboundHandler, InboundMessage } from '../channel.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
+import { validatePlan } from '../plan/validate-plan.ts';
 import { mayDecide, who } from '../run/run-actions.ts';
 import { describeHistory, describeRun } from '../run/run-status.ts';
 import { StewardError } from '../errors.ts';
@@ -24,6 +25,10 @@ import { RunLifecycle } from './run-lifecycle.ts';
 import { RunMessages } from './run-messages.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
+
+/** A run in one of these states is driven step by step: its decisions go to its driver. */
+const needsDriver = (run: StoredRun) =>
+  run.status === 'running' || run.status === 'paused' || run.status === 'stopping';
 
 /** The background round that keeps this process's leases and takes over orphans. */
 interface Watch {
@@ -57,7 +62,12 @@ export class Steward implements InboundHandler {
     );
     this.llmFor = (run) => meteredLlm({ llm, store, clock, budgets: settings.budgets }, run.id, run.requester);
     this.writePlan = createPlanWriter(tools, this.llmFor, settings.maxRepairs);
-    const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages);
+    const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
+      afterStart: (runId) =>
+        void this.drain(runId).catch((err: unknown) =>
+          log('warn', `run ${runId}: queued decisions not applied yet: ${(err as Error).message}`),
+        ),
+    });
     this.lifecycle = lifecycle;
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
     this.control = new RunControl(deps, this.drivers, this.messages, this.writePlan);
@@ -75,7 +85,13 @@ export class Steward implements InboundHandler {
     await store.createRun({ ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs });
     this.leases.hold(run.id, 0);
     await store.appendEvent(run.id, 'requested', { actor: m.actor.id, channel: m.actor.channel }, clock());
-    const planned = await this.writePlan(run, m.text);
+    await this.plan(run, m.text);
+  }
+
+  /** Plans a request and answers it: directly when it needs no tools, else with a plan card (or the run starts). */
+  private async plan(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, request: string): Promise<void> {
+    const { store, clock } = this.deps;
+    const planned = await this.writePlan(run, request);
     if (!planned.ok) {
       await store.transition(run.id, ['planning'], 'failed', { at: clock() });
       await this.messages.notice(run, 'error', `I could not make a valid plan: ${planned.error}`);
@@ -87,7 +103,7 @@ export class Steward implements InboundHandler {
       const answer = v.plan.answer ?? v.plan.summary;
       await store.transition(run.id, ['planning'], 'completed', { at: clock() });
       await store.setReport(run.id, answer, clock());
-      await this.messages.send(m.conversation, { kind: 'answer', text: answer });
+      await this.messages.send(run.conversation, { kind: 'answer', text: answer });
       return;
     }
     await this.review.offer(run.id, 0, v, 'planning');
@@ -133,17 +149,25 @@ export class Steward implements InboundHandler {
    * another process, or by none (its holder died; the next round here or elsewhere takes it over and applies it).
    */
   private async forwarded(d: InboundDecision): Promise<boolean> {
-    if (this.leases.has(d.runId)) return false;
+    if (this.drivers.has(d.runId)) return false;
     const run = await this.deps.store.getRun(d.runId);
     if (!run || isTerminal(run.status)) return false;
+    const held = this.leases.has(d.runId);
+    // Held here, but its driver is still starting (an approval or a takeover under way): queued for the driver.
+    if (held && !needsDriver(run)) return false;
     await this.deps.store.forwardDecision(d.runId, d as unknown as Json);
-    this.watch?.soon();
+    if (!held) this.watch?.soon();
     return true;
   }
 
   /** Applies the decisions queued for a run this process holds (from other processes, or waiting for its driver). */
   private async drain(runId: string): Promise<void> {
     if (!this.leases.has(runId)) return;
+    if (!this.drivers.has(runId)) {
+      const run = await this.deps.store.getRun(runId);
+      // Its driver is starting: it drains the queue once it runs (`afterStart`).
+      if (run && needsDriver(run)) return;
+    }
     for (const queued of await this.deps.store.takeDecisions(runId)) {
       const d = queued as unknown as InboundDecision;
       await this.decideHere(d, this.stopLocally(d)).catch((err: unknown) =>
@@ -212,10 +236,34 @@ export class Steward implements InboundHandler {
     this.leases.hold(run.id, fence);
     try {
       if (isTerminal(run.status)) await this.recovery.report(run);
+      else if (run.status === 'planning') await this.replan(run);
       else await this.recovery.recover(run, fence);
     } catch (err) {
       this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
     }
+  }
+
+  /**
+   * A run taken over while it was being planned: planning has no side effects, so a first plan is simply written
+   * again; an amendment in progress is dropped and the plan as it stood is shown for review again.
+   */
+  private async replan(run: StoredRun): Promise<void> {
+    const { store, clock, tools } = this.deps;
+    if (run.plan === null) {
+      await this.messages.notice(run, 'info', 'Steward restarted while planning this request; planning it again.');
+      return this.plan(run, run.request);
+    }
+    const v = validatePlan(run.plan, tools.listTools());
+    if (!v.ok) {
+      await store.transition(run.id, ['planning'], 'failed', { at: clock() });
+      await this.messages.notice(run, 'error', `After a restart the plan is no longer valid: ${v.error.join('; ')}`);
+      return;
+    }
+    const text =
+      'Steward restarted while re-planning this request, so that amendment was not applied. ' +
+      'Here is the plan as it stood: approve, amend again or cancel.';
+    await this.messages.notice(run, 'warning', text);
+    await this.review.offer(run.id, run.revision, v.value, 'planning', true);
   }
 
   private async drainAll(): Promise<void> {
@@ -275,6 +323,20 @@ export class Steward implements InboundHandler {
   /** Resolves when every run this process is driving has finished and reported. */
   async idle(): Promise<void> {
     await this.drivers.idle();
+  }
+
+  /**
+   * A deploy's SIGTERM: nothing new starts, steps in flight get up to `graceMs` to end and be stored, then every run
+   * is handed back (its lease released, so another process takes it over at once and carries on where it stopped).
+   * A step still in flight after the grace period counts as interrupted for whoever takes the run.
+   */
+  async handOver(graceMs: number): Promise<void> {
+    const quiet = Promise.all(this.drivers.all().map((driver) => driver.quiet()));
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
+    await Promise.race([quiet, grace]);
+    clearTimeout(timer);
+    await this.shutdown();
   }
 
   /**
