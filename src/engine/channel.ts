@@ -12,6 +12,11 @@ export interface InboundMessage {
   text: string;
   /** The platform's id for this delivery (e.g. `slack:Ev123`): a redelivered event with the same id is ignored. */
   deliveryId?: string;
+  /**
+   * Called once the message is stored (a new request's run exists; a reply or a redelivery is claimed), before the
+   * slow work (planning, classifying): a platform that redelivers until told may be told then, and nothing is lost.
+   */
+  accepted?: () => void;
 }
 
 /** A press of a button (or a typed command) on a card, naming the run and the revision the card showed. */

@@ -101,6 +101,7 @@ export async function startSlackHarness(options: {
     notifier: channel,
     log,
     settings: { approvers: ['slack:U0BOSS'], ...options.settings },
+    signals: db.signals,
   });
   await channel.start(steward);
   const url = `http://127.0.0.1:${channel.port}/slack/events`;

@@ -72,7 +72,9 @@ export function createSlackApp(
   }
   if (!settings.signingSecret)
     throw new Error('Slack HTTP mode needs SLACK_SIGNING_SECRET (or set SLACK_APP_TOKEN for Socket Mode).');
-  const app = new App({ ...common, signingSecret: settings.signingSecret });
+  // Events are answered when their listener returns, which for a message is once the engine stored it: a process
+  // killed before that leaves Slack unanswered, and Slack delivers the event again (to any process).
+  const app = new App({ ...common, signingSecret: settings.signingSecret, processBeforeResponse: true });
   return {
     app,
     mode: 'http',

@@ -1,9 +1,10 @@
 /**
  * Bolt listeners: each Slack payload becomes one engine call. Button presses and modal submissions are
- * acknowledged first (Slack allows 3 s); the engine's work runs after the ack and is tracked, not awaited.
+ * acknowledged first (Slack allows 3 s); the engine's work runs after the ack and is tracked, not awaited. Messages
+ * are answered once the engine stored them, so Slack delivers again an event that a killed process never stored.
  */
 import type { App } from '@slack/bolt';
-import type { InboundHandler } from '../../engine/channel.ts';
+import type { InboundHandler, InboundMessage } from '../../engine/channel.ts';
 import type { Actor } from '../../engine/types.ts';
 import {
   ACTION_PREFIX,
@@ -40,7 +41,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
 
   app.event('app_mention', async ({ event, body, context }) => {
     const message = fromMention(event, context.botUserId);
-    if (message && firstDelivery(body.event_id)) track(handler.message({ ...message, ...delivery(body.event_id) }));
+    if (message && firstDelivery(body.event_id)) await untilAccepted(deps, { ...message, ...delivery(body.event_id) });
   });
 
   // Plain replies go to the engine only inside a thread that holds a live card; other chatter is not for Steward.
@@ -49,7 +50,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     const reply = fromThreadReply(message, context.botUserId);
     const m = message as SlackMessageEvent;
     if (reply && m.channel && m.thread_ts && deps.hasActiveCard(m.channel, m.thread_ts))
-      track(handler.message({ ...reply, ...delivery(body.event_id) }));
+      await untilAccepted(deps, { ...reply, ...delivery(body.event_id) });
   });
 
   app.action(
@@ -105,6 +106,29 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     const text = view.state.values[AMEND_INPUT.block]?.[AMEND_INPUT.element]?.value ?? '';
     if (ref) track(handler.decision({ ...ref, action: 'amend', actor: toActor(body.user), text }));
   });
+}
+
+/** Slack waits 3 s for an event's answer; the answer goes out once the message is stored, or after this long. */
+const ACCEPT_WAIT_MS = 2_500;
+
+/**
+ * Hands a message to the engine and returns once the engine stored it (in HTTP mode Bolt answers Slack when the
+ * listener returns), or when the engine is done, or after `ACCEPT_WAIT_MS`; throws when the engine failed first.
+ * The rest runs tracked.
+ */
+async function untilAccepted(deps: ListenerDeps, m: Omit<InboundMessage, 'accepted'>): Promise<void> {
+  let accepted!: () => void;
+  const stored = new Promise<void>((resolve) => (accepted = resolve));
+  const work = deps.handler.message({ ...m, accepted });
+  deps.track(work);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ACCEPT_WAIT_MS)));
+  try {
+    // A failure before the message was stored answers Slack with an error, so Slack delivers it again.
+    await Promise.race([stored, work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**

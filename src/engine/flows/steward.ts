@@ -77,13 +77,18 @@ export class Steward implements InboundHandler {
   /** A message: a reply in the thread of an active run is classified; anything else is a new request. */
   async message(m: InboundMessage): Promise<void> {
     const { store, clock, newId } = this.deps;
-    if (m.deliveryId && !(await store.claimInbound(m.deliveryId, clock()))) return;
+    if (m.deliveryId && !(await store.claimInbound(m.deliveryId, clock()))) return m.accepted?.();
     const active = await store.findActiveRun(m.conversation);
-    if (active) return this.reply(active, m);
+    if (active) {
+      m.accepted?.();
+      return this.reply(active, m);
+    }
     const run = { id: newId(), conversation: m.conversation, requester: m.actor };
-    // Held by this process from the start, so no other process takes it for an orphan while it is planned.
+    // Held by this process from the start, so no other process takes it for an orphan while it is planned; a process
+    // that dies from here on leaves a run in `planning`, which the next holder plans again.
     await store.createRun({ ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs });
     this.leases.hold(run.id, 0);
+    m.accepted?.();
     await store.appendEvent(run.id, 'requested', { actor: m.actor.id, channel: m.actor.channel }, clock());
     await this.plan(run, m.text);
   }
@@ -157,6 +162,8 @@ export class Steward implements InboundHandler {
     if (held && !needsDriver(run)) return false;
     await this.deps.store.forwardDecision(d.runId, d as unknown as Json);
     if (!held) this.watch?.soon();
+    // Its driver may have started (and drained the queue) while this was being stored: drain again.
+    else if (this.drivers.has(d.runId)) await this.drain(d.runId);
     return true;
   }
 
