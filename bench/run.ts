@@ -1,8 +1,8 @@
 /**
  * `npm run bench` (quick profile, under 5 minutes) or `npm run bench -- --full`: Steward against ReAct and against
  * the analytic limit, parallel against sequential, the dispatcher's overhead with and without PostgreSQL, CPU
- * profiles of where the time goes, and Pause/Stop. Prints a Markdown report and writes it to bench/out/report.md,
- * with every measured run as a JSON line in bench/out/rows.jsonl.
+ * profiles of where the time goes, Pause/Stop, and several processes on one database. Prints a Markdown report and
+ * writes it to bench/out/report.md, with every measured run as a JSON line in bench/out/rows.jsonl.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -16,6 +16,7 @@ import { readProfile } from './profile.ts';
 import { renderReport, type ProfileSummary } from './report.ts';
 import { benchSteering } from './steering.ts';
 import { benchConcurrency } from './concurrency.ts';
+import { benchMultiProcess } from './multi-process.ts';
 import { benchStopBreakdown } from './stop-breakdown.ts';
 import { openWorld } from './world.ts';
 
@@ -72,7 +73,7 @@ async function main(): Promise<void> {
   const steering = await benchSteering(profile.steeringRounds);
   for (const line of steering) emit({ section: 'steering', line });
   env.load.end = loadavg()[0] ?? NaN;
-  // Sections 4-6 go through the Slack adapter; BENCH_SECTIONS=none leaves them out.
+  // Sections 4-7 go through the Slack adapter; BENCH_SECTIONS=none leaves them out.
   const slackSections: string[] = [];
   if (process.env['BENCH_SECTIONS'] !== 'none') {
     log('sections 4-6: Stop breakdown, concurrent runs, button acknowledgements through the Slack adapter');
@@ -80,6 +81,10 @@ async function main(): Promise<void> {
       slackSections.push(...section.markdown, '');
       for (const row of section.rows) emit(row);
     }
+    log('section 7: several processes on one database');
+    const multi = await benchMultiProcess(profile.name, log);
+    slackSections.push(...multi.markdown, '');
+    for (const row of multi.rows) emit(row);
   }
   const report = renderReport({
     profile,

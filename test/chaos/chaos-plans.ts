@@ -42,6 +42,19 @@ export const TEMPLATES: Readonly<Record<string, readonly StepTemplate[]>> = {
   ],
 };
 
+/**
+ * Templates only the multi-process bench asks for (bench/multi-process.ts), kept out of TEMPLATES so that the chaos
+ * test's random mix of templates stays as it was.
+ */
+export const BENCH_TEMPLATES: Readonly<Record<string, readonly StepTemplate[]>> = {
+  // Low risk (waits only), so it starts at once; short, so a run's cost is Steward's own rather than the tool's.
+  short: [
+    { id: 'a', tool: 'wait', ms: 100 },
+    { id: 'b', tool: 'wait', ms: 100 },
+    { id: 'c', tool: 'wait', ms: 50, after: ['a', 'b'] },
+  ],
+};
+
 /** The tag a step's arguments carry. */
 export function stepTag(k: number, stepId: string): string {
   return `k${k}.${stepId}`;
@@ -66,7 +79,7 @@ export function parseRequest(text: string): { k: number; template: string } | un
 
 /** The planner's answer for request #k. */
 export function planFor(k: number, template: string): string {
-  const steps = TEMPLATES[template];
+  const steps = TEMPLATES[template] ?? BENCH_TEMPLATES[template];
   if (!steps) throw new Error(`no plan template ${template}`);
   return JSON.stringify({
     summary: `Chaos request ${k} (${template})`,
