@@ -2,7 +2,8 @@
  * Several processes on one database: a run is driven by the process that holds its lease (`owner`, until
  * `lease_expires_at` by the database's clock), and each new holder gets a higher `fence`. A step attempt carries the
  * fence it was started under, so a process that lost the lease can neither start nor end a step. Decisions that
- * reach a process which does not drive the run wait in `run_commands` until the owner takes them.
+ * reach a process which does not drive the run wait in `run_commands` until the owner takes them. A review's
+ * deadline is kept in `review_due_at`, so a new owner keeps it.
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 
@@ -16,6 +17,8 @@ export const runLeases: Migration = {
       .addColumn('owner', 'text')
       .addColumn('lease_expires_at', 'timestamptz')
       .addColumn('fence', 'integer', (c) => c.notNull().defaultTo(0))
+      // When the review now awaited runs out, so whoever holds the run next keeps the same deadline.
+      .addColumn('review_due_at', 'timestamptz')
       .execute();
     // The renewals and the takeover scan read only runs that are held or need an owner.
     await db.schema
@@ -40,6 +43,12 @@ export const runLeases: Migration = {
     await db.schema.dropTable('run_commands').execute();
     await db.schema.alterTable('step_attempts').dropColumn('fence').execute();
     await db.schema.dropIndex('runs_owner_idx').execute();
-    await db.schema.alterTable('runs').dropColumn('owner').dropColumn('lease_expires_at').dropColumn('fence').execute();
+    await db.schema
+      .alterTable('runs')
+      .dropColumn('owner')
+      .dropColumn('lease_expires_at')
+      .dropColumn('fence')
+      .dropColumn('review_due_at')
+      .execute();
   },
 };

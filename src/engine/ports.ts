@@ -102,6 +102,8 @@ export interface StoredRun {
   approvedRisk: RiskLevel | null;
   /** Steps the run holds at (before they start or after they end). */
   breakpoints: Breakpoint[];
+  /** When the last review started on this run runs out (null when none was awaited). */
+  reviewDueAt?: Date | null;
   createdAt: Date;
 }
 
@@ -137,15 +139,19 @@ export interface ClaimedRun {
 export interface RunOwnership {
   /** Takes the lease of a run nobody holds (or whose lease lapsed); the new fence, or null when another holds it. */
   claimRun(runId: string, ttlMs: number): Promise<number | null>;
-  /** Extends every lease this process holds; returns the runs it still holds (the others were taken over). */
-  renewLeases(ttlMs: number): Promise<string[]>;
+  /**
+   * Extends the leases of these runs where this process still holds them (lapsed or not: nobody took them); returns
+   * those. A run this process forgot is not renewed, so it lapses and is taken over rather than held forever.
+   */
+  renewLeases(runIds: readonly string[], ttlMs: number): Promise<string[]>;
   /** Lets go of the run's lease, so another process may take it at once. */
   releaseRun(runId: string): Promise<void>;
   /**
    * Claims up to `limit` runs that need an owner and have none (a holder that died or let its lease lapse): runs
-   * not finished, and finished runs still owing their report. Oldest first.
+   * not finished, and finished runs still owing their report. Oldest first. A lapsed lease of this very process
+   * counts too, unless the run is in `held` (this process drives it and only could not renew for a while).
    */
-  claimOrphanedRuns(ttlMs: number, limit: number): Promise<ClaimedRun[]>;
+  claimOrphanedRuns(ttlMs: number, limit: number, held: readonly string[]): Promise<ClaimedRun[]>;
   /** Queues a decision for the process that drives the run, and wakes it. */
   forwardDecision(runId: string, decision: Json): Promise<void>;
   /** Takes the decisions queued for a run this process holds, oldest first; each is taken once. */
@@ -260,6 +266,8 @@ export interface RunStore extends RunOwnership {
   /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
   findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
   setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void>;
+  /** Notes when the review now awaited runs out, so the next holder of the run keeps the deadline. */
+  setReviewDue(runId: string, dueAt: Date): Promise<void>;
   setBreakpoints(runId: string, breakpoints: readonly Breakpoint[], at: Date): Promise<void>;
   getReviewPreference(actor: Actor): Promise<ReviewPreference | null>;
   setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void>;

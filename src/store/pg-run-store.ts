@@ -472,6 +472,12 @@ export class PgRunStore implements RunStore {
     return this.attempt('setApprovedRisk', () => steering.setApprovedRisk(this.db, runId, risk, at));
   }
 
+  setReviewDue(runId: string, dueAt: Date): Promise<void> {
+    return this.attempt('setReviewDue', async () => {
+      await this.db.updateTable('runs').set({ review_due_at: dueAt }).where('id', '=', runId).execute();
+    });
+  }
+
   setBreakpoints(runId: string, breakpoints: readonly Breakpoint[], at: Date): Promise<void> {
     return this.attempt('setBreakpoints', () => steering.setBreakpoints(this.db, runId, breakpoints, at));
   }
@@ -521,8 +527,9 @@ export class PgRunStore implements RunStore {
     return this.attempt('claimRun', () => leases.claimRun(this.db, this.owner, runId, ttlMs));
   }
 
-  renewLeases(ttlMs: number): Promise<string[]> {
-    return this.attempt('renewLeases', () => leases.renewLeases(this.db, this.owner, ttlMs));
+  renewLeases(runIds: readonly string[], ttlMs: number): Promise<string[]> {
+    if (runIds.length === 0) return Promise.resolve([]);
+    return this.attempt('renewLeases', () => leases.renewLeases(this.db, this.owner, runIds, ttlMs));
   }
 
   releaseRun(runId: string): Promise<void> {
@@ -530,10 +537,10 @@ export class PgRunStore implements RunStore {
   }
 
   /** Orphans: runs whose holder let the lease lapse, or died on this machine (its pid is gone: no need to wait). */
-  async claimOrphanedRuns(ttlMs: number, limit: number): Promise<ClaimedRun[]> {
+  async claimOrphanedRuns(ttlMs: number, limit: number, held: readonly string[]): Promise<ClaimedRun[]> {
     const claimed = await this.attempt('claimOrphanedRuns', async () => {
       const dead = deadLocalOwners(await leases.listHolders(this.db, this.owner), this.owner);
-      return leases.claimOrphans(this.db, this.owner, ttlMs, limit, dead);
+      return leases.claimOrphans(this.db, this.owner, ttlMs, limit, dead, held);
     });
     if (claimed.length === 0) return [];
     const rows = await this.attempt('claimOrphanedRuns', () =>

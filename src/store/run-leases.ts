@@ -27,12 +27,13 @@ export async function claimRun(db: Db, owner: string, runId: string, ttlMs: numb
   return row?.fence ?? null;
 }
 
-/** Extends every lease `owner` holds, lapsed or not (nobody took it then); returns the runs it still holds. */
-export async function renewLeases(db: Db, owner: string, ttlMs: number): Promise<string[]> {
+/** Extends the leases of `runIds` that `owner` holds, lapsed or not (nobody took them); returns those. */
+export async function renewLeases(db: Db, owner: string, runIds: readonly string[], ttlMs: number): Promise<string[]> {
   const rows = await db
     .updateTable('runs')
     .set({ lease_expires_at: expiresIn(ttlMs) })
     .where('owner', '=', owner)
+    .where('id', 'in', runIds)
     // A run that ended and reported needs no owner; its last holder's name stays for the record.
     .where((eb) =>
       eb.or([
@@ -77,8 +78,9 @@ export async function listHolders(db: Db, owner: string): Promise<string[]> {
 
 /**
  * Claims up to `limit` runs that need an owner and have none: unfinished, or finished and still owing their report;
- * never held, released, lapsed, or held by one of `deadOwners`. Runs another claimer has locked are skipped.
- * Returns the claimed ids with their new fences, oldest run first.
+ * never held, released, lapsed (this owner's own lapsed lease too, unless the run is in `held`), or held by one of
+ * `deadOwners`. Runs another claimer has locked are skipped. Returns the claimed ids with their new fences, oldest
+ * run first.
  */
 export async function claimOrphans(
   db: Db,
@@ -86,6 +88,7 @@ export async function claimOrphans(
   ttlMs: number,
   limit: number,
   deadOwners: readonly string[],
+  held: readonly string[],
 ): Promise<{ id: string; fence: number }[]> {
   const rows = await db
     .with('orphans', (q) =>
@@ -100,7 +103,10 @@ export async function claimOrphans(
             ]),
             eb.or([
               eb('owner', 'is', null),
-              eb.and([eb('lease_expires_at', '<', sql<Date>`now()`), eb('owner', '<>', owner)]),
+              eb.and([
+                eb('lease_expires_at', '<', sql<Date>`now()`),
+                ...(held.length > 0 ? [eb.or([eb('owner', '<>', owner), eb('id', 'not in', held)])] : []),
+              ]),
               ...(deadOwners.length > 0 ? [eb('owner', 'in', deadOwners)] : []),
             ]),
           ]),

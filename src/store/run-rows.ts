@@ -30,6 +30,7 @@ export function fromRunRow(row: RunRow): StoredRun {
     plan: (row.plan ?? null) as Plan | null,
     approvedRisk: (row.approved_risk ?? null) as RiskLevel | null,
     breakpoints: Array.isArray(row.breakpoints) ? (row.breakpoints as Breakpoint[]) : [],
+    reviewDueAt: row.review_due_at,
     createdAt: row.created_at,
   };
 }

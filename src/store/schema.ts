@@ -37,6 +37,8 @@ export interface RunsTable {
   lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** Raised by every new lease: writes carrying an older fence are refused. */
   fence: Generated<number>;
+  /** When the review now awaited runs out (set each time a review starts; read when the run changes hands). */
+  review_due_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { planSchema } from '../../src/engine/plan/plan-schema.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig, filesystemStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply, startHarness, type Harness } from './harness.ts';
@@ -117,6 +118,36 @@ describe('step kinds and concurrency, end to end (postgres)', () => {
     await h.waitFor(/Reminder: this plan is still waiting for approve, amend or cancel\./);
     const runs = await h.db.db.selectFrom('runs').select(['status']).orderBy('created_at').execute();
     expect(runs.map((r) => r.status)).toEqual(['cancelled', 'awaiting_review']);
+    expect(h.calls).toEqual([]);
+  });
+
+  it('a plan that changes hands keeps its review deadline: one that ran out while nobody held it is cancelled at once', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'steward-timeout-'));
+    const high = planReply([{ id: 'w', tool: 'fs.write_file', args: { path: join(dir, 'x'), content: 'x' } }]);
+    // A ten-minute timeout: only the stored deadline can end this review within the test.
+    h = await startHarness({
+      db: 'postgres',
+      servers: [filesystemStdioConfig(dir)],
+      settings: { reviewTimeoutMs: 600_000 },
+      script: byRole({}),
+    });
+    // As a process that died leaves it: waiting for review, held by nobody, its deadline a minute ago.
+    const id = crypto.randomUUID();
+    const at = new Date();
+    await h.store.createRun({
+      id,
+      conversation: { channel: 'console', key: 'console' },
+      requester: { id: 'ada', channel: 'console' },
+      request: 'write x',
+      at,
+    });
+    await h.store.saveRevision(id, 0, planSchema.parse(JSON.parse(high)), 'planned', at);
+    await h.store.transition(id, ['planning'], 'awaiting_review', { at });
+    await h.store.setReviewDue(id, new Date(Date.now() - 60_000));
+
+    await h.steward.recover();
+    await h.waitFor(/No decision within 10 min: this high-risk plan was cancelled\. Nothing was run\./);
+    expect((await h.store.getRun(id))?.status).toBe('cancelled');
     expect(h.calls).toEqual([]);
   });
 });

@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StewardError } from '../../src/engine/errors.ts';
+import { RunLeases } from '../../src/engine/flows/run-leases.ts';
 import type { RunSignal } from '../../src/engine/ports.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { newOwnerId } from '../../src/store/process-identity.ts';
@@ -61,14 +62,14 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
   it('a run held by a live lease is not claimed by another process; once the lease lapses it is, under a higher fence', async () => {
     const runId = await heldRun(a);
     expect(await b.claimRun(runId, LONG)).toBeNull();
-    expect((await b.claimOrphanedRuns(LONG, 100)).map((c) => c.run.id)).not.toContain(runId);
+    expect((await b.claimOrphanedRuns(LONG, 100, [])).map((c) => c.run.id)).not.toContain(runId);
 
     await lapse(runId);
-    const claimed = (await b.claimOrphanedRuns(LONG, 100)).filter((c) => c.run.id === runId);
+    const claimed = (await b.claimOrphanedRuns(LONG, 100, [])).filter((c) => c.run.id === runId);
     expect(claimed.map((c) => [c.run.id, c.run.status, c.fence])).toEqual([[runId, 'running', 1]]);
     // The first holder's renewal no longer finds it: it has lost the run.
-    expect(await a.renewLeases(LONG)).not.toContain(runId);
-    expect(await b.renewLeases(LONG)).toContain(runId);
+    expect(await a.renewLeases([runId], LONG)).not.toContain(runId);
+    expect(await b.renewLeases([runId], LONG)).toContain(runId);
   });
 
   it('a process that lost its run can neither start nor end a step, nor end the run; the new holder can', async () => {
@@ -126,7 +127,7 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
       ids.push(runId);
     }
     const c = new PgRunStore(database.db);
-    const [byB, byC] = await Promise.all([b.claimOrphanedRuns(LONG, 100), c.claimOrphanedRuns(LONG, 100)]);
+    const [byB, byC] = await Promise.all([b.claimOrphanedRuns(LONG, 100, []), c.claimOrphanedRuns(LONG, 100, [])]);
     const taken = [...byB, ...byC].map((x) => x.run.id).filter((id) => ids.includes(id));
     expect(taken.sort()).toEqual([...ids].sort());
   });
@@ -139,7 +140,7 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
     const alive = new PgRunStore(database.db, { owner: `${host}:${process.pid}:${machine}:alive` });
     const deadRun = await heldRun(dead);
     const aliveRun = await heldRun(alive);
-    const claimed = (await b.claimOrphanedRuns(LONG, 100)).map((x) => x.run.id);
+    const claimed = (await b.claimOrphanedRuns(LONG, 100, [])).map((x) => x.run.id);
     expect(claimed).toContain(deadRun);
     expect(claimed).not.toContain(aliveRun);
   });
@@ -153,10 +154,49 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
     await a.transition(reported, ['running'], 'completed', { at, fence: 0 });
     await a.markReportSent(reported, at);
     await a.releaseRun(owing);
-    const claimed = (await b.claimOrphanedRuns(LONG, 100)).map((x) => [x.run.id, x.run.status]);
+    const claimed = (await b.claimOrphanedRuns(LONG, 100, [])).map((x) => [x.run.id, x.run.status]);
     expect(claimed).toContainEqual([owing, 'completed']);
     expect(claimed.map(([id]) => id)).not.toContain(reported);
-    expect(await a.renewLeases(LONG)).not.toContain(reported);
+    expect(await a.renewLeases([reported], LONG)).not.toContain(reported);
+  });
+
+  it('a run its own process forgot is not renewed, and once lapsed is taken back; one it still drives is left alone', async () => {
+    const driven = await heldRun(a);
+    const forgotten = await heldRun(a);
+    expect(await a.renewLeases([driven], LONG)).toEqual([driven]);
+    await lapse(driven);
+    await lapse(forgotten);
+    const claimed = (await a.claimOrphanedRuns(LONG, 100, [driven])).map((c) => [c.run.id, c.fence]);
+    expect(claimed).toContainEqual([forgotten, 1]);
+    expect(claimed.map(([id]) => id)).not.toContain(driven);
+    // Lapsed during an outage, nobody took it: its driver renews it and carries on under the same fence.
+    expect(await a.renewLeases([driven], LONG)).toEqual([driven]);
+    await start(a, driven, 0);
+  });
+
+  it('a run created while a renewal is under way is not taken for lost (its row committed after the renewal read)', async () => {
+    const store = new PgRunStore(database.db);
+    const older = await heldRun(store);
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    // The renewal's answer comes back only after the new run was created and noted.
+    const slow = Object.assign(Object.create(store) as PgRunStore, {
+      renewLeases: async (ids: readonly string[], ttlMs: number) => {
+        const kept = await store.renewLeases(ids, ttlMs);
+        await gate;
+        return kept;
+      },
+    });
+    const leases = new RunLeases(slow, LONG);
+    leases.hold(older, 0);
+    const renewing = leases.renew();
+    const newer = await heldRun(store);
+    leases.hold(newer, 0);
+    open();
+    expect(await renewing).toEqual([]);
+    expect([leases.fenceOf(older), leases.fenceOf(newer)]).toEqual([0, 0]);
+    // The next renewal sees it.
+    expect(await leases.renew()).toEqual([]);
   });
 
   it('decisions queued for a run are taken once, only by its holder, oldest first, and wake a listener', async () => {

@@ -44,7 +44,7 @@ export class Recovery {
     if (run.status === 'awaiting_review' && attempts.length === 0) {
       const card = toPlanCard(run.id, run.revision, v.value, { ...cardOptions, needsReview: true });
       await this.messages.send(run.conversation, card);
-      this.timers.arm(run, run.revision, v.value.risk === 'high');
+      this.timers.arm(run, run.revision, v.value.risk === 'high', run.reviewDueAt ?? undefined);
       return;
     }
     const restored = restoreDispatch(v.value.plan, policiesFor(v.value.plan, tools.listTools()), attempts, run.status, {

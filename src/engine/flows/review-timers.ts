@@ -18,15 +18,30 @@ export class ReviewTimers {
     private readonly messages: RunMessages,
   ) {}
 
-  /** Starts the wait for a decision on `revision`; `failClosed` cancels the plan when time runs out. */
-  arm(run: StoredRun, revision: number, failClosed: boolean): void {
+  /**
+   * Starts the wait for a decision on `revision`; `failClosed` cancels the plan when time runs out. The deadline is
+   * stored, so a process that takes the run over later keeps it (`dueAt`: a deadline stored before, to keep).
+   */
+  arm(run: StoredRun, revision: number, failClosed: boolean, dueAt?: Date): void {
     this.clear(run.id);
-    const timer = setTimeout(() => {
-      this.timers.delete(run.id);
-      this.expire(run, revision, failClosed).catch((err: unknown) =>
-        this.deps.log('error', `run ${run.id}: review timer failed: ${(err as Error).message}`),
-      );
-    }, this.deps.timeoutMs);
+    const now = this.deps.clock().getTime();
+    const due = dueAt ?? new Date(now + this.deps.timeoutMs);
+    if (!dueAt) {
+      this.deps.store
+        .setReviewDue(run.id, due)
+        .catch((err: unknown) =>
+          this.deps.log('warn', `run ${run.id}: review deadline not stored: ${(err as Error).message}`),
+        );
+    }
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(run.id);
+        this.expire(run, revision, failClosed).catch((err: unknown) =>
+          this.deps.log('error', `run ${run.id}: review timer failed: ${(err as Error).message}`),
+        );
+      },
+      Math.max(0, due.getTime() - now),
+    );
     // A waiting plan must not keep the process alive on its own.
     timer.unref();
     this.timers.set(run.id, timer);

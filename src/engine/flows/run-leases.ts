@@ -21,6 +21,11 @@ export class RunLeases {
     return this.held.has(runId);
   }
 
+  /** The runs this process holds. */
+  ids(): string[] {
+    return [...this.held.keys()];
+  }
+
   /** The fence this process holds the run under, if it holds it. */
   fenceOf(runId: string): number | undefined {
     return this.held.get(runId);
@@ -62,10 +67,13 @@ export class RunLeases {
    * ended and reported are no longer renewed and are simply forgotten.
    */
   async renew(): Promise<string[]> {
-    const kept = new Set(await this.store.renewLeases(this.ttlMs));
+    // Only runs held before the renewal was sent can be judged by its answer: a run created or claimed meanwhile
+    // may have committed after the renewal's snapshot, and is missing from the answer without being lost.
+    const before = new Map(this.held);
+    const kept = new Set(await this.store.renewLeases([...before.keys()], this.ttlMs));
     const lost: string[] = [];
-    for (const runId of this.held.keys()) {
-      if (kept.has(runId)) continue;
+    for (const [runId, fence] of before) {
+      if (kept.has(runId) || this.held.get(runId) !== fence) continue;
       this.held.delete(runId);
       lost.push(runId);
     }

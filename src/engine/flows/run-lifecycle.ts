@@ -165,6 +165,8 @@ export class RunLifecycle {
         note: [...why, 'Approve to let them run, or cancel (finished results are kept).'].join('\n'),
       }),
     );
-    this.timers.arm({ ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high');
+    // A hold found again after a takeover keeps the deadline it had; a new hold gets a new one.
+    const kept = current.status === 'awaiting_review' ? (current.reviewDueAt ?? undefined) : undefined;
+    this.timers.arm({ ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high', kept);
   }
 }

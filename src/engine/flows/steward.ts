@@ -233,7 +233,7 @@ export class Steward implements InboundHandler {
   /** Claims orphaned runs until none is left, and resumes or reports each. */
   private async takeOver(): Promise<void> {
     for (;;) {
-      const claimed = await this.deps.store.claimOrphanedRuns(this.leases.ttlMs, 20);
+      const claimed = await this.deps.store.claimOrphanedRuns(this.leases.ttlMs, 20, this.leases.ids());
       if (claimed.length === 0) return;
       for (const c of claimed) await this.resume(c);
     }
