@@ -11,6 +11,7 @@ import type { OutboundMessage } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
 import { renderConsole } from './console-render.ts';
+import { toTerminalText } from './console-text.ts';
 
 /** The console channel's options: streams (the terminal by default) and the user's name. */
 export interface ConsoleChannelOptions {
@@ -125,8 +126,12 @@ export class ConsoleChannel implements ChannelAdapter {
     return 'not-a-command';
   }
 
+  /**
+   * The one way the channel reaches the terminal: every line (cards, progress, reports, notices, answers, errors,
+   * help) is made inert here, so no path can forget it. Styling, if the console ever gets some, goes on after this.
+   */
   private write(text: string): void {
-    this.options.output.write(`${text}\n`);
+    this.options.output.write(`${toTerminalText(text)}\n`);
   }
 }
 

@@ -1,4 +1,7 @@
-/** Renders platform-neutral messages as terminal text (pure). */
+/**
+ * Renders platform-neutral messages as terminal text (pure). The text still holds whatever models, tools and people
+ * wrote; the channel makes it inert as it writes it (`console-text.ts`).
+ */
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
 
 const ICONS: Record<string, string> = {
