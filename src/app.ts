@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ConsoleChannel } from './bot/console-channel.ts';
+import { toTerminalText } from './bot/console-text.ts';
 import { SlackChannel } from './bot/slack/slack-channel.ts';
 import { loadConfig, type Config } from './config.ts';
 import { Steward } from './engine/flows/steward.ts';
@@ -53,7 +54,8 @@ export async function startApp(options: {
     file: resolve(config.logFile ?? join(config.dataDir, 'steward.log')),
     secrets: config.secrets,
   });
-  const say = (line: string) => options.output.write(`${line}\n`);
+  // Start-up lines may quote a server's stderr: inert on the terminal, like everything the console prints.
+  const say = (line: string) => options.output.write(`${toTerminalText(line)}\n`);
 
   // All configuration is read before anything is opened, so a bad file fails fast with its own message.
   const mcp = await loadMcpConfig(config.mcpConfigPath);

@@ -31,6 +31,7 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       plan: null,
       approvedRisk: null,
       breakpoints: [],
+      reviewDueAt: null,
       createdAt: run.at,
     });
     expect(stored?.createdAt).toBeInstanceOf(Date);
