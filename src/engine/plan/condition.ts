@@ -4,6 +4,7 @@
  * A hand-written scanner, never `eval` or `Function`; one pass over the text, so cost is linear in its length.
  */
 import type { Result } from '../result.ts';
+import { jsonValueDepth, MAX_OUTPUT_DEPTH } from './json-depth.ts';
 import { parseReference, readPath, type Reference } from './refs.ts';
 import type { Json } from '../types.ts';
 
@@ -100,7 +101,12 @@ export function evaluateCondition(c: Condition, outputs: ReadonlyMap<string, Jso
 function operandValue(o: Operand, outputs: ReadonlyMap<string, Json>): Result<Json> {
   if ('literal' in o) return { ok: true, value: o.literal };
   const got = readPath(outputs.get(o.ref.stepId), o.ref.path);
-  return got.ok ? got : { ok: false, error: `${o.text}: ${got.error}` };
+  if (!got.ok) return { ok: false, error: `${o.text}: ${got.error}` };
+  // Equality compares objects as JSON text, and JSON.stringify recurses.
+  if (jsonValueDepth(got.value, MAX_OUTPUT_DEPTH) > MAX_OUTPUT_DEPTH) {
+    return { ok: false, error: `${o.text}: nested more than ${MAX_OUTPUT_DEPTH} levels deep` };
+  }
+  return got;
 }
 
 function compare(a: Json, op: ConditionOperator, b: Json): boolean {

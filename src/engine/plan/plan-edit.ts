@@ -1,6 +1,7 @@
 /** A person's edit of a plan, as JSON (no model call): a whole plan, or `{"steps": [...]}` laid over the current one. */
 import type { Result } from '../result.ts';
 import type { Json } from '../types.ts';
+import { jsonValueDepth, MAX_PLAN_DEPTH } from './json-depth.ts';
 import { planSchema, type Plan } from './plan-schema.ts';
 import { MAX_PLAN_CHARS } from './planner-prompt.ts';
 
@@ -9,6 +10,10 @@ export function parseEdit(current: Plan | null, edit: Json | undefined): Result<
   if (!current) return { ok: false, error: 'There is no plan to edit.' };
   if (!edit || typeof edit !== 'object' || Array.isArray(edit)) {
     return { ok: false, error: 'An edit is a JSON object: a whole plan, or {"steps": [...]}.' };
+  }
+  // Before anything recursive (JSON.stringify, the schema parser) walks it: a deep edit would exhaust the stack.
+  if (jsonValueDepth(edit, MAX_PLAN_DEPTH) > MAX_PLAN_DEPTH) {
+    return { ok: false, error: `That edit was refused: a plan nests at most ${MAX_PLAN_DEPTH} levels deep.` };
   }
   if (JSON.stringify(edit).length > MAX_PLAN_CHARS) {
     return { ok: false, error: `That edit was refused: a plan is at most ${MAX_PLAN_CHARS} characters.` };

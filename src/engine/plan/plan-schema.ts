@@ -4,6 +4,9 @@
  * References: any argument value may be `{"$ref": "steps.<id>.output<path>"}`, where `<path>` is a chain of
  * `.key`, `[index]` or `["key"]` (e.g. `steps.s1.output.content[0].text`). The whole value is replaced by what
  * the path points to in that step's output. The referenced step must be upstream (a transitive dependency).
+ *
+ * Depth: a plan nests at most `MAX_PLAN_DEPTH` levels (`json-depth.ts`). That is checked before this schema runs,
+ * on the text or the value, because the schema recurses into argument values.
  */
 import { z } from 'zod';
 import type { Json } from '../types.ts';

@@ -4,6 +4,7 @@
  */
 import type { Result } from '../result.ts';
 import type { Json, ToolInfo } from '../types.ts';
+import { jsonTextDepth, MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
 import { planSchema, type Plan } from './plan-schema.ts';
 import { toolRisk } from './risk.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
@@ -17,6 +18,7 @@ export interface PlanRequest {
 }
 
 const DESCRIPTION_BUDGET = 400;
+const NOT_JSON = 'the answer is not a JSON object';
 /** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
 export const MAX_PLAN_CHARS = 200_000;
 
@@ -24,9 +26,9 @@ export const MAX_PLAN_CHARS = 200_000;
 export function checkAnswer(text: string, tools: readonly ToolInfo[]): Result<ValidatedPlan> {
   if (text.length > MAX_PLAN_CHARS)
     return { ok: false, error: `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan` };
-  const json = extractJson(text);
-  if (json === undefined) return { ok: false, error: 'the answer is not a JSON object' };
-  const parsed = planSchema.safeParse(json);
+  const json = parseAnswerJson(text);
+  if (!json.ok) return json;
+  const parsed = planSchema.safeParse(json.value);
   if (!parsed.success) {
     const issues = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     return { ok: false, error: issues.join('\n') };
@@ -37,16 +39,27 @@ export function checkAnswer(text: string, tools: readonly ToolInfo[]): Result<Va
   return valid.ok ? valid : { ok: false, error: valid.error.slice(0, 20).join('\n') };
 }
 
-/** Pulls the JSON object out of an answer, tolerating code fences and chatter around it. */
-export function extractJson(text: string): Json | undefined {
+/**
+ * Pulls the JSON object out of an answer, tolerating code fences and chatter around it. Its depth is measured on
+ * the text before anything parses it: the schema parser recurses, and a hostile answer must not exhaust the stack.
+ */
+export function parseAnswerJson(text: string): Result<Json> {
   const start = text.indexOf('{');
   const end = text.lastIndexOf('}');
-  if (start < 0 || end <= start) return undefined;
+  if (start < 0 || end <= start) return { ok: false, error: NOT_JSON };
+  const body = text.slice(start, end + 1);
+  if (jsonTextDepth(body, MAX_PLAN_DEPTH) > MAX_PLAN_DEPTH) return { ok: false, error: TOO_DEEP };
   try {
-    return JSON.parse(text.slice(start, end + 1)) as Json;
+    return { ok: true, value: JSON.parse(body) as Json };
   } catch {
-    return undefined;
+    return { ok: false, error: NOT_JSON };
   }
+}
+
+/** The JSON object in an answer, or undefined when there is none (or it is nested too deeply to read safely). */
+export function extractJson(text: string): Json | undefined {
+  const json = parseAnswerJson(text);
+  return json.ok ? json.value : undefined;
 }
 
 /** The planner's system prompt: how to write a plan, and the tools on offer. */
@@ -75,6 +88,7 @@ Answer with one JSON object: {"summary", "rationale", "needsTools", "answer", "r
 - Conditions are "<operand> <op> <operand>" with op one of == != > >= < <= contains; operands are references,
   quoted strings, numbers, true, false or null.
 - Steps with no dependency between them run in parallel. Mark a step optional if the work can go on without it.
+- Objects and arrays may nest at most ${MAX_PLAN_DEPTH} levels deep, the plan object itself counting as level 1.
 
 Tools:
 ${catalog || '(none are connected)'}`;

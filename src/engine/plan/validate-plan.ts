@@ -1,8 +1,9 @@
 /**
- * Validation before a plan is shown to anyone: tools exist and are allowed, the graph is a DAG,
- * references point upstream, conditions parse, and arguments satisfy each tool's input schema.
+ * Validation before a plan is shown to anyone: it nests within bounds, tools exist and are allowed, the graph is a
+ * DAG, references point upstream, conditions parse, and arguments satisfy each tool's input schema.
  */
 import { conditionRefs, parseCondition } from './condition.ts';
+import { jsonValueDepth, MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
 import type { Plan, Step } from './plan-schema.ts';
 import { collectRefs, parseReference } from './refs.ts';
 import { maxRisk, toolRisk } from './risk.ts';
@@ -24,6 +25,8 @@ export type ValidationResult = Result<ValidatedPlan, string[]>;
 
 /** Validates a plan against the tools on offer; every problem found is listed, each naming its step. */
 export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): ValidationResult {
+  // First and alone: the checks below (ajv, references, canonical JSON) recurse into the arguments.
+  if (jsonValueDepth(plan, MAX_PLAN_DEPTH) > MAX_PLAN_DEPTH) return { ok: false, error: [TOO_DEEP] };
   const errors: string[] = [];
   const byId = new Map<string, Step>();
   for (const step of plan.steps) {

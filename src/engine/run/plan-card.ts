@@ -1,8 +1,10 @@
 /** Builds the platform-neutral plan card from a validated plan. */
 import type { PlanCard } from '../messages.ts';
 import { stepsHeld, type Breakpoint } from '../plan/breakpoints.ts';
+import { jsonValueDepth, MAX_OUTPUT_DEPTH } from '../plan/json-depth.ts';
+import { collectRefs, resolveRefs } from '../plan/refs.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
-import type { Actor, DecisionAction } from '../types.ts';
+import type { Actor, DecisionAction, Json } from '../types.ts';
 import { actionsFor } from './run-actions.ts';
 
 const ARGS_PREVIEW = 300;
@@ -17,6 +19,11 @@ export interface PlanCardOptions {
   note?: string;
   /** Suspicious tool descriptions and the like, shown prominently. */
   warnings?: string[];
+  /**
+   * Outputs of the steps that ran (on a card shown mid-run, e.g. at a hold): a step whose references they fill
+   * shows the values it sends, not `{"$ref": ...}`.
+   */
+  outputs?: ReadonlyMap<string, Json>;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -34,7 +41,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
       argsPreview:
         s.kind === 'condition'
           ? `true → ${s.ifTrue.join(', ') || '—'}; false → ${s.ifFalse.join(', ') || '—'}`
-          : preview(s.args),
+          : preview(filledIn(s.args, options.outputs)),
       dependsOn: s.dependsOn,
       description: s.description,
       optional: s.optional,
@@ -52,6 +59,14 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     ...(options.note ? { note: options.note } : {}),
     warnings: options.warnings ?? [],
   };
+}
+
+/** The arguments with their references filled in, when every one can be (and shown); else as written. */
+function filledIn(args: Json, outputs: ReadonlyMap<string, Json> | undefined): Json {
+  if (!outputs || collectRefs(args).length === 0) return args;
+  const resolved = resolveRefs(args, outputs);
+  if (!resolved.ok || jsonValueDepth(resolved.value, MAX_OUTPUT_DEPTH) > MAX_OUTPUT_DEPTH) return args;
+  return resolved.value;
 }
 
 function preview(args: unknown): string {

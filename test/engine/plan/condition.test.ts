@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { evaluateCondition, parseCondition } from '../../../src/engine/plan/condition.ts';
+import { MAX_OUTPUT_DEPTH } from '../../../src/engine/plan/json-depth.ts';
 import type { Json } from '../../../src/engine/types.ts';
 
 const outputs = new Map<string, Json>([
@@ -57,6 +58,16 @@ describe('condition parser', () => {
         if (parsed.ok) evaluateCondition(parsed.value, outputs);
       }),
     );
+  });
+
+  it('a tool output nested 10,000 deep fails the condition with the reason, never a stack overflow', () => {
+    let deep: Json = 'x';
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    const parsed = parseCondition('steps.d.output == steps.d.output');
+    expect(parsed.ok && evaluateCondition(parsed.value, new Map([['d', deep]]))).toEqual({
+      ok: false,
+      error: `steps.d.output: nested more than ${MAX_OUTPUT_DEPTH} levels deep`,
+    });
   });
 
   it('rejects huge input up front', () => {

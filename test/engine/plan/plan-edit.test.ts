@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_PLAN_DEPTH } from '../../../src/engine/plan/json-depth.ts';
 import { parseEdit } from '../../../src/engine/plan/plan-edit.ts';
 import { MAX_PLAN_CHARS } from '../../../src/engine/plan/planner-prompt.ts';
 import type { Json } from '../../../src/engine/types.ts';
@@ -77,5 +78,27 @@ describe("a person's edit of a plan", () => {
       'steps.3.id',
       'steps.4.id',
     ]);
+  });
+});
+
+describe('the depth of an edit', () => {
+  /** An edit whose one step holds an argument `depth` arrays deep, built without recursion. */
+  function deepEdit(depth: number): Json {
+    let deep: Json = 'x';
+    for (let i = 0; i < depth; i++) deep = [deep];
+    return { steps: [{ id: 'a', tool: 'srv.read', args: { deep } }] };
+  }
+
+  it('an edit nested 10,000 deep is refused with the limit, never a stack overflow', () => {
+    expect(parseEdit(current, deepEdit(10_000))).toEqual({
+      ok: false,
+      error: `That edit was refused: a plan nests at most ${MAX_PLAN_DEPTH} levels deep.`,
+    });
+  });
+
+  it('the limit counts the edit object as level 1, as the plan it lays over', () => {
+    // edit → steps → step → args → `deep` arrays
+    expect(parseEdit(current, deepEdit(MAX_PLAN_DEPTH - 4)).ok).toBe(true);
+    expect(parseEdit(current, deepEdit(MAX_PLAN_DEPTH - 3)).ok).toBe(false);
   });
 });

@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { MAX_PLAN_DEPTH, TOO_DEEP } from '../../../src/engine/plan/json-depth.ts';
+import type { Plan } from '../../../src/engine/plan/plan-schema.ts';
 import { computeLayers, validatePlan } from '../../../src/engine/plan/validate-plan.ts';
+import type { Json } from '../../../src/engine/types.ts';
 import { createPlan, createTool } from '../fixtures.ts';
 
 const tools = [
@@ -179,5 +182,26 @@ describe('plan size bounds', () => {
     const r = checkAnswer(many, tools);
     expect(r.ok).toBe(false);
     expect(r.ok ? '' : r.error).toMatch(/^steps: Too big: expected array to have <=100 items/);
+  });
+});
+
+describe('plan depth', () => {
+  /** A plan whose one step holds an argument `depth` objects deep, built without the (recursive) schema. */
+  function deepPlan(depth: number): Plan {
+    let deep: Json = 'x';
+    for (let i = 0; i < depth; i++) deep = { a: deep };
+    const plan = createPlan([{ id: 'a', tool: 'fs.read', args: { path: '/x' } }]);
+    const [step] = plan.steps;
+    return { ...plan, steps: [{ ...step!, args: { path: '/x', deep } } as Plan['steps'][number]] };
+  }
+
+  it('a plan nested 10,000 deep is refused with the depth rule alone, never a stack overflow', () => {
+    expect(validatePlan(deepPlan(10_000), tools)).toEqual({ ok: false, error: [TOO_DEEP] });
+  });
+
+  it('the limit counts the plan object as level 1', () => {
+    // plan → steps → step → args → `deep` objects
+    expect(validatePlan(deepPlan(MAX_PLAN_DEPTH - 4), tools).ok).toBe(true);
+    expect(validatePlan(deepPlan(MAX_PLAN_DEPTH - 3), tools)).toEqual({ ok: false, error: [TOO_DEEP] });
   });
 });

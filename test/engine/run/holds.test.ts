@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { PinnedTool } from '../../../src/engine/ports.ts';
 import { breakpointView, describeHolds, interventionTools } from '../../../src/engine/run/holds.ts';
 import type { Hold } from '../../../src/engine/run/dispatch-state.ts';
+import type { Json } from '../../../src/engine/types.ts';
 import { createDefinition, createPlan, createState, createTool } from '../fixtures.ts';
 
 const plan = createPlan([
@@ -12,16 +13,18 @@ const plan = createPlan([
 ]);
 
 describe('why a step waits, in words', () => {
-  const state = createState(plan);
+  // Step read has run: a held step that takes its output shows what it would send.
+  const state = createState(plan, { read: { status: 'succeeded', attempt: 1, output: { text: 'the report' } } });
+  const sends = 'It would send: {"to":"ops","body":"the report"}';
   const noTools = [] as ReturnType<typeof createTool>[];
   const noPins = new Map<string, PinnedTool>();
 
   it.each<[string, Hold, string]>([
-    ['risk', { stepId: 'send', why: 'risk' }, 'Step send (srv.send) is riskier than what was approved.'],
+    ['risk', { stepId: 'send', why: 'risk' }, `Step send (srv.send) is riskier than what was approved. ${sends}`],
     [
       'amended',
       { stepId: 'send', why: 'amended' },
-      'Step send (srv.send) was added or changed by an amendment written after seeing tool outputs.',
+      `Step send (srv.send) was added or changed by an amendment written after seeing tool outputs. ${sends}`,
     ],
     [
       'confirm',
@@ -55,14 +58,16 @@ describe('why a step waits, in words', () => {
     });
     expect(describeHolds(state, [{ stepId: 'send', why: 'changed' }], [now], new Map([['srv.send', pin]]))).toEqual([
       'The definition of srv.send changed since approval, so step send waits: ' +
-        'description: "Echoes back the input." → "Sends mail to anyone."; annotation readOnlyHint: true → false.',
+        `description: "Echoes back the input." → "Sends mail to anyone."; annotation readOnlyHint: true → false. ${sends}`,
     ]);
   });
 
   it('a changed definition with no pin or no current tool to compare still says it changed', () => {
     const hold: Hold = { stepId: 'send', why: 'changed' };
     const pin = { tool: 'srv.send', fingerprint: 'fp-old', definition: createDefinition() };
-    const expected = ['The definition of srv.send changed since approval, so step send waits: the definition changed.'];
+    const expected = [
+      `The definition of srv.send changed since approval, so step send waits: the definition changed. ${sends}`,
+    ];
     expect(describeHolds(state, [hold], [createTool('srv.send')], noPins)).toEqual(expected);
     expect(describeHolds(state, [hold], noTools, new Map([['srv.send', pin]]))).toEqual(expected);
   });
@@ -74,6 +79,66 @@ describe('why a step waits, in words', () => {
     ];
     expect(describeHolds(state, holds, noTools, noPins)).toHaveLength(2);
     expect(describeHolds(state, holds, noTools, noPins)[1]).toMatch(/^Step send/);
+  });
+});
+
+describe('a held step shows the values it would send, never a bare $ref', () => {
+  const amended: Hold = { stepId: 'send', why: 'amended' };
+  const held = (steps: Parameters<typeof createState>[1]) =>
+    describeHolds(createState(plan, steps), [amended], [], new Map())[0];
+
+  it('regression: the first card of an amendment written after seeing outputs showed {"$ref": ...}', () => {
+    const sentence = held({ read: { status: 'succeeded', attempt: 1, output: { text: 'Dear ops, ...' } } });
+    expect(sentence).toContain('It would send: {"to":"ops","body":"Dear ops, ..."}');
+    expect(sentence).not.toContain('$ref');
+  });
+
+  it('a step whose upstream has not run yet says so, naming it', () => {
+    expect(held({})).toContain('It takes values from step read, not run yet.');
+    expect(held({ read: { status: 'running', attempt: 1 } })).toContain('It takes values from step read, not run yet.');
+  });
+
+  it('several upstream steps not run yet are named once each', () => {
+    const p = createPlan([
+      { id: 'x', tool: 'srv.read' },
+      { id: 'y', tool: 'srv.read' },
+      {
+        id: 'z',
+        tool: 'srv.send',
+        dependsOn: ['x', 'y'],
+        args: { a: { $ref: 'steps.x.output.a' }, b: { $ref: 'steps.y.output' }, c: { $ref: 'steps.x.output.c' } },
+      },
+    ]);
+    const [sentence] = describeHolds(createState(p), [{ stepId: 'z', why: 'risk' }], [], new Map());
+    expect(sentence).toBe(
+      'Step z (srv.send) is riskier than what was approved. It takes values from steps x, y, not run yet.',
+    );
+  });
+
+  it('arguments that cannot be filled in say why', () => {
+    expect(held({ read: { status: 'succeeded', attempt: 1, output: { other: 1 } } })).toContain(
+      'Its arguments cannot be filled in: steps.read.output.text: no key "text"',
+    );
+    expect(held({ read: { status: 'skipped', attempt: 0 } })).toContain(
+      'Its arguments cannot be filled in: step read has no output',
+    );
+  });
+
+  it('a step without references adds nothing: its card shows its arguments already', () => {
+    const state = createState(plan);
+    expect(describeHolds(state, [{ stepId: 'read', why: 'amended' }], [], new Map())).toEqual([
+      'Step read (srv.read) was added or changed by an amendment written after seeing tool outputs.',
+    ]);
+  });
+
+  it('long values are cut, and a value nested deeper than can be shown is named, not stringified', () => {
+    const long = held({ read: { status: 'succeeded', attempt: 1, output: { text: 'y'.repeat(3000) } } });
+    expect(long).toMatch(/It would send: \{"to":"ops","body":"y+… \[\d+ more characters not shown\]$/);
+    let deep: Json = 'x';
+    for (let i = 0; i < 10_000; i++) deep = [deep];
+    expect(held({ read: { status: 'succeeded', attempt: 1, output: { text: deep } } })).toContain(
+      'It would send: (a value nested more than 256 levels deep)',
+    );
   });
 });
 
