@@ -5,6 +5,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
 import type { StepError } from '../engine/types.ts';
+import { OUTPUT_TOO_LARGE } from './oversized-message.ts';
 
 /** What the translation needs to know about the call that failed. */
 export interface FailedCall {
@@ -18,22 +19,43 @@ export interface FailedCall {
   serverGone?: string;
 }
 
-/** Maps an error thrown by an SDK request to a step error; never throws. */
+/**
+ * Maps an error thrown by an SDK request to a step error; never throws. A request that was sent and then lost with
+ * its server (the connection closed, the process exited, the HTTP exchange broke) is `interrupted`: the tool may
+ * have acted, and only the engine knows whether it is safe to send again.
+ */
 export function toStepError(err: unknown, call: FailedCall): StepError {
   // Checked first: an abort rejects with the signal's reason, which can be any value.
   if (call.cancelledByCaller) return stepError('cancelled', `${call.name} was cancelled.`);
+  // The SDK prefixes "MCP error <code>: " on each side of the wire, so a server's own McpError arrives doubled.
+  const detail = err instanceof Error ? err.message.replace(/^(MCP error -?\d+: )+/, '') : '';
   if (err instanceof McpError) {
     if (err.code === ErrorCode.RequestTimeout) return timeoutError(err, call);
-    if (err.code === ErrorCode.ConnectionClosed) return unavailable(call, call.serverGone ?? 'the connection closed');
-    // The SDK prefixes "MCP error <code>: " on each side of the wire, so a server's own McpError arrives doubled.
-    const detail = err.message.replace(/^(MCP error -?\d+: )+/, '');
+    if (err.code === ErrorCode.ConnectionClosed) return lostMidCall(call, call.serverGone ?? 'the connection closed');
+    // Made by the host's bounded reading (or claimed by the server): sending it again would bring the same flood.
+    if (err.code === OUTPUT_TOO_LARGE) {
+      return stepError('tool_error', `${call.name} answered with an ${detail}; the answer was refused unread.`);
+    }
     return stepError('tool_error', `${call.name} failed: ${detail} (MCP error ${err.code})`);
   }
   // A result the SDK cannot parse is the server's fault, not the network's.
   if (err instanceof Error && /ZodError/.test(err.name)) {
     return stepError('tool_error', `${call.name} returned a malformed result: ${err.message}`);
   }
-  return unavailable(call, call.serverGone ?? describeError(err));
+  // The SDK's words when the transport was gone before the request could be written: nothing was sent.
+  if (neverDelivered(err) || (err instanceof Error && err.message === 'Not connected')) {
+    return unavailable(call, call.serverGone ?? describeError(err));
+  }
+  return lostMidCall(call, call.serverGone ?? describeError(err));
+}
+
+/** A call sent to a server that went away before answering: it may have acted. Retryable for idempotent tools. */
+function lostMidCall(call: FailedCall, why: string): StepError {
+  return stepError(
+    'interrupted',
+    `MCP server "${call.server}" went away while ${call.name} was running (${why}); the tool may have acted already.`,
+    true,
+  );
 }
 
 function timeoutError(err: McpError, call: FailedCall): StepError {

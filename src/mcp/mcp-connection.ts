@@ -11,6 +11,7 @@ import { describeError, neverDelivered, serverUnavailable, toStepError } from '.
 import type { McpServerConfig } from './mcp-config.ts';
 import { McpSession, StartFailure, type OpenOptions, type SessionEvents } from './mcp-session.ts';
 import { describeStartFailure } from './mcp-transport.ts';
+import { describeOversized } from './oversized-message.ts';
 import { reconnectDelay, type ReconnectSchedule } from './reconnect.ts';
 import { callableTools, listAllTools } from './tool-listing.ts';
 import { maxTotalTimeoutFor, qualifiedName, toToolOutput } from './tool-mapping.ts';
@@ -276,7 +277,9 @@ export class McpConnection {
   private onClose(session: McpSession): void {
     const last = session.stderr.lastLine();
     const what = session.isHttp ? 'the connection closed' : 'its process exited';
-    this.lost(session, `${what}${last ? ` (last stderr: ${last})` : ''}`);
+    // Refused messages keep the session; a server that goes away after one most likely went because of it.
+    const after = session.oversized ? ` after sending an ${describeOversized(session.oversized)}` : '';
+    this.lost(session, `${what}${after}${last ? ` (last stderr: ${last})` : ''}`);
   }
 
   private onError(session: McpSession, err: Error): void {

@@ -22,6 +22,11 @@ export interface McpHostOptions {
   clientVersion?: string;
   /** Outputs larger than this (as JSON) are cut, with their size and hash kept. */
   maxOutputBytes?: number;
+  /**
+   * One message from a server larger than this (as received) is never held: it is refused, with its size and hash,
+   * as an error for the call it answers, and the server stays connected. At least `maxOutputBytes`; 8 MiB by default.
+   */
+  maxMessageBytes?: number;
   /** Limit on spawn + initialize + listing tools, per server and per attempt. */
   connectTimeoutMs?: number;
   /**
@@ -41,6 +46,9 @@ type ServerTool = McpConnection['tools'][number];
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1_000_000;
+// Outputs up to here are read whole and then cut to `maxOutputBytes` with their leading text kept; the SDK's own
+// stdio buffer would give up (and close the connection) at 10 MiB.
+const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
 
 /**
  * Runs MCP tools by qualified name (`<server>.<tool>`). A server that goes away (or does not start) is brought
@@ -67,6 +75,10 @@ export class McpHost implements ToolRunner {
       clientName: options.clientName ?? 'steward',
       clientVersion: options.clientVersion ?? '0.1.0',
       connectTimeoutMs: options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      maxMessageBytes: Math.max(
+        options.maxMessageBytes ?? DEFAULT_MAX_MESSAGE_BYTES,
+        options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES,
+      ),
       reconnect: { ...DEFAULT_RECONNECT_SCHEDULE, ...options.reconnect },
       logger,
     };

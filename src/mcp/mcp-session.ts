@@ -14,6 +14,7 @@ import {
   TrackedStdioTransport,
   type McpLogger,
 } from './mcp-transport.ts';
+import { describeOversized, type OversizedSummary } from './oversized-message.ts';
 import { StderrTail } from './stderr-tail.ts';
 import { listAllTools } from './tool-listing.ts';
 
@@ -22,6 +23,8 @@ export interface OpenOptions {
   clientName: string;
   clientVersion: string;
   connectTimeoutMs: number;
+  /** A message from the server larger than this is refused (counted and hashed, never held) and the session kept. */
+  maxMessageBytes: number;
   logger: McpLogger;
 }
 
@@ -51,6 +54,8 @@ export class McpSession {
   tools: Tool[] = [];
   /** Why this session ended, once its owner saw it end. */
   lost: string | undefined;
+  /** The last message refused for its size: if the session ends anyway, that is the likely cause. */
+  oversized: OversizedSummary | undefined;
 
   private constructor(
     readonly config: McpServerConfig,
@@ -71,7 +76,18 @@ export class McpSession {
     cancel: AbortSignal,
   ): Promise<McpSession> {
     const stderr = new StderrTail();
-    const transport = createTransport(config, stderr, options.logger);
+    const onOversized = (summary: OversizedSummary) => {
+      session.oversized = summary;
+      const what = summary.hasMethod ? 'a request or notification' : 'a message';
+      options.logger(
+        'warn',
+        `MCP server "${config.name}" sent ${what} refused for its size: ${describeOversized(summary)}`,
+      );
+    };
+    const transport = createTransport(config, stderr, options.logger, {
+      maxBytes: options.maxMessageBytes,
+      onOversized,
+    });
     // Debounced because a server registering tools one by one sends one notification per tool.
     const onChanged = () => events.onToolsChanged(session);
     const client = new Client(

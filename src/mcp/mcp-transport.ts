@@ -1,20 +1,47 @@
 /**
  * Builds the SDK transport for a configured server and words start-up failures for the operator.
  */
-import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/sdk/client/stdio.js';
+import {
+  StdioClientTransport,
+  getDefaultEnvironment,
+  type StdioServerParameters,
+} from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isProcessAlive } from '../process-alive.ts';
+import { createBoundedFetch } from './bounded-fetch.ts';
+import { BoundedReadBuffer } from './bounded-read-buffer.ts';
 import { describeError } from './call-errors.ts';
 import type { McpServerConfig } from './mcp-config.ts';
+import type { OversizedSummary } from './oversized-message.ts';
 import type { StderrTail } from './stderr-tail.ts';
 
 /** Receives the host's log lines. */
 export type McpLogger = (level: 'debug' | 'info' | 'warn' | 'error', message: string) => void;
 
-/** The SDK's stdio transport, remembering the child's pid after the SDK forgets it on close. */
+/** How large one message from a server may be, and who hears of one refused for its size. */
+export interface MessageBound {
+  maxBytes: number;
+  onOversized: (summary: OversizedSummary) => void;
+}
+
+/**
+ * The SDK's stdio transport, remembering the child's pid after the SDK forgets it on close, and reading with a
+ * bounded buffer: the SDK's own closes the connection on a message over 10 MB.
+ */
 export class TrackedStdioTransport extends StdioClientTransport {
   spawnedPid: number | undefined;
+
+  constructor(server: StdioServerParameters, bound: MessageBound) {
+    super(server);
+    // The SDK offers no hook for its read buffer, so its private field is replaced; checked, so that an SDK that
+    // renames it fails here (and in the tests) instead of silently reading unbounded.
+    const sdk = this as unknown as { _readBuffer?: unknown };
+    if (typeof sdk._readBuffer !== 'object' || sdk._readBuffer === null) {
+      throw new Error('the MCP SDK stdio transport has no _readBuffer to bound');
+    }
+    sdk._readBuffer = new BoundedReadBuffer(bound.maxBytes, bound.onOversized);
+  }
 
   override async start(): Promise<void> {
     await super.start();
@@ -27,20 +54,21 @@ export function createTransport(
   config: McpServerConfig,
   stderr: StderrTail,
   logger: McpLogger,
+  bound: MessageBound,
 ): TrackedStdioTransport | StreamableHTTPClientTransport {
   const t = config.transport;
   if (t.kind === 'http') {
-    return new StreamableHTTPClientTransport(new URL(t.url), { requestInit: { headers: t.headers } });
+    return new StreamableHTTPClientTransport(new URL(t.url), {
+      requestInit: { headers: t.headers },
+      fetch: createBoundedFetch(bound.maxBytes, bound.onOversized),
+    });
   }
   // Only the configured variables on top of the SDK's safe defaults: the bot's own secrets stay home.
   const env = { ...getDefaultEnvironment(), ...t.env };
-  const transport = new TrackedStdioTransport({
-    command: t.command,
-    args: t.args,
-    env,
-    stderr: 'pipe',
-    ...(t.cwd ? { cwd: t.cwd } : {}),
-  });
+  const transport = new TrackedStdioTransport(
+    { command: t.command, args: t.args, env, stderr: 'pipe', ...(t.cwd ? { cwd: t.cwd } : {}) },
+    bound,
+  );
   // Reading the pipe also keeps a chatty child from blocking on a full stderr buffer.
   transport.stderr?.on('data', (chunk: Buffer) => {
     for (const line of stderr.push(chunk.toString('utf8'))) {

@@ -262,7 +262,7 @@ describe('McpHost bringing servers back', () => {
       );
       await waitUntil('the call to reach the server', () => server.posts() > postsBefore);
       await server.close();
-      expect(await inFlight).toMatchObject({ ok: false, error: { code: 'server_unavailable', retryable: true } });
+      expect(await inFlight).toMatchObject({ ok: false, error: { code: 'interrupted', retryable: true } });
       await waitUntil('the tools to leave the catalog', () => host.listTools().length === 0, {
         details: () => logs.join('\n'),
       });

@@ -2,6 +2,7 @@ import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { toStepError } from '../../src/mcp/call-errors.ts';
+import { OUTPUT_TOO_LARGE } from '../../src/mcp/oversized-message.ts';
 import { maxTotalTimeoutFor, toToolInfo, toToolOutput } from '../../src/mcp/tool-mapping.ts';
 import { serverConfig } from '../helpers/mcp-servers.ts';
 
@@ -99,7 +100,7 @@ describe('toStepError', () => {
     );
   });
 
-  it('treats transport failures as server_unavailable and malformed results as tool_error', () => {
+  it('treats failures before sending as server_unavailable, losses after it as interrupted, malformed results as tool_error', () => {
     const refused = new TypeError('fetch failed', {
       cause: Object.assign(new Error('connect'), { code: 'ECONNREFUSED' }),
     });
@@ -113,7 +114,22 @@ describe('toStepError', () => {
         ...call,
         serverGone: 'its process exited',
       }),
-    ).toMatchObject({ code: 'server_unavailable', message: 'MCP server "gh" is unavailable: its process exited.' });
+    ).toEqual({
+      code: 'interrupted',
+      retryable: true,
+      message:
+        'MCP server "gh" went away while gh.t was running (its process exited); the tool may have acted already.',
+    });
+    const reset = new TypeError('fetch failed', { cause: Object.assign(new Error('reset'), { code: 'ECONNRESET' }) });
+    expect(toStepError(reset, call)).toMatchObject({ code: 'interrupted' });
+    expect(toStepError(new Error('Not connected'), call)).toMatchObject({ code: 'server_unavailable' });
+    expect(toStepError(new McpError(OUTPUT_TOO_LARGE, 'output too large: 9 bytes (limit 1), sha256 ab'), call)).toEqual(
+      {
+        code: 'tool_error',
+        retryable: false,
+        message: 'gh.t answered with an output too large: 9 bytes (limit 1), sha256 ab; the answer was refused unread.',
+      },
+    );
     const malformed = z.object({ content: z.array(z.string()) }).safeParse({ content: 1 });
     expect(toStepError(malformed.error, call)).toMatchObject({ code: 'tool_error' });
   });

@@ -8,6 +8,7 @@ import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunne
 import type { Result } from '../result.ts';
 import { dispatchTransition, startDispatch } from '../run/dispatch.ts';
 import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '../run/dispatch-state.ts';
+import { actionsFor } from '../run/run-actions.ts';
 import type { StepPolicy } from '../run/step-policies.ts';
 import { cut, outputText } from '../text.ts';
 import type { Json, RiskLevel, StepError } from '../types.ts';
@@ -174,6 +175,15 @@ export class RunDriver {
       case 'showBreakpoint':
       case 'requestApproval':
         this.deps.onHold(this, effect);
+        return;
+      case 'holdInterrupted':
+        this.holdInterrupted(effect.stepId, effect.error).catch((err: unknown) => {
+          if (!this.detached)
+            this.deps.log(
+              'error',
+              `run ${this.runId}: could not pause after ${effect.stepId}: ${(err as Error).message}`,
+            );
+        });
         return;
       case 'finishRun':
         // Everything about the steps is stored before the run counts as done.
@@ -354,6 +364,30 @@ export class RunDriver {
         this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`);
     });
     this.notifyProgress(e.stepId, e.status, e.detail);
+  }
+
+  /**
+   * The dispatcher paused the run because a call may have acted before its server went away, as after a crash
+   * mid-call: the pause is stored (the status is the authority a resume is judged by), then the person is told.
+   */
+  private async holdInterrupted(stepId: string, error: StepError): Promise<void> {
+    const { store, clock, notifier } = this.deps;
+    let paused = false;
+    await this.durably('the pause', async () => {
+      paused = await store.transition(this.runId, ['running'], 'paused', { at: clock() });
+    });
+    const { runId, conversation } = this;
+    if (paused)
+      await notifier.send(conversation, {
+        kind: 'runStatus',
+        runId,
+        status: 'paused',
+        actions: actionsFor('paused', 0),
+      });
+    const text =
+      `${error.message.replace(/\.$/, '')}, so ${stepId} is not safe to repeat blindly: the run is paused. ` +
+      'Resume to run it again, or stop.';
+    await notifier.send(conversation, { kind: 'notice', runId, level: 'warning', text });
   }
 
   private notifyProgress(stepId: string, status: DispatchState['steps'][string]['status'], detail: string): void {

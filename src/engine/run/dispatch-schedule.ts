@@ -11,11 +11,23 @@ import type { Json, StepError } from '../types.ts';
 import type { DispatchEffect, DispatchState, StepRuntime, Transition } from './dispatch-state.ts';
 import { DEFAULT_STEP_TIMEOUT_MS } from './step-policies.ts';
 
-/** Applies the failure policy: cancel, retry (idempotent only), skip (optional) or halt. */
-export function failStep(state: DispatchState, stepId: string, error: StepError, effects: DispatchEffect[]): void {
+/**
+ * Applies the failure policy: cancel, retry (idempotent only), skip (optional) or halt; a call that may have acted
+ * before its server went away (`interrupted`) holds the run for a person unless its tool is idempotent.
+ */
+export function failStep(state: DispatchState, stepId: string, failure: StepError, effects: DispatchEffect[]): void {
   const rt = state.steps[stepId] as StepRuntime;
   const step = stepById(state.plan, stepId);
   const policy = state.policies[stepId];
+  let error = failure;
+  if (error.code === 'interrupted' && state.phase !== 'stopping') {
+    // For an idempotent tool a lost call is one more failed attempt of an unavailable server. Stored as such, since
+    // restore reads a stored `interrupted` as "may have acted, ask a person".
+    if (policy?.idempotent) error = { ...error, code: 'server_unavailable' };
+    else if (state.phase === 'running' || state.phase === 'paused')
+      return holdInterrupted(state, stepId, error, effects);
+    else error = { ...error, retryable: false };
+  }
   if (error.code === 'cancelled' || state.phase === 'stopping') {
     state.steps[stepId] = { ...rt, status: 'cancelled', error };
     effects.push({
@@ -51,6 +63,26 @@ export function failStep(state: DispatchState, stepId: string, error: StepError,
     state.phase = 'halting';
     state.haltedBy = stepId;
   }
+}
+
+/**
+ * As after a crash mid-call (restore.ts): the step goes back to waiting, with its error kept and not retryable, and
+ * the run pauses, so that running it again is the person's choice (resume), whatever attempts are left.
+ */
+function holdInterrupted(state: DispatchState, stepId: string, lost: StepError, effects: DispatchEffect[]): void {
+  const rt = state.steps[stepId] as StepRuntime;
+  const error = { ...lost, retryable: false };
+  effects.push({
+    type: 'recordStepEnd',
+    stepId,
+    attempt: rt.attempt,
+    status: 'failed',
+    detail: `${error.message} The run is paused: resume to run it again, or stop.`,
+    error,
+  });
+  state.steps[stepId] = { status: 'pending', attempt: rt.attempt, error };
+  if (state.phase === 'running') Object.assign(state, { phase: 'paused', pausedBy: 'user', heldAt: null });
+  effects.push({ type: 'holdInterrupted', stepId, error });
 }
 
 /** Starts every ready step it may, evaluates ready conditions, skips what cannot run, and detects the end. */

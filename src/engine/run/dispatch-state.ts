@@ -81,6 +81,11 @@ export type DispatchEffect =
   | { type: 'showBreakpoint'; stepId: string; when: BreakpointTime }
   /** Steps wait for a person's approval; each hold is asked for once. */
   | { type: 'requestApproval'; holds: Hold[] }
+  /**
+   * A step's call went out and its server went away before answering, so its tool may have acted, and it is not
+   * safe to repeat blindly: store the pause and tell the person (resume runs the step again; stop ends the run).
+   */
+  | { type: 'holdInterrupted'; stepId: string; error: StepError }
   | { type: 'finishRun'; outcome: 'completed' | 'failed' | 'stopped' };
 
 export interface Transition {
