@@ -4,6 +4,7 @@
  */
 import { z } from 'zod';
 import { StewardError } from './engine/errors.ts';
+import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
 import type { ModelRole } from './engine/ports.ts';
 
 // An empty value means "not set", not zero.
@@ -42,6 +43,7 @@ const envSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   OPENAI_STRUCTURED_OUTPUT: z.preprocess(blankToUndefined, z.enum(['native', 'prompt']).default('native')),
+  OPENAI_MAX_TOKENS_FIELD: z.preprocess(blankToUndefined, z.enum(['max_completion_tokens', 'max_tokens']).optional()),
   STEWARD_MODEL: optionalText,
   STEWARD_MODEL_PLANNER: optionalText,
   STEWARD_MODEL_CLASSIFIER: optionalText,
@@ -58,6 +60,10 @@ const envSchema = z.object({
   STEWARD_APPROVERS: z.string().optional(),
   STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
   STEWARD_TOKENS_PER_USER_PER_DAY: positiveInt(2_000_000),
+  STEWARD_MAX_OUTPUT_TOKENS_PLANNER: positiveInt(DEFAULT_OUTPUT_CAPS.planner),
+  STEWARD_MAX_OUTPUT_TOKENS_CLASSIFIER: positiveInt(DEFAULT_OUTPUT_CAPS.classifier),
+  STEWARD_MAX_OUTPUT_TOKENS_SYNTHESIZER: positiveInt(DEFAULT_OUTPUT_CAPS.synthesizer),
+  STEWARD_MAX_OUTPUT_TOKENS_LLM_STEP: positiveInt(DEFAULT_OUTPUT_CAPS.llm_step),
   SLACK_BOT_TOKEN: optionalText,
   SLACK_APP_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
@@ -77,7 +83,13 @@ export interface Config {
   dataDir: string;
   mcpConfigPath: string;
   llm: {
-    openai?: { apiKey: string; baseURL?: string; structuredOutput: 'native' | 'prompt' };
+    openai?: {
+      apiKey: string;
+      baseURL?: string;
+      structuredOutput: 'native' | 'prompt';
+      /** Unset: `max_completion_tokens`. */
+      maxTokensField?: 'max_completion_tokens' | 'max_tokens';
+    };
     anthropic?: { apiKey: string; baseURL?: string };
     models: Record<ModelRole, string>;
   };
@@ -89,7 +101,8 @@ export interface Config {
     reviewTimeoutMs: number;
     leaseMs: number;
     approvers: string[];
-    budgets: { perRun: number; perUserPerDay: number };
+    /** `perCall`: the most tokens one answer of each role may take (lowered further by what the budgets have left). */
+    budgets: { perRun: number; perUserPerDay: number; perCall: Record<ModelRole, number> };
   };
   logFile: string | undefined;
   /** On SIGTERM, how long steps in flight may take to end before their runs are handed over. */
@@ -130,6 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
           apiKey: e.OPENAI_API_KEY ?? 'not-needed',
           baseURL: e.OPENAI_BASE_URL,
           structuredOutput: e.OPENAI_STRUCTURED_OUTPUT,
+          maxTokensField: e.OPENAI_MAX_TOKENS_FIELD,
         }
       : undefined;
   const anthropic = e.ANTHROPIC_API_KEY ? { apiKey: e.ANTHROPIC_API_KEY, baseURL: e.ANTHROPIC_BASE_URL } : undefined;
@@ -189,7 +203,16 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean),
-      budgets: { perRun: e.STEWARD_TOKENS_PER_RUN, perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY },
+      budgets: {
+        perRun: e.STEWARD_TOKENS_PER_RUN,
+        perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY,
+        perCall: {
+          planner: e.STEWARD_MAX_OUTPUT_TOKENS_PLANNER,
+          classifier: e.STEWARD_MAX_OUTPUT_TOKENS_CLASSIFIER,
+          synthesizer: e.STEWARD_MAX_OUTPUT_TOKENS_SYNTHESIZER,
+          llm_step: e.STEWARD_MAX_OUTPUT_TOKENS_LLM_STEP,
+        },
+      },
     },
     logFile: e.STEWARD_LOG_FILE,
     shutdownGraceMs: Math.round(e.STEWARD_SHUTDOWN_GRACE_SECONDS * 1000),

@@ -60,6 +60,7 @@ export interface LlmRequest {
   messages: LlmMessage[];
   /** Ask for JSON matching this schema, using the provider's structured-output mode where it has one. */
   jsonSchema?: { name: string; schema: Record<string, unknown> };
+  /** The most tokens the answer may take; the metered client lowers it to the role's setting and the budgets left. */
   maxOutputTokens?: number;
   signal?: AbortSignal;
 }
@@ -69,6 +70,8 @@ export interface LlmResponse {
   text: string;
   model: string;
   usage: LlmUsage;
+  /** True when the model stopped at its output cap (`maxOutputTokens`), so the text is incomplete. */
+  truncated?: boolean;
 }
 
 /** Calls a language model. Throws `StewardError` with code `llm_failed` when no answer can be had. */

@@ -94,6 +94,10 @@ export class AnthropicLlmClient implements LlmClient {
           (usage?.cache_read_input_tokens ?? 0),
         outputTokens: usage?.output_tokens ?? 0,
       },
+      // Both end the answer where it stood: at max_tokens, or at the end of the model's context window.
+      ...((message.stop_reason === 'max_tokens' || message.stop_reason === 'model_context_window_exceeded') && {
+        truncated: true,
+      }),
     };
   }
 }

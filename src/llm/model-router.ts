@@ -31,7 +31,11 @@ export interface LlmProviderSettings {
 /** Everything `createLlmClient` needs: configured providers and a model spec per role. */
 export interface LlmSettings {
   /** `structuredOutput: 'prompt'` suits servers without `response_format: json_schema`. */
-  openai?: LlmProviderSettings & { structuredOutput?: 'native' | 'prompt' };
+  /** `maxTokensField: 'max_tokens'` suits servers that ignore `max_completion_tokens`. */
+  openai?: LlmProviderSettings & {
+    structuredOutput?: 'native' | 'prompt';
+    maxTokensField?: 'max_completion_tokens' | 'max_tokens';
+  };
   anthropic?: LlmProviderSettings;
   /** `openai:<model>`, `anthropic:<model>`, or a bare `<model>` (OpenAI if configured, else Anthropic). */
   models: Record<ModelRole, string>;

@@ -31,6 +31,12 @@ export interface OpenAiLlmOptions {
    * for servers without it. Default `native`.
    */
   structuredOutput?: 'native' | 'prompt';
+  /**
+   * The field that carries the output cap. `max_completion_tokens` (default) is OpenAI's, and the only one its
+   * reasoning models take; some compatible servers (Ollama's at the time of writing) read only `max_tokens` and
+   * silently ignore the other, leaving the answer unbounded.
+   */
+  maxTokensField?: 'max_completion_tokens' | 'max_tokens';
 }
 
 const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -41,12 +47,14 @@ export class OpenAiLlmClient implements LlmClient {
   private readonly context: LlmCallContext;
   private readonly maxRetries: number;
   private readonly structuredOutput: 'native' | 'prompt';
+  private readonly maxTokensField: 'max_completion_tokens' | 'max_tokens';
 
   constructor(options: OpenAiLlmOptions) {
     const baseURL = options.baseURL ?? DEFAULT_BASE_URL;
     const timeoutMs = options.timeoutMs ?? 120_000;
     this.maxRetries = options.maxRetries ?? 2;
     this.structuredOutput = options.structuredOutput ?? 'native';
+    this.maxTokensField = options.maxTokensField ?? 'max_completion_tokens';
     const { apiKey, model } = options;
     this.context = { provider: 'the OpenAI-compatible server', baseURL, model, apiKey, timeoutMs };
     // organization/project are pinned to null so stray OPENAI_* variables cannot add headers Steward never configured.
@@ -81,8 +89,8 @@ export class OpenAiLlmClient implements LlmClient {
     const messages: ChatCompletionMessageParam[] = system ? [{ role: 'system', content: system }] : [];
     for (const m of request.messages) messages.push({ role: m.role, content: m.content });
     const params: ChatCompletionCreateParamsNonStreaming = { model: this.context.model, messages };
-    // max_completion_tokens, not the deprecated max_tokens: OpenAI's reasoning models refuse the latter.
-    if (request.maxOutputTokens !== undefined) params.max_completion_tokens = request.maxOutputTokens;
+    // Never both: OpenAI refuses a request that sets max_tokens and max_completion_tokens together.
+    if (request.maxOutputTokens !== undefined) params[this.maxTokensField] = request.maxOutputTokens;
     if (request.jsonSchema && native) {
       // strict: false because compatible servers differ in what strict schemas they take; the engine validates anyway.
       params.response_format = {
@@ -112,6 +120,7 @@ export class OpenAiLlmClient implements LlmClient {
         inputTokens: completion.usage?.prompt_tokens ?? 0,
         outputTokens: completion.usage?.completion_tokens ?? 0,
       },
+      ...(choice?.finish_reason === 'length' && { truncated: true }),
     };
   }
 }

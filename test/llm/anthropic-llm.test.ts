@@ -65,6 +65,15 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     expect(response.usage).toEqual({ inputTokens: 10, outputTokens: 3 });
   });
 
+  it("marks an answer cut at max_tokens (or at the context window's end) as truncated, and a finished one not", async () => {
+    for (const stopReason of ['max_tokens', 'model_context_window_exceeded']) {
+      fake.setScript(() => ({ text: '{"summary": "a plan that goes on', stopReason }));
+      expect((await client().complete(request({ maxOutputTokens: 8 }))).truncated).toBe(true);
+    }
+    fake.setScript(() => 'done');
+    expect((await client().complete(request())).truncated).toBeUndefined();
+  });
+
   it('asks for a closed schema natively through output_config.format', async () => {
     const schema = {
       type: 'object',

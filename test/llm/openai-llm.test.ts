@@ -103,6 +103,20 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
     expect(fake.requests[0]?.body).not.toHaveProperty('max_tokens');
   });
 
+  it('sends the cap as max_tokens instead for servers that read only that field, never both', async () => {
+    fake.setScript(() => 'ok');
+    await client({ maxTokensField: 'max_tokens' }).complete(request({ maxOutputTokens: 321 }));
+    expect(fake.requests[0]?.body['max_tokens']).toBe(321);
+    expect(fake.requests[0]?.body).not.toHaveProperty('max_completion_tokens');
+  });
+
+  it("marks an answer cut at its cap (finish_reason 'length') as truncated, and a finished one not", async () => {
+    fake.setScript(() => ({ text: '{"summary": "a plan that goes on', stopReason: 'length' }));
+    expect((await client().complete(request({ maxOutputTokens: 8 }))).truncated).toBe(true);
+    fake.setScript(() => 'done');
+    expect((await client().complete(request())).truncated).toBeUndefined();
+  });
+
   it('turns a 401 into llm_failed that says the key was refused and never quotes the key', async () => {
     // Real providers echo (part of) the refused key in the error body; the fake echoes all of it.
     fake.setScript(() => ({ status: 401, body: { error: { message: `Incorrect API key provided: ${CANARY_KEY}` } } }));

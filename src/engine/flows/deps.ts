@@ -1,5 +1,5 @@
 /** What Steward is built from: the ports, the clock and id source, a log, and the settings. */
-import type { LlmClient, Notifier, RunSignals, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
+import type { LlmClient, ModelRole, Notifier, RunSignals, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
 
 /** Writes one line to the operator's log (never to people). */
 export type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -13,11 +13,30 @@ export interface StewardSettings {
   reviewTimeoutMs: number;
   /** Actors (as `<channel>:<id>`) who may decide on anyone's runs. */
   approvers?: string[];
-  /** Model tokens per run and per person per day; unlimited when absent. */
-  budgets?: TokenBudgets;
+  /** Model tokens per call, per run and per person per day; without them only the per-call defaults hold. */
+  budgets?: ModelTokenBudgets;
   /** How long a run's lease lasts unless renewed (default 15 s): a dead process's runs wait this long for a new owner. */
   leaseMs?: number;
 }
+
+/**
+ * Token budgets with the output cap of each call by role (`perCall`): a call's answer may take at most the smaller
+ * of its role's cap and what the run's and the person's budgets have left.
+ */
+export interface ModelTokenBudgets extends TokenBudgets {
+  perCall?: Partial<Record<ModelRole, number>>;
+}
+
+/**
+ * Output caps when none are configured. 16,000 tokens is about 64,000 characters, room for a plan of 100 ordinary
+ * steps; the classifier answers one word; a report or an `llm` step's text fits in 4,000.
+ */
+export const DEFAULT_OUTPUT_CAPS: Readonly<Record<ModelRole, number>> = {
+  planner: 16_000,
+  classifier: 256,
+  synthesizer: 4_000,
+  llm_step: 4_000,
+};
 
 /** Everything the composition root hands to `Steward`; each flow keeps only the parts it uses. */
 export interface StewardDeps {

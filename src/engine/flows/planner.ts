@@ -1,9 +1,16 @@
 /**
  * The planner: one model call with no tools, whose JSON answer must pass the plan schema and validation.
- * An invalid answer gets at most `maxRepairs` further calls, each told exactly what was wrong.
+ * An invalid answer gets at most `maxRepairs` further calls, each told exactly what was wrong; an answer too large
+ * to be a plan gets none, since a model that wrote one will write the next just as long.
  */
 import { planJsonSchema } from '../plan/plan-schema.ts';
-import { checkAnswer, plannerSystemPrompt, plannerUserPrompt, type PlanRequest } from '../plan/planner-prompt.ts';
+import {
+  checkAnswer,
+  MAX_PLAN_CHARS,
+  plannerSystemPrompt,
+  plannerUserPrompt,
+  type PlanRequest,
+} from '../plan/planner-prompt.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import type { LlmClient, LlmMessage, LlmResponse, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
@@ -28,6 +35,8 @@ export async function writePlan(
       signal: options.signal,
     });
     await options.onResponse?.(response);
+    const oversized = sizeRefusal(response);
+    if (oversized) return { ok: false, error: oversized };
     const checked = checkAnswer(response.text, input.tools);
     if (checked.ok) return checked;
     lastError = checked.error;
@@ -38,6 +47,19 @@ export async function writePlan(
     });
   }
   return { ok: false, error: lastError };
+}
+
+/** Why an answer is too large to be a plan (cut off at its output cap, or over `MAX_PLAN_CHARS`), or undefined. */
+export function sizeRefusal(response: Pick<LlmResponse, 'text' | 'truncated' | 'usage'>): string | undefined {
+  const chars = response.text.length.toLocaleString('en-US');
+  if (response.truncated) {
+    const tokens = response.usage.outputTokens ? `${response.usage.outputTokens.toLocaleString('en-US')} tokens, ` : '';
+    return `the plan is too large: the planner's answer reached the limit of one answer (${tokens}${chars} characters) and was cut off before it ended`;
+  }
+  if (response.text.length > MAX_PLAN_CHARS) {
+    return `the plan is too large: the planner's answer is ${chars} characters, over the limit of ${MAX_PLAN_CHARS.toLocaleString('en-US')}`;
+  }
+  return undefined;
 }
 
 /** Asks for a plan; a failed call (a budget spent, the model unreachable) comes back as the error. */

@@ -1,0 +1,72 @@
+import { describe, expect, it } from 'vitest';
+import { sizeRefusal, writePlan } from '../../../src/engine/flows/planner.ts';
+import { MAX_PLAN_CHARS } from '../../../src/engine/plan/planner-prompt.ts';
+import type { LlmRequest, LlmResponse } from '../../../src/engine/ports.ts';
+import { createTool } from '../fixtures.ts';
+
+const tools = [createTool('fs.read')];
+const validPlan = JSON.stringify({
+  summary: 'Read it',
+  rationale: 'asked',
+  needsTools: true,
+  answer: null,
+  risks: [],
+  steps: [{ id: 's1', kind: 'tool', tool: 'fs.read', args: {}, dependsOn: [], description: 'read', optional: false }],
+});
+
+/** A planner model answering from a queue, recording what it was asked. */
+function plannerAnswering(...answers: Array<Partial<LlmResponse> & { text: string }>) {
+  const seen: LlmRequest[] = [];
+  return {
+    seen,
+    complete(req: LlmRequest): Promise<LlmResponse> {
+      seen.push(req);
+      const next = answers.shift();
+      if (!next) return Promise.reject(new Error('no answer left'));
+      return Promise.resolve({ model: 'm', usage: { inputTokens: 10, outputTokens: 10 }, ...next });
+    },
+  };
+}
+
+describe('the planner and answers too large to be a plan', () => {
+  it('refuses an answer cut off at its cap for its size, with no repair call', async () => {
+    const llm = plannerAnswering({
+      text: `{"summary": "${'a'.repeat(64_000)}`,
+      truncated: true,
+      usage: { inputTokens: 900, outputTokens: 16_000 },
+    });
+    const result = await writePlan(llm, { request: 'do it', tools }, { maxRepairs: 2 });
+    expect(result).toEqual({
+      ok: false,
+      error:
+        "the plan is too large: the planner's answer reached the limit of one answer (16,000 tokens, 64,013 characters) and was cut off before it ended",
+    });
+    expect(llm.seen).toHaveLength(1);
+  });
+
+  it('refuses an answer over the plan size limit, even from a model that ignored its cap, with no repair call', async () => {
+    const llm = plannerAnswering({ text: `{"summary": "${'a'.repeat(5_000_000)}"}` });
+    const result = await writePlan(llm, { request: 'do it', tools }, { maxRepairs: 2 });
+    expect(result.ok).toBe(false);
+    expect(!result.ok && result.error).toBe(
+      "the plan is too large: the planner's answer is 5,000,015 characters, over the limit of 200,000",
+    );
+    expect(llm.seen).toHaveLength(1);
+  });
+
+  it('still repairs an answer that is merely wrong', async () => {
+    const llm = plannerAnswering({ text: '{"summary": "no steps"}' }, { text: validPlan });
+    const result = await writePlan(llm, { request: 'do it', tools }, { maxRepairs: 2 });
+    expect(result.ok).toBe(true);
+    expect(llm.seen).toHaveLength(2);
+  });
+
+  it('lets a complete answer of up to MAX_PLAN_CHARS through to the usual checks', () => {
+    const usage = { inputTokens: 1, outputTokens: 1 };
+    expect(sizeRefusal({ text: 'x'.repeat(MAX_PLAN_CHARS), usage })).toBeUndefined();
+    expect(sizeRefusal({ text: 'x'.repeat(MAX_PLAN_CHARS + 1), usage })).toMatch(/too large/);
+    expect(sizeRefusal({ text: '{}', truncated: true, usage: { inputTokens: 1, outputTokens: 0 } })).toBe(
+      "the plan is too large: the planner's answer reached the limit of one answer (2 characters) and was cut off before it ended",
+    );
+  });
+});
