@@ -258,6 +258,8 @@ export interface RunStore extends RunOwnership {
    * rewritten). Returns the report that stands: this one, or the one stored before.
    */
   storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string>;
+  /** Throws `fenced` unless this process holds the run under `fence` (right before a message that must go once). */
+  assertHeld(runId: string, fence: number): Promise<void>;
   /** The run's report was sent: it owes nothing any more, and its lease is let go. */
   markReportSent(runId: string, at: Date): Promise<void>;
   /** Finished runs that still owe their report (not written, or written and not sent), oldest first. */

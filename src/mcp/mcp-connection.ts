@@ -190,10 +190,9 @@ export class McpConnection {
       if (seq !== this.refreshSeq || session !== this.session) return;
       const before = this.tools.length;
       this.tools = this.usable(tools);
-      this.logger(
-        before === this.tools.length ? 'debug' : 'info',
-        `MCP server "${this.config.name}" now offers ${this.tools.length} tools`,
-      );
+      // Refreshed before every step: only a change is worth a line in the log.
+      if (before !== this.tools.length)
+        this.logger('info', `MCP server "${this.config.name}" now offers ${this.tools.length} tools`);
     } catch (err) {
       if (this.closing || session !== this.session) return;
       this.logger('warn', `MCP server "${this.config.name}": refreshing tools failed: ${describeError(err)}`);

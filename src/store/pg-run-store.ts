@@ -574,6 +574,10 @@ export class PgRunStore implements RunStore {
     return this.attempt('runsWithDecisions', () => leases.runsWithCommands(this.db, this.owner));
   }
 
+  assertHeld(runId: string, fence: number): Promise<void> {
+    return this.attempt('assertHeld', () => this.checkFence(runId, fence));
+  }
+
   /** Throws `fenced` unless this process holds the run under `fence`. */
   private async checkFence(runId: string, fence: number): Promise<void> {
     const row = await this.db.selectFrom('runs').select(['owner', 'fence']).where('id', '=', runId).executeTakeFirst();

@@ -11,12 +11,13 @@ import { checkRevision } from '../plan/revise.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { StoredRun } from '../ports.ts';
+import { outputsOf } from '../run/dispatch-schedule.ts';
 import { interventionTools } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { who } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
-import type { DecisionAction, RunStatus } from '../types.ts';
+import type { DecisionAction, Json, RunStatus } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanWriter } from './planner.ts';
 import type { RunDriver } from './run-driver.ts';
@@ -163,12 +164,17 @@ export class RunControl {
     const rewritten = v.value.plan.steps.filter((s) => before.get(s.id) !== JSON.stringify(s));
     const approvalNeeded = byPlanner ? rewritten.filter((s) => policies[s.id]?.risk !== 'low').map((s) => s.id) : [];
     driver.revise(revision, pins, { plan: v.value.plan, policies, approvalNeeded });
-    await this.showRunning(current, revision, v.value);
+    await this.showRunning(current, revision, v.value, outputsOf(driver.current));
     return null;
   }
 
   /** A card for a revision that is already running (after an edit or amendment mid-run). */
-  private async showRunning(run: StoredRun, revision: number, v: ValidatedPlan): Promise<void> {
+  private async showRunning(
+    run: StoredRun,
+    revision: number,
+    v: ValidatedPlan,
+    outputs: ReadonlyMap<string, Json>,
+  ): Promise<void> {
     const needsApproval = run.approvedRisk !== null && riskAbove(v.risk, run.approvedRisk);
     const card = toPlanCard(run.id, revision, v, {
       needsReview: false,
@@ -176,6 +182,7 @@ export class RunControl {
       requester: run.requester,
       actions: ['pause', 'stop'],
       note: needsApproval ? 'Steps riskier than what was approved will wait for approval.' : undefined,
+      outputs,
     });
     await this.messages.send(run.conversation, card);
   }

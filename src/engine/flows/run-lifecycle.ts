@@ -6,6 +6,7 @@ import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { PinnedTool, StoredRun } from '../ports.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
+import { outputsOf } from '../run/dispatch-schedule.ts';
 import { breakpointView, describeHolds } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { policiesFor } from '../run/step-policies.ts';
@@ -123,6 +124,9 @@ export class RunLifecycle {
       const written = await writeReport(this.llmFor(run), { request: run.request, state: from.final, outcome: status });
       text = await this.patiently(run, () => store.storeReport(run.id, written, status, clock()));
     }
+    // A process that lost the run (it stalled past its lease) must not post the report its new holder posts.
+    const fence = this.leases.fenceOf(run.id);
+    if (fence !== undefined) await this.patiently(run, () => store.assertHeld(run.id, fence));
     await this.messages.send(run.conversation, { kind: 'report', runId: run.id, status, text });
     await this.patiently(run, () => store.markReportSent(run.id, clock()));
     this.leases.forget(run.id);
@@ -163,6 +167,7 @@ export class RunLifecycle {
         actions: ['approve', 'cancel'],
         warnings: planWarnings(v.value.plan, tools.listTools()),
         note: [...why, 'Approve to let them run, or cancel (finished results are kept).'].join('\n'),
+        outputs: outputsOf(driver.current),
       }),
     );
     // A hold found again after a takeover keeps the deadline it had; a new hold gets a new one.

@@ -6,6 +6,7 @@
  */
 import type { InboundDecision, InboundHandler, InboundMessage } from '../channel.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
+import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
 import { mayDecide, who } from '../run/run-actions.ts';
 import { describeHistory, describeRun } from '../run/run-status.ts';
@@ -155,6 +156,8 @@ export class Steward implements InboundHandler {
    */
   private async forwarded(d: InboundDecision): Promise<boolean> {
     if (this.drivers.has(d.runId)) return false;
+    // An edit too deep to store is refused here, by the same rule the holder would apply.
+    if (d.plan !== undefined && jsonValueDepth(d.plan, MAX_PLAN_DEPTH + 1) > MAX_PLAN_DEPTH) return false;
     const run = await this.deps.store.getRun(d.runId);
     if (!run || isTerminal(run.status)) return false;
     const held = this.leases.has(d.runId);
