@@ -63,7 +63,7 @@ export async function benchAgainstReact(
     }
     return rows;
   } finally {
-    runner.shutdown();
+    await runner.shutdown();
   }
 }
 
@@ -95,7 +95,7 @@ export async function benchRateLimited(
     }
     return rows;
   } finally {
-    runner.shutdown();
+    await runner.shutdown();
     await world.fake.configure(world.fakeConfig);
   }
 }
@@ -111,6 +111,6 @@ export async function runPass(world: World, mode: Mode, round: number, every = 1
     }
     return tasks.length;
   } finally {
-    runner.shutdown();
+    await runner.shutdown();
   }
 }

@@ -117,7 +117,7 @@ export class ModeRunner {
   }
 
   /** Lets go of both Stewards' timers. */
-  shutdown(): void {
-    for (const s of Object.values(this.stewards)) s.shutdown();
+  async shutdown(): Promise<void> {
+    await Promise.all(Object.values(this.stewards).map((s) => s.shutdown()));
   }
 }

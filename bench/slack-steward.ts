@@ -245,7 +245,7 @@ export async function startSlackSteward(o: {
     });
     await channel.start(timedHandler(steward, o.hooks));
     cleanups.push(async () => {
-      steward.shutdown();
+      await steward.shutdown();
       await channel.stop();
     });
     await o.peers.target(`http://127.0.0.1:${channel.port}/slack/events`, SECRET);

@@ -78,7 +78,7 @@ export async function benchSteering(rounds: number): Promise<string[]> {
     stopped.push((report?.at ?? performance.now()) - t);
     startedAfterStop += seen.slice(mark).filter((s) => s.m.kind === 'progress' && s.m.status === 'running').length;
   }
-  steward.shutdown();
+  await steward.shutdown();
   await host.close();
   await db.close();
   await llm.close();
