@@ -68,7 +68,10 @@ describe('a server that dies mid-call on a step that is not idempotent', () => {
       'the run to be stored as paused',
       async () => (await harness.store.getRun(run.id))?.status === 'paused',
     );
-    const [first] = await harness.store.listStepAttempts(run.id);
+    // The attempt's end is stored after the warning is shown: wait for it, not for a moment.
+    const first = await waitUntil('the interrupted attempt to be stored', async () =>
+      (await harness.store.listStepAttempts(run.id)).find((a) => a.stepId === 'send' && a.status !== 'running'),
+    );
     expect(first).toMatchObject({
       stepId: 'send',
       attempt: 1,
