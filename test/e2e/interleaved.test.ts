@@ -41,6 +41,8 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.waitFor(/risk MEDIUM/);
     await h.type('approve');
     await h.waitFor(/▶ long running/);
+    // The card says running once the call's intent is stored; the call itself may still be on its way.
+    await waitUntil('the server to receive the call', () => audit.entries().some((e) => e.type === 'call'));
     await h.type('stop');
     await h.waitFor(/=== Report \(stopped\) ===/);
     await h.steward.idle();
