@@ -20,15 +20,25 @@ export function cutText(text: string, max: number, note = '…'): string {
   return `${text.slice(0, end)}${note}`;
 }
 
-/** Escaped, length-capped mrkdwn; the cap applies to the escaped text, which is what Slack counts. */
-export function safeMrkdwn(text: string, max: number): string {
-  let limit = max;
-  for (;;) {
-    const escaped = escapeMrkdwn(cutText(text, limit));
-    if (escaped.length <= max || limit <= 1) return escaped;
-    // Escaping only lengthens text: shrink the raw cut by the overflow and try again.
-    limit = Math.max(1, limit - (escaped.length - max));
+/**
+ * Escaped, length-capped mrkdwn; the cap applies to the escaped text, which is what Slack counts. The cut is made
+ * where the escaped text reaches the cap, however much escaping lengthens it (`<` becomes four characters, `&`
+ * five), and never splits an escape or a surrogate pair.
+ */
+export function safeMrkdwn(text: string, max: number, note = '…'): string {
+  const escaped = escapeMrkdwn(text);
+  if (escaped.length <= max) return escaped;
+  const budget = Math.max(0, Math.floor(max) - note.length);
+  let used = 0;
+  let end = 0;
+  // By code point, so an emoji is never broken in half.
+  for (const ch of text) {
+    const width = ch === '&' ? 5 : ch === '<' || ch === '>' ? 4 : ch.length;
+    if (used + width > budget) break;
+    used += width;
+    end += ch.length;
   }
+  return `${escapeMrkdwn(text.slice(0, end))}${note}`;
 }
 
 /** An inline code span; backticks inside are swapped for a look-alike, since mrkdwn has no escape for them. */

@@ -1,0 +1,35 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { safeMrkdwn } from '../../../src/bot/slack/slack-text.ts';
+
+/** Undoes Slack's three escapes. */
+const unescape = (text: string) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+describe('safeMrkdwn', () => {
+  it('cuts long text full of <, > and & where the escaped text reaches the cap, not to a lone "…"', () => {
+    // A 12,419-character HTML-like report once showed as "…": escaping made it four times longer than the cut.
+    const html = '<div class="row"><span>&nbsp;a &amp; b</span></div>\n'.repeat(240).slice(0, 12_419);
+    const shown = safeMrkdwn(html, 2_900);
+    expect(shown.length).toBeLessThanOrEqual(2_900);
+    expect(shown.length).toBeGreaterThan(2_800);
+    expect(shown.endsWith('…')).toBe(true);
+    expect(html.startsWith(unescape(shown.slice(0, -1)))).toBe(true);
+  });
+
+  it('keeps any text within the cap, as an escaped prefix of it that splits no escape or emoji', () => {
+    const pieces = fc.constantFrom('<', '>', '&', 'a', ' ', '😀', '\n', '<@U123>', '&amp;');
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 400 }), fc.integer({ min: 2, max: 600 }), (parts, max) => {
+        const text = parts.join('');
+        const shown = safeMrkdwn(text, max);
+        expect(shown.length).toBeLessThanOrEqual(max);
+        expect(shown).not.toMatch(/[<>]/);
+        const body = shown.endsWith('…') && shown !== text ? shown.slice(0, -1) : shown;
+        // No escape is cut in half: everything shown unescapes to a prefix of the text.
+        expect(body).not.toMatch(/&(?!amp;|lt;|gt;)/);
+        expect(text.startsWith(unescape(body))).toBe(true);
+        expect(/[\uD800-\uDBFF]$/.test(unescape(body))).toBe(false);
+      }),
+    );
+  });
+});
