@@ -54,7 +54,10 @@ const envSchema = z.object({
   STEWARD_AMENDMENT_CAP: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).default(3)),
   STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
   // How long a run's lease lasts unless renewed; fractions allowed (tests use short leases).
-  STEWARD_LEASE_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().positive().max(3600).default(15)),
+  STEWARD_LEASE_SECONDS: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().min(1, 'must be at least 1 (a shorter lease lapses between renewals)').max(3600).default(15),
+  ),
   STEWARD_SHUTDOWN_GRACE_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().min(0).max(3600).default(20)),
   STEWARD_LOG_FILE: optionalText,
   STEWARD_APPROVERS: z.string().optional(),

@@ -65,6 +65,18 @@ describe('configuration', () => {
     }
   });
 
+  it('reads the lease and the shutdown grace, and refuses a lease too short to be renewed in time', () => {
+    const defaults = loadConfig({ OPENAI_API_KEY: 'k' });
+    expect([defaults.settings.leaseMs, defaults.shutdownGraceMs]).toEqual([15_000, 20_000]);
+    const set = loadConfig({ OPENAI_API_KEY: 'k', STEWARD_LEASE_SECONDS: '1.5', STEWARD_SHUTDOWN_GRACE_SECONDS: '0' });
+    expect([set.settings.leaseMs, set.shutdownGraceMs]).toEqual([1_500, 0]);
+    for (const bad of ['0.1', '0', '-5', 'soon']) {
+      expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_LEASE_SECONDS: bad }), bad).toThrow(
+        /^Configuration error: STEWARD_LEASE_SECONDS: /,
+      );
+    }
+  });
+
   it('reads the health port (off when unset or empty) and names the variable when it is not a port', () => {
     expect(loadConfig({ OPENAI_API_KEY: 'k' }).healthPort).toBeUndefined();
     expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_HEALTH_PORT: '' }).healthPort).toBeUndefined();

@@ -250,7 +250,7 @@ export interface RunStore extends RunOwnership {
   setReport(runId: string, report: string, at: Date): Promise<void>;
   /**
    * Notes that the run owes its person a report, before it ends; `markReportSent` clears the note. A run that ended
-   * with the note still set lost its report to a restart: `listUnreportedRuns` finds it.
+   * with the note still set lost its report to a restart: `claimOrphanedRuns` finds it.
    */
   markReportDue(runId: string, at: Date): Promise<void>;
   /**
@@ -262,12 +262,8 @@ export interface RunStore extends RunOwnership {
   assertHeld(runId: string, fence: number): Promise<void>;
   /** The run's report was sent: it owes nothing any more, and its lease is let go. */
   markReportSent(runId: string, at: Date): Promise<void>;
-  /** Finished runs that still owe their report (not written, or written and not sent), oldest first. */
-  listUnreportedRuns(): Promise<UnreportedRun[]>;
   getRun(runId: string): Promise<StoredRun | null>;
   listStepAttempts(runId: string): Promise<StoredStepAttempt[]>;
-  /** Runs that were not finished when the process last stopped. */
-  listUnfinishedRuns(): Promise<StoredRun[]>;
   /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
   findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
   setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void>;

@@ -231,13 +231,7 @@ export class PgRunStore implements RunStore {
       if (!row || row.leased === 0) throw this.fenced(a.runId);
       if (row.started > 0) return;
       // The attempt exists: this write, repeated after its answer was lost, or another holder's, which stands.
-      const existing = await this.db
-        .selectFrom('step_attempts')
-        .select('fence')
-        .where('run_id', '=', a.runId)
-        .where('step_id', '=', a.stepId)
-        .where('attempt', '=', a.attempt)
-        .executeTakeFirst();
+      const existing = await this.findAttempt(a.runId, a.stepId, a.attempt);
       if (existing?.fence !== fence) {
         throw new StewardError(
           'fenced',
@@ -333,14 +327,7 @@ export class PgRunStore implements RunStore {
         .executeTakeFirst();
       if (written !== undefined) return true;
       if (fence !== undefined) await this.checkFence(a.runId, fence);
-      const known = await this.db
-        .selectFrom('step_attempts')
-        .select('id')
-        .where('run_id', '=', a.runId)
-        .where('step_id', '=', a.stepId)
-        .where('attempt', '=', a.attempt)
-        .executeTakeFirst();
-      return known !== undefined;
+      return (await this.findAttempt(a.runId, a.stepId, a.attempt)) !== undefined;
     });
     if (!ended) {
       throw new StewardError('store_failed', `step ${a.stepId} attempt ${a.attempt} of run ${a.runId} never started`);
@@ -399,6 +386,7 @@ export class PgRunStore implements RunStore {
     return rows.map(fromStepAttemptRow);
   }
 
+  /** Runs not finished yet, oldest first (for inspection and tests; takeovers use `claimOrphanedRuns`). */
   async listUnfinishedRuns(): Promise<StoredRun[]> {
     const rows = await this.attempt('listUnfinishedRuns', () =>
       this.selectRuns()
@@ -422,7 +410,10 @@ export class PgRunStore implements RunStore {
     return this.attempt('markReportSent', () => reports.setReportDue(this.db, runId, false, at));
   }
 
-  /** Runs that ended still owing their report, found through the partial index on `report_due`. */
+  /**
+   * Runs that ended still owing their report, found through the partial index on `report_due` (for inspection and
+   * tests; takeovers use `claimOrphanedRuns`).
+   */
   async listUnreportedRuns(): Promise<UnreportedRun[]> {
     const rows = await this.attempt('listUnreportedRuns', () =>
       this.selectRuns()
@@ -576,6 +567,17 @@ export class PgRunStore implements RunStore {
 
   assertHeld(runId: string, fence: number): Promise<void> {
     return this.attempt('assertHeld', () => this.checkFence(runId, fence));
+  }
+
+  /** One stored attempt's fence, if the attempt exists. */
+  private findAttempt(runId: string, stepId: string, attempt: number) {
+    return this.db
+      .selectFrom('step_attempts')
+      .select('fence')
+      .where('run_id', '=', runId)
+      .where('step_id', '=', stepId)
+      .where('attempt', '=', attempt)
+      .executeTakeFirst();
   }
 
   /** Throws `fenced` unless this process holds the run under `fence`. */
