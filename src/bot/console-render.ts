@@ -33,6 +33,10 @@ export function renderConsole(message: OutboundMessage): string {
   }
 }
 
+function amendmentsLeft(n: number): string {
+  return n > 0 ? `${n} amendment(s) left` : 'No amendments left';
+}
+
 function renderPlan(card: PlanCard): string {
   const lines = [
     `\n=== Plan (revision ${card.revision}, risk ${card.risk.toUpperCase()}) ===`,
@@ -41,7 +45,9 @@ function renderPlan(card: PlanCard): string {
     ...card.steps.map((s) => {
       const deps = s.dependsOn.length > 0 ? ` after ${s.dependsOn.join(', ')}` : '';
       const opt = s.optional ? ' (optional)' : '';
-      return `${s.number}. [${s.id}] ${s.target} ${s.argsPreview}${deps}${opt} — risk ${s.risk}${s.description ? `\n     ${s.description}` : ''}`;
+      // On a card shown mid-run, a step that started says how it stands, so finished work never reads as pending.
+      const state = s.status ? ` ${ICONS[s.status] ?? '?'} ${s.status}${s.detail ? `: ${s.detail}` : ''}` : '';
+      return `${s.number}. [${s.id}] ${s.target} ${s.argsPreview}${deps}${opt} — risk ${s.risk}${state}${s.description ? `\n     ${s.description}` : ''}`;
     }),
     '',
     `Layers: ${card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join(' | ')}`,
@@ -55,7 +61,12 @@ function renderPlan(card: PlanCard): string {
   }
   if (card.note) lines.push(card.note);
   for (const w of card.warnings) lines.push(`⚠ ${w}`);
-  if (card.needsReview && card.actions.includes('amend')) {
+  if (card.needsReview && card.actions.includes('stop')) {
+    // Steps held mid-run: amendments wait until the run goes on.
+    lines.push(
+      `Type "approve" to let the held steps run, or "stop" (finished results are kept). ${amendmentsLeft(card.amendmentsLeft)} once the run goes on.`,
+    );
+  } else if (card.needsReview && card.actions.includes('amend')) {
     lines.push(`Type "approve", "amend <what to change>" (${card.amendmentsLeft} left), or "cancel".`);
   } else if (card.needsReview) {
     // Past the amendment cap, or a hold during a run: only these two remain.

@@ -17,6 +17,10 @@ export interface PlanCardStep {
   description: string;
   optional: boolean;
   risk: RiskLevel;
+  /** Where the step stands, on a card shown after the run started (absent: not started yet). */
+  status?: StepStatus;
+  /** Why a step failed or was skipped, in words ('' otherwise). */
+  detail?: string;
 }
 
 /** The plan as shown for review (or as a notice when it starts at once). */

@@ -26,7 +26,10 @@ export interface LiveCard {
   autoStarted: boolean;
 }
 
-/** A fresh live card for a plan card (a new run, or a new revision of one). */
+/**
+ * A fresh live card for a plan card (a new run, or one shown again after a restart). Steps the engine says have
+ * started keep their state; a card shown after the run started (not for review, or a hold mid-run) counts time.
+ */
 export function createLiveCard(card: PlanCard, now: number): LiveCard {
   const status: RunStatus = card.needsReview
     ? 'awaiting_review'
@@ -34,31 +37,53 @@ export function createLiveCard(card: PlanCard, now: number): LiveCard {
       ? 'paused'
       : 'running';
   const steps: Record<string, LiveStep> = {};
-  for (const s of card.steps) steps[s.id] = { status: 'pending', detail: '' };
+  for (const s of card.steps) steps[s.id] = { status: s.status ?? 'pending', detail: s.detail ?? '' };
+  const started = !card.needsReview || carriesProgress(card);
   return {
     card,
     status,
     actions: card.actions,
     steps,
-    finished: 0,
+    finished: countFinished(steps),
     total: card.steps.length,
-    startedAt: card.needsReview ? null : now,
+    startedAt: started ? now : null,
     endedAt: null,
     autoStarted: !card.needsReview,
   };
 }
 
 /**
- * The card for a new revision of a run it already shows. At review nothing has run, so it starts afresh; while
- * running, steps that keep their id keep what they did (the engine only lets unstarted steps change).
+ * The card for a new revision of a run it already shows (an amendment or edit, a hold, a card sent again). Before
+ * the run started nothing has run, so it starts afresh. After, finished steps stay finished whether or not the new
+ * card waits for review: what the engine says about each step wins, and a card that says nothing keeps what the
+ * old one showed for the steps that kept their id (the engine only lets unstarted steps change).
  */
 export function withNewRevision(previous: LiveCard, card: PlanCard, now: number): LiveCard {
   const next = createLiveCard(card, now);
-  if (card.needsReview || previous.startedAt === null) return next;
-  const steps: Record<string, LiveStep> = {};
-  for (const [id, step] of Object.entries(next.steps)) steps[id] = previous.steps[id] ?? step;
-  const finished = Object.values(steps).filter((s) => s.status !== 'pending' && s.status !== 'running').length;
-  return { ...next, steps, finished, startedAt: previous.startedAt, autoStarted: previous.autoStarted };
+  if (previous.startedAt === null) return next;
+  const steps: Record<string, LiveStep> = { ...next.steps };
+  if (!carriesProgress(card))
+    for (const id of Object.keys(steps)) steps[id] = previous.steps[id] ?? (steps[id] as LiveStep);
+  return {
+    ...next,
+    steps,
+    finished: countFinished(steps),
+    startedAt: previous.startedAt,
+    autoStarted: previous.autoStarted,
+  };
+}
+
+/** Whether the run behind a card waiting for review has already started: steps are held mid-run. */
+export function isHeldMidRun(live: LiveCard): boolean {
+  return live.status === 'awaiting_review' && live.startedAt !== null;
+}
+
+function carriesProgress(card: PlanCard): boolean {
+  return card.steps.some((s) => s.status !== undefined && s.status !== 'pending');
+}
+
+function countFinished(steps: Record<string, LiveStep>): number {
+  return Object.values(steps).filter((s) => s.status !== 'pending' && s.status !== 'running').length;
 }
 
 /** Whether the run behind the card has ended, so its buttons are gone and replies are no longer for it. */

@@ -7,7 +7,7 @@ import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
 import type { RunStatus } from '../../engine/types.ts';
 import { planButtons } from './slack-buttons.ts';
-import { isFinished, type LiveCard } from './slack-card-state.ts';
+import { isFinished, isHeldMidRun, type LiveCard } from './slack-card-state.ts';
 import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
 
 /** A message body for chat.postMessage / chat.update. */
@@ -34,6 +34,9 @@ const TITLES: Record<RunStatus, string> = {
   stopped: '⏹️ Stopped',
 };
 
+/** A run that started and now holds steps for approval: not a plan waiting for its first review. */
+const HELD_TITLE = '✋ Steps waiting for approval';
+
 const ICONS: Record<string, string> = {
   pending: '⚪',
   running: '⏳',
@@ -46,7 +49,8 @@ const ICONS: Record<string, string> = {
 /** The card for a run as it is now; `now` (epoch ms) only feeds the elapsed time. */
 export function renderCard(live: LiveCard, now: number): SlackMessage {
   const { card } = live;
-  const title = `${TITLES[live.status]} · revision ${card.revision}`;
+  const heading = isHeldMidRun(live) ? HELD_TITLE : TITLES[live.status];
+  const title = `${heading} · revision ${card.revision}`;
   const blocks: types.KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: cutText(title, 150), emoji: true } },
     {
@@ -75,7 +79,7 @@ export function renderCard(live: LiveCard, now: number): SlackMessage {
   const buttons = planButtons(live);
   if (buttons.length > 0)
     blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
-  return { text: safeMrkdwn(`${TITLES[live.status]}: ${card.summary}`, 300), blocks };
+  return { text: safeMrkdwn(`${heading}: ${card.summary}`, 300), blocks };
 }
 
 function bullets(title: string, items: string[]): types.KnownBlock {
@@ -91,7 +95,7 @@ function bullets(title: string, items: string[]): types.KnownBlock {
 
 function statusLine(live: LiveCard, now: number): string {
   const parts = [`Risk *${live.card.risk.toUpperCase()}*`, `Requested by ${mentionUser(live.card.requester.id)}`];
-  if (live.status !== 'awaiting_review' && live.status !== 'planning')
+  if ((live.status !== 'awaiting_review' && live.status !== 'planning') || isHeldMidRun(live))
     parts.push(`Step ${live.finished}/${live.total}`);
   if (live.startedAt !== null) parts.push(`⏱️ ${formatDuration((live.endedAt ?? now) - live.startedAt)}`);
   const counts = countByStatus(live);
@@ -108,11 +112,16 @@ function countByStatus(live: LiveCard): string {
 
 function footnote(live: LiveCard): string {
   if (isFinished(live)) return live.autoStarted ? 'This plan started without review.' : 'This run has ended.';
+  const deciders = `Only ${mentionUser(live.card.requester.id)} or an approver can decide.`;
+  const left = live.card.amendmentsLeft;
+  if (isHeldMidRun(live)) {
+    const stop = live.actions.includes('stop') ? ' Stop ends the run and keeps what finished.' : '';
+    const later = left > 0 ? ` ${left} amendment(s) left once it runs again.` : ' No amendments left.';
+    return `${deciders} Approve lets the held steps run.${stop}${later}`;
+  }
   if (live.status === 'awaiting_review') {
-    const amend = live.actions.includes('amend')
-      ? `${live.card.amendmentsLeft} amendment(s) left.`
-      : 'No amendments left.';
-    return `Only ${mentionUser(live.card.requester.id)} or an approver can decide. ${amend} You can also reply in this thread.`;
+    const amend = live.actions.includes('amend') ? `${left} amendment(s) left.` : left > 0 ? '' : 'No amendments left.';
+    return `${deciders}${amend ? ` ${amend}` : ''} You can also reply in this thread.`;
   }
   if (live.autoStarted)
     return `${live.card.risk === 'low' ? 'Low risk: started' : 'Started'} at once, without review. Reply in this thread to ask how it is going or to change the remaining steps.`;

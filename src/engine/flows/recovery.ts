@@ -69,6 +69,7 @@ export class Recovery {
       ...cardOptions,
       needsReview: false,
       actions: [...actions],
+      progress: restored.state.steps,
     });
     await this.messages.send(run.conversation, card);
     if (restored.interrupted.length > 0) {

@@ -12,12 +12,13 @@ import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { StoredRun } from '../ports.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
+import type { DispatchState } from '../run/dispatch-state.ts';
 import { interventionTools } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { who } from '../run/run-actions.ts';
+import { actionsFor, heldActions, who } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
-import type { DecisionAction, Json, RunStatus } from '../types.ts';
+import type { DecisionAction, RunStatus } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanWriter } from './planner.ts';
 import type { RunDriver } from './run-driver.ts';
@@ -164,25 +165,23 @@ export class RunControl {
     const rewritten = v.value.plan.steps.filter((s) => before.get(s.id) !== JSON.stringify(s));
     const approvalNeeded = byPlanner ? rewritten.filter((s) => policies[s.id]?.risk !== 'low').map((s) => s.id) : [];
     driver.revise(revision, pins, { plan: v.value.plan, policies, approvalNeeded });
-    await this.showRunning(current, revision, v.value, outputsOf(driver.current));
+    await this.showRunning(current, revision, v.value, driver.current);
     return null;
   }
 
   /** A card for a revision that is already running (after an edit or amendment mid-run). */
-  private async showRunning(
-    run: StoredRun,
-    revision: number,
-    v: ValidatedPlan,
-    outputs: ReadonlyMap<string, Json>,
-  ): Promise<void> {
+  private async showRunning(run: StoredRun, revision: number, v: ValidatedPlan, state: DispatchState): Promise<void> {
     const needsApproval = run.approvedRisk !== null && riskAbove(v.risk, run.approvedRisk);
+    // The stored status decides the buttons: an amendment while paused keeps Resume, an edit at a hold keeps Approve.
+    const held = run.status === 'awaiting_review';
     const card = toPlanCard(run.id, revision, v, {
-      needsReview: false,
+      needsReview: held,
       amendmentsLeft: this.messages.amendmentsLeft(run),
       requester: run.requester,
-      actions: ['pause', 'stop'],
+      actions: held ? heldActions() : actionsFor(run.status === 'paused' ? 'paused' : 'running', 0),
       note: needsApproval ? 'Steps riskier than what was approved will wait for approval.' : undefined,
-      outputs,
+      outputs: outputsOf(state),
+      progress: state.steps,
     });
     await this.messages.send(run.conversation, card);
   }

@@ -9,6 +9,7 @@ import { createDispatchState, type DispatchState } from '../run/dispatch-state.t
 import { outputsOf } from '../run/dispatch-schedule.ts';
 import { breakpointView, describeHolds } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
+import { heldActions } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
 import type { RunStatus } from '../types.ts';
@@ -164,10 +165,11 @@ export class RunLifecycle {
         needsReview: true,
         amendmentsLeft: this.messages.amendmentsLeft(current),
         requester: run.requester,
-        actions: ['approve', 'cancel'],
+        actions: heldActions(),
         warnings: planWarnings(v.value.plan, tools.listTools()),
-        note: [...why, 'Approve to let them run, or cancel (finished results are kept).'].join('\n'),
+        note: [...why, 'Approve to let them run, or stop the run (finished results are kept).'].join('\n'),
         outputs: outputsOf(driver.current),
+        progress: driver.current.steps,
       }),
     );
     // A hold found again after a takeover keeps the deadline it had; a new hold gets a new one.

@@ -1,10 +1,11 @@
 /** Builds the platform-neutral plan card from a validated plan. */
-import type { PlanCard } from '../messages.ts';
+import type { PlanCard, PlanCardStep } from '../messages.ts';
 import { stepsHeld, type Breakpoint } from '../plan/breakpoints.ts';
 import { jsonValueDepth, MAX_OUTPUT_DEPTH } from '../plan/json-depth.ts';
 import { collectRefs, resolveRefs } from '../plan/refs.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import type { Actor, DecisionAction, Json } from '../types.ts';
+import type { StepRuntime } from './dispatch-state.ts';
 import { actionsFor } from './run-actions.ts';
 
 const ARGS_PREVIEW = 300;
@@ -24,6 +25,11 @@ export interface PlanCardOptions {
    * shows the values it sends, not `{"$ref": ...}`.
    */
   outputs?: ReadonlyMap<string, Json>;
+  /**
+   * Where each step stands (on a card shown mid-run: a hold, a revision, a restart), so finished steps are shown
+   * finished, not pending.
+   */
+  progress?: Readonly<Record<string, StepRuntime>>;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -46,6 +52,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
       description: s.description,
       optional: s.optional,
       risk: v.stepRisk[s.id] ?? 'low',
+      ...stepProgress(options.progress?.[s.id]),
     })),
     layers: v.layers,
     risk: v.risk,
@@ -59,6 +66,12 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     ...(options.note ? { note: options.note } : {}),
     warnings: options.warnings ?? [],
   };
+}
+
+/** A started step's status and, when it failed or was skipped, why; nothing for a step not started. */
+function stepProgress(runtime: StepRuntime | undefined): Pick<PlanCardStep, 'status' | 'detail'> {
+  if (!runtime || runtime.status === 'pending') return {};
+  return { status: runtime.status, detail: runtime.error?.message ?? runtime.note ?? '' };
 }
 
 /** The arguments with their references filled in, when every one can be (and shown); else as written. */

@@ -21,6 +21,14 @@ export function actionsFor(status: RunStatus, amendments: number): DecisionActio
   }
 }
 
+/**
+ * The buttons (or commands) of a card shown while steps of a started run wait for approval: approve them, or stop the
+ * run, keeping what finished (`cancel` is still understood there, and does the same as Stop).
+ */
+export function heldActions(): DecisionAction[] {
+  return ['approve', 'stop'];
+}
+
 /** The requester, or a configured approver (`<channel>:<id>`), may decide on a run; nobody else. */
 export function mayDecide(run: Pick<StoredRun, 'requester'>, actor: Actor, approvers: readonly string[]): boolean {
   if (actor.channel === run.requester.channel && actor.id === run.requester.id) return true;

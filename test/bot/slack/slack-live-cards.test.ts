@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { createLiveCard, withNewRevision, withProgress, withReport } from '../../../src/bot/slack/slack-card-state.ts';
+import {
+  createLiveCard,
+  isHeldMidRun,
+  withNewRevision,
+  withProgress,
+  withReport,
+} from '../../../src/bot/slack/slack-card-state.ts';
 import { LiveCards } from '../../../src/bot/slack/slack-live-cards.ts';
 import type { SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import { allTexts, createPlanCard, createProgress } from './fixtures.ts';
@@ -95,5 +101,45 @@ describe('live cards', () => {
     expect([live.finished, live.total, live.startedAt, live.autoStarted]).toEqual([1, 2, 1_000, true]);
     const atReview = withNewRevision(createLiveCard(createPlanCard(), 1_000), createPlanCard({ revision: 1 }), 3_000);
     expect([atReview.status, atReview.startedAt, atReview.finished]).toEqual(['awaiting_review', null, 0]);
+  });
+
+  it('steps held mid-run after an amendment: finished steps stay finished, and Stop stays on the card', () => {
+    // Once, a card that waits for review started afresh: every finished step showed as pending, and Stop was gone.
+    const running = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    let live = withProgress(
+      createLiveCard(running, 1_000),
+      createProgress({ status: 'succeeded', finished: 1 }),
+      2_000,
+    );
+    const held = createPlanCard({
+      revision: 1,
+      needsReview: true,
+      actions: ['approve', 'stop'],
+      steps: [
+        { ...running.steps[0]!, status: 'succeeded', detail: '' },
+        { ...running.steps[1]!, id: 'step_3' },
+      ],
+    });
+    live = withNewRevision(live, held, 3_000);
+    expect(live.steps.step_1!.status).toBe('succeeded');
+    expect(live.steps.step_3!.status).toBe('pending');
+    expect([live.status, live.finished, live.total, live.startedAt]).toEqual(['awaiting_review', 1, 2, 1_000]);
+    expect(isHeldMidRun(live)).toBe(true);
+    expect(live.actions).toEqual(['approve', 'stop']);
+  });
+
+  it('a card shown afresh mid-run (after a restart) shows what the engine says each step did', () => {
+    const base = createPlanCard();
+    const card = createPlanCard({
+      needsReview: false,
+      actions: ['pause', 'stop'],
+      steps: [{ ...base.steps[0]!, status: 'failed', detail: 'timed out' }, base.steps[1]!],
+    });
+    const live = createLiveCard(card, 5_000);
+    expect(live.steps).toEqual({
+      step_1: { status: 'failed', detail: 'timed out' },
+      step_2: { status: 'pending', detail: '' },
+    });
+    expect([live.finished, live.startedAt]).toEqual([1, 5_000]);
   });
 });

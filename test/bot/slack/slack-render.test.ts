@@ -1,6 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { decodeCardRef } from '../../../src/bot/slack/slack-actions.ts';
-import { createLiveCard, withProgress, withReport, withRunStatus } from '../../../src/bot/slack/slack-card-state.ts';
+import {
+  createLiveCard,
+  withNewRevision,
+  withProgress,
+  withReport,
+  withRunStatus,
+} from '../../../src/bot/slack/slack-card-state.ts';
+import type { PlanCard } from '../../../src/engine/messages.ts';
 import { renderCard, type SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import {
   renderAmendModal,
@@ -83,6 +90,37 @@ describe('slack card renderer', () => {
     const message = renderCard(live, NOW + 999_000);
     expect(buttons(message)).toEqual([]);
     expect(allTexts(message.blocks).join('\n')).toContain('⏱️ 3 s');
+  });
+
+  it('steps held mid-run: finished steps shown done, the real amendment count, Approve and Stop', () => {
+    // Once the footer of such a card said "No amendments left" while 3 remained, and Stop was gone.
+    let live = createLiveCard(createPlanCard({ needsReview: false, actions: ['pause', 'stop'] }), NOW);
+    live = withProgress(live, createProgress({ status: 'succeeded', finished: 1 }), NOW + 1_000);
+    const base = createPlanCard();
+    const held = createPlanCard({
+      revision: 1,
+      actions: ['approve', 'stop'],
+      amendmentsLeft: 3,
+      steps: [{ ...base.steps[0]!, status: 'succeeded', detail: '' }, base.steps[1]!],
+      note: 'Step step_2 (everything.echo) was added or changed by an amendment written after seeing tool outputs.',
+    });
+    const message = renderCard(withNewRevision(live, held, NOW + 2_000), NOW + 3_000);
+    expectWithinLimits(message);
+    const text = allTexts(message.blocks).join('\n');
+    expect(text).toContain('✋ Steps waiting for approval · revision 1');
+    expect(text).toMatch(/✅ \*1\.\*/);
+    expect(text).toMatch(/⚪ \*2\.\*/);
+    expect(text).toContain('Step 1/2');
+    expect(text).toContain('3 amendment(s) left');
+    expect(text).not.toContain('No amendments left');
+    expect(buttons(message).map((b) => b.action_id)).toEqual(['steward.approve', 'steward.stop', 'steward.ask-first']);
+  });
+
+  it('at first review the footer counts the amendments left, and says none only when none are', () => {
+    const footer = (amendmentsLeft: number, actions: PlanCard['actions']) =>
+      allTexts(renderCard(createLiveCard(createPlanCard({ amendmentsLeft, actions }), NOW), NOW).blocks).join('\n');
+    expect(footer(2, ['approve', 'amend', 'cancel'])).toContain('2 amendment(s) left.');
+    expect(footer(0, ['approve', 'cancel'])).toContain('No amendments left.');
   });
 
   it.each([

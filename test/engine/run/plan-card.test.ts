@@ -43,3 +43,25 @@ describe("a plan card's arguments", () => {
     );
   });
 });
+
+describe("a plan card's steps mid-run", () => {
+  it('carry what each started step did, so a card shown at a hold or after a restart shows them finished', () => {
+    const card = toPlanCard('r1', 2, v, {
+      needsReview: true,
+      amendmentsLeft: 3,
+      requester: { id: 'ada', channel: 'test' },
+      progress: {
+        read: {
+          status: 'failed',
+          attempt: 1,
+          error: { code: 'tool_error', message: 'no such file', retryable: false },
+        },
+        send: { status: 'pending', attempt: 0 },
+      },
+    });
+    expect(card.steps.map((s) => [s.id, s.status, s.detail])).toEqual([
+      ['read', 'failed', 'no such file'],
+      ['send', undefined, undefined],
+    ]);
+  });
+});
