@@ -87,12 +87,18 @@ export interface Answer {
   text: string;
 }
 
+/** A piece of a sentence that names people: text, or a person each channel shows its own way (a mention, a name). */
+export type SentencePart = string | { person: Actor };
+
 /** Anything else worth telling: a state change, a refusal, a failure explained. */
 export interface Notice {
   kind: 'notice';
   runId?: string;
   level: 'info' | 'warning' | 'error';
+  /** The whole text, people named by name (or id): for channels that show people as plain names. */
   text: string;
+  /** The same sentence with the people in it kept apart, when it names any. */
+  parts?: SentencePart[];
   /** When set, only this person should see it (Slack: an ephemeral message). */
   to?: Actor;
 }

@@ -158,7 +158,7 @@ describe('console, end to end on postgres', () => {
     await h.type('cancel');
     await h.type('approve');
     expect(h.output()).toContain('Cancelled by ada. Nothing was run.');
-    expect(h.output()).toContain('That plan is cancelled; nothing changed.');
+    expect(h.output()).toContain('This run has already ended (cancelled); nothing changed.');
     expect(h.calls).toEqual([]);
     expect((await onlyRun(h)).status).toBe('cancelled');
   });

@@ -33,7 +33,7 @@ describe('slack guards, end to end on postgres', () => {
     expect(after.map((c) => c.method)).toEqual(['chat.postEphemeral', 'chat.postEphemeral']);
     for (const c of after) {
       expect(c.args).toMatchObject({ user: 'U0BOB', channel: 'C0GENERAL', thread_ts: thread });
-      expect(allTexts(c.args.blocks).join(' ')).toMatch(/Only U0ADA or an approver can (approve|amend) this run/);
+      expect(allTexts(c.args.blocks).join(' ')).toMatch(/Only <@U0ADA> or an approver can (approve|amend) this run/);
     }
     expect(h.slack.callsOf('views.open')).toEqual([]);
     expect((await h.store.getRun(runId))!.status).toBe('awaiting_review');

@@ -2,6 +2,11 @@
  * Text helpers for Slack's mrkdwn (pure). Everything that came from a model, a tool or a person goes through
  * `escapeMrkdwn`, so `<!channel>` or `<@U123>` in a tool's output shows as text and pings nobody.
  */
+import type { SentencePart } from '../../engine/messages.ts';
+import type { Actor } from '../../engine/types.ts';
+
+/** What a Slack member id looks like; anything else is shown as text. */
+const SLACK_USER = /^[UW][A-Z0-9]{2,20}$/;
 
 /** Escapes the three characters Slack gives meaning to in message text: `&`, `<` and `>`. */
 export function escapeMrkdwn(text: string): string {
@@ -49,7 +54,33 @@ export function codeSpan(text: string, max: number): string {
 
 /** A user mention for a Slack user id, or escaped text when the id does not look like one. */
 export function mentionUser(id: string): string {
-  return /^[UW][A-Z0-9]{2,20}$/.test(id) ? `<@${id}>` : escapeMrkdwn(id);
+  return SLACK_USER.test(id) ? `<@${id}>` : escapeMrkdwn(id);
+}
+
+/** A person in mrkdwn: a Slack user as a mention (Slack shows the name and pings nobody in an edit), else the name. */
+export function personMrkdwn(actor: Actor): string {
+  if (actor.channel === 'slack' && SLACK_USER.test(actor.id)) return `<@${actor.id}>`;
+  return escapeMrkdwn(actor.name ?? actor.id);
+}
+
+/**
+ * A sentence naming people as mrkdwn of at most `max` characters: its text escaped, its people inserted after
+ * escaping (so a text part can never forge a mention), cut where the escaped text reaches the cap; a mention is
+ * never cut in half.
+ */
+export function sentenceMrkdwn(parts: readonly SentencePart[], max: number, note = '…'): string {
+  let out = '';
+  for (const part of parts) {
+    const piece = typeof part === 'string' ? escapeMrkdwn(part) : personMrkdwn(part.person);
+    if (out.length + piece.length <= max) {
+      out += piece;
+      continue;
+    }
+    const room = Math.floor(max) - out.length;
+    if (room < note.length) return out;
+    return out + (typeof part === 'string' ? safeMrkdwn(part, room, note) : note);
+  }
+  return out;
 }
 
 /** Seconds as `42 s`, `3 min 05 s` or `1 h 02 min`. */

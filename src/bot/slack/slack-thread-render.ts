@@ -7,7 +7,7 @@ import type { Answer, BreakpointHit, Notice, Report } from '../../engine/message
 import { AMEND_INPUT, AMEND_VIEW, encodeCardRef, type CardRef } from './slack-actions.ts';
 import { decisionButtons } from './slack-buttons.ts';
 import type { SlackMessage } from './slack-render.ts';
-import { escapeMrkdwn, safeMrkdwn } from './slack-text.ts';
+import { escapeMrkdwn, safeMrkdwn, sentenceMrkdwn } from './slack-text.ts';
 
 /** Characters of body text a thread reply may carry (Slack refuses roughly 12,000 across all blocks). */
 export const REPLY_BUDGET = 10_000;
@@ -34,7 +34,8 @@ export function renderAnswer(answer: Answer): SlackMessage {
 
 /** A notice, in the thread or (with `to`) as an ephemeral message. */
 export function renderNotice(notice: Notice): SlackMessage {
-  const text = `${LEVEL_ICONS[notice.level]} ${safeMrkdwn(notice.text, SECTION_MAX)}`;
+  const body = notice.parts ? sentenceMrkdwn(notice.parts, SECTION_MAX) : safeMrkdwn(notice.text, SECTION_MAX);
+  const text = `${LEVEL_ICONS[notice.level]} ${body}`;
   return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text, verbatim: true } }] };
 }
 

@@ -13,7 +13,7 @@ import type { PinnedTool, StoredRun } from '../ports.ts';
 import { changedTools } from '../run/holds.ts';
 import type { PlanCardOptions } from '../run/plan-card.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { who } from '../run/run-actions.ts';
+import { sentence, who } from '../run/run-actions.ts';
 import { describeStatus } from '../run/run-status.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { RunStatus } from '../types.ts';
@@ -70,7 +70,7 @@ export class ReviewFlow {
     if (!moved) return this.stale(run, d);
     this.timers.clear(run.id);
     await store.setApprovedRisk(run.id, v.value.risk, clock());
-    await this.messages.notice(run, 'info', `Approved by ${who(d.actor)}; running ${run.plan.steps.length} steps.`);
+    await this.messages.notice(run, 'info', sentence`Approved by ${d.actor}; running ${run.plan.steps.length} steps.`);
     await this.messages.status(run, 'running');
     const driver = this.drivers.get(run.id);
     if (!driver) {
@@ -102,8 +102,8 @@ export class ReviewFlow {
     this.timers.clear(run.id);
     driver?.send({ type: 'stopRequested' });
     const text = driver
-      ? `Cancelled by ${who(d.actor)}: steps waiting for approval will not run; finished results are kept.`
-      : `Cancelled by ${who(d.actor)}. Nothing was run.`;
+      ? sentence`Cancelled by ${d.actor}: steps waiting for approval will not run; finished results are kept.`
+      : sentence`Cancelled by ${d.actor}. Nothing was run.`;
     await this.messages.notice(run, 'info', text);
     await this.messages.status(run, to);
     return null;

@@ -15,7 +15,7 @@ import { outputsOf } from '../run/dispatch-schedule.ts';
 import type { DispatchState } from '../run/dispatch-state.ts';
 import { interventionTools } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { actionsFor, heldActions, who } from '../run/run-actions.ts';
+import { actionsFor, heldActions, sentence, who } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
 import type { DecisionAction, RunStatus } from '../types.ts';
@@ -70,7 +70,7 @@ export class RunControl {
       return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
     }
     if (d.action !== 'stop') driver.send({ type: move.event });
-    await this.messages.notice(run, 'info', `${move.words} (${who(d.actor)})`);
+    await this.messages.notice(run, 'info', sentence`${move.words} (${d.actor})`);
     await this.messages.status(run, move.to);
     if (d.action !== 'resume') await this.recordIntervention(run, d, tools);
     return null;

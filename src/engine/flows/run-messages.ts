@@ -1,7 +1,7 @@
 /** What the flows tell people about a run: notices, status changes (which set the card's buttons), cards, reports. */
-import type { OutboundMessage } from '../messages.ts';
+import type { Notice, OutboundMessage, SentencePart } from '../messages.ts';
 import type { Conversation, Notifier, StoredRun } from '../ports.ts';
-import { actionsFor, amendmentsLeft } from '../run/run-actions.ts';
+import { actionsFor, amendmentsLeft, plainText } from '../run/run-actions.ts';
 import type { Actor, RunStatus } from '../types.ts';
 
 /** Sends a run's messages through the channel; knows the amendment cap so buttons match what is left. */
@@ -16,14 +16,22 @@ export class RunMessages {
     return amendmentsLeft(run, this.amendmentCap);
   }
 
-  /** Tells the conversation (or, with `to`, only that person) something. */
+  /** Tells the conversation (or, with `to`, only that person) something; a `sentence` keeps the people it names. */
   async notice(
     run: Pick<StoredRun, 'id' | 'conversation'>,
     level: 'info' | 'warning' | 'error',
-    text: string,
+    said: string | SentencePart[],
     to?: Actor,
   ): Promise<void> {
-    await this.notifier.send(run.conversation, { kind: 'notice', runId: run.id, level, text, ...(to ? { to } : {}) });
+    const notice: Notice = {
+      kind: 'notice',
+      runId: run.id,
+      level,
+      text: typeof said === 'string' ? said : plainText(said),
+    };
+    if (typeof said !== 'string') notice.parts = said;
+    if (to) notice.to = to;
+    await this.notifier.send(run.conversation, notice);
   }
 
   /** Tells adapters the run's status changed, so cards show the right buttons. */

@@ -5,10 +5,11 @@
  * unauthorized decision changes nothing.
  */
 import type { InboundDecision, InboundHandler, InboundMessage } from '../channel.ts';
+import type { SentencePart } from '../messages.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
-import { mayDecide, who } from '../run/run-actions.ts';
+import { mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { describeHistory, describeRun } from '../run/run-status.ts';
 import { StewardError } from '../errors.ts';
 import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
@@ -133,7 +134,7 @@ export class Steward implements InboundHandler {
       if (!stoppedHere || !(err instanceof StewardError) || !err.retryable) throw err;
       const run = stoppedHere;
       this.deps.log('warn', `run ${run.id}: Stop applied while the database is unreachable: ${err.message}`);
-      const text = `Stopping: steps in flight are cancelled; finished results are kept. (${who(d.actor)}; the database is unreachable, so the run ends and reports once it is back.)`;
+      const text = sentence`Stopping: steps in flight are cancelled; finished results are kept. (${d.actor}; the database is unreachable, so the run ends and reports once it is back.)`;
       await this.messages.notice(run, 'warning', text);
     }
   }
@@ -194,15 +195,19 @@ export class Steward implements InboundHandler {
       await this.messages.notice(nowhere, 'warning', 'That run does not exist.', d.actor);
       return;
     }
+    // A press on the old card of a run that ended: only the presser hears about it.
+    const ended = isTerminal(run.status);
     const allowed = this.mayDecide(run, d.actor);
-    const refusal = allowed
-      ? await this.handle(run, d)
-      : `Only ${who(run.requester)} or an approver can ${d.action} this run.`;
+    const refusal = ended
+      ? `This run has already ended (${run.status}); nothing changed.`
+      : allowed
+        ? await this.handle(run, d)
+        : sentence`Only ${run.requester} or an approver can ${d.action} this run.`;
     await store.recordDecision({
       ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
-      ...{ accepted: refusal === null, note: refusal ?? undefined, at: clock() },
+      ...{ accepted: refusal === null, note: refusal === null ? undefined : asText(refusal), at: clock() },
     });
-    if (refusal) await this.messages.notice(run, 'warning', refusal, allowed ? undefined : d.actor);
+    if (refusal) await this.messages.notice(run, 'warning', refusal, allowed && !ended ? undefined : d.actor);
   }
 
   async canDecide(runId: string, actor: Actor): Promise<boolean> {
@@ -409,4 +414,9 @@ export class Steward implements InboundHandler {
     }
     await this.decision({ runId: run.id, revision: run.revision, action: 'amend', actor: m.actor, text: m.text });
   }
+}
+
+/** A refusal as stored text: a sentence naming people is stored with their names. */
+function asText(said: string | SentencePart[]): string {
+  return typeof said === 'string' ? said : plainText(said);
 }

@@ -1,4 +1,5 @@
 /** Who may decide on a run, which decisions its status allows, and how many amendments it has left. */
+import type { SentencePart } from '../messages.ts';
 import type { StoredRun } from '../ports.ts';
 import type { Actor, DecisionAction, RunStatus } from '../types.ts';
 
@@ -38,4 +39,24 @@ export function mayDecide(run: Pick<StoredRun, 'requester'>, actor: Actor, appro
 /** A person's name for messages. */
 export function who(actor: Actor): string {
   return actor.name ?? actor.id;
+}
+
+/**
+ * A sentence whose actors stay people (`sentence\`Approved by ${actor}.\``), so each channel can show them its way:
+ * Slack as a mention that renders the name, the console as the name. Other values become text.
+ */
+export function sentence(strings: TemplateStringsArray, ...values: (string | number | Actor)[]): SentencePart[] {
+  const parts: SentencePart[] = [];
+  strings.forEach((text, i) => {
+    if (text) parts.push(text);
+    if (i >= values.length) return;
+    const value = values[i] as string | number | Actor;
+    parts.push(typeof value === 'object' ? { person: value } : String(value));
+  });
+  return parts;
+}
+
+/** A sentence as plain text, each person by name (or id). */
+export function plainText(parts: readonly SentencePart[]): string {
+  return parts.map((p) => (typeof p === 'string' ? p : who(p.person))).join('');
 }

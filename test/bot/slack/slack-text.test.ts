@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { safeMrkdwn } from '../../../src/bot/slack/slack-text.ts';
+import { safeMrkdwn, sentenceMrkdwn } from '../../../src/bot/slack/slack-text.ts';
 
 /** Undoes Slack's three escapes. */
 const unescape = (text: string) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -29,6 +29,31 @@ describe('safeMrkdwn', () => {
         expect(body).not.toMatch(/&(?!amp;|lt;|gt;)/);
         expect(text.startsWith(unescape(body))).toBe(true);
         expect(/[\uD800-\uDBFF]$/.test(unescape(body))).toBe(false);
+      }),
+    );
+  });
+});
+
+describe('sentenceMrkdwn', () => {
+  const ada = { person: { id: 'U0ADA', channel: 'slack' } };
+  it('shows Slack members as mentions inserted after escaping, and others by name', () => {
+    const cli = { person: { id: 'ada', name: 'Ada <the admin>', channel: 'console' } };
+    expect(sentenceMrkdwn(['Approved by ', ada, ' & ', cli, ' <!channel>'], 200)).toBe(
+      'Approved by <@U0ADA> &amp; Ada &lt;the admin&gt; &lt;!channel&gt;',
+    );
+    // A text part can never forge a mention, and an id that is not a member id is shown as text.
+    expect(sentenceMrkdwn(['<@U0EVE>', { person: { id: '<!here>', channel: 'slack' } }], 200)).toBe(
+      '&lt;@U0EVE&gt;&lt;!here&gt;',
+    );
+  });
+
+  it('stays within the cap, never cutting a mention or an escape in half', () => {
+    const part = fc.oneof(fc.constantFrom('<', '&', 'a', '😀', '<!channel>'), fc.constant(ada));
+    fc.assert(
+      fc.property(fc.array(part, { maxLength: 200 }), fc.integer({ min: 1, max: 300 }), (parts, max) => {
+        const shown = sentenceMrkdwn(parts, max);
+        expect(shown.length).toBeLessThanOrEqual(max);
+        expect(shown.replace(/<@U0ADA>/g, '')).not.toMatch(/[<>]|&(?!amp;|lt;|gt;)/);
       }),
     );
   });

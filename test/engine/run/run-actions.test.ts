@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { actionsFor, amendmentsLeft, mayDecide, who } from '../../../src/engine/run/run-actions.ts';
+import {
+  actionsFor,
+  amendmentsLeft,
+  mayDecide,
+  plainText,
+  sentence,
+  who,
+} from '../../../src/engine/run/run-actions.ts';
 import type { Actor, DecisionAction, RunStatus } from '../../../src/engine/types.ts';
 
 describe('what a person may do on a run', () => {
@@ -52,5 +59,12 @@ describe('what a person may do on a run', () => {
   it('names a person by name, else by id', () => {
     expect(who(requester)).toBe('Ada');
     expect(who({ id: 'U2', channel: 'slack' })).toBe('U2');
+  });
+
+  it('a sentence keeps the people it names apart from its text, and reads plainly with their names', () => {
+    const bob: Actor = { id: 'U2', channel: 'slack' };
+    const said = sentence`Approved by ${requester}; ${3} steps (${bob})`;
+    expect(said).toEqual(['Approved by ', { person: requester }, '; ', '3', ' steps (', { person: bob }, ')']);
+    expect(plainText(said)).toBe('Approved by Ada; 3 steps (U2)');
   });
 });
