@@ -13,7 +13,6 @@ import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from './slack-live-cards.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
-import { safeMrkdwn } from './slack-text.ts';
 
 const STOP_GRACE_MS = 10_000;
 
@@ -65,11 +64,7 @@ export class SlackChannel implements ChannelAdapter {
       hasActiveCard: (channel, threadTs) => this.cards.hasActiveCard(channel, threadTs),
       summaryOf: (runId) => this.cards.summaryOf(runId),
       seen: (actor, at) => this.lastSeen.set(actor.id, at),
-      ephemeral: (at, user, text) =>
-        this.ephemeral(at, user, {
-          text,
-          blocks: [{ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(text, 2_900) } }],
-        }),
+      ephemeral: (at, user, text) => this.ephemeral(at, user, renderNotice({ kind: 'notice', level: 'info', text })),
     });
     this.port = await this.slack.start();
     this.started = true;

@@ -7,7 +7,7 @@ import type { Answer, BreakpointHit, Notice, Report } from '../../engine/message
 import { AMEND_INPUT, AMEND_VIEW, encodeCardRef, type CardRef } from './slack-actions.ts';
 import { decisionButtons } from './slack-buttons.ts';
 import type { SlackMessage } from './slack-render.ts';
-import { escapeMrkdwn, safeMrkdwn, sentenceMrkdwn } from './slack-text.ts';
+import { codeSpan, escapeMrkdwn, safeMrkdwn, sentenceMrkdwn } from './slack-text.ts';
 
 /** Characters of body text a thread reply may carry (Slack refuses roughly 12,000 across all blocks). */
 export const REPLY_BUDGET = 10_000;
@@ -42,8 +42,8 @@ export function renderNotice(notice: Notice): SlackMessage {
 /** A run holding at a breakpoint: the step's output and the buttons that continue or stop it. */
 export function renderBreakpoint(hit: BreakpointHit): SlackMessage {
   const head = hit.before
-    ? `⏸️ Holding before step \`${safeMrkdwn(hit.stepId, 100)}\`. It will send:`
-    : `⏸️ Holding after step \`${safeMrkdwn(hit.stepId, 100)}\`. Its output:`;
+    ? `⏸️ Holding before step ${codeSpan(hit.stepId, 100)}. It will send:`
+    : `⏸️ Holding after step ${codeSpan(hit.stepId, 100)}. Its output:`;
   const output = `\`\`\`${safeMrkdwn(hit.output.replace(/```/g, 'ˋˋˋ'), SECTION_MAX - 200)}\`\`\``;
   const blocks: types.KnownBlock[] = [
     { type: 'section', text: { type: 'mrkdwn', text: head, verbatim: true } },
@@ -108,11 +108,17 @@ function chunk(text: string): string[] {
     // Never split inside an escape such as `&amp;`.
     const amp = rest.lastIndexOf('&', at);
     if (amp > at - 5 && rest.indexOf(';', amp) >= at) at = amp;
+    // Nor inside an emoji (a surrogate pair).
+    if (isHighSurrogate(rest.charCodeAt(at - 1))) at -= 1;
     out.push(rest.slice(0, at));
     rest = rest.slice(at).replace(/^\n/, '');
   }
   if (rest) out.push(rest);
   return out.length > 0 ? out : ['(empty)'];
+}
+
+function isHighSurrogate(code: number): boolean {
+  return code >= 0xd800 && code <= 0xdbff;
 }
 
 /** Markdown from a model, turned into Slack's mrkdwn where the two differ most (bold and headings). */
