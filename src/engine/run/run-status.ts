@@ -2,7 +2,9 @@
 import type { Plan } from '../plan/plan-schema.ts';
 import type { StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from '../ports.ts';
 import { cut, outputText } from '../text.ts';
+import type { SentencePart } from '../messages.ts';
 import { latestAttempts } from './attempts.ts';
+import { sentence } from './run-actions.ts';
 import type { RunStatus } from '../types.ts';
 
 /** Which step the run is on, what each finished step returned in short, and what is left. */
@@ -26,22 +28,25 @@ export function describeRun(status: RunStatus, plan: Plan | null, attempts: read
   return lines.join('\n');
 }
 
-/** The run's history: each plan revision and each decision, with who, from which channel, and when. */
+/**
+ * The run's history: each plan revision and each decision, with who (kept as a person, so each channel shows them
+ * its way), from which channel, and when.
+ */
 export function describeHistory(
   run: StoredRun,
   revisions: readonly StoredRevision[],
   decisions: readonly StoredDecision[],
-): string {
-  const lines = [`History of "${cut(run.request, 80)}" (now ${run.status.replace('_', ' ')}):`];
+): SentencePart[] {
   const entries = [
-    ...revisions.map((r) => ({ at: r.createdAt, text: `revision ${r.revision}: ${r.reason}` })),
+    ...revisions.map((r) => ({ at: r.createdAt, said: [`revision ${r.revision}: ${r.reason}`] })),
     ...decisions.map((d) => ({
       at: d.createdAt,
-      text: `${d.actor.name ?? d.actor.id} (${d.actor.channel}) ${d.action} on revision ${d.revision}: ${d.accepted ? 'accepted' : `refused — ${d.note ?? ''}`}`,
+      said: sentence`${d.actor} (${d.actor.channel}) ${d.action} on revision ${d.revision}: ${d.accepted ? 'accepted' : `refused — ${d.note ?? ''}`}`,
     })),
   ].sort((a, b) => a.at.getTime() - b.at.getTime());
-  for (const e of entries) lines.push(`${e.at.toISOString()}  ${e.text}`);
-  return lines.join('\n');
+  const parts: SentencePart[] = [`History of "${cut(run.request, 80)}" (now ${run.status.replace('_', ' ')}):`];
+  for (const e of entries) parts.push(`\n${e.at.toISOString()}  `, ...e.said);
+  return parts;
 }
 
 /** A run status in words, for sentences like "That plan is …". */
