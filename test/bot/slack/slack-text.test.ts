@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { safeMrkdwn, sentenceMrkdwn } from '../../../src/bot/slack/slack-text.ts';
+import { cutText, safeMrkdwn, sentenceMrkdwn } from '../../../src/bot/slack/slack-text.ts';
 
 /** Undoes Slack's three escapes. */
 const unescape = (text: string) => text.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
@@ -54,6 +54,22 @@ describe('sentenceMrkdwn', () => {
         const shown = sentenceMrkdwn(parts, max);
         expect(shown.length).toBeLessThanOrEqual(max);
         expect(shown.replace(/<@U0ADA>/g, '')).not.toMatch(/[<>]|&(?!amp;|lt;|gt;)/);
+      }),
+    );
+  });
+});
+
+describe('cutText (plain_text: headers, labels, modal values)', () => {
+  it('keeps any text within its limit as a prefix that splits no emoji', () => {
+    const pieces = fc.constantFrom('a', '😀', '<!channel>', ' ', '&');
+    fc.assert(
+      fc.property(fc.array(pieces, { maxLength: 300 }), fc.integer({ min: 1, max: 400 }), (parts, max) => {
+        const text = parts.join('');
+        const shown = cutText(text, max);
+        expect(shown.length).toBeLessThanOrEqual(max);
+        const body = shown === text ? shown : shown.slice(0, -1);
+        expect(text.startsWith(body)).toBe(true);
+        expect(/[\uD800-\uDBFF]$/.test(body)).toBe(false);
       }),
     );
   });
