@@ -35,7 +35,7 @@ describe('slack card truth, end to end on postgres', () => {
       servers: [everythingStdioConfig(), filesystemStdioConfig(dir)],
       script: byRole({
         planner: [planReply([quick, long]), planReply([quick, long, save])],
-        classifier: ['amend'],
+        classifier: ['amend', 'amend'],
         synthesizer: ['Stopped; kept what finished.'],
       }),
     });
@@ -66,6 +66,12 @@ describe('slack card truth, end to end on postgres', () => {
     expect((await h.store.getRun(runId))!.status).toBe('awaiting_review');
     const oldApprove = h.buttonValue(held, 'approve');
 
+    // Another change while steps are held is refused with what to do instead, in line with the card's footer.
+    await h.reply(thread, 'and also save y');
+    await h.waitFor('the refusal', () =>
+      h!.replies(thread).find((m) => messageText(m).includes('approve or stop them first')),
+    );
+
     expect(await h.press(held, 'stop')).toBe(200);
     await h.waitFor('the report', () =>
       h!.replies(thread).find((m) => messageText(m).includes('Stopped; kept what finished.')),
@@ -91,6 +97,7 @@ describe('slack card truth, end to end on postgres', () => {
     );
     expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted])).toEqual([
       ['amend', true],
+      ['amend', false],
       ['stop', true],
       ['approve', false],
     ]);
