@@ -292,12 +292,16 @@ export class Steward implements InboundHandler {
     const { store, clock, tools } = this.deps;
     if (run.plan === null) {
       await this.messages.notice(run, 'info', 'Steward restarted while planning this request; planning it again.');
-      return this.plan(run, run.request);
+      return this.plan(run, run.request).catch((err: unknown) => this.planningBroke(run, err));
     }
     const v = validatePlan(run.plan, tools.listTools());
     if (!v.ok) {
       await store.transition(run.id, ['planning'], 'failed', { at: clock() });
-      await this.messages.notice(run, 'error', `After a restart the plan is no longer valid: ${v.error.join('; ')}`);
+      await this.messages.tellRequester(
+        run,
+        'error',
+        `After a restart the plan is no longer valid: ${v.error.join('; ')}`,
+      );
       return;
     }
     const text =
