@@ -18,9 +18,9 @@ describe.each(['postgres', 'pglite'] as const)("a person's runs on %s", (kind) =
     const runs = [1, 2, 3, 4].map((d) => createNewRun({ requester: grace, at: day(d), request: `job ${d}` }));
     for (const run of runs) await store.createRun(run);
     await store.createRun(createNewRun({ requester: { id: 'U0OTHER', channel: 'slack' }, at: day(5) }));
-    const console = { channel: 'console', key: 'console' };
+    const terminal = { channel: 'console', key: 'console' };
     await store.createRun(
-      createNewRun({ requester: { id: 'U0GRACE', channel: 'console' }, conversation: console, at: day(6) }),
+      createNewRun({ requester: { id: 'U0GRACE', channel: 'console' }, conversation: terminal, at: day(6) }),
     );
     await store.saveRevision(runs[1]!.id, 0, createRevisionPlan({ summary: 'Two' }), 'planned', day(2));
     await store.transition(runs[3]!.id, ['planning'], 'completed');
