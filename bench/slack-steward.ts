@@ -123,6 +123,8 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     canDecide: (runId, actor) => steward.canDecide(runId, actor),
     history: (runId) => steward.history(runId),
     setReviewPreference: (actor, p) => steward.setReviewPreference(actor, p),
+    activeRuns: (actor) => steward.activeRuns(actor),
+    recentRuns: (actor, limit) => steward.recentRuns(actor, limit),
   };
 }
 

@@ -3,7 +3,7 @@
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
 import type { Conversation, Notifier } from './ports.ts';
-import type { Actor, DecisionAction, Json, ReviewPreference } from './types.ts';
+import type { Actor, DecisionAction, Json, ReviewPreference, RunStatus } from './types.ts';
 
 /** Text someone addressed to Steward: a new request, or a reply in a run's thread. */
 export interface InboundMessage {
@@ -34,6 +34,19 @@ export interface InboundDecision {
   on?: boolean;
 }
 
+/** One of a person's runs, as a line in a list (`/steward status`, `/steward runs`). */
+export interface RunListing {
+  id: string;
+  status: RunStatus;
+  /** The status in words ("waiting for review"). */
+  statusText: string;
+  request: string;
+  /** The plan's summary, once there is a plan. */
+  summary: string | null;
+  conversation: Conversation;
+  createdAt: Date;
+}
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
@@ -46,6 +59,10 @@ export interface InboundHandler {
   history(runId: string): Promise<void>;
   /** Stores how much this person wants to review from now on. */
   setReviewPreference(actor: Actor, preference: ReviewPreference): Promise<void>;
+  /** This person's runs that are not finished (planning, waiting, running, paused, stopping), newest first. */
+  activeRuns(actor: Actor): Promise<RunListing[]>;
+  /** This person's latest runs, finished or not, newest first, at most `limit`. */
+  recentRuns(actor: Actor, limit: number): Promise<RunListing[]>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

@@ -291,6 +291,8 @@ export interface RunStore extends RunOwnership {
   adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
   claimInbound(key: string, at: Date): Promise<boolean>;
+  /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
+  listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
   /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
 }

@@ -31,6 +31,7 @@ import * as history from './run-history.ts';
 import * as leases from './run-leases.ts';
 import { deadLocalOwners, newOwnerId } from './process-identity.ts';
 import * as reports from './run-reports.ts';
+import { listRunsOf } from './run-lists.ts';
 import * as safety from './run-safety.ts';
 import * as steering from './run-steering.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
@@ -479,6 +480,10 @@ export class PgRunStore implements RunStore {
 
   setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void> {
     return this.attempt('setReviewPreference', () => steering.setReviewPreference(this.db, actor, preference, at));
+  }
+
+  listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]> {
+    return this.attempt('listRunsOf', () => listRunsOf(this.db, actor, options));
   }
 
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>> {

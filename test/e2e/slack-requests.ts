@@ -182,3 +182,51 @@ export function createViewSubmission(o: {
 export function interactionBody(payload: unknown): string {
   return new URLSearchParams({ payload: JSON.stringify(payload) }).toString();
 }
+
+/** A direct message to the bot (`message.im`); in the DM's thread when `threadTs` is given. */
+export function createDirectMessage(o: {
+  text: string;
+  user?: string;
+  channel?: string;
+  ts?: string;
+  threadTs?: string;
+}) {
+  const ts = o.ts ?? newTs();
+  return {
+    type: 'message',
+    channel_type: 'im',
+    user: o.user ?? 'U0ADA',
+    text: o.text,
+    ts,
+    channel: o.channel ?? 'D0ADA',
+    event_ts: ts,
+    team: TEAM,
+    ...(o.threadTs ? { thread_ts: o.threadTs, parent_user_id: o.user ?? 'U0ADA' } : {}),
+  };
+}
+
+/** A slash command as the form body Slack posts (`command=/steward&text=…`). */
+export function slashCommandBody(o: {
+  text: string;
+  user?: string;
+  channel?: string;
+  responseUrl: string;
+  triggerId: string;
+}): string {
+  const user = o.user ?? 'U0ADA';
+  return new URLSearchParams({
+    token: 'legacy-verification-token',
+    team_id: TEAM,
+    team_domain: 'test',
+    channel_id: o.channel ?? 'C0GENERAL',
+    channel_name: 'general',
+    user_id: user,
+    user_name: user.toLowerCase(),
+    command: '/steward',
+    text: o.text,
+    api_app_id: APP,
+    is_enterprise_install: 'false',
+    response_url: o.responseUrl,
+    trigger_id: o.triggerId,
+  }).toString();
+}

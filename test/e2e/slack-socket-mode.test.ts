@@ -25,6 +25,8 @@ function recordingHandler() {
     canDecide: async () => true,
     setReviewPreference: async () => undefined,
     history: async () => undefined,
+    activeRuns: async () => [],
+    recentRuns: async () => [],
   };
   return { handler, messages, decisions };
 }

@@ -71,6 +71,14 @@ export interface FakeSlack {
   rateLimited: Record<string, number>;
   /** Refills every bucket (a fresh minute), keeping the counts. */
   resetRateLimits(): void;
+  /** The loading status each thread shows now (`assistant.threads.setStatus`), by `<channel>:<thread ts>`. */
+  statuses: Map<string, string>;
+  /** Reactions by the bot on each message, by `<channel>:<ts>`. */
+  reactions: Map<string, Set<string>>;
+  /** When set, a call it names an error for is refused with that error (Slack's `{ ok: false, error }`). */
+  refuse: ((method: string, args: Record<string, unknown>) => string | undefined) | undefined;
+  /** A fresh `response_url` for a slash command; what is posted to it is recorded as method `response_url`. */
+  responseUrl(): string;
   close(): Promise<void>;
 }
 
@@ -110,6 +118,8 @@ export async function startFakeSlack(
         blocks: (args.blocks as FakeMessage['blocks']) ?? [],
       };
       messages.set(`${message.channel}:${ts}`, message);
+      // Like Slack, the app's message in a thread ends the loading status shown there.
+      if (message.threadTs) fake.statuses.delete(`${message.channel}:${message.threadTs}`);
       return {
         ok: true,
         channel: message.channel,
@@ -129,6 +139,31 @@ export async function startFakeSlack(
     'chat.postEphemeral': (args) => {
       if (typeof args.user !== 'string' || !args.user) return { ok: false, error: 'user_not_found' };
       return messageProblem(args, 50) ?? { ok: true, message_ts: nextTs() };
+    },
+    'assistant.threads.setStatus': (args) => {
+      if (typeof args.channel_id !== 'string' || typeof args.thread_ts !== 'string')
+        return { ok: false, error: 'invalid_arguments' };
+      if (typeof args.status !== 'string') return { ok: false, error: 'invalid_arguments' };
+      const key = `${args.channel_id}:${args.thread_ts}`;
+      if (args.status) fake.statuses.set(key, args.status);
+      else fake.statuses.delete(key);
+      return { ok: true };
+    },
+    'reactions.add': (args) => {
+      const key = `${String(args.channel)}:${String(args.timestamp)}`;
+      const names = fake.reactions.get(key) ?? new Set<string>();
+      if (names.has(String(args.name))) return { ok: false, error: 'already_reacted' };
+      fake.reactions.set(key, names.add(String(args.name)));
+      return { ok: true };
+    },
+    'reactions.remove': (args) => {
+      const names = fake.reactions.get(`${String(args.channel)}:${String(args.timestamp)}`);
+      return names?.delete(String(args.name)) ? { ok: true } : { ok: false, error: 'no_reaction' };
+    },
+    'chat.getPermalink': (args) => {
+      const ts = typeof args.message_ts === 'string' ? args.message_ts : '';
+      if (typeof args.channel !== 'string' || !/^\d+\.\d+$/.test(ts)) return { ok: false, error: 'message_not_found' };
+      return { ok: true, channel: args.channel, permalink: permalink(args.channel, ts) };
     },
     'views.open': (args) => {
       const issued = triggers.get(String(args.trigger_id));
@@ -150,6 +185,12 @@ export async function startFakeSlack(
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = /^\/api\/([\w.]+)$/.exec((req.url ?? '').split('?')[0] ?? '')?.[1];
     const args = parseBody(await readBody(req), req.headers['content-type'] ?? '');
+    // A slash command's response_url takes no token: the URL itself is the secret.
+    if (req.method === 'POST' && (req.url ?? '').startsWith('/commands/')) {
+      calls.push({ method: 'response_url', args, token: '', at: Date.now(), response: { ok: true }, status: 200 });
+      send(res, 200, { ok: true });
+      return;
+    }
     const token = (req.headers.authorization ?? '').replace(/^Bearer /, '') || payloadText(args.token);
     let response: Record<string, unknown>;
     if (req.method !== 'POST' || !method) response = { ok: false, error: 'unknown_method' };
@@ -165,7 +206,10 @@ export async function startFakeSlack(
         send(res, 429, response, { 'retry-after': String(retryAfterS) });
         return;
       }
-      response = methods[method]?.(args) ?? { ok: false, error: 'unknown_method' };
+      const refused = fake.refuse?.(method, args);
+      response = refused
+        ? { ok: false, error: refused }
+        : (methods[method]?.(args) ?? { ok: false, error: 'unknown_method' });
     }
     calls.push({ method: method ?? req.url ?? '?', args, token, at: Date.now(), response, status: 200 });
     send(res, 200, response);
@@ -189,6 +233,10 @@ export async function startFakeSlack(
     callsOf: (method) => calls.filter((c) => c.method === method),
     rateLimited: limiter.refused,
     resetRateLimits: () => limiter.reset(),
+    statuses: new Map(),
+    reactions: new Map(),
+    refuse: undefined,
+    responseUrl: () => `http://127.0.0.1:${port}/commands/T0000001/${randomBytes(6).toString('hex')}`,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -224,6 +272,11 @@ function createLimiter(limits: Readonly<Record<string, SlackRateLimit>>, now: ()
       return Math.max(1, Math.ceil((1 - b.tokens) / perMs / 1000));
     },
   };
+}
+
+/** A message link in Slack's form: the ts without its dot, after `p`. */
+function permalink(channel: string, ts: string): string {
+  return `https://test.slack.com/archives/${channel}/p${ts.replace('.', '')}`;
 }
 
 function messageProblem(args: Record<string, unknown>, maxBlocks: number): Record<string, unknown> | null {

@@ -9,10 +9,13 @@ import type { Actor } from '../../engine/types.ts';
 import { createSlackApp, type SlackApp, type SlackSettings } from './slack-app.ts';
 import { withProgress, withReport, withRunStatus } from './slack-card-state.ts';
 import { fromConversation } from './slack-inbound.ts';
+import { registerCommands } from './slack-commands.ts';
+import { registerDirectMessages } from './slack-dm.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from './slack-live-cards.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
+import { ThinkingSigns } from './slack-thinking.ts';
 
 const STOP_GRACE_MS = 10_000;
 
@@ -32,11 +35,13 @@ export class SlackChannel implements ChannelAdapter {
   private readonly cards: LiveCards;
   private readonly pending = new Set<Promise<void>>();
   private readonly lastSeen = new Map<string, SeenAt>();
+  private readonly signs: ThinkingSigns;
   private started = false;
 
   constructor(private readonly options: SlackChannelOptions) {
     this.slack = createSlackApp(options, options.log);
     const client = this.slack.app.client;
+    this.signs = new ThinkingSigns(client, (m) => options.log('warn', m));
     this.cards = new LiveCards(
       {
         post: async (channel, threadTs, message) => (await this.post(channel, threadTs, message)) ?? '',
@@ -58,7 +63,14 @@ export class SlackChannel implements ChannelAdapter {
   }
 
   async start(handler: InboundHandler): Promise<void> {
+    const thinking = (channel: string, threadTs: string, messageTs: string) => {
+      this.signs.show(channel, threadTs, messageTs);
+      return () => this.track(this.signs.clear(channel, threadTs));
+    };
+    registerDirectMessages(this.slack.app, { handler, thinking, track: (work) => this.track(work) });
+    registerCommands(this.slack.app, { handler, thinking, track: (work) => this.track(work) });
     registerListeners(this.slack.app, {
+      thinking,
       handler,
       track: (work) => this.track(work),
       hasActiveCard: (channel, threadTs) => this.cards.hasActiveCard(channel, threadTs),
@@ -130,6 +142,12 @@ export class SlackChannel implements ChannelAdapter {
       ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
       ...message,
     });
+    if (at.threadTs) this.answered(at.channel, at.threadTs);
+  }
+
+  /** Steward's first message in a thread ends its working sign there. */
+  private answered(channel: string, threadTs: string): void {
+    this.track(this.signs.clear(channel, threadTs));
   }
 
   private async post(channel: string, threadTs: string, message: SlackMessage): Promise<string | undefined> {
@@ -140,6 +158,7 @@ export class SlackChannel implements ChannelAdapter {
       unfurl_media: false,
       ...message,
     });
+    this.answered(channel, threadTs);
     return res.ts;
   }
 

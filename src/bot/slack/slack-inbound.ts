@@ -19,6 +19,8 @@ export interface SlackMessageEvent {
   channel?: string;
   ts?: string;
   thread_ts?: string;
+  /** `im` for a direct message with the bot; `channel`, `group` or `mpim` otherwise. */
+  channel_type?: string;
 }
 
 /** A Slack thread, as a conversation for the engine. */
@@ -56,12 +58,31 @@ export function fromMention(event: SlackMessageEvent, botUserId: string | undefi
  */
 export function fromThreadReply(event: SlackMessageEvent, botUserId: string | undefined): InboundMessage | null {
   if (event.subtype !== undefined && event.subtype !== 'thread_broadcast') return null;
+  // Direct messages are all for Steward: `fromDirectMessage` takes them, threads or not.
+  if (event.channel_type === 'im') return null;
   if (!event.user || !event.channel || !event.ts || !event.thread_ts || event.thread_ts === event.ts || event.bot_id)
     return null;
   if (botUserId && (event.user === botUserId || (event.text ?? '').includes(`<@${botUserId}>`))) return null;
   const text = messageText(event.text ?? '', botUserId);
   if (!text) return null;
   return { conversation: toConversation(event.channel, event.thread_ts), actor: toActor({ id: event.user }), text };
+}
+
+/**
+ * A message in a direct conversation with Steward: every one is addressed to it, so no mention is needed. A top-level
+ * message starts a request answered in its thread; a message in a thread goes to that thread's conversation (a reply
+ * to its active run, or a new request there). Edits and other subtypes, and bots (Steward included), are ignored.
+ */
+export function fromDirectMessage(event: SlackMessageEvent, botUserId: string | undefined): InboundMessage | null {
+  if (event.channel_type !== 'im' || event.subtype !== undefined || event.bot_id) return null;
+  if (!event.user || !event.channel || !event.ts || (botUserId && event.user === botUserId)) return null;
+  const text = messageText(event.text ?? '', botUserId);
+  if (!text) return null;
+  return {
+    conversation: toConversation(event.channel, event.thread_ts ?? event.ts),
+    actor: toActor({ id: event.user }),
+    text,
+  };
 }
 
 /** The text a person typed: Steward's own mention removed and Slack's three escapes undone. */

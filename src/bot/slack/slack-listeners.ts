@@ -32,6 +32,8 @@ export interface ListenerDeps {
   summaryOf(runId: string): string;
   seen(actor: Actor, at: SeenAt): void;
   ephemeral(at: SeenAt, userId: string, text: string): Promise<void>;
+  /** Shows that Steward works on a request in a thread at once; the function returned clears it. */
+  thinking(channel: string, threadTs: string, messageTs: string): () => void;
 }
 
 /** Registers every listener Steward needs on the Bolt app. */
@@ -41,7 +43,9 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
 
   app.event('app_mention', async ({ event, body, context }) => {
     const message = fromMention(event, context.botUserId);
-    if (message && firstDelivery(body.event_id)) await untilAccepted(deps, { ...message, ...delivery(body.event_id) });
+    if (!message || !firstDelivery(body.event_id)) return;
+    const done = deps.thinking(event.channel, event.thread_ts ?? event.ts, event.ts);
+    await untilAccepted(deps, { ...message, ...delivery(body.event_id) }, done);
   });
 
   // Plain replies go to the engine only inside a thread that holds a live card; other chatter is not for Steward.
@@ -114,13 +118,17 @@ const ACCEPT_WAIT_MS = 2_500;
 /**
  * Hands a message to the engine and returns once the engine stored it (in HTTP mode Bolt answers Slack when the
  * listener returns), or when the engine is done, or after `ACCEPT_WAIT_MS`; throws when the engine failed first.
- * The rest runs tracked.
+ * The rest runs tracked; `done` is called when the engine is done.
  */
-async function untilAccepted(deps: ListenerDeps, m: Omit<InboundMessage, 'accepted'>): Promise<void> {
+export async function untilAccepted(
+  deps: Pick<ListenerDeps, 'handler' | 'track'>,
+  m: Omit<InboundMessage, 'accepted'>,
+  done?: () => void,
+): Promise<void> {
   let accepted!: () => void;
   const stored = new Promise<void>((resolve) => (accepted = resolve));
   const work = deps.handler.message({ ...m, accepted });
-  deps.track(work);
+  deps.track(done ? work.finally(done) : work);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ACCEPT_WAIT_MS)));
   try {
@@ -135,7 +143,7 @@ async function untilAccepted(deps: ListenerDeps, m: Omit<InboundMessage, 'accept
  * Slack redelivers an event (same event_id) when it thinks the ack was late; a second copy of a mention would
  * start a second run. Remembers the last `size` event ids.
  */
-function deliveryFilter(size: number): (eventId: string | undefined) => boolean {
+export function deliveryFilter(size: number): (eventId: string | undefined) => boolean {
   const seen = new Set<string>();
   return (eventId) => {
     if (!eventId) return true;
@@ -153,6 +161,6 @@ function stringField(part: Record<string, unknown> | undefined, key: string): st
 }
 
 /** The delivery id the engine de-duplicates on (in the database, so a redelivery after a restart is dropped too). */
-function delivery(eventId: string | undefined): { deliveryId?: string } {
+export function delivery(eventId: string | undefined): { deliveryId?: string } {
   return eventId ? { deliveryId: `slack:${eventId}` } : {};
 }

@@ -169,7 +169,8 @@ export class ReviewFlow {
 
   /**
    * Sends a plan card. If the platform refuses it (say, rate limits outlasting the client's retries), the run must
-   * not sit in `status` unseen and undriven: it fails, with the reason in its history, and nothing runs.
+   * not sit in `status` unseen and undriven: it fails, with the reason in its history, and nothing runs; the requester
+   * is told privately (posting in the conversation is what failed).
    */
   private async showCard(
     run: StoredRun,
@@ -193,6 +194,10 @@ export class ReviewFlow {
       log('error', `run ${run.id}: the plan card could not be delivered, so the run fails: ${reason}`);
       await store.transition(run.id, [status], 'failed', { at: clock() });
       await store.appendEvent(run.id, 'cardNotDelivered', { reason: reason.slice(0, 500) }, clock());
+      const text = `I could not show the plan here (${reason.slice(0, 200)}), so nothing was run. Please ask again.`;
+      await this.messages
+        .tellRequester(run, 'error', text, true)
+        .catch((e: unknown) => log('error', `run ${run.id}: the requester could not be told: ${(e as Error).message}`));
       return false;
     }
   }

@@ -34,6 +34,24 @@ export class RunMessages {
     await this.notifier.send(run.conversation, notice);
   }
 
+  /**
+   * Tells the requester something they must not miss: in the conversation, and only them privately when that fails
+   * (or, with `privateFirst`, privately first: when posting in the conversation is what just failed).
+   */
+  async tellRequester(
+    run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>,
+    level: 'info' | 'warning' | 'error',
+    text: string,
+    privateFirst = false,
+  ): Promise<void> {
+    const [first, second] = privateFirst ? [run.requester, undefined] : [undefined, run.requester];
+    try {
+      await this.notice(run, level, text, first);
+    } catch {
+      await this.notice(run, level, text, second);
+    }
+  }
+
   /** Tells adapters the run's status changed, so cards show the right buttons. */
   async status(run: StoredRun, status: RunStatus): Promise<void> {
     const actions = actionsFor(status, this.amendmentsLeft(run));

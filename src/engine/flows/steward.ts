@@ -4,13 +4,13 @@
  * through ports, and the store decides every state change (conditional updates), so a duplicate, stale or
  * unauthorized decision changes nothing.
  */
-import type { InboundDecision, InboundHandler, InboundMessage } from '../channel.ts';
+import type { InboundDecision, InboundHandler, InboundMessage, RunListing } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
 import { mayDecide, plainText, sentence } from '../run/run-actions.ts';
-import { describeHistory, describeRun } from '../run/run-status.ts';
+import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
 import { StewardError } from '../errors.ts';
 import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
 import { classifyReply } from './classify.ts';
@@ -31,6 +31,12 @@ export type { StewardDeps, StewardSettings } from './deps.ts';
 /** A run in one of these states is driven step by step: its decisions go to its driver. */
 const needsDriver = (run: StoredRun) =>
   run.status === 'running' || run.status === 'paused' || run.status === 'stopping';
+
+/** A stored run as a line of a person's list. */
+const toListing = (run: StoredRun): RunListing => ({
+  ...{ id: run.id, status: run.status, statusText: describeStatus(run.status), request: run.request },
+  ...{ summary: run.plan?.summary ?? null, conversation: run.conversation, createdAt: run.createdAt },
+});
 
 /** The background round that keeps this process's leases and takes over orphans. */
 interface Watch {
@@ -92,7 +98,21 @@ export class Steward implements InboundHandler {
     this.leases.hold(run.id, 0);
     m.accepted?.();
     await store.appendEvent(run.id, 'requested', { actor: m.actor.id, channel: m.actor.channel }, clock());
-    await this.plan(run, m.text);
+    await this.plan(run, m.text).catch((err: unknown) => this.planningBroke(run, err));
+  }
+
+  /** Planning threw (the database or the channel failed): the run fails if it can, and the requester hears why. */
+  private async planningBroke(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, err: unknown) {
+    const { store, clock, log } = this.deps;
+    const reason = err instanceof Error ? err.message : String(err);
+    log('error', `run ${run.id}: planning failed: ${reason}`);
+    const failed = await store.transition(run.id, ['planning'], 'failed', { at: clock() }).catch(() => false);
+    const text = failed
+      ? `I could not finish planning this request (${reason.slice(0, 200)}); nothing was run. Please ask again.`
+      : `Something went wrong while planning this request (${reason.slice(0, 200)}).`;
+    await this.messages
+      .tellRequester(run, 'error', text)
+      .catch((e: unknown) => log('error', `run ${run.id}: the requester could not be told: ${(e as Error).message}`));
   }
 
   /** Plans a request and answers it: directly when it needs no tools, else with a plan card (or the run starts). */
@@ -101,7 +121,7 @@ export class Steward implements InboundHandler {
     const planned = await this.writePlan(run, request);
     if (!planned.ok) {
       await store.transition(run.id, ['planning'], 'failed', { at: clock() });
-      await this.messages.notice(run, 'error', `I could not make a valid plan: ${planned.error}`);
+      await this.messages.tellRequester(run, 'error', `I could not make a valid plan: ${planned.error}`);
       return;
     }
     const v = planned.value;
@@ -110,7 +130,10 @@ export class Steward implements InboundHandler {
       const answer = v.plan.answer ?? v.plan.summary;
       await store.transition(run.id, ['planning'], 'completed', { at: clock() });
       await store.setReport(run.id, answer, clock());
-      await this.messages.send(run.conversation, { kind: 'answer', text: answer });
+      // An answer the conversation refused still reaches the person who asked, privately.
+      await this.messages
+        .send(run.conversation, { kind: 'answer', text: answer })
+        .catch(() => this.messages.notice(run, 'info', answer, run.requester));
       return;
     }
     await this.review.offer(run.id, 0, v, 'planning');
@@ -227,6 +250,14 @@ export class Steward implements InboundHandler {
     await this.deps.store.setReviewPreference(actor, preference, this.deps.clock());
   }
 
+  async activeRuns(actor: Actor): Promise<RunListing[]> {
+    return (await this.deps.store.listRunsOf(actor, { activeOnly: true, limit: 50 })).map(toListing);
+  }
+
+  async recentRuns(actor: Actor, limit: number): Promise<RunListing[]> {
+    return (await this.deps.store.listRunsOf(actor, { activeOnly: false, limit })).map(toListing);
+  }
+
   /**
    * Takes over every run that needs an owner and has none (at start: the runs this process, or a dead peer, left
    * unfinished or unreported), then keeps doing so while the process lives: leases are renewed, runs of peers that
@@ -266,12 +297,16 @@ export class Steward implements InboundHandler {
     const { store, clock, tools } = this.deps;
     if (run.plan === null) {
       await this.messages.notice(run, 'info', 'Steward restarted while planning this request; planning it again.');
-      return this.plan(run, run.request);
+      return this.plan(run, run.request).catch((err: unknown) => this.planningBroke(run, err));
     }
     const v = validatePlan(run.plan, tools.listTools());
     if (!v.ok) {
       await store.transition(run.id, ['planning'], 'failed', { at: clock() });
-      await this.messages.notice(run, 'error', `After a restart the plan is no longer valid: ${v.error.join('; ')}`);
+      await this.messages.tellRequester(
+        run,
+        'error',
+        `After a restart the plan is no longer valid: ${v.error.join('; ')}`,
+      );
       return;
     }
     const text =

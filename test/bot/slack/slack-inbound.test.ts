@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { decodeCardRef, decisionFromActionId, encodeCardRef } from '../../../src/bot/slack/slack-actions.ts';
 import {
   fromConversation,
+  fromDirectMessage,
   fromMention,
   fromThreadReply,
   type SlackMessageEvent,
@@ -48,6 +49,25 @@ describe('slack inbound translation', () => {
     expect(fromThreadReply({ ...reply, bot_id: 'B1' }, BOT)).toBeNull();
     expect(fromThreadReply({ ...reply, user: BOT }, BOT)).toBeNull();
     expect(fromThreadReply({ ...reply, text: `<@${BOT}> amend it` }, BOT)).toBeNull();
+  });
+
+  it('every DM is for Steward: top-level starts its own thread, thread replies keep theirs; bots and edits are not', () => {
+    const dm = event({ channel: 'D0ADA', channel_type: 'im', text: `hi &lt;there&gt;` });
+    expect(fromDirectMessage(dm, BOT)).toEqual({
+      conversation: { channel: 'slack', key: 'D0ADA:1700000100.000200' },
+      actor: { id: 'U0ADA', channel: 'slack' },
+      text: 'hi <there>',
+    });
+    const inThread = { ...dm, thread_ts: '1700000000.000100' };
+    expect(fromDirectMessage(inThread, BOT)?.conversation.key).toBe('D0ADA:1700000000.000100');
+    expect(fromConversation({ channel: 'slack', key: 'D0ADA:1700000000.000100' })?.channel).toBe('D0ADA');
+    // The channel-reply path leaves DMs alone, so a DM thread reply reaches the engine once.
+    expect(fromThreadReply(inThread, BOT)).toBeNull();
+    expect(fromDirectMessage({ ...dm, channel_type: 'channel' }, BOT)).toBeNull();
+    expect(fromDirectMessage({ ...dm, bot_id: 'B1' }, BOT)).toBeNull();
+    expect(fromDirectMessage({ ...dm, user: BOT }, BOT)).toBeNull();
+    expect(fromDirectMessage({ ...dm, subtype: 'message_changed' }, BOT)).toBeNull();
+    expect(fromDirectMessage({ ...dm, text: `<@${BOT}>` }, BOT)).toBeNull();
   });
 
   it('button values round-trip, and foreign values or action ids are ignored, never thrown on', () => {

@@ -1,10 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { STEWARD_COMMAND } from '../../../src/bot/slack/slack-command-text.ts';
 
-const manifest = readFileSync(new URL('../../../slack/manifest.yml', import.meta.url), 'utf8');
+const read = (name: string) => readFileSync(new URL(`../../../slack/${name}`, import.meta.url), 'utf8');
+const manifests = { full: read('manifest.yml'), 'mention-only': read('manifest-mention-only.yml') };
 
 /** The `- item` lines right under a key (comments skipped). */
-function listUnder(key: string): string[] {
+function listUnder(manifest: string, key: string): string[] {
   const lines = manifest.split('\n');
   const start = lines.findIndex((l) => l.trim() === `${key}:`);
   const items: string[] = [];
@@ -17,11 +19,44 @@ function listUnder(key: string): string[] {
   return items;
 }
 
-describe('slack app manifest', () => {
-  it('asks for exactly the scopes and events the adapter uses, with interactivity and Socket Mode on', () => {
-    expect(listUnder('bot').sort()).toEqual(['app_mentions:read', 'channels:history', 'chat:write', 'groups:history']);
-    expect(listUnder('bot_events').sort()).toEqual(['app_mention', 'message.channels', 'message.groups']);
+/** The scope each event the adapter listens to needs (Slack refuses the manifest otherwise). */
+const EVENT_SCOPES: Record<string, string> = {
+  app_mention: 'app_mentions:read',
+  'message.channels': 'channels:history',
+  'message.groups': 'groups:history',
+  'message.im': 'im:history',
+};
+/** Scopes needed by what the adapter calls, whatever it listens to: posting (and the loading status), the
+ * fallback reaction, and the slash command. */
+const CALL_SCOPES = ['chat:write', 'reactions:write', 'commands'];
+
+describe('slack app manifests', () => {
+  it.each(Object.entries(manifests))('%s: every scope is used and every event has its scope', (_mode, manifest) => {
+    const events = listUnder(manifest, 'bot_events');
+    const scopes = listUnder(manifest, 'bot');
+    expect(scopes.sort()).toEqual([...events.map((e) => EVENT_SCOPES[e]), ...CALL_SCOPES].sort());
     expect(manifest).toMatch(/interactivity:\n(\s+#.*\n)*\s+is_enabled: true/);
     expect(manifest).toMatch(/^\s+socket_mode_enabled: true$/m);
+    expect(manifest).toMatch(new RegExp(`slash_commands:\\n\\s+- command: ${STEWARD_COMMAND}\\n`));
+    // DMs need the Messages tab open for writing.
+    expect(manifest).toMatch(/^\s+messages_tab_enabled: true$/m);
+    expect(manifest).toMatch(/^\s+messages_tab_read_only_enabled: false$/m);
+  });
+
+  it('full mode hears plain thread replies; mention-only mode reads no channel history, and differs in nothing else', () => {
+    expect(listUnder(manifests.full, 'bot_events').sort()).toEqual([
+      'app_mention',
+      'message.channels',
+      'message.groups',
+      'message.im',
+    ]);
+    expect(listUnder(manifests['mention-only'], 'bot_events').sort()).toEqual(['app_mention', 'message.im']);
+    expect(listUnder(manifests['mention-only'], 'bot')).not.toContain('channels:history');
+    const settings = (m: string) => m.slice(m.indexOf('display_information:')).replace(/^\s*#.*\n/gm, '');
+    const withoutHistory = settings(manifests.full)
+      .split('\n')
+      .filter((l) => !/channels:history|groups:history|message\.channels|message\.groups/.test(l))
+      .join('\n');
+    expect(settings(manifests['mention-only'])).toBe(withoutHistory);
   });
 });

@@ -1,0 +1,110 @@
+/**
+ * The `/steward` slash command as text (pure): what a person typed, as a sub-command, and the private answers
+ * (help, run lists, the review preference). Request text is escaped, so it can ping nobody.
+ */
+import type { RunListing } from '../../engine/channel.ts';
+import type { ReviewPreference, RunStatus } from '../../engine/types.ts';
+import { fromConversation, messageText } from './slack-inbound.ts';
+import { safeMrkdwn } from './slack-text.ts';
+
+/** The command's name, as in the manifest. */
+export const STEWARD_COMMAND = '/steward';
+/** How many runs `/steward runs` lists. */
+export const RECENT_RUNS = 10;
+/** The most lines a list shows; the rest is counted. */
+const MAX_LINES = 20;
+
+/** A sub-command of `/steward`. */
+export type StewardCommand =
+  | { kind: 'help'; note?: string }
+  | { kind: 'status' }
+  | { kind: 'runs' }
+  | { kind: 'review'; preference: ReviewPreference }
+  | { kind: 'ask'; request: string };
+
+const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
+
+/** The sub-command in the command's text; anything unknown or incomplete is help, with a note saying why. */
+export function parseCommand(raw: string, botUserId: string | undefined): StewardCommand {
+  const text = messageText(raw, botUserId);
+  const [word = '', ...rest] = text.split(/\s+/);
+  const arg = text.slice(word.length).trim();
+  switch (word.toLowerCase()) {
+    case '':
+    case 'help':
+      return { kind: 'help' };
+    case 'status':
+      return { kind: 'status' };
+    case 'runs':
+      return { kind: 'runs' };
+    case 'review': {
+      const preference = PREFERENCES.find((p) => p === rest[0]?.toLowerCase());
+      if (preference && rest.length === 1) return { kind: 'review', preference };
+      return { kind: 'help', note: '`/steward review` takes one of `all`, `risky` or `none`.' };
+    }
+    case 'ask':
+      return arg ? { kind: 'ask', request: arg } : { kind: 'help', note: 'Say what to do after `ask`.' };
+    default:
+      return { kind: 'help', note: `I do not know \`${safeMrkdwn(word, 40).replace(/`/g, 'ˋ')}\`.` };
+  }
+}
+
+/** What `/steward help` says (with a note first when the command was not understood). */
+export function helpText(note?: string): string {
+  return [
+    ...(note ? [note, ''] : []),
+    '*Steward* plans multi-step work over your tools, shows you the plan, runs it and reports.',
+    '• `/steward ask <request>`: a new request here; I answer in a thread under it. You can also mention @Steward, or send me a direct message.',
+    '• `/steward status`: your runs that are not finished, with links',
+    `• \`/steward runs\`: your last ${RECENT_RUNS} runs, with links`,
+    '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
+    '• `/steward help`: this list',
+  ].join('\n');
+}
+
+/** What Steward says after `/steward review <preference>`. */
+export function reviewText(preference: ReviewPreference): string {
+  const what: Record<ReviewPreference, string> = {
+    all: 'I will show you every plan and wait for your approval before running it.',
+    risky: 'plans with medium or high risk wait for your approval; low-risk plans start at once.',
+    none: 'your plans start at once, except high-risk ones, which always wait for your approval.',
+  };
+  return `Noted. From now on ${what[preference]}`;
+}
+
+const STATUS_ICONS: Record<RunStatus, string> = {
+  planning: '📝',
+  awaiting_review: '📋',
+  running: '▶️',
+  paused: '⏸️',
+  stopping: '⏹️',
+  completed: '✅',
+  failed: '❌',
+  cancelled: '🚫',
+  stopped: '⏹️',
+};
+
+/** A list of runs, a line each: status, what it is (linked to its thread when a link is known), and when. */
+export function runListText(title: string, runs: RunListing[], links: ReadonlyMap<string, string>, empty: string) {
+  if (runs.length === 0) return empty;
+  const lines = runs.slice(0, MAX_LINES).map((run) => {
+    const label = safeMrkdwn((run.summary ?? run.request).replace(/\s+/g, ' '), 80);
+    const link = links.get(run.id);
+    const where = link ? `<${link}|${label}>` : `${label} (${placeText(run)})`;
+    return `• ${STATUS_ICONS[run.status]} *${run.statusText}* · ${where} · ${timeText(run.createdAt)}`;
+  });
+  const more = runs.length > MAX_LINES ? [`…and ${runs.length - MAX_LINES} more.`] : [];
+  return [`*${title}*`, ...lines, ...more].join('\n');
+}
+
+/** Where a run's thread is, when there is no link to it. */
+function placeText(run: RunListing): string {
+  const where = fromConversation(run.conversation);
+  if (!where) return 'elsewhere';
+  return where.channel.startsWith('D') ? 'in a direct message' : `in <#${where.channel}>`;
+}
+
+/** A run's start time in UTC, to the minute. */
+function timeText(at: Date): string {
+  return `${at.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+}

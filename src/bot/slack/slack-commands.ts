@@ -1,0 +1,113 @@
+/**
+ * The `/steward` slash command. It is acknowledged at once (Slack allows 3 s): help in the acknowledgement itself,
+ * everything else privately through the command's `response_url` once the engine answered.
+ */
+import type { App, SlashCommand } from '@slack/bolt';
+import type { WebClient } from '@slack/web-api';
+import type { RunListing } from '../../engine/channel.ts';
+import type { Actor } from '../../engine/types.ts';
+import {
+  helpText,
+  parseCommand,
+  RECENT_RUNS,
+  reviewText,
+  runListText,
+  STEWARD_COMMAND,
+  type StewardCommand,
+} from './slack-command-text.ts';
+import { fromConversation, toActor, toConversation } from './slack-inbound.ts';
+import type { ListenerDeps } from './slack-listeners.ts';
+import { mentionUser, safeMrkdwn } from './slack-text.ts';
+
+type CommandDeps = Pick<ListenerDeps, 'handler' | 'track' | 'thinking'>;
+
+/** Registers the `/steward` command on the Bolt app. */
+export function registerCommands(app: App, deps: CommandDeps): void {
+  app.command(STEWARD_COMMAND, async ({ command, ack, respond, client, context }) => {
+    const parsed = parseCommand(command.text, context.botUserId);
+    if (parsed.kind === 'help') {
+      await ack({ response_type: 'ephemeral', text: helpText(parsed.note) });
+      return;
+    }
+    await ack();
+    const reply = async (text: string) => void (await respond({ response_type: 'ephemeral', text }));
+    const actor = toActor({ id: command.user_id, name: command.user_name });
+    deps.track(
+      answer(deps, client, command, actor, parsed, reply).catch(async (err: unknown) => {
+        await reply(`Sorry, that did not work: ${safeMrkdwn(err instanceof Error ? err.message : String(err), 300)}`);
+        throw err;
+      }),
+    );
+  });
+}
+
+type Reply = (text: string) => Promise<void>;
+
+async function answer(
+  deps: CommandDeps,
+  client: WebClient,
+  command: SlashCommand,
+  actor: Actor,
+  parsed: Exclude<StewardCommand, { kind: 'help' }>,
+  reply: Reply,
+): Promise<void> {
+  const { handler } = deps;
+  switch (parsed.kind) {
+    case 'status': {
+      const runs = await handler.activeRuns(actor);
+      const none = 'You have no runs under way. Start one with `/steward ask <request>`.';
+      return reply(runListText('Your runs under way', runs, await permalinks(client, runs), none));
+    }
+    case 'runs': {
+      const runs = await handler.recentRuns(actor, RECENT_RUNS);
+      const none = 'You have no runs yet. Start one with `/steward ask <request>`.';
+      return reply(runListText(`Your last ${RECENT_RUNS} runs`, runs, await permalinks(client, runs), none));
+    }
+    case 'review':
+      await handler.setReviewPreference(actor, parsed.preference);
+      return reply(reviewText(parsed.preference));
+    case 'ask':
+      return ask(deps, client, command.channel_id, actor, parsed.request, reply);
+  }
+}
+
+/**
+ * A request by command, handled like a mention: a top-level message in the conversation the command was used in
+ * says who asked what, and Steward answers in its thread.
+ */
+async function ask(
+  deps: CommandDeps,
+  client: WebClient,
+  channel: string,
+  actor: Actor,
+  request: string,
+  reply: Reply,
+): Promise<void> {
+  const text = `${mentionUser(actor.id)} asked: ${safeMrkdwn(request, 2_900)}`;
+  let ts: string | undefined;
+  try {
+    ts = (await client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false })).ts;
+  } catch (err) {
+    const code = (err as { data?: { error?: string } }).data?.error ?? (err as Error).message;
+    const hint = 'Invite me with `/invite @Steward`, or send me a direct message.';
+    return reply(`I cannot post in this conversation (${safeMrkdwn(code, 100)}), so nothing was started. ${hint}`);
+  }
+  if (!ts) return reply('Slack did not say where my message went, so nothing was started. Please try again.');
+  const done = deps.thinking(channel, ts, ts);
+  await deps.handler.message({ conversation: toConversation(channel, ts), actor, text: request }).finally(done);
+}
+
+/** Links to each run's thread, where Slack gives one (a run without one is named by its channel instead). */
+async function permalinks(client: WebClient, runs: RunListing[]): Promise<Map<string, string>> {
+  const found = await Promise.all(
+    runs.slice(0, 20).map(async (run): Promise<[string, string] | null> => {
+      const where = fromConversation(run.conversation);
+      if (!where) return null;
+      const res = await client.chat
+        .getPermalink({ channel: where.channel, message_ts: where.threadTs })
+        .catch(() => undefined);
+      return res?.permalink ? [run.id, res.permalink] : null;
+    }),
+  );
+  return new Map(found.filter((f): f is [string, string] => f !== null));
+}

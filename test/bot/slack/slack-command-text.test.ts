@@ -1,0 +1,59 @@
+import { describe, expect, it } from 'vitest';
+import { parseCommand, runListText } from '../../../src/bot/slack/slack-command-text.ts';
+import type { RunListing } from '../../../src/engine/channel.ts';
+
+const BOT = 'UBOT0001';
+
+describe('/steward sub-commands', () => {
+  it('parses each sub-command; anything unknown or incomplete is help with a note saying why', () => {
+    expect(parseCommand('', BOT)).toEqual({ kind: 'help' });
+    expect(parseCommand('  HELP ', BOT)).toEqual({ kind: 'help' });
+    expect(parseCommand('status', BOT)).toEqual({ kind: 'status' });
+    expect(parseCommand('runs', BOT)).toEqual({ kind: 'runs' });
+    expect(parseCommand('review Risky', BOT)).toEqual({ kind: 'review', preference: 'risky' });
+    expect(parseCommand('review', BOT)).toEqual({
+      kind: 'help',
+      note: '`/steward review` takes one of `all`, `risky` or `none`.',
+    });
+    expect(parseCommand('review all please', BOT)).toMatchObject({ kind: 'help' });
+    expect(parseCommand('ask  compare a &lt; b\nthen tell me', BOT)).toEqual({
+      kind: 'ask',
+      request: 'compare a < b\nthen tell me',
+    });
+    expect(parseCommand('ask', BOT)).toMatchObject({ kind: 'help', note: 'Say what to do after `ask`.' });
+    expect(parseCommand('<!channel>', BOT)).toMatchObject({ kind: 'help', note: 'I do not know `&lt;!channel&gt;`.' });
+  });
+
+  it('lists runs a line each, links where known, escapes what people typed, and counts what does not fit', () => {
+    const run = (n: number, over: Partial<RunListing> = {}): RunListing => ({
+      id: `r${n}`,
+      status: 'running',
+      statusText: 'running',
+      request: `job ${n} <@U0EVE>`,
+      summary: null,
+      conversation: { channel: 'slack', key: `C0GENERAL:1700000000.00000${n}` },
+      createdAt: new Date('2026-12-01T15:20:30Z'),
+      ...over,
+    });
+    const text = runListText(
+      'Yours',
+      [run(1), run(2, { conversation: { channel: 'slack', key: 'D0ADA:1.2' } })],
+      new Map([['r1', 'https://x/p1']]),
+      'none',
+    );
+    expect(text.split('\n')).toEqual([
+      '*Yours*',
+      '• ▶️ *running* · <https://x/p1|job 1 &lt;@U0EVE&gt;> · 2026-12-01 15:20 UTC',
+      '• ▶️ *running* · job 2 &lt;@U0EVE&gt; (in a direct message) · 2026-12-01 15:20 UTC',
+    ]);
+    expect(runListText('Yours', [], new Map(), 'nothing yet')).toBe('nothing yet');
+    const many = runListText(
+      'Yours',
+      Array.from({ length: 23 }, (_, i) => run(i)),
+      new Map(),
+      'none',
+    );
+    expect(many.split('\n')).toHaveLength(22);
+    expect(many).toMatch(/…and 3 more\.$/);
+  });
+});

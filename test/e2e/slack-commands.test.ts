@@ -1,0 +1,126 @@
+/** The `/steward` slash command through the real Bolt app: signed form posts, acked at once, answered privately. */
+import { afterEach, describe, expect, it } from 'vitest';
+import { byRole } from '../fakes/fake-llm-server.ts';
+import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { planReply } from './harness.ts';
+import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
+import { slashCommandBody } from './slack-requests.ts';
+
+let h: SlackHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const echo = (message: string) =>
+  planReply([{ id: 'say', tool: 'everything.echo', args: { message } }], { summary: `Say ${message}` });
+
+/** Runs `/steward <text>`: the HTTP answer (the ack), how long it took, and what was posted to its response_url. */
+async function command(harness: SlackHarness, text: string, o: { user?: string; channel?: string } = {}) {
+  const before = harness.slack.calls.length;
+  const started = Date.now();
+  const body = slashCommandBody({
+    text,
+    ...o,
+    responseUrl: harness.slack.responseUrl(),
+    triggerId: harness.slack.newTriggerId(),
+  });
+  const res = await harness.post(body, 'application/x-www-form-urlencoded');
+  const ackMs = Date.now() - started;
+  const ack = await res.text();
+  const acked = ack ? (JSON.parse(ack) as { response_type?: string; text?: string }) : {};
+  await harness.channel.settled();
+  const responses = harness.slack.calls.slice(before).filter((c) => c.method === 'response_url');
+  return { status: res.status, ackMs, ack, acked, responses: responses.map((r) => r.args) };
+}
+
+describe('the /steward slash command, end to end on postgres', () => {
+  it('help, and anything unknown, is answered privately in the acknowledgement itself', async () => {
+    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({}) });
+    const help = await command(h, 'help');
+    expect(help.status).toBe(200);
+    expect(help.ackMs).toBeLessThan(3_000);
+    expect(help.acked).toMatchObject({ response_type: 'ephemeral' });
+    for (const sub of ['ask <request>', 'status', 'runs', 'review all|risky|none'])
+      expect(help.ack).toContain(`/steward ${sub}`);
+    const unknown = await command(h, 'frobnicate now');
+    expect(unknown.acked.text).toMatch(/^I do not know `frobnicate`\./);
+    expect(unknown.acked.text).toContain('/steward status');
+    const badReview = await command(h, 'review sometimes');
+    expect(badReview.acked.text).toContain('takes one of `all`, `risky` or `none`');
+    expect(h.slack.calls.filter((c) => c.method === 'response_url')).toEqual([]);
+  });
+
+  it('review all|risky|none is stored for the person and confirmed privately; "all" makes a low-risk plan wait', async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [echo('hi')] }),
+    });
+    for (const preference of ['none', 'risky', 'all'] as const) {
+      const r = await command(h, `review ${preference}`);
+      expect(r.ack).toBe('');
+      expect(r.responses).toHaveLength(1);
+      expect(r.responses[0]).toMatchObject({ response_type: 'ephemeral' });
+      expect(String(r.responses[0]!.text)).toMatch(/^Noted\. From now on /);
+      expect(await h.store.getReviewPreference({ id: 'U0ADA', channel: 'slack' })).toBe(preference);
+    }
+    const thread = await h.mention('say hi');
+    expect(messageText(h.card(thread))).toContain('waiting for review');
+  });
+
+  it('ask posts who asked what in the channel and answers in its thread; status and runs list it with a link', async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [echo('hi')], synthesizer: ['Said hi.'] }),
+    });
+    const none = await command(h, 'status');
+    expect(none.responses[0]!.text).toContain('You have no runs under way');
+
+    const asked = await command(h, 'ask say hi &lt;!channel&gt; &amp; more', { channel: 'C0OPS' });
+    expect(asked.ackMs).toBeLessThan(3_000);
+    const top = [...h.slack.messages.values()].find((m) => m.channel === 'C0OPS' && !m.threadTs)!;
+    expect(top.text).toBe('<@U0ADA> asked: say hi &lt;!channel&gt; &amp; more');
+    const card = h.card(top.ts);
+    expect(card.channel).toBe('C0OPS');
+    expect(h.llm.requests[0]!.lastUserText).toContain('say hi <!channel> & more');
+    const runId = await onlyRunId(h);
+
+    const status = await command(h, 'status');
+    const link = `https://test.slack.com/archives/C0OPS/p${top.ts.replace('.', '')}`;
+    expect(status.responses[0]!.text).toContain('*Your runs under way*');
+    expect(status.responses[0]!.text).toContain(`📋 *waiting for review* · <${link}|Say hi>`);
+    const bobs = await command(h, 'status', { user: 'U0BOB' });
+    expect(bobs.responses.map((r) => r.text)).toEqual([
+      'You have no runs under way. Start one with `/steward ask <request>`.',
+    ]);
+
+    await h.press(card, 'approve');
+    await h.waitFor('the report', () => h!.replies(top.ts).find((m) => messageText(m).includes('Said hi.')));
+    await h.steward.idle();
+    expect((await command(h, 'status')).responses[0]!.text).toContain('You have no runs under way');
+    const runs = await command(h, 'runs');
+    expect(runs.responses[0]!.text).toContain('*Your last 10 runs*');
+    expect(runs.responses[0]!.text).toContain(`✅ *finished* · <${link}|Say hi>`);
+    expect((await h.store.getRun(runId))!.status).toBe('completed');
+  });
+
+  it('ask in a DM answers in the DM; where Steward cannot post, it says so and starts nothing', async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [echo('hi')] }),
+    });
+    await command(h, 'ask say hi', { channel: 'D0ADA' });
+    const top = [...h.slack.messages.values()].find((m) => m.channel === 'D0ADA' && !m.threadTs)!;
+    expect(h.card(top.ts).channel).toBe('D0ADA');
+
+    h.slack.refuse = (method, args) =>
+      method === 'chat.postMessage' && args.channel === 'C0SECRET' ? 'not_in_channel' : undefined;
+    const refused = await command(h, 'ask say hi', { channel: 'C0SECRET' });
+    expect(refused.responses[0]!.text).toContain('I cannot post in this conversation (not_in_channel)');
+    expect(refused.responses[0]!.text).toContain('/invite @Steward');
+    expect(await h.db.db.selectFrom('runs').select('id').execute()).toHaveLength(1);
+  });
+});
