@@ -61,18 +61,23 @@ export function createSteward(
   o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log' | 'signals'> & {
     llm: FakeLlm;
     settings?: Partial<StewardSettings>;
+    /** Per model call (default 10 s). */
+    llmTimeoutMs?: number;
   },
 ): Steward {
   return new Steward({
-    llm: createLlmClient({
-      openai: { apiKey: CANARY_KEY, baseURL: o.llm.baseURL, maxRetries: 0, timeoutMs: 10_000 },
-      models: {
-        planner: 'planner-model',
-        classifier: 'classifier-model',
-        synthesizer: 'synth-model',
-        llm_step: 'step-model',
+    llm: createLlmClient(
+      {
+        openai: { apiKey: CANARY_KEY, baseURL: o.llm.baseURL, maxRetries: 0, timeoutMs: o.llmTimeoutMs ?? 10_000 },
+        models: {
+          planner: 'planner-model',
+          classifier: 'classifier-model',
+          synthesizer: 'synth-model',
+          llm_step: 'step-model',
+        },
       },
-    }),
+      o.log,
+    ),
     tools: o.tools,
     store: o.store,
     notifier: o.notifier,
@@ -93,6 +98,7 @@ export async function startHarness(options: {
   servers: McpServerConfig[];
   script: FakeLlmScript;
   settings?: Partial<StewardSettings>;
+  llmTimeoutMs?: number;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
@@ -115,6 +121,7 @@ export async function startHarness(options: {
     log: (level, message) => logs.push(`${level} ${message}`),
     settings: options.settings,
     signals: db.signals,
+    llmTimeoutMs: options.llmTimeoutMs,
   });
   await channel.start(steward);
 

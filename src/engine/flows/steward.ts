@@ -100,7 +100,8 @@ export class Steward implements InboundHandler {
     const planned = await this.writePlan(run, request);
     if (!planned.ok) {
       await store.transition(run.id, ['planning'], 'failed', { at: clock() });
-      await this.messages.notice(run, 'error', `I could not make a valid plan: ${planned.error}`);
+      const text = 'callFailed' in planned ? 'I could not plan this request' : 'I could not make a valid plan';
+      await this.messages.notice(run, 'error', `${text}: ${planned.error}`);
       return;
     }
     const v = planned.value;
