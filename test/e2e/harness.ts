@@ -38,6 +38,8 @@ export interface Harness {
   logs: string[];
   /** Types a line into the console and waits until the channel has handled it. */
   type(line: string): Promise<void>;
+  /** Types a line and returns at once, as a person typing on while Steward works. */
+  typeNow(line: string): void;
   /** Everything the console printed so far. */
   output(): string;
   /** Waits until the console printed text matching `pattern` (after `from` characters). */
@@ -145,6 +147,7 @@ export async function startHarness(options: {
       await new Promise((r) => setImmediate(r));
       await channel.settled();
     },
+    typeNow: (line) => void input.write(`${line}\n`),
     output: () => printed,
     waitFor,
     async close() {
