@@ -35,8 +35,10 @@ const BARE: Record<string, DecisionAction> = {
   stop: 'stop',
 };
 const PREFERENCES: readonly string[] = ['all', 'risky', 'none'];
-// Not queued behind a line still being handled: leaving, and ending work, must not wait for a model to finish.
+// Ending work is not held by a line still being handled. It waits this long for the lines typed before it (which
+// never wait for a model, so normally far less), so that "approve" then "stop" typed quickly stops the started run.
 const URGENT: readonly string[] = ['cancel', 'stop'];
+const URGENT_WAIT_MS = 500;
 
 /** A channel adapter over a pair of streams. */
 export class ConsoleChannel implements ChannelAdapter {
@@ -99,8 +101,13 @@ export class ConsoleChannel implements ChannelAdapter {
     const lower = text.toLowerCase();
     if (lower === 'quit' || lower === 'exit') return this.quit();
     const handle = () => this.handle(text, handler).catch((err: unknown) => this.write(`✖ ${(err as Error).message}`));
-    if (URGENT.includes(lower)) this.track(handle());
-    else this.queue = this.queue.then(handle);
+    if (!URGENT.includes(lower)) {
+      this.queue = this.queue.then(handle);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, URGENT_WAIT_MS)));
+    this.track(Promise.race([this.queue, waited]).then(() => (clearTimeout(timer), handle())));
   }
 
   /** Leaves at once, saying what becomes of the runs still active (Steward takes them up at its next start). */
