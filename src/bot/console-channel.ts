@@ -68,9 +68,9 @@ export class ConsoleChannel implements ChannelAdapter {
     this.write('Steward is ready. Type a request; "help" lists the commands.');
   }
 
-  /** Stops reading; waits for lines being taken, not for engine work (a model may take minutes). */
+  /** Stops reading (saying what becomes of active runs); waits for lines being taken, not for a model's answer. */
   async stop(): Promise<void> {
-    this.leaving = true;
+    if (!this.leaving) this.goodbye();
     this.rl?.close();
     await this.queue;
   }
@@ -113,12 +113,16 @@ export class ConsoleChannel implements ChannelAdapter {
   /** Leaves at once, saying what becomes of the runs still active (Steward takes them up at its next start). */
   private quit(): void {
     if (this.leaving) return;
+    this.goodbye();
+    this.rl?.close();
+    this.options.onClose?.();
+  }
+
+  private goodbye(): void {
     this.leaving = true;
     const fates = this.runs.leaving();
     for (const line of fates) this.write(line);
     this.write(fates.length > 0 ? 'Bye: Steward stops now and picks these up when it next starts.' : 'Bye.');
-    this.rl?.close();
-    this.options.onClose?.();
   }
 
   private track(work: Promise<void>): void {
