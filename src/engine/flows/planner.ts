@@ -83,7 +83,7 @@ async function planOrError(
   }
 }
 
-/** A failed model call as a clause: "the model could not be reached: …", with the adapter's own sentence. */
+/** A failed model call as a clause for a sentence: "the model failed: could not reach …", or a budget spent. */
 export function callFailure(err: unknown): string {
   if (!(err instanceof StewardError))
     return `the model call failed: ${err instanceof Error ? err.message : String(err)}`;

@@ -107,9 +107,9 @@ export class Steward implements InboundHandler {
   /** Plans a request and answers it: directly when it needs no tools, else with a plan card (or the run starts). */
   private async plan(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, request: string): Promise<void> {
     const { store, clock } = this.deps;
+    await this.planningStatus(run, 'planning', ['cancel']);
     const planning = new AbortController();
     this.planning.set(run.id, planning);
-    await this.planningStatus(run, 'planning', ['cancel']);
     const planned = await this.writePlan(run, request, undefined, planning.signal).finally(() =>
       this.planning.delete(run.id),
     );
