@@ -141,7 +141,7 @@ export class ConsoleChannel implements ChannelAdapter {
       ...(newRequest && { newRequest }),
       leftAlone: (run) =>
         this.write(
-          `i That does not look like it is about run ${shortId(run.id)} ("${cutTo(run.request, 60)}"), so it was left alone. Type "new <request>" to start another request.`,
+          `i That does not look like it is about run ${shortId(run.id)} ("${cutTo(run.request, 60)}"), so it was left alone. Type "new <request>" to start another request, or "amend <text>" to change this one.`,
         ),
     };
     const work = handler.message(message);
@@ -223,8 +223,8 @@ const HELP = `Type a request in plain words. On a plan card:
 While a plan runs: pause, resume (or continue, after a breakpoint), stop; edit and break work on steps not yet run.
 While a request is being planned, "cancel" (or "stop") drops it at once.
 Anything else you type while a run is active is a reply to it: ask how it is going, or ask for a change.
-new <request>    start another request even while a run is active (a command, not a guess: a reply the model
-                 took for a new request would start work you did not ask for).
+new <request>    start another request even while a run is active. Only this command starts one: a reply the
+                 model takes for another request is left alone (and said so), since a guess must not start work.
 history          who decided what on the last run, and its plan revisions.
 review all|risky|none   how much you review from now on (high risk always waits).
 quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.`;

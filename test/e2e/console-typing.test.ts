@@ -60,11 +60,11 @@ describe('console, typing while Steward works (postgres)', () => {
     expect(h.calls.map((c) => c.args)).toEqual([{ message: 'hi' }]);
   });
 
-  it('an unrelated reply is acknowledged; "new <request>" starts a second run beside the active one', async () => {
+  it('an unrelated reply, or another request, is acknowledged and never amends the run; "new <request>" starts one', async () => {
     h = await startHarness({
       db: 'postgres',
       servers: [everythingStdioConfig()],
-      script: byRole({ planner: [echo('a'), echo('b')], classifier: ['unrelated'], synthesizer: ['Said b.'] }),
+      script: byRole({ planner: [echo('a'), echo('b')], classifier: ['unrelated', 'new'], synthesizer: ['Said b.'] }),
     });
     await h.type('review all');
     await h.type('echo a');
@@ -73,10 +73,15 @@ describe('console, typing while Steward works (postgres)', () => {
     await h.type('what a lovely day');
     await h.waitFor(
       new RegExp(
-        `^i That does not look like it is about run ${first.id.slice(0, 8)} \\("echo a"\\), so it was left alone\\. Type "new <request>" to start another request\\.$`,
+        `^i That does not look like it is about run ${first.id.slice(0, 8)} \\("echo a"\\), so it was left alone\\. Type "new <request>" to start another request, or "amend <text>" to change this one\\.$`,
         'm',
       ),
     );
+    // Regression: a request typed while an older run was active became an amendment of that run.
+    const acknowledged = h.output().length;
+    await h.type('list the files in /var');
+    await h.waitFor(/^i That does not look like it is about run [^\n]*left alone/m, undefined, acknowledged);
+    expect((await h.store.getRun(first.id))!.revision).toBe(0);
     await h.type('new echo b');
     expect(h.output().match(/=== Plan \(revision 0/g)).toHaveLength(2);
     const runs = await h.db.db.selectFrom('runs').select(['id', 'request', 'status']).orderBy('created_at').execute();
@@ -84,7 +89,7 @@ describe('console, typing while Steward works (postgres)', () => {
       ['echo a', 'awaiting_review'],
       ['echo b', 'awaiting_review'],
     ]);
-    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'classifier', 'planner']);
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'classifier', 'classifier', 'planner']);
     // Commands act on the card shown last: the new run.
     await h.type('approve');
     await h.waitFor(/=== Report \(completed\) ===\nSaid b\./);

@@ -449,7 +449,7 @@ export class Steward implements InboundHandler {
     const context = { text: m.text, request: run.request, runStatus: run.status };
     const intent = await classifyReply(this.llmFor(run), context);
     await store.appendEvent(run.id, 'replyClassified', { intent, actor: m.actor.id }, clock());
-    if (intent === 'unrelated') return m.leftAlone?.({ id: run.id, request: run.request });
+    if (intent === 'unrelated' || intent === 'new') return m.leftAlone?.({ id: run.id, request: run.request });
     if (intent === 'status') {
       const attempts = await store.listStepAttempts(run.id);
       await this.messages.notice(run, 'info', describeRun(run.status, run.plan, attempts));
