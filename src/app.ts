@@ -19,6 +19,9 @@ import { checkDatabase, openDatabase, type StoreDatabase } from './store/databas
 import { PgRunStore } from './store/pg-run-store.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
 
+/** How long the model check at start may take: long enough for a slow network, short enough not to hold start-up. */
+const MODEL_PROBE_MS = 5_000;
+
 /** A running Steward with its channel (Slack when configured, else the console). */
 export interface App {
   config: Config;
@@ -68,13 +71,16 @@ export async function startApp(options: {
   });
   const cleanup: (() => Promise<void>)[] = [() => database.close()];
   try {
+    const llm = createLlmClient(config.llm, log);
+    // Checked while the MCP servers start; a model that is down is a warning, since it may be up by the first request.
+    const probed = llm.probe(MODEL_PROBE_MS);
     for (const w of mcp.warnings) say(`! ${w}`);
     const { host, failures } = await McpHost.connect(mcp.config, {
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
     });
     cleanup.unshift(() => host.close());
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
-    const llm = createLlmClient(config.llm);
+    for (const w of await probed) say(`! ${w} Steward starts anyway; requests fail until the model answers.`);
     const store = new PgRunStore(database.db);
     // With SLACK_BOT_TOKEN set Steward serves Slack (and leaves the terminal alone); otherwise the console.
     const channel = config.slack

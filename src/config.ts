@@ -12,6 +12,20 @@ const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === 
 const positiveInt = (fallback: number) =>
   z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(fallback));
 const optionalText = z.string().trim().min(1).optional().catch(undefined);
+// A base URL without a scheme ("localhost:11434/v1") parses as a URL of scheme "localhost:" and fails only at the
+// first request, with an error about the protocol: refuse it at start, showing the form that works.
+const httpUrl = (example: string) =>
+  z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .trim()
+      .refine(
+        (v) => /^https?:\/\/[^/\s]/i.test(v) && URL.canParse(v),
+        `must be an http:// or https:// URL, e.g. ${example}`,
+      )
+      .optional(),
+  );
 
 /**
  * PostgreSQL connections one Steward process may hold (STEWARD_DB_POOL_SIZE). PostgreSQL allows 100 connections by
@@ -33,15 +47,9 @@ const envSchema = z.object({
   DATA_DIR: z.string().trim().min(1).default('./data'),
   MCP_CONFIG: z.string().trim().min(1).default('./mcp.json'),
   OPENAI_API_KEY: optionalText,
-  OPENAI_BASE_URL: z
-    .url()
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
+  OPENAI_BASE_URL: httpUrl('http://localhost:11434/v1'),
   ANTHROPIC_API_KEY: optionalText,
-  ANTHROPIC_BASE_URL: z
-    .url()
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
+  ANTHROPIC_BASE_URL: httpUrl('https://api.anthropic.com'),
   OPENAI_STRUCTURED_OUTPUT: z.preprocess(blankToUndefined, z.enum(['native', 'prompt']).default('native')),
   OPENAI_MAX_TOKENS_FIELD: z.preprocess(blankToUndefined, z.enum(['max_completion_tokens', 'max_tokens']).optional()),
   STEWARD_MODEL: optionalText,

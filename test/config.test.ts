@@ -44,6 +44,25 @@ describe('configuration', () => {
     });
   });
 
+  it('refuses a model base URL without an http(s) scheme at start, naming the variable and a working form', () => {
+    // "localhost:11434/v1" is a URL to the WHATWG parser (scheme "localhost:"), so it used to pass and fail later.
+    for (const bad of ['localhost:11434/v1', '127.0.0.1:11434/v1', 'ftp://models.example/v1', 'http://']) {
+      expect(() => loadConfig({ OPENAI_BASE_URL: bad, STEWARD_MODEL: 'llama3.1' }), bad).toThrow(
+        /^Configuration error: OPENAI_BASE_URL: must be an http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/localhost:11434\/v1/,
+      );
+    }
+    expect(() => loadConfig({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'api.anthropic.com' })).toThrow(
+      /^Configuration error: ANTHROPIC_BASE_URL: must be an http:\/\/ or https:\/\/ URL/,
+    );
+    const ok = loadConfig({
+      OPENAI_BASE_URL: ' HTTPS://llm.internal:8443/v1 ',
+      STEWARD_MODEL: 'm',
+      OPENAI_API_KEY: 'k',
+    });
+    expect(ok.llm.openai?.baseURL).toBe('HTTPS://llm.internal:8443/v1');
+    expect(loadConfig({ OPENAI_API_KEY: 'k', OPENAI_BASE_URL: '' }).llm.openai?.baseURL).toBeUndefined();
+  });
+
   it('keeps secrets on a list for redaction, and reads approvers', () => {
     const c = loadConfig({
       OPENAI_API_KEY: 'sk-canary-1',

@@ -1,16 +1,19 @@
 /**
  * The console channel: a chat in the terminal. Typed commands act on the run whose card was shown last,
  * the way a button press carries the run and revision of the card it sits on. The terminal is one thread:
- * while a run is active, other lines are replies to it (the engine classifies them).
+ * while a run is active, other lines are replies to it (the engine classifies them); `new <request>` starts another.
+ * Lines are taken in order, but none waits for a model: a line waits only until the one before it is stored, and
+ * `quit`, `cancel` and `stop` wait for nothing.
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { ChannelAdapter, InboundDecision, InboundHandler } from '../engine/channel.ts';
+import type { ChannelAdapter, InboundDecision, InboundHandler, InboundMessage } from '../engine/channel.ts';
 import type { ReviewPreference } from '../engine/types.ts';
 import type { OutboundMessage } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
 import { renderConsole } from './console-render.ts';
+import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
 
 /** The console channel's options: streams (the terminal by default) and the user's name. */
@@ -18,7 +21,7 @@ export interface ConsoleChannelOptions {
   input: Readable;
   output: Writable;
   user?: string;
-  /** Called when the input ends (Ctrl-D) or the user types "quit". */
+  /** Called when the input ends (Ctrl-D, once every line is handled) or at once when the user types "quit". */
   onClose?: () => void;
 }
 
@@ -32,6 +35,10 @@ const BARE: Record<string, DecisionAction> = {
   stop: 'stop',
 };
 const PREFERENCES: readonly string[] = ['all', 'risky', 'none'];
+// Ending work is not held by a line still being handled. It waits this long for the lines typed before it (which
+// never wait for a model, so normally far less), so that "approve" then "stop" typed quickly stops the started run.
+const URGENT: readonly string[] = ['cancel', 'stop'];
+const URGENT_WAIT_MS = 500;
 
 /** A channel adapter over a pair of streams. */
 export class ConsoleChannel implements ChannelAdapter {
@@ -40,7 +47,12 @@ export class ConsoleChannel implements ChannelAdapter {
   private current: { runId: string; revision: number } | null = null;
   private readonly actor: Actor;
   private readonly conversation: Conversation = { channel: 'console', key: 'console' };
-  private pending: Promise<void> = Promise.resolve();
+  /** Lines being taken in order; each holds the next only until it is stored, never while a model writes. */
+  private queue: Promise<void> = Promise.resolve();
+  /** Engine work started by lines (planning, classifying, amending, an urgent stop), until it returns. */
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly runs = new ConsoleRuns();
+  private leaving = false;
 
   constructor(private readonly options: ConsoleChannelOptions) {
     this.actor = { id: options.user ?? 'console-user', name: options.user ?? 'you', channel: 'console' };
@@ -48,39 +60,96 @@ export class ConsoleChannel implements ChannelAdapter {
 
   async start(handler: InboundHandler): Promise<void> {
     this.rl = createInterface({ input: this.options.input, terminal: false });
-    this.rl.on('line', (line) => {
-      // Lines are handled one at a time so a fast typist's commands keep their order.
-      this.pending = this.pending
-        .then(() => this.handle(line, handler))
-        .catch((err: unknown) => {
-          this.write(`✖ ${(err as Error).message}`);
-        });
-    });
+    this.rl.on('line', (line) => this.take(line, handler));
     this.rl.on('close', () => {
-      void this.pending.then(() => this.options.onClose?.());
+      // The input ended (Ctrl-D, or a piped file ran out): finish what was typed, then leave.
+      if (!this.leaving) void this.settled().then(() => this.options.onClose?.());
     });
     this.write('Steward is ready. Type a request; "help" lists the commands.');
   }
 
+  /** Stops reading (saying what becomes of active runs); waits for lines being taken, not for a model's answer. */
   async stop(): Promise<void> {
+    if (!this.leaving) this.goodbye();
     this.rl?.close();
-    await this.pending;
+    await this.queue;
   }
 
-  /** Resolves once every line typed so far has been handled. */
-  settled(): Promise<void> {
-    return this.pending;
+  /** Resolves once every line typed so far has been handled, the engine work it started included. */
+  async settled(): Promise<void> {
+    for (;;) {
+      const queue = this.queue;
+      await queue;
+      if (this.inFlight.size === 0 && queue === this.queue) return;
+      await Promise.all([...this.inFlight]);
+    }
   }
 
   async send(_conversation: Conversation, message: OutboundMessage): Promise<void> {
     if (message.kind === 'plan' || message.kind === 'breakpoint')
       this.current = { runId: message.runId, revision: message.revision };
+    // A request being planned has no card yet: Cancel and Stop act on it.
+    if (message.kind === 'runStatus' && message.status === 'planning' && this.current?.runId !== message.runId)
+      this.current = { runId: message.runId, revision: 0 };
+    this.runs.seen(message);
     const text = renderConsole(message);
     if (text) this.write(text);
   }
 
-  private async handle(line: string, handler: InboundHandler): Promise<void> {
+  private take(line: string, handler: InboundHandler): void {
     const text = line.trim();
+    const lower = text.toLowerCase();
+    if (lower === 'quit' || lower === 'exit') return this.quit();
+    const handle = () => this.handle(text, handler).catch((err: unknown) => this.write(`✖ ${(err as Error).message}`));
+    if (!URGENT.includes(lower)) {
+      this.queue = this.queue.then(handle);
+      return;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise<void>((resolve) => (timer = setTimeout(resolve, URGENT_WAIT_MS)));
+    this.track(Promise.race([this.queue, waited]).then(() => (clearTimeout(timer), handle())));
+  }
+
+  /** Leaves at once, saying what becomes of the runs still active (Steward takes them up at its next start). */
+  private quit(): void {
+    if (this.leaving) return;
+    this.goodbye();
+    this.rl?.close();
+    this.options.onClose?.();
+  }
+
+  private goodbye(): void {
+    this.leaving = true;
+    const fates = this.runs.leaving();
+    for (const line of fates) this.write(line);
+    this.write(fates.length > 0 ? 'Bye: Steward stops now and picks these up when it next starts.' : 'Bye.');
+  }
+
+  private track(work: Promise<void>): void {
+    const tracked: Promise<void> = work
+      .catch((err: unknown) => this.write(`✖ ${(err as Error).message}`))
+      .finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  /** Hands a message to the engine and returns once it is stored; planning or classifying it goes on meanwhile. */
+  private async toEngine(handler: InboundHandler, text: string, newRequest: boolean): Promise<void> {
+    let accept = () => {};
+    const accepted = new Promise<void>((resolve) => (accept = resolve));
+    const message: InboundMessage = {
+      ...{ conversation: this.conversation, actor: this.actor, text, accepted: accept },
+      ...(newRequest && { newRequest }),
+      leftAlone: (run) =>
+        this.write(
+          `i That does not look like it is about run ${shortId(run.id)} ("${cutTo(run.request, 60)}"), so it was left alone. Type "new <request>" to start another request, or "amend <text>" to change this one.`,
+        ),
+    };
+    const work = handler.message(message);
+    this.track(work);
+    await Promise.race([accepted, work.catch(() => undefined)]);
+  }
+
+  private async handle(text: string, handler: InboundHandler): Promise<void> {
     if (!text) return;
     const [word = '', ...rest] = text.split(/\s+/);
     const command = word.toLowerCase();
@@ -88,7 +157,11 @@ export class ConsoleChannel implements ChannelAdapter {
     if (text.toLowerCase() === 'help') return this.write(HELP);
     if (text.toLowerCase() === 'history')
       return this.current ? handler.history(this.current.runId) : this.write('! There is no run yet.');
-    if (text.toLowerCase() === 'quit' || text.toLowerCase() === 'exit') return void this.rl?.close();
+    if (command === 'new') {
+      return arg
+        ? this.toEngine(handler, arg, true)
+        : this.write('! Say what to do, e.g. "new list the files in /tmp".');
+    }
     const preference = arg.toLowerCase();
     if (command === 'review' && rest.length === 1 && PREFERENCES.includes(preference)) {
       await handler.setReviewPreference(this.actor, preference as ReviewPreference);
@@ -97,11 +170,13 @@ export class ConsoleChannel implements ChannelAdapter {
       );
     }
     const decision = this.toDecision(text.toLowerCase(), command, arg);
-    if (decision === 'not-a-command')
-      return handler.message({ conversation: this.conversation, actor: this.actor, text });
+    if (decision === 'not-a-command') return this.toEngine(handler, text, false);
     if (typeof decision === 'string') return this.write(`! ${decision}`);
     if (!this.current) return this.write('! There is no plan yet: type a request first.');
-    await handler.decision({ ...this.current, actor: this.actor, ...decision });
+    const decided = handler.decision({ ...this.current, actor: this.actor, ...decision });
+    // An amendment asks the planner again: the lines after it need not wait for the model.
+    if (decision.action === 'amend') return this.track(decided);
+    await decided;
   }
 
   /** A typed command as a decision, an error sentence, or 'not-a-command'. */
@@ -135,6 +210,10 @@ export class ConsoleChannel implements ChannelAdapter {
   }
 }
 
+function cutTo(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max - 1)}…` : text;
+}
+
 const HELP = `Type a request in plain words. On a plan card:
   approve          run the plan as shown
   amend <text>     ask for a change (re-plans; limited rounds)
@@ -142,6 +221,10 @@ const HELP = `Type a request in plain words. On a plan card:
   break <ids>      hold the run after these steps end (unbreak <ids> clears)
   cancel           drop the plan
 While a plan runs: pause, resume (or continue, after a breakpoint), stop; edit and break work on steps not yet run.
+While a request is being planned, "cancel" (or "stop") drops it at once.
 Anything else you type while a run is active is a reply to it: ask how it is going, or ask for a change.
+new <request>    start another request even while a run is active. Only this command starts one: a reply the
+                 model takes for another request is left alone (and said so), since a guess must not start work.
 history          who decided what on the last run, and its plan revisions.
-review all|risky|none   how much you review from now on (high risk always waits). "quit" or "exit" leaves.`;
+review all|risky|none   how much you review from now on (high risk always waits).
+quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.`;

@@ -27,7 +27,8 @@ export function renderConsole(message: OutboundMessage): string {
     case 'notice':
       return `${message.level === 'error' ? '✖' : message.level === 'warning' ? '!' : 'i'} ${message.text}`;
     case 'runStatus':
-      return '';
+      // The only status without a card or notice of its own: a request is with the planner.
+      return message.status === 'planning' ? '… planning (type "cancel" to drop it)' : '';
     case 'breakpoint':
       return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
   }

@@ -17,6 +17,13 @@ export interface InboundMessage {
    * slow work (planning, classifying): a platform that redelivers until told may be told then, and nothing is lost.
    */
   accepted?: () => void;
+  /** The person said this is a new request: it starts a run even when the conversation has an active one. */
+  newRequest?: boolean;
+  /**
+   * Called when the reply was judged not to be about the conversation's active run and left alone, so a channel
+   * where one person talks to Steward can say so (in a shared thread, chatter is simply left alone).
+   */
+  leftAlone?: (run: { id: string; request: string }) => void;
 }
 
 /** A press of a button (or a typed command) on a card, naming the run and the revision the card showed. */

@@ -60,6 +60,21 @@ export class AnthropicLlmClient implements LlmClient {
     return this.fromMessage(message, request);
   }
 
+  /**
+   * A cheap call that spends no tokens (the model list), once and within `timeoutMs`: resolves when the API answers
+   * with the key accepted, else throws the same `llm_failed` error a real call would.
+   */
+  async probe(timeoutMs: number): Promise<void> {
+    const deadline = startDeadline(timeoutMs);
+    try {
+      await this.client.models.list({ limit: 1 }, { signal: deadline.signal, timeout: timeoutMs, maxRetries: 0 });
+    } catch (err) {
+      throw llmFailed(classify(err, deadline), { ...this.context, timeoutMs }, err);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
   private toParams(request: LlmRequest): MessageCreateParamsNonStreaming {
     const format = request.jsonSchema ? toAnthropicOutputFormat(request.jsonSchema.schema) : null;
     const system =

@@ -50,7 +50,7 @@ export function llmFailed(failure: LlmFailure, ctx: LlmCallContext, cause?: unkn
       return fail(`Could not reach ${where} (${why}).`, true);
     }
     case 'timeout':
-      return fail(`Model ${ctx.model} at ${host} did not answer within ${seconds(ctx.timeoutMs)}.`, true);
+      return fail(`Model ${ctx.model} at ${host} timed out: it did not answer within ${seconds(ctx.timeoutMs)}.`, true);
     case 'cancelled':
       return fail(`The call to model ${ctx.model} was cancelled.`, false);
     case 'empty':

@@ -41,14 +41,59 @@ export interface LlmSettings {
   models: Record<ModelRole, string>;
 }
 
-/** An `LlmClient` that hands each request to the client for its role. */
+/** Where model failures are written: the operator's log (never people). */
+export type LlmLog = (level: 'info' | 'warn' | 'error', message: string) => void;
+
+/** An `LlmClient` that hands each request to the client for its role, and logs every failed call with its reason. */
 export class RoutedLlmClient implements LlmClient {
-  constructor(private readonly clients: Readonly<Record<ModelRole, LlmClient>>) {}
+  constructor(
+    private readonly clients: Readonly<Record<ModelRole, LlmClient>>,
+    private readonly log: LlmLog = () => undefined,
+    private readonly specs: Partial<Readonly<Record<ModelRole, string>>> = {},
+  ) {}
 
   /** Completes the request with the model configured for `request.role`. */
-  complete(request: LlmRequest): Promise<LlmResponse> {
-    return this.clients[request.role].complete(request);
+  async complete(request: LlmRequest): Promise<LlmResponse> {
+    try {
+      return await this.clients[request.role].complete(request);
+    } catch (err) {
+      // The reason only: adapters' messages name the host, model and status and never the key; prompts stay out.
+      const model = this.specs[request.role] ?? 'its model';
+      const reason = err instanceof Error ? err.message : String(err);
+      const level = request.signal?.aborted ? 'info' : 'warn';
+      this.log(level, `model call failed (${request.role}, ${model}): ${reason}`);
+      throw err;
+    }
   }
+
+  /**
+   * Asks each configured model's server once (a model list: no tokens spent) within `timeoutMs`; resolves to one
+   * warning per server that failed, saying why and which roles it serves. Never throws: a model that is down at start
+   * may be up by the first request.
+   */
+  async probe(timeoutMs: number): Promise<string[]> {
+    const roles = new Map<LlmClient, ModelRole[]>();
+    for (const [role, client] of Object.entries(this.clients) as [ModelRole, LlmClient][]) {
+      roles.set(client, [...(roles.get(client) ?? []), role]);
+    }
+    const checks = [...roles].map(async ([client, served]) => {
+      if (!isProbeable(client)) return undefined;
+      try {
+        await client.probe(timeoutMs);
+        return undefined;
+      } catch (err) {
+        const spec = this.specs[served[0] ?? 'planner'] ?? 'its model';
+        const warning = `The model for ${served.join(', ')} (${spec}) did not answer a check at start: ${(err as Error).message}`;
+        this.log('warn', warning);
+        return warning;
+      }
+    });
+    return (await Promise.all(checks)).filter((w) => w !== undefined);
+  }
+}
+
+function isProbeable(client: LlmClient): client is LlmClient & { probe(timeoutMs: number): Promise<void> } {
+  return typeof (client as { probe?: unknown }).probe === 'function';
 }
 
 /** Splits a model spec into provider and model name; throws a `config` error naming the variable when it cannot. */
@@ -79,12 +124,14 @@ export function parseModelSpec(
 }
 
 /** Builds one routed client from settings; roles naming the same provider and model share a client. */
-export function createLlmClient(settings: LlmSettings): RoutedLlmClient {
+export function createLlmClient(settings: LlmSettings, log?: LlmLog): RoutedLlmClient {
   const configured = { openai: settings.openai !== undefined, anthropic: settings.anthropic !== undefined };
   const shared = new Map<string, LlmClient>();
+  const specs: Partial<Record<ModelRole, string>> = {};
   const clientFor = (role: ModelRole): LlmClient => {
     const { provider, model } = parseModelSpec(role, settings.models[role], configured);
     const key = `${provider}:${model}`;
+    specs[role] = key;
     let client = shared.get(key);
     if (!client) {
       client = buildClient(provider, model, settings);
@@ -92,12 +139,13 @@ export function createLlmClient(settings: LlmSettings): RoutedLlmClient {
     }
     return client;
   };
-  return new RoutedLlmClient({
+  const clients = {
     planner: clientFor('planner'),
     classifier: clientFor('classifier'),
     synthesizer: clientFor('synthesizer'),
     llm_step: clientFor('llm_step'),
-  });
+  };
+  return new RoutedLlmClient(clients, log, specs);
 }
 
 function buildClient(provider: LlmProvider, model: string, settings: LlmSettings): LlmClient {

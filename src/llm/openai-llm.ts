@@ -82,6 +82,21 @@ export class OpenAiLlmClient implements LlmClient {
     return this.fromCompletion(completion, request);
   }
 
+  /**
+   * A cheap call that spends no tokens (the model list), once and within `timeoutMs`: resolves when the server
+   * answers with the key accepted, else throws the same `llm_failed` error a real call would.
+   */
+  async probe(timeoutMs: number): Promise<void> {
+    const deadline = startDeadline(timeoutMs);
+    try {
+      await this.client.models.list({ signal: deadline.signal, timeout: timeoutMs, maxRetries: 0 });
+    } catch (err) {
+      throw llmFailed(classify(err, deadline), { ...this.context, timeoutMs }, err);
+    } finally {
+      deadline.dispose();
+    }
+  }
+
   private toParams(request: LlmRequest): ChatCompletionCreateParamsNonStreaming {
     const native = this.structuredOutput === 'native';
     const system =

@@ -3,10 +3,11 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import { renderConsole } from '../../src/bot/console-render.ts';
-import type { InboundHandler } from '../../src/engine/channel.ts';
+import type { InboundDecision, InboundHandler } from '../../src/engine/channel.ts';
 import type { OutboundMessage } from '../../src/engine/messages.ts';
 import type { Conversation } from '../../src/engine/ports.ts';
 import type { DecisionAction } from '../../src/engine/types.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { hostileText, rawControls } from './terminal-controls.ts';
 
 const conversation: Conversation = { channel: 'console', key: 'console' };
@@ -164,5 +165,75 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
     expect(printed()).toBe(
       '  ✖ send failed — boom\\x0d\\x1b[2K  ✔ send succeeded — Approved \\x1b]0;pwned\\x07 [1/1]\n',
     );
+  });
+});
+
+describe('console channel: no line waits for a model', () => {
+  /** A handler whose messages are stored at once and then never finish, as a planner that never answers. */
+  function slowEngine(decide: (d: InboundDecision) => Promise<void> = async () => {}) {
+    const seen: string[] = [];
+    const handler: InboundHandler = {
+      message: (m) => {
+        seen.push(`message ${m.text}${m.newRequest ? ' (new)' : ''}`);
+        m.accepted?.();
+        return new Promise<void>(() => {});
+      },
+      activeRuns: async () => [],
+      recentRuns: async () => [],
+      decision: async (d) => {
+        seen.push(`decision ${d.action}`);
+        await decide(d);
+      },
+      canDecide: async () => true,
+      history: async () => {},
+      setReviewPreference: async () => {},
+    };
+    return { handler, seen };
+  }
+
+  it('takes the next line while the one before it is still with the model, and "new" marks a new request', async () => {
+    const { channel, input } = consoleOnBuffer();
+    const { handler, seen } = slowEngine();
+    await channel.start(handler);
+    input.write('list the files\nhow is it going?\nnew echo b\n');
+    await waitUntil('three messages', () => seen.length === 3);
+    expect(seen).toEqual(['message list the files', 'message how is it going?', 'message echo b (new)']);
+    await channel.stop();
+  });
+
+  it('"quit" leaves at once while the model writes, and says goodbye', async () => {
+    const input = new PassThrough();
+    const output = new PassThrough();
+    let printed = '';
+    output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+    let closed = 0;
+    const channel = new ConsoleChannel({ input, output, user: 'ada', onClose: () => closed++ });
+    await channel.start(slowEngine().handler);
+    input.write('list the files\nquit\n');
+    await waitUntil('the channel to close', () => closed === 1);
+    expect(printed).toMatch(/\nBye\.\n$/);
+    await channel.stop();
+    expect(closed).toBe(1);
+  });
+
+  it('"stop" right after "approve" comes after it; a line stuck in the store does not hold "stop"', async () => {
+    const { channel, input } = consoleOnBuffer();
+    const { handler, seen } = slowEngine((d) => (d.action === 'pause' ? new Promise(() => {}) : Promise.resolve()));
+    await channel.start(handler);
+    await channel.send(conversation, {
+      kind: 'breakpoint',
+      runId: 'r',
+      revision: 0,
+      stepId: 's',
+      before: false,
+      output: '',
+      actions: [],
+    });
+    input.write('approve\nstop\n');
+    await waitUntil('approve, then stop', () => seen.length === 2);
+    expect(seen).toEqual(['decision approve', 'decision stop']);
+    input.write('pause\nstop\n');
+    await waitUntil('stop despite the stuck pause', () => seen.length === 4);
+    expect(seen.slice(2)).toEqual(['decision pause', 'decision stop']);
   });
 });

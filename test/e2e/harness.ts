@@ -38,6 +38,8 @@ export interface Harness {
   logs: string[];
   /** Types a line into the console and waits until the channel has handled it. */
   type(line: string): Promise<void>;
+  /** Types a line and returns at once, as a person typing on while Steward works. */
+  typeNow(line: string): void;
   /** Everything the console printed so far. */
   output(): string;
   /** Waits until the console printed text matching `pattern` (after `from` characters). */
@@ -61,18 +63,23 @@ export function createSteward(
   o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log' | 'signals'> & {
     llm: FakeLlm;
     settings?: Partial<StewardSettings>;
+    /** Per model call (default 10 s). */
+    llmTimeoutMs?: number;
   },
 ): Steward {
   return new Steward({
-    llm: createLlmClient({
-      openai: { apiKey: CANARY_KEY, baseURL: o.llm.baseURL, maxRetries: 0, timeoutMs: 10_000 },
-      models: {
-        planner: 'planner-model',
-        classifier: 'classifier-model',
-        synthesizer: 'synth-model',
-        llm_step: 'step-model',
+    llm: createLlmClient(
+      {
+        openai: { apiKey: CANARY_KEY, baseURL: o.llm.baseURL, maxRetries: 0, timeoutMs: o.llmTimeoutMs ?? 10_000 },
+        models: {
+          planner: 'planner-model',
+          classifier: 'classifier-model',
+          synthesizer: 'synth-model',
+          llm_step: 'step-model',
+        },
       },
-    }),
+      o.log,
+    ),
     tools: o.tools,
     store: o.store,
     notifier: o.notifier,
@@ -93,6 +100,7 @@ export async function startHarness(options: {
   servers: McpServerConfig[];
   script: FakeLlmScript;
   settings?: Partial<StewardSettings>;
+  llmTimeoutMs?: number;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
@@ -115,6 +123,7 @@ export async function startHarness(options: {
     log: (level, message) => logs.push(`${level} ${message}`),
     settings: options.settings,
     signals: db.signals,
+    llmTimeoutMs: options.llmTimeoutMs,
   });
   await channel.start(steward);
 
@@ -138,6 +147,7 @@ export async function startHarness(options: {
       await new Promise((r) => setImmediate(r));
       await channel.settled();
     },
+    typeNow: (line) => void input.write(`${line}\n`),
     output: () => printed,
     waitFor,
     async close() {

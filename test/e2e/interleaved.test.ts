@@ -127,7 +127,7 @@ describe('token budgets (postgres)', () => {
       script: byRole({}),
     });
     await h.type('note something');
-    await h.waitFor(/✖ I could not make a valid plan: ada has used today's budget of 10 model tokens/);
+    await h.waitFor(/✖ I could not plan this request: ada has used today's budget of 10 model tokens/);
     expect(h.llm.requests).toEqual([]);
   });
 
@@ -144,7 +144,7 @@ describe('token budgets (postgres)', () => {
     budgets.perRun = 1;
     await h.type('approve');
     await h.waitFor(
-      /=== Report \(completed\) ===\nRun completed\. \(The report writer was unavailable; here are the step results\.\)\nn \(audit\.note, no description\): SUCCEEDED — noted: kept/,
+      /=== Report \(completed\) ===\nRun completed\. \(The report writer failed \(this run has used its budget of 1 model tokens\), so here are the step results\.\)\nn \(audit\.note, no description\): SUCCEEDED — noted: kept/,
     );
     expect(h.llm.requests.map((r) => r.role)).toEqual(['planner']);
   });

@@ -63,7 +63,8 @@ describe('a planner that answers with 5 MB (postgres)', () => {
     const budgets = { perRun: 6_000, perUserPerDay: 2_000_000 };
     h = await startHarness({ db: 'postgres', servers: [audit.config()], settings: { budgets }, script: honoursItsCap });
     await h.type('note something');
-    const shown = await h.waitFor(/✖ I could not make a valid plan: [^\n]*/);
+    // The budget stopped the answer: no plan was judged, so the sentence does not call it an invalid one.
+    const shown = await h.waitFor(/✖ I could not plan this request: [^\n]*/);
 
     expect(shown).toMatch(
       /this run has used its budget of 6000 model tokens \(the answer was cut off at the \d+ tokens left\)/,

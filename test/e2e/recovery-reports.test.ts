@@ -166,11 +166,14 @@ describe('a restart finishes what a kill left (postgres)', () => {
     await harness.steward.recover();
     const [report] = reports(harness);
     expect(report).toBe(
-      '=== Report (stopped) ===\nRun stopped. (The report writer was unavailable; here are the step results.)',
+      '=== Report (stopped) ===\nRun stopped. (The report writer failed (the model failed: the OpenAI-compatible server at ' +
+        `${new URL(harness.llm.baseURL).host} failed (HTTP 500): down), so here are the step results.)`,
     );
     expect(harness.output()).toMatch(/say \(everything\.echo, [^)]*\): SUCCEEDED — Echo: hello\nlater .*NEVER RAN/);
     const after = await stored(harness, runId);
-    expect(after.report).toMatch(/^Run stopped\. \(The report writer was unavailable/);
+    expect(after.report).toMatch(
+      /^Run stopped\. \(The report writer failed \(the model failed: .*\(HTTP 500\): down\)/,
+    );
     expect(after).toMatchObject({ report_due: false, reported: [{ status: 'stopped' }] });
   });
 

@@ -1,6 +1,7 @@
 /**
  * A local fake of two model APIs for tests that drive the real SDKs over HTTP:
- * OpenAI Chat Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`).
+ * OpenAI Chat Completions (`POST /v1/chat/completions`) and Anthropic Messages (`POST /v1/messages`), and the model
+ * list both SDKs read (`GET /v1/models`, which Steward asks for once at start).
  *
  * Every request is recorded (even those still hanging) and answered by a script. Steward's system prompts
  * start with a `[steward:<role>]` line, so `byRole` can script the planner, classifier, … independently.
@@ -61,6 +62,10 @@ export interface FakeLlm {
   /** Script and protocol mistakes, one sentence each; a clean test ends with none. */
   failures: string[];
   setScript(script: FakeLlmScript): void;
+  /** How `GET /v1/models` (Steward's check at start) is answered: a list of the models asked for so far by default. */
+  setModelList(reply: 'list' | { status: number } | { hang: true }): void;
+  /** How many times the model list was asked for. */
+  modelListRequests(): number;
   /** Forgets recorded requests and failures (between tests sharing one fake). */
   reset(): void;
   close(): Promise<void>;
@@ -121,6 +126,8 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     send(res, 500, errorBody(api, 500, `fake-llm: ${message}`), { 'x-should-retry': 'false' });
   };
 
+  let modelList: 'list' | { status: number } | { hang: true } = 'list';
+  let modelListCount = 0;
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => fail(res, 'openai', `handler crashed: ${String(err)}`));
   });
@@ -129,6 +136,10 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     const path = (req.url ?? '/').split('?')[0] ?? '/';
     const api = ROUTES[path];
     const raw = await readBody(req);
+    if (req.method === 'GET' && path === '/v1/models') {
+      modelListCount++;
+      return answerModelList(res, modelList);
+    }
     if (req.method !== 'POST' || !api) return fail(res, 'openai', `unexpected ${req.method} ${path}`);
     let body: Record<string, unknown>;
     try {
@@ -158,6 +169,10 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     setScript: (next) => {
       current = next;
     },
+    setModelList: (reply) => {
+      modelList = reply;
+    },
+    modelListRequests: () => modelListCount,
     reset: () => {
       requests.length = 0;
       failures.length = 0;
@@ -169,6 +184,18 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
         server.close(() => resolve());
       }),
   };
+}
+
+// One body that both SDKs read as a page of models (OpenAI's `data`; Anthropic's `data` with its paging fields).
+function answerModelList(res: ServerResponse, reply: 'list' | { status: number } | { hang: true }): void {
+  if (reply === 'list') {
+    const data = [
+      { id: 'fake-model', object: 'model', type: 'model', created: 0, owned_by: 'fake', display_name: 'Fake' },
+    ];
+    return send(res, 200, { object: 'list', data, has_more: false, first_id: 'fake-model', last_id: 'fake-model' });
+  }
+  if ('status' in reply)
+    return send(res, reply.status, errorBody('openai', reply.status, `fake error ${reply.status}`));
 }
 
 async function answer(res: ServerResponse, req: RecordedRequest, reply: FakeReply): Promise<void> {

@@ -12,6 +12,7 @@ import {
   type PlanRequest,
 } from '../plan/planner-prompt.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
+import { StewardError } from '../errors.ts';
 import type { LlmClient, LlmMessage, LlmResponse, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
 import type { Actor } from '../types.ts';
@@ -62,28 +63,46 @@ export function sizeRefusal(response: Pick<LlmResponse, 'text' | 'truncated' | '
   return undefined;
 }
 
+/**
+ * A plan, or why there is none. `callFailed` marks a model call that failed (the model unreachable, timed out, the key
+ * refused, rate limited, a budget spent): then `error` says so, and no answer was judged, so "not a valid plan" would
+ * be untrue.
+ */
+export type PlanOutcome = Result<ValidatedPlan> | { ok: false; error: string; callFailed: true };
+
 /** Asks for a plan; a failed call (a budget spent, the model unreachable) comes back as the error. */
 async function planOrError(
   llm: LlmClient,
   input: PlanRequest,
-  options: { maxRepairs: number },
-): Promise<Result<ValidatedPlan>> {
+  options: { maxRepairs: number; signal?: AbortSignal },
+): Promise<PlanOutcome> {
   try {
     return await writePlan(llm, input, options);
   } catch (err) {
-    return { ok: false, error: err instanceof Error ? err.message : 'the planner call failed' };
+    return { ok: false, error: callFailure(err), callFailed: true };
   }
 }
 
-/** Writes a plan (or an amended one) for a run, on that run's token budget. */
+/** A failed model call as a clause for a sentence: "the model failed: could not reach …", or a budget spent. */
+export function callFailure(err: unknown): string {
+  if (!(err instanceof StewardError))
+    return `the model call failed: ${err instanceof Error ? err.message : String(err)}`;
+  // Lower-cased to sit inside a sentence, unless it starts with an acronym.
+  const said = err.message.replace(/\.$/, '').replace(/^[A-Z](?![A-Z])/, (c) => c.toLowerCase());
+  if (err.code === 'llm_failed') return `the model failed: ${said}`;
+  return said;
+}
+
+/** Writes a plan (or an amended one) for a run, on that run's token budget; `signal` abandons the planner call. */
 export type PlanWriter = (
   run: { id: string; requester: Actor },
   request: string,
   amend?: PlanRequest['amend'],
-) => Promise<Result<ValidatedPlan>>;
+  signal?: AbortSignal,
+) => Promise<PlanOutcome>;
 
 /** A plan writer over the tools connected at the time of each call. */
 export function createPlanWriter(tools: ToolRunner, llmFor: LlmForRun, maxRepairs: number): PlanWriter {
-  return (run, request, amend) =>
-    planOrError(llmFor(run), { request, tools: tools.listTools(), amend }, { maxRepairs });
+  return (run, request, amend, signal) =>
+    planOrError(llmFor(run), { request, tools: tools.listTools(), amend }, { maxRepairs, signal });
 }

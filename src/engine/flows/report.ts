@@ -1,11 +1,12 @@
 /**
  * The report at the end of a run: one model call with no tools, given the request and every step's result.
  * Outputs are cut to a budget for the prompt (the full output stays in the database). If the model fails,
- * code writes a plain report, so the person always learns what ran, failed, was skipped or never ran.
+ * code writes a plain report that says why, so the person always learns what ran, failed, was skipped or never ran.
  */
 import type { LlmClient, LlmResponse } from '../ports.ts';
 import type { DispatchState } from '../run/dispatch-state.ts';
 import { plainReport, stepSummaries } from '../run/step-summaries.ts';
+import { callFailure } from './planner.ts';
 
 /** Writes the report with the synthesizer model; falls back to a plain report written by code. */
 export async function writeReport(
@@ -30,8 +31,9 @@ were cancelled or never ran, and do not claim results that are not in the step r
     });
     await onResponse?.(response);
     if (response.text.trim()) return response.text.trim();
-  } catch {
-    // The plain report below still tells the truth; the failure itself is logged by the caller's client.
+    return plainReport(input.outcome, lines, 'its answer was empty');
+  } catch (err) {
+    // The plain report still tells the truth; it says why, so a person knows whether to fix the model or a budget.
+    return plainReport(input.outcome, lines, callFailure(err));
   }
-  return plainReport(input.outcome, lines);
 }

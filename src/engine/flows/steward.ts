@@ -12,7 +12,14 @@ import { validatePlan } from '../plan/validate-plan.ts';
 import { mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
 import { StewardError } from '../errors.ts';
-import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
+import {
+  isTerminal,
+  type Actor,
+  type DecisionAction,
+  type Json,
+  type ReviewPreference,
+  type RunStatus,
+} from '../types.ts';
 import { classifyReply } from './classify.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
@@ -57,6 +64,8 @@ export class Steward implements InboundHandler {
   private readonly review: ReviewFlow;
   private readonly control: RunControl;
   private readonly recovery: Recovery;
+  /** First plans being written, so Cancel (or shutdown) can abandon the planner call at once. */
+  private readonly planning = new Map<string, AbortController>();
   private watch: Watch | undefined;
 
   constructor(private readonly deps: StewardDeps) {
@@ -86,7 +95,8 @@ export class Steward implements InboundHandler {
   async message(m: InboundMessage): Promise<void> {
     const { store, clock, newId } = this.deps;
     if (m.deliveryId && !(await store.claimInbound(m.deliveryId, clock()))) return m.accepted?.();
-    const active = await store.findActiveRun(m.conversation);
+    // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
+    const active = m.newRequest ? null : await store.findActiveRun(m.conversation);
     if (active) {
       m.accepted?.();
       return this.reply(active, m);
@@ -118,10 +128,19 @@ export class Steward implements InboundHandler {
   /** Plans a request and answers it: directly when it needs no tools, else with a plan card (or the run starts). */
   private async plan(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, request: string): Promise<void> {
     const { store, clock } = this.deps;
-    const planned = await this.writePlan(run, request);
+    await this.planningStatus(run, 'planning', ['cancel']);
+    const planning = new AbortController();
+    this.planning.set(run.id, planning);
+    const planned = await this.writePlan(run, request, undefined, planning.signal).finally(() =>
+      this.planning.delete(run.id),
+    );
+    // Cancelled (the person was told) or shut down (the next start plans it again): nothing more to say.
+    if (planning.signal.aborted) return;
     if (!planned.ok) {
-      await store.transition(run.id, ['planning'], 'failed', { at: clock() });
-      await this.messages.tellRequester(run, 'error', `I could not make a valid plan: ${planned.error}`);
+      if (!(await store.transition(run.id, ['planning'], 'failed', { at: clock() }))) return;
+      await this.planningStatus(run, 'failed', []);
+      const text = 'callFailed' in planned ? 'I could not plan this request' : 'I could not make a valid plan';
+      await this.messages.tellRequester(run, 'error', `${text}: ${planned.error}`);
       return;
     }
     const v = planned.value;
@@ -134,9 +153,35 @@ export class Steward implements InboundHandler {
       await this.messages
         .send(run.conversation, { kind: 'answer', text: answer })
         .catch(() => this.messages.notice(run, 'info', answer, run.requester));
+      await this.planningStatus(run, 'completed', []);
       return;
     }
     await this.review.offer(run.id, 0, v, 'planning');
+  }
+
+  /** Tells channels where a run being planned stands (no card shows it yet): planning, or how planning ended. */
+  private async planningStatus(
+    run: Pick<StoredRun, 'id' | 'conversation'>,
+    status: RunStatus,
+    actions: DecisionAction[],
+  ) {
+    await this.messages.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions });
+  }
+
+  /** Cancel (or Stop) while a first plan is being written: the run ends and the planner call is abandoned. */
+  private async cancelPlanning(run: StoredRun, d: InboundDecision): Promise<string | null> {
+    const { store, clock } = this.deps;
+    if (!(await store.transition(run.id, ['planning'], 'cancelled', { at: clock() }))) {
+      return 'This request is no longer being planned.';
+    }
+    this.planning.get(run.id)?.abort();
+    await this.messages.notice(
+      run,
+      'info',
+      sentence`Cancelled by ${d.actor} while it was being planned. Nothing was run.`,
+    );
+    await this.planningStatus(run, 'cancelled', []);
+    return null;
   }
 
   /**
@@ -395,6 +440,8 @@ export class Steward implements InboundHandler {
    */
   async shutdown(): Promise<void> {
     this.timers.clearAll();
+    // A run being planned stays in `planning`: whoever takes it over next plans it again.
+    for (const planning of this.planning.values()) planning.abort();
     this.drivers.detachAll();
     const watch = this.watch;
     this.watch = undefined;
@@ -409,15 +456,16 @@ export class Steward implements InboundHandler {
   private async handle(run: StoredRun, d: InboundDecision): Promise<string | null> {
     // A run waiting for review with a driver is one whose steps are held mid-run: edits go to the running plan.
     const reviewing = run.status === 'awaiting_review' && !this.drivers.has(run.id);
+    const planning = run.status === 'planning' && this.planning.has(run.id);
     const handlers: Record<DecisionAction, () => Promise<string | null>> = {
       approve: () => this.review.approve(run, d),
-      cancel: () => this.review.cancel(run, d),
+      cancel: () => (planning ? this.cancelPlanning(run, d) : this.review.cancel(run, d)),
       amend: () => this.amend(run, d, d.text ?? ''),
       edit: () => (reviewing ? this.review.edit(run, d) : this.control.edit(run, d)),
       breakpoint: () => this.control.setBreakpoints(run, d),
       pause: () => this.control.control(run, { ...d, action: 'pause' }),
       resume: () => this.control.control(run, { ...d, action: 'resume' }),
-      stop: () => this.control.control(run, { ...d, action: 'stop' }),
+      stop: () => (planning ? this.cancelPlanning(run, d) : this.control.control(run, { ...d, action: 'stop' })),
     };
     return handlers[d.action]();
   }
@@ -443,7 +491,7 @@ export class Steward implements InboundHandler {
     const context = { text: m.text, request: run.request, runStatus: run.status };
     const intent = await classifyReply(this.llmFor(run), context);
     await store.appendEvent(run.id, 'replyClassified', { intent, actor: m.actor.id }, clock());
-    if (intent === 'unrelated') return;
+    if (intent === 'unrelated' || intent === 'new') return m.leftAlone?.({ id: run.id, request: run.request });
     if (intent === 'status') {
       const attempts = await store.listStepAttempts(run.id);
       await this.messages.notice(run, 'info', describeRun(run.status, run.plan, attempts));

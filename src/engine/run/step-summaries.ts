@@ -21,9 +21,9 @@ export function stepSummaries(state: DispatchState, perStep = PER_STEP_BUDGET): 
   });
 }
 
-/** A report written by code alone. */
-export function plainReport(outcome: string, lines: string[]): string {
-  return `Run ${outcome}. (The report writer was unavailable; here are the step results.)\n${lines.join('\n')}`;
+/** A report written by code alone, saying why the report writer failed (`why`, a clause). */
+export function plainReport(outcome: string, lines: string[], why: string): string {
+  return `Run ${outcome}. (The report writer failed (${why}), so here are the step results.)\n${lines.join('\n')}`;
 }
 
 /** Steps that have started (or ended): they are history and no revision may change them. */

@@ -15,6 +15,8 @@ describe("reading the classifier's one-word answer", () => {
     [' UNRELATED\n', 'unrelated'],
     ['Unrelated.', 'unrelated'],
     ['**unrelated**', 'unrelated'],
+    ['new', 'new'],
+    ['New.', 'new'],
   ])('an exact %j is taken as %s', (text, intent) => {
     expect(parseIntent(text)).toBe(intent);
   });
@@ -31,6 +33,8 @@ describe("reading the classifier's one-word answer", () => {
     'Amend.',
     'I cannot tell',
     'estado',
+    'new request',
+    'renew',
   ])('anything else (%j) is an amendment, so the reply is not dropped', (text) => {
     expect(parseIntent(text)).toBe('amend');
   });
