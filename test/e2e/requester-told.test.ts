@@ -29,6 +29,8 @@ function setUp(o: { text: string; store?: RunStore; refuse?: (m: OutboundMessage
   };
   const notifier: Notifier = {
     send: async (_c, m) => {
+      // Status changes drive a card or the console's planning line; what a person is told is the rest.
+      if (m.kind === 'runStatus') return;
       if (o.refuse?.(m)) throw new Error('channel_not_found');
       const text = 'text' in m ? m.text : m.kind;
       sent.push({ kind: m.kind, text, ...(m.kind === 'notice' && m.to ? { to: m.to.id } : {}) });
