@@ -135,6 +135,8 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           canDecide: async () => true,
           history: async () => channel.send(conversation, { kind: 'answer', text: thrown }),
           setReviewPreference: async () => {},
+          editablePlan: async () => null,
+          checkEdit: async () => null,
         };
         await channel.start(handler);
         for (const line of [typed, `edit ${typed}`, `amend ${typed}`, `break ${typed}`, 'history', 'approve'])

@@ -25,6 +25,8 @@ function recordingHandler() {
     canDecide: async () => true,
     setReviewPreference: async () => undefined,
     history: async () => undefined,
+    editablePlan: async () => null,
+    checkEdit: async () => null,
   };
   return { handler, messages, decisions };
 }

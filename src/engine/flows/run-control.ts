@@ -99,6 +99,9 @@ export class RunControl {
   async edit(run: StoredRun, d: InboundDecision): Promise<string | null> {
     const driver = this.drivers.get(run.id);
     if (!driver) return 'This run cannot be edited now.';
+    // An edit is a whole plan read from one revision: laid over a newer one it would undo that revision's changes.
+    if (d.revision !== driver.revision)
+      return `That edit was made on revision ${d.revision}, but the plan is now at revision ${driver.revision}; edit the newest card.`;
     const parsed = parseEdit(driver.current.plan, d.plan);
     if (!parsed.ok) return parsed.error;
     const tools = interventionTools(driver.current);
