@@ -9,11 +9,11 @@ import type { Actor } from '../../engine/types.ts';
 import { createSlackApp, type SlackApp, type SlackSettings } from './slack-app.ts';
 import { withProgress, withReport, withRunStatus } from './slack-card-state.ts';
 import { fromConversation } from './slack-inbound.ts';
+import { withBreakpoints } from './slack-controls.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from './slack-live-cards.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
-import { safeMrkdwn } from './slack-text.ts';
 
 const STOP_GRACE_MS = 10_000;
 
@@ -65,11 +65,8 @@ export class SlackChannel implements ChannelAdapter {
       hasActiveCard: (channel, threadTs) => this.cards.hasActiveCard(channel, threadTs),
       summaryOf: (runId) => this.cards.summaryOf(runId),
       seen: (actor, at) => this.lastSeen.set(actor.id, at),
-      ephemeral: (at, user, text) =>
-        this.ephemeral(at, user, {
-          text,
-          blocks: [{ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(text, 2_900) } }],
-        }),
+      ephemeral: (at, user, message) => this.ephemeral(at, user, message),
+      showBreakpoints: (runId, breakpoints) => this.cards.change(runId, (live) => withBreakpoints(live, breakpoints)),
     });
     this.port = await this.slack.start();
     this.started = true;
