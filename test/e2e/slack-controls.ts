@@ -22,12 +22,18 @@ export function pickedSteps(card: FakeMessage): string[] {
   return ((picker?.initial_options as Obj[] | undefined) ?? []).map((o) => String(o.value));
 }
 
-/** Picks exactly these steps in the card's breakpoint picker (Slack sends the whole new selection). */
-export function pickBreakpoints(h: SlackHarness, card: FakeMessage, stepIds: string[], user = 'U0ADA') {
+/** Picks exactly these steps in the card's breakpoint picker (Slack sends the whole new selection); `blockId` as drawn. */
+export function pickBreakpoints(
+  h: SlackHarness,
+  card: FakeMessage,
+  stepIds: string[],
+  o: { user?: string; blockId?: string } = {},
+) {
+  const user = o.user ?? 'U0ADA';
   const action = {
     type: 'multi_static_select',
     action_id: 'steward.breakpoints',
-    block_id: controlsRow(card).blockId,
+    block_id: o.blockId ?? controlsRow(card).blockId,
     selected_options: stepIds.map(option),
     action_ts: String(Date.now() / 1000),
   };

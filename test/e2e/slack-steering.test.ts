@@ -82,6 +82,13 @@ describe('slack steering controls, end to end on postgres', () => {
     expect(privateText(lastPrivate(h, 'U0ADA')!)).toContain(
       'This card shows revision 0, but the plan is now at revision 1',
     );
+    await pickBreakpoints(h, card, ['say'], { blockId: `steward.controls ${JSON.stringify({ runId, revision: 0 })}` });
+    await h.waitFor('the stale pick refused', () =>
+      h!
+        .replies(thread)
+        .find((m) => messageText(m).includes('That card shows revision 0, but the plan is now at revision 1')),
+    );
+    expect((await h.store.getRun(runId))!.breakpoints).toEqual([]);
 
     await h.press(h.card(thread), 'approve');
     await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Said it.')));
@@ -89,6 +96,7 @@ describe('slack steering controls, end to end on postgres', () => {
     expect(JSON.stringify((await waitForStoredEnd(h.store, runId, 'say')).output)).toContain('hello from the modal');
     expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.revision, d.accepted])).toEqual([
       ['edit', 0, true],
+      ['breakpoint', 0, false],
       ['approve', 1, true],
     ]);
   });
@@ -126,6 +134,27 @@ describe('slack steering controls, end to end on postgres', () => {
     await h.steward.idle();
     expect(JSON.stringify((await waitForStoredEnd(h.store, runId, 'after')).output)).toContain('edited words');
     expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted])).toEqual([['edit', true]]);
+  });
+
+  it('a plan too long for a Slack text box is not opened cut: the presser is told its size and what to do instead', async () => {
+    const steps = Array.from({ length: 40 }, (_, i) => echo(`s${i}`, `message number ${i} `.repeat(5)));
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      script: byRole({ planner: [planReply(steps)] }),
+    });
+    const thread = await h.mention('forty echoes');
+    const card = await h.waitFor('the card', () => h!.card(thread));
+    const runId = await onlyRunId(h);
+    const size = JSON.stringify((await h.store.getRun(runId))!.plan).length;
+    expect(size).toBeGreaterThan(3_000);
+
+    await h.press(card, 'edit-plan');
+    expect(h.slack.callsOf('views.open')).toEqual([]);
+    const told = privateText(lastPrivate(h, 'U0ADA')!);
+    expect(told).toContain(`This plan is ${size.toLocaleString('en-US')} characters of JSON, more than the 3,000`);
+    expect(told).toContain('*Amend*');
+    expect((await h.store.getRun(runId))!).toMatchObject({ revision: 0, status: 'awaiting_review' });
   });
 
   it('the breakpoint picker sets and clears breakpoints; the run holds after the step still picked', async () => {
@@ -188,7 +217,7 @@ describe('slack steering controls, end to end on postgres', () => {
     await h.press(card, 'edit-plan', { user: 'U0BOB' });
     expect(h.slack.callsOf('views.open')).toEqual([]);
     expect(privateText(lastPrivate(h, 'U0BOB')!)).toContain('Only U0ADA or an approver can edit this run');
-    await pickBreakpoints(h, card, ['say'], 'U0BOB');
+    await pickBreakpoints(h, card, ['say'], { user: 'U0BOB' });
     await h.waitFor('the refusal', () => privateText(lastPrivate(h!, 'U0BOB')!).includes('can breakpoint this run'));
     expect((await h.store.getRun(runId))!.breakpoints).toEqual([]);
 
