@@ -34,6 +34,9 @@ export function renderAnswer(answer: Answer): SlackMessage {
 
 /** A notice, in the thread or (with `to`) as an ephemeral message. */
 export function renderNotice(notice: Notice): SlackMessage {
+  // A long notice (a run's history) takes several sections rather than being cut at the first.
+  if (escapeMrkdwn(notice.text).length > SECTION_MAX - 10)
+    return longText('', `${LEVEL_ICONS[notice.level]} ${notice.text}`, 'The rest is stored with the run.');
   const text = `${LEVEL_ICONS[notice.level]} ${safeMrkdwn(notice.text, SECTION_MAX)}`;
   return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text, verbatim: true } }] };
 }

@@ -339,6 +339,24 @@ describe('slack card steering controls', () => {
     for (const p of ['all', 'risky', 'none']) expect(help).toContain(`"value":"${p}"`);
   });
 
+  it('a long history notice is shown whole over several sections, not cut at the first one', () => {
+    const lines = Array.from(
+      { length: 60 },
+      (_, i) => `2026-12-01T15:${String(i).padStart(2, '0')}:00.000Z  ada (slack) pause on revision ${i}: accepted`,
+    );
+    const message = renderNotice({
+      kind: 'notice',
+      level: 'info',
+      text: `History of "x":\n${lines.join('\n')}`,
+      to: { id: 'U0ADA', channel: 'slack' },
+    });
+    expectWithinLimits(message);
+    const text = allTexts(message.blocks).join('\n');
+    expect(message.blocks.length).toBeGreaterThan(1);
+    expect(text).toContain('pause on revision 59: accepted');
+    expect(text).not.toContain('Cut to fit');
+  });
+
   it('the limits checker refuses menus Slack would refuse (so the tests above can fail)', () => {
     const opt = (v: string, text = v) => ({ text: { type: 'plain_text', text }, value: v });
     const menu = (e: Record<string, unknown>) => blockProblems([{ type: 'actions', elements: [e] }], 50).problems;
