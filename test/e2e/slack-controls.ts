@@ -103,6 +103,22 @@ export async function submitEdit(
   return { status: res.status, answer: body ? (JSON.parse(body) as Obj) : null, ms, view };
 }
 
+/** Submits the step-by-step edit modal opened last with these block values; as `submitEdit`. */
+export async function submitSteps(
+  h: SlackHarness,
+  values: Record<string, Record<string, unknown>>,
+  user = 'U0ADA',
+): Promise<{ status: number; answer: Obj | null; view: Obj }> {
+  const opened = h.slack.callsOf('views.open').filter((c) => (c.args.view as Obj).callback_id === 'steward.edit-steps');
+  const view = opened.at(-1)?.args.view as Obj | undefined;
+  if (!view) throw new Error('no step-by-step edit modal was opened');
+  const payload = createViewSubmission({ user, view, values });
+  const res = await h.post(interactionBody(payload), 'application/x-www-form-urlencoded');
+  const body = await res.text();
+  await h.channel.settled();
+  return { status: res.status, answer: body ? (JSON.parse(body) as Obj) : null, view };
+}
+
 /** The text of a private message. */
 export function privateText(call: SlackCall): string {
   return JSON.stringify(call.args.blocks);

@@ -3,7 +3,15 @@ import { viewErrorsProblems } from '../bot/slack/block-kit-limits.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply, waitForStoredEnd } from './harness.ts';
-import { chooseMore, pickBreakpoints, pickedSteps, pressPrivate, privateText, submitEdit } from './slack-controls.ts';
+import {
+  chooseMore,
+  pickBreakpoints,
+  pickedSteps,
+  pressPrivate,
+  privateText,
+  submitEdit,
+  submitSteps,
+} from './slack-controls.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 
 let h: SlackHarness | undefined;
@@ -136,7 +144,7 @@ describe('slack steering controls, end to end on postgres', () => {
     expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted])).toEqual([['edit', true]]);
   });
 
-  it('a plan too long for a Slack text box is not opened cut: the presser is told its size and what to do instead', async () => {
+  it('a plan too long for one box opens a box per step: change one, drop one, add one, and a mistake is shown under its box', async () => {
     const steps = Array.from({ length: 40 }, (_, i) => echo(`s${i}`, `message number ${i} `.repeat(5)));
     h = await startSlackHarness({
       db: 'postgres',
@@ -146,8 +154,61 @@ describe('slack steering controls, end to end on postgres', () => {
     const thread = await h.mention('forty echoes');
     const card = await h.waitFor('the card', () => h!.card(thread));
     const runId = await onlyRunId(h);
+    expect(JSON.stringify((await h.store.getRun(runId))!.plan).length).toBeGreaterThan(3_000);
+
+    await h.press(card, 'edit-plan');
+    const view = h.slack.callsOf('views.open').at(-1)!;
+    expect(view.response.ok).toBe(true);
+    const blocks = (view.args.view as { blocks: Array<{ block_id?: string; element?: { initial_value?: string } }> })
+      .blocks;
+    const box = (id: string) => blocks.find((b) => b.block_id === `step:${id}`)!.element!.initial_value!;
+    expect(blocks.filter((b) => b.block_id?.startsWith('step:'))).toHaveLength(40);
+    const values = (v: Record<string, string>) =>
+      Object.fromEntries(
+        blocks
+          .filter((b) => b.block_id?.startsWith('step:') || b.block_id === 'new-steps')
+          .map((b) => [
+            b.block_id!,
+            { json: { type: 'plain_text_input', value: v[b.block_id!] ?? b.element?.initial_value ?? '' } },
+          ]),
+      );
+
+    const broken = await submitSteps(h, values({ 'step:s3': '{"id": "s3",' }));
+    expect(viewErrorsProblems(broken.answer, broken.view)).toEqual([]);
+    expect(Object.keys(broken.answer!.errors as object)).toEqual(['step:s3']);
+    const unknown = await submitSteps(
+      h,
+      values({ 'step:s5': box('s5').replace('everything.echo', 'everything.nope') }),
+    );
+    expect(JSON.stringify(unknown.answer)).toContain('everything.nope');
+    expect((await h.store.getRun(runId))!.revision).toBe(0);
+
+    const added = JSON.stringify([echo('extra', 'added in Slack', ['s38'])]);
+    const good = await submitSteps(
+      h,
+      values({
+        'step:s3': box('s3').replace('message number 3', 'changed number 3'),
+        'step:s39': '',
+        'new-steps': added,
+      }),
+    );
+    expect(good.answer).toBeNull();
+    await h.waitFor('revision 1 on the card', () => messageText(h!.card(thread)).includes('revision 1'));
+    const plan = (await h.store.getRun(runId))!.plan!;
+    expect(plan.steps.map((s) => s.id)).toEqual([...steps.slice(0, 39).map((s) => s.id), 'extra']);
+    expect(JSON.stringify(plan.steps[3])).toContain('changed number 3');
+  });
+
+  it('a step too long for any Slack text box is not opened cut: the presser is told the size and what to do instead', async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      script: byRole({ planner: [planReply([echo('long', 'x'.repeat(3_100))])] }),
+    });
+    const thread = await h.mention('one long echo');
+    const card = await h.waitFor('the card', () => h!.card(thread));
+    const runId = await onlyRunId(h);
     const size = JSON.stringify((await h.store.getRun(runId))!.plan).length;
-    expect(size).toBeGreaterThan(3_000);
 
     await h.press(card, 'edit-plan');
     expect(h.slack.callsOf('views.open')).toEqual([]);

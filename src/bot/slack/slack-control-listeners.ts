@@ -4,7 +4,7 @@
  * change goes to the engine as a decision carrying the card's run and revision, so it refuses stale presses and
  * people who may not decide, as for any button.
  */
-import type { App, BlockElementAction, types } from '@slack/bolt';
+import type { App, BlockElementAction, types, ViewErrorsResponseAction } from '@slack/bolt';
 import type { InboundDecision } from '../../engine/channel.ts';
 import type { Actor } from '../../engine/types.ts';
 import {
@@ -20,6 +20,14 @@ import {
 } from './slack-actions.ts';
 import { privateText, renderHelp, renderPreferenceSet, toPreference } from './slack-controls.ts';
 import { editErrors, editText, readEditText, renderEditModal, tooBigToEdit } from './slack-edit-modal.ts';
+import {
+  boxErrors,
+  EDIT_STEPS_VIEW,
+  readStepsEdit,
+  renderStepsModal,
+  stepsErrors,
+  type ViewValues,
+} from './slack-edit-steps-modal.ts';
 import { toActor } from './slack-inbound.ts';
 import type { ListenerDeps, SeenAt } from './slack-listeners.ts';
 
@@ -76,10 +84,23 @@ export function registerEditModal(app: App, deps: ListenerDeps): void {
     const json = readEditText(view.state.values[EDIT_INPUT.block]?.[EDIT_INPUT.element]?.value ?? '');
     if (!json.ok) return void (await ack(editErrors(json.error)));
     const d: InboundDecision = { ...ref, action: 'edit', actor: toActor(body.user), plan: json.value };
-    const problem = await checkInTime(deps, d);
+    const problem = await inTime(deps.handler.checkEdit(d));
     if (problem) return void (await ack(editErrors(problem)));
     await ack();
     deps.track(deps.handler.decision(d));
+  });
+
+  // The step-by-step form: the boxes are put together over the plan as stored, then checked the same way.
+  app.view(EDIT_STEPS_VIEW, async ({ ack, body, view }) => {
+    const ref = decodeCardRef(view.private_metadata);
+    if (!ref) return void (await ack());
+    const values = view.state.values as ViewValues;
+    const actor = toActor(body.user);
+    const verdict = await inTime(stepsVerdict(deps, ref, actor, values));
+    if (typeof verdict === 'string') return void (await ack(stepsErrors(verdict, values)));
+    if ('response_action' in verdict) return void (await ack(verdict));
+    await ack();
+    deps.track(deps.handler.decision(verdict));
   });
 }
 
@@ -101,8 +122,9 @@ async function openEdit(
       `This card shows revision ${ref.revision}, but the plan is now at revision ${editable.revision}; use the newest card.`,
     );
   const text = editText(editable.plan);
-  if (text === null) return say(tooBigToEdit(editable.plan));
-  await press.openModal(renderEditModal(ref, editable, text));
+  const modal = text === null ? renderStepsModal(ref, editable) : renderEditModal(ref, editable, text);
+  if (!modal) return say(tooBigToEdit(editable.plan));
+  await press.openModal(modal);
 }
 
 /**
@@ -124,14 +146,32 @@ async function pickBreakpoints(ref: CardRef, chosen: string[], actor: Actor, dep
   if (after) deps.showBreakpoints(ref.runId, after.breakpoints);
 }
 
-/** The engine's verdict on an edit, or a sentence when it cannot be had within Slack's time (nothing changed then). */
-async function checkInTime(deps: ListenerDeps, d: InboundDecision): Promise<string | null> {
+/** The step boxes as an edit decision, or what to show in the form: errors by box, or the engine's refusal. */
+async function stepsVerdict(
+  deps: ListenerDeps,
+  ref: CardRef,
+  actor: Actor,
+  values: ViewValues,
+): Promise<InboundDecision | ViewErrorsResponseAction | string> {
+  const stored = await deps.handler.editablePlan(ref.runId);
+  if (!stored) return 'That run has no plan to edit any more.';
+  const edit = readStepsEdit(values, stored);
+  if (!edit.ok) return boxErrors(edit.error);
+  const d: InboundDecision = { ...ref, action: 'edit', actor, plan: edit.value };
+  return (await deps.handler.checkEdit(d)) ?? d;
+}
+
+/**
+ * An edit's verdict, or a sentence when it cannot be had within Slack's time or fails (nothing changed then, and the
+ * person's text stays in the form).
+ */
+async function inTime<T>(verdict: Promise<T>): Promise<T | string> {
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<string>((resolve) => {
     timer = setTimeout(() => resolve('Checking this edit took too long; nothing changed. Press Save again.'), CHECK_MS);
   });
   try {
-    return await Promise.race([deps.handler.checkEdit(d), late]);
+    return await Promise.race([verdict, late]);
   } catch {
     return 'Steward could not check this edit just now; nothing changed. Press Save again in a moment.';
   } finally {

@@ -95,7 +95,7 @@ export function withBreakpoints(live: LiveCard, breakpoints: readonly Breakpoint
 const HELP = [
   '*Steering a run from its card*',
   '• *Approve / Amend / Cancel* while a plan waits; *Pause / Resume / Stop* while it runs. Cancel and Stop ask first.',
-  '• *Edit plan* opens the whole plan as JSON: change the steps not yet run, add or remove steps, and save. Mistakes are shown in the form, and nothing changes until the plan is valid.',
+  '• *Edit plan* opens the whole plan as JSON (a long plan: a box per step not yet run): change the steps not yet run, add or remove steps, and save. Mistakes are shown in the form, and nothing changes until the plan is valid.',
   '• *Hold after steps…* picks the steps the run pauses after, so you see their output before it goes on; unpick a step to drop its hold. Steps already run are not offered.',
   '• *⋯ → Show history* lists the revisions and every decision (who, what, when), only to you.',
   '• Reply in the thread to ask how it is going, or to change the steps not yet run.',

@@ -15,6 +15,7 @@ import {
   renderEditModal,
   tooBigToEdit,
 } from '../../../src/bot/slack/slack-edit-modal.ts';
+import { readStepsEdit, renderStepsModal, stepsErrors } from '../../../src/bot/slack/slack-edit-steps-modal.ts';
 import { renderCard, type SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import {
   renderAmendModal,
@@ -321,6 +322,53 @@ describe('slack card steering controls', () => {
     );
     const bad = readEditText('{"steps": [');
     expect(bad.ok ? '' : bad.error).toMatch(/^That is not valid JSON: .+\. Nothing changed\.$/);
+  });
+
+  it('a plan too long for one box gets a box per step not yet run, read back in plan order; errors land under their box', () => {
+    const step = (id: string) => ({
+      id,
+      kind: 'tool',
+      tool: 'everything.echo',
+      args: { message: `hello ${id} `.repeat(8) },
+    });
+    const plan = { summary: 'x', steps: Array.from({ length: 40 }, (_, i) => step(`s${i}`)) };
+    const editable = { revision: 1, status: 'running' as const, plan, breakpoints: [], started: ['s0', 's1'] };
+    const modal = renderStepsModal({ runId: 'r'.repeat(36), revision: 1 }, editable)!;
+    expect(viewProblems(modal)).toEqual([]);
+    const ids = modal.blocks.flatMap((b) => (b.type === 'input' ? [b.block_id] : []));
+    expect(ids).toEqual([...plan.steps.slice(2).map((s) => `step:${s.id}`), 'new-steps']);
+
+    const values: Record<string, Record<string, { value?: string }>> = {
+      'step:s2': { json: { value: JSON.stringify({ ...step('s2'), args: { message: 'changed' } }) } },
+      'step:s3': { json: { value: '  ' } },
+      'new-steps': { json: { value: JSON.stringify([step('extra')]) } },
+    };
+    for (const s of plan.steps.slice(4)) values[`step:${s.id}`] = { json: { value: JSON.stringify(s) } };
+    const read = readStepsEdit(values, editable);
+    const edited = (read.ok ? read.value : { steps: [] }) as { steps: Array<{ id: string; args: unknown }> };
+    expect(edited.steps.map((s) => s.id)).toEqual(['s0', 's1', 's2', ...plan.steps.slice(4).map((s) => s.id), 'extra']);
+    expect(edited.steps[2]!.args).toEqual({ message: 'changed' });
+
+    const wrong = readStepsEdit(
+      { ...values, 'step:s5': { json: { value: '{' } }, 'new-steps': { json: { value: '{}' } } },
+      editable,
+    );
+    expect(wrong.ok ? [] : Object.keys(wrong.error).sort()).toEqual(['new-steps', 'step:s5']);
+    expect(stepsErrors('That edit was refused: step s7: unknown tool', values).errors).toHaveProperty('step:s7');
+    expect(stepsErrors('That edit was refused: a cycle', values).errors).toHaveProperty('new-steps');
+    expect(viewErrorsProblems(stepsErrors('step s7: x', values), modal)).toEqual([]);
+
+    const huge = {
+      ...editable,
+      plan: { summary: 'x', steps: [{ ...step('a'), args: { message: 'x'.repeat(3_100) } }] },
+    };
+    expect(renderStepsModal({ runId: 'r', revision: 1 }, huge)).toBeNull();
+    const many = {
+      ...editable,
+      started: [],
+      plan: { summary: 'x', steps: Array.from({ length: 98 }, (_, i) => step(`m${i}`)) },
+    };
+    expect(renderStepsModal({ runId: 'r', revision: 1 }, many)).toBeNull();
   });
 
   it('help and the review-preference answers stay within limits; "ask me first" comes with a way back', () => {
