@@ -121,10 +121,12 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     message: (m) => (hooks.inbound?.('message', m.conversation.key, epochNow()), steward.message(m)),
     decision: (d) => (hooks.inbound?.('decision', d.runId, epochNow()), steward.decision(d)),
     canDecide: (runId, actor) => steward.canDecide(runId, actor),
-    history: (runId) => steward.history(runId),
+    history: (runId, to) => steward.history(runId, to),
     setReviewPreference: (actor, p) => steward.setReviewPreference(actor, p),
     activeRuns: (actor) => steward.activeRuns(actor),
     recentRuns: (actor, limit) => steward.recentRuns(actor, limit),
+    editablePlan: (runId) => steward.editablePlan(runId),
+    checkEdit: (d) => steward.checkEdit(d),
   };
 }
 

@@ -3,6 +3,7 @@
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
 import type { Conversation, Notifier } from './ports.ts';
+import type { Breakpoint } from './plan/breakpoints.ts';
 import type { Actor, DecisionAction, Json, ReviewPreference, RunStatus } from './types.ts';
 
 /** Text someone addressed to Steward: a new request, or a reply in a run's thread. */
@@ -54,6 +55,17 @@ export interface RunListing {
   createdAt: Date;
 }
 
+/** A run's plan as stored, for someone about to edit it or set breakpoints (not the card's shortened preview). */
+export interface EditablePlan {
+  revision: number;
+  status: RunStatus;
+  /** The whole plan, as an edit would replace it. */
+  plan: Json;
+  breakpoints: Breakpoint[];
+  /** Steps that started or ended: an edit must keep them as they are, and they take no breakpoint. */
+  started: string[];
+}
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
@@ -62,8 +74,18 @@ export interface InboundHandler {
   decision(decision: InboundDecision): Promise<void>;
   /** Whether this person may decide on this run (the requester or a configured approver). */
   canDecide(runId: string, actor: Actor): Promise<boolean>;
-  /** Sends the run's history (revisions and every decision: who, what, when, from which channel) to the conversation. */
-  history(runId: string): Promise<void>;
+  /**
+   * Sends the run's history (revisions and every decision: who, what, when, from which channel) to the conversation,
+   * or with `to` only to that person.
+   */
+  history(runId: string, to?: Actor): Promise<void>;
+  /** The run's stored plan, or null when there is no run or no plan. */
+  editablePlan(runId: string): Promise<EditablePlan | null>;
+  /**
+   * Checks an `edit` decision as applying it would (who, revision, status, the plan itself) without changing
+   * anything: null when it would be accepted now, else the refusal in one sentence.
+   */
+  checkEdit(decision: InboundDecision): Promise<string | null>;
   /** Stores how much this person wants to review from now on. */
   setReviewPreference(actor: Actor, preference: ReviewPreference): Promise<void>;
   /** This person's runs that are not finished (planning, waiting, running, paused, stopping), newest first. */

@@ -138,6 +138,8 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           setReviewPreference: async () => {},
           activeRuns: async () => [],
           recentRuns: async () => [],
+          editablePlan: async () => null,
+          checkEdit: async () => null,
         };
         await channel.start(handler);
         for (const line of [typed, `edit ${typed}`, `amend ${typed}`, `break ${typed}`, 'history', 'approve'])
@@ -180,6 +182,8 @@ describe('console channel: no line waits for a model', () => {
       },
       activeRuns: async () => [],
       recentRuns: async () => [],
+      editablePlan: async () => null,
+      checkEdit: async () => null,
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);

@@ -67,7 +67,11 @@ describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) =
     const final = h.card(thread);
     expect(messageText(final)).toContain('✅ Completed');
     expect(messageText(final)).toContain('Step 2/2');
-    expect(final.blocks.some((b) => b.type === 'actions')).toBe(false);
+    // No decision is left to take; only the history / help menu stays.
+    const rows = final.blocks.filter((b) => b.type === 'actions');
+    expect(rows.flatMap((b) => (b.elements as Array<{ action_id: string }>).map((e) => e.action_id))).toEqual([
+      'steward.more',
+    ]);
     expect(calls.every((c) => c.response.ok === true)).toBe(true);
 
     expect((await h.store.getRun(runId))!.status).toBe('completed');

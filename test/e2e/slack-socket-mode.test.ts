@@ -27,6 +27,8 @@ function recordingHandler() {
     history: async () => undefined,
     activeRuns: async () => [],
     recentRuns: async () => [],
+    editablePlan: async () => null,
+    checkEdit: async () => null,
   };
   return { handler, messages, decisions };
 }

@@ -1,6 +1,7 @@
 /**
- * The ids Steward gives its Slack buttons and modal, and the value each button carries: the run and the
- * revision of the card it sits on, so a press on an old card is recognised by the engine as stale.
+ * The ids Steward gives its Slack buttons, menus and modals, and the value each carries: the run and the
+ * revision of the card it sits on (a button's value, the controls row's block id, a modal's private_metadata), so
+ * a press on an old card is recognised by the engine as stale.
  */
 import type { DecisionAction } from '../../engine/types.ts';
 
@@ -12,6 +13,23 @@ export const ASK_FIRST_ACTION = 'steward.ask-first';
 export const AMEND_VIEW = 'steward.amend';
 /** Block and element ids of the amendment modal's text box. */
 export const AMEND_INPUT = { block: 'amend', element: 'text' } as const;
+/** Action id of "Edit plan" (opens the edit modal). */
+export const EDIT_ACTION = 'steward.edit-plan';
+/** Callback id of the edit modal. */
+export const EDIT_VIEW = 'steward.edit';
+/** Block and element ids of the edit modal's JSON box. */
+export const EDIT_INPUT = { block: 'plan', element: 'json' } as const;
+/** Action id of the breakpoint picker; each option's value is a step id. */
+export const BREAKPOINTS_ACTION = 'steward.breakpoints';
+/** Action id of the card's overflow menu; each option's value is a `MenuChoice`. */
+export const MORE_ACTION = 'steward.more';
+/** Action id of the review-preference controls; each option's (or button's) value is a preference. */
+export const REVIEW_ACTION = 'steward.review';
+
+/** What the card's overflow menu offers. */
+export type MenuChoice = 'history' | 'help';
+
+const CONTROLS_BLOCK = 'steward.controls ';
 
 const DECISIONS: readonly DecisionAction[] = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'];
 
@@ -49,4 +67,14 @@ export function decodeCardRef(value: string | undefined): CardRef | null {
   } catch {
     return null;
   }
+}
+
+/** The block id of a card's controls row: it carries the card's run and revision for the menus in it. */
+export function controlsBlockId(ref: CardRef): string {
+  return `${CONTROLS_BLOCK}${encodeCardRef(ref)}`;
+}
+
+/** The run and revision a controls row's block id carries; null for any other block id. */
+export function refOfBlockId(blockId: string | undefined): CardRef | null {
+  return blockId?.startsWith(CONTROLS_BLOCK) ? decodeCardRef(blockId.slice(CONTROLS_BLOCK.length)) : null;
 }

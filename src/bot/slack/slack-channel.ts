@@ -10,6 +10,7 @@ import { createSlackApp, type SlackApp, type SlackSettings } from './slack-app.t
 import { withProgress, withReport, withRunStatus } from './slack-card-state.ts';
 import { fromConversation } from './slack-inbound.ts';
 import { registerCommands } from './slack-commands.ts';
+import { withBreakpoints } from './slack-controls.ts';
 import { registerDirectMessages } from './slack-dm.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from './slack-live-cards.ts';
@@ -76,7 +77,8 @@ export class SlackChannel implements ChannelAdapter {
       hasActiveCard: (channel, threadTs) => this.cards.hasActiveCard(channel, threadTs),
       summaryOf: (runId) => this.cards.summaryOf(runId),
       seen: (actor, at) => this.lastSeen.set(actor.id, at),
-      ephemeral: (at, user, text) => this.ephemeral(at, user, renderNotice({ kind: 'notice', level: 'info', text })),
+      ephemeral: (at, user, message) => this.ephemeral(at, user, message),
+      showBreakpoints: (runId, breakpoints) => this.cards.change(runId, (live) => withBreakpoints(live, breakpoints)),
     });
     this.port = await this.slack.start();
     this.started = true;

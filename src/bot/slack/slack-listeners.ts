@@ -3,8 +3,9 @@
  * acknowledged first (Slack allows 3 s); the engine's work runs after the ack and is tracked, not awaited. Messages
  * are answered once the engine stored them, so Slack delivers again an event that a killed process never stored.
  */
-import type { App } from '@slack/bolt';
+import type { App, types } from '@slack/bolt';
 import type { InboundHandler, InboundMessage } from '../../engine/channel.ts';
+import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { Actor } from '../../engine/types.ts';
 import {
   ACTION_PREFIX,
@@ -14,7 +15,10 @@ import {
   decisionFromActionId,
   decodeCardRef,
 } from './slack-actions.ts';
+import { onControl, registerEditModal } from './slack-control-listeners.ts';
+import { renderPreferenceSet } from './slack-controls.ts';
 import { fromMention, fromThreadReply, toActor, type SlackMessageEvent } from './slack-inbound.ts';
+import type { SlackMessage } from './slack-render.ts';
 import { renderAmendModal } from './slack-thread-render.ts';
 
 /** Where a person last pressed something: the only place an ephemeral reply can go when a notice has no thread. */
@@ -31,9 +35,12 @@ export interface ListenerDeps {
   hasActiveCard(channel: string, threadTs: string): boolean;
   summaryOf(runId: string): string;
   seen(actor: Actor, at: SeenAt): void;
-  ephemeral(at: SeenAt, userId: string, text: string): Promise<void>;
   /** Shows that Steward works on a request in a thread at once; the function returned clears it. */
   thinking(channel: string, threadTs: string, messageTs: string): () => void;
+  /** Shows a message to one person only, where they pressed. */
+  ephemeral(at: SeenAt, userId: string, message: SlackMessage): Promise<void>;
+  /** Redraws a run's card with its breakpoints as stored now. */
+  showBreakpoints(runId: string, breakpoints: readonly Breakpoint[]): void;
 }
 
 /** Registers every listener Steward needs on the Bolt app. */
@@ -61,26 +68,26 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     { type: 'block_actions', action_id: new RegExp(`^${ACTION_PREFIX.replace('.', '\\.')}`) },
     async ({ ack, body, action, client }) => {
       await ack();
+      const actor = toActor(body.user);
+      // A press on a private message (help, a confirmation) has no message in its payload; its container says where.
+      const at: SeenAt = {
+        channel: body.channel?.id ?? stringField(body.container, 'channel_id') ?? '',
+        threadTs:
+          stringField(body.message, 'thread_ts') ?? body.message?.ts ?? stringField(body.container, 'thread_ts'),
+      };
+      if (at.channel) deps.seen(actor, at);
+      const openModal = async (view: types.ModalView) => {
+        await client.views.open({ trigger_id: body.trigger_id, view });
+      };
+      if (onControl(action, { actor, at, openModal }, deps)) return;
       if (action.type !== 'button') return;
       const ref = decodeCardRef(action.value);
       if (!ref) return;
-      const actor = toActor(body.user);
-      const at: SeenAt = {
-        channel: body.channel?.id ?? stringField(body.container, 'channel_id') ?? '',
-        threadTs: stringField(body.message, 'thread_ts') ?? body.message?.ts,
-      };
-      if (at.channel) deps.seen(actor, at);
       if (action.action_id === ASK_FIRST_ACTION) {
         track(
           handler
             .setReviewPreference(actor, 'all')
-            .then(() =>
-              deps.ephemeral(
-                at,
-                actor.id,
-                'Noted: from now on I will show you every plan and wait for your approval before running it.',
-              ),
-            ),
+            .then(() => deps.ephemeral(at, actor.id, renderPreferenceSet('all'))),
         );
         return;
       }
@@ -92,10 +99,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
           (async () => {
             if (!(await handler.canDecide(ref.runId, actor)))
               return handler.decision({ ...ref, action: 'amend', actor });
-            await client.views.open({
-              trigger_id: body.trigger_id,
-              view: renderAmendModal(ref, deps.summaryOf(ref.runId)),
-            });
+            await openModal(renderAmendModal(ref, deps.summaryOf(ref.runId)));
           })(),
         );
       } else if (decision) {
@@ -110,6 +114,8 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     const text = view.state.values[AMEND_INPUT.block]?.[AMEND_INPUT.element]?.value ?? '';
     if (ref) track(handler.decision({ ...ref, action: 'amend', actor: toActor(body.user), text }));
   });
+
+  registerEditModal(app, deps);
 }
 
 /** Slack waits 3 s for an event's answer; the answer goes out once the message is stored, or after this long. */

@@ -8,6 +8,7 @@ import type { PlanCardStep } from '../../engine/messages.ts';
 import type { RunStatus } from '../../engine/types.ts';
 import { planButtons } from './slack-buttons.ts';
 import { isFinished, isHeldMidRun, type LiveCard } from './slack-card-state.ts';
+import { cardControls, textLength } from './slack-controls.ts';
 import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
 
 /** A message body for chat.postMessage / chat.update. */
@@ -79,6 +80,7 @@ export function renderCard(live: LiveCard, now: number): SlackMessage {
   const buttons = planButtons(live);
   if (buttons.length > 0)
     blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
+  blocks.push(cardControls(live, textLength(blocks)));
   return { text: safeMrkdwn(`${heading}: ${card.summary}`, 300), blocks };
 }
 

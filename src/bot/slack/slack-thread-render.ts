@@ -34,9 +34,14 @@ export function renderAnswer(answer: Answer): SlackMessage {
 
 /** A notice, in the thread or (with `to`) as an ephemeral message. */
 export function renderNotice(notice: Notice): SlackMessage {
-  const body = notice.parts ? sentenceMrkdwn(notice.parts, SECTION_MAX) : safeMrkdwn(notice.text, SECTION_MAX);
-  const text = `${LEVEL_ICONS[notice.level]} ${body}`;
-  return { text, blocks: [{ type: 'section', text: { type: 'mrkdwn', text, verbatim: true } }] };
+  const icon = LEVEL_ICONS[notice.level];
+  const body = notice.parts ? sentenceMrkdwn(notice.parts, REPLY_BUDGET) : safeMrkdwn(notice.text, REPLY_BUDGET);
+  // A long notice (a run's history) takes several sections rather than being cut at the first.
+  const blocks: types.KnownBlock[] = chunk(`${icon} ${body}`).map((text) => ({
+    type: 'section',
+    text: { type: 'mrkdwn', text, verbatim: true },
+  }));
+  return { text: safeMrkdwn(`${icon} ${notice.text}`, 300), blocks };
 }
 
 /** A run holding at a breakpoint: the step's output and the buttons that continue or stop it. */
@@ -108,6 +113,9 @@ function chunk(text: string): string[] {
     // Never split inside an escape such as `&amp;`.
     const amp = rest.lastIndexOf('&', at);
     if (amp > at - 5 && rest.indexOf(';', amp) >= at) at = amp;
+    // Nor inside a mention (`<@U…>`) inserted after escaping.
+    const open = rest.lastIndexOf('<', at - 1);
+    if (open > rest.lastIndexOf('>', at - 1)) at = open;
     // Nor inside an emoji (a surrogate pair).
     if (isHighSurrogate(rest.charCodeAt(at - 1))) at -= 1;
     out.push(rest.slice(0, at));

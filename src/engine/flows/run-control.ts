@@ -78,11 +78,15 @@ export class RunControl {
 
   /** Sets or clears breakpoints on steps not yet started (at review, or while running). */
   async setBreakpoints(run: StoredRun, d: InboundDecision): Promise<string | null> {
+    const driver = this.drivers.get(run.id);
+    // Step ids are read off one revision: a newer one may use the same id for another step.
+    const revision = driver?.revision ?? run.revision;
+    if (d.revision !== revision)
+      return `That card shows revision ${d.revision}, but the plan is now at revision ${revision}; use the newest card.`;
     const ids = d.stepIds ?? [];
     const known = new Set(run.plan?.steps.map((s) => s.id) ?? []);
     const unknown = ids.filter((id) => !known.has(id));
     if (ids.length === 0 || unknown.length > 0) return `No such step: ${unknown.join(', ') || '(none given)'}.`;
-    const driver = this.drivers.get(run.id);
     let next: Breakpoint[];
     if (driver) {
       driver.send({ type: 'breakpointsSet', stepIds: ids, on: d.on !== false });
@@ -100,6 +104,9 @@ export class RunControl {
   async edit(run: StoredRun, d: InboundDecision): Promise<string | null> {
     const driver = this.drivers.get(run.id);
     if (!driver) return 'This run cannot be edited now.';
+    // An edit is a whole plan read from one revision: laid over a newer one it would undo that revision's changes.
+    if (d.revision !== driver.revision)
+      return `That edit was made on revision ${d.revision}, but the plan is now at revision ${driver.revision}; edit the newest card.`;
     const parsed = parseEdit(driver.current.plan, d.plan);
     if (!parsed.ok) return parsed.error;
     const tools = interventionTools(driver.current);

@@ -4,7 +4,7 @@
  * through ports, and the store decides every state change (conditional updates), so a duplicate, stale or
  * unauthorized decision changes nothing.
  */
-import type { InboundDecision, InboundHandler, InboundMessage, RunListing } from '../channel.ts';
+import type { EditablePlan, InboundDecision, InboundHandler, InboundMessage, RunListing } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
@@ -32,6 +32,7 @@ import { RunDrivers } from './run-drivers.ts';
 import { DEFAULT_LEASE_MS, RunLeases } from './run-leases.ts';
 import { RunLifecycle } from './run-lifecycle.ts';
 import { RunMessages } from './run-messages.ts';
+import { RunViews } from './run-views.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
@@ -66,6 +67,7 @@ export class Steward implements InboundHandler {
   private readonly recovery: Recovery;
   /** First plans being written, so Cancel (or shutdown) can abandon the planner call at once. */
   private readonly planning = new Map<string, AbortController>();
+  private readonly views: RunViews;
   private watch: Watch | undefined;
 
   constructor(private readonly deps: StewardDeps) {
@@ -89,6 +91,7 @@ export class Steward implements InboundHandler {
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
     this.control = new RunControl(deps, this.drivers, this.messages, this.writePlan);
     this.recovery = new Recovery(deps, this.timers, this.messages, lifecycle);
+    this.views = new RunViews(deps, (run, actor) => this.mayDecide(run, actor));
   }
 
   /** A message: a reply in the thread of an active run is classified; anything else is a new request. */
@@ -283,12 +286,20 @@ export class Steward implements InboundHandler {
     return run !== null && this.mayDecide(run, actor);
   }
 
-  async history(runId: string): Promise<void> {
+  async history(runId: string, to?: Actor): Promise<void> {
     const { store } = this.deps;
     const run = await store.getRun(runId);
     if (!run) return;
     const [revisions, decisions] = await Promise.all([store.listRevisions(runId), store.listDecisions(runId)]);
-    await this.messages.notice(run, 'info', describeHistory(run, revisions, decisions));
+    await this.messages.notice(run, 'info', describeHistory(run, revisions, decisions), to);
+  }
+
+  async editablePlan(runId: string): Promise<EditablePlan | null> {
+    return this.views.editablePlan(runId);
+  }
+
+  async checkEdit(d: InboundDecision): Promise<string | null> {
+    return this.views.checkEdit(d);
   }
 
   async setReviewPreference(actor: Actor, preference: ReviewPreference): Promise<void> {

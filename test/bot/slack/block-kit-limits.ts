@@ -36,7 +36,14 @@ const LIMITS = {
   privateMetadata: 3_000,
   callbackId: 255,
   textInputMax: 3_000,
+  optionText: 75,
+  optionValue: 150,
+  selectOptions: 100,
+  overflowOptions: 5,
+  placeholder: 150,
 };
+
+const SELECTS = new Set(['static_select', 'multi_static_select']);
 
 const KNOWN = new Set([
   'section',
@@ -80,6 +87,8 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
       if (fields.length > LIMITS.sectionFields) problems.push(`${at}/fields: at most ${LIMITS.sectionFields}`);
       fields.forEach((f, j) => textOf(f, LIMITS.fieldText, `${at}/fields/${j}`));
       if (b.text === undefined && fields.length === 0) problems.push(`${at}: a section needs text or fields`);
+      if (b.accessory !== undefined)
+        elementProblems(b.accessory as Obj, `${at}/accessory`, problems, actionIds, textOf);
     }
     if (b.type === 'context') {
       const elements = (b.elements as unknown[] | undefined) ?? [];
@@ -99,6 +108,10 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
       if (!element) problems.push(`${at}/element: required`);
       else if (typeof element.max_length === 'number' && element.max_length > LIMITS.textInputMax)
         problems.push(`${at}/element/max_length: at most ${LIMITS.textInputMax}`);
+      else if (typeof element.initial_value === 'string') {
+        const max = typeof element.max_length === 'number' ? element.max_length : LIMITS.textInputMax;
+        if (element.initial_value.length > max) problems.push(`${at}/element/initial_value: at most ${max}`);
+      }
     }
   });
   return { problems, textLength };
@@ -115,7 +128,11 @@ function elementProblems(
   if (actionId.length > LIMITS.actionId) problems.push(`${at}/action_id: at most ${LIMITS.actionId}`);
   if (actionId && actionIds.has(actionId)) problems.push(`${at}/action_id: not unique`);
   actionIds.add(actionId);
-  if (e.type !== 'button') return;
+  if (SELECTS.has(String(e.type)) || e.type === 'overflow') return optionProblems(e, at, problems, textOf);
+  if (e.type !== 'button') {
+    problems.push(`${at}: unknown element type ${String(e.type)}`);
+    return;
+  }
   textOf(e.text, LIMITS.buttonText, `${at}/text`);
   if (typeof e.value === 'string' && e.value.length > LIMITS.buttonValue)
     problems.push(`${at}/value: at most ${LIMITS.buttonValue}`);
@@ -150,4 +167,54 @@ export function viewProblems(raw: unknown): string[] {
     ...blockProblems(blocks, LIMITS.modalBlocks).problems.map((p) => `view${p.startsWith('/') ? '' : ': '}${p}`),
   );
   return problems;
+}
+
+/** Options of a select or overflow menu: how many, their labels and values, a placeholder, and initial options. */
+function optionProblems(
+  e: Obj,
+  at: string,
+  problems: string[],
+  textOf: (t: unknown, max: number, where: string) => unknown,
+): void {
+  const options = (e.options as Obj[] | undefined) ?? [];
+  const max = e.type === 'overflow' ? LIMITS.overflowOptions : LIMITS.selectOptions;
+  if (options.length === 0 || options.length > max) problems.push(`${at}/options: 1 to ${max}`);
+  const values = new Set<string>();
+  options.forEach((o, j) => {
+    const text = o.text as Obj | undefined;
+    if (text?.type !== 'plain_text') problems.push(`${at}/options/${j}/text: must be plain_text`);
+    textOf(text, LIMITS.optionText, `${at}/options/${j}/text`);
+    const value = payloadText(o.value);
+    if (!value || value.length > LIMITS.optionValue)
+      problems.push(`${at}/options/${j}/value: 1 to ${LIMITS.optionValue}`);
+    values.add(value);
+  });
+  if (e.placeholder !== undefined) textOf(e.placeholder, LIMITS.placeholder, `${at}/placeholder`);
+  const initial = e.type === 'multi_static_select' ? ((e.initial_options as Obj[] | undefined) ?? []) : [];
+  if (e.initial_options !== undefined && initial.length === 0)
+    problems.push(`${at}/initial_options: must not be empty when given`);
+  initial.forEach((o, j) => {
+    if (!values.has(payloadText(o.value))) problems.push(`${at}/initial_options/${j}: not one of the options`);
+  });
+}
+
+/**
+ * Problems with a view_submission answer that keeps a modal open with errors (empty when fine): Slack shows each
+ * message under the input block it names, so every key must be the block_id of an input block in the view.
+ */
+export function viewErrorsProblems(answer: unknown, view: unknown): string[] {
+  const a = (answer ?? {}) as Obj;
+  if (a.response_action !== 'errors') return ['response_action: must be errors'];
+  const errors = (a.errors ?? {}) as Obj;
+  const inputs = new Set(
+    (((view as Obj | undefined)?.blocks as Obj[] | undefined) ?? [])
+      .filter((b) => b.type === 'input')
+      .map((b) => payloadText(b.block_id)),
+  );
+  const keys = Object.keys(errors);
+  if (keys.length === 0) return ['errors: at least one'];
+  return keys.flatMap((k) => [
+    ...(inputs.has(k) ? [] : [`errors/${k}: no input block has this block_id`]),
+    ...(typeof errors[k] === 'string' && errors[k] ? [] : [`errors/${k}: must be a non-empty string`]),
+  ]);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { decodeCardRef } from '../../../src/bot/slack/slack-actions.ts';
+import { decodeCardRef, refOfBlockId } from '../../../src/bot/slack/slack-actions.ts';
 import {
   createLiveCard,
   withNewRevision,
@@ -7,6 +7,21 @@ import {
   withReport,
   withRunStatus,
 } from '../../../src/bot/slack/slack-card-state.ts';
+import {
+  PICKER_TEXT_BUDGET,
+  renderHelp,
+  renderPreferenceSet,
+  withBreakpoints,
+} from '../../../src/bot/slack/slack-controls.ts';
+import {
+  EDIT_TEXT_MAX,
+  editErrors,
+  editText,
+  readEditText,
+  renderEditModal,
+  tooBigToEdit,
+} from '../../../src/bot/slack/slack-edit-modal.ts';
+import { readStepsEdit, renderStepsModal, stepsErrors } from '../../../src/bot/slack/slack-edit-steps-modal.ts';
 import type { PlanCard } from '../../../src/engine/messages.ts';
 import { renderCard, type SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import {
@@ -15,7 +30,7 @@ import {
   renderNotice,
   renderReport,
 } from '../../../src/bot/slack/slack-thread-render.ts';
-import { blockProblems, viewProblems } from './block-kit-limits.ts';
+import { blockProblems, viewErrorsProblems, viewProblems } from './block-kit-limits.ts';
 import { allTexts, createPlanCard, createProgress, createStep } from './fixtures.ts';
 
 const NOW = 1_700_000_000_000;
@@ -28,8 +43,11 @@ function expectWithinLimits(message: SlackMessage): void {
   expect(message.text.length).toBeLessThanOrEqual(40_000);
 }
 
+/** The decision row's buttons (the steering controls sit in a row of their own, see `controls`). */
 function buttons(message: SlackMessage): Array<{ action_id: string; value?: string; text: { text: string } }> {
-  return message.blocks.flatMap((b) => (b.type === 'actions' ? (b.elements as never[]) : []));
+  return message.blocks.flatMap((b) =>
+    b.type === 'actions' && !b.block_id?.startsWith('steward.controls') ? (b.elements as never[]) : [],
+  );
 }
 
 describe('slack card renderer', () => {
@@ -221,5 +239,233 @@ describe('slack card renderer', () => {
     expectWithinLimits(hold);
     expect(buttons(hold).map((b) => b.action_id)).toEqual(['steward.resume', 'steward.stop']);
     expect(viewProblems(renderAmendModal({ runId: 'r'.repeat(36), revision: 3 }, MB))).toEqual([]);
+  });
+});
+
+type Element = {
+  type: string;
+  action_id: string;
+  value?: string;
+  options?: Array<{ text: { text: string }; value: string }>;
+  initial_options?: Array<{ value: string }>;
+};
+
+/** The steering controls row of a card. */
+function controls(message: SlackMessage): { blockId: string; elements: Element[] } {
+  const row = message.blocks.find((b) => b.type === 'actions' && b.block_id?.startsWith('steward.controls'));
+  if (row?.type !== 'actions') throw new Error('no controls row');
+  return { blockId: row.block_id!, elements: row.elements as Element[] };
+}
+
+const byId = (row: { elements: Element[] }, id: string) => row.elements.find((e) => e.action_id === `steward.${id}`);
+
+describe('slack card steering controls', () => {
+  it('a card under review offers Edit plan, a picker of its steps with the breakpoints picked, and history / help', () => {
+    const card = createPlanCard({ revision: 4, breakpoints: ['step_1'], suggestedBreakpoints: ['step_2'] });
+    const message = renderCard(createLiveCard(card, NOW), NOW);
+    expectWithinLimits(message);
+    const row = controls(message);
+    expect(refOfBlockId(row.blockId)).toEqual({ runId: card.runId, revision: 4 });
+    expect(row.elements.map((e) => [e.type, e.action_id])).toEqual([
+      ['button', 'steward.edit-plan'],
+      ['multi_static_select', 'steward.breakpoints'],
+      ['overflow', 'steward.more'],
+    ]);
+    expect(decodeCardRef(byId(row, 'edit-plan')!.value)).toEqual({ runId: card.runId, revision: 4 });
+    const picker = byId(row, 'breakpoints')!;
+    expect(picker.options!.map((o) => [o.text.text, o.value])).toEqual([
+      ['1. step_1', 'step_1'],
+      ['2. step_2', 'step_2'],
+    ]);
+    expect(picker.initial_options!.map((o) => o.value)).toEqual(['step_1', 'step_2']);
+    expect(byId(row, 'more')!.options!.map((o) => o.value)).toEqual(['history', 'help']);
+  });
+
+  it('while running only steps not yet run are offered; a finished or stopping run keeps only history and help', () => {
+    let live = createLiveCard(createPlanCard({ needsReview: false, actions: ['pause', 'stop'] }), NOW);
+    live = withProgress(live, createProgress({ status: 'succeeded', finished: 1 }), NOW);
+    const picker = byId(controls(renderCard(live, NOW)), 'breakpoints')!;
+    expect(picker.options!.map((o) => o.value)).toEqual(['step_2']);
+    expect(picker.initial_options).toBeUndefined();
+    const stopping = withRunStatus(
+      live,
+      { kind: 'runStatus', runId: live.card.runId, status: 'stopping', actions: ['stop'] },
+      NOW,
+    );
+    expect(controls(renderCard(stopping, NOW)).elements.map((e) => e.action_id)).toEqual(['steward.more']);
+    const done = withReport(live, { kind: 'report', runId: live.card.runId, status: 'completed', text: 'ok' }, NOW);
+    expect(controls(renderCard(done, NOW)).elements.map((e) => e.action_id)).toEqual(['steward.more']);
+  });
+
+  it('breakpoints as stored are drawn on the step lines and picked in the picker', () => {
+    const live = withBreakpoints(createLiveCard(createPlanCard(), NOW), [{ stepId: 'step_2', when: 'after' }]);
+    const message = renderCard(live, NOW);
+    expect(byId(controls(message), 'breakpoints')!.initial_options!.map((o) => o.value)).toEqual(['step_2']);
+    expect(allTexts(message.blocks).join('\n')).toMatch(/\*2\.\*.*breakpoint after/);
+    const cleared = renderCard(withBreakpoints(live, []), NOW);
+    expect(byId(controls(cleared), 'breakpoints')!.initial_options).toBeUndefined();
+    expect(allTexts(cleared.blocks).join('\n')).not.toContain('breakpoint after');
+  });
+
+  it('a 100-step plan with 40-character ids, every step held, fits: 100 options, short labels, within Slack limits', () => {
+    const steps = Array.from({ length: 100 }, (_, i) =>
+      createStep(i + 1, {
+        id: `fetch_the_quarterly_numbers_for_regio${String(i).padStart(3, '0')}`,
+        argsPreview: JSON.stringify({ query: 'q'.repeat(280) }),
+        description: 'd'.repeat(400),
+      }),
+    );
+    const ids = steps.map((s) => s.id);
+    const card = createPlanCard({ steps, layers: [ids], breakpoints: ids, risks: Array(50).fill('may change data') });
+    // With a long note and warnings too the card is near Slack's total: it still fits (the picker gives way first).
+    const crowded = { ...card, warnings: ['w'.repeat(900)], note: 'n'.repeat(3_000) };
+    expectWithinLimits(renderCard(createLiveCard(crowded, NOW), NOW));
+    const message = renderCard(createLiveCard(card, NOW), NOW);
+    expectWithinLimits(message);
+    const picker = byId(controls(message), 'breakpoints')!;
+    expect(picker.options).toHaveLength(100);
+    expect(picker.initial_options).toHaveLength(100);
+    const labels = picker.options!.map((o) => o.text.text);
+    expect(labels.join('').length).toBeLessThanOrEqual(PICKER_TEXT_BUDGET);
+    expect(labels[99]).toMatch(/^(#100|100\. fe)/);
+    // Sixty steps still get their ids, shortened.
+    const sixty = renderCard(createLiveCard(createPlanCard({ steps: steps.slice(0, 60), layers: [ids] }), NOW), NOW);
+    expect(byId(controls(sixty), 'breakpoints')!.options![11]!.text.text).toBe('12. fetch_the_quart…');
+  });
+
+  it('the edit modal holds the whole plan as JSON, indented when it fits; errors name its input block', () => {
+    const plan = { summary: 'Say hi', steps: [{ id: 's1', tool: 'everything.echo', args: { message: 'hi' } }] };
+    const text = editText(plan)!;
+    expect(text).toContain('\n  "summary"');
+    expect(JSON.parse(text)).toEqual(plan);
+    const editable = { revision: 2, status: 'running' as const, plan, breakpoints: [], started: ['s1'] };
+    const modal = renderEditModal({ runId: 'r'.repeat(36), revision: 2 }, editable, text);
+    expect(viewProblems(modal)).toEqual([]);
+    expect(allTexts(modal.blocks).join('\n')).toContain('Steps that started must stay as they are: s1');
+    expect(JSON.stringify(modal)).toContain(JSON.stringify(text));
+    expect(viewErrorsProblems(editErrors(MB), modal)).toEqual([]);
+    expect(editErrors(MB).errors.plan!.length).toBeLessThanOrEqual(1_000);
+  });
+
+  it('a plan too long for indenting goes on one line; one too long for the box is refused with its size, never cut', () => {
+    const steps = (n: number) =>
+      Array.from({ length: n }, (_, i) => ({ id: `s${i}`, tool: 'everything.echo', args: { message: 'hello there' } }));
+    const medium = { summary: 'x', steps: steps(30) };
+    expect(JSON.stringify(medium, null, 2).length).toBeGreaterThan(EDIT_TEXT_MAX);
+    expect(editText(medium)).toBe(JSON.stringify(medium));
+    const big = { summary: 'x', steps: steps(80) };
+    expect(editText(big)).toBeNull();
+    expect(tooBigToEdit(big)).toContain(
+      `This plan is ${JSON.stringify(big).length.toLocaleString('en-US')} characters`,
+    );
+    const bad = readEditText('{"steps": [');
+    expect(bad.ok ? '' : bad.error).toMatch(/^That is not valid JSON: .+\. Nothing changed\.$/);
+  });
+
+  it('a plan too long for one box gets a box per step not yet run, read back in plan order; errors land under their box', () => {
+    const step = (id: string) => ({
+      id,
+      kind: 'tool',
+      tool: 'everything.echo',
+      args: { message: `hello ${id} `.repeat(8) },
+    });
+    const plan = { summary: 'x', steps: Array.from({ length: 40 }, (_, i) => step(`s${i}`)) };
+    const editable = { revision: 1, status: 'running' as const, plan, breakpoints: [], started: ['s0', 's1'] };
+    const modal = renderStepsModal({ runId: 'r'.repeat(36), revision: 1 }, editable)!;
+    expect(viewProblems(modal)).toEqual([]);
+    const ids = modal.blocks.flatMap((b) => (b.type === 'input' ? [b.block_id] : []));
+    expect(ids).toEqual([...plan.steps.slice(2).map((s) => `step:${s.id}`), 'new-steps']);
+
+    const values: Record<string, Record<string, { value?: string }>> = {
+      'step:s2': { json: { value: JSON.stringify({ ...step('s2'), args: { message: 'changed' } }) } },
+      'step:s3': { json: { value: '  ' } },
+      'new-steps': { json: { value: JSON.stringify([step('extra')]) } },
+    };
+    for (const s of plan.steps.slice(4)) values[`step:${s.id}`] = { json: { value: JSON.stringify(s) } };
+    const read = readStepsEdit(values, editable);
+    const edited = (read.ok ? read.value : { steps: [] }) as { steps: Array<{ id: string; args: unknown }> };
+    expect(edited.steps.map((s) => s.id)).toEqual(['s0', 's1', 's2', ...plan.steps.slice(4).map((s) => s.id), 'extra']);
+    expect(edited.steps[2]!.args).toEqual({ message: 'changed' });
+
+    const wrong = readStepsEdit(
+      { ...values, 'step:s5': { json: { value: '{' } }, 'new-steps': { json: { value: '{}' } } },
+      editable,
+    );
+    expect(wrong.ok ? [] : Object.keys(wrong.error).sort()).toEqual(['new-steps', 'step:s5']);
+    expect(stepsErrors('That edit was refused: step s7: unknown tool', values).errors).toHaveProperty('step:s7');
+    expect(stepsErrors('That edit was refused: a cycle', values).errors).toHaveProperty('new-steps');
+    expect(viewErrorsProblems(stepsErrors('step s7: x', values), modal)).toEqual([]);
+
+    const huge = {
+      ...editable,
+      plan: { summary: 'x', steps: [{ ...step('a'), args: { message: 'x'.repeat(3_100) } }] },
+    };
+    expect(renderStepsModal({ runId: 'r', revision: 1 }, huge)).toBeNull();
+    const many = {
+      ...editable,
+      started: [],
+      plan: { summary: 'x', steps: Array.from({ length: 98 }, (_, i) => step(`m${i}`)) },
+    };
+    expect(renderStepsModal({ runId: 'r', revision: 1 }, many)).toBeNull();
+  });
+
+  it('help and the review-preference answers stay within limits; "ask me first" comes with a way back', () => {
+    for (const m of [
+      renderHelp(),
+      renderPreferenceSet('all'),
+      renderPreferenceSet('risky'),
+      renderPreferenceSet('none'),
+    ])
+      expectWithinLimits(m);
+    const undo = renderPreferenceSet('all').blocks.flatMap((b) =>
+      b.type === 'actions' ? (b.elements as Element[]) : [],
+    );
+    expect(undo.map((e) => [e.action_id, e.value])).toEqual([['steward.review', 'risky']]);
+    const help = JSON.stringify(renderHelp());
+    for (const p of ['all', 'risky', 'none']) expect(help).toContain(`"value":"${p}"`);
+  });
+
+  it('a long history notice is shown whole over several sections, not cut at the first one', () => {
+    const lines = Array.from(
+      { length: 60 },
+      (_, i) => `2026-12-01T15:${String(i).padStart(2, '0')}:00.000Z  ada (slack) pause on revision ${i}: accepted`,
+    );
+    const message = renderNotice({
+      kind: 'notice',
+      level: 'info',
+      text: `History of "x":\n${lines.join('\n')}`,
+      to: { id: 'U0ADA', channel: 'slack' },
+    });
+    expectWithinLimits(message);
+    const text = allTexts(message.blocks).join('\n');
+    expect(message.blocks.length).toBeGreaterThan(1);
+    expect(text).toContain('pause on revision 59: accepted');
+    expect(text).not.toContain('Cut to fit');
+  });
+
+  it('the limits checker refuses menus Slack would refuse (so the tests above can fail)', () => {
+    const opt = (v: string, text = v) => ({ text: { type: 'plain_text', text }, value: v });
+    const menu = (e: Record<string, unknown>) => blockProblems([{ type: 'actions', elements: [e] }], 50).problems;
+    expect(
+      menu({
+        type: 'multi_static_select',
+        action_id: 'a',
+        options: Array.from({ length: 101 }, (_, i) => opt(`v${i}`)),
+      }),
+    ).not.toEqual([]);
+    expect(
+      menu({ type: 'multi_static_select', action_id: 'a', options: [opt('a')], initial_options: [opt('b')] }),
+    ).not.toEqual([]);
+    expect(
+      menu({ type: 'overflow', action_id: 'a', options: Array.from({ length: 6 }, (_, i) => opt(`v${i}`)) }),
+    ).not.toEqual([]);
+    expect(menu({ type: 'static_select', action_id: 'a', options: [opt('a', 'x'.repeat(76))] })).not.toEqual([]);
+    expect(menu({ type: 'static_select', action_id: 'a', options: [opt('v'.repeat(151))] })).not.toEqual([]);
+    expect(
+      viewErrorsProblems(
+        { response_action: 'errors', errors: { nope: 'x' } },
+        renderAmendModal({ runId: 'r', revision: 0 }, 's'),
+      ),
+    ).not.toEqual([]);
   });
 });
