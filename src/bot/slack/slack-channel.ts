@@ -11,11 +11,18 @@ import { withProgress, withReport, withRunStatus } from './slack-card-state.ts';
 import { fromConversation } from './slack-inbound.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from './slack-live-cards.ts';
+import { Priority, SlackOutbox } from './slack-outbox.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { safeMrkdwn } from './slack-text.ts';
 
 const STOP_GRACE_MS = 10_000;
+/** How long `stop` waits for queued output (final card states first) before dropping what is left, logged. */
+const FLUSH_GRACE_MS = 10_000;
+/** A post waits in its channel's lane at most this long: past it, Slack is refusing the channel for good. */
+const POST_MAX_WAIT_MS = 300_000;
+/** Card updates try again after a network error or a 5xx this many times (backoff up to 30 s). */
+const UPDATE_TRANSIENT_RETRIES = 6;
 
 /** Slack settings plus the log, and the card update pace (Slack's chat.update allows about one a second per card). */
 export interface SlackChannelOptions extends SlackSettings {
@@ -31,6 +38,8 @@ export class SlackChannel implements ChannelAdapter {
   port: number | undefined;
   private readonly slack: SlackApp;
   private readonly cards: LiveCards;
+  /** Every chat.postMessage, chat.update and chat.postEphemeral goes through its lanes. */
+  readonly outbox: SlackOutbox;
   private readonly pending = new Set<Promise<void>>();
   private readonly lastSeen = new Map<string, SeenAt>();
   private started = false;
@@ -38,12 +47,21 @@ export class SlackChannel implements ChannelAdapter {
   constructor(private readonly options: SlackChannelOptions) {
     this.slack = createSlackApp(options, options.log);
     const client = this.slack.app.client;
+    this.outbox = new SlackOutbox({ log: options.log, ...(options.now ? { now: options.now } : {}) });
     this.cards = new LiveCards(
       {
-        post: async (channel, threadTs, message) => (await this.post(channel, threadTs, message)) ?? '',
-        update: async (channel, ts, message) => {
-          await client.chat.update({ channel, ts, ...message });
-        },
+        post: async (channel, threadTs, message) =>
+          (await this.post(channel, threadTs, message, Priority.newCard)) ?? '',
+        update: (channel, ts, latest, priority) =>
+          this.outbox.call({
+            method: 'chat.update',
+            channel,
+            priority,
+            transientRetries: UPDATE_TRANSIENT_RETRIES,
+            send: async () => {
+              await client.chat.update({ channel, ts, ...latest() });
+            },
+          }),
       },
       {
         minIntervalMs: options.minUpdateIntervalMs ?? 1_000,
@@ -80,7 +98,10 @@ export class SlackChannel implements ChannelAdapter {
     this.started = false;
     // A planner call in flight may take a minute; a run cut short while planning is failed cleanly at restart.
     await Promise.race([this.settled(), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
-    await this.cards.flushAll();
+    const flushed = this.cards.flushAll();
+    await this.outbox.drain(FLUSH_GRACE_MS);
+    this.outbox.close();
+    await flushed;
   }
 
   /** Resolves once every engine call started by a Slack payload so far has returned. */
@@ -97,11 +118,11 @@ export class SlackChannel implements ChannelAdapter {
       case 'progress':
         return this.cards.change(message.runId, (live, now) => withProgress(live, message, now));
       case 'runStatus':
-        return this.cards.change(message.runId, (live, now) => withRunStatus(live, message, now));
+        return this.cards.change(message.runId, (live, now) => withRunStatus(live, message, now), true);
       case 'report':
-        // The card shows its final state before the report appears under it.
-        this.cards.change(message.runId, (live, now) => withReport(live, message, now));
-        await this.cards.settled(message.runId);
+        // The card's final state goes first in the update lane; the report does not wait for it, since a throttled
+        // update would hold the report for its Retry-After.
+        this.cards.change(message.runId, (live, now) => withReport(live, message, now), true);
         if (where) await this.post(where.channel, where.threadTs, renderReport(message));
         return;
       case 'breakpoint':
@@ -129,21 +150,42 @@ export class SlackChannel implements ChannelAdapter {
   }
 
   private async ephemeral(at: SeenAt, user: string, message: SlackMessage): Promise<void> {
-    await this.slack.app.client.chat.postEphemeral({
+    const client = this.slack.app.client;
+    await this.outbox.call({
+      method: 'chat.postEphemeral',
       channel: at.channel,
-      user,
-      ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
-      ...message,
+      maxWaitMs: POST_MAX_WAIT_MS,
+      send: () =>
+        client.chat.postEphemeral({
+          channel: at.channel,
+          user,
+          ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
+          ...message,
+        }),
     });
   }
 
-  private async post(channel: string, threadTs: string, message: SlackMessage): Promise<string | undefined> {
-    const res = await this.slack.app.client.chat.postMessage({
+  /** Posts in a thread through the channel's lane: never refused because the channel is throttled, only delayed. */
+  private async post(
+    channel: string,
+    threadTs: string,
+    message: SlackMessage,
+    priority: number = Priority.reply,
+  ): Promise<string | undefined> {
+    const client = this.slack.app.client;
+    const res = await this.outbox.call({
+      method: 'chat.postMessage',
       channel,
-      thread_ts: threadTs,
-      unfurl_links: false,
-      unfurl_media: false,
-      ...message,
+      priority,
+      maxWaitMs: POST_MAX_WAIT_MS,
+      send: () =>
+        client.chat.postMessage({
+          channel,
+          thread_ts: threadTs,
+          unfurl_links: false,
+          unfurl_media: false,
+          ...message,
+        }),
     });
     return res.ts;
   }

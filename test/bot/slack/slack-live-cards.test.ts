@@ -13,9 +13,9 @@ function recorder(delayMs = 5) {
       sent.push({ call: 'post', at: Date.now(), text: allTexts(m.blocks).join('\n') }),
       '1.000001'
     ),
-    update: async (_c: string, _ts: string, m: SlackMessage) => {
+    update: async (_c: string, _ts: string, latest: () => SlackMessage) => {
       await wait();
-      sent.push({ call: 'update', at: Date.now(), text: allTexts(m.blocks).join('\n') });
+      sent.push({ call: 'update', at: Date.now(), text: allTexts(latest().blocks).join('\n') });
     },
   };
   return { sent, cards: new LiveCards(poster, { minIntervalMs: 100, now: Date.now, log: () => undefined }) };
