@@ -4,7 +4,8 @@
  * that live 3 s (like Slack's), and checks Block Kit limits loosely, answering with Slack's error shapes
  * (`invalid_blocks`, `msg_blocks_too_long`, `msg_too_long`) so a card Slack would refuse fails the test.
  * Rate limits are opt-in (`rateLimits`, e.g. `SLACK_RATE_LIMITS`): a token bucket per method, per channel or per
- * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default.
+ * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default. `refuse` answers
+ * chosen calls with 429 (a storm on one method or channel).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -71,6 +72,8 @@ export interface FakeSlack {
   rateLimited: Record<string, number>;
   /** Refills every bucket (a fresh minute), keeping the counts. */
   resetRateLimits(): void;
+  /** Answers the next `times` calls of `method` (in `channel`, if given) with 429 and this Retry-After (seconds). */
+  refuse(o: { method: string; channel?: string; times: number; retryAfterS: number }): void;
   close(): Promise<void>;
 }
 
@@ -91,6 +94,14 @@ export async function startFakeSlack(
   const messages = new Map<string, FakeMessage>();
   const triggers = new Map<string, number>();
   const limiter = createLimiter(options.rateLimits ?? {}, options.now ?? Date.now);
+  const refusals: { method: string; channel?: string; times: number; retryAfterS: number }[] = [];
+  const refusal = (method: string, channel: string): number | null => {
+    const r = refusals.find((x) => x.times > 0 && x.method === method && (x.channel ?? channel) === channel);
+    if (!r) return null;
+    r.times -= 1;
+    limiter.refused[method] = (limiter.refused[method] ?? 0) + 1;
+    return r.retryAfterS;
+  };
   let clock = 1_700_000_000_000;
   const nextTs = () => `${Math.floor((clock += 1000) / 1000)}.${String(calls.length).padStart(6, '0')}`;
 
@@ -158,7 +169,7 @@ export async function startFakeSlack(
     else if (token !== (method === 'apps.connections.open' ? appToken : botToken))
       response = { ok: false, error: 'invalid_auth' };
     else {
-      const retryAfterS = limiter.take(method, payloadText(args.channel));
+      const retryAfterS = refusal(method, payloadText(args.channel)) ?? limiter.take(method, payloadText(args.channel));
       if (retryAfterS !== null) {
         response = { ok: false, error: 'ratelimited' };
         calls.push({ method, args, token, at: Date.now(), response, status: 429, retryAfter: retryAfterS });
@@ -189,6 +200,7 @@ export async function startFakeSlack(
     callsOf: (method) => calls.filter((c) => c.method === method),
     rateLimited: limiter.refused,
     resetRateLimits: () => limiter.reset(),
+    refuse: (o) => void refusals.push({ ...o }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -24,11 +24,13 @@ const POST_MAX_WAIT_MS = 300_000;
 /** Card updates try again after a network error or a 5xx this many times (backoff up to 30 s). */
 const UPDATE_TRANSIENT_RETRIES = 6;
 
-/** Slack settings plus the log, and the card update pace (Slack's chat.update allows about one a second per card). */
+/** Slack settings plus the log, and how often one card's progress is updated (default 1 s; a final state goes at once). */
 export interface SlackChannelOptions extends SlackSettings {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   minUpdateIntervalMs?: number;
   now?: () => number;
+  /** How long `stop` waits for queued output before dropping it (default 10 s). */
+  flushGraceMs?: number;
 }
 
 /** A channel adapter over a Bolt app (Socket Mode or HTTP). */
@@ -99,7 +101,7 @@ export class SlackChannel implements ChannelAdapter {
     // A planner call in flight may take a minute; a run cut short while planning is failed cleanly at restart.
     await Promise.race([this.settled(), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
     const flushed = this.cards.flushAll();
-    await this.outbox.drain(FLUSH_GRACE_MS);
+    await this.outbox.drain(this.options.flushGraceMs ?? FLUSH_GRACE_MS);
     this.outbox.close();
     await flushed;
   }
