@@ -1,10 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import { createLiveCard, withNewRevision, withProgress, withReport } from '../../../src/bot/slack/slack-card-state.ts';
+import {
+  createLiveCard,
+  withNewRevision,
+  withProgress,
+  withReport,
+  withRunStatus,
+} from '../../../src/bot/slack/slack-card-state.ts';
 import { LiveCards } from '../../../src/bot/slack/slack-live-cards.ts';
 import type { SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import { allTexts, createPlanCard, createProgress } from './fixtures.ts';
 
-function recorder(delayMs = 5) {
+function recorder(delayMs = 5, minIntervalMs = 100) {
   const sent: Array<{ call: 'post' | 'update'; at: number; text: string }> = [];
   const wait = () => new Promise((r) => setTimeout(r, delayMs));
   const poster = {
@@ -18,7 +24,7 @@ function recorder(delayMs = 5) {
       sent.push({ call: 'update', at: Date.now(), text: allTexts(latest().blocks).join('\n') });
     },
   };
-  return { sent, cards: new LiveCards(poster, { minIntervalMs: 100, now: Date.now, log: () => undefined }) };
+  return { sent, cards: new LiveCards(poster, { minIntervalMs, now: Date.now, log: () => undefined }) };
 }
 
 describe('live cards', () => {
@@ -95,5 +101,22 @@ describe('live cards', () => {
     expect([live.finished, live.total, live.startedAt, live.autoStarted]).toEqual([1, 2, 1_000, true]);
     const atReview = withNewRevision(createLiveCard(createPlanCard(), 1_000), createPlanCard({ revision: 1 }), 3_000);
     expect([atReview.status, atReview.startedAt, atReview.finished]).toEqual(['awaiting_review', null, 0]);
+  });
+
+  it('a final state goes at once, without the per-card pause, and the report after it sends nothing more', async () => {
+    const { sent, cards } = recorder(5, 5_000);
+    const card = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    await cards.show('C1', '1.0', card);
+    cards.change(card.runId, (l, now) => withProgress(l, createProgress({ status: 'succeeded', finished: 1 }), now));
+    cards.change(card.runId, (l, now) =>
+      withRunStatus(l, { kind: 'runStatus', runId: card.runId, status: 'completed', actions: [] }, now),
+    );
+    cards.change(card.runId, (l, now) =>
+      withReport(l, { kind: 'report', runId: card.runId, status: 'completed', text: '' }, now),
+    );
+    await cards.settled(card.runId);
+    expect(sent.map((s) => s.call)).toEqual(['post', 'update']);
+    expect(sent[1]!.at - sent[0]!.at).toBeLessThan(1_000);
+    expect(sent[1]!.text).toContain('✅ Completed');
   });
 });
