@@ -229,10 +229,11 @@ async function runLevel(
     (await until(() => c.tracker.settled(prefix) >= n, o.timeoutMs)) &&
     (await until(() => c.tracker.settled(quietPrefix) >= quiet, o.timeoutMs));
   const samples = sampler.stop();
+  // The presses cover the runs, not the wait for the last card updates below.
+  const presses = o.press ? await pressAcks(c, { stopOnly: true, gcWindows: samples.gcWindows }) : undefined;
   const reportedAt = performance.now();
   const final = await untilCardsFinal(c, prefix, o.timeoutMs);
   const finalAfterS = (performance.now() - reportedAt) / 1000;
-  const presses = o.press ? await pressAcks(c, { stopOnly: true, gcWindows: samples.gcWindows }) : undefined;
   const mentionAcks = (await acked).map((a) => a.ackMs);
   await sleep(200);
   const retainedPerRun = (heapAfterGc() - baseline) / n;

@@ -21,6 +21,8 @@ const STOP_GRACE_MS = 10_000;
 const FLUSH_GRACE_MS = 10_000;
 /** A post waits in its channel's lane at most this long: past it, Slack is refusing the channel for good. */
 const POST_MAX_WAIT_MS = 300_000;
+/** A private notice answers a press: later than this it would only confuse, so it is given up (logged). */
+const EPHEMERAL_MAX_WAIT_MS = 60_000;
 /** Card updates try again after a network error or a 5xx this many times (backoff up to 30 s). */
 const UPDATE_TRANSIENT_RETRIES = 6;
 
@@ -156,7 +158,7 @@ export class SlackChannel implements ChannelAdapter {
     await this.outbox.call({
       method: 'chat.postEphemeral',
       channel: at.channel,
-      maxWaitMs: POST_MAX_WAIT_MS,
+      maxWaitMs: EPHEMERAL_MAX_WAIT_MS,
       send: () =>
         client.chat.postEphemeral({
           channel: at.channel,

@@ -25,6 +25,12 @@ export const SLACK_PACING: Readonly<Record<string, Pace>> = {
   'views.open': { perMinute: 100, burst: 10, per: 'workspace', inFlight: 4 },
 };
 
+/**
+ * Lanes refill at this share of the published rate: a request's latency varies, so calls spaced exactly at the
+ * rate can reach Slack closer together than that, and one 429 costs a whole second of Retry-After.
+ */
+const MARGIN = 0.95;
+
 /** Methods not listed are not paced, but a 429 still holds their own lane. */
 const UNPACED: Pace = { perMinute: Number.POSITIVE_INFINITY, burst: 1, per: 'workspace', inFlight: 8 };
 
@@ -57,7 +63,7 @@ export class LaneClock {
     if (now < this.blockedUntil) return this.blockedUntil - now;
     if (!Number.isFinite(this.pace.perMinute)) return 0;
     this.refill(now);
-    return this.tokens >= 1 ? 0 : Math.ceil((1 - this.tokens) / (this.pace.perMinute / 60_000));
+    return this.tokens >= 1 ? 0 : Math.ceil((1 - this.tokens) / this.perMs);
   }
 
   /** Spends a token on a call that goes now. */
@@ -80,12 +86,16 @@ export class LaneClock {
     if (now < this.blockedUntil) return this.blockedUntil - now + this.fullInMs(this.blockedUntil);
     if (!Number.isFinite(this.pace.perMinute)) return 0;
     this.refill(now);
-    return Math.ceil(((this.pace.burst - this.tokens) * 60_000) / this.pace.perMinute);
+    return Math.ceil((this.pace.burst - this.tokens) / this.perMs);
+  }
+
+  private get perMs(): number {
+    return (this.pace.perMinute * MARGIN) / 60_000;
   }
 
   private refill(now: number): void {
     if (now <= this.at) return;
-    this.tokens = Math.min(this.pace.burst, this.tokens + ((now - this.at) * this.pace.perMinute) / 60_000);
+    this.tokens = Math.min(this.pace.burst, this.tokens + (now - this.at) * this.perMs);
     this.at = now;
   }
 }
