@@ -51,7 +51,8 @@ export class SlackChannel implements ChannelAdapter {
   constructor(private readonly options: SlackChannelOptions) {
     this.slack = createSlackApp(options, options.log);
     const client = this.slack.app.client;
-    this.outbox = new SlackOutbox({ log: options.log, ...(options.now ? { now: options.now } : {}) });
+    // Real time even when the cards' clock is injected: the outbox's waits are real timers.
+    this.outbox = new SlackOutbox({ log: options.log });
     this.cards = new LiveCards(
       {
         post: async (channel, threadTs, message) =>
