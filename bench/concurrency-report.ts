@@ -52,6 +52,9 @@ export interface LevelRow {
   /** Report delivered (Slack took it) after the run's end was committed. */
   reportAfterEndP50Ms: number;
   reportAfterEndP99Ms: number;
+  /** Of which in the Slack channel: the report handed to it → Slack took it. */
+  reportInChannelP50Ms: number;
+  reportInChannelP99Ms: number;
   /** Runs started in quiet channels beside the busy one (0 for other levels). */
   quietRuns: number;
   /** A plan card's post (handed to the channel → Slack took it) for runs alone in their channel. */
@@ -109,6 +112,7 @@ export function renderConcurrency(
       'cards in their final state',
       'all final, s after the last report',
       'report after the run ended (database) p50 / p99 s',
+      'of which in the Slack channel p50 / p99 s',
       'card post in a channel of its own p50 / max s',
     ]),
     ...levels.map((l) =>
@@ -119,6 +123,7 @@ export function renderConcurrency(
         `${l.cardsFinal} of ${l.cardsPosted}${l.finalComplete ? '' : ' (timed out)'}`,
         f1(l.finalAfterS),
         `${s(l.reportAfterEndP50Ms)} / ${s(l.reportAfterEndP99Ms)}`,
+        `${s(l.reportInChannelP50Ms)} / ${s(l.reportInChannelP99Ms)}`,
         `${s(l.aloneCardWaitP50Ms)} / ${s(l.aloneCardWaitMaxMs)}${l.quietRuns > 0 ? ` (${l.quietRuns} quiet channels)` : ''}`,
       ]),
     ),

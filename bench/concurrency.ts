@@ -256,6 +256,9 @@ async function runLevel(
   const reportAfterEnd = done
     .filter((r) => r.report !== undefined)
     .map((r) => (r.report as number) - (r.ended as number));
+  const reportInChannel = done.flatMap((r) =>
+    r.report !== undefined && r.reportQueued !== undefined ? [r.report - r.reportQueued] : [],
+  );
   // A card's post wait in a channel of its own (each run's channel, or the quiet runs beside the busy channel).
   const alone = o.oneChannel ? c.tracker.of(quietPrefix) : runs;
   const cardWaits = alone.flatMap((r) =>
@@ -275,6 +278,8 @@ async function runLevel(
     cardP50Ms: median(runs.flatMap((r) => (r.card !== undefined ? [r.card - r.inbound] : []))),
     reportAfterEndP50Ms: median(reportAfterEnd),
     reportAfterEndP99Ms: quantile(reportAfterEnd, 0.99),
+    reportInChannelP50Ms: median(reportInChannel),
+    reportInChannelP99Ms: quantile(reportInChannel, 0.99),
     cardsPosted: final.posted,
     cardsFinal: final.final,
     finalComplete: final.ok,

@@ -30,6 +30,8 @@ export interface RunTimes {
   cardOk?: boolean;
   ended?: number;
   status?: string;
+  /** When Steward handed the report to the channel (`report` is when Slack took it). */
+  reportQueued?: number;
   report?: number;
   reportOk?: boolean;
   /** The run could not start (no plan): told with an error notice instead of a report. */
@@ -57,7 +59,7 @@ export class RunTracker {
       if (m.kind === 'plan' && t.runId === undefined) {
         Object.assign(t, { runId: m.runId, cardQueued: sentAt, card: doneAt, cardOk: ok });
         this.keys.set(m.runId, conversation.key);
-      } else if (m.kind === 'report') Object.assign(t, { report: doneAt, reportOk: ok });
+      } else if (m.kind === 'report') Object.assign(t, { reportQueued: sentAt, report: doneAt, reportOk: ok });
       else if (m.kind === 'notice' && m.level === 'error' && t.runId === undefined) t.refused = true;
       this.settle(conversation.key, t);
     },
