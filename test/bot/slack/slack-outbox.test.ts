@@ -96,4 +96,25 @@ describe('slack outbox', () => {
     expect(logs.at(-1)).toMatch(/^error slack: chat\.postMessage in C2 waited 0 s in its lane \(rate limited\)/);
     outbox.close();
   });
+
+  it('a network error is tried again after a backoff when the call allows it, and only then', async () => {
+    const outbox = new SlackOutbox({ log: () => undefined });
+    const at: number[] = [];
+    const flaky = (retries: number) =>
+      outbox.call({
+        method: 'chat.update',
+        channel: 'C1',
+        transientRetries: retries,
+        send: async () => {
+          at.push(Date.now());
+          if (at.length % 2 === 1) throw new webApi.WebAPIRequestError(new Error('ECONNRESET'));
+          return 'ok';
+        },
+      });
+    await expect(flaky(1)).resolves.toBe('ok');
+    expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(1_000 - 20);
+    await expect(flaky(0)).rejects.toThrow('ECONNRESET');
+    expect(at).toHaveLength(3);
+    outbox.close();
+  });
 });
