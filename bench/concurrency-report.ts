@@ -43,6 +43,23 @@ export interface LevelRow {
   statuses: Record<string, number>;
   reportsDelivered: number;
   cardsNotPosted: number;
+  /** Cards in the level's channels, and those showing a final state once the outbox drained. */
+  cardsPosted: number;
+  cardsFinal: number;
+  finalComplete: boolean;
+  /** Seconds from the last report to every card showing its final state. */
+  finalAfterS: number;
+  /** Report delivered (Slack took it) after the run's end was committed. */
+  reportAfterEndP50Ms: number;
+  reportAfterEndP99Ms: number;
+  /** Of which in the Slack channel: the report handed to it → Slack took it. */
+  reportInChannelP50Ms: number;
+  reportInChannelP99Ms: number;
+  /** Runs started in quiet channels beside the busy one (0 for other levels). */
+  quietRuns: number;
+  /** A plan card's post (handed to the channel → Slack took it) for runs alone in their channel. */
+  aloneCardWaitP50Ms: number;
+  aloneCardWaitMaxMs: number;
   slackCalls: Record<string, number>;
   rateLimited: Record<string, number>;
   cardTitles: Record<string, number>;
@@ -84,8 +101,32 @@ export function renderConcurrency(
     '',
     `N runs started at once by signed mentions, each in its own channel (or all in one) and from its own requester; plan: two 100 ms \`audit.sleep\` side by side, ` +
       `then a 50 ms one (low risk, so no review); fake LLM answering at once; Steward's production defaults (maxParallel 4, a pool of ${o.poolMax} PostgreSQL connections). ` +
-      `One run alone: mention → report ${s(base.runMs)} s, mention → run ended ${s(base.engineMs)} s (median; the report waits for the card's paced final update). ` +
-      `Fake Slack limits: ${limits}, answering 429 with Retry-After.`,
+      `One run alone: mention → report ${s(base.runMs)} s, mention → run ended ${s(base.engineMs)} s (median). ` +
+      `Fake Slack limits: ${limits}, answering 429 with Retry-After. Steward's outbox paces each lane (method and channel, or method per workspace) at the same published rates; ` +
+      "the report does not wait for the card's final update, which goes first in the update lane.",
+    '',
+    ...header([
+      'runs at once',
+      'Slack limits',
+      'cards posted',
+      'cards in their final state',
+      'all final, s after the last report',
+      'report after the run ended (database) p50 / p99 s',
+      'of which in the Slack channel p50 / p99 s',
+      'card post in a channel of its own p50 / max s',
+    ]),
+    ...levels.map((l) =>
+      row([
+        label(l),
+        l.limits ? 'on' : 'off',
+        `${l.cardsPosted} of ${l.n}`,
+        `${l.cardsFinal} of ${l.cardsPosted}${l.finalComplete ? '' : ' (timed out)'}`,
+        f1(l.finalAfterS),
+        `${s(l.reportAfterEndP50Ms)} / ${s(l.reportAfterEndP99Ms)}`,
+        `${s(l.reportInChannelP50Ms)} / ${s(l.reportInChannelP99Ms)}`,
+        `${s(l.aloneCardWaitP50Ms)} / ${s(l.aloneCardWaitMaxMs)}${l.quietRuns > 0 ? ` (${l.quietRuns} quiet channels)` : ''}`,
+      ]),
+    ),
     '',
     ...header([
       'runs at once',
@@ -144,10 +185,9 @@ export function renderConcurrency(
       'Slack limits',
       'posts / updates sent',
       '429s post / update',
-      '429s retried by the client (median gap; gap − Retry-After, min)',
+      '429s sent again (median gap; gap − Retry-After, min)',
       'card updates given up',
       'cards never posted',
-      'cards showing ✅ Completed',
       'reports delivered',
       'runs not completed (database status)',
     ]),
@@ -160,7 +200,6 @@ export function renderConcurrency(
         retried(l),
         l.cardUpdatesFailed,
         l.cardsNotPosted,
-        `${l.cardTitles['✅ Completed'] ?? 0} of ${l.n}`,
         `${l.reportsDelivered} of ${l.n}`,
         notDone(l) === 0
           ? '0'
@@ -176,7 +215,10 @@ export function renderConcurrency(
       'SQL statements include those of the section 6 presses in the level where they run. ' +
       "The wait for a pooled connection is how long each store operation's `pool.connect()` took, over every checkout in the level (opening a new connection included). " +
       'Event-loop delay is how late a 5 ms interval timer fires, the forced GCs left out. ' +
-      "Posts and 429s count the level's own channels; updates and their 429s are per workspace.",
+      "Posts and 429s count the level's own channels; updates and their 429s are per workspace. " +
+      'Slack counts are taken once every card shows its final state. ' +
+      "A card's post in a channel of its own is the time from Steward handing the card to the channel to Slack's answer: " +
+      "in the busy-channel level, for runs started in quiet channels while the busy channel's lane was full, so it is the worst cross-channel stall.",
     ...levels
       .filter((l) => l.mentionAcksOver3s > 0)
       .map(

@@ -33,6 +33,10 @@ const PROBE_PLAN = planText(
   })),
 );
 const PRESS_EVERY_MS = 50;
+/** Runs started in quiet channels (one each) while the busy channel's lane is full: how long their cards wait. */
+const QUIET_RUNS = 5;
+/** What a finished card's title says. */
+const FINAL_TITLES = ['✅ Completed', '❌ Failed', '⏹️ Stopped', '🚫 Cancelled'];
 
 interface Settings {
   levels: number[];
@@ -136,6 +140,7 @@ export async function benchConcurrency(
           limits: true,
           timeoutMs: s.timeoutMs,
           oneChannel: true,
+          quiet: QUIET_RUNS,
         }),
       );
     const profiled = s.cpuProfile ? await profileLevel(c, largest, s.timeoutMs) : [];
@@ -184,10 +189,12 @@ async function runLevel(
   c: LoadContext,
   n: number,
   label: string,
-  o: { limits: boolean; timeoutMs: number; press?: boolean; oneChannel?: boolean },
+  o: { limits: boolean; timeoutMs: number; press?: boolean; oneChannel?: boolean; quiet?: number },
 ): Promise<LevelRow> {
   const prefix = `C0${label}X`;
+  const quietPrefix = `C0${label}Q`;
   c.tracker.watch(prefix);
+  c.tracker.watch(quietPrefix);
   await c.peers.resetRateLimits();
   const marks = { ...c.app.logs, first: c.app.logs.first.length };
   c.app.poolStats.reset();
@@ -206,9 +213,27 @@ async function runLevel(
     text: 'sleep three times',
   }));
   const acked = c.peers.mentions(specs);
-  const complete = await until(() => c.tracker.settled(prefix) >= n, o.timeoutMs);
+  const quiet = o.quiet ?? 0;
+  if (quiet > 0) {
+    // Once the busy channel's cards fill its lane, a run in each of a few quiet channels.
+    await until(() => c.tracker.of(prefix).some((r) => r.card !== undefined), o.timeoutMs);
+    await c.peers.mentions(
+      Array.from({ length: quiet }, (_, i) => ({
+        channel: `${quietPrefix}${String(i).padStart(4, '0')}`,
+        user: `U0Q${String(i).padStart(4, '0')}`,
+        text: 'sleep three times',
+      })),
+    );
+  }
+  const complete =
+    (await until(() => c.tracker.settled(prefix) >= n, o.timeoutMs)) &&
+    (await until(() => c.tracker.settled(quietPrefix) >= quiet, o.timeoutMs));
   const samples = sampler.stop();
+  // The presses cover the runs, not the wait for the last card updates below.
   const presses = o.press ? await pressAcks(c, { stopOnly: true, gcWindows: samples.gcWindows }) : undefined;
+  const reportedAt = performance.now();
+  const final = await untilCardsFinal(c, prefix, o.timeoutMs);
+  const finalAfterS = (performance.now() - reportedAt) / 1000;
   const mentionAcks = (await acked).map((a) => a.ackMs);
   await sleep(200);
   const retainedPerRun = (heapAfterGc() - baseline) / n;
@@ -228,6 +253,17 @@ async function runLevel(
   const done = runs.filter((r) => r.status === 'completed');
   const runMs = done.filter((r) => r.report !== undefined).map((r) => (r.report as number) - r.inbound);
   const engineMs = done.map((r) => (r.ended as number) - r.inbound);
+  const reportAfterEnd = done
+    .filter((r) => r.report !== undefined)
+    .map((r) => (r.report as number) - (r.ended as number));
+  const reportInChannel = done.flatMap((r) =>
+    r.report !== undefined && r.reportQueued !== undefined ? [r.report - r.reportQueued] : [],
+  );
+  // A card's post wait in a channel of its own (each run's channel, or the quiet runs beside the busy channel).
+  const alone = o.oneChannel ? c.tracker.of(quietPrefix) : runs;
+  const cardWaits = alone.flatMap((r) =>
+    r.card !== undefined && r.cardQueued !== undefined ? [r.card - r.cardQueued] : [],
+  );
   return {
     n,
     limits: o.limits,
@@ -240,6 +276,17 @@ async function runLevel(
     engineP50Ms: median(engineMs),
     engineP99Ms: quantile(engineMs, 0.99),
     cardP50Ms: median(runs.flatMap((r) => (r.card !== undefined ? [r.card - r.inbound] : []))),
+    reportAfterEndP50Ms: median(reportAfterEnd),
+    reportAfterEndP99Ms: quantile(reportAfterEnd, 0.99),
+    reportInChannelP50Ms: median(reportInChannel),
+    reportInChannelP99Ms: quantile(reportInChannel, 0.99),
+    cardsPosted: final.posted,
+    cardsFinal: final.final,
+    finalComplete: final.ok,
+    finalAfterS,
+    quietRuns: o.oneChannel ? quiet : 0,
+    aloneCardWaitP50Ms: median(cardWaits),
+    aloneCardWaitMaxMs: cardWaits.length > 0 ? Math.max(...cardWaits) : Number.NaN,
     ...samples,
     retainedPerRunBytes: retainedPerRun,
     poolCheckouts: pool.checkouts,
@@ -269,6 +316,25 @@ async function runLevel(
     stepCalls: countCalls(c.auditLog),
     presses,
   };
+}
+
+/**
+ * Waits until every card posted in the level's channels shows a final state: with reports no longer waiting for
+ * the card, the last final updates may still be in the outbox (chat.update is Tier 3 across the workspace).
+ */
+async function untilCardsFinal(
+  c: LoadContext,
+  prefix: string,
+  timeoutMs: number,
+): Promise<{ ok: boolean; posted: number; final: number }> {
+  const deadline = performance.now() + timeoutMs;
+  for (;;) {
+    const { cardTitles } = await c.peers.stats(prefix);
+    const posted = Object.values(cardTitles).reduce((a, b) => a + b, 0);
+    const final = FINAL_TITLES.reduce((a, t) => a + (cardTitles[t] ?? 0), 0);
+    if (final >= posted || performance.now() > deadline) return { ok: final >= posted, posted, final };
+    await sleep(250);
+  }
 }
 
 /** Lines the audit server wrote (one per tool call), to check each run made exactly its calls. */

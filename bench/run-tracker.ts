@@ -24,10 +24,14 @@ export const PROBE_CHANNEL = 'C0PROBE';
 export interface RunTimes {
   inbound: number;
   runId?: string;
+  /** When Steward handed the plan card to the channel (`card` is when the channel returned: Slack took it). */
+  cardQueued?: number;
   card?: number;
   cardOk?: boolean;
   ended?: number;
   status?: string;
+  /** When Steward handed the report to the channel (`report` is when Slack took it). */
+  reportQueued?: number;
   report?: number;
   reportOk?: boolean;
   /** The run could not start (no plan): told with an error notice instead of a report. */
@@ -49,13 +53,13 @@ export class RunTracker {
       this.runs.set(key, { inbound: at });
       for (const c of this.countsOf(key)) c.started += 1;
     },
-    notify: (conversation, m, _sentAt, doneAt, ok) => {
+    notify: (conversation, m, sentAt, doneAt, ok) => {
       const t = this.runs.get(conversation.key);
       if (!t) return;
       if (m.kind === 'plan' && t.runId === undefined) {
-        Object.assign(t, { runId: m.runId, card: doneAt, cardOk: ok });
+        Object.assign(t, { runId: m.runId, cardQueued: sentAt, card: doneAt, cardOk: ok });
         this.keys.set(m.runId, conversation.key);
-      } else if (m.kind === 'report') Object.assign(t, { report: doneAt, reportOk: ok });
+      } else if (m.kind === 'report') Object.assign(t, { reportQueued: sentAt, report: doneAt, reportOk: ok });
       else if (m.kind === 'notice' && m.level === 'error' && t.runId === undefined) t.refused = true;
       this.settle(conversation.key, t);
     },

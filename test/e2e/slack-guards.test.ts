@@ -145,7 +145,7 @@ describe('slack guards, end to end on postgres', () => {
     await h.press(card, 'approve');
     await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('All sixty echoed.')));
     await h.steward.idle();
-    expect(messageText(h.card(thread))).toContain('Step 60/60');
+    await h.waitFor('the final card', () => messageText(h!.card(thread)).includes('Step 60/60'));
     expect(h.slack.calls.filter((c) => c.response.ok !== true)).toEqual([]);
   });
 });

@@ -4,7 +4,8 @@
  * that live 3 s (like Slack's), and checks Block Kit limits loosely, answering with Slack's error shapes
  * (`invalid_blocks`, `msg_blocks_too_long`, `msg_too_long`) so a card Slack would refuse fails the test.
  * Rate limits are opt-in (`rateLimits`, e.g. `SLACK_RATE_LIMITS`): a token bucket per method, per channel or per
- * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default.
+ * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default. `throttle` answers
+ * chosen calls with 429 (a storm on one method or channel).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -79,6 +80,8 @@ export interface FakeSlack {
   refuse: ((method: string, args: Record<string, unknown>) => string | undefined) | undefined;
   /** A fresh `response_url` for a slash command; what is posted to it is recorded as method `response_url`. */
   responseUrl(): string;
+  /** Answers the next `times` calls of `method` (in `channel`, if given) with 429 and this Retry-After (seconds). */
+  throttle(o: { method: string; channel?: string; times: number; retryAfterS: number }): void;
   close(): Promise<void>;
 }
 
@@ -99,6 +102,14 @@ export async function startFakeSlack(
   const messages = new Map<string, FakeMessage>();
   const triggers = new Map<string, number>();
   const limiter = createLimiter(options.rateLimits ?? {}, options.now ?? Date.now);
+  const refusals: { method: string; channel?: string; times: number; retryAfterS: number }[] = [];
+  const refusal = (method: string, channel: string): number | null => {
+    const r = refusals.find((x) => x.times > 0 && x.method === method && (x.channel ?? channel) === channel);
+    if (!r) return null;
+    r.times -= 1;
+    limiter.refused[method] = (limiter.refused[method] ?? 0) + 1;
+    return r.retryAfterS;
+  };
   let clock = 1_700_000_000_000;
   const nextTs = () => `${Math.floor((clock += 1000) / 1000)}.${String(calls.length).padStart(6, '0')}`;
 
@@ -199,7 +210,7 @@ export async function startFakeSlack(
     else if (token !== (method === 'apps.connections.open' ? appToken : botToken))
       response = { ok: false, error: 'invalid_auth' };
     else {
-      const retryAfterS = limiter.take(method, payloadText(args.channel));
+      const retryAfterS = refusal(method, payloadText(args.channel)) ?? limiter.take(method, payloadText(args.channel));
       if (retryAfterS !== null) {
         response = { ok: false, error: 'ratelimited' };
         calls.push({ method, args, token, at: Date.now(), response, status: 429, retryAfter: retryAfterS });
@@ -237,6 +248,7 @@ export async function startFakeSlack(
     reactions: new Map(),
     refuse: undefined,
     responseUrl: () => `http://127.0.0.1:${port}/commands/T0000001/${randomBytes(6).toString('hex')}`,
+    throttle: (o) => void refusals.push({ ...o }),
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -37,7 +37,11 @@ export function createSlackApp(
   const clientOptions = {
     // WebClient appends the method name to this URL, so it must end with a slash.
     slackApiUrl: settings.apiUrl ? settings.apiUrl.replace(/\/?$/, '/') : undefined,
-    retryConfig: { retries: 3, factor: 2, minTimeout: 500 },
+    // A 429 is thrown at once (WebAPIRateLimitedError with retryAfter) instead of pausing every call of the client
+    // for its Retry-After; the outbox (slack-outbox.ts) holds only the lane it concerns. Network errors and 5xx are
+    // still retried here, a little.
+    rejectRateLimitedCalls: true,
+    retryConfig: { retries: 2, factor: 2, minTimeout: 500 },
     timeout: 15_000,
   };
   const common = {

@@ -14,17 +14,28 @@ import { withBreakpoints } from './slack-controls.ts';
 import { registerDirectMessages } from './slack-dm.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from './slack-live-cards.ts';
+import { Priority, SlackOutbox } from './slack-outbox.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { ThinkingSigns } from './slack-thinking.ts';
 
 const STOP_GRACE_MS = 10_000;
+/** How long `stop` waits for queued output (final card states first) before dropping what is left, logged. */
+const FLUSH_GRACE_MS = 10_000;
+/** A post waits in its channel's lane at most this long: past it, Slack is refusing the channel for good. */
+const POST_MAX_WAIT_MS = 300_000;
+/** A private notice answers a press: later than this it would only confuse, so it is given up (logged). */
+const EPHEMERAL_MAX_WAIT_MS = 60_000;
+/** Card updates try again after a network error or a 5xx this many times (backoff up to 30 s). */
+const UPDATE_TRANSIENT_RETRIES = 6;
 
-/** Slack settings plus the log, and the card update pace (Slack's chat.update allows about one a second per card). */
+/** Slack settings plus the log, and how often one card's progress is updated (default 1 s; a final state goes at once). */
 export interface SlackChannelOptions extends SlackSettings {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   minUpdateIntervalMs?: number;
   now?: () => number;
+  /** How long `stop` waits for queued output before dropping it (default 10 s). */
+  flushGraceMs?: number;
 }
 
 /** A channel adapter over a Bolt app (Socket Mode or HTTP). */
@@ -34,6 +45,8 @@ export class SlackChannel implements ChannelAdapter {
   port: number | undefined;
   private readonly slack: SlackApp;
   private readonly cards: LiveCards;
+  /** Every chat.postMessage, chat.update and chat.postEphemeral goes through its lanes. */
+  readonly outbox: SlackOutbox;
   private readonly pending = new Set<Promise<void>>();
   private readonly lastSeen = new Map<string, SeenAt>();
   private readonly signs: ThinkingSigns;
@@ -43,12 +56,22 @@ export class SlackChannel implements ChannelAdapter {
     this.slack = createSlackApp(options, options.log);
     const client = this.slack.app.client;
     this.signs = new ThinkingSigns(client, (m) => options.log('warn', m));
+    // Real time even when the cards' clock is injected: the outbox's waits are real timers.
+    this.outbox = new SlackOutbox({ log: options.log });
     this.cards = new LiveCards(
       {
-        post: async (channel, threadTs, message) => (await this.post(channel, threadTs, message)) ?? '',
-        update: async (channel, ts, message) => {
-          await client.chat.update({ channel, ts, ...message });
-        },
+        post: async (channel, threadTs, message) =>
+          (await this.post(channel, threadTs, message, Priority.newCard)) ?? '',
+        update: (channel, ts, latest, priority) =>
+          this.outbox.call({
+            method: 'chat.update',
+            channel,
+            priority,
+            transientRetries: UPDATE_TRANSIENT_RETRIES,
+            send: async () => {
+              await client.chat.update({ channel, ts, ...latest() });
+            },
+          }),
       },
       {
         minIntervalMs: options.minUpdateIntervalMs ?? 1_000,
@@ -89,7 +112,10 @@ export class SlackChannel implements ChannelAdapter {
     this.started = false;
     // A planner call in flight may take a minute; a run cut short while planning is failed cleanly at restart.
     await Promise.race([this.settled(), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
-    await this.cards.flushAll();
+    const flushed = this.cards.flushAll();
+    await this.outbox.drain(this.options.flushGraceMs ?? FLUSH_GRACE_MS);
+    this.outbox.close();
+    await flushed;
   }
 
   /** Resolves once every engine call started by a Slack payload so far has returned. */
@@ -106,11 +132,11 @@ export class SlackChannel implements ChannelAdapter {
       case 'progress':
         return this.cards.change(message.runId, (live, now) => withProgress(live, message, now));
       case 'runStatus':
-        return this.cards.change(message.runId, (live, now) => withRunStatus(live, message, now));
+        return this.cards.change(message.runId, (live, now) => withRunStatus(live, message, now), true);
       case 'report':
-        // The card shows its final state before the report appears under it.
-        this.cards.change(message.runId, (live, now) => withReport(live, message, now));
-        await this.cards.settled(message.runId);
+        // The card's final state goes first in the update lane; the report does not wait for it, since a throttled
+        // update would hold the report for its Retry-After.
+        this.cards.change(message.runId, (live, now) => withReport(live, message, now), true);
         if (where) await this.post(where.channel, where.threadTs, renderReport(message));
         return;
       case 'breakpoint':
@@ -138,11 +164,18 @@ export class SlackChannel implements ChannelAdapter {
   }
 
   private async ephemeral(at: SeenAt, user: string, message: SlackMessage): Promise<void> {
-    await this.slack.app.client.chat.postEphemeral({
+    const client = this.slack.app.client;
+    await this.outbox.call({
+      method: 'chat.postEphemeral',
       channel: at.channel,
-      user,
-      ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
-      ...message,
+      maxWaitMs: EPHEMERAL_MAX_WAIT_MS,
+      send: () =>
+        client.chat.postEphemeral({
+          channel: at.channel,
+          user,
+          ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
+          ...message,
+        }),
     });
     if (at.threadTs) this.answered(at.channel, at.threadTs);
   }
@@ -152,13 +185,27 @@ export class SlackChannel implements ChannelAdapter {
     this.track(this.signs.clear(channel, threadTs));
   }
 
-  private async post(channel: string, threadTs: string, message: SlackMessage): Promise<string | undefined> {
-    const res = await this.slack.app.client.chat.postMessage({
+  /** Posts in a thread through the channel's lane: never refused because the channel is throttled, only delayed. */
+  private async post(
+    channel: string,
+    threadTs: string,
+    message: SlackMessage,
+    priority: number = Priority.reply,
+  ): Promise<string | undefined> {
+    const client = this.slack.app.client;
+    const res = await this.outbox.call({
+      method: 'chat.postMessage',
       channel,
-      thread_ts: threadTs,
-      unfurl_links: false,
-      unfurl_media: false,
-      ...message,
+      priority,
+      maxWaitMs: POST_MAX_WAIT_MS,
+      send: () =>
+        client.chat.postMessage({
+          channel,
+          thread_ts: threadTs,
+          unfurl_links: false,
+          unfurl_media: false,
+          ...message,
+        }),
     });
     this.answered(channel, threadTs);
     return res.ts;

@@ -1,16 +1,22 @@
 /**
- * One Slack message per run, updated in place. Changes are folded into the card's state at once and sent at
- * most once per `minIntervalMs` per card (chat.update is rate limited); the last state is always sent.
+ * One Slack message per run, updated in place. Changes are folded into the card's state at once and handed to the
+ * outbox at most once per `minIntervalMs` per card; the update is rendered when it goes, so it carries the latest
+ * state. A final state goes at once and first; a card is forgotten only once Slack accepted its final state.
  */
 import type { PlanCard } from '../../engine/messages.ts';
 import { createLiveCard, isFinished, withNewRevision, type LiveCard } from './slack-card-state.ts';
+import { Priority } from './slack-outbox.ts';
 import { renderCard, type SlackMessage } from './slack-render.ts';
 
 /** The two Web API calls a live card needs. */
 export interface CardPoster {
   /** Posts a message in a thread and returns its ts. */
   post(channel: string, threadTs: string, message: SlackMessage): Promise<string>;
-  update(channel: string, ts: string, message: SlackMessage): Promise<void>;
+  /**
+   * Updates a message with `latest()`, read when the call goes (after any wait or 429), at the priority
+   * `priority()` says then; resolves once Slack accepted it.
+   */
+  update(channel: string, ts: string, latest: () => SlackMessage, priority: () => number): Promise<void>;
 }
 
 interface Entry {
@@ -18,8 +24,12 @@ interface Entry {
   threadTs: string;
   ts: string | null;
   live: LiveCard;
-  dirty: boolean;
-  busy: boolean;
+  /** Bumped by every change; `sent` is the version Slack last accepted, `urgentAt` the first unsent urgent one. */
+  version: number;
+  sent: number;
+  urgentAt: number;
+  /** An update is waiting in the outbox or in flight. */
+  queued: boolean;
   timer: NodeJS.Timeout | null;
   lastSentAt: number;
   waiters: (() => void)[];
@@ -28,6 +38,7 @@ interface Entry {
 /** Live cards by run id. */
 export class LiveCards {
   private readonly entries = new Map<string, Entry>();
+  private flushing = false;
 
   constructor(
     private readonly poster: CardPoster,
@@ -36,9 +47,8 @@ export class LiveCards {
 
   /** Shows a plan card: posted the first time, replaced in place for a new revision or a re-sent card. */
   async show(channel: string, threadTs: string, card: PlanCard): Promise<void> {
-    const existing = this.entries.get(card.runId);
-    if (existing) {
-      this.change(card.runId, (live, now) => withNewRevision(live, card, now));
+    if (this.entries.has(card.runId)) {
+      this.change(card.runId, (live, now) => withNewRevision(live, card, now), true);
       await this.settled(card.runId);
       return;
     }
@@ -47,8 +57,10 @@ export class LiveCards {
       threadTs,
       ts: null,
       live: createLiveCard(card, this.options.now()),
-      dirty: false,
-      busy: true,
+      version: 0,
+      sent: 0,
+      urgentAt: 0,
+      queued: false,
       timer: null,
       lastSentAt: 0,
       waiters: [],
@@ -60,26 +72,31 @@ export class LiveCards {
       this.entries.delete(card.runId);
       for (const resolve of entry.waiters.splice(0)) resolve();
       throw err;
-    } finally {
-      entry.lastSentAt = this.options.now();
-      entry.busy = false;
     }
+    entry.lastSentAt = this.options.now();
     this.afterSend(card.runId, entry);
   }
 
-  /** Applies a change to a run's card (ignored when this process shows no card for the run) and schedules a send. */
-  change(runId: string, fn: (live: LiveCard, now: number) => LiveCard): void {
+  /**
+   * Applies a change to a run's card (ignored when this process shows no card for the run) and schedules an
+   * update; `urgent` (a status change, a revision) goes before progress of other cards.
+   */
+  change(runId: string, fn: (live: LiveCard, now: number) => LiveCard, urgent = false): void {
     const entry = this.entries.get(runId);
     if (!entry) return;
-    entry.live = fn(entry.live, this.options.now());
-    entry.dirty = true;
+    const next = fn(entry.live, this.options.now());
+    // The report after a final status changes nothing a person sees: no second update.
+    if (next === entry.live || (isFinished(entry.live) && next.status === entry.live.status)) return;
+    entry.live = next;
+    entry.version += 1;
+    if (urgent && entry.urgentAt <= entry.sent) entry.urgentAt = entry.version;
     this.schedule(runId, entry);
   }
 
-  /** Resolves once everything changed so far has been sent. */
+  /** Resolves once everything changed so far has been accepted by Slack, or given up. */
   settled(runId: string): Promise<void> {
     const entry = this.entries.get(runId);
-    if (!entry || (!entry.dirty && !entry.busy && !entry.timer)) return Promise.resolve();
+    if (!entry || (entry.sent === entry.version && !entry.queued && entry.ts !== null)) return Promise.resolve();
     return new Promise((resolve) => entry.waiters.push(resolve));
   }
 
@@ -95,21 +112,25 @@ export class LiveCards {
     return false;
   }
 
-  /** Sends every pending change now (used at shutdown). */
+  /** Sends every pending change now, without the per-card pause (at shutdown); resolves when all settled. */
   async flushAll(): Promise<void> {
+    this.flushing = true;
     for (const [runId, entry] of this.entries) {
-      if (entry.timer) {
-        clearTimeout(entry.timer);
-        entry.timer = null;
-        this.send(runId, entry);
-      }
+      if (!entry.timer) continue;
+      clearTimeout(entry.timer);
+      entry.timer = null;
+      this.send(runId, entry);
     }
     await Promise.all([...this.entries.keys()].map((runId) => this.settled(runId)));
   }
 
   private schedule(runId: string, entry: Entry): void {
-    if (entry.busy || entry.timer) return;
-    const wait = Math.max(0, entry.lastSentAt + this.options.minIntervalMs - this.options.now());
+    if (entry.ts === null || entry.queued) return;
+    // A final state is the last change a card gets: nothing is gained by holding it back.
+    const now = this.flushing || isFinished(entry.live);
+    if (entry.timer && !now) return;
+    if (entry.timer) clearTimeout(entry.timer);
+    const wait = now ? 0 : Math.max(0, entry.lastSentAt + this.options.minIntervalMs - this.options.now());
     entry.timer = setTimeout(() => {
       entry.timer = null;
       this.send(runId, entry);
@@ -118,20 +139,32 @@ export class LiveCards {
 
   private send(runId: string, entry: Entry): void {
     if (entry.ts === null) return;
-    entry.dirty = false;
-    entry.busy = true;
+    entry.queued = true;
+    let rendered = entry.version;
+    const latest = () => ((rendered = entry.version), renderCard(entry.live, this.options.now()));
+    const priority = () =>
+      isFinished(entry.live)
+        ? Priority.finalState
+        : entry.urgentAt > entry.sent
+          ? Priority.statusChange
+          : Priority.progress;
     this.poster
-      .update(entry.channel, entry.ts, renderCard(entry.live, this.options.now()))
-      .catch((err: unknown) => this.options.log(`run ${runId}: card update failed: ${(err as Error).message}`))
+      .update(entry.channel, entry.ts, latest, priority)
+      .catch((err: unknown) => {
+        const what = isFinished(entry.live) ? 'its final state is not shown' : 'it shows an older state';
+        this.options.log(`run ${runId}: card update failed (${what}): ${(err as Error).message}`);
+      })
+      // A failed state is not tried again on its own (Slack refused it, or shutdown): the next change sends anew.
       .finally(() => {
-        entry.busy = false;
+        entry.sent = rendered;
+        entry.queued = false;
         entry.lastSentAt = this.options.now();
         this.afterSend(runId, entry);
       });
   }
 
   private afterSend(runId: string, entry: Entry): void {
-    if (entry.dirty) return this.schedule(runId, entry);
+    if (entry.version > entry.sent) return this.schedule(runId, entry);
     // A finished card never changes again: forget it, so memory stays bounded by the runs in flight.
     if (isFinished(entry.live) && this.entries.get(runId) === entry) this.entries.delete(runId);
     for (const resolve of entry.waiters.splice(0)) resolve();

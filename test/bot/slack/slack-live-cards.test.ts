@@ -5,12 +5,13 @@ import {
   withNewRevision,
   withProgress,
   withReport,
+  withRunStatus,
 } from '../../../src/bot/slack/slack-card-state.ts';
 import { LiveCards } from '../../../src/bot/slack/slack-live-cards.ts';
 import type { SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import { allTexts, createPlanCard, createProgress } from './fixtures.ts';
 
-function recorder(delayMs = 5) {
+function recorder(delayMs = 5, minIntervalMs = 100) {
   const sent: Array<{ call: 'post' | 'update'; at: number; text: string }> = [];
   const wait = () => new Promise((r) => setTimeout(r, delayMs));
   const poster = {
@@ -19,12 +20,12 @@ function recorder(delayMs = 5) {
       sent.push({ call: 'post', at: Date.now(), text: allTexts(m.blocks).join('\n') }),
       '1.000001'
     ),
-    update: async (_c: string, _ts: string, m: SlackMessage) => {
+    update: async (_c: string, _ts: string, latest: () => SlackMessage) => {
       await wait();
-      sent.push({ call: 'update', at: Date.now(), text: allTexts(m.blocks).join('\n') });
+      sent.push({ call: 'update', at: Date.now(), text: allTexts(latest().blocks).join('\n') });
     },
   };
-  return { sent, cards: new LiveCards(poster, { minIntervalMs: 100, now: Date.now, log: () => undefined }) };
+  return { sent, cards: new LiveCards(poster, { minIntervalMs, now: Date.now, log: () => undefined }) };
 }
 
 describe('live cards', () => {
@@ -141,5 +142,22 @@ describe('live cards', () => {
       step_2: { status: 'pending', detail: '' },
     });
     expect([live.finished, live.startedAt]).toEqual([1, 5_000]);
+  });
+
+  it('a final state goes at once, without the per-card pause, and the report after it sends nothing more', async () => {
+    const { sent, cards } = recorder(5, 5_000);
+    const card = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    await cards.show('C1', '1.0', card);
+    cards.change(card.runId, (l, now) => withProgress(l, createProgress({ status: 'succeeded', finished: 1 }), now));
+    cards.change(card.runId, (l, now) =>
+      withRunStatus(l, { kind: 'runStatus', runId: card.runId, status: 'completed', actions: [] }, now),
+    );
+    cards.change(card.runId, (l, now) =>
+      withReport(l, { kind: 'report', runId: card.runId, status: 'completed', text: '' }, now),
+    );
+    await cards.settled(card.runId);
+    expect(sent.map((s) => s.call)).toEqual(['post', 'update']);
+    expect(sent[1]!.at - sent[0]!.at).toBeLessThan(1_000);
+    expect(sent[1]!.text).toContain('✅ Completed');
   });
 });
