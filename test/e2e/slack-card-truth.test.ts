@@ -62,7 +62,11 @@ describe('slack card truth, end to end on postgres', () => {
     const actions = held.blocks.flatMap((b) =>
       b.type === 'actions' ? (b.elements as Array<{ action_id: string }>).map((e) => e.action_id) : [],
     );
-    expect(actions).toEqual(['steward.approve', 'steward.stop', 'steward.ask-first']);
+    expect(actions).toEqual([
+      ...['steward.approve', 'steward.stop', 'steward.ask-first'],
+      // The steering row: the plan may still be edited and held after steps not yet run.
+      ...['steward.edit-plan', 'steward.breakpoints', 'steward.more'],
+    ]);
     expect((await h.store.getRun(runId))!.status).toBe('awaiting_review');
     const oldApprove = h.buttonValue(held, 'approve');
 

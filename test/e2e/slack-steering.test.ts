@@ -277,7 +277,7 @@ describe('slack steering controls, end to end on postgres', () => {
 
     await h.press(card, 'edit-plan', { user: 'U0BOB' });
     expect(h.slack.callsOf('views.open')).toEqual([]);
-    expect(privateText(lastPrivate(h, 'U0BOB')!)).toContain('Only U0ADA or an approver can edit this run');
+    expect(privateText(lastPrivate(h, 'U0BOB')!)).toContain('Only <@U0ADA> or an approver can edit this run');
     await pickBreakpoints(h, card, ['say'], { user: 'U0BOB' });
     await h.waitFor('the refusal', () => privateText(lastPrivate(h!, 'U0BOB')!).includes('can breakpoint this run'));
     expect((await h.store.getRun(runId))!.breakpoints).toEqual([]);

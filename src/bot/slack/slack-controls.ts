@@ -66,7 +66,10 @@ export function cardControls(live: LiveCard, textSoFar = 0): types.ActionsBlock 
  * characters. Null when no step is left, or no room even for numbered labels.
  */
 export function breakpointPicker(live: LiveCard, room = PICKER_TEXT_BUDGET): types.MultiStaticSelect | null {
-  const pending = live.card.steps.filter((s) => (live.steps[s.id]?.status ?? 'pending') === 'pending');
+  // Plan validation keeps step ids to 40 characters; an option's value holds 150, so a longer id is never offered.
+  const pending = live.card.steps.filter(
+    (s) => (live.steps[s.id]?.status ?? 'pending') === 'pending' && s.id.length <= OPTION_VALUE_MAX,
+  );
   const shown = pending.slice(0, OPTIONS_MAX);
   const budget = Math.min(PICKER_TEXT_BUDGET, room - 100);
   if (shown.length === 0 || budget < 4 * shown.length) return null;
@@ -150,6 +153,8 @@ function reviewPicker(): types.SectionBlock {
     },
   };
 }
+
+const OPTION_VALUE_MAX = 150;
 
 function option(text: string, value: string, max = OPTION_TEXT_MAX): types.PlainTextOption {
   return { text: { type: 'plain_text', text: cutText(text, max) }, value };
