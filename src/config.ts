@@ -82,6 +82,7 @@ const envSchema = z.object({
     .url()
     .optional()
     .or(z.literal('').transform(() => undefined)),
+  SLACK_PLAN_BLOCKS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('on')),
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
   STEWARD_HEALTH_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
 });
@@ -119,7 +120,17 @@ export interface Config {
   /** On SIGTERM, how long steps in flight may take to end before their runs are handed over. */
   shutdownGraceMs: number;
   /** Slack, when SLACK_BOT_TOKEN is set: Socket Mode with an app token, else HTTP on `port` with the signing secret. */
-  slack: { botToken: string; appToken?: string; signingSecret?: string; apiUrl?: string; port: number } | undefined;
+  slack:
+    | {
+        botToken: string;
+        appToken?: string;
+        signingSecret?: string;
+        apiUrl?: string;
+        port: number;
+        /** Cards show steps as Slack's plan block (until the workspace refuses one). */
+        planBlocks: boolean;
+      }
+    | undefined;
   /** Port of `/healthz` and `/readyz` (0: a free one); off when undefined. */
   healthPort: number | undefined;
   /** Values that must never be printed: keys, and the database URL (it may hold a password). */
@@ -234,6 +245,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
           signingSecret: e.SLACK_SIGNING_SECRET,
           apiUrl: e.SLACK_API_URL,
           port: e.PORT,
+          planBlocks: e.SLACK_PLAN_BLOCKS === 'on',
         }
       : undefined,
     secrets: secretValues(e).filter((s) => s.length >= 6),

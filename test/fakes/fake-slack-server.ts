@@ -94,6 +94,8 @@ export async function startFakeSlack(
     appToken?: string;
     rateLimits?: Readonly<Record<string, SlackRateLimit>>;
     now?: () => number;
+    /** false: a workspace without plan blocks, answering invalid_blocks to any message holding one. */
+    planBlocks?: boolean;
   } = {},
 ): Promise<FakeSlack> {
   const botToken = options.botToken ?? 'xoxb-test-bot-token';
@@ -102,6 +104,7 @@ export async function startFakeSlack(
   const messages = new Map<string, FakeMessage>();
   const triggers = new Map<string, number>();
   const limiter = createLimiter(options.rateLimits ?? {}, options.now ?? Date.now);
+  const planBlocks = options.planBlocks ?? true;
   const refusals: { method: string; channel?: string; times: number; retryAfterS: number }[] = [];
   const refusal = (method: string, channel: string): number | null => {
     const r = refusals.find((x) => x.times > 0 && x.method === method && (x.channel ?? channel) === channel);
@@ -118,7 +121,7 @@ export async function startFakeSlack(
     'apps.connections.open': () =>
       fake.socketUrl ? { ok: true, url: fake.socketUrl } : { ok: false, error: 'socket_mode_not_enabled' },
     'chat.postMessage': (args) => {
-      const problem = messageProblem(args, 50);
+      const problem = messageProblem(args, 50, planBlocks);
       if (problem) return problem;
       const ts = nextTs();
       const message: FakeMessage = {
@@ -141,7 +144,7 @@ export async function startFakeSlack(
     'chat.update': (args) => {
       const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
       if (!found) return { ok: false, error: 'message_not_found' };
-      const problem = messageProblem(args, 50);
+      const problem = messageProblem(args, 50, planBlocks);
       if (problem) return problem;
       found.text = payloadText(args.text);
       found.blocks = (args.blocks as FakeMessage['blocks']) ?? [];
@@ -149,7 +152,7 @@ export async function startFakeSlack(
     },
     'chat.postEphemeral': (args) => {
       if (typeof args.user !== 'string' || !args.user) return { ok: false, error: 'user_not_found' };
-      return messageProblem(args, 50) ?? { ok: true, message_ts: nextTs() };
+      return messageProblem(args, 50, planBlocks) ?? { ok: true, message_ts: nextTs() };
     },
     'assistant.threads.setStatus': (args) => {
       if (typeof args.channel_id !== 'string' || typeof args.thread_ts !== 'string')
@@ -291,13 +294,19 @@ function permalink(channel: string, ts: string): string {
   return `https://test.slack.com/archives/${channel}/p${ts.replace('.', '')}`;
 }
 
-function messageProblem(args: Record<string, unknown>, maxBlocks: number): Record<string, unknown> | null {
+function messageProblem(
+  args: Record<string, unknown>,
+  maxBlocks: number,
+  planBlocks: boolean,
+): Record<string, unknown> | null {
   if (typeof args.channel !== 'string' || !args.channel) return { ok: false, error: 'channel_not_found' };
   const text = typeof args.text === 'string' ? args.text : '';
   if (!text && !args.blocks) return { ok: false, error: 'no_text' };
   if (text.length > 40_000) return { ok: false, error: 'msg_too_long' };
   if (args.blocks === undefined) return null;
   if (!Array.isArray(args.blocks)) return invalid(['blocks must be an array']);
+  const plan = (args.blocks as { type?: unknown }[]).findIndex((b) => b.type === 'plan' || b.type === 'task_card');
+  if (!planBlocks && plan >= 0) return invalid([`/blocks/${plan}: unsupported block type`]);
   const { problems, textLength } = blockProblems(args.blocks, maxBlocks);
   if (problems.length > 0) return invalid(problems);
   if (textLength > 12_000) return { ok: false, error: 'msg_blocks_too_long' };

@@ -15,6 +15,7 @@ import { registerDirectMessages } from './slack-dm.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from './slack-live-cards.ts';
 import { Priority, SlackOutbox } from './slack-outbox.ts';
+import { PlanBlockSwitch } from './slack-plan-block.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { ThinkingSigns } from './slack-thinking.ts';
@@ -36,6 +37,8 @@ export interface SlackChannelOptions extends SlackSettings {
   now?: () => number;
   /** How long `stop` waits for queued output before dropping it (default 10 s). */
   flushGraceMs?: number;
+  /** Show a card's steps as Slack's plan block while the workspace accepts it (default off; config turns it on). */
+  planBlocks?: boolean;
 }
 
 /** A channel adapter over a Bolt app (Socket Mode or HTTP). */
@@ -77,6 +80,7 @@ export class SlackChannel implements ChannelAdapter {
         minIntervalMs: options.minUpdateIntervalMs ?? 1_000,
         now: options.now ?? Date.now,
         log: (m) => options.log('warn', m),
+        planBlocks: new PlanBlockSwitch(options.planBlocks ?? false, (m) => options.log('info', m)),
       },
     );
   }

@@ -6,6 +6,7 @@
 import type { PlanCard } from '../../engine/messages.ts';
 import { createLiveCard, isFinished, withNewRevision, type LiveCard } from './slack-card-state.ts';
 import { Priority } from './slack-outbox.ts';
+import { PlanBlockSwitch } from './slack-plan-block.ts';
 import { renderCard, type SlackMessage } from './slack-render.ts';
 
 /** The two Web API calls a live card needs. */
@@ -39,11 +40,20 @@ interface Entry {
 export class LiveCards {
   private readonly entries = new Map<string, Entry>();
   private flushing = false;
+  private readonly plans: PlanBlockSwitch;
 
   constructor(
     private readonly poster: CardPoster,
-    private readonly options: { minIntervalMs: number; now: () => number; log: (message: string) => void },
-  ) {}
+    private readonly options: {
+      minIntervalMs: number;
+      now: () => number;
+      log: (message: string) => void;
+      /** Whether steps show as a native plan block (default: never). */
+      planBlocks?: PlanBlockSwitch;
+    },
+  ) {
+    this.plans = options.planBlocks ?? new PlanBlockSwitch(false, options.log);
+  }
 
   /** Shows a plan card: posted the first time, replaced in place for a new revision or a re-sent card. */
   async show(channel: string, threadTs: string, card: PlanCard): Promise<void> {
@@ -67,7 +77,10 @@ export class LiveCards {
     };
     this.entries.set(card.runId, entry);
     try {
-      entry.ts = await this.poster.post(channel, threadTs, renderCard(entry.live, this.options.now()));
+      entry.ts = await this.plans.send(
+        () => this.render(entry.live),
+        (message) => this.poster.post(channel, threadTs, message),
+      );
     } catch (err) {
       this.entries.delete(card.runId);
       for (const resolve of entry.waiters.splice(0)) resolve();
@@ -138,18 +151,25 @@ export class LiveCards {
   }
 
   private send(runId: string, entry: Entry): void {
-    if (entry.ts === null) return;
+    const ts = entry.ts;
+    if (ts === null) return;
     entry.queued = true;
     let rendered = entry.version;
-    const latest = () => ((rendered = entry.version), renderCard(entry.live, this.options.now()));
+    const last: { message: SlackMessage | null } = { message: null };
+    const latest = () => ((rendered = entry.version), (last.message = this.render(entry.live)));
     const priority = () =>
       isFinished(entry.live)
         ? Priority.finalState
         : entry.urgentAt > entry.sent
           ? Priority.statusChange
           : Priority.progress;
-    this.poster
-      .update(entry.channel, entry.ts, latest, priority)
+    const update = () => this.poster.update(entry.channel, ts, latest, priority);
+    update()
+      // A workspace without plan blocks refused this one: the card goes again at once as step lines.
+      .catch((err: unknown) => {
+        if (this.plans.refusedPlan(err, last.message)) return update();
+        throw err;
+      })
       .catch((err: unknown) => {
         const what = isFinished(entry.live) ? 'its final state is not shown' : 'it shows an older state';
         this.options.log(`run ${runId}: card update failed (${what}): ${(err as Error).message}`);
@@ -161,6 +181,10 @@ export class LiveCards {
         entry.lastSentAt = this.options.now();
         this.afterSend(runId, entry);
       });
+  }
+
+  private render(live: LiveCard): SlackMessage {
+    return renderCard(live, this.options.now(), { planBlocks: this.plans.enabled });
   }
 
   private afterSend(runId: string, entry: Entry): void {

@@ -8,6 +8,7 @@ import type { PlanCardStep } from '../../engine/messages.ts';
 import type { RunStatus } from '../../engine/types.ts';
 import { planButtons } from './slack-buttons.ts';
 import { isFinished, isHeldMidRun, type LiveCard } from './slack-card-state.ts';
+import { fitsPlanBlock, planBlock } from './slack-plan-block.ts';
 import { cardControls, textLength } from './slack-controls.ts';
 import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
 
@@ -47,8 +48,11 @@ const ICONS: Record<string, string> = {
   cancelled: '⏹️',
 };
 
-/** The card for a run as it is now; `now` (epoch ms) only feeds the elapsed time. */
-export function renderCard(live: LiveCard, now: number): SlackMessage {
+/**
+ * The card for a run as it is now; `now` (epoch ms) only feeds the elapsed time. With `planBlocks`, steps show as
+ * Slack's native plan block when the plan fits one; otherwise as sections of step lines.
+ */
+export function renderCard(live: LiveCard, now: number, options: { planBlocks?: boolean } = {}): SlackMessage {
   const { card } = live;
   const heading = isHeldMidRun(live) ? HELD_TITLE : TITLES[live.status];
   const title = `${heading} · revision ${card.revision}`;
@@ -60,10 +64,12 @@ export function renderCard(live: LiveCard, now: number): SlackMessage {
     },
     { type: 'context', elements: [{ type: 'mrkdwn', text: statusLine(live, now) }] },
     { type: 'divider' },
-    ...stepSections(live).map((text): types.KnownBlock => ({
-      type: 'section',
-      text: { type: 'mrkdwn', text, verbatim: true },
-    })),
+    ...(options.planBlocks && fitsPlanBlock(live)
+      ? [planBlock(live)]
+      : stepSections(live).map((text): types.KnownBlock => ({
+          type: 'section',
+          text: { type: 'mrkdwn', text, verbatim: true },
+        }))),
   ];
   const layers = card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join('  |  ');
   if (layers)

@@ -4,6 +4,8 @@
  * renderer, so the two cannot drift together.
  */
 
+import { planBlockProblems, taskCardProblems } from './plan-block-limits.ts';
+
 type Obj = Record<string, unknown>;
 
 /**
@@ -55,6 +57,8 @@ const KNOWN = new Set([
   'image',
   'rich_text',
   'markdown',
+  'plan',
+  'task_card',
 ]);
 
 /** Problems with a block list (empty when fine) and the characters of text it carries. */
@@ -79,6 +83,11 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
       const id = payloadText(b.block_id);
       if (id.length > LIMITS.blockId || ids.has(id)) problems.push(`${at}/block_id: too long or not unique`);
       ids.add(id);
+    }
+    if (b.type === 'plan' || b.type === 'task_card') {
+      const found = b.type === 'plan' ? planBlockProblems(b, at) : taskCardProblems(b, at);
+      problems.push(...found.problems);
+      textLength += found.textLength;
     }
     if (b.type === 'header') textOf(b.text, LIMITS.header, `${at}/text`);
     if (b.type === 'section') {
