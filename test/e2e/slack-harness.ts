@@ -77,9 +77,11 @@ export async function startSlackHarness(options: {
   servers: McpServerConfig[];
   script: FakeLlmScript;
   settings?: Partial<StewardSettings>;
+  /** Cards use plan blocks (`channel`), and whether the fake workspace accepts them (`workspace`, default yes). */
+  planBlocks?: { channel: boolean; workspace?: boolean };
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
-  const slack = await startFakeSlack();
+  const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace });
   const db = await createTestDatabase(options.db);
   const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
@@ -93,6 +95,7 @@ export async function startSlackHarness(options: {
     port: 0,
     apiUrl: slack.apiUrl,
     log,
+    planBlocks: options.planBlocks?.channel,
   });
   const steward = createSteward({
     llm,
