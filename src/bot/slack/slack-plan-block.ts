@@ -13,6 +13,8 @@ export const PLAN_MAX_TASKS = 50;
 /** Longest details / output text we send: Slack documents 256 characters for a task's details and output. */
 export const TASK_TEXT_MAX = 256;
 const TITLE_MAX = 150;
+/** Characters all task text may take together, as the step lines' budget: the card stays within Slack's total. */
+const PLAN_TEXT_BUDGET = 6_900;
 
 type TaskStatus = types.TaskCardBlock['status'];
 
@@ -45,15 +47,17 @@ export function planBlock(live: LiveCard): types.PlanBlock {
 function taskCard(step: PlanCardStep, live: LiveCard): types.TaskCardBlock {
   const state = live.steps[step.id];
   const status = state?.status ?? 'pending';
+  // Each task's share of the budget: a short plan gets Slack's full lengths, a 50-step one shorter texts.
+  const share = Math.floor(PLAN_TEXT_BUDGET / live.card.steps.length);
   const title = `${step.number}. ${oneLine(step.description) || step.target}`;
   const output = outputText(status, state?.detail ?? '');
   return {
     type: 'task_card',
     task_id: step.id,
-    title: cutText(title, TITLE_MAX),
+    title: cutText(title, Math.min(TITLE_MAX, share / 4)),
     status: STATUS[status],
-    details: richText(detailsText(step, live)),
-    ...(output ? { output: richText(output) } : {}),
+    details: richText(detailsText(step, live), Math.min(TASK_TEXT_MAX, share / 2)),
+    ...(output ? { output: richText(output, Math.min(TASK_TEXT_MAX, share / 4)) } : {}),
   };
 }
 
@@ -79,10 +83,10 @@ function outputText(status: StepStatus, detail: string): string {
  * One rich_text section of plain text elements: Slack does not parse mentions or links in them, so a step's
  * arguments cannot ping anyone.
  */
-function richText(text: string): types.RichTextBlock {
+function richText(text: string, max: number): types.RichTextBlock {
   return {
     type: 'rich_text',
-    elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: cutText(text || '—', TASK_TEXT_MAX) }] }],
+    elements: [{ type: 'rich_text_section', elements: [{ type: 'text', text: cutText(text || '—', max) }] }],
   };
 }
 

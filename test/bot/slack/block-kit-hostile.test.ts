@@ -52,6 +52,10 @@ function textObjects(value: unknown): { type: string; text: string }[] {
   const o = value as Record<string, unknown>;
   const own = (o.type === 'mrkdwn' || o.type === 'plain_text') && typeof o.text === 'string';
   const found = own ? [{ type: o.type as string, text: o.text as string }] : [];
+  // Rich text elements and plan / task titles are plain text to Slack: shown as typed, never parsed.
+  if (o.type === 'text' && typeof o.text === 'string') found.push({ type: 'plain_text', text: o.text });
+  if ((o.type === 'plan' || o.type === 'task_card') && typeof o.title === 'string')
+    found.push({ type: 'plain_text', text: o.title });
   return [...found, ...Object.values(o).flatMap(textObjects)];
 }
 
@@ -100,9 +104,11 @@ describe('every Slack message, for hostile text', () => {
           const card = createPlanCard({ summary, steps, layers: [[id]], risks: [risk], warnings: [risk], note });
           let live = createLiveCard(card, NOW);
           expectSafe(renderCard(live, NOW));
+          expectSafe(renderCard(live, NOW, { planBlocks: true }));
           live = createLiveCard({ ...card, needsReview: false, actions: ['pause', 'stop'] }, NOW);
           live = withProgress(live, createProgress({ stepId: `${id}0`, status: 'failed', detail }), NOW);
           expectSafe(renderCard(live, NOW));
+          expectSafe(renderCard(live, NOW, { planBlocks: true }));
           const held = createPlanCard({ ...card, revision: 1, actions: ['approve', 'stop'] });
           expectSafe(renderCard(withNewRevision(live, held, NOW), NOW));
         },
