@@ -18,6 +18,13 @@ describe('configuration', () => {
     );
   });
 
+  it('turns Slack plan blocks on by default, off with SLACK_PLAN_BLOCKS=off, and names a bad value', () => {
+    const slack = { OPENAI_API_KEY: 'k', SLACK_BOT_TOKEN: 'xoxb-1', SLACK_SIGNING_SECRET: 'secret-1' };
+    expect(loadConfig(slack).slack?.planBlocks).toBe(true);
+    expect(loadConfig({ ...slack, SLACK_PLAN_BLOCKS: 'off' }).slack?.planBlocks).toBe(false);
+    expect(() => loadConfig({ ...slack, SLACK_PLAN_BLOCKS: 'no' })).toThrow(/SLACK_PLAN_BLOCKS/);
+  });
+
   it('treats an empty number as unset, not as zero', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'k', STEWARD_AMENDMENT_CAP: '', STEWARD_MAX_PARALLEL: ' ' });
     expect(c.settings.amendmentCap).toBe(3);

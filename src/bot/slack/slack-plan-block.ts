@@ -8,9 +8,9 @@ import type { StepStatus } from '../../engine/types.ts';
 import type { LiveCard } from './slack-card-state.ts';
 import { cutText } from './slack-text.ts';
 
-/** Most task cards one plan block holds; a bigger plan is shown as the section list. */
+/** Most task cards one plan block holds (SDK docs; Slack's reference names none); a bigger plan gets step lines. */
 export const PLAN_MAX_TASKS = 50;
-/** Longest details / output text we send: Slack documents 256 characters for a task's details and output. */
+/** Longest details / output text we send: 256 characters, as documented for a task's details and output in updates. */
 export const TASK_TEXT_MAX = 256;
 const TITLE_MAX = 150;
 /** Characters all task text may take together, as the step lines' budget: the card stays within Slack's total. */

@@ -1,8 +1,10 @@
 /**
- * Slack's documented fields and limits of the `plan` and `task_card` blocks (docs.slack.dev block-kit plan-block
- * and task-card-block), for the fake Slack server and the renderer's tests. Numbers come from Slack's docs, not
- * from the renderer: at most 50 tasks in a plan, task ids unique in it, details and output each one rich_text
- * holding one element, at most 256 characters of details or output text.
+ * The fields and limits of the `plan` and `task_card` blocks, for the fake Slack server and the renderer's tests.
+ * Fields, required ones and status values are from Slack's reference (docs.slack.dev block-kit plan-block and
+ * task-card-block), which states no counts or lengths; the numbers come from SDK documentation of the same
+ * blocks: at most 50 tasks with unique ids in a plan (slack-morphism), details and output each one rich_text of
+ * one element (slack-messaging), at most 256 characters of details or output (Slack task update chunks).
+ * They are written here, not taken from the renderer, so the two cannot drift together.
  */
 
 type Obj = Record<string, unknown>;
