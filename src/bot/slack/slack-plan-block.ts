@@ -33,22 +33,22 @@ export function fitsPlanBlock(live: LiveCard): boolean {
   return live.card.steps.length > 0 && live.card.steps.length <= PLAN_MAX_TASKS;
 }
 
-/** The steps of a card as one plan block (call only when `fitsPlanBlock`). */
-export function planBlock(live: LiveCard): types.PlanBlock {
+/** The steps of a card as one plan block (call only when `fitsPlanBlock`), its task text within `budget`. */
+export function planBlock(live: LiveCard, budget = PLAN_TEXT_BUDGET): types.PlanBlock {
   return {
     type: 'plan',
     // A new block_id per revision, as Slack asks of updated messages.
     block_id: `steward.plan.${live.card.revision}`,
     title: cutText(`Steps (${live.finished}/${live.total} done)`, TITLE_MAX),
-    tasks: live.card.steps.map((step) => taskCard(step, live)),
+    tasks: live.card.steps.map((step) => taskCard(step, live, Math.min(budget, PLAN_TEXT_BUDGET))),
   };
 }
 
-function taskCard(step: PlanCardStep, live: LiveCard): types.TaskCardBlock {
+function taskCard(step: PlanCardStep, live: LiveCard, budget: number): types.TaskCardBlock {
   const state = live.steps[step.id];
   const status = state?.status ?? 'pending';
   // Each task's share of the budget: a short plan gets Slack's full lengths, a 50-step one shorter texts.
-  const share = Math.floor(PLAN_TEXT_BUDGET / live.card.steps.length);
+  const share = Math.floor(budget / live.card.steps.length);
   const title = `${step.number}. ${oneLine(step.description) || step.target}`;
   const output = outputText(status, state?.detail ?? '');
   return {

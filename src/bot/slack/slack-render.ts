@@ -18,8 +18,10 @@ export interface SlackMessage {
   blocks: types.KnownBlock[];
 }
 
-/** Character budget of all step lines together; the rest of the card stays under about 3,500. */
+/** Character budget of all step lines together, when the rest of the card leaves room for it. */
 export const STEPS_BUDGET = 7_000;
+/** Text a card carries before its controls row (Slack refuses roughly 12,000 in all: `msg_blocks_too_long`). */
+const CARD_TEXT_TARGET = 11_300;
 const SECTION_MAX = 2_900;
 const LINE_MAX = 600;
 const LINE_MIN = 90;
@@ -56,7 +58,7 @@ export function renderCard(live: LiveCard, now: number, options: { planBlocks?: 
   const { card } = live;
   const heading = isHeldMidRun(live) ? HELD_TITLE : TITLES[live.status];
   const title = `${heading} · revision ${card.revision}`;
-  const blocks: types.KnownBlock[] = [
+  const head: types.KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: cutText(title, 150), emoji: true } },
     {
       type: 'section',
@@ -64,13 +66,26 @@ export function renderCard(live: LiveCard, now: number, options: { planBlocks?: 
     },
     { type: 'context', elements: [{ type: 'mrkdwn', text: statusLine(live, now) }] },
     { type: 'divider' },
-    ...(options.planBlocks && fitsPlanBlock(live)
-      ? [planBlock(live)]
-      : stepSections(live).map((text): types.KnownBlock => ({
+  ];
+  const tail = cardTail(live);
+  // The steps get what the rest leaves of the card's budget (their full share unless notes and risks are long).
+  const stepsBudget = Math.max(500, Math.min(STEPS_BUDGET, CARD_TEXT_TARGET - textLength([...head, ...tail])));
+  const steps: types.KnownBlock[] =
+    options.planBlocks && fitsPlanBlock(live)
+      ? [planBlock(live, stepsBudget - 100)]
+      : stepSections(live, stepsBudget).map((text) => ({
           type: 'section',
           text: { type: 'mrkdwn', text, verbatim: true },
-        }))),
-  ];
+        }));
+  const blocks = [...head, ...steps, ...tail];
+  blocks.push(cardControls(live, textLength(blocks)));
+  return { text: safeMrkdwn(`${heading}: ${card.summary}`, 300), blocks };
+}
+
+/** What follows the steps: layers, risks, warnings, the note, the footer and the decision buttons. */
+function cardTail(live: LiveCard): types.KnownBlock[] {
+  const { card } = live;
+  const blocks: types.KnownBlock[] = [];
   const layers = card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join('  |  ');
   if (layers)
     blocks.push({
@@ -86,8 +101,7 @@ export function renderCard(live: LiveCard, now: number, options: { planBlocks?: 
   const buttons = planButtons(live);
   if (buttons.length > 0)
     blocks.push({ type: 'actions', block_id: `steward.card.${card.revision}`, elements: buttons });
-  blocks.push(cardControls(live, textLength(blocks)));
-  return { text: safeMrkdwn(`${heading}: ${card.summary}`, 300), blocks };
+  return blocks;
 }
 
 function bullets(title: string, items: string[]): types.KnownBlock {
@@ -137,15 +151,15 @@ function footnote(live: LiveCard): string {
 }
 
 /** Step lines packed into sections; shortened (then counted in a note) so the whole stays within budget. */
-export function stepSections(live: LiveCard): string[] {
+export function stepSections(live: LiveCard, budget = STEPS_BUDGET): string[] {
   const steps = live.card.steps;
   // Room for the note about steps left out, and a few characters of slack per line (icons, separators).
-  const cap = Math.max(LINE_MIN, Math.min(LINE_MAX, Math.floor((STEPS_BUDGET - 100) / Math.max(1, steps.length)) - 4));
+  const cap = Math.max(LINE_MIN, Math.min(LINE_MAX, Math.floor((budget - 100) / Math.max(1, steps.length)) - 4));
   const lines: string[] = [];
   let used = 0;
   for (const [i, step] of steps.entries()) {
     const line = stepLine(step, live, cap);
-    if (used + line.length + 1 > STEPS_BUDGET - 100) {
+    if (used + line.length + 1 > budget - 100) {
       lines.push(`_…and ${steps.length - i} more step(s), not shown to keep this card within Slack's limits._`);
       break;
     }

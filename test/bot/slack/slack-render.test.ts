@@ -469,3 +469,25 @@ describe('slack card steering controls', () => {
     ).not.toEqual([]);
   });
 });
+
+describe('a card with every field at its longest', () => {
+  it('stays under the text Slack accepts: once, long notes and risks plus 20 long steps came to 12,160 characters', () => {
+    // Slack refuses a message of roughly 12,000 characters of text (msg_blocks_too_long): the card would not be posted.
+    const big = '<&'.repeat(5_000);
+    for (const n of [1, 20, 50, 200]) {
+      for (const planBlocks of [false, true]) {
+        const steps = Array.from({ length: n }, (_, i) =>
+          createStep(i + 1, { id: `s${i}`, argsPreview: big, description: big, target: big }),
+        );
+        const card = createPlanCard({
+          ...{ summary: big, note: big, risks: Array<string>(10).fill(big), warnings: Array<string>(10).fill(big) },
+          ...{ steps, layers: [steps.map((s) => s.id)], breakpoints: steps.map((s) => s.id) },
+        });
+        const live = createLiveCard(card, 0);
+        const { problems, textLength } = blockProblems(renderCard(live, 5, { planBlocks }).blocks, 50);
+        expect(problems).toEqual([]);
+        expect(textLength).toBeLessThanOrEqual(12_000);
+      }
+    }
+  });
+});
