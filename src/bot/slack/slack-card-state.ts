@@ -2,7 +2,7 @@
  * The live state of one run's card in Slack (pure): the plan card the engine sent, folded with the progress
  * updates, status changes and report that followed. The renderer turns it into Block Kit.
  */
-import type { PlanCard, ProgressUpdate, Report, RunStatusChange } from '../../engine/messages.ts';
+import type { PlanCard, PlanCardStep, ProgressUpdate, Report, RunStatusChange } from '../../engine/messages.ts';
 import { isTerminal, type DecisionAction, type RunStatus, type StepStatus } from '../../engine/types.ts';
 
 /** What the card shows about one step. */
@@ -120,4 +120,15 @@ export function withRunStatus(live: LiveCard, change: RunStatusChange, now: numb
 /** The card once the run's report is written: final status, no buttons. */
 export function withReport(live: LiveCard, report: Report, now: number): LiveCard {
   return { ...live, status: report.status, actions: [], endedAt: live.endedAt ?? now };
+}
+
+/** The short notes a step line or task card shows beside a step: order, optional, risk and breakpoints. */
+export function stepNotes(step: PlanCardStep, live: LiveCard): string[] {
+  const notes: string[] = [];
+  if (step.dependsOn.length > 0) notes.push(`after ${step.dependsOn.join(', ')}`);
+  if (step.optional) notes.push('optional');
+  if (step.risk !== 'low') notes.push(`risk ${step.risk}`);
+  if (live.card.breakpoints.includes(step.id)) notes.push('breakpoint after');
+  if (live.card.suggestedBreakpoints.includes(step.id)) notes.push('suggested breakpoint before');
+  return notes;
 }

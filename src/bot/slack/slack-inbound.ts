@@ -42,14 +42,8 @@ export function toActor(user: { id: string; username?: string; name?: string }):
 
 /** An app_mention as a message for the engine, answered in the thread it belongs to (or starts). */
 export function fromMention(event: SlackMessageEvent, botUserId: string | undefined): InboundMessage | null {
-  if (!event.user || !event.channel || !event.ts || event.bot_id) return null;
-  const text = messageText(event.text ?? '', botUserId);
-  if (!text) return null;
-  return {
-    conversation: toConversation(event.channel, event.thread_ts ?? event.ts),
-    actor: toActor({ id: event.user }),
-    text,
-  };
+  if (event.bot_id) return null;
+  return requestFrom(event, botUserId);
 }
 
 /**
@@ -75,7 +69,13 @@ export function fromThreadReply(event: SlackMessageEvent, botUserId: string | un
  */
 export function fromDirectMessage(event: SlackMessageEvent, botUserId: string | undefined): InboundMessage | null {
   if (event.channel_type !== 'im' || event.subtype !== undefined || event.bot_id) return null;
-  if (!event.user || !event.channel || !event.ts || (botUserId && event.user === botUserId)) return null;
+  if (botUserId && event.user === botUserId) return null;
+  return requestFrom(event, botUserId);
+}
+
+/** A person's message as a request answered in its thread (or the thread it starts); null without text. */
+function requestFrom(event: SlackMessageEvent, botUserId: string | undefined): InboundMessage | null {
+  if (!event.user || !event.channel || !event.ts) return null;
   const text = messageText(event.text ?? '', botUserId);
   if (!text) return null;
   return {

@@ -5,7 +5,7 @@
 import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
 import type { StepStatus } from '../../engine/types.ts';
-import type { LiveCard } from './slack-card-state.ts';
+import { stepNotes, type LiveCard } from './slack-card-state.ts';
 import { cutText } from './slack-text.ts';
 
 /** Most task cards one plan block holds (SDK docs; Slack's reference names none); a bigger plan gets step lines. */
@@ -63,12 +63,7 @@ function taskCard(step: PlanCardStep, live: LiveCard, budget: number): types.Tas
 
 /** The tool and its short arguments, plus what a reviewer should know (order, risk, breakpoints). */
 function detailsText(step: PlanCardStep, live: LiveCard): string {
-  const extras: string[] = [];
-  if (step.dependsOn.length > 0) extras.push(`after ${step.dependsOn.join(', ')}`);
-  if (step.optional) extras.push('optional');
-  if (step.risk !== 'low') extras.push(`risk ${step.risk}`);
-  if (live.card.breakpoints.includes(step.id)) extras.push('breakpoint after');
-  if (live.card.suggestedBreakpoints.includes(step.id)) extras.push('suggested breakpoint before');
+  const extras = stepNotes(step, live);
   const head = [step.target, oneLine(step.argsPreview)].filter(Boolean).join(' ');
   return [head, extras.join(' · ')].filter(Boolean).join(' — ');
 }

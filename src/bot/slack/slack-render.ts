@@ -7,7 +7,7 @@ import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
 import type { RunStatus } from '../../engine/types.ts';
 import { planButtons } from './slack-buttons.ts';
-import { isFinished, isHeldMidRun, type LiveCard } from './slack-card-state.ts';
+import { isFinished, isHeldMidRun, stepNotes, type LiveCard } from './slack-card-state.ts';
 import { fitsPlanBlock, planBlock } from './slack-plan-block.ts';
 import { cardControls, textLength } from './slack-controls.ts';
 import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
@@ -184,12 +184,7 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   const icon = ICONS[state?.status ?? 'pending'] ?? '⚪';
   // The fixed head shrinks with the per-line cap, so a 60-step plan still shows every step.
   let line = `${icon} *${step.number}.* ${codeSpan(step.id, Math.min(40, cap / 4))} ${codeSpan(step.target, Math.min(60, cap / 3))}`;
-  const extras: string[] = [];
-  if (step.dependsOn.length > 0) extras.push(`after ${step.dependsOn.join(', ')}`);
-  if (step.optional) extras.push('optional');
-  if (step.risk !== 'low') extras.push(`risk ${step.risk}`);
-  if (live.card.breakpoints.includes(step.id)) extras.push('breakpoint after');
-  if (live.card.suggestedBreakpoints.includes(step.id)) extras.push('suggested breakpoint before');
+  const extras = stepNotes(step, live);
   if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
   const room = cap - line.length;
   if (step.argsPreview && room > 20) line += ` ${codeSpan(step.argsPreview, Math.floor(room * 0.5))}`;
