@@ -96,7 +96,12 @@ export class SlackChannel implements ChannelAdapter {
       return () => this.track(this.signs.clear(channel, threadTs));
     };
     registerDirectMessages(this.slack.app, { handler, thinking, track: (work) => this.track(work) });
-    registerCommands(this.slack.app, { handler, thinking, track: (work) => this.track(work) });
+    registerCommands(this.slack.app, {
+      handler,
+      thinking,
+      track: (work) => this.track(work),
+      postTopLevel: (channel, text) => this.postTopLevel(channel, text),
+    });
     registerListeners(this.slack.app, {
       thinking,
       handler,
@@ -212,6 +217,18 @@ export class SlackChannel implements ChannelAdapter {
         }),
     });
     this.answered(channel, threadTs);
+    return res.ts;
+  }
+
+  /** A new top-level message (the one `/steward ask` answers under), paced in its channel's lane like any post. */
+  private async postTopLevel(channel: string, text: string): Promise<string | undefined> {
+    const client = this.slack.app.client;
+    const res = await this.outbox.call({
+      method: 'chat.postMessage',
+      channel,
+      maxWaitMs: POST_MAX_WAIT_MS,
+      send: () => client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false }),
+    });
     return res.ts;
   }
 

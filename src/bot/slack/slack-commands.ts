@@ -19,7 +19,10 @@ import { fromConversation, toActor, toConversation } from './slack-inbound.ts';
 import type { ListenerDeps } from './slack-listeners.ts';
 import { mentionUser, safeMrkdwn } from './slack-text.ts';
 
-type CommandDeps = Pick<ListenerDeps, 'handler' | 'track' | 'thinking'>;
+type CommandDeps = Pick<ListenerDeps, 'handler' | 'track' | 'thinking'> & {
+  /** Posts a top-level message through the channel's paced lane and returns its ts (throws Slack's refusal). */
+  postTopLevel(channel: string, text: string): Promise<string | undefined>;
+};
 
 /** Registers the `/steward` command on the Bolt app. */
 export function registerCommands(app: App, deps: CommandDeps): void {
@@ -67,7 +70,7 @@ async function answer(
       await handler.setReviewPreference(actor, parsed.preference);
       return reply(reviewText(parsed.preference));
     case 'ask':
-      return ask(deps, client, command.channel_id, actor, parsed.request, reply);
+      return ask(deps, command.channel_id, actor, parsed.request, reply);
   }
 }
 
@@ -75,18 +78,12 @@ async function answer(
  * A request by command, handled like a mention: a top-level message in the conversation the command was used in
  * says who asked what, and Steward answers in its thread.
  */
-async function ask(
-  deps: CommandDeps,
-  client: WebClient,
-  channel: string,
-  actor: Actor,
-  request: string,
-  reply: Reply,
-): Promise<void> {
+async function ask(deps: CommandDeps, channel: string, actor: Actor, request: string, reply: Reply): Promise<void> {
   const text = `${mentionUser(actor.id)} asked: ${safeMrkdwn(request, 2_900)}`;
   let ts: string | undefined;
   try {
-    ts = (await client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false })).ts;
+    // Through the channel's lane: a busy channel delays the request, only a refusal for good stops it.
+    ts = await deps.postTopLevel(channel, text);
   } catch (err) {
     const code = (err as { data?: { error?: string } }).data?.error ?? (err as Error).message;
     const hint = 'Invite me with `/invite @Steward`, or send me a direct message.';
