@@ -1,4 +1,5 @@
 /** Section 5's tables: one row per load level, and the targets beside them. */
+import { DEFAULT_MAX_PARALLEL } from '../src/config.ts';
 import type { PressAcks } from './button-acks.ts';
 import type { SlackStats } from './slack-peers.ts';
 import { SLACK_RATE_LIMITS } from '../test/fakes/fake-slack-server.ts';
@@ -100,7 +101,7 @@ export function renderConcurrency(
     '## 5. Concurrent runs in one process',
     '',
     `N runs started at once by signed mentions, each in its own channel (or all in one) and from its own requester; plan: two 100 ms \`audit.sleep\` side by side, ` +
-      `then a 50 ms one (low risk, so no review); fake LLM answering at once; Steward's production defaults (maxParallel 4, a pool of ${o.poolMax} PostgreSQL connections). ` +
+      `then a 50 ms one (low risk, so no review); fake LLM answering at once; Steward's production defaults (maxParallel ${DEFAULT_MAX_PARALLEL}, a pool of ${o.poolMax} PostgreSQL connections). ` +
       `One run alone: mention → report ${s(base.runMs)} s, mention → run ended ${s(base.engineMs)} s (median). ` +
       `Fake Slack limits: ${limits}, answering 429 with Retry-After. Steward's outbox paces each lane (method and channel, or method per workspace) at the same published rates; ` +
       "the report does not wait for the card's final update, which goes first in the update lane.",

@@ -3,6 +3,7 @@
  * `Steward` (planner call, auto-approved low-risk plan, dispatcher, report) on PostgreSQL; the ReAct modes go
  * through the same LLM client and MCP host. Each port is wrapped by a timing recorder.
  */
+import { DEFAULT_MAX_PARALLEL } from '../src/config.ts';
 import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Notifier } from '../src/engine/ports.ts';
 import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
@@ -29,8 +30,8 @@ export interface ModeRun {
 }
 
 const RUN_TIMEOUT_MS = 300_000;
-/** Enough for the widest task (16 steps) to run at once; Steward's default is 4. */
-export const BENCH_MAX_PARALLEL = 16;
+/** Enough for the widest task (16 steps) to run at once: Steward's default. */
+export const BENCH_MAX_PARALLEL = DEFAULT_MAX_PARALLEL;
 
 /** Holds the two Stewards (parallel and sequential) and runs tasks through any mode. */
 export class ModeRunner {

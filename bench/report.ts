@@ -6,6 +6,7 @@ import type { ProfileEntry } from './cpu-profile.ts';
 import { profileTable } from './cpu-profile.ts';
 import { environmentLines, type Environment } from './environment.ts';
 import { DEFAULT_LATENCY } from './latency-model.ts';
+import { DEFAULT_MAX_PARALLEL } from '../src/config.ts';
 import { BENCH_MAX_PARALLEL } from './mode-runner.ts';
 import type { OverheadRow } from './overhead.ts';
 import type { BenchProfile } from './profile.ts';
@@ -57,7 +58,7 @@ function settingsLines(r: BenchResults): string[] {
   return [
     `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × 4 modes after a warm-up pass (6 tasks in every mode), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
     `- Fake LLM (own process): latency = scale × (${l.ttftMs} ms + input tokens ÷ ${l.prefillTokensPerSec.toLocaleString('en-US')}/s + output tokens ÷ ${l.outputTokensPerSec}/s) × log-normal jitter (σ ${l.jitter}) seeded by the request body. An 8-step planner call modelled at ${Math.round(median(planner))} ms here, ${Math.round(median(planner) / p.scale)} ms at scale 1. Tokens are counted by the server from the whole request (every message, re-sent history included, and the response schema), 4 characters a token.`,
-    `- Tools: server-everything over stdio (\`everything\`) and Streamable HTTP (\`web\`), server-filesystem on a generated tree of 50 KB files (\`fs\`), the audit fixture's \`sleep\` (\`audit\`); sleeps and long operations are scaled too. PostgreSQL logging on. Plan-execute runs with maxParallel ${BENCH_MAX_PARALLEL} (Steward's default is 4), auto-approved (all plans are low risk).`,
+    `- Tools: server-everything over stdio (\`everything\`) and Streamable HTTP (\`web\`), server-filesystem on a generated tree of 50 KB files (\`fs\`), the audit fixture's \`sleep\` (\`audit\`); sleeps and long operations are scaled too. PostgreSQL logging on. Plan-execute runs with maxParallel ${BENCH_MAX_PARALLEL} (Steward's default is ${DEFAULT_MAX_PARALLEL}), auto-approved (all plans are low risk).`,
     '- Medians over tasks × rounds, with p25–p75 in brackets; ratios are taken per pair (same task and round) before the median. Raw rows: `bench/out/rows.jsonl`.',
     `- Process warnings during the run: ${
       Object.entries(r.warnings)

@@ -14,7 +14,7 @@ import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Conversation, ToolCallOutcome, ToolRunner } from '../src/engine/ports.ts';
 import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
 import type { RunStatus } from '../src/engine/types.ts';
-import { DEFAULT_DB_POOL_SIZE } from '../src/config.ts';
+import { DEFAULT_DB_POOL_SIZE, DEFAULT_MAX_PARALLEL } from '../src/config.ts';
 import { createLlmClient } from '../src/llm/model-router.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
@@ -25,7 +25,7 @@ import { epochNow, type SlackPeers } from './slack-peers.ts';
 
 /** Steward's defaults from src/config.ts (STEWARD_MAX_PARALLEL and friends, token budgets included). */
 export const PRODUCTION_SETTINGS: StewardSettings = {
-  maxParallel: 4,
+  maxParallel: DEFAULT_MAX_PARALLEL,
   maxAttempts: 3,
   amendmentCap: 3,
   maxRepairs: 2,

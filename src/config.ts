@@ -36,6 +36,14 @@ const httpUrl = (example: string) =>
  */
 export const DEFAULT_DB_POOL_SIZE = 10;
 
+/**
+ * Steps of one run that may run at once (STEWARD_MAX_PARALLEL). At 4, the bench's fan-outs of 8 and 16 ran in 2 and
+ * 4 waves, each as long as its slowest call, while a ReAct agent sends such calls together. 16 runs every fan-out of
+ * the bench in one wave and still bounds what one run holds at once (calls, llm steps, their outputs in memory). It
+ * no longer has to protect servers: `maxConcurrency` in mcp.json limits each server across all runs.
+ */
+export const DEFAULT_MAX_PARALLEL = 16;
+
 const envSchema = z.object({
   DATABASE_URL: z
     .string()
@@ -57,7 +65,7 @@ const envSchema = z.object({
   STEWARD_MODEL_CLASSIFIER: optionalText,
   STEWARD_MODEL_SYNTHESIZER: optionalText,
   STEWARD_MODEL_LLM_STEP: optionalText,
-  STEWARD_MAX_PARALLEL: positiveInt(4),
+  STEWARD_MAX_PARALLEL: positiveInt(DEFAULT_MAX_PARALLEL),
   STEWARD_MAX_ATTEMPTS: positiveInt(3),
   STEWARD_AMENDMENT_CAP: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).default(3)),
   STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),

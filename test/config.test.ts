@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_DB_POOL_SIZE, loadConfig } from '../src/config.ts';
+import { DEFAULT_DB_POOL_SIZE, DEFAULT_MAX_PARALLEL, loadConfig } from '../src/config.ts';
 
 describe('configuration', () => {
   it('names what to set when no model is configured, and that Ollama works', () => {
@@ -28,7 +28,7 @@ describe('configuration', () => {
   it('treats an empty number as unset, not as zero', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'k', STEWARD_AMENDMENT_CAP: '', STEWARD_MAX_PARALLEL: ' ' });
     expect(c.settings.amendmentCap).toBe(3);
-    expect(c.settings.maxParallel).toBe(4);
+    expect(c.settings.maxParallel).toBe(DEFAULT_MAX_PARALLEL);
   });
 
   it('a local OpenAI-compatible server needs a model name; STEWARD_MODEL covers every role', () => {

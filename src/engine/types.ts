@@ -38,6 +38,8 @@ export interface ToolInfo {
     sensitive?: boolean;
     /** Argument fields that may take a value from an earlier step without a second confirmation. */
     trustedRefFields?: string[];
+    /** Most calls the tool's server gets at once, across all runs (`maxConcurrency` in mcp.json); unset: no limit. */
+    maxConcurrency?: number;
   };
   /**
    * SHA-256 over the tool's full definition (name, title, description, input and output schemas, annotations)

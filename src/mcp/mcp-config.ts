@@ -34,6 +34,8 @@ export interface McpServerConfig {
   allowed: boolean;
   idempotent?: boolean;
   disabled: boolean;
+  /** Most calls the server gets at once, from all runs together; unset: no limit. */
+  maxConcurrency?: number;
   tools: Record<string, ToolOverride>;
 }
 
@@ -52,6 +54,8 @@ const SERVER_NAME = /^[A-Za-z0-9_-]+$/;
 
 const riskSchema = z.enum(['low', 'medium', 'high']);
 const msSchema = z.number().int().positive();
+const CONCURRENCY = 'must be a whole number of calls at once, 1 or more';
+const concurrencySchema = z.number({ error: CONCURRENCY }).int({ error: CONCURRENCY }).positive({ error: CONCURRENCY });
 const stringMap = z.record(z.string(), z.string());
 
 const toolOverrideSchema = z.strictObject({
@@ -80,6 +84,7 @@ const serverSchema = z
     allowed: z.boolean().optional(),
     idempotent: z.boolean().optional(),
     disabled: z.boolean().optional(),
+    maxConcurrency: concurrencySchema.optional(),
     tools: z.record(z.string().min(1), toolOverrideSchema).optional(),
   })
   .superRefine((s, ctx) => {
@@ -138,6 +143,7 @@ export function parseMcpConfig(text: string, source: string, env: NodeJS.Process
       allowed: s.allowed ?? true,
       ...(s.idempotent !== undefined ? { idempotent: s.idempotent } : {}),
       disabled,
+      ...(s.maxConcurrency !== undefined ? { maxConcurrency: s.maxConcurrency } : {}),
       tools: s.tools ?? {},
     };
   });

@@ -3,8 +3,9 @@
  */
 import { stepError } from '../engine/errors.ts';
 import type { ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
-import type { Json, ToolInfo } from '../engine/types.ts';
+import type { Json, StepError, ToolInfo } from '../engine/types.ts';
 import { serverUnavailable } from './call-errors.ts';
+import { CallSlots } from './call-slots.ts';
 import type { McpConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import type { McpLogger } from './mcp-transport.ts';
@@ -56,11 +57,15 @@ const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
  */
 export class McpHost implements ToolRunner {
   private readonly mapped = new WeakMap<object, ToolInfo>();
+  // One per server, shared by every run of this process: `maxConcurrency` protects the server, not a run.
+  private readonly slots = new Map<string, CallSlots>();
 
   private constructor(
     private readonly connections: Map<string, McpConnection>,
     private readonly maxOutputBytes: number,
-  ) {}
+  ) {
+    for (const [name, conn] of connections) this.slots.set(name, new CallSlots(conn.config.maxConcurrency));
+  }
 
   /**
    * Connects every enabled server in parallel. One that fails is reported in `failures`, the others serve, and
@@ -132,9 +137,31 @@ export class McpHost implements ToolRunner {
 
   /**
    * Calls `<server>.<tool>`; unknown, disallowed and failed calls come back as error outcomes. A call to a server
-   * that is down waits for it to come back, within the call's own timeout.
+   * that is down waits for it to come back, and a call to a server at its `maxConcurrency` waits for a free slot
+   * (first come, first served), both within the call's own timeout; a call aborted or timed out while it waits is
+   * never sent.
    */
   async callTool(
+    name: string,
+    args: Record<string, Json>,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<ToolCallOutcome> {
+    const slots = this.slots.get(name.slice(0, Math.max(0, name.indexOf('.'))));
+    if (!slots) return this.send(name, args, options);
+    const started = performance.now();
+    const wait = await slots.acquire(options.signal, options.timeoutMs);
+    if (wait.kind === 'aborted') return { ok: false, error: stepError('cancelled', `${name} was cancelled.`) };
+    if (wait.kind === 'timeout') return { ok: false, error: busyTimeout(name, slots, options.timeoutMs) };
+    try {
+      const timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
+      return await this.send(name, args, { signal: options.signal, timeoutMs });
+    } finally {
+      wait.release();
+    }
+  }
+
+  /** Sends a call that holds its server's slot (or an unknown name, to be refused). */
+  private async send(
     name: string,
     args: Record<string, Json>,
     options: { signal: AbortSignal; timeoutMs: number },
@@ -225,4 +252,15 @@ export class McpHost implements ToolRunner {
     }
     return info;
   }
+}
+
+/** A call that waited its whole timeout for a slot; never sent, so sending it again later is safe. */
+function busyTimeout(name: string, slots: CallSlots, timeoutMs: number): StepError {
+  const server = name.slice(0, name.indexOf('.'));
+  return stepError(
+    'timeout',
+    `${name} was not sent: MCP server "${server}" takes ${slots.limit} call${slots.limit === 1 ? '' : 's'} at a time ` +
+      `(maxConcurrency) and none came free within the call's ${timeoutMs} ms timeout.`,
+    true,
+  );
 }

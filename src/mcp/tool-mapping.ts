@@ -41,6 +41,7 @@ export function toToolInfo(
       timeoutMs: override.timeoutMs ?? server.timeoutMs,
       ...(override.sensitive !== undefined ? { sensitive: override.sensitive } : {}),
       ...(override.trustedRefFields ? { trustedRefFields: override.trustedRefFields } : {}),
+      ...(server.maxConcurrency !== undefined ? { maxConcurrency: server.maxConcurrency } : {}),
     },
     ...fingerprintOf(tool, serverInfo),
   };

@@ -314,6 +314,8 @@ export interface AuditEntry {
   type: string;
   name: string;
   args?: Record<string, unknown>;
+  /** On a call: the calls in flight at the server as it arrived, itself included. */
+  inFlight?: number;
 }
 
 /** The audit fixture server (test/fixtures/audit-server.mjs) with its log in a temp folder of its own. */

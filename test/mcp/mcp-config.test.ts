@@ -107,6 +107,15 @@ describe('parseMcpConfig', () => {
     );
   });
 
+  it("keeps a server's maxConcurrency, and leaves it unset (no limit) when the file does", () => {
+    const { servers } = parse({ mcpServers: { api: { url: 'http://h', maxConcurrency: 2 }, fs: { command: 'x' } } });
+    expect(servers.map((s) => [s.name, s.maxConcurrency])).toEqual([
+      ['api', 2],
+      ['fs', undefined],
+    ]);
+    expect('maxConcurrency' in (servers[1] ?? {})).toBe(false);
+  });
+
   it('does not expand variables of a disabled server', () => {
     const [server] = parse({ mcpServers: { gh: { command: 'x', disabled: true, env: { T: '${UNSET}' } } } }).servers;
     expect(server?.transport).toMatchObject({ env: { T: '${UNSET}' } });
@@ -160,8 +169,18 @@ describe('parseMcpConfig', () => {
       'mcp.json: mcpServers.fs.type: expected one of "stdio"|"http"|"streamable-http"',
     ],
     [{ servers: {} }, 'mcp.json: mcpServers: required (expected record)'],
+    [
+      { mcpServers: { api: { url: 'http://h', tools: { t: { maxConcurrency: 1 } } } } },
+      'mcp.json: mcpServers.api.tools.t: unknown key "maxConcurrency"',
+    ],
   ])('names the JSON path of a problem: %j', (json, message) => {
     expect(configError(json)).toBe(message);
+  });
+
+  it.each([0, -2, 1.5, '2', null])('refuses maxConcurrency %j, naming its path and what it takes', (bad) => {
+    expect(configError({ mcpServers: { api: { url: 'http://h', maxConcurrency: bad } } })).toBe(
+      'mcp.json: mcpServers.api.maxConcurrency: must be a whole number of calls at once, 1 or more',
+    );
   });
 
   it('says how many more problems there are', () => {

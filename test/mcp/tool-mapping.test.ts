@@ -47,6 +47,13 @@ describe('toToolInfo', () => {
     });
   });
 
+  it("gives every tool its server's maxConcurrency, and leaves the fingerprint alone", () => {
+    const narrow = serverConfig('gh', { command: 'x', maxConcurrency: 2 });
+    const info = toToolInfo(narrow, tool('list_repos'));
+    expect(info.policy.maxConcurrency).toBe(2);
+    expect(info.fingerprint).toBe(toToolInfo(serverConfig('gh', { command: 'x' }), tool('list_repos')).fingerprint);
+  });
+
   it('keeps the four boolean hints as given and nothing else', () => {
     const info = toToolInfo(
       server,

@@ -114,7 +114,7 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
       }
       if (needsApproval(state, step)) continue;
       if (holdBefore(state, step, effects)) continue;
-      if (runningCount(state) >= state.maxParallel) continue;
+      if (runningCount(state) >= state.maxParallel || atServerLimit(state, step)) continue;
       const args = resolveRefs(step.args, outputsOf(state));
       const attempt = rt.attempt + 1;
       if (args.ok && needsConfirmation(state, step, args.value)) continue;
@@ -228,6 +228,27 @@ function finishIfDone(state: DispatchState, effects: DispatchEffect[]): void {
   state.outcome = outcome;
   for (const rt of Object.values(state.steps)) if (rt.status === 'pending') rt.note = 'never ran';
   effects.push({ type: 'finishRun', outcome });
+}
+
+/**
+ * A tool step waits (pending, its timeout not started) while this run already has its server's `maxConcurrency`
+ * calls in flight; the host enforces the same limit across runs, where a call waits within its timeout.
+ */
+function atServerLimit(state: DispatchState, step: Step): boolean {
+  const limit = state.policies[step.id]?.serverMaxConcurrency;
+  if (step.kind !== 'tool' || limit === undefined) return false;
+  const server = serverOf(step.tool);
+  let calls = 0;
+  for (const other of state.plan.steps) {
+    if (other.kind === 'tool' && state.steps[other.id]?.status === 'running' && serverOf(other.tool) === server)
+      calls++;
+  }
+  return calls >= limit;
+}
+
+// Plans name tools `<server>.<tool>`, and server names hold no dot.
+function serverOf(tool: string): string {
+  return tool.slice(0, tool.indexOf('.'));
 }
 
 function runningCount(state: DispatchState): number {

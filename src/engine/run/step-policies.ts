@@ -15,6 +15,8 @@ export interface StepPolicy {
   guardRefs: boolean;
   /** Top-level argument fields exempt from that confirmation. */
   trustedRefFields: string[];
+  /** Most calls the step's server takes at once (its `maxConcurrency`); unset: no limit. */
+  serverMaxConcurrency?: number;
 }
 
 /** Policies for every step of a plan, from the tool catalog as it is now (a tool gone from it counts as unsafe). */
@@ -29,6 +31,7 @@ export function policiesFor(plan: Plan, tools: readonly ToolInfo[]): Record<stri
       risk: tool ? toolRisk(tool) : 'low',
       guardRefs: tool ? guardsDataFlow(tool) : false,
       trustedRefFields: tool?.policy.trustedRefFields ?? [],
+      ...(tool?.policy.maxConcurrency !== undefined ? { serverMaxConcurrency: tool.policy.maxConcurrency } : {}),
     };
   }
   return out;

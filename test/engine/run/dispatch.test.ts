@@ -5,14 +5,22 @@ import {
   type DispatchEffect,
   type DispatchState,
 } from '../../../src/engine/run/dispatch-state.ts';
-import { createPlan } from '../fixtures.ts';
+import { createPlan, createStepError } from '../fixtures.ts';
 
 const policy = { idempotent: false, timeoutMs: 1000, risk: 'low' as const, guardRefs: false, trustedRefFields: [] };
 
-function setup(steps: unknown[], opts: { maxParallel?: number; idempotent?: boolean } = {}) {
+function setup(
+  steps: unknown[],
+  opts: { maxParallel?: number; idempotent?: boolean; serverLimits?: Record<string, number> } = {},
+) {
   const plan = createPlan(steps);
+  const limitOf = (tool: string) => opts.serverLimits?.[tool.slice(0, tool.indexOf('.'))];
   const policies = Object.fromEntries(
-    plan.steps.map((s) => [s.id, { ...policy, idempotent: opts.idempotent ?? false }]),
+    plan.steps.map((s) => {
+      const limit = s.kind === 'tool' ? limitOf(s.tool) : undefined;
+      const own = { ...policy, idempotent: opts.idempotent ?? false };
+      return [s.id, limit === undefined ? own : { ...own, serverMaxConcurrency: limit }];
+    }),
   );
   return startDispatch(createDispatchState(plan, policies, { maxParallel: opts.maxParallel ?? 4, maxAttempts: 3 }));
 }
@@ -71,6 +79,51 @@ describe('dispatcher', () => {
     expect(started(t.effects)).toEqual(['s1', 's2']);
     t = ok(t.state, 's1');
     expect(started(t.effects)).toEqual(['s3']);
+  });
+
+  it("keeps a server within its maxConcurrency: the rest wait, pending, and start as that server's calls end", () => {
+    let t = setup(
+      [
+        ...[1, 2, 3, 4].map((i) => ({ id: `n${i}`, tool: 'narrow.x' })),
+        ...[1, 2, 3].map((i) => ({ id: `w${i}`, tool: 'wide.x' })),
+        { id: 'think', kind: 'llm', args: { prompt: 'summarise' } },
+      ],
+      { serverLimits: { narrow: 2 }, maxParallel: 16 },
+    );
+    // Other servers' steps and llm steps are not held up by the narrow server's limit.
+    expect(started(t.effects)).toEqual(['n1', 'n2', 'w1', 'w2', 'w3', 'think']);
+    expect([t.state.steps.n3!.status, t.state.steps.n4!.status]).toEqual(['pending', 'pending']);
+    t = ok(t.state, 'w1');
+    expect(started(t.effects)).toEqual([]);
+    t = ok(t.state, 'n2');
+    expect(started(t.effects)).toEqual(['n3']);
+    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'n1', attempt: 1, error: createStepError() });
+    expect(started(t.effects)).toEqual([]);
+    expect(t.state.phase).toBe('halting');
+  });
+
+  it('a retried step of a server at its limit waits for a slot like the others', () => {
+    let t = setup(
+      [1, 2, 3].map((i) => ({ id: `n${i}`, tool: 'narrow.x' })),
+      { serverLimits: { narrow: 1 }, idempotent: true },
+    );
+    expect(started(t.effects)).toEqual(['n1']);
+    const retryable = createStepError({ code: 'timeout', retryable: true });
+    t = dispatchTransition(t.state, { type: 'stepFailed', stepId: 'n1', attempt: 1, error: retryable });
+    // n1 goes back to waiting and, first in plan order, takes the server's one slot again.
+    expect(
+      t.effects.filter((e) => e.type === 'startStep').map((e) => e.type === 'startStep' && [e.step.id, e.attempt]),
+    ).toEqual([['n1', 2]]);
+    t = ok(t.state, 'n1');
+    expect(started(t.effects)).toEqual(['n2']);
+  });
+
+  it('counts the limit against maxParallel too: the lower of the two holds', () => {
+    const t = setup(
+      [1, 2, 3, 4].map((i) => ({ id: `n${i}`, tool: 'narrow.x' })),
+      { serverLimits: { narrow: 3 }, maxParallel: 2 },
+    );
+    expect(started(t.effects)).toEqual(['n1', 'n2']);
   });
 
   it('pauses before the next step starts and resumes from there', () => {

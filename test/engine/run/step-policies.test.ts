@@ -1,0 +1,20 @@
+import { describe, expect, it } from 'vitest';
+import { policiesFor } from '../../../src/engine/run/step-policies.ts';
+import { createPlan, createTool } from '../fixtures.ts';
+
+describe('policiesFor', () => {
+  it("gives a tool step its server's maxConcurrency, and no limit to other steps", () => {
+    const plan = createPlan([
+      { id: 'a', tool: 'narrow.x' },
+      { id: 'b', tool: 'wide.x' },
+      { id: 'c', kind: 'llm', args: { prompt: 'p' } },
+    ]);
+    const tools = [
+      createTool('narrow.x', { policy: { allowed: true, timeoutMs: 1000, maxConcurrency: 2 } }),
+      createTool('wide.x'),
+    ];
+    const policies = policiesFor(plan, tools);
+    expect(policies.a?.serverMaxConcurrency).toBe(2);
+    expect(['b', 'c'].map((id) => policies[id]?.serverMaxConcurrency)).toEqual([undefined, undefined]);
+  });
+});
