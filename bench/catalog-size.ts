@@ -9,7 +9,7 @@ import { plannerSystemPrompt, plannerUserPrompt } from '../src/engine/plan/plann
 import { DEFAULT_PLANNER_TOOLS, selectTools } from '../src/engine/plan/tool-selection.ts';
 import type { ToolInfo } from '../src/engine/types.ts';
 import { distractorTools } from './distractor-tools.ts';
-import { header, median, row } from './stats.ts';
+import { header, int, median, row } from './stats.ts';
 import type { BenchTask } from './tasks.ts';
 
 /** One task's prompt at both catalog sizes. */
@@ -106,8 +106,8 @@ function markdown(rows: CatalogSizeRow[], n: Sizes, limit: number, ratios: numbe
     ...rows.map((r, i) =>
       row([
         r.task,
-        String(r.tokens20),
-        String(r.tokens500),
+        int(r.tokens20),
+        int(r.tokens500),
         `${(ratios[i] ?? NaN).toFixed(2)}×`,
         String(r.offered500),
         kept(r.missing),
