@@ -2,6 +2,7 @@
  * The Markdown report: environment and settings, the targets with what was measured, one section per benchmark of
  * the spec (issue 6), and placeholders for the ones still pending.
  */
+import type { CatalogSizeResult } from './catalog-size.ts';
 import type { ProfileEntry } from './cpu-profile.ts';
 import { profileTable } from './cpu-profile.ts';
 import { environmentLines, type Environment } from './environment.ts';
@@ -47,6 +48,8 @@ export interface BenchResults {
   slackSections?: string[];
   /** Process warnings by name, with how many were emitted. */
   warnings: Record<string, number>;
+  /** The planner's prompt with 20 and with 500 tools connected (issue 13, item 5). */
+  catalog?: CatalogSizeResult;
 }
 
 function settingsLines(r: BenchResults): string[] {
@@ -167,6 +170,7 @@ export function renderReport(r: BenchResults): string {
     ...r.steering,
     '',
     ...(r.slackSections ?? pending()),
+    ...(r.catalog ? ['', ...r.catalog.markdown] : []),
   ];
   return `${out.join('\n')}\n`;
 }

@@ -9,6 +9,7 @@ import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { benchAgainstReact, benchRateLimited, runPass } from './against-react.ts';
+import { benchCatalogSize } from './catalog-size.ts';
 import { busyMs, profileCpu, topInclusive, topSelf } from './cpu-profile.ts';
 import { readEnvironment } from './environment.ts';
 import { benchOverhead, driverChains } from './overhead.ts';
@@ -40,6 +41,9 @@ async function main(): Promise<void> {
   const profiles: ProfileSummary[] = [];
   let results;
   try {
+    log('planner prompt with 20 and 500 tools connected');
+    const catalog = benchCatalogSize(world.host.listTools(), world.tasks);
+    for (const r of catalog.rows) emit(r);
     const reactRows = await benchAgainstReact(world, { rounds: profile.rounds, onRow: emit, log });
     log('429 run');
     const limitedRows = await benchRateLimited(world, { ...profile.rateLimit, onRow: emit });
@@ -65,7 +69,7 @@ async function main(): Promise<void> {
         'per step',
       ),
     );
-    results = { reactRows, limitedRows, overhead };
+    results = { reactRows, limitedRows, overhead, catalog };
   } finally {
     await world.close();
   }

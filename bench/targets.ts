@@ -103,6 +103,7 @@ export function targetRows(r: BenchResults): TargetRow[] {
       measured: `whole Steward run (LLM and tools out): ${wholeRun.toFixed(1)} ms; RunDriver, 1 step: ${driverRun.toFixed(1)} ms (${driverOverhead(r.overhead.rows, 'single', false)})`,
       met: mark(wholeRun <= 20 && driverRun <= 20),
     },
+    ...catalogTarget(r),
     {
       target: 'Stop committed after the press; steps started after Stop',
       goal: '≤ 50 ms p99; 0',
@@ -120,6 +121,20 @@ export function targetRows(r: BenchResults): TargetRow[] {
       goal: '< 100 ms; 0',
       measured: pending,
       met: '—',
+    },
+  ];
+}
+
+/** Issue 13: the planner's prompt with 500 tools connected against 20, and the same tools kept for every task. */
+function catalogTarget(r: BenchResults): TargetRow[] {
+  if (!r.catalog) return [];
+  const { worstRatio, missed, rows } = r.catalog;
+  return [
+    {
+      target: 'Planner input tokens, 500 tools connected ÷ 20, every task; tools its plan uses kept',
+      goal: '≤ 2×; all',
+      measured: `largest ${worstRatio.toFixed(2)}×; kept for ${rows.length - missed}/${rows.length} tasks`,
+      met: mark(worstRatio <= 2 && missed === 0),
     },
   ];
 }

@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { StewardError } from './engine/errors.ts';
 import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
+import { DEFAULT_PLANNER_TOOLS } from './engine/plan/tool-selection.ts';
 import type { ModelRole } from './engine/ports.ts';
 
 // An empty value means "not set", not zero.
@@ -83,6 +84,7 @@ const envSchema = z.object({
   STEWARD_MAX_OUTPUT_TOKENS_CLASSIFIER: positiveInt(DEFAULT_OUTPUT_CAPS.classifier),
   STEWARD_MAX_OUTPUT_TOKENS_SYNTHESIZER: positiveInt(DEFAULT_OUTPUT_CAPS.synthesizer),
   STEWARD_MAX_OUTPUT_TOKENS_LLM_STEP: positiveInt(DEFAULT_OUTPUT_CAPS.llm_step),
+  STEWARD_PLANNER_TOOLS: positiveInt(DEFAULT_PLANNER_TOOLS),
   SLACK_BOT_TOKEN: optionalText,
   SLACK_APP_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
@@ -121,6 +123,8 @@ export interface Config {
     reviewTimeoutMs: number;
     leaseMs: number;
     approvers: string[];
+    /** Most tools the planner is shown; a larger catalog is narrowed to those that fit the request. */
+    plannerTools: number;
     /** `perCall`: the most tokens one answer of each role may take (lowered further by what the budgets have left). */
     budgets: { perRun: number; perUserPerDay: number; perCall: Record<ModelRole, number> };
   };
@@ -233,6 +237,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         .split(',')
         .map((s) => s.trim())
         .filter(Boolean),
+      plannerTools: e.STEWARD_PLANNER_TOOLS,
       budgets: {
         perRun: e.STEWARD_TOKENS_PER_RUN,
         perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY,

@@ -31,6 +31,12 @@ describe('configuration', () => {
     expect(c.settings.maxParallel).toBe(DEFAULT_MAX_PARALLEL);
   });
 
+  it('shows the planner at most 24 tools unless STEWARD_PLANNER_TOOLS says otherwise, and never 0', () => {
+    expect(loadConfig({ OPENAI_API_KEY: 'k' }).settings.plannerTools).toBe(24);
+    expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_PLANNER_TOOLS: '60' }).settings.plannerTools).toBe(60);
+    expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_PLANNER_TOOLS: '0' })).toThrow(/STEWARD_PLANNER_TOOLS/);
+  });
+
   it('a local OpenAI-compatible server needs a model name; STEWARD_MODEL covers every role', () => {
     expect(() => loadConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1' })).toThrow(/set STEWARD_MODEL/);
     const c = loadConfig({

@@ -41,10 +41,15 @@ export interface ToolRunner {
 /** The role a model call plays; each role can be routed to a different model. */
 export type ModelRole = 'planner' | 'classifier' | 'synthesizer' | 'llm_step';
 
-/** Token usage as reported by the provider. */
+/**
+ * Token usage as reported by the provider. `inputTokens` counts every prompt token the model read, from its cache or
+ * not (so budgets count what was sent); `cachedInputTokens`, when the provider read some from its prompt cache, says
+ * how many of them (billed lower).
+ */
 export interface LlmUsage {
   inputTokens: number;
   outputTokens: number;
+  cachedInputTokens?: number;
 }
 
 /** One chat message given to a model. */
@@ -243,6 +248,8 @@ export interface RunStore extends RunOwnership {
     model: string;
     inputTokens: number;
     outputTokens: number;
+    /** Of `inputTokens`, those read from the provider's prompt cache (0 when absent). */
+    cachedInputTokens?: number;
     at: Date;
   }): Promise<void>;
   /** Appends to the run's event log (history that can be replayed). */

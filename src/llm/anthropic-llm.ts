@@ -84,7 +84,10 @@ export class AnthropicLlmClient implements LlmClient {
       max_tokens: request.maxOutputTokens ?? this.maxTokens,
       messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
     };
-    if (system) params.system = system;
+    // The system prompt is the stable part of every request (the planner's instructions and tool catalog; the request
+    // is in the messages), so it is marked for Anthropic's prompt cache: a repeat within minutes reads it at a tenth
+    // of the price. Shorter than the model's minimum (1,024 tokens or more), it is simply not cached.
+    if (system) params.system = [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }];
     if (format) params.output_config = { format };
     return params;
   }
@@ -98,16 +101,16 @@ export class AnthropicLlmClient implements LlmClient {
     for (const block of message.content) if (block.type === 'text') text += block.text;
     if (!text.trim()) throw llmFailed({ kind: 'empty', reason: message.stop_reason ?? undefined }, this.context);
     const usage = message.usage;
+    const cached = usage?.cache_read_input_tokens ?? 0;
     return {
       text: request.jsonSchema ? unwrapJsonFence(text) : text,
       model: message.model || this.context.model,
       usage: {
-        // Cached prompt tokens are reported apart from input_tokens; they were still sent.
-        inputTokens:
-          (usage?.input_tokens ?? 0) +
-          (usage?.cache_creation_input_tokens ?? 0) +
-          (usage?.cache_read_input_tokens ?? 0),
+        // input_tokens leaves out the prompt tokens written to the cache and those read from it; they were still
+        // sent and read, and budgets count them all (cache writes are input too, billed a little higher).
+        inputTokens: (usage?.input_tokens ?? 0) + (usage?.cache_creation_input_tokens ?? 0) + cached,
         outputTokens: usage?.output_tokens ?? 0,
+        ...(cached > 0 && { cachedInputTokens: cached }),
       },
       // Both end the answer where it stood: at max_tokens, or at the end of the model's context window.
       ...((message.stop_reason === 'max_tokens' || message.stop_reason === 'model_context_window_exceeded') && {

@@ -128,12 +128,16 @@ export class OpenAiLlmClient implements LlmClient {
     if (!text.trim()) {
       throw llmFailed({ kind: 'empty', reason: choice?.finish_reason ?? undefined }, this.context);
     }
+    // OpenAI caches long identical prompt prefixes by itself; the tokens it read from the cache are part of
+    // prompt_tokens already, and compatible servers that do not cache leave the details out.
+    const cached = completion.usage?.prompt_tokens_details?.cached_tokens ?? 0;
     return {
       text: request.jsonSchema ? unwrapJsonFence(text) : text,
       model: completion.model || this.context.model,
       usage: {
         inputTokens: completion.usage?.prompt_tokens ?? 0,
         outputTokens: completion.usage?.completion_tokens ?? 0,
+        ...(cached > 0 && { cachedInputTokens: cached }),
       },
       ...(choice?.finish_reason === 'length' && { truncated: true }),
     };

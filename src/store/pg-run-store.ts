@@ -346,6 +346,7 @@ export class PgRunStore implements RunStore {
           model: u.model,
           input_tokens: u.inputTokens,
           output_tokens: u.outputTokens,
+          cached_input_tokens: u.cachedInputTokens ?? 0,
           op,
           created_at: u.at,
         })

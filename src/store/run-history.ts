@@ -16,12 +16,17 @@ export interface StoredEvent {
   createdAt: Date;
 }
 
-/** Model usage summed over a run. */
-export interface LlmUsageTotals {
+/** Calls and tokens; `cachedInputTokens` are the part of `inputTokens` read from the provider's prompt cache. */
+export interface LlmUsageCount {
   calls: number;
   inputTokens: number;
+  cachedInputTokens: number;
   outputTokens: number;
-  byRole: Partial<Record<ModelRole, { calls: number; inputTokens: number; outputTokens: number }>>;
+}
+
+/** Model usage summed over a run, in total and per role. */
+export interface LlmUsageTotals extends LlmUsageCount {
+  byRole: Partial<Record<ModelRole, LlmUsageCount>>;
 }
 
 /** Every plan revision of a run, oldest first. */
@@ -63,22 +68,25 @@ export async function llmUsageForRun(db: Kysely<DatabaseSchema>, runId: string):
       'role',
       eb.fn.countAll().as('calls'),
       eb.fn.sum('input_tokens').as('input_tokens'),
+      eb.fn.sum('cached_input_tokens').as('cached_input_tokens'),
       eb.fn.sum('output_tokens').as('output_tokens'),
     ])
     .where('run_id', '=', runId)
     .groupBy('role')
     .execute();
-  const totals: LlmUsageTotals = { calls: 0, inputTokens: 0, outputTokens: 0, byRole: {} };
+  const totals: LlmUsageTotals = { calls: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, byRole: {} };
   for (const row of rows) {
     // count and sum are bigint/numeric: strings from pg, numbers or bigints from PGlite.
     const usage = {
       calls: Number(row.calls),
       inputTokens: Number(row.input_tokens),
+      cachedInputTokens: Number(row.cached_input_tokens),
       outputTokens: Number(row.output_tokens),
     };
     totals.byRole[row.role as ModelRole] = usage;
     totals.calls += usage.calls;
     totals.inputTokens += usage.inputTokens;
+    totals.cachedInputTokens += usage.cachedInputTokens;
     totals.outputTokens += usage.outputTokens;
   }
   return totals;

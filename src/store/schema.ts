@@ -143,6 +143,8 @@ export interface LlmUsageTable {
   model: string;
   input_tokens: number;
   output_tokens: number;
+  /** Of `input_tokens`, those the provider read from its prompt cache. */
+  cached_input_tokens: Generated<number>;
   op: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
 }

@@ -40,12 +40,25 @@ export interface RecordedRequest {
 }
 
 /**
+ * Token usage a reply reports. `input` counts every prompt token; `cached` of them were read from the provider's
+ * prompt cache and (Anthropic only) `cacheWrite` written to it. Each API reports them its own way: OpenAI's
+ * `prompt_tokens` includes `prompt_tokens_details.cached_tokens`; Anthropic's `input_tokens` leaves out
+ * `cache_read_input_tokens` and `cache_creation_input_tokens`.
+ */
+export interface FakeUsage {
+  input: number;
+  output: number;
+  cached?: number;
+  cacheWrite?: number;
+}
+
+/**
  * What the fake answers: text (optionally delayed, with usage overridden or left out), an HTTP error,
  * or no answer at all (`hang`; with `afterHeaders` the status line is sent and the body never comes).
  */
 export type FakeReply =
   | string
-  | { text: string; delayMs?: number; usage?: false | { input: number; output: number }; stopReason?: string }
+  | { text: string; delayMs?: number; usage?: false | FakeUsage; stopReason?: string }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { hang: true; afterHeaders?: boolean };
 
@@ -219,7 +232,7 @@ async function answer(res: ServerResponse, req: RecordedRequest, reply: FakeRepl
   send(res, 200, toBody(req, r.text, usage, r.stopReason));
 }
 
-type Usage = { input: number; output: number } | null;
+type Usage = FakeUsage | null;
 
 function openAiBody(req: RecordedRequest, text: string, usage: Usage, stopReason?: string): unknown {
   return {
@@ -236,7 +249,12 @@ function openAiBody(req: RecordedRequest, text: string, usage: Usage, stopReason
       },
     ],
     ...(usage && {
-      usage: { prompt_tokens: usage.input, completion_tokens: usage.output, total_tokens: usage.input + usage.output },
+      usage: {
+        prompt_tokens: usage.input,
+        completion_tokens: usage.output,
+        total_tokens: usage.input + usage.output,
+        ...(usage.cached !== undefined && { prompt_tokens_details: { cached_tokens: usage.cached, audio_tokens: 0 } }),
+      },
     }),
   };
 }
@@ -252,10 +270,10 @@ function anthropicBody(req: RecordedRequest, text: string, usage: Usage, stopRea
     stop_sequence: null,
     ...(usage && {
       usage: {
-        input_tokens: usage.input,
+        input_tokens: usage.input - (usage.cached ?? 0) - (usage.cacheWrite ?? 0),
         output_tokens: usage.output,
-        cache_creation_input_tokens: null,
-        cache_read_input_tokens: null,
+        cache_creation_input_tokens: usage.cacheWrite ?? null,
+        cache_read_input_tokens: usage.cached ?? null,
       },
     }),
   };

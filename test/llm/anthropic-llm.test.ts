@@ -49,7 +49,7 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     });
     const sent = fake.requests[0];
     expect(sent?.path).toBe('/v1/messages');
-    expect(sent?.body['system']).toBe('[steward:classifier]\nClassify the reply.');
+    expect(sent?.system).toBe('[steward:classifier]\nClassify the reply.');
     expect(sent?.body['messages']).toEqual([{ role: 'user', content: 'yes, go ahead' }]);
     expect(sent?.body['max_tokens']).toBe(4096);
     expect(sent?.role).toBe('classifier');
@@ -63,6 +63,23 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     const response = await client().complete(request({ maxOutputTokens: 77 }));
     expect(fake.requests[0]?.body['max_tokens']).toBe(77);
     expect(response.usage).toEqual({ inputTokens: 10, outputTokens: 3 });
+  });
+
+  it('marks the system prompt for the prompt cache, and the messages after it not', async () => {
+    fake.setScript(() => 'ok');
+    await client().complete(request({ messages: [{ role: 'user', content: 'Request:\nlist the files' }] }));
+    const sent = fake.requests[0];
+    expect(sent?.body['system']).toEqual([
+      { type: 'text', text: '[steward:classifier]\nClassify the reply.', cache_control: { type: 'ephemeral' } },
+    ]);
+    expect(sent?.body['messages']).toEqual([{ role: 'user', content: 'Request:\nlist the files' }]);
+  });
+
+  it('counts prompt tokens read from the cache and written to it as input, and says how many were read', async () => {
+    // Anthropic's input_tokens leaves both out: here 100 sent = 10 uncached + 60 read + 30 written.
+    fake.setScript(() => ({ text: 'ok', usage: { input: 100, output: 3, cached: 60, cacheWrite: 30 } }));
+    const response = await client().complete(request());
+    expect(response.usage).toEqual({ inputTokens: 100, outputTokens: 3, cachedInputTokens: 60 });
   });
 
   it("marks an answer cut at max_tokens (or at the context window's end) as truncated, and a finished one not", async () => {
@@ -90,7 +107,7 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     expect(sent?.jsonSchema).toMatchObject({ properties: { action: { enum: ['approve', 'reject'] } } });
     // The SDK's transform moves constraints Anthropic does not enforce into the description.
     expect(JSON.stringify(sent?.jsonSchema)).not.toContain('"maxLength"');
-    expect(sent?.body['system']).toBe('[steward:classifier]\nClassify the reply.');
+    expect(sent?.system).toBe('[steward:classifier]\nClassify the reply.');
   });
 
   it('states the plan schema in the system prompt, since free-form args and recursion cannot be enforced natively', async () => {

@@ -67,6 +67,15 @@ describe('OpenAiLlmClient against the fake Chat Completions server', () => {
     expect((await client().complete(request())).usage).toEqual({ inputTokens: 1234, outputTokens: 56 });
   });
 
+  it('says how many prompt tokens the server read from its cache (part of prompt_tokens)', async () => {
+    fake.setScript(() => ({ text: 'x', usage: { input: 1234, output: 56, cached: 1024 } }));
+    expect((await client().complete(request())).usage).toEqual({
+      inputTokens: 1234,
+      outputTokens: 56,
+      cachedInputTokens: 1024,
+    });
+  });
+
   it('reports zero usage when the server sends none (some local servers do not)', async () => {
     fake.setScript(() => ({ text: 'hello', usage: false }));
     expect((await client().complete(request())).usage).toEqual({ inputTokens: 0, outputTokens: 0 });

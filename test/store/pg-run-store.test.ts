@@ -212,19 +212,26 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
 
     const usage = { runId: run.id, model: 'm', at: at(1) };
     await store.recordLlmUsage({ ...usage, role: 'planner', inputTokens: 1000, outputTokens: 200 });
-    await store.recordLlmUsage({ ...usage, role: 'planner', inputTokens: 500, outputTokens: 100 });
+    await store.recordLlmUsage({
+      ...usage,
+      role: 'planner',
+      inputTokens: 500,
+      outputTokens: 100,
+      cachedInputTokens: 400,
+    });
     await store.recordLlmUsage({ ...usage, role: 'synthesizer', inputTokens: 40, outputTokens: 2 });
     await store.recordLlmUsage({ ...usage, runId: null, role: 'classifier', inputTokens: 9, outputTokens: 1 });
     expect(await store.llmUsageForRun(run.id)).toEqual({
       calls: 3,
       inputTokens: 1540,
+      cachedInputTokens: 400,
       outputTokens: 302,
       byRole: {
-        planner: { calls: 2, inputTokens: 1500, outputTokens: 300 },
-        synthesizer: { calls: 1, inputTokens: 40, outputTokens: 2 },
+        planner: { calls: 2, inputTokens: 1500, cachedInputTokens: 400, outputTokens: 300 },
+        synthesizer: { calls: 1, inputTokens: 40, cachedInputTokens: 0, outputTokens: 2 },
       },
     });
-    const none = { calls: 0, inputTokens: 0, outputTokens: 0, byRole: {} };
+    const none = { calls: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, byRole: {} };
     expect(await store.llmUsageForRun('run_missing')).toEqual(none);
 
     await store.setReport(run.id, 'Listed 2 files.', at(4));

@@ -13,6 +13,8 @@ export interface StewardSettings {
   reviewTimeoutMs: number;
   /** Actors (as `<channel>:<id>`) who may decide on anyone's runs. */
   approvers?: string[];
+  /** Most tools the planner is shown (default `DEFAULT_PLANNER_TOOLS`); a larger catalog is narrowed to the request. */
+  plannerTools?: number;
   /** Model tokens per call, per run and per person per day; without them only the per-call defaults hold. */
   budgets?: ModelTokenBudgets;
   /** How long a run's lease lasts unless renewed (default 15 s): a dead process's runs wait this long for a new owner. */

@@ -56,6 +56,7 @@ export function meteredLlm(
         model: response.model,
         inputTokens: response.usage.inputTokens,
         outputTokens: response.usage.outputTokens,
+        cachedInputTokens: response.usage.cachedInputTokens ?? 0,
         at: clock(),
       });
       // Cut short by the budget, not by its size: the budget is what the person must hear about.

@@ -11,6 +11,7 @@ import {
   plannerUserPrompt,
   type PlanRequest,
 } from '../plan/planner-prompt.ts';
+import { DEFAULT_PLANNER_TOOLS, selectTools } from '../plan/tool-selection.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import { StewardError } from '../errors.ts';
 import type { LlmClient, LlmMessage, LlmResponse, ToolRunner } from '../ports.ts';
@@ -26,11 +27,13 @@ export async function writePlan(
 ): Promise<Result<ValidatedPlan>> {
   const messages: LlmMessage[] = [{ role: 'user', content: plannerUserPrompt(input) }];
   const schema = { name: 'steward_plan', schema: planJsonSchema() };
+  // The same text on every call, repairs included, so the provider's prompt cache serves them.
+  const system = plannerSystemPrompt(input.offered ?? input.tools);
   let lastError = '';
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
     const response = await llm.complete({
       role: 'planner',
-      system: plannerSystemPrompt(input.tools),
+      system,
       messages,
       jsonSchema: schema,
       signal: options.signal,
@@ -101,8 +104,19 @@ export type PlanWriter = (
   signal?: AbortSignal,
 ) => Promise<PlanOutcome>;
 
-/** A plan writer over the tools connected at the time of each call. */
-export function createPlanWriter(tools: ToolRunner, llmFor: LlmForRun, maxRepairs: number): PlanWriter {
-  return (run, request, amend, signal) =>
-    planOrError(llmFor(run), { request, tools: tools.listTools(), amend }, { maxRepairs, signal });
+/**
+ * A plan writer over the tools connected at the time of each call. The planner is shown at most `plannerTools` of
+ * them, those that matter for the request (`selectTools`); its plan is checked against all of them.
+ */
+export function createPlanWriter(
+  tools: ToolRunner,
+  llmFor: LlmForRun,
+  maxRepairs: number,
+  plannerTools = DEFAULT_PLANNER_TOOLS,
+): PlanWriter {
+  return (run, request, amend, signal) => {
+    const all = tools.listTools();
+    const offered = selectTools(all, { request, amend }, plannerTools);
+    return planOrError(llmFor(run), { request, tools: all, offered, amend }, { maxRepairs, signal });
+  };
 }

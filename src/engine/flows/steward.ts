@@ -80,7 +80,7 @@ export class Steward implements InboundHandler {
       this.messages,
     );
     this.llmFor = (run) => meteredLlm({ llm, store, clock, budgets: settings.budgets }, run.id, run.requester);
-    this.writePlan = createPlanWriter(tools, this.llmFor, settings.maxRepairs);
+    this.writePlan = createPlanWriter(tools, this.llmFor, settings.maxRepairs, settings.plannerTools);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       afterStart: (runId) =>
         void this.drain(runId).catch((err: unknown) =>

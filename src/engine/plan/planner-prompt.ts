@@ -6,18 +6,19 @@ import type { Result } from '../result.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import { jsonTextDepth, MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
 import { planSchema, type Plan } from './plan-schema.ts';
-import { toolRisk } from './risk.ts';
+import { renderToolCatalog } from './tool-catalog.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
 
 /** What the planner is asked to do: a new request, or a change to an existing plan. */
 export interface PlanRequest {
   request: string;
   tools: readonly ToolInfo[];
+  /** The tools shown to the planner (a selection of `tools`, see tool-selection.ts); all of `tools` when absent. */
+  offered?: readonly ToolInfo[];
   /** For an amendment: the plan being changed and the person's words; `progress` when the plan is already running. */
   amend?: { plan: Plan; text: string; progress?: { started: string[]; results: string[] } };
 }
 
-const DESCRIPTION_BUDGET = 400;
 const NOT_JSON = 'the answer is not a JSON object';
 /** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
 export const MAX_PLAN_CHARS = 200_000;
@@ -64,14 +65,7 @@ export function extractJson(text: string): Json | undefined {
 
 /** The planner's system prompt: how to write a plan, and the tools on offer. */
 export function plannerSystemPrompt(tools: readonly ToolInfo[]): string {
-  const catalog = tools
-    .filter((t) => t.policy.allowed)
-    .map((t) => {
-      const desc =
-        t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
-      return `- ${t.name} (risk ${toolRisk(t)}): ${desc}\n  input schema: ${JSON.stringify(t.inputSchema)}`;
-    })
-    .join('\n');
+  const catalog = renderToolCatalog(tools);
   return `[steward:planner]
 You are the planner of Steward, a chat bot that runs multi-step work with tools. You cannot call tools.
 You write a plan as JSON; code runs it exactly as written, so every argument must be final.

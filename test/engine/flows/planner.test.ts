@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { sizeRefusal, writePlan } from '../../../src/engine/flows/planner.ts';
+import { createPlanWriter, sizeRefusal, writePlan } from '../../../src/engine/flows/planner.ts';
 import { MAX_PLAN_CHARS } from '../../../src/engine/plan/planner-prompt.ts';
-import type { LlmRequest, LlmResponse } from '../../../src/engine/ports.ts';
+import type { LlmRequest, LlmResponse, ToolRunner } from '../../../src/engine/ports.ts';
 import { createTool } from '../fixtures.ts';
 
 const tools = [createTool('fs.read')];
@@ -68,5 +68,37 @@ describe('the planner and answers too large to be a plan', () => {
     expect(sizeRefusal({ text: '{}', truncated: true, usage: { inputTokens: 1, outputTokens: 0 } })).toBe(
       "the plan is too large: the planner's answer reached the limit of one answer (2 characters) and was cut off before it ended",
     );
+  });
+});
+
+describe('the planner with more tools connected than it is shown', () => {
+  const ada = { id: 'run-1', requester: { id: 'ada', channel: 'console' } };
+  // 30 tools about tickets, and one that reads files.
+  const catalog = [
+    ...Array.from({ length: 30 }, (_, i) =>
+      createTool(`desk.ticket_${i}`, { description: `Ticket operation number ${i}.` }),
+    ),
+    createTool('fs.read', { description: 'Reads a file from the disk.' }),
+  ];
+  const runner = { listTools: () => catalog } as unknown as ToolRunner;
+  const planUsing = (tool: string) =>
+    JSON.stringify({ summary: 's', needsTools: true, steps: [{ id: 's1', kind: 'tool', tool, args: {} }] });
+
+  it('shows the planner only the tools that fit the request, the same on a repair', async () => {
+    const llm = plannerAnswering({ text: '{"summary": "no steps"}' }, { text: planUsing('fs.read') });
+    const write = createPlanWriter(runner, () => llm, 2, 10);
+    const outcome = await write(ada, 'Read the file notes.md from the disk');
+    expect(outcome.ok).toBe(true);
+    const [first, repair] = llm.seen;
+    expect(first?.system).toContain('- fs.read (risk low)');
+    expect(first?.system.match(/^- \S+ \(risk /gm)).toHaveLength(10);
+    expect(repair?.system).toBe(first?.system);
+  });
+
+  it('accepts a plan that uses a connected tool it was not shown: plans are checked against every tool', async () => {
+    const llm = plannerAnswering({ text: planUsing('desk.ticket_29') });
+    const outcome = await createPlanWriter(runner, () => llm, 0, 10)(ada, 'Read the file notes.md from the disk');
+    expect(llm.seen[0]?.system).not.toContain('desk.ticket_29');
+    expect(outcome.ok).toBe(true);
   });
 });
