@@ -169,7 +169,8 @@ function finish(
 ): EarlyStartTransition {
   const gate = { ...prev, open: false, finished: true };
   const runtime = (id: string) => context.dispatch.steps[id]?.status ?? 'pending';
-  const started = Object.keys(prev.admitted).filter((id) => runtime(id) !== 'pending');
+  // A step skipped because its dependency failed never started.
+  const started = Object.keys(prev.admitted).filter((id) => !['pending', 'skipped'].includes(runtime(id)));
   const reason = plan.ok ? changedSince(prev, plan.value.plan) : plan.error;
   if (reason !== null || !plan.ok) {
     const stop = { type: 'stopStarted' as const, reason: reason ?? '', started };

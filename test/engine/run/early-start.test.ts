@@ -116,12 +116,15 @@ describe('early start while the plan streams', () => {
     expect(ofType(after, 'startStep')).toMatchObject([{ step: { id: 'b' }, args: { path: '/readme' } }]);
   });
 
-  it('a step whose dependency failed never starts (the dispatcher skips it)', () => {
+  it('a step whose dependency failed never starts: it is skipped, and does not count as started', () => {
     const run = createStreamingRun();
     run.arrive({ id: 'a', tool: 'fs.list', args: { path: '/' }, optional: true });
     run.arrive({ id: 'b', tool: 'fs.read', dependsOn: ['a'], args: { path: '/x' } });
     expect(started(run.fail('a'))).toEqual([]);
     expect(run.dispatch.steps.b?.status).toBe('skipped');
+    const effects = run.finish();
+    expect(ofType(effects, 'continueRun')).toEqual([{ type: 'continueRun', started: ['a'] }]);
+    expect(effects.at(-1)).toEqual({ type: 'finishRun', outcome: 'completed' });
   });
 
   it('a step that arrives before the step it depends on starts once that one is let in and has succeeded', () => {
