@@ -5,8 +5,9 @@
  *
  * Cost: every character of the answer is looked at once by one state machine (a number or a word is looked at once
  * more, at the character that ends it), and each is handed to `JSON.parse` at most twice: inside the one step it
- * belongs to, and in the whole object at the end. Deltas are kept as pieces and joined once per step, never as one
- * growing string sliced again and again, so a 200 KB answer in 1-character deltas costs what one delta costs.
+ * belongs to, and in the whole object at the end. Deltas are kept once, as they came, and a step's text is joined
+ * from them once, when it ends (never one growing string sliced again and again), so the work stays linear however
+ * finely the answer is split.
  * Nesting deeper than `MAX_PLAN_DEPTH` and answers over `MAX_PLAN_CHARS` are refused as soon as they are seen.
  */
 import type { Result } from '../result.ts';
@@ -23,7 +24,7 @@ export interface StreamedStep {
 /** An incremental reader of one planner answer. After an error, every call answers that error. */
 export interface PlanStream {
   /** Reads the next piece of the answer: the steps it completed, in order, or why the answer cannot be a plan. */
-  push(delta: string): Result<StreamedStep[]>;
+  push(delta: string): Result<readonly StreamedStep[]>;
   /** The answer ended: the whole JSON object, or why there is none. */
   end(): Result<Json>;
 }
@@ -42,6 +43,8 @@ const NUMBER = /^-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?$/;
 const WORDS = new Set(['true', 'false', 'null']);
 const ESCAPES = new Set([...'"\\/bfnrt'].map((c) => c.charCodeAt(0)));
 
+const NOTHING_YET: Result<readonly StreamedStep[]> = Object.freeze({ ok: true, value: Object.freeze([]) });
+
 type Mode = 'seek' | 'value' | 'key' | 'colon' | 'after' | 'string' | 'number' | 'word' | 'done';
 
 interface Frame {
@@ -50,26 +53,30 @@ interface Frame {
   steps: boolean;
 }
 
-/** Text that began in an earlier delta: kept as pieces, joined once. */
-class Capture {
-  private parts: string[] = [];
-  private from = -1;
-  start(at: number): void {
-    this.parts = [];
-    this.from = at;
+/** A place in the answer: character `at` of delta number `delta`. */
+interface Mark {
+  delta: number;
+  at: number;
+}
+
+/** The answer's deltas, each kept once; a piece of text is found by its marks and joined once, when it ends. */
+class Deltas {
+  private readonly all: string[] = [];
+  add(delta: string): void {
+    this.all.push(delta);
   }
-  /** At the end of a delta, keeps what the capture holds of it. */
-  carry(delta: string): void {
-    if (this.from < 0) return;
-    this.parts.push(delta.slice(this.from));
-    this.from = 0;
+  /** Where character `at` of the newest delta is. */
+  mark(at: number): Mark {
+    return { delta: this.all.length - 1, at };
   }
-  finish(delta: string, end: number): string {
-    this.parts.push(delta.slice(this.from, end));
-    this.from = -1;
-    const text = this.parts.join('');
-    this.parts = [];
-    return text;
+  /** The text from `from` up to character `end` (excluded) of the newest delta. */
+  text(from: Mark, end: number): string {
+    const last = this.all.length - 1;
+    if (from.delta === last) return (this.all[last] as string).slice(from.at, end);
+    const parts = [(this.all[from.delta] as string).slice(from.at)];
+    for (let k = from.delta + 1; k < last; k++) parts.push(this.all[k] as string);
+    parts.push((this.all[last] as string).slice(0, end));
+    return parts.join('');
   }
 }
 
@@ -88,20 +95,23 @@ class PlanStreamReader implements PlanStream {
   private index = 0;
   private error: string | null = null;
   private rootText: string | null = null;
-  private readonly root = new Capture();
-  private readonly element = new Capture();
-  private readonly key = new Capture();
-  private out: StreamedStep[] = [];
+  private readonly deltas = new Deltas();
+  private rootAt: Mark = { delta: 0, at: 0 };
+  private elementAt: Mark = { delta: 0, at: 0 };
+  private keyAt: Mark = { delta: 0, at: 0 };
+  /** The steps the current delta completed; null until it completes one. */
+  private out: StreamedStep[] | null = null;
 
-  push(delta: string): Result<StreamedStep[]> {
+  push(delta: string): Result<readonly StreamedStep[]> {
     this.chars += delta.length;
     if (!this.error && this.chars > MAX_PLAN_CHARS) this.error = TOO_LONG;
     if (this.error) return { ok: false, error: this.error };
-    this.out = [];
+    this.out = null;
+    this.deltas.add(delta);
     for (let i = 0; i < delta.length && !this.error; i++) i = this.read(delta, i);
     if (this.error) return { ok: false, error: this.error };
-    for (const capture of [this.root, this.element, this.key]) capture.carry(delta);
-    return { ok: true, value: this.out };
+    // Most deltas complete no step: they share one answer rather than allocate their own.
+    return this.out ? { ok: true, value: this.out } : NOTHING_YET;
   }
 
   end(): Result<Json> {
@@ -153,9 +163,9 @@ class PlanStreamReader implements PlanStream {
 
   private startValue(d: string, i: number, c: number): void {
     const parent = this.stack[this.stack.length - 1];
-    if (parent?.steps) this.element.start(i);
+    if (parent?.steps) this.elementAt = this.deltas.mark(i);
     if (c === 0x7b || c === 0x5b) {
-      if (!parent) this.root.start(i);
+      if (!parent) this.rootAt = this.deltas.mark(i);
       const steps = c === 0x5b && this.stack.length === 1 && this.topKey === 'steps';
       this.stack.push({ kind: c === 0x7b ? 'object' : 'array', steps });
       if (this.stack.length > MAX_PLAN_DEPTH) return this.fail(TOO_DEEP);
@@ -176,7 +186,7 @@ class PlanStreamReader implements PlanStream {
     this.mode = 'string';
     this.stringIsKey = isKey;
     this.escape = 0;
-    if (isKey && this.stack.length === 1) this.key.start(i);
+    if (isKey && this.stack.length === 1) this.keyAt = this.deltas.mark(i);
   }
 
   private readString(d: string, i: number, c: number): number {
@@ -192,7 +202,7 @@ class PlanStreamReader implements PlanStream {
     else if (c === 0x22) {
       if (!this.stringIsKey) this.valueEnded(d, i + 1);
       else {
-        if (this.stack.length === 1) this.readTopKey(this.key.finish(d, i + 1));
+        if (this.stack.length === 1) this.readTopKey(this.deltas.text(this.keyAt, i + 1));
         this.mode = 'colon';
       }
     }
@@ -233,15 +243,15 @@ class PlanStreamReader implements PlanStream {
   private valueEnded(d: string, end: number): void {
     const parent = this.stack[this.stack.length - 1];
     if (!parent) {
-      this.rootText = this.root.finish(d, end);
+      this.rootText = this.deltas.text(this.rootAt, end);
       this.mode = 'done';
       return;
     }
     this.mode = 'after';
     if (!parent.steps) return;
-    const value = parse(this.element.finish(d, end));
+    const value = parse(this.deltas.text(this.elementAt, end));
     if (value === undefined) this.fail(BAD_JSON);
-    else this.out.push({ index: this.index++, value });
+    else (this.out ??= []).push({ index: this.index++, value });
   }
 
   private fail(error: string): void {

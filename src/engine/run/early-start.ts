@@ -24,7 +24,7 @@ export interface EarlyStartState {
   /** False when the preference reviews every plan, or once the plan cannot be valid: nothing more is let in. */
   open: boolean;
   preference: ReviewPreference;
-  /** Steps in the order they arrived. */
+  /** Steps in the order they arrived, until the gate closed. */
   received: Step[];
   /** Steps let in to the dispatcher, each with the ids upstream of it (what its references may read). */
   admitted: Record<string, string[]>;
@@ -107,12 +107,16 @@ export function earlyStartTransition(
 }
 
 function arrive(prev: EarlyStartState, step: Step, tools: readonly ToolInfo[]): EarlyStartTransition {
-  const gate = { ...prev, received: [...prev.received, step], admitted: { ...prev.admitted } };
-  gate.waiting = { ...prev.waiting };
+  // Closed, the gate keeps nothing more, so a flood of steps costs nothing here.
+  if (!prev.open) return { gate: prev, dispatch: [], effects: [] };
+  const duplicate = prev.received.some((s) => s.id === step.id);
+  const received = [...prev.received, step];
+  const gate = { ...prev, received, admitted: { ...prev.admitted }, waiting: { ...prev.waiting } };
   // An id used twice, or one step too many, makes the plan invalid whatever follows: let nothing more in.
-  if (prev.received.some((s) => s.id === step.id)) gate.waiting[step.id] = 'its id is used twice';
-  if (gate.waiting[step.id] || gate.received.length > MAX_STEPS) gate.open = false;
-  if (!gate.open) return { gate, dispatch: [], effects: [] };
+  if (duplicate || received.length > MAX_STEPS) {
+    if (duplicate) gate.waiting[step.id] = 'its id is used twice';
+    return { gate: { ...gate, open: false }, dispatch: [], effects: [] };
+  }
   const letIn: Step[] = [];
   // A step let in may be what an earlier one was waiting for: look again until nothing changes.
   for (let changed = true; changed;) {

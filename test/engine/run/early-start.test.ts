@@ -196,6 +196,21 @@ describe('early start while the plan streams', () => {
     expect(Object.keys(run.gate.admitted)).toEqual(['a']);
   });
 
+  it('once an id is used twice the plan cannot be valid: nothing more starts early', () => {
+    const run = createStreamingRun();
+    run.arrive({ id: 'a', tool: 'fs.list', args: { path: '/' } });
+    expect(started(run.arrive({ id: 'a', tool: 'fs.read', args: { path: '/x' } }))).toEqual([]);
+    expect(started(run.arrive({ id: 'b', tool: 'fs.read', args: { path: '/y' } }))).toEqual([]);
+    expect(run.gate.waiting.a).toBe('its id is used twice');
+  });
+
+  it('past 100 steps, nothing more starts early', () => {
+    const run = createStreamingRun();
+    for (let i = 1; i <= 100; i++) run.arrive({ id: `w${i}`, tool: 'fs.write', args: {} });
+    expect(started(run.arrive({ id: 'late', tool: 'fs.read', args: { path: '/x' } }))).toEqual([]);
+    expect(run.gate.open).toBe(false);
+  });
+
   it('a step cut in the middle of an argument is not started until the rest of it arrives', () => {
     const run = createStreamingRun();
     const stream = createPlanStream();
