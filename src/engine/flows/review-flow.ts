@@ -10,6 +10,7 @@ import { newPins } from '../plan/tool-pins.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { PinnedTool, StoredRun } from '../ports.ts';
+import { reviewNeeded } from '../run/early-start.ts';
 import { changedTools } from '../run/holds.ts';
 import type { PlanCardOptions } from '../run/plan-card.ts';
 import { toPlanCard } from '../run/plan-card.ts';
@@ -41,9 +42,8 @@ export class ReviewFlow {
     const run = await store.getRun(runId);
     if (!run) return;
     const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
-    // High risk always waits for a person, whatever the preference: fail closed.
-    const review =
-      forceReview || v.risk === 'high' || preference === 'all' || (preference === 'risky' && v.risk !== 'low');
+    // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
+    const review = reviewNeeded(preference, v.risk, forceReview);
     if (!review) {
       if (!(await store.transition(runId, [from], 'running', { at: clock() }))) return;
       await store.setApprovedRisk(runId, v.risk, clock());

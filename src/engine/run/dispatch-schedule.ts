@@ -219,8 +219,8 @@ function blockedBy(state: DispatchState, step: Step): string | null {
 }
 
 function finishIfDone(state: DispatchState, effects: DispatchEffect[]): void {
-  // While an amendment is being planned the run may gain steps, so it cannot end yet.
-  if (runningCount(state) > 0 || state.amending) return;
+  // While an amendment is being planned, or the plan is still streaming, the run may gain steps: it cannot end yet.
+  if (runningCount(state) > 0 || state.amending || state.streaming) return;
   const pending = Object.values(state.steps).some((s) => s.status === 'pending');
   if (pending && (state.phase === 'running' || state.phase === 'paused')) return;
   const outcome = state.phase === 'stopping' ? 'stopped' : state.phase === 'halting' ? 'failed' : 'completed';

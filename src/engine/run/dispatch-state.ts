@@ -6,10 +6,13 @@ import type { Plan, Step } from '../plan/plan-schema.ts';
 import type { Json, RiskLevel, StepError, StepStatus } from '../types.ts';
 import type { StepPolicy } from './step-policies.ts';
 
-/** Why a ready step waits for a person: riskier than approved, unseen arguments, or a changed tool definition. */
+/**
+ * Why a ready step waits for a person: riskier than approved, unseen arguments, a changed tool definition, added by
+ * an amendment, or (`review`) part of a plan that needed review once it had arrived whole, after steps started early.
+ */
 export interface Hold {
   stepId: string;
-  why: 'risk' | 'confirm' | 'changed' | 'amended';
+  why: 'risk' | 'confirm' | 'changed' | 'amended' | 'review';
   /** For `confirm`: the arguments as they would be sent. */
   args?: Json;
 }
@@ -32,6 +35,11 @@ export interface DispatchState {
   heldAt: string | null;
   /** True while the planner rewrites the steps not yet run: nothing new starts. */
   amending: boolean;
+  /**
+   * True while the planner is still writing the plan (`early-start.ts`): `plan` holds only the steps let in to start
+   * early, more may arrive, so the run cannot end yet. `planCompleted` or Stop ends it.
+   */
+  streaming?: boolean;
   /** The highest risk a person approved (or auto-approval allowed); riskier steps wait. */
   approvedRisk: RiskLevel;
   /** Steps waiting for a person, those the person was already told about, and those whose arguments they confirmed. */
@@ -61,7 +69,20 @@ export type DispatchEvent =
   | { type: 'amendEnded' }
   | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy>; approvalNeeded?: string[] }
   | { type: 'holdsApproved'; risk: RiskLevel; policies?: Record<string, StepPolicy> }
-  | { type: 'definitionChanged'; stepId: string; attempt: number };
+  | { type: 'definitionChanged'; stepId: string; attempt: number }
+  /** While the plan streams: steps let in to start before it is whole, added as pending (an id seen before is kept). */
+  | { type: 'stepsArrived'; steps: Step[]; policies: Record<string, StepPolicy> }
+  /**
+   * The plan arrived whole and valid: it replaces the steps let in early (those that started keep their runtime), up
+   * to `approvedRisk` may start, and with `review` every step not started waits for a person (holds `review`).
+   */
+  | {
+      type: 'planCompleted';
+      plan: Plan;
+      policies: Record<string, StepPolicy>;
+      approvedRisk: RiskLevel;
+      review: boolean;
+    };
 
 /** What the dispatcher asks its runner to do, as commands. */
 export type DispatchEffect =
@@ -97,7 +118,13 @@ export interface Transition {
 export function createDispatchState(
   plan: Plan,
   policies: Record<string, StepPolicy>,
-  options: { maxParallel: number; maxAttempts: number; approvedRisk?: RiskLevel; breakpoints?: Breakpoint[] },
+  options: {
+    maxParallel: number;
+    maxAttempts: number;
+    approvedRisk?: RiskLevel;
+    breakpoints?: Breakpoint[];
+    streaming?: boolean;
+  },
 ): DispatchState {
   const steps: Record<string, StepRuntime> = {};
   for (const s of plan.steps) steps[s.id] = { status: 'pending', attempt: 0 };
@@ -106,6 +133,7 @@ export function createDispatchState(
     pausedBy: null,
     heldAt: null,
     amending: false,
+    ...(options.streaming ? { streaming: true } : {}),
     approvedRisk: options.approvedRisk ?? 'high',
     holds: [],
     announced: [],

@@ -28,7 +28,8 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       return schedule(state, effects);
     case 'stopRequested':
       if (state.phase === 'stopping') return { state, effects };
-      Object.assign(state, { phase: 'stopping', amending: false });
+      // Stop ends a plan still streaming too: nothing more is let in, and the run ends once its calls have.
+      Object.assign(state, { phase: 'stopping', amending: false, streaming: false });
       for (const [id, rt] of Object.entries(state.steps)) {
         if (rt.status === 'running') effects.push({ type: 'abortStep', stepId: id, attempt: rt.attempt });
       }
@@ -47,6 +48,17 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       return schedule(state, effects);
     case 'planRevised':
       return schedule(revise(state, event.plan, event.policies, event.approvalNeeded ?? []), effects);
+    case 'stepsArrived':
+      if (!state.streaming) return { state: prev, effects: [] };
+      for (const step of event.steps.filter((s) => !state.steps[s.id])) {
+        state.plan = { ...state.plan, steps: [...state.plan.steps, step] };
+        state.policies = { ...state.policies, [step.id]: event.policies[step.id] as StepPolicy };
+        state.steps[step.id] = { status: 'pending', attempt: 0 };
+      }
+      return schedule(state, effects);
+    case 'planCompleted':
+      if (!state.streaming) return { state: prev, effects: [] };
+      return schedule(complete(state, event), effects);
     case 'holdsApproved': {
       const confirmed = state.holds.filter((h) => h.why === 'confirm').map((h) => h.stepId);
       Object.assign(state, {
@@ -91,6 +103,18 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       return schedule(state, effects);
     }
   }
+}
+
+/** The whole plan in place of the steps let in early; with `review`, steps not started wait for a person. */
+function complete(state: DispatchState, event: Extract<DispatchEvent, { type: 'planCompleted' }>): DispatchState {
+  const next = revise(state, event.plan, event.policies, []);
+  // A run that halted (an early step failed) ends as it is: there is nothing left to review.
+  if (event.review && (state.phase === 'running' || state.phase === 'paused')) {
+    for (const s of event.plan.steps)
+      if (next.steps[s.id]?.status === 'pending' && !next.holds.some((h) => h.stepId === s.id))
+        next.holds.push({ stepId: s.id, why: 'review' });
+  }
+  return { ...next, streaming: false, approvedRisk: event.approvedRisk };
 }
 
 /**

@@ -37,6 +37,7 @@ export function describeHolds(
 
 function holdReason(h: Hold, tool: string, tools: readonly ToolInfo[], pins: ReadonlyMap<string, PinnedTool>): string {
   if (h.why === 'risk') return `Step ${h.stepId} (${tool}) is riskier than what was approved.`;
+  if (h.why === 'review') return `Step ${h.stepId} (${tool}) waits for your review of the whole plan.`;
   if (h.why === 'amended') {
     return `Step ${h.stepId} (${tool}) was added or changed by an amendment written after seeing tool outputs.`;
   }
