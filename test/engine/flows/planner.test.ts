@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { sizeRefusal, writePlan } from '../../../src/engine/flows/planner.ts';
+import { compactPlanJsonSchema } from '../../../src/engine/plan/compact-schema.ts';
 import { MAX_PLAN_CHARS } from '../../../src/engine/plan/planner-prompt.ts';
 import type { LlmRequest, LlmResponse } from '../../../src/engine/ports.ts';
 import { createTool } from '../fixtures.ts';
@@ -68,5 +69,32 @@ describe('the planner and answers too large to be a plan', () => {
     expect(sizeRefusal({ text: '{}', truncated: true, usage: { inputTokens: 1, outputTokens: 0 } })).toBe(
       "the plan is too large: the planner's answer reached the limit of one answer (2 characters) and was cut off before it ended",
     );
+  });
+});
+
+describe('the planner and the compact form', () => {
+  it('asks for the compact form by its schema, and the repair message names the step to fix', async () => {
+    const llm = plannerAnswering(
+      { text: '{"steps":[{"tool":"fs.read"},{"tool":"fs.read","dependsOn":["s1"]}]}' },
+      { text: '{"steps":[{"tool":"fs.read"},{"tool":"fs.read","after":["s1"]}],"summary":"Read twice"}' },
+    );
+    const result = await writePlan(llm, { request: 'read twice', tools }, { maxRepairs: 2 });
+
+    expect(result.ok && result.value.plan.steps.map((s) => [s.id, s.dependsOn])).toEqual([
+      ['s1', []],
+      ['s2', ['s1']],
+    ]);
+    expect(llm.seen[0]?.jsonSchema).toEqual({ name: 'steward_plan', schema: compactPlanJsonSchema() });
+    expect(llm.seen[1]?.messages.at(-1)?.content).toBe(
+      'That plan was rejected:\n' +
+        'steps[1]: unknown key "dependsOn" (write "after"); a step with "tool" may have "tool", "args", "id", "after", "note", "optional"\n' +
+        'Reply with the corrected plan as JSON only.',
+    );
+  });
+
+  it('names a step by its default id when validation refuses it', async () => {
+    const llm = plannerAnswering({ text: '{"steps":[{"tool":"fs.read"},{"tool":"fs.nope"}]}' });
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 0 });
+    expect(result).toEqual({ ok: false, error: 'step s2: unknown tool "fs.nope"' });
   });
 });
