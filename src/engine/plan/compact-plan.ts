@@ -71,7 +71,7 @@ export function expandCompactStep(raw: unknown, index: number): Result<Step> {
   const at = `steps[${index}]`;
   if (!isObject(raw)) return fail(`${at}: a step is a JSON object, not ${typeName(raw)}`);
   if (jsonValueDepth(raw, MAX_STEP_DEPTH) > MAX_STEP_DEPTH) return fail(`${at}: ${TOO_DEEP}`);
-  if (Object.hasOwn(raw, 'kind')) return parseStep(raw, at, false);
+  if (Object.hasOwn(raw, 'kind')) return parseFullStep(raw, at);
   const kinds = KINDS.filter((k) => Object.hasOwn(raw, k));
   const kind = kinds[0];
   if (kind === undefined) return fail(`${at}: a step needs "tool", "llm" or "if"${unknownKeys(raw, [])}`);
@@ -101,7 +101,7 @@ export function expandCompactStep(raw: unknown, index: number): Result<Step> {
 export function expandCompactPlan(raw: Json): Result<Plan> {
   if (!isObject(raw)) return fail('the answer is not a JSON object');
   if (jsonValueDepth(raw, MAX_PLAN_DEPTH) > MAX_PLAN_DEPTH) return fail(TOO_DEEP);
-  if (Object.hasOwn(raw, 'needsTools')) return fromZod(planSchema.safeParse(raw), '', false);
+  if (Object.hasOwn(raw, 'needsTools')) return parseFullPlan(raw);
   const unknown = unknownKeys(raw, ROOT_KEYS);
   if (unknown) return fail(`(root):${unknown.slice(1)}; a plan has ${quoted(ROOT_KEYS, ', ')}`);
   const root = fromZod(compactRoot.safeParse(raw), '', true);
@@ -166,6 +166,32 @@ function expandBody(kind: Kind, raw: Record<string, Json>): Result<{ fields: Rec
       ? { kind: 'tool', tool: raw['tool'] as Json, args: refs.value.value }
       : { kind: 'llm', args: { prompt: refs.value.value } };
   return ok({ fields, reads: refs.value.stepIds });
+}
+
+function parseFullPlan(raw: Record<string, Json>): Result<Plan> {
+  const steps = Array.isArray(raw['steps']) ? raw['steps'] : [];
+  const mixed = steps.flatMap((step, i) => (isObject(step) ? compactKeysIn(step, `steps[${i}]`) : []));
+  if (mixed.length > 0) return fail(mixed.slice(0, MAX_ERRORS).join('\n'));
+  return fromZod(planSchema.safeParse(raw), '', false);
+}
+
+function parseFullStep(raw: Record<string, Json>, at: string): Result<Step> {
+  const mixed = compactKeysIn(raw, at);
+  return mixed.length > 0 ? fail(mixed.join('\n')) : parseStep(raw, at, false);
+}
+
+/**
+ * Compact keys in a step of the full form. The full form's schema drops keys it does not know, so an "after" there
+ * would be lost without a word and the step would run too early.
+ */
+function compactKeysIn(step: Record<string, Json>, at: string): string[] {
+  const fullName = Object.fromEntries(Object.entries(COMPACT_NAMES).map(([f, c]) => [c, f]));
+  return ['after', 'note', 'llm', 'if', 'then', 'else']
+    .filter((k) => Object.hasOwn(step, k))
+    .map((k) => {
+      const instead = fullName[k] ? `; there, write "${fullName[k]}"` : '';
+      return `${at}: "${k}" is a key of the compact form, not of the full one (a plan with "needsTools", a step with "kind")${instead}`;
+    });
 }
 
 function parseStep(value: unknown, at: string, compact: boolean): Result<Step> {

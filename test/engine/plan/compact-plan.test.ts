@@ -187,6 +187,16 @@ describe('the full form is still read as it always was', () => {
     expect(plan.steps[2]).toEqual(planSchema.parse(full).steps[2]);
   });
 
+  it('a compact key in the full form is refused, not dropped: the step would otherwise run too early', () => {
+    const mixed = { ...full, steps: [full.steps[0], { id: 'w', tool: 'fs.write', after: ['a'] }] };
+    expect(refusal(mixed)).toBe(
+      'steps[1]: "after" is a key of the compact form, not of the full one (a plan with "needsTools", a step with "kind"); there, write "dependsOn"',
+    );
+    expect(refusal({ steps: [{ id: 'a', kind: 'llm', llm: 'x' }] })).toBe(
+      'steps[0]: "llm" is a key of the compact form, not of the full one (a plan with "needsTools", a step with "kind")',
+    );
+  });
+
   it('full-form errors still name the path as before', () => {
     expect(refusal({ needsTools: true, steps: [] })).toBe(
       'summary: Invalid input: expected string, received undefined',
