@@ -5,7 +5,7 @@ import { planFor, taskPlan } from '../../../bench/fake-model.ts';
 import type { GeneratedFile } from '../../../bench/fs-tree.ts';
 import { createTasks } from '../../../bench/tasks.ts';
 import { canonicalJson } from '../../../src/engine/plan/canonical-json.ts';
-import { expandCompactPlan } from '../../../src/engine/plan/compact-plan.ts';
+import { expandCompactPlan, expandCompactStep } from '../../../src/engine/plan/compact-plan.ts';
 import { compactPlanJsonSchema } from '../../../src/engine/plan/compact-schema.ts';
 import { planSchema, type Plan } from '../../../src/engine/plan/plan-schema.ts';
 import { checkAnswer, plannerUserPrompt } from '../../../src/engine/plan/planner-prompt.ts';
@@ -139,6 +139,18 @@ describe('round trips', () => {
         expect(canonicalJson(expand(toCompactPlan(plan)))).toBe(canonicalJson(plan));
       }),
       { numRuns: 200 },
+    );
+  });
+
+  it('each step expands alone exactly as it does inside its plan, which a parser of a streamed plan relies on', () => {
+    fc.assert(
+      fc.property(compactPlan, (compact) => {
+        const plan = expand(compact);
+        compact.steps.forEach((raw, i) =>
+          expect(expandCompactStep(raw, i)).toEqual({ ok: true, value: plan.steps[i] }),
+        );
+      }),
+      { numRuns: 100 },
     );
   });
 
