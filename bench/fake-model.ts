@@ -4,8 +4,10 @@
  * an ideal one: it answers only from what is in the request, so a result Steward failed to pass on shows up as a
  * wrong answer.
  */
+import { planSchema, type Plan } from '../src/engine/plan/plan-schema.ts';
 import { extractJson } from '../src/engine/plan/planner-prompt.ts';
 import { resolveRefs } from '../src/engine/plan/refs.ts';
+import { toCompactPlan } from '../src/engine/plan/to-compact-plan.ts';
 import type { Json } from '../src/engine/types.ts';
 import type { BenchTask, TaskStep } from './tasks.ts';
 
@@ -40,22 +42,24 @@ export function findTag(texts: readonly string[]): { taskId: string; round: numb
   return undefined;
 }
 
-/** The plan a good planner writes for the task, as compact JSON. */
+/**
+ * The plan a good planner writes for the task, in the compact form: steps first, default ids where nothing refers
+ * to a step by another name, dependencies left to the references, no notes or rationale, the summary last.
+ */
 export function planFor(task: BenchTask): string {
+  return JSON.stringify(toCompactPlan(taskPlan(task)));
+}
+
+/** The task's plan in the full form, as Steward stores it once the compact answer is expanded. */
+export function taskPlan(task: BenchTask): Plan {
   const steps = task.steps.map((s) => ({
     id: s.id,
-    kind: s.kind,
-    ...(s.kind === 'tool' ? { tool: s.tool } : {}),
-    args: s.args,
     dependsOn: s.dependsOn,
-    description: s.description,
-    optional: false,
+    ...(s.kind === 'tool'
+      ? { kind: s.kind, tool: s.tool, args: s.args }
+      : { kind: s.kind, args: { prompt: s.args['prompt'] ?? '' } }),
   }));
-  const parallel = task.steps.filter((s) => s.dependsOn.length === 0).length > 1;
-  const rationale = parallel
-    ? 'Independent steps run in parallel; the report adds up the results.'
-    : 'Each step needs the one before it.';
-  return JSON.stringify({ summary: task.summary, rationale, needsTools: true, answer: null, risks: [], steps });
+  return planSchema.parse({ summary: task.summary, needsTools: true, steps });
 }
 
 /** The report: the task's answer from the succeeded steps' result texts, as the report writer was given them. */
@@ -64,11 +68,12 @@ export function synthesize(task: BenchTask, userText: string): string {
 }
 
 /**
- * Reads Steward's "Step results" lines (`<id> (<target>, <description>): STATUS — detail`, in plan order) and returns
- * the details of succeeded steps. Details may span lines, so each ends where the next step's line begins.
+ * Reads Steward's "Step results" lines (`<id> (<target>, no description): STATUS — detail`, in plan order: the plan
+ * has no notes) and returns the details of succeeded steps. Details may span lines, so each ends where the next
+ * step's line begins.
  */
 export function stepResultTexts(steps: readonly TaskStep[], userText: string): string[] {
-  const heads = steps.map((s) => `${s.id} (${s.kind === 'tool' ? s.tool : 'llm'}, ${s.description}): `);
+  const heads = steps.map((s) => `${s.id} (${s.kind === 'tool' ? s.tool : 'llm'}, no description): `);
   const texts: string[] = [];
   let from = userText.indexOf('Step results:');
   for (let i = 0; i < steps.length; i++) {

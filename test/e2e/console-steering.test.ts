@@ -143,7 +143,7 @@ describe('steering a plan through the console (postgres)', () => {
     ]);
     const planner = h.llm.requests.filter((r) => r.role === 'planner')[1]!;
     expect(planner.lastUserText).toContain(
-      'must stay exactly as they are (same id, kind, tool, args and dependsOn): first, wait',
+      'must stay exactly as they are (copy each one unchanged: same id, tool, args, after and note): first, wait',
     );
     expect(planner.lastUserText).toContain('first (everything.echo, no description): SUCCEEDED — Echo: one');
     const run = await onlyRun(h);

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { LlmRequest } from '../../src/engine/ports.ts';
-import { planJsonSchema } from '../../src/engine/plan/plan-schema.ts';
+import { compactPlanJsonSchema } from '../../src/engine/plan/compact-schema.ts';
 import { AnthropicLlmClient, type AnthropicLlmOptions } from '../../src/llm/anthropic-llm.ts';
 import { startFakeLlm, tokens, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { stewardError } from '../helpers/steward-error.ts';
@@ -110,14 +110,14 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     expect(sent?.system).toBe('[steward:classifier]\nClassify the reply.');
   });
 
-  it('states the plan schema in the system prompt, since free-form args and recursion cannot be enforced natively', async () => {
-    const schema = planJsonSchema();
-    fake.setScript(() => '```json\n{"summary":"s","needsTools":false}\n```');
+  it('states the compact plan schema in the system prompt, since free-form args cannot be enforced natively', async () => {
+    const schema = compactPlanJsonSchema();
+    fake.setScript(() => '```json\n{"answer":"s"}\n```');
     const response = await client().complete(
       request({ role: 'planner', system: '[steward:planner]', jsonSchema: { name: 'plan', schema } }),
     );
 
-    expect(response.text).toBe('{"summary":"s","needsTools":false}');
+    expect(response.text).toBe('{"answer":"s"}');
     const sent = fake.requests[0];
     expect(sent?.body).not.toHaveProperty('output_config');
     expect(sent?.role).toBe('planner');

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { compactPlanJsonSchema } from '../../src/engine/plan/compact-schema.ts';
 import { planJsonSchema } from '../../src/engine/plan/plan-schema.ts';
 import { isClosed, toAnthropicOutputFormat } from '../../src/llm/anthropic-schema.ts';
 import { toSchemaName, unwrapJsonFence, withSchemaInstruction } from '../../src/llm/json-output.ts';
@@ -8,6 +9,11 @@ describe('anthropic structured output', () => {
   it('keeps the plan schema out of native mode: its args are free-form and its JSON values recursive', () => {
     expect(isClosed(planJsonSchema())).toBe(false);
     expect(toAnthropicOutputFormat(planJsonSchema())).toBeNull();
+  });
+
+  it('keeps the compact plan schema (the one the planner sends) out of native mode too: its args are free-form', () => {
+    expect(isClosed(compactPlanJsonSchema())).toBe(false);
+    expect(toAnthropicOutputFormat(compactPlanJsonSchema())).toBeNull();
   });
 
   it('accepts closed objects, enums, arrays and unions', () => {

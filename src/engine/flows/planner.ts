@@ -3,7 +3,7 @@
  * An invalid answer gets at most `maxRepairs` further calls, each told exactly what was wrong; an answer too large
  * to be a plan gets none, since a model that wrote one will write the next just as long.
  */
-import { planJsonSchema } from '../plan/plan-schema.ts';
+import { compactPlanJsonSchema } from '../plan/compact-schema.ts';
 import {
   checkAnswer,
   MAX_PLAN_CHARS,
@@ -26,7 +26,7 @@ export async function writePlan(
   options: { maxRepairs: number; onResponse?: (r: LlmResponse) => Promise<void>; signal?: AbortSignal },
 ): Promise<Result<ValidatedPlan>> {
   const messages: LlmMessage[] = [{ role: 'user', content: plannerUserPrompt(input) }];
-  const schema = { name: 'steward_plan', schema: planJsonSchema() };
+  const schema = { name: 'steward_plan', schema: compactPlanJsonSchema() };
   // The same text on every call, repairs included, so the provider's prompt cache serves them.
   const system = plannerSystemPrompt(input.offered ?? input.tools);
   let lastError = '';

@@ -24,9 +24,30 @@ const MAX_LENGTH = 2000;
 
 /** Parses a condition expression, or says precisely what is wrong with it. */
 export function parseCondition(text: string): Result<Condition> {
+  const split = splitCondition(text);
+  if (!split.ok) return split;
+  const [l, o, r] = split.value.map((t) => t.text) as [string, string, string];
+  if (!(CONDITION_OPERATORS as readonly string[]).includes(o)) {
+    return { ok: false, error: `unknown operator "${o.slice(0, 20)}"; use one of ${CONDITION_OPERATORS.join(' ')}` };
+  }
+  const left = parseOperand(l);
+  if (!left.ok) return left;
+  const right = parseOperand(r);
+  if (!right.ok) return right;
+  return { ok: true, value: { left: left.value, op: o as ConditionOperator, right: right.value } };
+}
+
+/** One token of a condition and where it starts, so a caller can rewrite an operand in place. */
+export interface ConditionToken {
+  text: string;
+  start: number;
+}
+
+/** Splits a condition into its three tokens (operand, operator, operand), or says why it cannot. */
+export function splitCondition(text: string): Result<[ConditionToken, ConditionToken, ConditionToken]> {
   if (typeof text !== 'string') return { ok: false, error: 'condition must be a string' };
   if (text.length > MAX_LENGTH) return { ok: false, error: `condition longer than ${MAX_LENGTH} characters` };
-  const tokens: string[] = [];
+  const tokens: ConditionToken[] = [];
   let i = 0;
   while (i < text.length && tokens.length <= 3) {
     const c = text[i] as string;
@@ -50,7 +71,7 @@ export function parseCondition(text: string): Result<Condition> {
         i++;
       }
     }
-    tokens.push(text.slice(start, i));
+    tokens.push({ text: text.slice(start, i), start });
   }
   if (tokens.length !== 3) {
     return {
@@ -58,15 +79,19 @@ export function parseCondition(text: string): Result<Condition> {
       error: `expected "<operand> <operator> <operand>", got ${tokens.length > 3 ? 'more' : tokens.length} part(s)`,
     };
   }
-  const [l, o, r] = tokens as [string, string, string];
-  if (!(CONDITION_OPERATORS as readonly string[]).includes(o)) {
-    return { ok: false, error: `unknown operator "${o.slice(0, 20)}"; use one of ${CONDITION_OPERATORS.join(' ')}` };
-  }
-  const left = parseOperand(l);
-  if (!left.ok) return left;
-  const right = parseOperand(r);
-  if (!right.ok) return right;
-  return { ok: true, value: { left: left.value, op: o as ConditionOperator, right: right.value } };
+  return { ok: true, value: tokens as [ConditionToken, ConditionToken, ConditionToken] };
+}
+
+/** True when a condition operand is a literal (quoted string, number, true, false, null), not a reference. */
+export function isLiteralOperand(token: string): boolean {
+  return (
+    token.startsWith('"') ||
+    token.startsWith("'") ||
+    token === 'true' ||
+    token === 'false' ||
+    token === 'null' ||
+    /^-?\d+(\.\d+)?$/.test(token)
+  );
 }
 
 function parseOperand(token: string): Result<Operand> {

@@ -56,7 +56,10 @@ export const stepSchema = z.preprocess(
   z.discriminatedUnion('kind', [toolStep, llmStep, conditionStep]),
 );
 
-/** A complete plan as the planner must write it. */
+/** The most steps a plan may have. */
+export const MAX_PLAN_STEPS = 100;
+
+/** A complete plan in its full form: what is stored, shown and validated (the planner may write it compact). */
 export const planSchema = z.object({
   summary: z.string().min(1).max(1000),
   rationale: z.string().max(4000).default(''),
@@ -64,7 +67,7 @@ export const planSchema = z.object({
   /** When no tools are needed, the answer to give the user directly. */
   answer: z.string().nullable().default(null),
   risks: z.array(z.string().max(500)).default([]),
-  steps: z.array(stepSchema).max(100).default([]),
+  steps: z.array(stepSchema).max(MAX_PLAN_STEPS).default([]),
 });
 
 export type Plan = z.infer<typeof planSchema>;

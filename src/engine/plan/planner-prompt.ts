@@ -4,9 +4,11 @@
  */
 import type { Result } from '../result.ts';
 import type { Json, ToolInfo } from '../types.ts';
+import { expandCompactPlan } from './compact-plan.ts';
 import { jsonTextDepth, MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
-import { planSchema, type Plan } from './plan-schema.ts';
+import type { Plan } from './plan-schema.ts';
 import { renderToolCatalog } from './tool-catalog.ts';
+import { toCompactPlan } from './to-compact-plan.ts';
 import { validatePlan, type ValidatedPlan } from './validate-plan.ts';
 
 /** What the planner is asked to do: a new request, or a change to an existing plan. */
@@ -23,20 +25,17 @@ const NOT_JSON = 'the answer is not a JSON object';
 /** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
 export const MAX_PLAN_CHARS = 200_000;
 
-/** Parses and validates one planner answer. */
+/** Parses and validates one planner answer, in the compact form or the full one (`compact-plan.ts`). */
 export function checkAnswer(text: string, tools: readonly ToolInfo[]): Result<ValidatedPlan> {
   if (text.length > MAX_PLAN_CHARS)
     return { ok: false, error: `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan` };
   const json = parseAnswerJson(text);
   if (!json.ok) return json;
-  const parsed = planSchema.safeParse(json.value);
-  if (!parsed.success) {
-    const issues = parsed.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
-    return { ok: false, error: issues.join('\n') };
-  }
-  if (!parsed.data.needsTools)
-    return { ok: true, value: { plan: { ...parsed.data, steps: [] }, layers: [], stepRisk: {}, risk: 'low' } };
-  const valid = validatePlan(parsed.data, tools);
+  const plan = expandCompactPlan(json.value);
+  if (!plan.ok) return plan;
+  if (!plan.value.needsTools)
+    return { ok: true, value: { plan: { ...plan.value, steps: [] }, layers: [], stepRisk: {}, risk: 'low' } };
+  const valid = validatePlan(plan.value, tools);
   return valid.ok ? valid : { ok: false, error: valid.error.slice(0, 20).join('\n') };
 }
 
@@ -70,31 +69,38 @@ export function plannerSystemPrompt(tools: readonly ToolInfo[]): string {
 You are the planner of Steward, a chat bot that runs multi-step work with tools. You cannot call tools.
 You write a plan as JSON; code runs it exactly as written, so every argument must be final.
 
-Answer with one JSON object: {"summary", "rationale", "needsTools", "answer", "risks", "steps"}.
-- If the request needs no tools, set needsTools false, put the reply in "answer" and leave steps empty.
-- Otherwise each step is {"id", "kind", "tool", "args", "dependsOn", "description", "optional"}:
-  kind "tool" calls "tool" (a name from the list below, exactly as written) with "args" matching its input schema;
-  kind "llm" has args {"prompt": ...} and returns text written by a model with no tools;
-  kind "condition" has "expression", "ifTrue" and "ifFalse" (ids of steps that depend on it).
-- To use an earlier step's output, write the whole argument value as {"$ref": "steps.<id>.output<path>"},
-  e.g. {"$ref": "steps.s1.output.content[0].text"}; tool outputs are MCP results {content: [...], structuredContent}.
-  llm steps output {"text"}. A referenced step must be listed in dependsOn (directly or through other steps).
-- Conditions are "<operand> <op> <operand>" with op one of == != > >= < <= contains; operands are references,
-  quoted strings, numbers, true, false or null.
-- Steps with no dependency between them run in parallel. Mark a step optional if the work can go on without it.
+Answer with one JSON object, steps first and summary last: {"steps":[...],"summary":"a few words"}.
+If the request needs no tools, answer {"answer":"<your reply>"} instead.
+A step is one of:
+  {"tool":"<a name from the list below, exactly as written>","args":{...matching its input schema}}
+  {"llm":<prompt: a string, or JSON holding references>} (a model with no tools writes text from it)
+  {"if":"<condition>","then":["<ids>"],"else":["<ids>"]} (of the steps that depend on it, decides which run)
+Optional keys of any step: "id" (default s1, s2, ... by position; give short ids like "a" only when you need
+names), "after":["<ids>"] (steps that must end first), "note" (a few words, only when tool and args do not say
+it), "optional":true (the work can go on without it). Leave out what you do not need.
+- To use an earlier step's output, write the whole argument value as {"$ref":"<id><path>"}, e.g.
+  {"$ref":"s1.content[0].text"}; tool outputs are MCP results {content: [...], structuredContent}, llm steps
+  output {"text"}. A reference makes its step wait for the step it reads: list in "after" only other steps.
+- Conditions are "<operand> <op> <operand>" with op one of == != > >= < <= contains; operands are references
+  (s1.structuredContent.count), quoted strings, numbers, true, false or null. A step named in "then" or "else"
+  must list the condition in "after" (or read it).
+- Steps with no dependency between them run in parallel.
+- No rationale. Add "risks":["..."] only for real risks and "why":"..." only when the plan needs explaining.
 - Objects and arrays may nest at most ${MAX_PLAN_DEPTH} levels deep, the plan object itself counting as level 1.
 
 Tools:
 ${catalog || '(none are connected)'}`;
 }
 
-/** The planner's first user message: the request, or the plan to change and how. */
+/** The planner's first user message: the request, or the plan to change (in the compact form) and how. */
 export function plannerUserPrompt(input: PlanRequest): string {
   if (!input.amend) return `Request:\n${input.request}`;
   const { plan, text, progress } = input.amend;
-  const base = `Original request:\n${input.request}\n\nCurrent plan:\n${JSON.stringify(plan)}\n\nThe person asks for this change:\n${text}\n\n`;
+  // Every id written out: inserting a step would otherwise move the default ids of the steps after it.
+  const current = JSON.stringify(toCompactPlan(plan, { explicitIds: true }));
+  const base = `Original request:\n${input.request}\n\nCurrent plan:\n${current}\n\nThe person asks for this change:\n${text}\n\n`;
   if (!progress) return `${base}Write the complete revised plan.`;
-  return `${base}The plan is already running. These steps have started or finished and must stay exactly as they are (same id, kind, tool, args and dependsOn): ${progress.started.join(', ') || 'none'}.
+  return `${base}The plan is already running. These steps have started or finished and must stay exactly as they are (copy each one unchanged: same id, tool, args, after and note): ${progress.started.join(', ') || 'none'}.
 Results so far:
 ${progress.results.join('\n')}
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createPlanWriter, sizeRefusal, writePlan } from '../../../src/engine/flows/planner.ts';
+import { compactPlanJsonSchema } from '../../../src/engine/plan/compact-schema.ts';
 import { MAX_PLAN_CHARS } from '../../../src/engine/plan/planner-prompt.ts';
 import type { LlmRequest, LlmResponse, ToolRunner } from '../../../src/engine/ports.ts';
 import { createTool } from '../fixtures.ts';
@@ -100,5 +101,32 @@ describe('the planner with more tools connected than it is shown', () => {
     const outcome = await createPlanWriter(runner, () => llm, 0, 10)(ada, 'Read the file notes.md from the disk');
     expect(llm.seen[0]?.system).not.toContain('desk.ticket_29');
     expect(outcome.ok).toBe(true);
+  });
+});
+
+describe('the planner and the compact form', () => {
+  it('asks for the compact form by its schema, and the repair message names the step to fix', async () => {
+    const llm = plannerAnswering(
+      { text: '{"steps":[{"tool":"fs.read"},{"tool":"fs.read","dependsOn":["s1"]}]}' },
+      { text: '{"steps":[{"tool":"fs.read"},{"tool":"fs.read","after":["s1"]}],"summary":"Read twice"}' },
+    );
+    const result = await writePlan(llm, { request: 'read twice', tools }, { maxRepairs: 2 });
+
+    expect(result.ok && result.value.plan.steps.map((s) => [s.id, s.dependsOn])).toEqual([
+      ['s1', []],
+      ['s2', ['s1']],
+    ]);
+    expect(llm.seen[0]?.jsonSchema).toEqual({ name: 'steward_plan', schema: compactPlanJsonSchema() });
+    expect(llm.seen[1]?.messages.at(-1)?.content).toBe(
+      'That plan was rejected:\n' +
+        'steps[1]: unknown key "dependsOn" (write "after"); a step with "tool" may have "tool", "args", "id", "after", "note", "optional"\n' +
+        'Reply with the corrected plan as JSON only.',
+    );
+  });
+
+  it('names a step by its default id when validation refuses it', async () => {
+    const llm = plannerAnswering({ text: '{"steps":[{"tool":"fs.read"},{"tool":"fs.nope"}]}' });
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 0 });
+    expect(result).toEqual({ ok: false, error: 'step s2: unknown tool "fs.nope"' });
   });
 });
