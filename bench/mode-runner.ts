@@ -11,7 +11,7 @@ import { taskTag } from './fake-model.ts';
 import { BENCH_BUDGETS } from './profile.ts';
 import { runReact, type ReactOutcome } from './react.ts';
 import type { BenchTask } from './tasks.ts';
-import { Timeline, timedLlm, timedStore, timedTools, type Span } from './timeline.ts';
+import { flooredTools, Timeline, timedLlm, timedStore, timedTools, type Span } from './timeline.ts';
 import type { World } from './world.ts';
 
 /** The four execution styles compared. */
@@ -38,10 +38,18 @@ export class ModeRunner {
   private readonly waiters = new Map<string, (m: OutboundMessage) => void>();
   private readonly stewards: Record<'plan-execute' | 'plan-execute-seq', Steward>;
 
-  constructor(private readonly world: World) {
+  /**
+   * `maxParallel` is the parallel Steward's (the bench's 16 by default); `toolFloorMs` holds every tool result until
+   * that long after its call started, for a modelled tool time.
+   */
+  constructor(
+    private readonly world: World,
+    options: { maxParallel?: number; toolFloorMs?: number } = {},
+  ) {
     const notifier: Notifier = { send: async (c, m) => this.waiters.get(c.key)?.(m) };
+    const tools = options.toolFloorMs ? flooredTools(world.host, options.toolFloorMs) : world.host;
     const base: StewardSettings = {
-      maxParallel: BENCH_MAX_PARALLEL,
+      maxParallel: options.maxParallel ?? BENCH_MAX_PARALLEL,
       maxAttempts: 3,
       amendmentCap: 3,
       maxRepairs: 2,
@@ -50,7 +58,7 @@ export class ModeRunner {
     };
     const deps = {
       llm: timedLlm(world.llm, this.timeline),
-      tools: timedTools(world.host, this.timeline),
+      tools: timedTools(tools, this.timeline),
       store: timedStore(new PgRunStore(world.db.db), this.timeline),
       notifier,
       clock: () => new Date(),

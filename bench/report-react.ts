@@ -3,7 +3,7 @@
  * (same task, same round) and summarized as median (p25–p75) over the pairs of a shape.
  */
 import { MODES, type Mode } from './mode-runner.ts';
-import type { RunRow } from './run-analysis.ts';
+import type { RowMode, RunRow } from './run-analysis.ts';
 import { groupBy, header, int, median, pct, row, spread, sum } from './stats.ts';
 import { SHAPES } from './tasks.ts';
 
@@ -15,12 +15,12 @@ const SHORT: Record<Mode, string> = {
 };
 
 /** Rows of one mode, keyed by task and round. */
-function byPair(rows: readonly RunRow[], mode: Mode): Map<string, RunRow> {
+function byPair(rows: readonly RunRow[], mode: RowMode): Map<string, RunRow> {
   return new Map(rows.filter((r) => r.mode === mode).map((r) => [`${r.task}#${r.round}`, r]));
 }
 
 /** Pairs `a` with `b` (same task and round) and applies `f` to each pair. */
-export function paired(rows: readonly RunRow[], a: Mode, b: Mode, f: (x: RunRow, y: RunRow) => number): number[] {
+export function paired(rows: readonly RunRow[], a: RowMode, b: RowMode, f: (x: RunRow, y: RunRow) => number): number[] {
   const right = byPair(rows, b);
   return [...byPair(rows, a)].flatMap(([k, x]) => {
     const y = right.get(k);

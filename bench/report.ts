@@ -8,7 +8,9 @@ import { environmentLines, type Environment } from './environment.ts';
 import { DEFAULT_LATENCY } from './latency-model.ts';
 import { BENCH_MAX_PARALLEL } from './mode-runner.ts';
 import type { OverheadRow } from './overhead.ts';
+import type { PeerSection } from './against-peer.ts';
 import type { BenchProfile } from './profile.ts';
+import { peerSection, peerTargetRows } from './report-peer.ts';
 import {
   achievedByShape,
   againstReactTable,
@@ -38,6 +40,8 @@ export interface BenchResults {
   env: Environment;
   durationS: number;
   reactRows: RunRow[];
+  /** The comparison against LangGraph (section 1b). */
+  peer: PeerSection;
   limitedRows: RunRow[];
   overhead: { lines: string[]; rows: OverheadRow[] };
   profiles: ProfileSummary[];
@@ -140,6 +144,24 @@ function pending(): string[] {
   ];
 }
 
+/** The report of `BENCH_ONLY=peer`: the environment, the targets against LangGraph and section 1b. */
+export function renderPeerReport(r: Pick<BenchResults, 'profile' | 'env' | 'durationS' | 'peer'>): string {
+  const out = [
+    `# Steward against LangGraph (${r.profile.name} profile, BENCH_ONLY=peer)`,
+    '',
+    ...environmentLines(r.env),
+    `- Latency scale ${r.profile.scale}, seed ${r.profile.seed}, ${r.profile.rounds} measured rounds after a warm-up pass; ${Math.round(r.durationS)} s in all.`,
+    '',
+    '## Targets (issue 13)',
+    '',
+    ...header(['target', 'goal', 'measured', 'met'], 2),
+    ...peerTargetRows(r.peer).map((t) => row([t.target, t.goal, t.measured, t.met])),
+    '',
+    ...peerSection(r.peer, r.profile.scale),
+  ];
+  return `${out.join('\n')}\n`;
+}
+
 /** Renders the whole report. */
 export function renderReport(r: BenchResults): string {
   const out = [
@@ -150,10 +172,12 @@ export function renderReport(r: BenchResults): string {
     '',
     '## Targets',
     '',
-    ...header(['target (issue 6)', 'goal', 'measured', 'met'], 2),
+    ...header(['target (issues 6 and 13)', 'goal', 'measured', 'met'], 2),
     ...targetRows(r).map((t) => row([t.target, t.goal, t.measured, t.met])),
     '',
     ...section1(r),
+    '',
+    ...peerSection(r.peer, r.profile.scale),
     '',
     ...section2(r),
     '',

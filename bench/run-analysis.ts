@@ -28,13 +28,17 @@ export interface OverheadBreakdown {
   storeExposedMs: number;
 }
 
+/** Modes of rows: the four of the ReAct comparison and the LangGraph peer. */
+export type RowMode = Mode | 'langgraph';
+
 /** One run of one task in one mode. */
 export interface RunRow {
-  section: 'react';
+  /** `peer`: the comparison against LangGraph, with issue 13's latency model. */
+  section: 'react' | 'peer';
   task: string;
   shape: Shape;
   transport: BenchTask['transport'];
-  mode: Mode;
+  mode: RowMode;
   round: number;
   steps: number;
   wallMs: number;
@@ -58,19 +62,22 @@ export interface RunRow {
   overhead?: OverheadBreakdown;
 }
 
-/** Builds the row; `calls` are the fake's records for this run. */
+/** Builds the row; `calls` are the fake's records for this run; every tool call took at least `toolFloorMs`. */
 export function analyseRun(
   task: BenchTask,
-  mode: Mode,
+  mode: RowMode,
   round: number,
   run: ModeRun,
   calls: readonly LlmCallRecord[],
+  toolFloorMs = 0,
 ): RunRow {
   const answered = calls.filter((c) => c.status === 200);
   const llmStepLatency = answered.filter((c) => c.role === 'llm_step').map((c) => c.latencyMs);
   const plan = mode === 'plan-execute' || mode === 'plan-execute-seq';
   const steps = plan ? task.steps : task.steps.filter((s) => s.kind === 'tool');
-  const modelled = weights(steps, (s, i) => (s.kind === 'llm' ? (llmStepLatency[i] ?? 0) : s.nominalMs));
+  const modelled = weights(steps, (s, i) =>
+    s.kind === 'llm' ? (llmStepLatency[i] ?? 0) : Math.max(s.nominalMs, toolFloorMs),
+  );
   const sumT = sum([...modelled.values()]);
   const criticalT = criticalPath(steps, modelled);
   const modelLlmMs = sum(answered.filter((c) => c.role !== 'llm_step').map((c) => c.latencyMs));
@@ -107,9 +114,9 @@ export function analyseRun(
   return row;
 }
 
-function analyticTools(mode: Mode, steps: readonly TaskStep[], t: Map<string, number>, run: ModeRun): number {
+function analyticTools(mode: RowMode, steps: readonly TaskStep[], t: Map<string, number>, run: ModeRun): number {
   if (mode === 'plan-execute') return criticalPath(steps, t);
-  if (mode === 'react-parallel')
+  if (mode === 'react-parallel' || mode === 'langgraph')
     return sum((run.react?.callsPerTurn ?? []).map((ids) => Math.max(0, ...ids.map((id) => t.get(id) ?? 0))));
   return sum([...t.values()]);
 }
@@ -128,7 +135,7 @@ export function criticalPath(steps: readonly TaskStep[], t: ReadonlyMap<string, 
   return Math.max(0, ...finish.values());
 }
 
-function planBreakdown(task: BenchTask, mode: Mode, run: ModeRun): Pick<RunRow, 'toolPhaseMs' | 'overhead'> {
+function planBreakdown(task: BenchTask, mode: RowMode, run: ModeRun): Pick<RunRow, 'toolPhaseMs' | 'overhead'> {
   const llm = run.spans.filter((s) => s.kind === 'llm');
   const planner = llm.filter((s) => s.name === 'planner');
   const synth = llm.find((s) => s.name === 'synthesizer');
