@@ -74,7 +74,7 @@ export async function benchAgainstPeer(
   const runner = new ModeRunner(world, { maxParallel, toolFloorMs });
   const rows: RunRow[] = [];
   const one = (task: BenchTask, mode: PeerMode, round: number, key: string) =>
-    runOne({ world, runner, peer, toolFloorMs }, task, mode, round, key);
+    runOne({ world, runner, peer, toolFloorMs, maxParallel }, task, mode, round, key);
   try {
     await world.fake.configure({ ...world.fakeConfig, latency: PEER_LATENCY });
     await world.fake.flush();
@@ -103,7 +103,7 @@ export async function benchAgainstPeer(
 }
 
 async function runOne(
-  ctx: { world: World; runner: ModeRunner; peer: PeerAgent; toolFloorMs: number },
+  ctx: { world: World; runner: ModeRunner; peer: PeerAgent; toolFloorMs: number; maxParallel: number },
   task: BenchTask,
   mode: PeerMode,
   round: number,
@@ -112,7 +112,8 @@ async function runOne(
   const run =
     mode === 'plan-execute' ? await ctx.runner.run(mode, task, round, key) : await runPeer(ctx.peer, task, round);
   const { calls, failures } = await ctx.world.fake.flush();
-  const row: RunRow = { ...analyseRun(task, mode, round, run, calls, ctx.toolFloorMs), section: 'peer' };
+  const analysed = analyseRun(task, mode, round, run, calls, ctx);
+  const row: RunRow = { ...analysed, section: 'peer' };
   if (failures.length > 0) row.status += `; fake LLM: ${failures.join('; ')}`;
   return row;
 }
