@@ -14,8 +14,11 @@ import type { BenchTask } from './tasks.ts';
 import { flooredTools, Timeline, timedLlm, timedStore, timedTools, type Span } from './timeline.ts';
 import type { World } from './world.ts';
 
-/** The four execution styles compared. */
-export const MODES = ['plan-execute', 'plan-execute-seq', 'react', 'react-parallel'] as const;
+/**
+ * The execution styles compared against the analytic limit. The hand-written ReAct loop with parallel calls was
+ * dropped: the LangGraph peer (against-peer.ts) is the real agent of that kind, with native parallel tool calls.
+ */
+export const MODES = ['plan-execute', 'plan-execute-seq', 'react'] as const;
 export type Mode = (typeof MODES)[number];
 
 /** One run as observed from outside. */
@@ -75,12 +78,12 @@ export class ModeRunner {
   async run(mode: Mode, task: BenchTask, round: number, key: string): Promise<ModeRun> {
     this.timeline.reset();
     const request = `${taskTag(task.id, round)} ${task.request}`;
-    if (mode === 'react' || mode === 'react-parallel') {
+    if (mode === 'react') {
       const t0 = performance.now();
       const react = await runReact(
         { llm: timedLlm(this.world.llm, this.timeline), tools: timedTools(this.world.host, this.timeline) },
         request,
-        { parallel: mode === 'react-parallel', maxTurns: 40, toolTimeoutMs: 60_000 },
+        { parallel: false, maxTurns: 40, toolTimeoutMs: 60_000 },
       );
       return {
         wallMs: performance.now() - t0,

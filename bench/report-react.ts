@@ -11,7 +11,6 @@ const SHORT: Record<Mode, string> = {
   'plan-execute': 'plan-execute',
   'plan-execute-seq': 'plan-execute, maxParallel 1',
   react: 'ReAct',
-  'react-parallel': 'ReAct, parallel calls',
 };
 
 /** Rows of one mode, keyed by task and round. */
@@ -77,23 +76,7 @@ export function modesTable(rows: readonly RunRow[]): string[] {
 
 /** Benchmark 1, part b: ReAct against plan-execute, measured beside the analytic limit. */
 export function againstReactTable(rows: readonly RunRow[]): string[] {
-  const out = [
-    ...header(
-      [
-        'shape',
-        'N',
-        'ReAct ÷ PE wall',
-        'limit',
-        'achieved',
-        'ReAct-par ÷ PE wall',
-        'limit',
-        'achieved',
-        'tokens ReAct ÷ PE',
-        'tokens ReAct-par ÷ PE',
-      ],
-      2,
-    ),
-  ];
+  const out = [...header(['shape', 'N', 'ReAct ÷ PE wall', 'limit', 'achieved', 'tokens ReAct ÷ PE'], 2)];
   const tokens = (r: RunRow) => r.inputTokens + r.outputTokens;
   for (const shape of [...shapesIn(rows), 'all']) {
     const of = shape === 'all' ? rows : rows.filter((r) => r.shape === shape);
@@ -116,13 +99,8 @@ export function againstReactTable(rows: readonly RunRow[]): string[] {
         shape === 'all' ? '**all**' : shape,
         shape === 'all' ? '' : stepsOf(of),
         ...cells('react'),
-        ...cells('react-parallel'),
         spread(
           paired(of, 'react', 'plan-execute', (x, y) => tokens(x) / tokens(y)),
-          1,
-        ),
-        spread(
-          paired(of, 'react-parallel', 'plan-execute', (x, y) => tokens(x) / tokens(y)),
           1,
         ),
       ]),

@@ -6,7 +6,7 @@ import type { ProfileEntry } from './cpu-profile.ts';
 import { profileTable } from './cpu-profile.ts';
 import { environmentLines, type Environment } from './environment.ts';
 import { DEFAULT_LATENCY } from './latency-model.ts';
-import { BENCH_MAX_PARALLEL } from './mode-runner.ts';
+import { BENCH_MAX_PARALLEL, MODES } from './mode-runner.ts';
 import type { OverheadRow } from './overhead.ts';
 import type { PeerSection } from './against-peer.ts';
 import type { BenchProfile } from './profile.ts';
@@ -59,7 +59,7 @@ function settingsLines(r: BenchResults): string[] {
     .filter((x) => x.mode === 'plan-execute' && x.shape === 'fan-8')
     .map((x) => x.roles['planner']?.modelMs ?? NaN);
   return [
-    `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × 4 modes after a warm-up pass (6 tasks in every mode), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
+    `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × ${MODES.length} modes after a warm-up pass (6 tasks in every mode), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
     `- Fake LLM (own process): latency = scale × (${l.ttftMs} ms + input tokens ÷ ${l.prefillTokensPerSec.toLocaleString('en-US')}/s + output tokens ÷ ${l.outputTokensPerSec}/s) × log-normal jitter (σ ${l.jitter}) seeded by the request body. An 8-step planner call modelled at ${Math.round(median(planner))} ms here, ${Math.round(median(planner) / p.scale)} ms at scale 1. Tokens are counted by the server from the whole request (every message, re-sent history included, and the response schema), 4 characters a token.`,
     `- Tools: server-everything over stdio (\`everything\`) and Streamable HTTP (\`web\`), server-filesystem on a generated tree of 50 KB files (\`fs\`), the audit fixture's \`sleep\` (\`audit\`); sleeps and long operations are scaled too. PostgreSQL logging on. Plan-execute runs with maxParallel ${BENCH_MAX_PARALLEL} (Steward's default is 4), auto-approved (all plans are low risk).`,
     '- Medians over tasks × rounds, with p25–p75 in brackets; ratios are taken per pair (same task and round) before the median. Raw rows: `bench/out/rows.jsonl`.',
@@ -75,7 +75,7 @@ function section1(r: BenchResults): string[] {
   return [
     '## 1. Against ReAct',
     '',
-    "Analytic wall time per mode, from the latencies the fake applied to that very run and the tasks' modelled tool times T (sleeps; llm steps count with their modelled latency; tools that answer at once count 0): ReAct = ΣL + ΣT (the spec's (N+1)·L + ΣT), ReAct with parallel calls = ΣL + Σ over turns of the longest T, plan-execute = L(planner) + L(report) + critical path of T (the spec's 2L + CP), plan-execute with maxParallel 1 = the same with ΣT. Each call keeps its own L: a planner call writing a whole plan costs more than a ReAct turn writing one call.",
+    "Analytic wall time per mode, from the latencies the fake applied to that very run and the tasks' modelled tool times T (sleeps; llm steps count with their modelled latency; tools that answer at once count 0): ReAct = ΣL + ΣT (the spec's (N+1)·L + ΣT), plan-execute = L(planner) + L(report) + critical path of T (the spec's 2L + CP), plan-execute with maxParallel 1 = the same with ΣT. Each call keeps its own L: a planner call writing a whole plan costs more than a ReAct turn writing one call.",
     '',
     ...modesTable(r.reactRows),
     '',

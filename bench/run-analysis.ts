@@ -126,7 +126,7 @@ function analyticTools(
   maxParallel?: number,
 ): number {
   if (mode === 'plan-execute') return maxParallel ? scheduledSpan(steps, t, maxParallel) : criticalPath(steps, t);
-  if (mode === 'react-parallel' || mode === 'langgraph')
+  if (mode === 'langgraph')
     return sum((run.react?.callsPerTurn ?? []).map((ids) => Math.max(0, ...ids.map((id) => t.get(id) ?? 0))));
   return sum([...t.values()]);
 }
