@@ -75,15 +75,17 @@ export function peerSection(s: PeerSection, scale: number): string[] {
   const title = '## 1b. Against LangGraph (the agent users pick)';
   if (s.skipped) return [title, '', s.skipped];
   const l = PEER_LATENCY;
-  const wins = SHAPES.filter(
-    (shape) =>
-      median(
-        ratio(
-          s.rows.filter((r) => r.shape === shape),
-          (r) => r.wallMs,
-        ),
-      ) > 1,
-  );
+  const slower = (f: (r: RunRow) => number) =>
+    SHAPES.filter(
+      (shape) =>
+        median(
+          ratio(
+            s.rows.filter((r) => r.shape === shape),
+            f,
+          ),
+        ) > 1,
+    );
+  const list = (shapes: readonly string[]) => (shapes.length > 0 ? shapes.join(', ') : 'none');
   return [
     title,
     '',
@@ -91,7 +93,7 @@ export function peerSection(s: PeerSection, scale: number): string[] {
     '',
     ...peerTable(s.rows),
     '',
-    wins.length > 0 ? `LangGraph is faster on: ${wins.join(', ')}.` : 'LangGraph is faster on no shape in this run.',
+    `Where LangGraph wins: measured, on ${list(slower((r) => r.wallMs))}; by the modelled times (the design's cost, load aside), on ${list(slower((r) => r.analyticMs))}. Tokens: on ${list(slower(tokens))}.`,
   ];
 }
 
