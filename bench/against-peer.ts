@@ -54,23 +54,12 @@ export async function benchAgainstPeer(
   const toolFloorMs = PEER_TOOL_MS * options.scale;
   const maxParallel = defaultMaxParallel();
   const base = { rows: [], versions: '', toolCount: 0, toolFloorMs, maxParallel };
-  const loaded = await loadPeer(options.log);
-  if (!loaded.ok) {
-    options.log(loaded.why);
-    return { ...base, skipped: loaded.why };
+  const connected = await connectPeer(world, toolFloorMs, options.log);
+  if (!connected.ok) {
+    options.log(connected.why);
+    return { ...base, skipped: connected.why };
   }
-  const allowed = world.host
-    .listTools()
-    .filter((t) => t.policy.allowed)
-    .map((t) => t.name);
-  const peer = await loaded.createPeer({
-    baseURL: world.fake.baseURL,
-    model: 'bench-model',
-    servers: world.servers.map((s) => ({ name: s.name, transport: s.transport })),
-    allowedTools: allowed,
-    toolFloorMs,
-    systemPrompt: SYSTEM_PROMPT,
-  });
+  const { peer, versions } = connected;
   const runner = new ModeRunner(world, { maxParallel, toolFloorMs });
   const rows: RunRow[] = [];
   const one = (task: BenchTask, mode: PeerMode, round: number, key: string) =>
@@ -94,11 +83,41 @@ export async function benchAgainstPeer(
         `against LangGraph, round ${round}/${options.rounds}: ${tasks.length * 2} runs in ${((performance.now() - started) / 1000).toFixed(1)} s`,
       );
     }
-    return { ...base, rows, versions: loaded.versions, toolCount: peer.toolCount };
+    return { ...base, rows, versions, toolCount: peer.toolCount };
   } finally {
     await runner.shutdown();
     await peer.close();
     await world.fake.configure(world.fakeConfig);
+  }
+}
+
+/** Installs, loads and connects the peer with the tools Steward's planner may use; or says why it could not. */
+async function connectPeer(
+  world: World,
+  toolFloorMs: number,
+  log: (line: string) => void,
+): Promise<{ ok: true; peer: PeerAgent; versions: string } | { ok: false; why: string }> {
+  const loaded = await loadPeer(log);
+  if (!loaded.ok) return loaded;
+  const allowedTools = world.host
+    .listTools()
+    .filter((t) => t.policy.allowed)
+    .map((t) => t.name);
+  try {
+    const peer = await loaded.createPeer({
+      baseURL: world.fake.baseURL,
+      model: 'bench-model',
+      servers: world.servers.map((s) => ({ name: s.name, transport: s.transport })),
+      allowedTools,
+      toolFloorMs,
+      systemPrompt: SYSTEM_PROMPT,
+    });
+    return { ok: true, peer, versions: loaded.versions };
+  } catch (err) {
+    return {
+      ok: false,
+      why: `The LangGraph peer could not connect to the MCP servers (${String(err)}), so the comparison against it was left out.`,
+    };
   }
 }
 
