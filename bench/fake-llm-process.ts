@@ -1,17 +1,25 @@
 /**
  * The bench's fake LLM, in its own process (`node --import tsx bench/fake-llm-process.ts`, with an IPC channel):
- * the test suite's OpenAI-compatible fake server, scripted per task and role by fake-model.ts, answering after the
- * latency model's delay. Usage is counted by this server from the whole request (every message, re-sent history
- * included, plus the response schema). Optionally refuses some requests once with 429 and Retry-After.
+ * the test suite's OpenAI-compatible fake server, scripted per task and role by fake-model.ts (the LangGraph peer by
+ * peer-model.ts, with native tool calls), answering after the latency model's delay. Usage is counted by this server
+ * from the whole request (every message, re-sent history and earlier tool calls included, plus the response schema
+ * and the tool definitions). Optionally refuses some requests once with 429 and Retry-After.
  *
  * IPC in: `configure` (settings), `flush` (answered once every earlier record was sent), `close`.
  * IPC out: `ready` (base URL), `call` (one record per answered or refused request), `failure`, `flushed`.
  */
 import { createHash } from 'node:crypto';
-import { startFakeLlm, type FakeLlm, type FakeReply, type RecordedRequest } from '../test/fakes/fake-llm-server.ts';
+import {
+  startFakeLlm,
+  type FakeLlm,
+  type FakeReply,
+  type FakeToolCall,
+  type RecordedRequest,
+} from '../test/fakes/fake-llm-server.ts';
 import { findTag, llmStepAnswer, planFor, reactTurn, roleOf, synthesize } from './fake-model.ts';
 import type { FakeLlmConfig, FakeLlmMessage } from './fake-llm-handle.ts';
-import { countTokens, DEFAULT_LATENCY, latencyMs } from './latency-model.ts';
+import { DEFAULT_LATENCY, latencyMs } from './latency-model.ts';
+import { peerTurn, replyTokens, requestTokens, wireText, type WireMessage } from './peer-model.ts';
 import { createTasks, type BenchTask } from './tasks.ts';
 
 let config: FakeLlmConfig | undefined;
@@ -30,14 +38,14 @@ function messagesOf(req: RecordedRequest): { role: string; content: string }[] {
     : [];
   return list.map((m) => ({
     role: String(m.role),
-    content: typeof m.content === 'string' ? m.content : JSON.stringify(m.content ?? ''),
+    content: typeof m.content === 'string' ? m.content : wireText(m.content),
   }));
 }
 
 function answerText(
   req: RecordedRequest,
   messages: { role: string; content: string }[],
-): { role: string; taskId: string | null; round: number | null; text: string } {
+): { role: string; taskId: string | null; round: number | null; text: string; toolCalls?: FakeToolCall[] } {
   const role = roleOf(req.system);
   if (!role) throw new Error(`request #${req.index} has no role marker`);
   const tag = findTag(messages.map((m) => m.content));
@@ -60,6 +68,8 @@ function answerText(
           role === 'react-parallel',
         ),
       };
+    case 'langgraph':
+      return { ...ids, ...peerTurn(task, req.body['messages'] as WireMessage[]) };
     case 'classifier':
       return { ...ids, text: '{"intent":"unrelated"}' };
   }
@@ -74,7 +84,7 @@ function script(req: RecordedRequest): FakeReply {
     .update(JSON.stringify(req.body['messages'] ?? null))
     .update(schema)
     .digest('hex');
-  const input = countTokens(messages.map((m) => m.content).join('') + schema);
+  const input = requestTokens(req.body);
   let a: ReturnType<typeof answerText>;
   try {
     a = answerText(req, messages);
@@ -82,7 +92,7 @@ function script(req: RecordedRequest): FakeReply {
     send({ type: 'failure', message: (err as Error).message });
     throw err;
   }
-  const output = countTokens(a.text);
+  const output = replyTokens(a.text, a.toolCalls ?? []);
   const base = {
     type: 'call' as const,
     role: a.role,
@@ -113,7 +123,7 @@ function script(req: RecordedRequest): FakeReply {
   }
   const ms = latencyMs({ ...DEFAULT_LATENCY, ...c.latency, scale: c.scale, seed: c.seed }, input, output, key);
   send({ ...base, latencyMs: ms, status: 200 });
-  return { text: a.text, delayMs: ms, usage: { input, output } };
+  return { text: a.text, ...(a.toolCalls && { toolCalls: a.toolCalls }), delayMs: ms, usage: { input, output } };
 }
 
 let fake: FakeLlm | undefined;

@@ -12,10 +12,13 @@ import type { Json } from '../src/engine/types.ts';
 import type { BenchTask, TaskStep } from './tasks.ts';
 
 /** Who is asking, from the first line of the system prompt. */
-export type FakeRole = 'planner' | 'synthesizer' | 'llm_step' | 'classifier' | 'react' | 'react-parallel';
+export type FakeRole = 'planner' | 'synthesizer' | 'llm_step' | 'classifier' | 'react' | 'react-parallel' | 'langgraph';
 
 /** The marker a ReAct loop puts first in its system prompt. */
 export const REACT_MARKERS = { sequential: '[bench:react]', parallel: '[bench:react-parallel]' } as const;
+
+/** The marker the LangGraph peer's agent puts first in its system prompt. */
+export const PEER_MARKER = '[bench:langgraph]';
 
 /** The tag the bench puts first in a request, naming the task and the round. */
 export function taskTag(taskId: string, round: number): string {
@@ -25,6 +28,7 @@ export function taskTag(taskId: string, round: number): string {
 /** Reads the role marker of a system prompt. */
 export function roleOf(system: string): FakeRole | undefined {
   const first = system.trimStart();
+  if (first.startsWith(PEER_MARKER)) return 'langgraph';
   if (first.startsWith(REACT_MARKERS.parallel)) return 'react-parallel';
   if (first.startsWith(REACT_MARKERS.sequential)) return 'react';
   const name = /^\[steward:([a-z_]+)\]/.exec(first)?.[1];
@@ -93,7 +97,38 @@ export function llmStepAnswer(prompt: string): string {
   return m ? `checksum: ${m[1]}` : 'I found no checksum line.';
 }
 
-/** A ReAct model's next turn: the next ready tool call(s), or the final answer once every result is in. */
+/** One tool call a model asks for: `id` is the plan step's id. */
+export interface ModelCall {
+  id: string;
+  tool: string;
+  args: Record<string, Json>;
+}
+
+/**
+ * A tool-calling model's next move from what it has asked for and seen: every ready call (or the first, when it
+ * calls one tool at a time) with references resolved from earlier results, or the final answer once every result is
+ * in.
+ */
+export function nextMove(
+  task: BenchTask,
+  issued: ReadonlySet<string>,
+  results: ReadonlyMap<string, string>,
+  parallel: boolean,
+): { final: string; stuck: boolean } | { calls: ModelCall[] } {
+  const toolSteps = task.steps.filter((s) => s.kind === 'tool');
+  if (toolSteps.every((s) => results.has(s.id)))
+    return { final: task.answer(toolSteps.map((s) => results.get(s.id) as string)), stuck: false };
+  const ready = toolSteps.filter((s) => !issued.has(s.id) && s.dependsOn.every((d) => results.has(d)));
+  const outputs = new Map<string, Json>([...results].map(([id, text]) => [id, asOutput(text)]));
+  const calls = (parallel ? ready : ready.slice(0, 1)).map((s): ModelCall => {
+    const args = resolveRefs(s.args, outputs);
+    // Resolving an object of arguments gives an object back.
+    return { id: s.id, tool: s.tool, args: args.ok ? (args.value as Record<string, Json>) : s.args };
+  });
+  return calls.length > 0 ? { calls } : { final: 'I could not finish the task.', stuck: true };
+}
+
+/** A ReAct model's next turn, as the JSON text the hand-written loop reads. */
 export function reactTurn(
   task: BenchTask,
   messages: readonly { role: string; content: string }[],
@@ -105,27 +140,18 @@ export function reactTurn(
     if (m.role === 'assistant') for (const id of callIds(m.content)) issued.add(id);
     if (m.role === 'user') for (const [id, text] of readResults(m.content)) results.set(id, text);
   }
-  const toolSteps = task.steps.filter((s) => s.kind === 'tool');
-  if (toolSteps.every((s) => results.has(s.id))) {
+  const move = nextMove(task, issued, results, parallel);
+  if ('final' in move)
     return JSON.stringify({
-      thought: 'I have every result.',
-      final: task.answer(toolSteps.map((s) => results.get(s.id) as string)),
+      thought: move.stuck ? 'A result I need is missing.' : 'I have every result.',
+      final: move.final,
     });
-  }
-  const ready = toolSteps.filter((s) => !issued.has(s.id) && s.dependsOn.every((d) => results.has(d)));
-  const outputs = new Map<string, Json>([...results].map(([id, text]) => [id, asOutput(text)]));
-  const calls = (parallel ? ready : ready.slice(0, 1)).map((s) => {
-    const args = resolveRefs(s.args, outputs);
-    return { id: s.id, tool: s.tool, args: args.ok ? args.value : s.args };
-  });
-  if (calls.length === 0)
-    return JSON.stringify({ thought: 'A result I need is missing.', final: 'I could not finish the task.' });
   if (!parallel)
     return JSON.stringify({
-      thought: `Next: ${toolSteps.find((s) => s.id === calls[0]?.id)?.description}.`,
-      call: calls[0],
+      thought: `Next: ${task.steps.find((s) => s.id === move.calls[0]?.id)?.description}.`,
+      call: move.calls[0],
     });
-  return JSON.stringify({ thought: `${calls.length} calls that need nothing else run now.`, calls });
+  return JSON.stringify({ thought: `${move.calls.length} calls that need nothing else run now.`, calls: move.calls });
 }
 
 /** Renders one tool result for a ReAct history; `readResults` reads it back. */

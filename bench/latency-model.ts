@@ -30,6 +30,20 @@ export const DEFAULT_LATENCY: Omit<LatencyModel, 'scale' | 'seed'> = {
   jitter: 0.08,
 };
 
+/**
+ * Issue 13's model for the comparison against the LangGraph peer: 400 ms + 0.05 ms per input token + 5 ms per output
+ * token, no jitter (the issue gives none; both sides then meet the same latency for the same tokens).
+ */
+export const PEER_LATENCY: Omit<LatencyModel, 'scale' | 'seed'> = {
+  ttftMs: 400,
+  prefillTokensPerSec: 20_000,
+  outputTokensPerSec: 200,
+  jitter: 0,
+};
+
+/** Issue 13's tool time for that comparison, at scale 1: every call takes at least this long. */
+export const PEER_TOOL_MS = 500;
+
 /** Latency without jitter, at the model's scale. */
 export function nominalLatencyMs(model: LatencyModel, inputTokens: number, outputTokens: number): number {
   const ms =

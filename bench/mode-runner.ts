@@ -12,11 +12,14 @@ import { taskTag } from './fake-model.ts';
 import { BENCH_BUDGETS } from './profile.ts';
 import { runReact, type ReactOutcome } from './react.ts';
 import type { BenchTask } from './tasks.ts';
-import { Timeline, timedLlm, timedStore, timedTools, type Span } from './timeline.ts';
+import { flooredTools, Timeline, timedLlm, timedStore, timedTools, type Span } from './timeline.ts';
 import type { World } from './world.ts';
 
-/** The four execution styles compared. */
-export const MODES = ['plan-execute', 'plan-execute-seq', 'react', 'react-parallel'] as const;
+/**
+ * The execution styles compared against the analytic limit. The hand-written ReAct loop with parallel calls was
+ * dropped: the LangGraph peer (against-peer.ts) is the real agent of that kind, with native parallel tool calls.
+ */
+export const MODES = ['plan-execute', 'plan-execute-seq', 'react'] as const;
 export type Mode = (typeof MODES)[number];
 
 /** One run as observed from outside. */
@@ -39,10 +42,18 @@ export class ModeRunner {
   private readonly waiters = new Map<string, (m: OutboundMessage) => void>();
   private readonly stewards: Record<'plan-execute' | 'plan-execute-seq', Steward>;
 
-  constructor(private readonly world: World) {
+  /**
+   * `maxParallel` is the parallel Steward's (the bench's 16 by default); `toolFloorMs` holds every tool result until
+   * that long after its call started, for a modelled tool time.
+   */
+  constructor(
+    private readonly world: World,
+    options: { maxParallel?: number; toolFloorMs?: number } = {},
+  ) {
     const notifier: Notifier = { send: async (c, m) => this.waiters.get(c.key)?.(m) };
+    const tools = options.toolFloorMs ? flooredTools(world.host, options.toolFloorMs) : world.host;
     const base: StewardSettings = {
-      maxParallel: BENCH_MAX_PARALLEL,
+      maxParallel: options.maxParallel ?? BENCH_MAX_PARALLEL,
       maxAttempts: 3,
       amendmentCap: 3,
       maxRepairs: 2,
@@ -51,7 +62,7 @@ export class ModeRunner {
     };
     const deps = {
       llm: timedLlm(world.llm, this.timeline),
-      tools: timedTools(world.host, this.timeline),
+      tools: timedTools(tools, this.timeline),
       store: timedStore(new PgRunStore(world.db.db), this.timeline),
       notifier,
       clock: () => new Date(),
@@ -68,12 +79,12 @@ export class ModeRunner {
   async run(mode: Mode, task: BenchTask, round: number, key: string): Promise<ModeRun> {
     this.timeline.reset();
     const request = `${taskTag(task.id, round)} ${task.request}`;
-    if (mode === 'react' || mode === 'react-parallel') {
+    if (mode === 'react') {
       const t0 = performance.now();
       const react = await runReact(
         { llm: timedLlm(this.world.llm, this.timeline), tools: timedTools(this.world.host, this.timeline) },
         request,
-        { parallel: mode === 'react-parallel', maxTurns: 40, toolTimeoutMs: 60_000 },
+        { parallel: false, maxTurns: 40, toolTimeoutMs: 60_000 },
       );
       return {
         wallMs: performance.now() - t0,

@@ -3,7 +3,7 @@
  * (same task, same round) and summarized as median (p25–p75) over the pairs of a shape.
  */
 import { MODES, type Mode } from './mode-runner.ts';
-import type { RunRow } from './run-analysis.ts';
+import type { RowMode, RunRow } from './run-analysis.ts';
 import { groupBy, header, int, median, pct, row, spread, sum } from './stats.ts';
 import { SHAPES } from './tasks.ts';
 
@@ -11,16 +11,15 @@ const SHORT: Record<Mode, string> = {
   'plan-execute': 'plan-execute',
   'plan-execute-seq': 'plan-execute, maxParallel 1',
   react: 'ReAct',
-  'react-parallel': 'ReAct, parallel calls',
 };
 
 /** Rows of one mode, keyed by task and round. */
-function byPair(rows: readonly RunRow[], mode: Mode): Map<string, RunRow> {
+function byPair(rows: readonly RunRow[], mode: RowMode): Map<string, RunRow> {
   return new Map(rows.filter((r) => r.mode === mode).map((r) => [`${r.task}#${r.round}`, r]));
 }
 
 /** Pairs `a` with `b` (same task and round) and applies `f` to each pair. */
-export function paired(rows: readonly RunRow[], a: Mode, b: Mode, f: (x: RunRow, y: RunRow) => number): number[] {
+export function paired(rows: readonly RunRow[], a: RowMode, b: RowMode, f: (x: RunRow, y: RunRow) => number): number[] {
   const right = byPair(rows, b);
   return [...byPair(rows, a)].flatMap(([k, x]) => {
     const y = right.get(k);
@@ -77,23 +76,7 @@ export function modesTable(rows: readonly RunRow[]): string[] {
 
 /** Benchmark 1, part b: ReAct against plan-execute, measured beside the analytic limit. */
 export function againstReactTable(rows: readonly RunRow[]): string[] {
-  const out = [
-    ...header(
-      [
-        'shape',
-        'N',
-        'ReAct ÷ PE wall',
-        'limit',
-        'achieved',
-        'ReAct-par ÷ PE wall',
-        'limit',
-        'achieved',
-        'tokens ReAct ÷ PE',
-        'tokens ReAct-par ÷ PE',
-      ],
-      2,
-    ),
-  ];
+  const out = [...header(['shape', 'N', 'ReAct ÷ PE wall', 'limit', 'achieved', 'tokens ReAct ÷ PE'], 2)];
   const tokens = (r: RunRow) => r.inputTokens + r.outputTokens;
   for (const shape of [...shapesIn(rows), 'all']) {
     const of = shape === 'all' ? rows : rows.filter((r) => r.shape === shape);
@@ -116,13 +99,8 @@ export function againstReactTable(rows: readonly RunRow[]): string[] {
         shape === 'all' ? '**all**' : shape,
         shape === 'all' ? '' : stepsOf(of),
         ...cells('react'),
-        ...cells('react-parallel'),
         spread(
           paired(of, 'react', 'plan-execute', (x, y) => tokens(x) / tokens(y)),
-          1,
-        ),
-        spread(
-          paired(of, 'react-parallel', 'plan-execute', (x, y) => tokens(x) / tokens(y)),
           1,
         ),
       ]),

@@ -8,9 +8,11 @@ import { profileTable } from './cpu-profile.ts';
 import { environmentLines, type Environment } from './environment.ts';
 import { DEFAULT_LATENCY } from './latency-model.ts';
 import { DEFAULT_MAX_PARALLEL } from '../src/config.ts';
-import { BENCH_MAX_PARALLEL } from './mode-runner.ts';
+import { BENCH_MAX_PARALLEL, MODES } from './mode-runner.ts';
 import type { OverheadRow } from './overhead.ts';
+import type { PeerSection } from './against-peer.ts';
 import type { BenchProfile } from './profile.ts';
+import { peerSection, peerTargetRows } from './report-peer.ts';
 import {
   achievedByShape,
   againstReactTable,
@@ -40,6 +42,8 @@ export interface BenchResults {
   env: Environment;
   durationS: number;
   reactRows: RunRow[];
+  /** The comparison against LangGraph (section 1b). */
+  peer: PeerSection;
   limitedRows: RunRow[];
   overhead: { lines: string[]; rows: OverheadRow[] };
   profiles: ProfileSummary[];
@@ -59,7 +63,7 @@ function settingsLines(r: BenchResults): string[] {
     .filter((x) => x.mode === 'plan-execute' && x.shape === 'fan-8')
     .map((x) => x.roles['planner']?.modelMs ?? NaN);
   return [
-    `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × 4 modes after a warm-up pass (6 tasks in every mode), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
+    `- Profile **${p.name}**: latency scale ${p.scale}, seed ${p.seed}, ${p.rounds} measured rounds of ${new Set(r.reactRows.map((x) => x.task)).size} tasks × ${MODES.length} modes after a warm-up pass (6 tasks in every mode), modes and tasks interleaved in rotated order; the whole bench took ${Math.round(r.durationS)} s.`,
     `- Fake LLM (own process): latency = scale × (${l.ttftMs} ms + input tokens ÷ ${l.prefillTokensPerSec.toLocaleString('en-US')}/s + output tokens ÷ ${l.outputTokensPerSec}/s) × log-normal jitter (σ ${l.jitter}) seeded by the request body. An 8-step planner call modelled at ${Math.round(median(planner))} ms here, ${Math.round(median(planner) / p.scale)} ms at scale 1. Tokens are counted by the server from the whole request (every message, re-sent history included, and the response schema), 4 characters a token.`,
     `- Tools: server-everything over stdio (\`everything\`) and Streamable HTTP (\`web\`), server-filesystem on a generated tree of 50 KB files (\`fs\`), the audit fixture's \`sleep\` (\`audit\`); sleeps and long operations are scaled too. PostgreSQL logging on. Plan-execute runs with maxParallel ${BENCH_MAX_PARALLEL} (Steward's default is ${DEFAULT_MAX_PARALLEL}), auto-approved (all plans are low risk).`,
     '- Medians over tasks × rounds, with p25–p75 in brackets; ratios are taken per pair (same task and round) before the median. Raw rows: `bench/out/rows.jsonl`.',
@@ -75,7 +79,7 @@ function section1(r: BenchResults): string[] {
   return [
     '## 1. Against ReAct',
     '',
-    "Analytic wall time per mode, from the latencies the fake applied to that very run and the tasks' modelled tool times T (sleeps; llm steps count with their modelled latency; tools that answer at once count 0): ReAct = ΣL + ΣT (the spec's (N+1)·L + ΣT), ReAct with parallel calls = ΣL + Σ over turns of the longest T, plan-execute = L(planner) + L(report) + critical path of T (the spec's 2L + CP), plan-execute with maxParallel 1 = the same with ΣT. Each call keeps its own L: a planner call writing a whole plan costs more than a ReAct turn writing one call.",
+    "Analytic wall time per mode, from the latencies the fake applied to that very run and the tasks' modelled tool times T (sleeps; llm steps count with their modelled latency; tools that answer at once count 0): ReAct = ΣL + ΣT (the spec's (N+1)·L + ΣT), plan-execute = L(planner) + L(report) + critical path of T (the spec's 2L + CP), plan-execute with maxParallel 1 = the same with ΣT. Each call keeps its own L: a planner call writing a whole plan costs more than a ReAct turn writing one call.",
     '',
     ...modesTable(r.reactRows),
     '',
@@ -144,6 +148,24 @@ function pending(): string[] {
   ];
 }
 
+/** The report of `BENCH_ONLY=peer`: the environment, the targets against LangGraph and section 1b. */
+export function renderPeerReport(r: Pick<BenchResults, 'profile' | 'env' | 'durationS' | 'peer'>): string {
+  const out = [
+    `# Steward against LangGraph (${r.profile.name} profile, BENCH_ONLY=peer)`,
+    '',
+    ...environmentLines(r.env),
+    `- Latency scale ${r.profile.scale}, seed ${r.profile.seed}, ${r.profile.rounds} measured rounds after a warm-up pass; ${Math.round(r.durationS)} s in all.`,
+    '',
+    '## Targets (issue 13)',
+    '',
+    ...header(['target', 'goal', 'measured', 'met'], 2),
+    ...peerTargetRows(r.peer).map((t) => row([t.target, t.goal, t.measured, t.met])),
+    '',
+    ...peerSection(r.peer, r.profile.scale),
+  ];
+  return `${out.join('\n')}\n`;
+}
+
 /** Renders the whole report. */
 export function renderReport(r: BenchResults): string {
   const out = [
@@ -154,10 +176,12 @@ export function renderReport(r: BenchResults): string {
     '',
     '## Targets',
     '',
-    ...header(['target (issue 6)', 'goal', 'measured', 'met'], 2),
+    ...header(['target (issues 6 and 13)', 'goal', 'measured', 'met'], 2),
     ...targetRows(r).map((t) => row([t.target, t.goal, t.measured, t.met])),
     '',
     ...section1(r),
+    '',
+    ...peerSection(r.peer, r.profile.scale),
     '',
     ...section2(r),
     '',

@@ -28,13 +28,17 @@ export interface OverheadBreakdown {
   storeExposedMs: number;
 }
 
+/** Modes of rows: the four of the ReAct comparison and the LangGraph peer. */
+export type RowMode = Mode | 'langgraph';
+
 /** One run of one task in one mode. */
 export interface RunRow {
-  section: 'react';
+  /** `peer`: the comparison against LangGraph, with issue 13's latency model. */
+  section: 'react' | 'peer';
   task: string;
   shape: Shape;
   transport: BenchTask['transport'];
-  mode: Mode;
+  mode: RowMode;
   round: number;
   steps: number;
   wallMs: number;
@@ -58,19 +62,26 @@ export interface RunRow {
   overhead?: OverheadBreakdown;
 }
 
-/** Builds the row; `calls` are the fake's records for this run. */
+/**
+ * Builds the row; `calls` are the fake's records for this run. Options: every tool call took at least
+ * `toolFloorMs`; plan-execute ran at most `maxParallel` steps at once (unlimited by default).
+ */
 export function analyseRun(
   task: BenchTask,
-  mode: Mode,
+  mode: RowMode,
   round: number,
   run: ModeRun,
   calls: readonly LlmCallRecord[],
+  options: { toolFloorMs?: number; maxParallel?: number } = {},
 ): RunRow {
+  const toolFloorMs = options.toolFloorMs ?? 0;
   const answered = calls.filter((c) => c.status === 200);
   const llmStepLatency = answered.filter((c) => c.role === 'llm_step').map((c) => c.latencyMs);
   const plan = mode === 'plan-execute' || mode === 'plan-execute-seq';
   const steps = plan ? task.steps : task.steps.filter((s) => s.kind === 'tool');
-  const modelled = weights(steps, (s, i) => (s.kind === 'llm' ? (llmStepLatency[i] ?? 0) : s.nominalMs));
+  const modelled = weights(steps, (s, i) =>
+    s.kind === 'llm' ? (llmStepLatency[i] ?? 0) : Math.max(s.nominalMs, toolFloorMs),
+  );
   const sumT = sum([...modelled.values()]);
   const criticalT = criticalPath(steps, modelled);
   const modelLlmMs = sum(answered.filter((c) => c.role !== 'llm_step').map((c) => c.latencyMs));
@@ -101,15 +112,21 @@ export function analyseRun(
     roles,
     sumT,
     criticalT,
-    analyticMs: modelLlmMs + analyticTools(mode, steps, modelled, run),
+    analyticMs: modelLlmMs + analyticTools(mode, steps, modelled, run, options.maxParallel),
   };
   if (plan) Object.assign(row, planBreakdown(task, mode, run));
   return row;
 }
 
-function analyticTools(mode: Mode, steps: readonly TaskStep[], t: Map<string, number>, run: ModeRun): number {
-  if (mode === 'plan-execute') return criticalPath(steps, t);
-  if (mode === 'react-parallel')
+function analyticTools(
+  mode: RowMode,
+  steps: readonly TaskStep[],
+  t: Map<string, number>,
+  run: ModeRun,
+  maxParallel?: number,
+): number {
+  if (mode === 'plan-execute') return maxParallel ? scheduledSpan(steps, t, maxParallel) : criticalPath(steps, t);
+  if (mode === 'langgraph')
     return sum((run.react?.callsPerTurn ?? []).map((ids) => Math.max(0, ...ids.map((id) => t.get(id) ?? 0))));
   return sum([...t.values()]);
 }
@@ -128,7 +145,32 @@ export function criticalPath(steps: readonly TaskStep[], t: ReadonlyMap<string, 
   return Math.max(0, ...finish.values());
 }
 
-function planBreakdown(task: BenchTask, mode: Mode, run: ModeRun): Pick<RunRow, 'toolPhaseMs' | 'overhead'> {
+/**
+ * How long the DAG takes when each step starts as soon as its dependencies have ended and one of `slots` is free,
+ * ready steps taken in plan order (as Steward's dispatcher does); with enough slots, the critical path.
+ */
+export function scheduledSpan(steps: readonly TaskStep[], t: ReadonlyMap<string, number>, slots: number): number {
+  const end = new Map<string, number>();
+  const pending = [...steps];
+  let running: number[] = [];
+  let now = 0;
+  while (pending.length > 0) {
+    for (const s of [...pending]) {
+      if (running.length >= slots) break;
+      if (!s.dependsOn.every((d) => (end.get(d) ?? Infinity) <= now)) continue;
+      const e = now + (t.get(s.id) ?? 0);
+      end.set(s.id, e);
+      running.push(e);
+      pending.splice(pending.indexOf(s), 1);
+    }
+    if (running.length === 0) break;
+    now = Math.min(...running);
+    running = running.filter((e) => e > now);
+  }
+  return Math.max(0, ...end.values());
+}
+
+function planBreakdown(task: BenchTask, mode: RowMode, run: ModeRun): Pick<RunRow, 'toolPhaseMs' | 'overhead'> {
   const llm = run.spans.filter((s) => s.kind === 'llm');
   const planner = llm.filter((s) => s.name === 'planner');
   const synth = llm.find((s) => s.name === 'synthesizer');

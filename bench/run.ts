@@ -1,20 +1,22 @@
 /**
- * `npm run bench` (quick profile, under 5 minutes) or `npm run bench -- --full`: Steward against ReAct and against
- * the analytic limit, parallel against sequential, the dispatcher's overhead with and without PostgreSQL, CPU
+ * `npm run bench` (quick profile) or `npm run bench -- --full`: Steward against LangGraph's agent (issue 13's
+ * latency model), against ReAct and against the analytic limit, parallel against sequential, the dispatcher's overhead with and without PostgreSQL, CPU
  * profiles of where the time goes, Pause/Stop, and several processes on one database. Prints a Markdown report and
  * writes it to bench/out/report.md, with every measured run as a JSON line in bench/out/rows.jsonl.
+ * `BENCH_ONLY=peer` runs the comparison against LangGraph alone.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import { join } from 'node:path';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
+import { benchAgainstPeer } from './against-peer.ts';
 import { benchAgainstReact, benchRateLimited, runPass } from './against-react.ts';
 import { benchCatalogSize } from './catalog-size.ts';
 import { busyMs, profileCpu, topInclusive, topSelf } from './cpu-profile.ts';
 import { readEnvironment } from './environment.ts';
 import { benchOverhead, driverChains } from './overhead.ts';
 import { readProfile } from './profile.ts';
-import { renderReport, type ProfileSummary } from './report.ts';
+import { renderPeerReport, renderReport, type ProfileSummary } from './report.ts';
 import { benchSteering } from './steering.ts';
 import { benchConcurrency } from './concurrency.ts';
 import { benchMultiProcess } from './multi-process.ts';
@@ -38,12 +40,22 @@ async function main(): Promise<void> {
   );
 
   const world = await openWorld({ scale: profile.scale, seed: profile.seed });
+  const peerOnly = process.env['BENCH_ONLY'] === 'peer';
   const profiles: ProfileSummary[] = [];
   let results;
   try {
     log('planner prompt with 20 and 500 tools connected');
     const catalog = benchCatalogSize(world.host.listTools(), world.tasks);
     for (const r of catalog.rows) emit(r);
+    log('against LangGraph');
+    const peer = await benchAgainstPeer(world, { rounds: profile.rounds, scale: profile.scale, onRow: emit, log });
+    if (peerOnly) {
+      env.load.end = loadavg()[0] ?? NaN;
+      const report = renderPeerReport({ profile, env, durationS: (performance.now() - started) / 1000, peer });
+      writeFileSync(join(OUT, 'report-peer.md'), report);
+      process.stdout.write(report);
+      return;
+    }
     const reactRows = await benchAgainstReact(world, { rounds: profile.rounds, onRow: emit, log });
     log('429 run');
     const limitedRows = await benchRateLimited(world, { ...profile.rateLimit, onRow: emit });
@@ -69,7 +81,7 @@ async function main(): Promise<void> {
         'per step',
       ),
     );
-    results = { reactRows, limitedRows, overhead, catalog };
+    results = { reactRows, peer, limitedRows, overhead, catalog };
   } finally {
     await world.close();
   }

@@ -1,7 +1,8 @@
-/** The issue's targets against what this run measured, one row each, with the pending ones said plainly. */
+/** The issues' targets (6 and 13) against what this run measured, one row each, with the pending ones said plainly. */
 import type { OverheadRow } from './overhead.ts';
 import type { BenchResults } from './report.ts';
-import { achievedByShape, paired } from './report-react.ts';
+import { peerTargetRows } from './report-peer.ts';
+import { achievedByShape } from './report-react.ts';
 import { median, pct } from './stats.ts';
 
 /** One line of the targets table. */
@@ -41,18 +42,6 @@ export function targetRows(r: BenchResults): TargetRow[] {
   const rows = r.reactRows;
   const vsReact = shapesTarget(achievedByShape(rows, 'react'));
   const vsSeq = shapesTarget(achievedByShape(rows, 'parallel'));
-  const single = median(
-    paired(
-      rows.filter((x) => x.shape === 'single'),
-      'react',
-      'plan-execute',
-      (x, y) => x.wallMs / y.wallMs,
-    ),
-  );
-  const tokens = (x: { inputTokens: number; outputTokens: number }) => x.inputTokens + x.outputTokens;
-  const eight = rows.filter((x) => x.shape === 'fan-8');
-  const tokenRatio = median(paired(eight, 'react', 'plan-execute', (x, y) => tokens(x) / tokens(y)));
-  const tokenRatioPar = median(paired(eight, 'react-parallel', 'plan-execute', (x, y) => tokens(x) / tokens(y)));
   const chainPerStep = ['in-process', 'mcp stdio', 'mcp http'].map((t) =>
     median(
       r.overhead.rows
@@ -79,18 +68,7 @@ export function targetRows(r: BenchResults): TargetRow[] {
       ...vsSeq,
       met: mark(vsSeq.ok),
     },
-    {
-      target: 'Single tool: ReAct wall ÷ plan-execute wall',
-      goal: '≥ 0.98',
-      measured: single.toFixed(2),
-      met: mark(single >= 0.98),
-    },
-    {
-      target: 'Tokens on 8-step tasks: ReAct ÷ plan-execute',
-      goal: '≥ 5×',
-      measured: `${tokenRatio.toFixed(1)}× (ReAct with parallel calls: ${tokenRatioPar.toFixed(1)}×)`,
-      met: mark(tokenRatio >= 5),
-    },
+    ...peerTargetRows(r.peer),
     {
       target: 'Dispatcher overhead per step, PostgreSQL (50-step chain)',
       goal: '≤ 1 ms',

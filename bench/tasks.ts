@@ -1,5 +1,5 @@
 /**
- * The bench's 24 deterministic tasks with checkable answers, in the spec's shapes. A task is what a person asks,
+ * The bench's 25 deterministic tasks with checkable answers, in the spec's shapes. A task is what a person asks,
  * the plan a good planner writes for it, the answer an ideal model gives from the results it sees, and the string a
  * correct report must contain. Servers: `everything` (server-everything, stdio), `web` (server-everything,
  * Streamable HTTP), `fs` (server-filesystem on the generated tree), `audit` (the fixture's `sleep`).
@@ -16,6 +16,7 @@ export const SHAPES = [
   'fan-16',
   'chain-2',
   'chain-3',
+  'chain-4',
   'chain-5',
   'diamond',
   'mixed',
@@ -224,6 +225,8 @@ export function createTasks(scale: number, files: readonly GeneratedFile[]): Ben
       chainSleeps([300, 600, 200]),
       'Run three waits one after another and tell me the total time slept.',
     ),
+    // Issue 13's chain of 4 dependent calls (2 model calls for Steward against 5 for a tool-calling agent).
+    echoChain('chain4-echo', 'chain-4', 'everything', 4, 'link'),
     echoChain('chain5-echo', 'chain-5', 'everything', 5, 'baton'),
     sleepTask(
       'chain5-sleep',

@@ -48,6 +48,20 @@ export function timedTools(inner: ToolRunner, timeline: Timeline): ToolRunner {
   };
 }
 
+/** A ToolRunner whose results are passed on no sooner than `floorMs` after the call started (a modelled tool time). */
+export function flooredTools(inner: ToolRunner, floorMs: number): ToolRunner {
+  return {
+    listTools: () => inner.listTools(),
+    callTool: async (name, args, options) => {
+      const started = performance.now();
+      const outcome = await inner.callTool(name, args, options);
+      const wait = floorMs - (performance.now() - started);
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      return outcome;
+    },
+  };
+}
+
 /** A RunStore whose every method is recorded. */
 export function timedStore(inner: RunStore, timeline: Timeline): RunStore {
   return new Proxy(inner, {

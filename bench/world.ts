@@ -7,6 +7,7 @@ import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import type { LlmClient } from '../src/engine/ports.ts';
 import { createLlmClient } from '../src/llm/model-router.ts';
+import type { McpServerConfig } from '../src/mcp/mcp-config.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
 import { createTestDatabase, type TestDatabase } from '../test/helpers/databases.ts';
 import {
@@ -26,6 +27,8 @@ export interface World {
   tasks: BenchTask[];
   files: GeneratedFile[];
   host: McpHost;
+  /** The servers' configs (stdio commands, the HTTP URL), for a peer that connects on its own. */
+  servers: McpServerConfig[];
   db: TestDatabase;
   fake: FakeLlmProcess;
   fakeConfig: FakeLlmConfig;
@@ -47,14 +50,13 @@ export async function openWorld(options: { scale: number; seed: number }): Promi
     cleanups.push(() => fake.close());
     const http = await startEverythingHttp();
     cleanups.push(() => http.close());
-    const { host, failures } = await McpHost.connect(
-      mcpConfig(
-        everythingStdioConfig({ name: 'everything' }),
-        httpServerConfig(http.url, { name: 'web' }),
-        filesystemStdioConfig(tree.root, { name: 'fs' }),
-        auditStdioConfig(join(tree.root, 'audit.jsonl'), { name: 'audit' }),
-      ),
-    );
+    const servers = [
+      everythingStdioConfig({ name: 'everything' }),
+      httpServerConfig(http.url, { name: 'web' }),
+      filesystemStdioConfig(tree.root, { name: 'fs' }),
+      auditStdioConfig(join(tree.root, 'audit.jsonl'), { name: 'audit' }),
+    ];
+    const { host, failures } = await McpHost.connect(mcpConfig(...servers));
     cleanups.push(() => host.close());
     if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
     const db = await createTestDatabase('postgres');
@@ -65,7 +67,8 @@ export async function openWorld(options: { scale: number; seed: number }): Promi
       openai: { apiKey: 'bench', baseURL: fake.baseURL, maxRetries: 2, timeoutMs: 120_000 },
       models: { planner: model, classifier: model, synthesizer: model, llm_step: model },
     });
-    return { tasks: createTasks(options.scale, tree.files), files: tree.files, host, db, fake, fakeConfig, llm, close };
+    const tasks = createTasks(options.scale, tree.files);
+    return { tasks, files: tree.files, host, servers, db, fake, fakeConfig, llm, close };
   } catch (err) {
     await close();
     throw err;

@@ -39,6 +39,13 @@ export interface RecordedRequest {
   role: ModelRole | undefined;
 }
 
+/** A native tool call in a reply: OpenAI `tool_calls` (arguments as a JSON string) or Anthropic `tool_use`. */
+export interface FakeToolCall {
+  id: string;
+  name: string;
+  args: Record<string, unknown>;
+}
+
 /**
  * Token usage a reply reports. `input` counts every prompt token; `cached` of them were read from the provider's
  * prompt cache and (Anthropic only) `cacheWrite` written to it. Each API reports them its own way: OpenAI's
@@ -53,12 +60,18 @@ export interface FakeUsage {
 }
 
 /**
- * What the fake answers: text (optionally delayed, with usage overridden or left out), an HTTP error,
- * or no answer at all (`hang`; with `afterHeaders` the status line is sent and the body never comes).
+ * What the fake answers: text, optionally with native tool calls (delayed, with usage overridden or left out), an
+ * HTTP error, or no answer at all (`hang`; with `afterHeaders` the status line is sent and the body never comes).
  */
 export type FakeReply =
   | string
-  | { text: string; delayMs?: number; usage?: false | FakeUsage; stopReason?: string }
+  | {
+      text: string;
+      toolCalls?: FakeToolCall[];
+      delayMs?: number;
+      usage?: false | FakeUsage;
+      stopReason?: string;
+    }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { hang: true; afterHeaders?: boolean };
 
@@ -227,26 +240,38 @@ async function answer(res: ServerResponse, req: RecordedRequest, reply: FakeRepl
     await new Promise((resolve) => setTimeout(resolve, r.delayMs));
     if (res.destroyed) return;
   }
-  const usage = r.usage === false ? null : (r.usage ?? { input: countInput(req), output: tokens(r.text) });
+  const calls = r.toolCalls ?? [];
+  const written = r.text + calls.map((c) => c.name + JSON.stringify(c.args)).join('');
+  const usage = r.usage === false ? null : (r.usage ?? { input: countInput(req), output: tokens(written) });
   const toBody = req.api === 'openai' ? openAiBody : anthropicBody;
-  send(res, 200, toBody(req, r.text, usage, r.stopReason));
+  send(res, 200, toBody(req, { text: r.text, calls, usage, stopReason: r.stopReason }));
 }
 
 type Usage = FakeUsage | null;
+interface ReplyParts {
+  text: string;
+  calls: FakeToolCall[];
+  usage: Usage;
+  stopReason: string | undefined;
+}
 
-function openAiBody(req: RecordedRequest, text: string, usage: Usage, stopReason?: string): unknown {
+function openAiBody(req: RecordedRequest, { text, calls, usage, stopReason }: ReplyParts): unknown {
+  const toolCalls = calls.map((c) => ({
+    id: c.id,
+    type: 'function',
+    function: { name: c.name, arguments: JSON.stringify(c.args) },
+  }));
+  // As the API does: content is null when the model only calls tools.
+  const message = calls.length
+    ? { role: 'assistant', content: text || null, refusal: null, tool_calls: toolCalls }
+    : { role: 'assistant', content: text, refusal: null };
   return {
     id: `chatcmpl-fake-${req.index}`,
     object: 'chat.completion',
     created: Math.floor(Date.now() / 1000),
     model: req.model,
     choices: [
-      {
-        index: 0,
-        message: { role: 'assistant', content: text, refusal: null },
-        finish_reason: stopReason ?? 'stop',
-        logprobs: null,
-      },
+      { index: 0, message, finish_reason: stopReason ?? (calls.length ? 'tool_calls' : 'stop'), logprobs: null },
     ],
     ...(usage && {
       usage: {
@@ -259,14 +284,15 @@ function openAiBody(req: RecordedRequest, text: string, usage: Usage, stopReason
   };
 }
 
-function anthropicBody(req: RecordedRequest, text: string, usage: Usage, stopReason?: string): unknown {
+function anthropicBody(req: RecordedRequest, { text, calls, usage, stopReason }: ReplyParts): unknown {
+  const uses = calls.map((c) => ({ type: 'tool_use', id: c.id, name: c.name, input: c.args }));
   return {
     id: `msg_fake_${req.index}`,
     type: 'message',
     role: 'assistant',
     model: req.model,
-    content: text ? [{ type: 'text', text, citations: null }] : [],
-    stop_reason: stopReason ?? 'end_turn',
+    content: [...(text ? [{ type: 'text', text, citations: null }] : []), ...uses],
+    stop_reason: stopReason ?? (calls.length ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     ...(usage && {
       usage: {
@@ -328,10 +354,12 @@ export function tokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+// Tool definitions and earlier tool calls are input too, as the real APIs count them.
 function countInput(req: RecordedRequest): number {
   const messages = Array.isArray(req.body['messages']) ? (req.body['messages'] as Array<Record<string, unknown>>) : [];
-  const texts = messages.map((m) => textOf(m['content']));
+  const texts = messages.map((m) => textOf(m['content']) + (m['tool_calls'] ? JSON.stringify(m['tool_calls']) : ''));
   if (req.api === 'anthropic') texts.push(req.system);
+  if (req.toolsSent) texts.push(JSON.stringify(req.body['tools']));
   return tokens(texts.join(''));
 }
 

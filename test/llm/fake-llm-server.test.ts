@@ -1,3 +1,5 @@
+import Anthropic from '@anthropic-ai/sdk';
+import OpenAI from 'openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole, requestRole, startFakeLlm, tokens, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -85,6 +87,46 @@ describe('fake LLM server', () => {
     await post('/v1/chat/completions', chat('s', 'u', { tools: [{ type: 'function', function: { name: 'x' } }] }));
     await post('/v1/chat/completions', chat('s', 'u', { tools: [] }));
     expect(fake.requests.map((r) => r.toolsSent)).toEqual([true, false]);
+  });
+
+  it('answers with several native tool calls in one message, as the real SDKs read them, counting tools as input', async () => {
+    const calls = [
+      { id: 'call_s1', name: 'everything__echo', args: { message: 'alpha' } },
+      { id: 'call_s2', name: 'everything__get-sum', args: { a: 1, b: 2 } },
+    ];
+    fake = await startFakeLlm(() => ({ text: '', toolCalls: calls }));
+    const tools = [
+      { type: 'function' as const, function: { name: 'everything__echo', parameters: { type: 'object' } } },
+    ];
+    const openai = new OpenAI({ apiKey: 'k', baseURL: fake.baseURL, maxRetries: 0 });
+    const res = await openai.chat.completions.create({
+      model: 'm',
+      messages: [{ role: 'user', content: 'echo alpha, add 1 and 2' }],
+      tools,
+    });
+    const choice = res.choices[0];
+    expect(choice?.finish_reason).toBe('tool_calls');
+    expect(choice?.message.content).toBeNull();
+    expect(
+      choice?.message.tool_calls?.map((c) => c.type === 'function' && [c.id, c.function.name, c.function.arguments]),
+    ).toEqual([
+      ['call_s1', 'everything__echo', '{"message":"alpha"}'],
+      ['call_s2', 'everything__get-sum', '{"a":1,"b":2}'],
+    ]);
+    expect(res.usage?.prompt_tokens).toBe(tokens('echo alpha, add 1 and 2' + JSON.stringify(tools)));
+    expect(res.usage?.completion_tokens).toBe(tokens(calls.map((c) => c.name + JSON.stringify(c.args)).join('')));
+
+    const anthropic = new Anthropic({ apiKey: 'k', baseURL: fake.anthropicBaseURL, maxRetries: 0 });
+    const msg = await anthropic.messages.create({
+      model: 'claude',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'echo alpha' }],
+    });
+    expect(msg.stop_reason).toBe('tool_use');
+    expect(msg.content.map((b) => b.type === 'tool_use' && [b.id, b.name, b.input])).toEqual([
+      ['call_s1', 'everything__echo', { message: 'alpha' }],
+      ['call_s2', 'everything__get-sum', { a: 1, b: 2 }],
+    ]);
   });
 
   it('refuses streaming requests and unknown paths loudly', async () => {
