@@ -43,6 +43,8 @@ export interface SlackReportTarget {
 /** What the stream shows above the words until the report replaces it (and what a stream cut off by a crash keeps). */
 export const WRITING_HEADING = '**✍️ Writing the report…**\n\n';
 const CUT_NOTE = '\n\n_The report was interrupted here; the complete report is posted separately._';
+/** The longest a streaming call waits in its lane (rate limited) before the stream gives up. */
+const STREAM_MAX_WAIT_MS = 60_000;
 /** Refusals that mean this workspace or token will never stream (not a problem with one thread). */
 const ALWAYS_REFUSED = new Set(['unknown_method', 'missing_scope', 'not_allowed_token_type', 'method_deprecated']);
 
@@ -172,7 +174,8 @@ export class SlackReportStream implements ReportStream {
 
   private async call<T>(method: string, send: () => Promise<T>): Promise<T> {
     this.inFlight = '';
-    const res = await this.outbox.call({ method, channel: this.target.channel, send });
+    // Bounded: a lane Slack keeps refusing must not hold the report; past this the report is posted whole.
+    const res = await this.outbox.call({ method, channel: this.target.channel, send, maxWaitMs: STREAM_MAX_WAIT_MS });
     // Accepted: what that try carried is sent; what gathered since waits for the next call.
     this.pending = this.pending.slice(this.inFlight.length);
     this.sentLength += this.inFlight.length;
