@@ -137,7 +137,7 @@ export class SlackReportStream implements ReportStream {
   }
 
   private schedule(): void {
-    if (this.state !== 'open' || this.timer || !this.pending || this.ts === null) return;
+    if (this.state !== 'open' || this.timer || !this.pending || this.ts === null || this.room() === 0) return;
     const wait = Math.max(0, this.lastSentAt + this.options.intervalMs - this.options.now());
     this.timer = setTimeout(() => {
       this.timer = null;
@@ -147,7 +147,7 @@ export class SlackReportStream implements ReportStream {
 
   private async flush(): Promise<void> {
     const ts = this.ts;
-    if (this.state !== 'open' || ts === null || !this.pending) return;
+    if (this.state !== 'open' || ts === null || !this.pending || this.room() === 0) return;
     try {
       await this.call('chat.appendStream', () =>
         this.methods.appendStream({ channel: this.target.channel, ts, markdown_text: this.take() }),
@@ -166,10 +166,14 @@ export class SlackReportStream implements ReportStream {
    * and only a call Slack accepted counts as sent. Past the reply budget nothing more is streamed.
    */
   private take(): string {
-    const room = Math.max(0, REPLY_BUDGET - this.sentLength);
-    const text = this.pending.slice(0, room);
+    const text = this.pending.slice(0, this.room());
     this.inFlight = text;
     return text;
+  }
+
+  /** How much more the preview may show: a reply's budget (the final report is cut to it with a note anyway). */
+  private room(): number {
+    return Math.max(0, REPLY_BUDGET - this.sentLength);
   }
 
   private async call<T>(method: string, send: () => Promise<T>): Promise<T> {

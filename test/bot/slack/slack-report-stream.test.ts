@@ -87,6 +87,24 @@ describe('a report streamed into Slack', () => {
     expect(w.sent[1]?.text).toBe('two three ');
   });
 
+  it("stops growing the preview at a reply's budget, and still ends as the whole report", async () => {
+    const w = createWorkspace();
+    const s = createStream(w.methods, 5);
+    s.stream.append('x'.repeat(9_000));
+    await waitUntil('the start', () => w.sent.length === 1);
+    s.stream.append('y'.repeat(2_000));
+    await waitUntil('one append', () => w.sent.length === 2);
+    s.stream.append('z'.repeat(500));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    await s.stream.finish(report);
+    expect(w.sent.map((x) => [x.method, x.text.length])).toEqual([
+      ['start', WRITING_HEADING.length + 9_000],
+      ['append', 1_000],
+      ['stop', 0],
+    ]);
+    expect(s.replaced).toHaveLength(1);
+  });
+
   it('posts the report whole when Slack refuses to stream, and says when it always will', async () => {
     const w = createWorkspace((method) =>
       method === 'start' ? new webApi.WebAPIPlatformError({ ok: false, error: 'unknown_method' }) : undefined,
