@@ -95,6 +95,8 @@ export class SlackReportStream implements ReportStream {
   }
 
   async fail(): Promise<void> {
+    // After finish (which delivers the report, or posts it whole) there is nothing left to close.
+    if (this.state === 'done') return;
     const ts = await this.settle();
     if (ts !== null) {
       const channel = this.target.channel;
