@@ -8,11 +8,12 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { ChannelAdapter, InboundDecision, InboundHandler, InboundMessage } from '../engine/channel.ts';
-import type { ReviewPreference } from '../engine/types.ts';
-import type { OutboundMessage } from '../engine/messages.ts';
+import type { ReviewPreference, RunStatus } from '../engine/types.ts';
+import type { OutboundMessage, ReportStream } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
 import { renderConsole } from './console-render.ts';
+import { consoleReportStream } from './console-report-stream.ts';
 import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
 
@@ -94,6 +95,16 @@ export class ConsoleChannel implements ChannelAdapter {
     this.runs.seen(message);
     const text = renderConsole(message);
     if (text) this.write(text);
+  }
+
+  /** Prints a report as the model writes it; the stored report is printed whole after it if it differs. */
+  openReport(conversation: Conversation, report: { runId: string; status: RunStatus }): ReportStream {
+    return consoleReportStream({
+      status: report.status,
+      write: (text) => this.options.output.write(text),
+      whole: (message) => this.send(conversation, message),
+      shown: (message) => this.runs.seen(message),
+    });
   }
 
   private take(line: string, handler: InboundHandler): void {

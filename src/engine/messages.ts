@@ -81,6 +81,22 @@ export interface Report {
   text: string;
 }
 
+/**
+ * A report shown while the model writes it, opened by a channel that can (`Notifier.openReport`). What it shows
+ * along the way is a preview: `finish` makes the message exactly the report `send` would have delivered.
+ */
+export interface ReportStream {
+  /** More of the report as the model writes it; never waits and never throws (showing it is best effort). */
+  append(delta: string): void;
+  /**
+   * The report is written and stored: delivers it exactly as `send` would (the preview completed or replaced, or the
+   * whole report sent anew where the preview could not be shown). Rejects only as `send` would.
+   */
+  finish(report: Report): Promise<void>;
+  /** The report will not be delivered from here (another process took the run): close the preview, saying so. */
+  fail(): Promise<void>;
+}
+
 /** A direct answer when no tools are needed. */
 export interface Answer {
   kind: 'answer';

@@ -17,7 +17,7 @@ import type {
   ToolOutput,
 } from './types.ts';
 import type { Plan } from './plan/plan-schema.ts';
-import type { OutboundMessage } from './messages.ts';
+import type { OutboundMessage, ReportStream } from './messages.ts';
 
 /** Outcome of one tool call: an MCP result (which may itself be `isError`) or a failure to get one. */
 export type ToolCallOutcome = Result<ToolOutput, StepError>;
@@ -68,6 +68,12 @@ export interface LlmRequest {
   /** The most tokens the answer may take; the metered client lowers it to the role's setting and the budgets left. */
   maxOutputTokens?: number;
   signal?: AbortSignal;
+  /**
+   * When present the answer is streamed: called with each piece of text as it arrives, in order, so that the pieces
+   * joined are the answer's raw text (before any JSON fence is unwrapped). `complete` still resolves to the whole
+   * response. Never called after `complete` settles; a call that fails may have delivered some pieces first.
+   */
+  onText?: (delta: string) => void;
 }
 
 /** A model's answer. */
@@ -94,6 +100,14 @@ export interface Conversation {
 /** Sends platform-neutral messages to people. Adapters render them. */
 export interface Notifier {
   send(conversation: Conversation, message: OutboundMessage): Promise<void>;
+  /**
+   * Where the channel can show a report while it is written: opens one for the run (nothing is shown before the
+   * first `append`). Absent, or null for this conversation: the report is only sent whole, with `send`.
+   */
+  openReport?(
+    conversation: Conversation,
+    report: { runId: string; status: RunStatus; requester: Actor },
+  ): ReportStream | null;
 }
 
 /** A stored run, enough to rebuild its state after a restart. */

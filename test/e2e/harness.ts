@@ -42,6 +42,8 @@ export interface Harness {
   typeNow(line: string): void;
   /** Everything the console printed so far. */
   output(): string;
+  /** When (performance.now()) the console had printed at least `length` characters; undefined if not yet. */
+  printedBy(length: number): number | undefined;
   /** Waits until the console printed text matching `pattern` (after `from` characters). */
   waitFor(pattern: RegExp, timeoutMs?: number, from?: number): Promise<string>;
   close(): Promise<void>;
@@ -112,7 +114,11 @@ export async function startHarness(options: {
   const input = new PassThrough();
   const out = new PassThrough();
   let printed = '';
-  out.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+  const writes: { at: number; upTo: number }[] = [];
+  out.on('data', (chunk: Buffer) => {
+    printed += chunk.toString('utf8');
+    writes.push({ at: performance.now(), upTo: printed.length });
+  });
   const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
   const logs: string[] = [];
   const steward = createSteward({
@@ -149,6 +155,7 @@ export async function startHarness(options: {
     },
     typeNow: (line) => void input.write(`${line}\n`),
     output: () => printed,
+    printedBy: (length) => writes.find((w) => w.upTo >= length)?.at,
     waitFor,
     async close() {
       // Runs left waiting for a person never finish; give the others a moment to settle.

@@ -5,7 +5,9 @@
  * (`invalid_blocks`, `msg_blocks_too_long`, `msg_too_long`) so a card Slack would refuse fails the test.
  * Rate limits are opt-in (`rateLimits`, e.g. `SLACK_RATE_LIMITS`): a token bucket per method, per channel or per
  * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default. `throttle` answers
- * chosen calls with 429 (a storm on one method or channel).
+ * chosen calls with 429 (a storm on one method or channel). Text streaming (chat.startStream, chat.appendStream,
+ * chat.stopStream) builds a message whose `streamed` markdown grows with each call; outside a DM a stream needs its
+ * recipient (user and team), and a message still streaming cannot be updated.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -21,6 +23,8 @@ export interface SlackCall {
   at: number;
   /** What the fake answered. */
   response: Record<string, unknown>;
+  /** performance.now() when the call was answered (for latencies measured against other fakes in this process). */
+  tick?: number;
   /** HTTP status: 200, or 429 when a rate limit refused the call (then nothing changed). */
   status?: number;
   /** With a 429: the Retry-After sent, in seconds. */
@@ -51,6 +55,8 @@ export interface FakeMessage {
   threadTs?: string;
   text: string;
   blocks: Array<Record<string, unknown>>;
+  /** For a streamed message: the markdown streamed so far, and whether the stream is still open. */
+  stream?: { markdown: string; open: boolean };
 }
 
 /** A running fake. */
@@ -144,11 +150,52 @@ export async function startFakeSlack(
     'chat.update': (args) => {
       const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
       if (!found) return { ok: false, error: 'message_not_found' };
+      if (found.stream?.open) return { ok: false, error: 'cant_update_message' };
       const problem = messageProblem(args, 50, planBlocks);
       if (problem) return problem;
       found.text = payloadText(args.text);
       found.blocks = (args.blocks as FakeMessage['blocks']) ?? [];
       return { ok: true, channel: found.channel, ts: found.ts, text: found.text };
+    },
+    'chat.startStream': (args) => {
+      const channel = typeof args.channel === 'string' ? args.channel : '';
+      if (!channel) return { ok: false, error: 'channel_not_found' };
+      if (!channel.startsWith('D') && (!args.recipient_user_id || !args.recipient_team_id))
+        return { ok: false, error: 'invalid_arguments' };
+      const markdown = streamedText(args);
+      if (markdown === null) return { ok: false, error: 'no_text' };
+      const ts = nextTs();
+      const threadTs = args.thread_ts as string | undefined;
+      const message: FakeMessage = {
+        channel,
+        ts,
+        threadTs,
+        text: markdown,
+        blocks: [],
+        stream: { markdown, open: true },
+      };
+      messages.set(`${channel}:${ts}`, message);
+      if (threadTs) fake.statuses.delete(`${channel}:${threadTs}`);
+      return { ok: true, channel, ts };
+    },
+    'chat.appendStream': (args) => {
+      const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
+      if (!found?.stream?.open)
+        return { ok: false, error: found ? 'message_not_in_streaming_state' : 'message_not_found' };
+      const markdown = streamedText(args);
+      if (markdown === null) return { ok: false, error: 'no_text' };
+      found.stream.markdown += markdown;
+      found.text = found.stream.markdown;
+      return { ok: true, channel: found.channel, ts: found.ts };
+    },
+    'chat.stopStream': (args) => {
+      const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
+      if (!found?.stream?.open)
+        return { ok: false, error: found ? 'message_not_in_streaming_state' : 'message_not_found' };
+      found.stream.markdown += streamedText(args) ?? '';
+      found.stream.open = false;
+      found.text = found.stream.markdown;
+      return { ok: true, channel: found.channel, ts: found.ts };
     },
     'chat.postEphemeral': (args) => {
       if (typeof args.user !== 'string' || !args.user) return { ok: false, error: 'user_not_found' };
@@ -225,7 +272,15 @@ export async function startFakeSlack(
         ? { ok: false, error: refused }
         : (methods[method]?.(args) ?? { ok: false, error: 'unknown_method' });
     }
-    calls.push({ method: method ?? req.url ?? '?', args, token, at: Date.now(), response, status: 200 });
+    calls.push({
+      method: method ?? req.url ?? '?',
+      args,
+      token,
+      at: Date.now(),
+      tick: performance.now(),
+      response,
+      status: 200,
+    });
     send(res, 200, response);
   }
 
@@ -311,6 +366,16 @@ function messageProblem(
   if (problems.length > 0) return invalid(problems);
   if (textLength > 12_000) return { ok: false, error: 'msg_blocks_too_long' };
   return null;
+}
+
+/** The markdown a streaming call carries (`markdown_text`, or `markdown_text` chunks); null when it carries none. */
+function streamedText(args: Record<string, unknown>): string | null {
+  if (typeof args.markdown_text === 'string' && args.markdown_text) return args.markdown_text;
+  if (!Array.isArray(args.chunks)) return null;
+  const texts = (args.chunks as { type?: unknown; text?: unknown }[])
+    .filter((c) => c.type === 'markdown_text' && typeof c.text === 'string')
+    .map((c) => c.text as string);
+  return texts.length > 0 ? texts.join('') : null;
 }
 
 function invalid(problems: string[]): Record<string, unknown> {

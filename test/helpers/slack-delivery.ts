@@ -153,11 +153,24 @@ export function buttonOf(message: FakeMessage, action: string): SlackButton | un
 /** A report title as Steward renders it: `*✅ Report*`, `*⏹️ Report (stopped)*`… */
 const REPORT_TITLE = /^\*\S+ Report(?: \((\w+)\))?\*/u;
 
-/** The reports Slack accepted in a thread, from the recorded chat.postMessage calls: their status, in order. */
+/**
+ * The reports Slack accepted in a thread, their status in order: posted whole (chat.postMessage), or streamed
+ * (chat.startStream) and then made the report (the chat.update of that message that gave it the report's title).
+ */
 export function reportsIn(slack: FakeSlack, threadTs: string): string[] {
-  return slack
-    .callsOf('chat.postMessage')
-    .filter((c) => c.args.thread_ts === threadTs && c.response.ok === true)
+  const streamed = new Set(
+    slack
+      .callsOf('chat.startStream')
+      .filter((c) => c.args.thread_ts === threadTs && c.response.ok === true)
+      .map((c) => c.response.ts),
+  );
+  return slack.calls
+    .filter((c) => c.response.ok === true)
+    .filter(
+      (c) =>
+        (c.method === 'chat.postMessage' && c.args.thread_ts === threadTs) ||
+        (c.method === 'chat.update' && streamed.has(c.args.ts)),
+    )
     .flatMap((c) => {
       const m = REPORT_TITLE.exec(typeof c.args.text === 'string' ? c.args.text : '');
       return m ? [m[1] ?? 'completed'] : [];

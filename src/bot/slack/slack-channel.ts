@@ -3,9 +3,9 @@
  * date in place, buttons and the amendment modal become decisions, and replies go in the thread.
  */
 import type { ChannelAdapter, InboundHandler } from '../../engine/channel.ts';
-import type { OutboundMessage } from '../../engine/messages.ts';
+import type { OutboundMessage, Report, ReportStream } from '../../engine/messages.ts';
 import type { Conversation } from '../../engine/ports.ts';
-import type { Actor } from '../../engine/types.ts';
+import type { Actor, RunStatus } from '../../engine/types.ts';
 import { createSlackApp, type SlackApp, type SlackSettings } from './slack-app.ts';
 import { withProgress, withReport, withRunStatus } from './slack-card-state.ts';
 import { fromConversation } from './slack-inbound.ts';
@@ -17,6 +17,7 @@ import { LiveCards } from './slack-live-cards.ts';
 import { Priority, SlackOutbox } from './slack-outbox.ts';
 import { PlanBlockSwitch } from './slack-plan-block.ts';
 import type { SlackMessage } from './slack-render.ts';
+import { SlackReportStream } from './slack-report-stream.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { ThinkingSigns } from './slack-thinking.ts';
 
@@ -39,6 +40,10 @@ export interface SlackChannelOptions extends SlackSettings {
   flushGraceMs?: number;
   /** Show a card's steps as Slack's plan block while the workspace accepts it (default off; config turns it on). */
   planBlocks?: boolean;
+  /** Stream reports as the model writes them while the workspace accepts it (default on). */
+  streamReports?: boolean;
+  /** Least time between two appends to a streamed report (default 250 ms; the first words go at once). */
+  streamIntervalMs?: number;
 }
 
 /** A channel adapter over a Bolt app (Socket Mode or HTTP). */
@@ -54,11 +59,15 @@ export class SlackChannel implements ChannelAdapter {
   private readonly lastSeen = new Map<string, SeenAt>();
   private readonly signs: ThinkingSigns;
   private started = false;
+  /** Off for the process once the workspace refuses streaming for good (no such method, a missing scope). */
+  private streaming: boolean;
+  private team: Promise<string | undefined> | null = null;
 
   constructor(private readonly options: SlackChannelOptions) {
     this.slack = createSlackApp(options, options.log);
     const client = this.slack.app.client;
     this.signs = new ThinkingSigns(client, (m) => options.log('warn', m));
+    this.streaming = options.streamReports ?? true;
     // Real time even when the cards' clock is injected: the outbox's waits are real timers.
     this.outbox = new SlackOutbox({ log: options.log });
     this.cards = new LiveCards(
@@ -159,6 +168,68 @@ export class SlackChannel implements ChannelAdapter {
         if (where) await this.post(where.channel, where.threadTs, renderNotice(message));
         return;
     }
+  }
+
+  /**
+   * Streams a report into the run's thread as the model writes it (Slack's chat.*Stream methods), unless streaming
+   * was refused for good; the finished report replaces the streamed words, rendered as a plain report reply is.
+   */
+  openReport(
+    conversation: Conversation,
+    report: { runId: string; status: RunStatus; requester: Actor },
+  ): ReportStream | null {
+    const where = fromConversation(conversation);
+    if (!where || !this.streaming) return null;
+    const client = this.slack.app.client;
+    const team = this.teamId();
+    const stream = new SlackReportStream(
+      client.chat,
+      this.outbox,
+      {
+        ...where,
+        recipient: async () => ({
+          ...(report.requester.channel === 'slack' && { user: report.requester.id }),
+          ...((await team) && { team: await team }),
+        }),
+        replace: (ts, done) => this.replaceWithReport(where.channel, ts, done),
+        post: (done) => this.post(where.channel, where.threadTs, renderReport(done)).then(() => undefined),
+        refused: (reason) => {
+          this.streaming = false;
+          this.options.log('info', `slack: the workspace refused streaming (${reason}); reports are posted whole`);
+        },
+        log: (m) => this.options.log('warn', m),
+      },
+      { intervalMs: this.options.streamIntervalMs ?? 250, now: Date.now },
+    );
+    // The card's final state goes with the report, as when the report is sent whole.
+    const finish = (done: Report) => {
+      this.cards.change(done.runId, (live, now) => withReport(live, done, now), true);
+      return stream.finish(done);
+    };
+    return { append: (delta) => stream.append(delta), finish, fail: () => stream.fail() };
+  }
+
+  /** The streamed message, stopped, becomes the report exactly as `send` renders it. */
+  private async replaceWithReport(channel: string, ts: string, report: Report): Promise<void> {
+    const client = this.slack.app.client;
+    await this.outbox.call({
+      method: 'chat.update',
+      channel,
+      priority: Priority.finalState,
+      transientRetries: UPDATE_TRANSIENT_RETRIES,
+      send: async () => {
+        await client.chat.update({ channel, ts, ...renderReport(report) });
+      },
+    });
+  }
+
+  /** The workspace's team id (Slack asks for it with the recipient of a stream outside a DM); asked for once. */
+  private teamId(): Promise<string | undefined> {
+    this.team ??= this.slack.app.client.auth.test().then(
+      (res) => res.team_id,
+      () => undefined,
+    );
+    return this.team;
   }
 
   private async ephemeralTo(

@@ -11,7 +11,8 @@ import { callFailure } from './planner.ts';
 /** Writes the report with the synthesizer model; falls back to a plain report written by code. */
 export async function writeReport(
   llm: LlmClient,
-  input: { request: string; state: DispatchState; outcome: string },
+  /** With `onText`, the synthesizer's answer is streamed to it as it is written (the plain report never is). */
+  input: { request: string; state: DispatchState; outcome: string; onText?: (delta: string) => void },
   onResponse?: (r: LlmResponse) => Promise<void>,
 ): Promise<string> {
   const lines = stepSummaries(input.state);
@@ -28,6 +29,7 @@ were cancelled or never ran, and do not claim results that are not in the step r
           content: `Request:\n${input.request}\n\nRun outcome: ${input.outcome}\n\nStep results:\n${lines.join('\n')}`,
         },
       ],
+      ...(input.onText && { onText: input.onText }),
     });
     await onResponse?.(response);
     if (response.text.trim()) return response.text.trim();

@@ -119,16 +119,30 @@ export class RunLifecycle {
    */
   async report(run: StoredRun, status: RunStatus, from: { final: DispatchState } | { stored: string }): Promise<void> {
     const { store, clock } = this.deps;
-    let text: string;
-    if ('stored' in from) text = from.stored;
-    else {
-      const written = await writeReport(this.llmFor(run), { request: run.request, state: from.final, outcome: status });
-      text = await this.patiently(run, () => store.storeReport(run.id, written, status, clock()));
+    // A report written now is shown as it is written where the channel can; a stored one is sent whole.
+    const preview = 'final' in from ? this.messages.openReport(run, status) : null;
+    let delivered = false;
+    try {
+      let text: string;
+      if ('stored' in from) text = from.stored;
+      else {
+        const input = { request: run.request, state: from.final, outcome: status };
+        const written = await writeReport(
+          this.llmFor(run),
+          preview ? { ...input, onText: (d) => preview.append(d) } : input,
+        );
+        text = await this.patiently(run, () => store.storeReport(run.id, written, status, clock()));
+      }
+      // A process that lost the run (it stalled past its lease) must not post the report its new holder posts.
+      const fence = this.leases.fenceOf(run.id);
+      if (fence !== undefined) await this.patiently(run, () => store.assertHeld(run.id, fence));
+      // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.
+      const report = { kind: 'report' as const, runId: run.id, status, text };
+      await (preview ? preview.finish(report) : this.messages.send(run.conversation, report));
+      delivered = true;
+    } finally {
+      if (preview && !delivered) await preview.fail().catch(() => undefined);
     }
-    // A process that lost the run (it stalled past its lease) must not post the report its new holder posts.
-    const fence = this.leases.fenceOf(run.id);
-    if (fence !== undefined) await this.patiently(run, () => store.assertHeld(run.id, fence));
-    await this.messages.send(run.conversation, { kind: 'report', runId: run.id, status, text });
     await this.patiently(run, () => store.markReportSent(run.id, clock()));
     this.leases.forget(run.id);
   }

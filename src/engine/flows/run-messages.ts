@@ -1,5 +1,5 @@
 /** What the flows tell people about a run: notices, status changes (which set the card's buttons), cards, reports. */
-import type { Notice, OutboundMessage, SentencePart } from '../messages.ts';
+import type { Notice, OutboundMessage, ReportStream, SentencePart } from '../messages.ts';
 import type { Conversation, Notifier, StoredRun } from '../ports.ts';
 import { actionsFor, amendmentsLeft, plainText } from '../run/run-actions.ts';
 import type { Actor, RunStatus } from '../types.ts';
@@ -56,6 +56,11 @@ export class RunMessages {
   async status(run: StoredRun, status: RunStatus): Promise<void> {
     const actions = actionsFor(status, this.amendmentsLeft(run));
     await this.notifier.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions });
+  }
+
+  /** A preview of the run's report while it is written, where the channel shows one (else null). */
+  openReport(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, status: RunStatus): ReportStream | null {
+    return this.notifier.openReport?.(run.conversation, { runId: run.id, status, requester: run.requester }) ?? null;
   }
 
   /** Sends any other message (a card, a breakpoint, a report, an answer). */
