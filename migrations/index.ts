@@ -10,6 +10,7 @@ import { typedBreakpoints } from './0004-typed-breakpoints.ts';
 import { repeatSafeWrites } from './0005-repeat-safe-writes.ts';
 import { reportDue } from './0006-report-due.ts';
 import { runLeases } from './0007-run-leases.ts';
+import { tokenGrants } from './0009-token-grants.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -20,4 +21,5 @@ export const migrations: Record<string, Migration> = {
   '0005-repeat-safe-writes': repeatSafeWrites,
   '0006-report-due': reportDue,
   '0007-run-leases': runLeases,
+  '0009-token-grants': tokenGrants,
 };

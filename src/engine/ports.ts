@@ -279,16 +279,29 @@ export interface RunStore extends RunOwnership {
   /** Pins tool definitions for a run (replacing a tool's earlier pin). */
   pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void>;
   listPins(runId: string): Promise<PinnedTool[]>;
-  /** Takes tokens from the run's and the person's daily budget, both or neither; says which budget refused. */
+  /**
+   * Reserves a call's prompt and the largest output cap from `minOutput` up to `output` that the run's and the
+   * person's daily budget both still hold, from both or neither, in one statement (the database judges concurrent
+   * calls); refused, naming the budget, when not even `minOutput` fits.
+   */
   reserveTokens(
     runId: string,
     actor: Actor,
-    tokens: number,
+    request: TokenRequest,
     caps: TokenBudgets,
     day: string,
-  ): Promise<'ok' | 'run' | 'user'>;
-  /** Corrects both counters by the difference between reserved and real usage. */
-  adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void>;
+  ): Promise<GrantedCap>;
+  /**
+   * Settles a call once, in one statement: both counters move by `delta` (real usage less what was reserved), and its
+   * usage is recorded (null when the call failed and only the reservation is given back).
+   */
+  settleTokens(s: {
+    runId: string;
+    actor: Actor;
+    day: string;
+    delta: number;
+    usage: { role: ModelRole; model: string; inputTokens: number; outputTokens: number; at: Date } | null;
+  }): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
   claimInbound(key: string, at: Date): Promise<boolean>;
   /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
@@ -303,6 +316,17 @@ export interface PinnedTool {
   fingerprint: string;
   definition: Json;
 }
+
+/** What a model call asks of the budgets: its prompt, the output cap it wants, and the least cap worth calling with. */
+export interface TokenRequest {
+  prompt: number;
+  output: number;
+  minOutput: number;
+}
+
+/** A cap granted by the budgets (`limitedBy` names the one that lowered it), or the budget that refused the call. */
+export type GrantedCap =
+  { ok: true; cap: number; limitedBy?: 'run' | 'user' } | { ok: false; refusedBy: 'run' | 'user' };
 
 /** Token budgets: per run, and per person per day (UTC). */
 export interface TokenBudgets {

@@ -9,11 +9,13 @@ import type { Plan } from '../engine/plan/plan-schema.ts';
 import type {
   ClaimedRun,
   Conversation,
+  GrantedCap,
   PinnedTool,
   RunStore,
   StoredRun,
   StoredStepAttempt,
   TokenBudgets,
+  TokenRequest,
   UnreportedRun,
 } from '../engine/ports.ts';
 import {
@@ -498,20 +500,27 @@ export class PgRunStore implements RunStore {
     return this.attempt('listPins', () => safety.listPins(this.db, runId));
   }
 
-  reserveTokens(
+  async reserveTokens(
     runId: string,
     actor: Actor,
-    tokens: number,
+    request: TokenRequest,
     caps: TokenBudgets,
     day: string,
-  ): Promise<'ok' | 'run' | 'user'> {
+  ): Promise<GrantedCap> {
     const op = randomUUID();
-    return this.attempt('reserveTokens', () => safety.reserveTokens(this.db, op, runId, actor, tokens, caps, day));
+    return this.attempt('reserveTokens', async () => {
+      // Asked again only when another call created the person's row for the day at the same moment: then it exists.
+      for (let tries = 0; tries < 3; tries++) {
+        const granted = await safety.reserveTokens(this.db, op, runId, actor, request, caps, day);
+        if (granted !== null) return granted;
+      }
+      throw new StewardError('store_failed', `the token reservation for run ${runId} kept racing another one`);
+    });
   }
 
-  adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void> {
+  settleTokens(s: Port<'settleTokens'>[0]): Promise<void> {
     const op = randomUUID();
-    return this.attempt('adjustTokens', () => safety.adjustTokens(this.db, op, runId, actor, delta, day));
+    return this.attempt('settleTokens', () => safety.settleTokens(this.db, op, s));
   }
 
   claimInbound(key: string, at: Date): Promise<boolean> {
