@@ -237,6 +237,13 @@ export interface RunStore extends RunOwnership {
     at: Date;
     durationMs: number;
   }): Promise<void>;
+  /**
+   * Records, in one statement, how some attempts ended and which attempts start next, each with its event: a
+   * step's end and the starts of the steps that waited for it commit together. The same rules as `recordStepStarted`
+   * and `recordStepEnded` apply to each (repeats change nothing; with `fence`, only while this process holds the
+   * run, else `fenced`, and nothing is written).
+   */
+  recordSteps(w: StepAttemptWrite): Promise<void>;
   recordLlmUsage(u: {
     runId: string | null;
     role: ModelRole;
@@ -308,6 +315,35 @@ export interface RunStore extends RunOwnership {
   listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
   /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
+}
+
+/** A step attempt's start: its intent, committed before its call is sent. */
+export interface StepStart {
+  stepId: string;
+  attempt: number;
+  revision: number;
+  args: Json;
+  at: Date;
+}
+
+/** How a step attempt ended; `unstarted` for one that never started (skipped, or stopped before it was sent). */
+export interface StepEnd {
+  stepId: string;
+  attempt: number;
+  status: StepStatus;
+  output: Json | null;
+  error: StepError | null;
+  at: Date;
+  durationMs: number;
+  unstarted?: { revision: number };
+}
+
+/** Ends and starts of a run's step attempts, written together (see `RunStore.recordSteps`). */
+export interface StepAttemptWrite {
+  runId: string;
+  fence?: number;
+  ended: StepEnd[];
+  started: StepStart[];
 }
 
 /** A tool definition as approved: compared before each step of the run. */

@@ -12,6 +12,7 @@ import type {
   GrantedCap,
   PinnedTool,
   RunStore,
+  StepAttemptWrite,
   StoredRun,
   StoredStepAttempt,
   TokenBudgets,
@@ -36,6 +37,7 @@ import * as reports from './run-reports.ts';
 import { listRunsOf } from './run-lists.ts';
 import * as safety from './run-safety.ts';
 import * as steering from './run-steering.ts';
+import * as steps from './run-steps.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
@@ -201,140 +203,25 @@ export class PgRunStore implements RunStore {
     );
   }
 
+  /** One statement: the attempt row and its `stepStarted` event, under the run's lease when `fence` is given. */
+  recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
+    const { fence, runId, ...start } = a;
+    return this.recordSteps({ runId, fence, ended: [], started: [start] });
+  }
+
+  /** One statement: the attempt's end and its `stepEnded` event, under the run's lease when `fence` is given. */
+  recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
+    const { fence, runId, ...end } = a;
+    return this.recordSteps({ runId, fence, ended: [end], started: [] });
+  }
+
   /**
-   * One round trip: the attempt row and its `stepStarted` event, written by one statement. With a fence the
-   * statement first locks the run's row (FOR SHARE) under this owner and fence, so a claim by another process is
-   * ordered before or after it: either this insert finds the run claimed away and writes nothing, or the claimer
-   * sees this attempt when it restores the run.
+   * Ends and starts in one statement. With a fence it first locks the run's row (FOR SHARE) under this owner and
+   * fence, so a claim by another process is ordered before or after it: either this write finds the run claimed
+   * away and writes nothing, or the claimer sees these attempts when it restores the run.
    */
-  async recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
-    if (a.fence === undefined) return this.recordStepStartedUnfenced(a);
-    const fence = a.fence;
-    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
-    const args = toJsonText(a.args);
-    await this.attempt('recordStepStarted', async () => {
-      const { rows } = await sql<{ leased: number; started: number }>`
-        WITH lease AS (
-          SELECT id FROM runs WHERE id = ${a.runId} AND owner = ${this.owner} AND fence = ${fence} FOR SHARE
-        ), started AS (
-          INSERT INTO step_attempts (run_id, step_id, attempt, revision, status, args, started_at, created_at, fence)
-          SELECT id, ${a.stepId}, ${a.attempt}, ${a.revision}, 'running', ${args}::jsonb, ${a.at}, ${a.at}, ${fence}
-          FROM lease
-          ON CONFLICT (run_id, step_id, attempt) DO NOTHING
-          RETURNING run_id
-        ), announced AS (
-          INSERT INTO run_events (run_id, type, payload, created_at)
-          SELECT run_id, 'stepStarted', ${payload}::jsonb, ${a.at}::timestamptz FROM started
-          RETURNING run_id
-        )
-        SELECT (SELECT count(*) FROM lease)::int AS leased, (SELECT count(*) FROM announced)::int AS started`.execute(
-        this.db,
-      );
-      const row = rows[0];
-      if (!row || row.leased === 0) throw this.fenced(a.runId);
-      if (row.started > 0) return;
-      // The attempt exists: this write, repeated after its answer was lost, or another holder's, which stands.
-      const existing = await this.findAttempt(a.runId, a.stepId, a.attempt);
-      if (existing?.fence !== fence) {
-        throw new StewardError(
-          'fenced',
-          `attempt ${a.attempt} of step ${a.stepId} of run ${a.runId} was started by another process`,
-        );
-      }
-    });
-  }
-
-  /** The attempt row and its `stepStarted` event for a caller that holds no lease (restores and tests). */
-  private async recordStepStartedUnfenced(a: Port<'recordStepStarted'>[0]): Promise<void> {
-    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
-    await this.attempt('recordStepStarted', () =>
-      this.db
-        .with('started', (db) =>
-          db
-            .insertInto('step_attempts')
-            .values({
-              run_id: a.runId,
-              step_id: a.stepId,
-              attempt: a.attempt,
-              revision: a.revision,
-              status: 'running',
-              args: toJsonText(a.args),
-              started_at: a.at,
-              created_at: a.at,
-            })
-            // A replay after a crash re-announces the same attempt; the first record stands.
-            .onConflict((oc) => oc.columns(['run_id', 'step_id', 'attempt']).doNothing())
-            .returning('run_id'),
-        )
-        .insertInto('run_events')
-        .columns(['run_id', 'type', 'payload', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('started')
-            .select((r) => [
-              r.ref('started.run_id').as('run_id'),
-              sql.lit('stepStarted').as('type'),
-              sql`${payload}::jsonb`.as('payload'),
-              sql`${a.at}::timestamptz`.as('created_at'),
-            ]),
-        )
-        .execute(),
-    );
-  }
-
-  /** One round trip in the usual case: the attempt's end and its `stepEnded` event, written by one statement. */
-  async recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
-    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt, status: a.status });
-    const fence = a.fence;
-    const ended = await this.attempt('recordStepEnded', async () => {
-      const written = await this.db
-        .with('lease', (db) =>
-          db
-            .selectFrom('runs')
-            .select('id')
-            .where('id', '=', a.runId)
-            .$if(fence !== undefined, (q) => q.where('owner', '=', this.owner).where('fence', '=', fence ?? 0))
-            .forShare(),
-        )
-        .with('ended', (db) =>
-          db
-            .updateTable('step_attempts')
-            .set({
-              status: a.status,
-              output: a.output === null ? null : toJsonText(a.output),
-              error: a.error === null ? null : toJsonText(a.error),
-              ended_at: a.at,
-              duration_ms: Math.round(a.durationMs),
-            })
-            .where('run_id', '=', a.runId)
-            .where('step_id', '=', a.stepId)
-            .where('attempt', '=', a.attempt)
-            // An attempt ends once: a late duplicate (say, "interrupted" after a real result) must not rewrite it.
-            .where('status', '=', 'running')
-            .where((eb) => eb.exists(eb.selectFrom('lease').select('lease.id')))
-            .returning('run_id'),
-        )
-        .insertInto('run_events')
-        .columns(['run_id', 'type', 'payload', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('ended')
-            .select((r) => [
-              r.ref('ended.run_id').as('run_id'),
-              sql.lit('stepEnded').as('type'),
-              sql`${payload}::jsonb`.as('payload'),
-              sql`${a.at}::timestamptz`.as('created_at'),
-            ]),
-        )
-        .returning('id')
-        .executeTakeFirst();
-      if (written !== undefined) return true;
-      if (fence !== undefined) await this.checkFence(a.runId, fence);
-      return (await this.findAttempt(a.runId, a.stepId, a.attempt)) !== undefined;
-    });
-    if (!ended) {
-      throw new StewardError('store_failed', `step ${a.stepId} attempt ${a.attempt} of run ${a.runId} never started`);
-    }
+  recordSteps(w: StepAttemptWrite): Promise<void> {
+    return this.attempt('recordSteps', () => steps.recordSteps(this.db, this.owner, w));
   }
 
   async recordLlmUsage(u: Port<'recordLlmUsage'>[0]): Promise<void> {
@@ -583,25 +470,10 @@ export class PgRunStore implements RunStore {
     return this.attempt('assertHeld', () => this.checkFence(runId, fence));
   }
 
-  /** One stored attempt's fence, if the attempt exists. */
-  private findAttempt(runId: string, stepId: string, attempt: number) {
-    return this.db
-      .selectFrom('step_attempts')
-      .select('fence')
-      .where('run_id', '=', runId)
-      .where('step_id', '=', stepId)
-      .where('attempt', '=', attempt)
-      .executeTakeFirst();
-  }
-
   /** Throws `fenced` unless this process holds the run under `fence`. */
   private async checkFence(runId: string, fence: number): Promise<void> {
     const row = await this.db.selectFrom('runs').select(['owner', 'fence']).where('id', '=', runId).executeTakeFirst();
-    if (row?.owner !== this.owner || row.fence !== fence) throw this.fenced(runId);
-  }
-
-  private fenced(runId: string): StewardError {
-    return new StewardError('fenced', `run ${runId} is now driven by another process; this one let it go`);
+    if (row?.owner !== this.owner || row.fence !== fence) throw steps.fencedOut(runId);
   }
 
   private selectRuns() {
