@@ -176,7 +176,7 @@ export interface RunSignals {
 
 /** Durable state of runs. The database is the judge of every limit and every state change. */
 export interface RunStore extends RunOwnership {
-  /** Stores a new run; with `leaseMs`, this process holds its lease from the start. */
+  /** Stores a new run with its `requested` event; with `leaseMs`, this process holds its lease from the start. */
   createRun(run: {
     id: string;
     conversation: Conversation;
@@ -188,15 +188,24 @@ export interface RunStore extends RunOwnership {
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**
-   * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`.
-   * Returns false (and changes nothing) when the run is not in such a state: the loser of a race.
-   * With `fence`, throws `fenced` when this process no longer holds the run under that fence.
+   * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`, in one statement
+   * with what goes with the move: the risk a person approved, its tools' pins, the note that the run owes its report
+   * (set even when the move loses its race), an event appended. Returns false (and changes nothing else) when the run is not in
+   * such a state: the loser of a race. With `fence`, throws `fenced` when this process no longer holds the run.
    */
   transition(
     runId: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    options?: { revision?: number; at?: Date; fence?: number },
+    options?: {
+      revision?: number;
+      at?: Date;
+      fence?: number;
+      approvedRisk?: RiskLevel;
+      pins?: readonly PinnedTool[];
+      reportDue?: boolean;
+      event?: { type: string; payload: Json };
+    },
   ): Promise<boolean>;
   /** Atomically takes one amendment round if fewer than `cap` were used; returns the new count or null past the cap. */
   takeAmendmentRound(runId: string, cap: number): Promise<number | null>;
@@ -262,9 +271,10 @@ export interface RunStore extends RunOwnership {
   markReportDue(runId: string, at: Date): Promise<void>;
   /**
    * Stores the run's report with its `reported` event, unless a report is stored already (a report is never
-   * rewritten). Returns the report that stands: this one, or the one stored before.
+   * rewritten). Returns the report that stands: this one, or the one stored before. With `fence`, then throws
+   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement).
    */
-  storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string>;
+  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string>;
   /** Throws `fenced` unless this process holds the run under `fence` (right before a message that must go once). */
   assertHeld(runId: string, fence: number): Promise<void>;
   /** The run's report was sent: it owes nothing any more, and its lease is let go. */

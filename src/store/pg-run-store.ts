@@ -43,6 +43,7 @@ import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
 type Port<K extends keyof RunStore> = Parameters<RunStore[K]>;
+type TransitionOptions = NonNullable<Port<'transition'>[3]>;
 
 /**
  * Durable run state in PostgreSQL or PGlite; failures surface as `StewardError` (`store_failed`, or `config`).
@@ -81,12 +82,30 @@ export class PgRunStore implements RunStore {
         ? {}
         : { owner: this.owner, lease_expires_at: sql<Date>`now() + ${run.leaseMs} * interval '1 millisecond'` }),
     };
+    const payload = toJsonText({ actor: run.requester.id, channel: run.requester.channel });
     await this.attempt('createRun', async () => {
+      // One statement: the run and its `requested` event.
       const inserted = await this.db
-        .insertInto('runs')
-        .values(row)
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
+        .with('created', (db) =>
+          db
+            .insertInto('runs')
+            .values(row)
+            .onConflict((oc) => oc.column('id').doNothing())
+            .returning('id'),
+        )
+        .insertInto('run_events')
+        .columns(['run_id', 'type', 'payload', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('created')
+            .select((r) => [
+              r.ref('created.id').as('run_id'),
+              sql.lit('requested').as('type'),
+              sql`${payload}::jsonb`.as('payload'),
+              sql`${run.at}::timestamptz`.as('created_at'),
+            ]),
+        )
+        .returning('run_id')
         .executeTakeFirst();
       if (inserted !== undefined) return;
       // The id is taken: fine if by this very write, repeated after its answer was lost; refused otherwise.
@@ -104,61 +123,74 @@ export class PgRunStore implements RunStore {
     });
   }
 
+  /** One statement: the revision (never overwritten; a repeat of this very save is fine) and the run's pointer. */
   async saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void> {
-    await this.attempt('saveRevision', () =>
-      this.db.transaction().execute(async (tx) => {
-        const planText = toJsonText(plan);
-        const inserted = await tx
-          .insertInto('plan_revisions')
-          .values({ run_id: runId, revision, plan: planText, reason: toStorableText(reason), created_at: at })
-          .onConflict((oc) => oc.columns(['run_id', 'revision']).doNothing())
-          .returning('id')
-          .executeTakeFirst();
-        // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
-        if (inserted === undefined) {
-          const same = await tx
-            .selectFrom('plan_revisions')
-            .select('id')
-            .where('run_id', '=', runId)
-            .where('revision', '=', revision)
-            .where(sql<boolean>`plan = ${planText}::jsonb`)
-            .executeTakeFirst();
-          if (same === undefined) {
-            throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
-          }
-        }
-        await tx.updateTable('runs').set({ revision, updated_at: at }).where('id', '=', runId).execute();
-      }),
-    );
+    const planText = toJsonText(plan);
+    await this.attempt('saveRevision', async () => {
+      const { rows } = await sql<{ saved: boolean }>`
+        WITH inserted AS (
+          INSERT INTO plan_revisions (run_id, revision, plan, reason, created_at)
+          VALUES (${runId}, ${revision}, ${planText}::jsonb, ${toStorableText(reason)}, ${at})
+          ON CONFLICT (run_id, revision) DO NOTHING
+          RETURNING id
+        ), same AS (
+          SELECT id FROM plan_revisions WHERE run_id = ${runId} AND revision = ${revision} AND plan = ${planText}::jsonb
+        ), moved AS (
+          UPDATE runs SET revision = ${revision}, updated_at = ${at}
+          WHERE id = ${runId} AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same))
+        )
+        SELECT EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same) AS saved`.execute(this.db);
+      // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
+      if (!rows[0]?.saved)
+        throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
+    });
   }
 
+  /**
+   * One statement in the usual case: the conditional move, with what goes with it (the approved risk, the note that
+   * a report is owed, an event). Only a move that did not apply looks at the lease, to tell a lost race from a lost run.
+   */
   async transition(
     runId: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    options: { revision?: number; at?: Date; fence?: number } = {},
+    options: TransitionOptions = {},
   ): Promise<boolean> {
     if (from.length === 0) return false;
     const op = randomUUID();
-    const fence = options.fence;
+    const { fence, revision, event } = options;
+    const at = options.at ?? null;
+    const pins = toJsonText(options.pins ?? []);
     return this.attempt('transition', async () => {
+      const { rows } = await sql<{ moved: number }>`
+        WITH moved AS (
+          UPDATE runs SET status = ${to}, status_op = ${op}, updated_at = coalesce(${at}::timestamptz, now()),
+            approved_risk = coalesce(${options.approvedRisk ?? null}, approved_risk),
+            report_due = report_due OR ${options.reportDue ?? false}
+          WHERE id = ${runId} AND (${fence ?? null}::integer IS NULL OR (owner = ${this.owner} AND fence = ${fence ?? null}::integer))
+            -- A repeat of a transition that did apply finds its own operation id, not a lost race.
+            AND ((status = ANY(${[...from]}::text[]) AND (${revision ?? null}::integer IS NULL OR revision = ${revision ?? null}::integer))
+              OR status_op = ${op})
+          RETURNING id
+        ), owed AS (
+          -- The report is owed even when the move lost its race: whoever ended the run must still report it.
+          UPDATE runs SET report_due = true WHERE id = ${runId} AND ${options.reportDue ?? false} AND NOT EXISTS (SELECT 1 FROM moved)
+        ), pinned AS (
+          INSERT INTO tool_pins (run_id, tool, fingerprint, definition, created_at)
+          SELECT moved.id, p.tool, p.fingerprint, p.definition, coalesce(${at}::timestamptz, now())
+          FROM moved, jsonb_to_recordset(${pins}::jsonb) AS p(tool text, fingerprint text, definition jsonb)
+          ON CONFLICT (run_id, tool) DO UPDATE SET fingerprint = excluded.fingerprint, definition = excluded.definition
+        ), noted AS (
+          INSERT INTO run_events (run_id, type, payload, op, created_at)
+          SELECT id, ${event?.type ?? null}, ${event === undefined ? null : toJsonText(event.payload)}::jsonb, ${op},
+            coalesce(${at}::timestamptz, now())
+          FROM moved WHERE ${event !== undefined}
+          ON CONFLICT (op) WHERE op IS NOT NULL DO NOTHING
+        )
+        SELECT count(*)::integer AS moved FROM moved`.execute(this.db);
+      if ((rows[0]?.moved ?? 0) > 0) return true;
       if (fence !== undefined) await this.checkFence(runId, fence);
-      const update = this.db
-        .updateTable('runs')
-        .set({ status: to, status_op: op, updated_at: options.at ?? sql<Date>`now()` })
-        .where('id', '=', runId)
-        .$if(fence !== undefined, (q) => q.where('owner', '=', this.owner).where('fence', '=', fence ?? 0))
-        // A repeat of a transition that did apply finds its own operation id, not a lost race.
-        .where((eb) =>
-          eb.or([
-            eb.and([
-              eb('status', 'in', from),
-              ...(options.revision === undefined ? [] : [eb('revision', '=', options.revision)]),
-            ]),
-            eb('status_op', '=', op),
-          ]),
-        );
-      return (await update.returning('id').executeTakeFirst()) !== undefined;
+      return false;
     });
   }
 
@@ -292,8 +324,13 @@ export class PgRunStore implements RunStore {
     return this.attempt('markReportDue', () => reports.setReportDue(this.db, runId, true, at));
   }
 
-  storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string> {
-    return this.attempt('storeReport', () => reports.storeReport(this.db, runId, report, status, at));
+  /** One statement: the report stored (or the one that stands) and, with `fence`, whether this process still holds the run. */
+  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string> {
+    return this.attempt('storeReport', async () => {
+      const stored = await reports.storeReport(this.db, runId, report, status, at);
+      if (fence !== undefined && (stored.owner !== this.owner || stored.fence !== fence)) throw steps.fencedOut(runId);
+      return stored.report;
+    });
   }
 
   markReportSent(runId: string, at: Date): Promise<void> {

@@ -205,22 +205,8 @@ export class RunDriver {
         });
         return;
       case 'finishRun':
-        // Everything about the steps is stored before the run counts as done.
-        void Promise.all(this.queues.values())
-          .then(() =>
-            this.durably('its end', () =>
-              this.deps.store.appendEvent(
-                this.runId,
-                'dispatchFinished',
-                { outcome: effect.outcome },
-                this.deps.clock(),
-              ),
-            ),
-          )
-          .catch((err: unknown) =>
-            this.deps.log('error', `run ${this.runId}: could not store its end: ${(err as Error).message}`),
-          )
-          .then(() => this.resolveDone(this.state));
+        // Everything about the steps is stored before the run counts as done (its end is stored by its owner).
+        void Promise.all(this.queues.values()).then(() => this.resolveDone(this.state));
         return;
     }
   }
