@@ -30,17 +30,3 @@ export function recordStatements(name: string): StatementLog {
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return { db, statements, close: () => db.destroy() };
 }
-
-/** A statement's kind in a few words, e.g. `insert into step_attempts` or `with ... insert into run_events`. */
-export function statementKind(text: string): string {
-  const lower = text.toLowerCase();
-  const verb = /^(begin|commit|rollback|select|insert into|update|delete from|with)\b\s*"?(\w+)?/.exec(lower);
-  if (!verb) return lower.slice(0, 40);
-  if (verb[1] === 'begin' || verb[1] === 'commit' || verb[1] === 'rollback') return verb[1];
-  if (verb[1] === 'with') {
-    const main = /\)\s*(select|insert into|update|delete from)\s*"?(\w+)?[^()]*$/.exec(lower);
-    const first = /^with\s+"?(\w+)"?/.exec(lower);
-    return `with ${first?.[1] ?? ''} ... ${main ? `${main[1]} ${main[2] ?? ''}` : ''}`.trim();
-  }
-  return `${verb[1]} ${verb[2] ?? ''}`.trim();
-}
