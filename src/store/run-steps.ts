@@ -65,7 +65,9 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       FROM lease, ends e WHERE e.unstarted
       ON CONFLICT (run_id, step_id, attempt) DO UPDATE SET status = excluded.status, output = excluded.output,
         error = excluded.error, ended_at = excluded.ended_at, duration_ms = excluded.duration_ms
+        -- Under a fence, an attempt another holder started is never ended as this one's.
         WHERE step_attempts.status = 'running'
+          AND (${fence}::integer IS NULL OR step_attempts.fence IS NOT DISTINCT FROM excluded.fence)
       RETURNING step_id, attempt, status, ended_at, (xmax = 0) AS inserted
     ), started AS (
       INSERT INTO step_attempts (run_id, step_id, attempt, revision, status, args, started_at, created_at, fence)
@@ -99,18 +101,23 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
     if (fence !== null) throw fencedOut(w.runId);
     throw new StewardError('store_failed', `run ${w.runId} does not exist`);
   }
-  if (row.ended < w.ended.length) await checkEnds(db, w);
+  if (row.ended < w.ended.length) await checkEnds(db, w, fence);
   if (row.started.length < w.started.length && fence !== null) await checkStarts(db, w, row.started, fence);
 }
 
-/** The ends not written were repeats or late duplicates, unless their attempt never started. */
-async function checkEnds(db: Db, w: StepAttemptWrite): Promise<void> {
+/**
+ * The ends not written were repeats or late duplicates, unless their attempt never started, or (for an end that
+ * brings its own start) another holder started it.
+ */
+async function checkEnds(db: Db, w: StepAttemptWrite, fence: number | null): Promise<void> {
   const stored = await attempts(db, w.runId);
   const missing = w.ended.find((e) => !stored.has(key(e.stepId, e.attempt)));
   if (missing) {
     const what = `step ${missing.stepId} attempt ${missing.attempt} of run ${w.runId}`;
     throw new StewardError('store_failed', `${what} never started`);
   }
+  const taken = w.ended.find((e) => e.unstarted && fence !== null && stored.get(key(e.stepId, e.attempt)) !== fence);
+  if (taken) throw startedElsewhere(w.runId, taken.stepId, taken.attempt);
 }
 
 /** The starts not written were repeats of this holder's own, unless another holder started them. */
@@ -119,10 +126,7 @@ async function checkStarts(db: Db, w: StepAttemptWrite, written: [string, number
   const done = new Set(written.map(([stepId, attempt]) => key(stepId, attempt)));
   for (const s of w.started) {
     if (done.has(key(s.stepId, s.attempt)) || stored.get(key(s.stepId, s.attempt)) === fence) continue;
-    throw new StewardError(
-      'fenced',
-      `attempt ${s.attempt} of step ${s.stepId} of run ${w.runId} was started by another process`,
-    );
+    throw startedElsewhere(w.runId, s.stepId, s.attempt);
   }
 }
 
@@ -138,6 +142,13 @@ async function attempts(db: Db, runId: string): Promise<Map<string, number | nul
 
 function key(stepId: string, attempt: number): string {
   return `${stepId}#${attempt}`;
+}
+
+function startedElsewhere(runId: string, stepId: string, attempt: number): StewardError {
+  return new StewardError(
+    'fenced',
+    `attempt ${attempt} of step ${stepId} of run ${runId} was started by another process`,
+  );
 }
 
 /** The error a write gets once another process took the run over. */
