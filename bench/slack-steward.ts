@@ -94,9 +94,10 @@ class TimedStore extends PgRunStore {
     return won;
   }
 
-  override async recordStepStarted(a: Parameters<PgRunStore['recordStepStarted']>[0]): Promise<void> {
-    await super.recordStepStarted(a);
-    this.hooks.stepStarted?.(a.runId, a.stepId, epochNow());
+  /** Every start is written here (a step's end and its dependents' starts go together). */
+  override async recordSteps(w: Parameters<PgRunStore['recordSteps']>[0]): Promise<void> {
+    await super.recordSteps(w);
+    for (const s of w.started) this.hooks.stepStarted?.(w.runId, s.stepId, epochNow());
   }
 }
 

@@ -11,6 +11,7 @@ import { repeatSafeWrites } from './0005-repeat-safe-writes.ts';
 import { reportDue } from './0006-report-due.ts';
 import { runLeases } from './0007-run-leases.ts';
 import { cachedTokens } from './0008-cached-tokens.ts';
+import { tokenGrants } from './0009-token-grants.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -22,4 +23,5 @@ export const migrations: Record<string, Migration> = {
   '0006-report-due': reportDue,
   '0007-run-leases': runLeases,
   '0008-cached-tokens': cachedTokens,
+  '0009-token-grants': tokenGrants,
 };

@@ -195,7 +195,7 @@ export interface RunSignals {
 
 /** Durable state of runs. The database is the judge of every limit and every state change. */
 export interface RunStore extends RunOwnership {
-  /** Stores a new run; with `leaseMs`, this process holds its lease from the start. */
+  /** Stores a new run with its `requested` event; with `leaseMs`, this process holds its lease from the start. */
   createRun(run: {
     id: string;
     conversation: Conversation;
@@ -207,15 +207,24 @@ export interface RunStore extends RunOwnership {
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**
-   * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`.
-   * Returns false (and changes nothing) when the run is not in such a state: the loser of a race.
-   * With `fence`, throws `fenced` when this process no longer holds the run under that fence.
+   * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`, in one statement
+   * with what goes with the move: the risk a person approved, its tools' pins, the note that the run owes its report
+   * (set even when the move loses its race), an event appended. Returns false (and changes nothing else) when the run is not in
+   * such a state: the loser of a race. With `fence`, throws `fenced` when this process no longer holds the run.
    */
   transition(
     runId: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    options?: { revision?: number; at?: Date; fence?: number },
+    options?: {
+      revision?: number;
+      at?: Date;
+      fence?: number;
+      approvedRisk?: RiskLevel;
+      pins?: readonly PinnedTool[];
+      reportDue?: boolean;
+      event?: { type: string; payload: Json };
+    },
   ): Promise<boolean>;
   /** Atomically takes one amendment round if fewer than `cap` were used; returns the new count or null past the cap. */
   takeAmendmentRound(runId: string, cap: number): Promise<number | null>;
@@ -256,6 +265,13 @@ export interface RunStore extends RunOwnership {
     at: Date;
     durationMs: number;
   }): Promise<void>;
+  /**
+   * Records, in one statement, how some attempts ended and which attempts start next, each with its event: a
+   * step's end and the starts of the steps that waited for it commit together. The same rules as `recordStepStarted`
+   * and `recordStepEnded` apply to each (repeats change nothing; with `fence`, only while this process holds the
+   * run, else `fenced`, and nothing is written).
+   */
+  recordSteps(w: StepAttemptWrite): Promise<void>;
   recordLlmUsage(u: {
     runId: string | null;
     role: ModelRole;
@@ -276,9 +292,10 @@ export interface RunStore extends RunOwnership {
   markReportDue(runId: string, at: Date): Promise<void>;
   /**
    * Stores the run's report with its `reported` event, unless a report is stored already (a report is never
-   * rewritten). Returns the report that stands: this one, or the one stored before.
+   * rewritten). Returns the report that stands: this one, or the one stored before. With `fence`, then throws
+   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement).
    */
-  storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string>;
+  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string>;
   /** Throws `fenced` unless this process holds the run under `fence` (right before a message that must go once). */
   assertHeld(runId: string, fence: number): Promise<void>;
   /** The run's report was sent: it owes nothing any more, and its lease is let go. */
@@ -300,16 +317,36 @@ export interface RunStore extends RunOwnership {
   /** Pins tool definitions for a run (replacing a tool's earlier pin). */
   pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void>;
   listPins(runId: string): Promise<PinnedTool[]>;
-  /** Takes tokens from the run's and the person's daily budget, both or neither; says which budget refused. */
+  /**
+   * Reserves a call's prompt and the largest output cap from `minOutput` up to `output` that the run's and the
+   * person's daily budget both still hold, from both or neither, in one statement (the database judges concurrent
+   * calls); refused, naming the budget, when not even `minOutput` fits.
+   */
   reserveTokens(
     runId: string,
     actor: Actor,
-    tokens: number,
+    request: TokenRequest,
     caps: TokenBudgets,
     day: string,
-  ): Promise<'ok' | 'run' | 'user'>;
-  /** Corrects both counters by the difference between reserved and real usage. */
-  adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void>;
+  ): Promise<GrantedCap>;
+  /**
+   * Settles a call once, in one statement: both counters move by `delta` (real usage less what was reserved), and its
+   * usage is recorded (null when the call failed and only the reservation is given back).
+   */
+  settleTokens(s: {
+    runId: string;
+    actor: Actor;
+    day: string;
+    delta: number;
+    usage: {
+      role: ModelRole;
+      model: string;
+      inputTokens: number;
+      outputTokens: number;
+      cachedInputTokens?: number;
+      at: Date;
+    } | null;
+  }): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
   claimInbound(key: string, at: Date): Promise<boolean>;
   /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
@@ -318,12 +355,52 @@ export interface RunStore extends RunOwnership {
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
 }
 
+/** A step attempt's start: its intent, committed before its call is sent. */
+export interface StepStart {
+  stepId: string;
+  attempt: number;
+  revision: number;
+  args: Json;
+  at: Date;
+}
+
+/** How a step attempt ended; `unstarted` for one that never started (skipped, or stopped before it was sent). */
+export interface StepEnd {
+  stepId: string;
+  attempt: number;
+  status: StepStatus;
+  output: Json | null;
+  error: StepError | null;
+  at: Date;
+  durationMs: number;
+  unstarted?: { revision: number };
+}
+
+/** Ends and starts of a run's step attempts, written together (see `RunStore.recordSteps`). */
+export interface StepAttemptWrite {
+  runId: string;
+  fence?: number;
+  ended: StepEnd[];
+  started: StepStart[];
+}
+
 /** A tool definition as approved: compared before each step of the run. */
 export interface PinnedTool {
   tool: string;
   fingerprint: string;
   definition: Json;
 }
+
+/** What a model call asks of the budgets: its prompt, the output cap it wants, and the least cap worth calling with. */
+export interface TokenRequest {
+  prompt: number;
+  output: number;
+  minOutput: number;
+}
+
+/** A cap granted by the budgets (`limitedBy` names the one that lowered it), or the budget that refused the call. */
+export type GrantedCap =
+  { ok: true; cap: number; limitedBy?: 'run' | 'user' } | { ok: false; refusedBy: 'run' | 'user' };
 
 /** Token budgets: per run, and per person per day (UTC). */
 export interface TokenBudgets {

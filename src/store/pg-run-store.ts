@@ -9,11 +9,14 @@ import type { Plan } from '../engine/plan/plan-schema.ts';
 import type {
   ClaimedRun,
   Conversation,
+  GrantedCap,
   PinnedTool,
   RunStore,
+  StepAttemptWrite,
   StoredRun,
   StoredStepAttempt,
   TokenBudgets,
+  TokenRequest,
   UnreportedRun,
 } from '../engine/ports.ts';
 import {
@@ -34,11 +37,13 @@ import * as reports from './run-reports.ts';
 import { listRunsOf } from './run-lists.ts';
 import * as safety from './run-safety.ts';
 import * as steering from './run-steering.ts';
+import * as steps from './run-steps.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
 type Port<K extends keyof RunStore> = Parameters<RunStore[K]>;
+type TransitionOptions = NonNullable<Port<'transition'>[3]>;
 
 /**
  * Durable run state in PostgreSQL or PGlite; failures surface as `StewardError` (`store_failed`, or `config`).
@@ -77,12 +82,30 @@ export class PgRunStore implements RunStore {
         ? {}
         : { owner: this.owner, lease_expires_at: sql<Date>`now() + ${run.leaseMs} * interval '1 millisecond'` }),
     };
+    const payload = toJsonText({ actor: run.requester.id, channel: run.requester.channel });
     await this.attempt('createRun', async () => {
+      // One statement: the run and its `requested` event.
       const inserted = await this.db
-        .insertInto('runs')
-        .values(row)
-        .onConflict((oc) => oc.column('id').doNothing())
-        .returning('id')
+        .with('created', (db) =>
+          db
+            .insertInto('runs')
+            .values(row)
+            .onConflict((oc) => oc.column('id').doNothing())
+            .returning('id'),
+        )
+        .insertInto('run_events')
+        .columns(['run_id', 'type', 'payload', 'created_at'])
+        .expression((eb) =>
+          eb
+            .selectFrom('created')
+            .select((r) => [
+              r.ref('created.id').as('run_id'),
+              sql.lit('requested').as('type'),
+              sql`${payload}::jsonb`.as('payload'),
+              sql`${run.at}::timestamptz`.as('created_at'),
+            ]),
+        )
+        .returning('run_id')
         .executeTakeFirst();
       if (inserted !== undefined) return;
       // The id is taken: fine if by this very write, repeated after its answer was lost; refused otherwise.
@@ -100,61 +123,74 @@ export class PgRunStore implements RunStore {
     });
   }
 
+  /** One statement: the revision (never overwritten; a repeat of this very save is fine) and the run's pointer. */
   async saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void> {
-    await this.attempt('saveRevision', () =>
-      this.db.transaction().execute(async (tx) => {
-        const planText = toJsonText(plan);
-        const inserted = await tx
-          .insertInto('plan_revisions')
-          .values({ run_id: runId, revision, plan: planText, reason: toStorableText(reason), created_at: at })
-          .onConflict((oc) => oc.columns(['run_id', 'revision']).doNothing())
-          .returning('id')
-          .executeTakeFirst();
-        // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
-        if (inserted === undefined) {
-          const same = await tx
-            .selectFrom('plan_revisions')
-            .select('id')
-            .where('run_id', '=', runId)
-            .where('revision', '=', revision)
-            .where(sql<boolean>`plan = ${planText}::jsonb`)
-            .executeTakeFirst();
-          if (same === undefined) {
-            throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
-          }
-        }
-        await tx.updateTable('runs').set({ revision, updated_at: at }).where('id', '=', runId).execute();
-      }),
-    );
+    const planText = toJsonText(plan);
+    await this.attempt('saveRevision', async () => {
+      const { rows } = await sql<{ saved: boolean }>`
+        WITH inserted AS (
+          INSERT INTO plan_revisions (run_id, revision, plan, reason, created_at)
+          VALUES (${runId}, ${revision}, ${planText}::jsonb, ${toStorableText(reason)}, ${at})
+          ON CONFLICT (run_id, revision) DO NOTHING
+          RETURNING id
+        ), same AS (
+          SELECT id FROM plan_revisions WHERE run_id = ${runId} AND revision = ${revision} AND plan = ${planText}::jsonb
+        ), moved AS (
+          UPDATE runs SET revision = ${revision}, updated_at = ${at}
+          WHERE id = ${runId} AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same))
+        )
+        SELECT EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same) AS saved`.execute(this.db);
+      // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
+      if (!rows[0]?.saved)
+        throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
+    });
   }
 
+  /**
+   * One statement in the usual case: the conditional move, with what goes with it (the approved risk, the note that
+   * a report is owed, an event). Only a move that did not apply looks at the lease, to tell a lost race from a lost run.
+   */
   async transition(
     runId: string,
     from: readonly RunStatus[],
     to: RunStatus,
-    options: { revision?: number; at?: Date; fence?: number } = {},
+    options: TransitionOptions = {},
   ): Promise<boolean> {
     if (from.length === 0) return false;
     const op = randomUUID();
-    const fence = options.fence;
+    const { fence, revision, event } = options;
+    const at = options.at ?? null;
+    const pins = toJsonText(options.pins ?? []);
     return this.attempt('transition', async () => {
+      const { rows } = await sql<{ moved: number }>`
+        WITH moved AS (
+          UPDATE runs SET status = ${to}, status_op = ${op}, updated_at = coalesce(${at}::timestamptz, now()),
+            approved_risk = coalesce(${options.approvedRisk ?? null}, approved_risk),
+            report_due = report_due OR ${options.reportDue ?? false}
+          WHERE id = ${runId} AND (${fence ?? null}::integer IS NULL OR (owner = ${this.owner} AND fence = ${fence ?? null}::integer))
+            -- A repeat of a transition that did apply finds its own operation id, not a lost race.
+            AND ((status = ANY(${[...from]}::text[]) AND (${revision ?? null}::integer IS NULL OR revision = ${revision ?? null}::integer))
+              OR status_op = ${op})
+          RETURNING id
+        ), owed AS (
+          -- The report is owed even when the move lost its race: whoever ended the run must still report it.
+          UPDATE runs SET report_due = true WHERE id = ${runId} AND ${options.reportDue ?? false} AND NOT EXISTS (SELECT 1 FROM moved)
+        ), pinned AS (
+          INSERT INTO tool_pins (run_id, tool, fingerprint, definition, created_at)
+          SELECT moved.id, p.tool, p.fingerprint, p.definition, coalesce(${at}::timestamptz, now())
+          FROM moved, jsonb_to_recordset(${pins}::jsonb) AS p(tool text, fingerprint text, definition jsonb)
+          ON CONFLICT (run_id, tool) DO UPDATE SET fingerprint = excluded.fingerprint, definition = excluded.definition
+        ), noted AS (
+          INSERT INTO run_events (run_id, type, payload, op, created_at)
+          SELECT id, ${event?.type ?? null}, ${event === undefined ? null : toJsonText(event.payload)}::jsonb, ${op},
+            coalesce(${at}::timestamptz, now())
+          FROM moved WHERE ${event !== undefined}
+          ON CONFLICT (op) WHERE op IS NOT NULL DO NOTHING
+        )
+        SELECT count(*)::integer AS moved FROM moved`.execute(this.db);
+      if ((rows[0]?.moved ?? 0) > 0) return true;
       if (fence !== undefined) await this.checkFence(runId, fence);
-      const update = this.db
-        .updateTable('runs')
-        .set({ status: to, status_op: op, updated_at: options.at ?? sql<Date>`now()` })
-        .where('id', '=', runId)
-        .$if(fence !== undefined, (q) => q.where('owner', '=', this.owner).where('fence', '=', fence ?? 0))
-        // A repeat of a transition that did apply finds its own operation id, not a lost race.
-        .where((eb) =>
-          eb.or([
-            eb.and([
-              eb('status', 'in', from),
-              ...(options.revision === undefined ? [] : [eb('revision', '=', options.revision)]),
-            ]),
-            eb('status_op', '=', op),
-          ]),
-        );
-      return (await update.returning('id').executeTakeFirst()) !== undefined;
+      return false;
     });
   }
 
@@ -199,140 +235,25 @@ export class PgRunStore implements RunStore {
     );
   }
 
+  /** One statement: the attempt row and its `stepStarted` event, under the run's lease when `fence` is given. */
+  recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
+    const { fence, runId, ...start } = a;
+    return this.recordSteps({ runId, fence, ended: [], started: [start] });
+  }
+
+  /** One statement: the attempt's end and its `stepEnded` event, under the run's lease when `fence` is given. */
+  recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
+    const { fence, runId, ...end } = a;
+    return this.recordSteps({ runId, fence, ended: [end], started: [] });
+  }
+
   /**
-   * One round trip: the attempt row and its `stepStarted` event, written by one statement. With a fence the
-   * statement first locks the run's row (FOR SHARE) under this owner and fence, so a claim by another process is
-   * ordered before or after it: either this insert finds the run claimed away and writes nothing, or the claimer
-   * sees this attempt when it restores the run.
+   * Ends and starts in one statement. With a fence it first locks the run's row (FOR SHARE) under this owner and
+   * fence, so a claim by another process is ordered before or after it: either this write finds the run claimed
+   * away and writes nothing, or the claimer sees these attempts when it restores the run.
    */
-  async recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
-    if (a.fence === undefined) return this.recordStepStartedUnfenced(a);
-    const fence = a.fence;
-    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
-    const args = toJsonText(a.args);
-    await this.attempt('recordStepStarted', async () => {
-      const { rows } = await sql<{ leased: number; started: number }>`
-        WITH lease AS (
-          SELECT id FROM runs WHERE id = ${a.runId} AND owner = ${this.owner} AND fence = ${fence} FOR SHARE
-        ), started AS (
-          INSERT INTO step_attempts (run_id, step_id, attempt, revision, status, args, started_at, created_at, fence)
-          SELECT id, ${a.stepId}, ${a.attempt}, ${a.revision}, 'running', ${args}::jsonb, ${a.at}, ${a.at}, ${fence}
-          FROM lease
-          ON CONFLICT (run_id, step_id, attempt) DO NOTHING
-          RETURNING run_id
-        ), announced AS (
-          INSERT INTO run_events (run_id, type, payload, created_at)
-          SELECT run_id, 'stepStarted', ${payload}::jsonb, ${a.at}::timestamptz FROM started
-          RETURNING run_id
-        )
-        SELECT (SELECT count(*) FROM lease)::int AS leased, (SELECT count(*) FROM announced)::int AS started`.execute(
-        this.db,
-      );
-      const row = rows[0];
-      if (!row || row.leased === 0) throw this.fenced(a.runId);
-      if (row.started > 0) return;
-      // The attempt exists: this write, repeated after its answer was lost, or another holder's, which stands.
-      const existing = await this.findAttempt(a.runId, a.stepId, a.attempt);
-      if (existing?.fence !== fence) {
-        throw new StewardError(
-          'fenced',
-          `attempt ${a.attempt} of step ${a.stepId} of run ${a.runId} was started by another process`,
-        );
-      }
-    });
-  }
-
-  /** The attempt row and its `stepStarted` event for a caller that holds no lease (restores and tests). */
-  private async recordStepStartedUnfenced(a: Port<'recordStepStarted'>[0]): Promise<void> {
-    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt });
-    await this.attempt('recordStepStarted', () =>
-      this.db
-        .with('started', (db) =>
-          db
-            .insertInto('step_attempts')
-            .values({
-              run_id: a.runId,
-              step_id: a.stepId,
-              attempt: a.attempt,
-              revision: a.revision,
-              status: 'running',
-              args: toJsonText(a.args),
-              started_at: a.at,
-              created_at: a.at,
-            })
-            // A replay after a crash re-announces the same attempt; the first record stands.
-            .onConflict((oc) => oc.columns(['run_id', 'step_id', 'attempt']).doNothing())
-            .returning('run_id'),
-        )
-        .insertInto('run_events')
-        .columns(['run_id', 'type', 'payload', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('started')
-            .select((r) => [
-              r.ref('started.run_id').as('run_id'),
-              sql.lit('stepStarted').as('type'),
-              sql`${payload}::jsonb`.as('payload'),
-              sql`${a.at}::timestamptz`.as('created_at'),
-            ]),
-        )
-        .execute(),
-    );
-  }
-
-  /** One round trip in the usual case: the attempt's end and its `stepEnded` event, written by one statement. */
-  async recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
-    const payload = toJsonText({ stepId: a.stepId, attempt: a.attempt, status: a.status });
-    const fence = a.fence;
-    const ended = await this.attempt('recordStepEnded', async () => {
-      const written = await this.db
-        .with('lease', (db) =>
-          db
-            .selectFrom('runs')
-            .select('id')
-            .where('id', '=', a.runId)
-            .$if(fence !== undefined, (q) => q.where('owner', '=', this.owner).where('fence', '=', fence ?? 0))
-            .forShare(),
-        )
-        .with('ended', (db) =>
-          db
-            .updateTable('step_attempts')
-            .set({
-              status: a.status,
-              output: a.output === null ? null : toJsonText(a.output),
-              error: a.error === null ? null : toJsonText(a.error),
-              ended_at: a.at,
-              duration_ms: Math.round(a.durationMs),
-            })
-            .where('run_id', '=', a.runId)
-            .where('step_id', '=', a.stepId)
-            .where('attempt', '=', a.attempt)
-            // An attempt ends once: a late duplicate (say, "interrupted" after a real result) must not rewrite it.
-            .where('status', '=', 'running')
-            .where((eb) => eb.exists(eb.selectFrom('lease').select('lease.id')))
-            .returning('run_id'),
-        )
-        .insertInto('run_events')
-        .columns(['run_id', 'type', 'payload', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('ended')
-            .select((r) => [
-              r.ref('ended.run_id').as('run_id'),
-              sql.lit('stepEnded').as('type'),
-              sql`${payload}::jsonb`.as('payload'),
-              sql`${a.at}::timestamptz`.as('created_at'),
-            ]),
-        )
-        .returning('id')
-        .executeTakeFirst();
-      if (written !== undefined) return true;
-      if (fence !== undefined) await this.checkFence(a.runId, fence);
-      return (await this.findAttempt(a.runId, a.stepId, a.attempt)) !== undefined;
-    });
-    if (!ended) {
-      throw new StewardError('store_failed', `step ${a.stepId} attempt ${a.attempt} of run ${a.runId} never started`);
-    }
+  recordSteps(w: StepAttemptWrite): Promise<void> {
+    return this.attempt('recordSteps', () => steps.recordSteps(this.db, this.owner, w));
   }
 
   async recordLlmUsage(u: Port<'recordLlmUsage'>[0]): Promise<void> {
@@ -404,8 +325,13 @@ export class PgRunStore implements RunStore {
     return this.attempt('markReportDue', () => reports.setReportDue(this.db, runId, true, at));
   }
 
-  storeReport(runId: string, report: string, status: RunStatus, at: Date): Promise<string> {
-    return this.attempt('storeReport', () => reports.storeReport(this.db, runId, report, status, at));
+  /** One statement: the report stored (or the one that stands) and, with `fence`, whether this process still holds the run. */
+  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string> {
+    return this.attempt('storeReport', async () => {
+      const stored = await reports.storeReport(this.db, runId, report, status, at);
+      if (fence !== undefined && (stored.owner !== this.owner || stored.fence !== fence)) throw steps.fencedOut(runId);
+      return stored.report;
+    });
   }
 
   markReportSent(runId: string, at: Date): Promise<void> {
@@ -499,20 +425,27 @@ export class PgRunStore implements RunStore {
     return this.attempt('listPins', () => safety.listPins(this.db, runId));
   }
 
-  reserveTokens(
+  async reserveTokens(
     runId: string,
     actor: Actor,
-    tokens: number,
+    request: TokenRequest,
     caps: TokenBudgets,
     day: string,
-  ): Promise<'ok' | 'run' | 'user'> {
+  ): Promise<GrantedCap> {
     const op = randomUUID();
-    return this.attempt('reserveTokens', () => safety.reserveTokens(this.db, op, runId, actor, tokens, caps, day));
+    return this.attempt('reserveTokens', async () => {
+      // Asked again only when another call created the person's row for the day at the same moment: then it exists.
+      for (let tries = 0; tries < 3; tries++) {
+        const granted = await safety.reserveTokens(this.db, op, runId, actor, request, caps, day);
+        if (granted !== null) return granted;
+      }
+      throw new StewardError('store_failed', `the token reservation for run ${runId} kept racing another one`);
+    });
   }
 
-  adjustTokens(runId: string, actor: Actor, delta: number, day: string): Promise<void> {
+  settleTokens(s: Port<'settleTokens'>[0]): Promise<void> {
     const op = randomUUID();
-    return this.attempt('adjustTokens', () => safety.adjustTokens(this.db, op, runId, actor, delta, day));
+    return this.attempt('settleTokens', () => safety.settleTokens(this.db, op, s));
   }
 
   claimInbound(key: string, at: Date): Promise<boolean> {
@@ -575,25 +508,10 @@ export class PgRunStore implements RunStore {
     return this.attempt('assertHeld', () => this.checkFence(runId, fence));
   }
 
-  /** One stored attempt's fence, if the attempt exists. */
-  private findAttempt(runId: string, stepId: string, attempt: number) {
-    return this.db
-      .selectFrom('step_attempts')
-      .select('fence')
-      .where('run_id', '=', runId)
-      .where('step_id', '=', stepId)
-      .where('attempt', '=', attempt)
-      .executeTakeFirst();
-  }
-
   /** Throws `fenced` unless this process holds the run under `fence`. */
   private async checkFence(runId: string, fence: number): Promise<void> {
     const row = await this.db.selectFrom('runs').select(['owner', 'fence']).where('id', '=', runId).executeTakeFirst();
-    if (row?.owner !== this.owner || row.fence !== fence) throw this.fenced(runId);
-  }
-
-  private fenced(runId: string): StewardError {
-    return new StewardError('fenced', `run ${runId} is now driven by another process; this one let it go`);
+    if (row?.owner !== this.owner || row.fence !== fence) throw steps.fencedOut(runId);
   }
 
   private selectRuns() {

@@ -24,37 +24,31 @@ export async function setReportDue(db: Db, runId: string, due: boolean, at: Date
 
 /**
  * Stores the report and its `reported` event in one statement, only while the run has no report; returns the report
- * that stands (this one, or the one stored before, e.g. by this same write repeated after its answer was lost).
+ * that stands (this one, or the one stored before, e.g. by this same write repeated after its answer was lost), and
+ * who holds the run under which fence, read by the same statement.
  */
-export async function storeReport(db: Db, runId: string, report: string, status: RunStatus, at: Date): Promise<string> {
+export async function storeReport(
+  db: Db,
+  runId: string,
+  report: string,
+  status: RunStatus,
+  at: Date,
+): Promise<{ report: string; owner: string | null; fence: number }> {
   const text = toStorableText(report);
   const payload = toJsonText({ status });
-  const written = await db
-    .with('stored', (q) =>
-      q
-        .updateTable('runs')
-        .set({ report: text, updated_at: at })
-        .where('id', '=', runId)
-        // A report is never rewritten: the first one stored stands.
-        .where('report', 'is', null)
-        .returning('id'),
+  const { rows } = await sql<{ stored: boolean; report: string | null; owner: string | null; fence: number }>`
+    WITH stored AS (
+      -- A report is never rewritten: the first one stored stands.
+      UPDATE runs SET report = ${text}, updated_at = ${at} WHERE id = ${runId} AND report IS NULL
+      RETURNING id
+    ), announced AS (
+      INSERT INTO run_events (run_id, type, payload, created_at)
+      SELECT id, 'reported', ${payload}::jsonb, ${at}::timestamptz FROM stored
     )
-    .insertInto('run_events')
-    .columns(['run_id', 'type', 'payload', 'created_at'])
-    .expression((eb) =>
-      eb
-        .selectFrom('stored')
-        .select((r) => [
-          r.ref('stored.id').as('run_id'),
-          sql.lit('reported').as('type'),
-          sql`${payload}::jsonb`.as('payload'),
-          sql`${at}::timestamptz`.as('created_at'),
-        ]),
-    )
-    .returning('run_id')
-    .executeTakeFirst();
-  if (written !== undefined) return text;
-  const row = await db.selectFrom('runs').select('report').where('id', '=', runId).executeTakeFirst();
-  if (row?.report == null) throw new StewardError('store_failed', `run ${runId} has no report and none was stored`);
-  return row.report;
+    SELECT EXISTS (SELECT 1 FROM stored) AS stored, report, owner, fence FROM runs WHERE id = ${runId}`.execute(db);
+  const row = rows[0];
+  const standing = row?.stored ? text : row?.report;
+  if (!row || standing == null)
+    throw new StewardError('store_failed', `run ${runId} has no report and none was stored`);
+  return { report: standing, owner: row.owner, fence: row.fence };
 }

@@ -1,6 +1,6 @@
 /** Queries for safety: pinned tool definitions and token budgets (judged by conditional updates). */
 import { sql, type Kysely } from 'kysely';
-import type { PinnedTool } from '../engine/ports.ts';
+import type { GrantedCap, PinnedTool, RunStore, TokenBudgets, TokenRequest } from '../engine/ports.ts';
 import type { Actor, Json } from '../engine/types.ts';
 import { toJsonText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -41,77 +41,100 @@ export async function listPins(db: Db, runId: string): Promise<PinnedTool[]> {
 }
 
 /**
- * Takes `tokens` from the run's budget and the person's budget for `day`, both or neither, in one transaction
- * of conditional updates: the database judges concurrent calls. Returns which budget said no, if any.
+ * Reserves a call's prompt and the largest cap the budgets hold (see `RunStore.reserveTokens`) in one statement. The
+ * run's row and the person's row for `day` are locked while the cap is worked out, so concurrent reservations queue
+ * and each sees what the one before took; the ledger keeps the grant, so a repeat of `op` returns it unchanged.
+ * Null when a concurrent first reservation of the day created the person's row meanwhile: the caller asks again.
  */
 export async function reserveTokens(
   db: Db,
   op: string,
   runId: string,
   actor: Actor,
-  tokens: number,
-  caps: { perRun: number; perUserPerDay: number },
+  want: TokenRequest,
+  caps: TokenBudgets,
   day: string,
-): Promise<'ok' | 'run' | 'user'> {
-  return db
-    .transaction()
-    .execute(async (tx) => {
-      // A refused reservation rolls back, so an operation on the ledger means this one already went through.
-      if (!(await recordOperation(tx, op))) return 'ok';
-      const run = await tx
-        .updateTable('runs')
-        .set({ tokens_used: sql`tokens_used + ${tokens}` })
-        .where('id', '=', runId)
-        .where(sql<boolean>`tokens_used + ${tokens} <= ${caps.perRun}`)
-        .returning('id')
-        .executeTakeFirst();
-      if (!run) return 'run';
-      const user = await tx
-        .insertInto('user_daily_tokens')
-        .values({ channel: actor.channel, user_id: actor.id, day, tokens: sql`${tokens}::integer` as never })
-        .onConflict((oc) =>
-          oc
-            .columns(['channel', 'user_id', 'day'])
-            .doUpdateSet({ tokens: sql`user_daily_tokens.tokens + ${tokens}` })
-            .where(sql<boolean>`user_daily_tokens.tokens + ${tokens} <= ${caps.perUserPerDay}`),
-        )
-        .returning('id')
-        .executeTakeFirst();
-      if (!user || tokens > caps.perUserPerDay) {
-        // Undo the run's share: both budgets move together or not at all.
-        throw new BudgetRefused();
-      }
-      return 'ok';
-    })
-    .catch((err: unknown) => {
-      if (err instanceof BudgetRefused) return 'user' as const;
-      throw err;
-    });
+): Promise<GrantedCap | null> {
+  const { rows } = await sql<ReserveRow>`
+    WITH prior AS (
+      SELECT granted, limited_by FROM token_operations WHERE op = ${op}
+    ), run AS (
+      SELECT tokens_used FROM runs WHERE id = ${runId} FOR UPDATE
+    ), person AS (
+      SELECT tokens FROM user_daily_tokens
+      WHERE channel = ${actor.channel} AND user_id = ${actor.id} AND day = ${day} FOR UPDATE
+    ), room AS (
+      SELECT ${caps.perRun}::bigint - run.tokens_used - ${want.prompt}::bigint AS run_room,
+             ${caps.perUserPerDay}::bigint - coalesce((SELECT tokens FROM person), 0) - ${want.prompt}::bigint AS user_room
+      FROM run
+    ), grant_ AS (
+      SELECT least(${want.output}::bigint, run_room, user_room)::integer AS cap,
+             CASE WHEN least(run_room, user_room) >= ${want.output}::bigint THEN NULL
+                  WHEN run_room <= user_room THEN 'run' ELSE 'user' END AS limited_by
+      FROM room
+      WHERE NOT EXISTS (SELECT 1 FROM prior) AND least(${want.output}::bigint, run_room, user_room) >= ${want.minOutput}
+    ), person_charged AS (
+      INSERT INTO user_daily_tokens (channel, user_id, day, tokens)
+      SELECT ${actor.channel}, ${actor.id}, ${day}, ${want.prompt}::integer + cap FROM grant_
+      ON CONFLICT (channel, user_id, day) DO UPDATE SET tokens = user_daily_tokens.tokens + excluded.tokens
+        WHERE user_daily_tokens.tokens + excluded.tokens <= ${caps.perUserPerDay}
+      RETURNING id
+    ), run_charged AS (
+      UPDATE runs SET tokens_used = tokens_used + ${want.prompt}::integer + (SELECT cap FROM grant_)
+      WHERE id = ${runId} AND EXISTS (SELECT 1 FROM person_charged)
+      RETURNING id
+    ), noted AS (
+      INSERT INTO token_operations (op, granted, limited_by)
+      SELECT ${op}, cap, limited_by FROM grant_ WHERE EXISTS (SELECT 1 FROM run_charged)
+    )
+    SELECT (SELECT granted FROM prior) AS prior_cap, (SELECT limited_by FROM prior) AS prior_limited_by,
+           (SELECT cap FROM grant_) AS cap, (SELECT limited_by FROM grant_) AS limited_by,
+           (SELECT run_room FROM room) AS run_room, EXISTS (SELECT 1 FROM run_charged) AS charged`.execute(db);
+  const row = rows[0];
+  if (row?.prior_cap != null) return granted(row.prior_cap, row.prior_limited_by);
+  if (row?.charged && row.cap !== null) return granted(row.cap, row.limited_by);
+  // Granted but not charged: the person's row appeared after this statement's snapshot.
+  if (row?.cap != null) return null;
+  const runRoom = row?.run_room == null ? null : Number(row.run_room);
+  return { ok: false, refusedBy: runRoom === null || runRoom < want.minOutput ? 'run' : 'user' };
+}
+
+interface ReserveRow {
+  prior_cap: number | null;
+  prior_limited_by: string | null;
+  cap: number | null;
+  limited_by: string | null;
+  run_room: string | number | null;
+  charged: boolean;
+}
+
+function granted(cap: number, limitedBy: string | null): GrantedCap {
+  return limitedBy === 'run' || limitedBy === 'user' ? { ok: true, cap, limitedBy } : { ok: true, cap };
 }
 
 /**
- * Corrects both counters once the real usage is known (it may be less or more than reserved), once per `op`: one
- * statement, whose updates run only when its note in the ledger is new.
+ * Settles a call once per `op`, in one statement: both counters corrected (never below zero) and its usage row
+ * written, only when the ledger's note of `op` is new.
  */
-export async function adjustTokens(
-  db: Db,
-  op: string,
-  runId: string,
-  actor: Actor,
-  delta: number,
-  day: string,
-): Promise<void> {
-  if (delta === 0) return;
+export async function settleTokens(db: Db, op: string, s: Parameters<RunStore['settleTokens']>[0]): Promise<void> {
+  const { runId, actor, day, delta, usage } = s;
   await sql`
-    with noted as (
-      insert into token_operations (op) values (${op}) on conflict (op) do nothing returning op
-    ), run as (
-      update runs set tokens_used = greatest(0, tokens_used + ${delta})
-      where id = ${runId} and exists (select 1 from noted)
+    WITH noted AS (
+      INSERT INTO token_operations (op) VALUES (${op}) ON CONFLICT (op) DO NOTHING RETURNING op
+    ), run AS (
+      UPDATE runs SET tokens_used = greatest(0, tokens_used + ${delta}::integer)
+      WHERE id = ${runId} AND ${delta}::integer <> 0 AND EXISTS (SELECT 1 FROM noted)
+    ), person AS (
+      UPDATE user_daily_tokens SET tokens = greatest(0, tokens + ${delta}::integer)
+      WHERE channel = ${actor.channel} AND user_id = ${actor.id} AND day = ${day}
+        AND ${delta}::integer <> 0 AND EXISTS (SELECT 1 FROM noted)
     )
-    update user_daily_tokens set tokens = greatest(0, tokens + ${delta})
-    where channel = ${actor.channel} and user_id = ${actor.id} and day = ${day} and exists (select 1 from noted)
-  `.execute(db);
+    INSERT INTO llm_usage (run_id, role, model, input_tokens, output_tokens, cached_input_tokens, op, created_at)
+    SELECT ${runId}, ${usage?.role ?? null}, ${usage?.model ?? null}, ${usage?.inputTokens ?? null}::integer,
+           ${usage?.outputTokens ?? null}::integer, ${usage?.cachedInputTokens ?? 0}::integer, ${op},
+           ${usage?.at ?? null}::timestamptz
+    WHERE ${usage !== null} AND EXISTS (SELECT 1 FROM noted)
+    ON CONFLICT (op) WHERE op IS NOT NULL DO NOTHING`.execute(db);
 }
 
 /** Records a platform event as handled; false when it was handled before (a redelivery), not by this `op`. */
@@ -130,16 +153,3 @@ export async function claimInbound(db: Db, op: string, key: string, at: Date): P
     .executeTakeFirst();
   return row !== undefined;
 }
-
-/** Notes `op` in the token ledger; false when it is already there (the operation was applied before). */
-async function recordOperation(tx: Db, op: string): Promise<boolean> {
-  const row = await tx
-    .insertInto('token_operations')
-    .values({ op })
-    .onConflict((oc) => oc.column('op').doNothing())
-    .returning('id')
-    .executeTakeFirst();
-  return row !== undefined;
-}
-
-class BudgetRefused extends Error {}

@@ -163,6 +163,9 @@ export interface RunEventsTable {
 export interface TokenOperationsTable {
   id: BigId;
   op: string;
+  /** The output cap a reservation granted (null for corrections). */
+  granted: number | null;
+  limited_by: string | null;
   created_at: Timestamp;
 }
 

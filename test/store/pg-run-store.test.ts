@@ -203,12 +203,14 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     await store.appendEvent(run.id, 'approved', ['U7'], at(2));
     await store.appendEvent(run.id, 'note', 'plain string', at(3));
     const events = await store.listEvents(run.id);
+    // A run is stored with its request's event, in the same statement.
     expect(events.map((e) => [e.type, e.payload, e.createdAt])).toEqual([
+      ['requested', { actor: run.requester.id, channel: run.requester.channel }, run.at],
       ['planned', { revision: 0 }, at(1)],
       ['approved', ['U7'], at(2)],
       ['note', 'plain string', at(3)],
     ]);
-    expect(events[0]!.id).toBeLessThan(events[1]!.id);
+    expect(events[1]!.id).toBeLessThan(events[2]!.id);
 
     const usage = { runId: run.id, model: 'm', at: at(1) };
     await store.recordLlmUsage({ ...usage, role: 'planner', inputTokens: 1000, outputTokens: 200 });

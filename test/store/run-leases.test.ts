@@ -104,6 +104,39 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
     expect(await b.transition(runId, ['running'], 'completed', { at, fence: 1 })).toBe(true);
   });
 
+  it("a step's end and the starts that waited for it are written together, and by a process fenced out not at all", async () => {
+    const runId = await heldRun(a);
+    await start(a, runId, 0);
+    const end = { stepId: 'list', attempt: 1, status: 'succeeded' as const, output: { n: 1 }, error: null, at };
+    const next = (stepId: string) => ({ stepId, attempt: 1, revision: 0, args: {}, at });
+    await a.recordSteps({ runId, fence: 0, ended: [{ ...end, durationMs: 5 }], started: [next('say'), next('again')] });
+    const attempts = async () => (await b.listStepAttempts(runId)).map((x) => [x.stepId, x.status]);
+    expect(await attempts()).toEqual([
+      ['list', 'succeeded'],
+      ['say', 'running'],
+      ['again', 'running'],
+    ]);
+
+    await lapse(runId);
+    expect(await b.claimRun(runId, LONG)).toBe(1);
+    const sayEnded = { ...end, stepId: 'say', durationMs: 5 };
+    expect(await failure(a.recordSteps({ runId, fence: 0, ended: [sayEnded], started: [next('last')] }))).toEqual([
+      'fenced',
+      `run ${runId} is now driven by another process; this one let it go`,
+    ]);
+    // An end that brings its own start row (a step stopped before it was sent) never ends another holder's attempt.
+    const stopped = { ...sayEnded, status: 'cancelled' as const, output: null, unstarted: { revision: 0 } };
+    expect(await failure(b.recordSteps({ runId, fence: 1, ended: [stopped], started: [] }))).toEqual([
+      'fenced',
+      `attempt 1 of step say of run ${runId} was started by another process`,
+    ]);
+    expect(await attempts()).toEqual([
+      ['list', 'succeeded'],
+      ['say', 'running'],
+      ['again', 'running'],
+    ]);
+  });
+
   it('an attempt started under one fence is never taken over by a start under another', async () => {
     const runId = await heldRun(a);
     await start(a, runId, 0);

@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { GrantedCap } from '../../src/engine/ports.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import * as safety from '../../src/store/run-safety.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { createNewRun } from './builders.ts';
 
@@ -35,45 +37,130 @@ describe.each(['postgres', 'pglite'] as const)('safety queries on %s', (kind) =>
     ]);
   });
 
+  /** A reservation of exactly `tokens`, or none: the cap may not be lowered. */
+  const take = (tokens: number) => ({ prompt: 0, output: tokens, minOutput: tokens });
+  const verdict = (granted: GrantedCap) => (granted.ok ? 'ok' : granted.refusedBy);
+
   it('token budgets: concurrent reservations never exceed the run budget; both budgets move together', async () => {
     const run = createNewRun();
     await store.createRun(run);
     const ada = { id: `U-${run.id}`, channel: 'slack' };
     const caps = { perRun: 100, perUserPerDay: 1000 };
     const results = await Promise.all(
-      Array.from({ length: 10 }, () => store.reserveTokens(run.id, ada, 30, caps, '2026-11-30')),
+      Array.from({ length: 10 }, () => store.reserveTokens(run.id, ada, take(30), caps, '2026-11-30')),
     );
-    expect(results.filter((r) => r === 'ok')).toHaveLength(3);
-    expect(results.filter((r) => r === 'run')).toHaveLength(7);
+    expect(results.map(verdict).filter((r) => r === 'ok')).toHaveLength(3);
+    expect(results.map(verdict).filter((r) => r === 'run')).toHaveLength(7);
     const other = createNewRun();
     await store.createRun(other);
     const roomy = { perRun: 5000, perUserPerDay: 1000 };
-    expect(await store.reserveTokens(other.id, ada, 950, roomy, '2026-11-30')).toBe('user');
+    const reserve = async (tokens: number, day = '2026-11-30') =>
+      verdict(await store.reserveTokens(other.id, ada, take(tokens), roomy, day));
+    expect(await reserve(950)).toBe('user');
     // The refused reservation took nothing from the other run's budget.
-    expect(await store.reserveTokens(other.id, ada, 900, roomy, '2026-11-30')).toBe('ok');
-    expect(await store.reserveTokens(other.id, ada, 100, roomy, '2026-11-30')).toBe('user');
-    expect(await store.reserveTokens(other.id, ada, 100, roomy, '2026-12-01')).toBe('ok');
-    await store.adjustTokens(other.id, ada, -150, '2026-11-30');
-    expect(await store.reserveTokens(other.id, ada, 100, roomy, '2026-11-30')).toBe('ok');
+    expect(await reserve(900)).toBe('ok');
+    expect(await reserve(100)).toBe('user');
+    expect(await reserve(100, '2026-12-01')).toBe('ok');
+    await store.settleTokens({ runId: other.id, actor: ada, day: '2026-11-30', delta: -150, usage: null });
+    expect(await reserve(100)).toBe('ok');
   });
 
-  it('a token correction moves both counters, and never below zero', async () => {
+  it('grants the largest cap both budgets hold, names the one that lowered it, and refuses below the least', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const cy = { id: `U-${run.id}`, channel: 'slack' };
+    const want = { prompt: 100, output: 16_000, minOutput: 256 };
+    const day = '2026-12-02';
+    expect(await store.reserveTokens(run.id, cy, want, { perRun: 50_000, perUserPerDay: 90_000 }, day)).toEqual({
+      ok: true,
+      cap: 16_000,
+    });
+    // 16,100 used: the run has 3,900 left, the person 73,900.
+    expect(await store.reserveTokens(run.id, cy, want, { perRun: 20_000, perUserPerDay: 90_000 }, day)).toEqual({
+      ok: true,
+      cap: 3_800,
+      limitedBy: 'run',
+    });
+    // 20,000 used by both: the person has 1,000 left on a 21,000 budget.
+    expect(await store.reserveTokens(run.id, cy, want, { perRun: 90_000, perUserPerDay: 21_000 }, day)).toEqual({
+      ok: true,
+      cap: 900,
+      limitedBy: 'user',
+    });
+    expect(await store.reserveTokens(run.id, cy, want, { perRun: 21_300, perUserPerDay: 90_000 }, day)).toEqual({
+      ok: false,
+      refusedBy: 'run',
+    });
+    expect(await store.reserveTokens(run.id, cy, want, { perRun: 90_000, perUserPerDay: 21_300 }, day)).toEqual({
+      ok: false,
+      refusedBy: 'user',
+    });
+    const { rows } = await sql<{ n: number }>`select tokens_used as n from runs where id = ${run.id}`.execute(
+      database.db,
+    );
+    expect(rows[0]?.n).toBe(21_000);
+  });
+
+  it('concurrent reservations with lowered caps share what is left and never pass the budget', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const dee = { id: `U-${run.id}`, channel: 'slack' };
+    const caps = { perRun: 10_000, perUserPerDay: 1_000_000 };
+    const want = { prompt: 100, output: 4_000, minOutput: 256 };
+    const results = await Promise.all(
+      Array.from({ length: 6 }, () => store.reserveTokens(run.id, dee, want, caps, '2026-12-03')),
+    );
+    const granted = results.flatMap((r) => (r.ok ? [r.cap] : []));
+    // 4,100 + 4,100 + 1,800 (a cap lowered to the 1,700 left after its prompt): the whole budget, and no more.
+    expect(granted.sort((x, y) => y - x)).toEqual([4_000, 4_000, 1_700]);
+    const { rows } = await sql<{ n: number }>`select tokens_used as n from runs where id = ${run.id}`.execute(
+      database.db,
+    );
+    expect(rows[0]?.n).toBe(10_000);
+  });
+
+  it('a reservation repeated after its answer was lost returns the same grant and charges once', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const eve = { id: `U-${run.id}`, channel: 'slack' };
+    const caps = { perRun: 1_000, perUserPerDay: 1_000_000 };
+    const want = { prompt: 100, output: 4_000, minOutput: 256 };
+    const op = crypto.randomUUID();
+    const first = await safety.reserveTokens(database.db, op, run.id, eve, want, caps, '2026-12-04');
+    const again = await safety.reserveTokens(database.db, op, run.id, eve, want, caps, '2026-12-04');
+    expect(first).toEqual({ ok: true, cap: 900, limitedBy: 'run' });
+    expect(again).toEqual(first);
+    const { rows } = await sql<{ n: number }>`select tokens_used as n from runs where id = ${run.id}`.execute(
+      database.db,
+    );
+    expect(rows[0]?.n).toBe(1_000);
+  });
+
+  it('a settlement moves both counters (never below zero) and records the usage once', async () => {
     const run = createNewRun();
     await store.createRun(run);
     const bo = { id: `U-${run.id}`, channel: 'slack' };
     const caps = { perRun: 5000, perUserPerDay: 5000 };
-    expect(await store.reserveTokens(run.id, bo, 400, caps, '2026-12-01')).toBe('ok');
-    await store.adjustTokens(run.id, bo, -150, '2026-12-01');
+    const day = '2026-12-01';
+    expect(await store.reserveTokens(run.id, bo, take(400), caps, day)).toEqual({ ok: true, cap: 400 });
+    const usage = { role: 'planner' as const, model: 'm', inputTokens: 200, outputTokens: 50, at: new Date() };
+    await store.settleTokens({ runId: run.id, actor: bo, day, delta: -150, usage });
     const counters = async () => {
       const r = await sql<{ n: number }>`select tokens_used as n from runs where id = ${run.id}`.execute(database.db);
       const u = await sql<{ n: number }>`
-        select tokens as n from user_daily_tokens where user_id = ${bo.id} and day = '2026-12-01'
+        select tokens as n from user_daily_tokens where user_id = ${bo.id} and day = ${day}
       `.execute(database.db);
       return [r.rows[0]?.n, u.rows[0]?.n];
     };
     expect(await counters()).toEqual([250, 250]);
-    await store.adjustTokens(run.id, bo, -1000, '2026-12-01');
+    expect(await store.llmUsageForRun(run.id)).toMatchObject({ calls: 1, inputTokens: 200, outputTokens: 50 });
+    // A repeat of the same settlement (its answer lost) changes nothing.
+    const op = crypto.randomUUID();
+    const refund = { runId: run.id, actor: bo, day, delta: -1000, usage: null };
+    await safety.settleTokens(database.db, op, refund);
+    await safety.settleTokens(database.db, op, { ...refund, delta: -1 });
     expect(await counters()).toEqual([0, 0]);
+    expect(await store.llmUsageForRun(run.id)).toMatchObject({ calls: 1 });
   });
 });
 

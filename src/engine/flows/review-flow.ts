@@ -45,10 +45,12 @@ export class ReviewFlow {
     // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
     const review = reviewNeeded(preference, v.risk, forceReview);
     if (!review) {
-      if (!(await store.transition(runId, [from], 'running', { at: clock() }))) return;
-      await store.setApprovedRisk(runId, v.risk, clock());
-      const pins = await this.pinPlan(runId, v.plan);
-      await store.appendEvent(runId, 'autoApproved', { revision, risk: v.risk, preference }, clock());
+      // One write: the run starts with its approved risk, its tools pinned and the reason it needed no review.
+      const pins = newPins(v.plan, this.deps.tools.listTools(), new Map());
+      const event = { type: 'autoApproved', payload: { revision, risk: v.risk, preference } };
+      if (!(await store.transition(runId, [from], 'running', { at: clock(), approvedRisk: v.risk, pins, event }))) {
+        return;
+      }
       const shown = await this.showCard(run, 'running', revision, v, { needsReview: false });
       if (shown) this.lifecycle.start({ ...run, revision, approvedRisk: v.risk }, v, pins);
       return;

@@ -14,6 +14,7 @@ import { cut, outputText } from '../text.ts';
 import type { Json, RiskLevel, StepError } from '../types.ts';
 import { StewardError } from '../errors.ts';
 import type { Log } from './deps.ts';
+import { StepWave } from './step-writes.ts';
 import { untilStored } from './until-stored.ts';
 
 /** A hold the dispatcher asks a person about: a breakpoint reached, or steps waiting for approval. */
@@ -153,24 +154,42 @@ export class RunDriver {
     for (const resolve of waiters) resolve();
   }
 
+  /** Carries out a transition's effects; its step writes go to the store together, as one wave. */
   private apply(t: Transition): void {
     this.state = t.state;
-    for (const effect of t.effects) this.execute(effect);
+    const wave = new StepWave({
+      runId: this.runId,
+      fence: this.fence,
+      store: this.deps.store,
+      queues: this.queues,
+      durably: (what, write) => this.durably(what, write),
+      failed: (what, err) => {
+        if (!this.detached)
+          this.deps.log('error', `run ${this.runId}: could not store ${what}: ${(err as Error).message}`);
+      },
+    });
+    const finish = t.effects.filter((e) => e.type === 'finishRun');
+    for (const effect of t.effects) if (effect.type !== 'finishRun') this.execute(effect, wave);
+    wave.close();
+    // After the wave is closed, so the run's end waits for the last steps' writes too.
+    for (const effect of finish) this.execute(effect, wave);
   }
 
-  private execute(effect: DispatchEffect): void {
+  private execute(effect: DispatchEffect, wave: StepWave): void {
     switch (effect.type) {
       case 'startStep': {
         const controller = new AbortController();
-        this.inflight.set(key(effect.step.id, effect.attempt), controller);
-        void this.runStep(effect.step, effect.attempt, effect.args, effect.timeoutMs, controller);
+        const k = key(effect.step.id, effect.attempt);
+        this.inflight.set(k, controller);
+        wave.expectStart(k, effect.step.id, effect.step.dependsOn);
+        void this.runStep(effect.step, effect.attempt, effect.args, effect.timeoutMs, { controller, wave });
         return;
       }
       case 'abortStep':
         this.inflight.get(key(effect.stepId, effect.attempt))?.abort();
         return;
       case 'recordStepEnd':
-        this.recordEnd(effect);
+        this.recordEnd(effect, wave);
         return;
       case 'showBreakpoint':
       case 'requestApproval':
@@ -186,22 +205,8 @@ export class RunDriver {
         });
         return;
       case 'finishRun':
-        // Everything about the steps is stored before the run counts as done.
-        void Promise.all(this.queues.values())
-          .then(() =>
-            this.durably('its end', () =>
-              this.deps.store.appendEvent(
-                this.runId,
-                'dispatchFinished',
-                { outcome: effect.outcome },
-                this.deps.clock(),
-              ),
-            ),
-          )
-          .catch((err: unknown) =>
-            this.deps.log('error', `run ${this.runId}: could not store its end: ${(err as Error).message}`),
-          )
-          .then(() => this.resolveDone(this.state));
+        // Everything about the steps is stored before the run counts as done (its end is stored by its owner).
+        void Promise.all(this.queues.values()).then(() => this.resolveDone(this.state));
         return;
     }
   }
@@ -211,9 +216,10 @@ export class RunDriver {
     attempt: number,
     args: Json,
     timeoutMs: number,
-    controller: AbortController,
+    { controller, wave }: { controller: AbortController; wave: StepWave },
   ): Promise<void> {
-    const { store, clock } = this.deps;
+    const { clock } = this.deps;
+    const k = key(step.id, attempt);
     // The step's timeout covers everything from here: the definition check, the intent's write and the call.
     const began = clock().getTime();
     // Awaiting first also keeps this from re-entering the transition that is starting the step.
@@ -221,39 +227,25 @@ export class RunDriver {
       await this.deps.tools.refreshTool?.(step.tool, { signal: controller.signal, timeoutMs });
     } else await Promise.resolve();
     if (step.kind === 'tool' && changedDefinition(this.pins.get(step.tool), this.deps.tools.listTools())) {
+      wave.withdraw(k);
       this.endInflight(step.id, attempt);
       this.send({ type: 'definitionChanged', stepId: step.id, attempt });
       return;
     }
     const at = clock();
-    this.startedAt.set(key(step.id, attempt), began);
+    this.startedAt.set(k, began);
     try {
-      // A dependency's end is stored before this step's start, so the database never shows them out of order.
-      await Promise.all(step.dependsOn.flatMap((d) => this.queues.get(d) ?? []));
-      // No call goes out without its intent stored: while the database is away the step waits here (and so, with
-      // it, the run); Stop still ends the wait.
-      await this.enqueue(step.id, () =>
-        this.durably(
-          `the start of step ${step.id}`,
-          () =>
-            store.recordStepStarted({
-              runId: this.runId,
-              stepId: step.id,
-              attempt,
-              revision: this.revisionNow,
-              args,
-              at,
-              fence: this.fence,
-            }),
-          controller.signal,
-        ),
-      );
+      // No call goes out without its intent stored, after its dependencies' ends (written with it, or before it):
+      // while the database is away the step waits here (and so, with it, the run); Stop still ends the wait.
+      const start = { stepId: step.id, attempt, revision: this.revisionNow, args, at };
+      await untilAborted(wave.ready(k, start), controller.signal);
     } catch (err) {
+      wave.withdraw(k);
       // Another process drives the run now: nothing more is sent or recorded here.
       if (this.detached) return;
       if (controller.signal.aborted) {
-        // Its start was never stored, so its end is stored with a start row of its own.
-        this.startedAt.delete(key(step.id, attempt));
+        // Its start may not be stored, so its end is stored with a start row of its own if need be.
+        this.startedAt.delete(k);
         this.finishStep(step.id, attempt, {
           ok: false,
           error: { code: 'cancelled', message: 'stopped before it was sent', retryable: false },
@@ -328,40 +320,14 @@ export class RunDriver {
     );
   }
 
-  private recordEnd(e: Extract<DispatchEffect, { type: 'recordStepEnd' }>): void {
-    const { store, clock } = this.deps;
-    const at = clock();
+  private recordEnd(e: Extract<DispatchEffect, { type: 'recordStepEnd' }>, wave: StepWave): void {
+    const at = this.deps.clock();
     const started = this.startedAt.get(key(e.stepId, e.attempt));
-    const durationMs = started === undefined ? 0 : at.getTime() - started;
-    const runId = this.runId;
-    this.enqueue(e.stepId, () =>
-      this.durably(`the end of step ${e.stepId}`, async () => {
-        // Skipped steps and conditions never went through startStep, so their row is written here.
-        if (started === undefined)
-          await store.recordStepStarted({
-            runId,
-            stepId: e.stepId,
-            attempt: e.attempt,
-            revision: this.revisionNow,
-            args: null,
-            at,
-            fence: this.fence,
-          });
-        await store.recordStepEnded({
-          runId,
-          stepId: e.stepId,
-          attempt: e.attempt,
-          status: e.status,
-          output: e.output ?? null,
-          error: e.error ?? null,
-          at,
-          durationMs,
-          fence: this.fence,
-        });
-      }),
-    ).catch((err: unknown) => {
-      if (!this.detached)
-        this.deps.log('error', `run ${runId}: could not store the end of step ${e.stepId}: ${(err as Error).message}`);
+    wave.end({
+      ...{ stepId: e.stepId, attempt: e.attempt, status: e.status, output: e.output ?? null, error: e.error ?? null },
+      ...{ at, durationMs: started === undefined ? 0 : at.getTime() - started },
+      // Skipped steps and conditions never went through startStep, so their row is written with their end.
+      ...(started === undefined && { unstarted: { revision: this.revisionNow } }),
     });
     this.notifyProgress(e.stepId, e.status, e.detail);
   }
@@ -436,21 +402,21 @@ export class RunDriver {
       this.deps.log('info', `run ${this.runId}: the database is back; carrying on`);
     }
   }
-
-  /**
-   * Serializes store writes per step, so a step's end never lands before its start; different steps' writes
-   * may overlap, which lets parallel steps share the connection pool.
-   */
-  private enqueue(stepId: string, fn: () => Promise<void>): Promise<void> {
-    const next = (this.queues.get(stepId) ?? Promise.resolve()).then(fn);
-    this.queues.set(
-      stepId,
-      next.catch(() => undefined),
-    );
-    return next;
-  }
 }
 
 function key(stepId: string, attempt: number): string {
   return `${stepId}#${attempt}`;
+}
+
+/** `work`, unless `signal` aborts first: then it rejects at once (the work itself goes on). */
+function untilAborted(work: Promise<void>, signal: AbortSignal): Promise<void> {
+  if (signal.aborted) return Promise.reject(new Error('aborted'));
+  return new Promise<void>((resolve, reject) => {
+    const onAbort = () => reject(new Error('aborted'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      () => (signal.removeEventListener('abort', onAbort), resolve()),
+      (err: unknown) => (signal.removeEventListener('abort', onAbort), reject(err as Error)),
+    );
+  });
 }

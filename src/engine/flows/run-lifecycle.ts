@@ -87,8 +87,8 @@ export class RunLifecycle {
   }
 
   /**
-   * The run ended: store its status, then write, store and send its report. The report is noted as owed before the
-   * status changes, so a kill at any point leaves a run that is still active (recovery drives it to its end again)
+   * The run ended: store its status, then write, store and send its report. The report is noted as owed with the
+   * status change, so a kill at any point leaves a run that is still active (recovery drives it to its end again)
    * or one that ended owing its report (recovery writes it, or sends the one stored).
    */
   private async finish(run: StoredRun, final: DispatchState): Promise<void> {
@@ -98,10 +98,11 @@ export class RunLifecycle {
     const patiently = <T>(write: () => Promise<T>) => this.patiently(run, write);
     const fence = this.leases.fenceOf(run.id);
     if (fence === undefined) return;
-    await patiently(() => store.markReportDue(run.id, clock()));
     const from: RunStatus[] = ['running', 'paused', 'stopping', 'awaiting_review'];
-    // Fenced: a process that lost the run ends nothing (a `fenced` error); its new holder finishes it.
-    await patiently(() => store.transition(run.id, from, status, { at: clock(), fence }));
+    // Fenced: a process that lost the run ends nothing (a `fenced` error); its new holder finishes it. The report is
+    // noted as owed in the same write, so the run is never seen ended without owing it.
+    const event = { type: 'dispatchFinished', payload: { outcome: status } };
+    await patiently(() => store.transition(run.id, from, status, { at: clock(), fence, reportDue: true, event }));
     await this.messages.status(run, status);
     await this.report(run, status, { final });
   }
@@ -119,23 +120,25 @@ export class RunLifecycle {
    */
   async report(run: StoredRun, status: RunStatus, from: { final: DispatchState } | { stored: string }): Promise<void> {
     const { store, clock } = this.deps;
+    // A process that lost the run (it stalled past its lease) must not post the report its new holder posts.
+    const fence = this.leases.fenceOf(run.id);
     // A report written now is shown as it is written where the channel can; a stored one is sent whole.
     const preview = 'final' in from ? this.messages.openReport(run, status) : null;
     let delivered = false;
     try {
       let text: string;
-      if ('stored' in from) text = from.stored;
-      else {
+      if ('stored' in from) {
+        text = from.stored;
+        if (fence !== undefined) await this.patiently(run, () => store.assertHeld(run.id, fence));
+      } else {
         const input = { request: run.request, state: from.final, outcome: status };
         const written = await writeReport(
           this.llmFor(run),
           preview ? { ...input, onText: (d) => preview.append(d) } : input,
         );
-        text = await this.patiently(run, () => store.storeReport(run.id, written, status, clock()));
+        // The same statement reads the lease: a process that lost the run stores and posts nothing.
+        text = await this.patiently(run, () => store.storeReport(run.id, written, status, clock(), fence));
       }
-      // A process that lost the run (it stalled past its lease) must not post the report its new holder posts.
-      const fence = this.leases.fenceOf(run.id);
-      if (fence !== undefined) await this.patiently(run, () => store.assertHeld(run.id, fence));
       // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.
       const report = { kind: 'report' as const, runId: run.id, status, text };
       await (preview ? preview.finish(report) : this.messages.send(run.conversation, report));

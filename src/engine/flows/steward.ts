@@ -110,7 +110,6 @@ export class Steward implements InboundHandler {
     await store.createRun({ ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs });
     this.leases.hold(run.id, 0);
     m.accepted?.();
-    await store.appendEvent(run.id, 'requested', { actor: m.actor.id, channel: m.actor.channel }, clock());
     await this.plan(run, m.text).catch((err: unknown) => this.planningBroke(run, err));
   }
 

@@ -1,31 +1,36 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OUTPUT_CAPS } from '../../../src/engine/flows/deps.ts';
-import { meteredLlm, outputCapFor, reserveOutputCap } from '../../../src/engine/flows/metered-llm.ts';
-import type { LlmRequest, LlmResponse, RunStore } from '../../../src/engine/ports.ts';
+import { meteredLlm, outputCapFor } from '../../../src/engine/flows/metered-llm.ts';
+import type { GrantedCap, LlmRequest, LlmResponse, RunStore, TokenRequest } from '../../../src/engine/ports.ts';
 import { stewardError } from '../../helpers/steward-error.ts';
 
-/** Two counters judged like the store judges them: a reservation goes to both or to neither. */
+/** Two counters judged like the store judges them: a reservation goes to both or to neither, lowered to fit. */
 function createBudgets(o: { perRun: number; perUserPerDay: number; runUsed?: number; userUsed?: number }) {
   const used = { run: o.runUsed ?? 0, user: o.userUsed ?? 0 };
-  const reservations: number[] = [];
-  const reserve = (tokens: number): Promise<'ok' | 'run' | 'user'> => {
-    reservations.push(tokens);
-    if (used.run + tokens > o.perRun) return Promise.resolve('run');
-    if (used.user + tokens > o.perUserPerDay) return Promise.resolve('user');
-    used.run += tokens;
-    used.user += tokens;
-    return Promise.resolve('ok');
+  const reservations: TokenRequest[] = [];
+  const reserve = (want: TokenRequest): Promise<GrantedCap> => {
+    reservations.push(want);
+    const runRoom = o.perRun - used.run - want.prompt;
+    const userRoom = o.perUserPerDay - used.user - want.prompt;
+    const cap = Math.min(want.output, runRoom, userRoom);
+    if (cap < want.minOutput)
+      return Promise.resolve({ ok: false, refusedBy: runRoom < want.minOutput ? 'run' : 'user' });
+    used.run += want.prompt + cap;
+    used.user += want.prompt + cap;
+    if (cap === want.output) return Promise.resolve({ ok: true, cap });
+    return Promise.resolve({ ok: true, cap, limitedBy: runRoom <= userRoom ? 'run' : 'user' });
   };
+  const settlements: { delta: number; usage: unknown }[] = [];
   const store = {
-    reserveTokens: (_run: string, _actor: unknown, tokens: number) => reserve(tokens),
-    adjustTokens: (_run: string, _actor: unknown, delta: number) => {
-      used.run = Math.max(0, used.run + delta);
-      used.user = Math.max(0, used.user + delta);
+    reserveTokens: (_run: string, _actor: unknown, want: TokenRequest) => reserve(want),
+    settleTokens: (s: { delta: number; usage: unknown }) => {
+      settlements.push(s);
+      used.run = Math.max(0, used.run + s.delta);
+      used.user = Math.max(0, used.user + s.delta);
       return Promise.resolve();
     },
-    recordLlmUsage: () => Promise.resolve(),
   } as unknown as RunStore;
-  return { used, reservations, reserve, store, budgets: { perRun: o.perRun, perUserPerDay: o.perUserPerDay } };
+  return { used, reservations, settlements, store, budgets: { perRun: o.perRun, perUserPerDay: o.perUserPerDay } };
 }
 
 function request(overrides: Partial<LlmRequest> = {}): LlmRequest {
@@ -75,42 +80,34 @@ describe('the output cap a call asks for', () => {
 });
 
 describe('reserving a cap from what the budgets have left', () => {
-  it('takes the whole cap in one reservation when it fits', async () => {
+  const metered = (b: ReturnType<typeof createBudgets>, seen: LlmRequest[]) =>
+    meteredLlm({ llm: modelWriting(10, seen), store: b.store, clock: () => new Date(), budgets: b.budgets }, 'r1', ada);
+
+  it('asks once for the prompt and the whole cap, with 256 tokens as the least worth calling with', async () => {
     const b = createBudgets({ perRun: 100_000, perUserPerDay: 1_000_000 });
-    expect(await reserveOutputCap(b.reserve, 100, 16_000)).toEqual({ ok: true, cap: 16_000 });
-    expect(b.reservations).toEqual([16_100]);
+    const seen: LlmRequest[] = [];
+    await metered(b, seen).complete(request());
+    expect(b.reservations).toEqual([{ prompt: 100, output: 16_000, minOutput: 256 }]);
+    expect(seen[0]!.maxOutputTokens).toBe(16_000);
   });
 
-  it('lowers the cap to within 64 tokens of what is left, names the budget that lowered it, and holds no more', async () => {
-    for (const [runLeft, userLeft, by] of [
-      [5_000, 1_000_000, 'run'],
-      [1_000_000, 3_333, 'user'],
-      [900, 1_000_000, 'run'],
-    ] as const) {
-      const b = createBudgets({ perRun: 1_000_000, perUserPerDay: 2_000_000 });
-      b.used.run = 1_000_000 - runLeft;
-      b.used.user = 2_000_000 - userLeft;
-      const granted = await reserveOutputCap(b.reserve, 100, 16_000);
-      const left = Math.min(runLeft, userLeft) - 100;
-      if (!granted.ok) throw new Error(`refused by ${granted.refusedBy}`);
-      const { cap, limitedBy } = granted;
-      expect(limitedBy).toBe(by);
-      expect(cap).toBeLessThanOrEqual(left);
-      expect(cap).toBeGreaterThan(left - 64);
-      // What is held is exactly the prompt and the cap: the budgets never go past their limits.
-      expect(b.used.run - (1_000_000 - runLeft)).toBe(100 + cap);
-      expect(b.used.run).toBeLessThanOrEqual(1_000_000);
-      expect(b.used.user).toBeLessThanOrEqual(2_000_000);
-      expect(b.reservations.length).toBeLessThanOrEqual(10);
-    }
+  it('calls with the cap the budgets lowered, and settles once with the usage', async () => {
+    const b = createBudgets({ perRun: 5_000, perUserPerDay: 1_000_000 });
+    const seen: LlmRequest[] = [];
+    await metered(b, seen).complete(request());
+    expect(seen[0]!.maxOutputTokens).toBe(4_900);
+    expect(b.settlements).toHaveLength(1);
+    expect(b.settlements[0]).toMatchObject({ delta: 110 - 5_000, usage: { role: 'planner', outputTokens: 10 } });
+    expect(b.used.run).toBe(110);
   });
 
-  it('refuses, naming the budget, when not even a short answer fits, and holds nothing', async () => {
+  it('refuses, naming the budget, when not even a short answer fits, and calls no model', async () => {
     const b = createBudgets({ perRun: 1_000, perUserPerDay: 1_000_000, runUsed: 800 });
-    expect(await reserveOutputCap(b.reserve, 100, 16_000)).toEqual({ ok: false, refusedBy: 'run' });
+    const seen: LlmRequest[] = [];
+    const err = await stewardError(metered(b, seen).complete(request()));
+    expect(err.message).toBe('this run has used its budget of 1000 model tokens');
+    expect(seen).toEqual([]);
     expect(b.used.run).toBe(800);
-    const small = createBudgets({ perRun: 1_000_000, perUserPerDay: 1_000, userUsed: 990 });
-    expect(await reserveOutputCap(small.reserve, 100, 5)).toEqual({ ok: false, refusedBy: 'user' });
   });
 });
 

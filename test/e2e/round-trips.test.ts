@@ -1,0 +1,99 @@
+/**
+ * What one run costs the database: a read-only 3-step plan (planner call, three tool calls on server-everything,
+ * the synthesizer), started at once, counted statement by statement on the pool the store talks through.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sql } from 'kysely';
+import type { OutboundMessage } from '../../src/engine/messages.ts';
+import type { Notifier } from '../../src/engine/ports.ts';
+import type { Steward } from '../../src/engine/flows/steward.ts';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { everythingStdioConfig, mcpConfig } from '../helpers/mcp-servers.ts';
+import { recordStatements, type StatementLog } from '../helpers/statement-log.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import { createSteward, planReply } from './harness.ts';
+
+/**
+ * What such a run may cost: 41 statements before issue 13 (BEGIN and COMMIT included), 18 now. The issue's target is
+ * 12; what is left is listed in the failure message (and in the issue's closing note).
+ */
+const MAX_STATEMENTS = 18;
+
+const plan = planReply([
+  { id: 'sum', tool: 'everything.get-sum', args: { a: 2, b: 3 } },
+  {
+    id: 'say',
+    tool: 'everything.echo',
+    args: { message: { $ref: 'steps.sum.output.content[0].text' } },
+    dependsOn: ['sum'],
+  },
+  { id: 'again', tool: 'everything.echo', args: { message: 'done' }, dependsOn: ['sum'] },
+]);
+
+let db: TestDatabase;
+let log: StatementLog;
+let llm: FakeLlm;
+let host: McpHost;
+let steward: Steward;
+const sent: OutboundMessage[] = [];
+const logs: string[] = [];
+
+beforeAll(async () => {
+  db = await createTestDatabase('postgres');
+  log = recordStatements(db.name);
+  llm = await startFakeLlm(byRole({ planner: plan, synthesizer: '2 + 3 = 5; said it twice.' }));
+  ({ host } = await McpHost.connect(mcpConfig(everythingStdioConfig())));
+  const notifier: Notifier = { send: async (_c, m) => void sent.push(m) };
+  steward = createSteward({
+    llm,
+    tools: host,
+    store: new PgRunStore(log.db),
+    notifier,
+    log: (level, m) => logs.push(`${level} ${m}`),
+  });
+});
+
+afterAll(async () => {
+  await steward?.shutdown();
+  await host?.close();
+  await log?.close();
+  await db?.close();
+  await llm?.close();
+});
+
+describe('round trips of one run on PostgreSQL', () => {
+  it(`a read-only 3-step run, started at once, sends at most ${MAX_STATEMENTS} statements`, async () => {
+    // Warm the pool's first connection, so only the run's own statements are counted.
+    await sql`select 1`.execute(log.db);
+    log.statements.length = 0;
+
+    await steward.message({
+      conversation: { channel: 'console', key: 'c1' },
+      actor: { id: 'ada', channel: 'console' },
+      text: 'What is 2 + 3? Say it twice.',
+    });
+    await waitUntil('the report', () => sent.find((m) => m.kind === 'report'), {
+      details: () => JSON.stringify({ sent, logs, failures: llm.failures }),
+    });
+    await steward.idle();
+
+    const statements = [...log.statements];
+    const report = sent.find((m) => m.kind === 'report');
+    expect(report).toMatchObject({ status: 'completed', text: '2 + 3 = 5; said it twice.' });
+    const listing = statements.map((s, i) => `${i + 1}. ${s.slice(0, 160)}`).join('\n');
+    expect(statements.length, `statements sent for one run:\n${listing}`).toBeLessThanOrEqual(MAX_STATEMENTS);
+  });
+
+  it("a step's end and its dependents' starts are committed together", async () => {
+    const { rows } = await sql<{ type: string; step: string; tx: string }>`
+      select type, payload->>'stepId' as step, xmin::text as tx from run_events
+      where type in ('stepStarted', 'stepEnded') order by id`.execute(db.db);
+    const tx = (type: string, step: string) => rows.find((r) => r.type === type && r.step === step)?.tx;
+    expect(tx('stepEnded', 'sum')).toBeDefined();
+    expect(tx('stepStarted', 'say')).toBe(tx('stepEnded', 'sum'));
+    expect(tx('stepStarted', 'again')).toBe(tx('stepEnded', 'sum'));
+  });
+});
