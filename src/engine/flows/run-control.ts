@@ -67,13 +67,24 @@ export class RunControl {
     // is asked: at once, and even while the database is away. Pause and Resume wait for its verdict.
     if (d.action === 'stop') driver.send({ type: move.event });
     if (!(await this.deps.store.transition(run.id, move.from, move.to, { at: this.deps.clock() }))) {
-      return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
+      if (!(d.action === 'stop' && (await this.endedByThisStop(run)))) {
+        return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
+      }
     }
     if (d.action !== 'stop') driver.send({ type: move.event });
     await this.messages.notice(run, 'info', sentence`${move.words} (${d.actor})`);
     await this.messages.status(run, move.to);
     if (d.action !== 'resume') await this.recordIntervention(run, d, tools);
     return null;
+  }
+
+  /**
+   * Stop aborts the run's calls before its move to `stopping` is stored, so a run with nothing left to wait for can
+   * end `stopped` first: that Stop was accepted, and the person hears so rather than a refusal.
+   */
+  private async endedByThisStop(run: StoredRun): Promise<boolean> {
+    if (run.status === 'stopped') return false;
+    return (await this.deps.store.getRun(run.id))?.status === 'stopped';
   }
 
   /** Sets or clears breakpoints on steps not yet started (at review, or while running). */
