@@ -68,6 +68,12 @@ export interface LlmRequest {
   /** The most tokens the answer may take; the metered client lowers it to the role's setting and the budgets left. */
   maxOutputTokens?: number;
   signal?: AbortSignal;
+  /**
+   * When present the answer is streamed: called with each piece of text as it arrives, in order, so that the pieces
+   * joined are the answer's raw text (before any JSON fence is unwrapped). `complete` still resolves to the whole
+   * response. Never called after `complete` settles; a call that fails may have delivered some pieces first.
+   */
+  onText?: (delta: string) => void;
 }
 
 /** A model's answer. */

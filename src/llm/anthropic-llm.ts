@@ -3,7 +3,9 @@
  * `output_config.format` when the schema allows it (see anthropic-schema.ts), else an instruction in the system prompt.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { Message, MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages/messages';
+import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages/messages';
+import { readMessageStream, type MessageParts } from './anthropic-stream.ts';
+import { cutDetail } from './stream-text.ts';
 import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
 import { toAnthropicOutputFormat } from './anthropic-schema.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
@@ -49,11 +51,21 @@ export class AnthropicLlmClient implements LlmClient {
   /** Sends the system prompt and messages, and returns the answer's text with token usage. */
   async complete(request: LlmRequest): Promise<LlmResponse> {
     const deadline = startDeadline(this.context.timeoutMs * (this.maxRetries + 1), request.signal);
-    let message: Message;
+    let message: MessageParts;
+    let midStream = false;
     try {
-      message = await this.client.messages.create(this.toParams(request), { signal: deadline.signal });
+      if (request.onText) {
+        const events = await this.client.messages.create(
+          { ...this.toParams(request), stream: true },
+          { signal: deadline.signal },
+        );
+        midStream = true;
+        message = await readMessageStream(events, request, deadline, this.context.timeoutMs);
+      } else {
+        message = await this.client.messages.create(this.toParams(request), { signal: deadline.signal });
+      }
     } catch (err) {
-      throw llmFailed(classify(err, deadline), this.context, err);
+      throw llmFailed(classify(err, deadline, midStream), this.context, err);
     } finally {
       deadline.dispose();
     }
@@ -69,7 +81,7 @@ export class AnthropicLlmClient implements LlmClient {
     try {
       await this.client.models.list({ limit: 1 }, { signal: deadline.signal, timeout: timeoutMs, maxRetries: 0 });
     } catch (err) {
-      throw llmFailed(classify(err, deadline), { ...this.context, timeoutMs }, err);
+      throw llmFailed(classify(err, deadline, false), { ...this.context, timeoutMs }, err);
     } finally {
       deadline.dispose();
     }
@@ -92,7 +104,7 @@ export class AnthropicLlmClient implements LlmClient {
     return params;
   }
 
-  private fromMessage(message: Message, request: LlmRequest): LlmResponse {
+  private fromMessage(message: MessageParts, request: LlmRequest): LlmResponse {
     if (typeof message !== 'object' || message === null || !Array.isArray(message.content)) {
       throw llmFailed({ kind: 'malformed' }, this.context);
     }
@@ -120,13 +132,20 @@ export class AnthropicLlmClient implements LlmClient {
   }
 }
 
-function classify(err: unknown, deadline: CallDeadline): LlmFailure {
+function classify(err: unknown, deadline: CallDeadline, midStream: boolean): LlmFailure {
   if (deadline.timedOut()) return { kind: 'timeout' };
-  if (err instanceof Anthropic.APIUserAbortError) return { kind: 'cancelled' };
+  if (err instanceof Anthropic.APIUserAbortError || deadline.signal.aborted) return { kind: 'cancelled' };
+  // After the headers: a dropped connection, an `error` event (e.g. overloaded), or an end without a stop reason.
+  if (midStream) return streamFailure(err);
   if (err instanceof Anthropic.APIConnectionTimeoutError) return { kind: 'timeout' };
   if (err instanceof Anthropic.APIConnectionError) return { kind: 'connection', code: findErrorCode(err.cause) };
   if (err instanceof Anthropic.APIError && typeof err.status === 'number') {
     return { kind: 'status', status: err.status, detail: serverMessage(err.error) };
   }
   return { kind: 'unknown', detail: err instanceof Error ? err.message : String(err) };
+}
+
+function streamFailure(err: unknown): LlmFailure {
+  if (err instanceof Anthropic.APIError) return { kind: 'cut', detail: serverMessage(err.error) ?? err.message };
+  return { kind: 'cut', detail: cutDetail(err) };
 }

@@ -13,6 +13,8 @@ export type LlmFailure =
   | { kind: 'empty'; reason?: string }
   | { kind: 'refused'; detail?: string }
   | { kind: 'malformed' }
+  /** A streamed answer that stopped before its end: the connection dropped, or the server sent an error event. */
+  | { kind: 'cut'; detail?: string }
   | { kind: 'unknown'; detail?: string };
 
 /** Who was called; the key is here only so that it can be scrubbed from every message. */
@@ -60,6 +62,12 @@ export function llmFailed(failure: LlmFailure, ctx: LlmCallContext, cause?: unkn
       return fail(`Model ${ctx.model} declined to answer${detail(failure.detail)}.`, false);
     case 'malformed':
       return fail(`${where} sent something that is not a model answer; check that the base URL is the API's.`, false);
+    case 'cut':
+      // Like a dropped connection: the next try may well get the whole answer.
+      return fail(
+        `Model ${ctx.model} at ${host} stopped sending before its answer ended${detail(failure.detail)}.`,
+        true,
+      );
     case 'unknown':
       return fail(`The call to model ${ctx.model} at ${host} failed${detail(failure.detail)}.`, false);
   }

@@ -8,6 +8,8 @@ import type {
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
 } from 'openai/resources/chat/completions';
+import { readChatStream } from './openai-stream.ts';
+import { cutDetail } from './stream-text.ts';
 import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
 import { toSchemaName, unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
@@ -72,10 +74,18 @@ export class OpenAiLlmClient implements LlmClient {
   async complete(request: LlmRequest): Promise<LlmResponse> {
     const deadline = startDeadline(this.context.timeoutMs * (this.maxRetries + 1), request.signal);
     let completion: ChatCompletion;
+    let midStream = false;
     try {
-      completion = await this.client.chat.completions.create(this.toParams(request), { signal: deadline.signal });
+      if (request.onText) {
+        const params = { ...this.toParams(request), stream: true as const, stream_options: { include_usage: true } };
+        const chunks = await this.client.chat.completions.create(params, { signal: deadline.signal });
+        midStream = true;
+        completion = await readChatStream(chunks, request, deadline, this.context.timeoutMs);
+      } else {
+        completion = await this.client.chat.completions.create(this.toParams(request), { signal: deadline.signal });
+      }
     } catch (err) {
-      throw llmFailed(classify(err, deadline), this.context, err);
+      throw llmFailed(classify(err, deadline, midStream), this.context, err);
     } finally {
       deadline.dispose();
     }
@@ -91,7 +101,7 @@ export class OpenAiLlmClient implements LlmClient {
     try {
       await this.client.models.list({ signal: deadline.signal, timeout: timeoutMs, maxRetries: 0 });
     } catch (err) {
-      throw llmFailed(classify(err, deadline), { ...this.context, timeoutMs }, err);
+      throw llmFailed(classify(err, deadline, false), { ...this.context, timeoutMs }, err);
     } finally {
       deadline.dispose();
     }
@@ -144,13 +154,20 @@ export class OpenAiLlmClient implements LlmClient {
   }
 }
 
-function classify(err: unknown, deadline: CallDeadline): LlmFailure {
+function classify(err: unknown, deadline: CallDeadline, midStream: boolean): LlmFailure {
   if (deadline.timedOut()) return { kind: 'timeout' };
-  if (err instanceof OpenAI.APIUserAbortError) return { kind: 'cancelled' };
+  if (err instanceof OpenAI.APIUserAbortError || deadline.signal.aborted) return { kind: 'cancelled' };
+  // After the headers: a dropped connection, an error event, or an end without a finish reason.
+  if (midStream) return streamFailure(err);
   if (err instanceof OpenAI.APIConnectionTimeoutError) return { kind: 'timeout' };
   if (err instanceof OpenAI.APIConnectionError) return { kind: 'connection', code: findErrorCode(err.cause) };
   if (err instanceof OpenAI.APIError && typeof err.status === 'number') {
     return { kind: 'status', status: err.status, detail: serverMessage(err.error) };
   }
   return { kind: 'unknown', detail: err instanceof Error ? err.message : String(err) };
+}
+
+function streamFailure(err: unknown): LlmFailure {
+  if (err instanceof OpenAI.APIError) return { kind: 'cut', detail: serverMessage(err.error) ?? err.message };
+  return { kind: 'cut', detail: cutDetail(err) };
 }

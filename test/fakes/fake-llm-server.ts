@@ -5,13 +5,17 @@
  *
  * Every request is recorded (even those still hanging) and answered by a script. Steward's system prompts
  * start with a `[steward:<role>]` line, so `byRole` can script the planner, classifier, … independently.
- * Script mistakes (no reply left, a throwing script, an unknown path, a streaming request) answer HTTP 500
- * with `x-should-retry: false`, so the SDK gives up at once, and are listed in `failures`.
+ * Script mistakes (no reply left, a throwing script, an unknown path) answer HTTP 500 with `x-should-retry: false`,
+ * so the SDK gives up at once, and are listed in `failures`. A request with `stream: true` gets its text reply as a
+ * real stream (fake-llm-stream.ts): in `chunks`, `chunkDelayMs` apart, optionally `cut` midway.
  */
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { text as readBody } from 'node:stream/consumers';
 import type { ModelRole } from '../../src/engine/ports.ts';
+import { writeStream, type StreamShape, type WrittenChunk } from './fake-llm-stream.ts';
+
+export type { WrittenChunk } from './fake-llm-stream.ts';
 
 /** Which API a request came in on. */
 export type FakeApi = 'openai' | 'anthropic';
@@ -55,10 +59,20 @@ export interface FakeUsage {
 /**
  * What the fake answers: text (optionally delayed, with usage overridden or left out), an HTTP error,
  * or no answer at all (`hang`; with `afterHeaders` the status line is sent and the body never comes).
+ * To a streaming request, text goes in `chunks` (joined, they must equal `text`; default one chunk), with
+ * `chunkDelayMs` before each chunk after the first, and `cut` stops the stream after that many chunks.
  */
 export type FakeReply =
   | string
-  | { text: string; delayMs?: number; usage?: false | FakeUsage; stopReason?: string }
+  | {
+      text: string;
+      delayMs?: number;
+      usage?: false | FakeUsage;
+      stopReason?: string;
+      chunks?: string[];
+      chunkDelayMs?: number;
+      cut?: StreamShape['cut'];
+    }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { hang: true; afterHeaders?: boolean };
 
@@ -74,6 +88,8 @@ export interface FakeLlm {
   requests: RecordedRequest[];
   /** Script and protocol mistakes, one sentence each; a clean test ends with none. */
   failures: string[];
+  /** Every piece of streamed text, as it was written to its connection. */
+  written: WrittenChunk[];
   setScript(script: FakeLlmScript): void;
   /** How `GET /v1/models` (Steward's check at start) is answered: a list of the models asked for so far by default. */
   setModelList(reply: 'list' | { status: number } | { hang: true }): void;
@@ -134,6 +150,7 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     });
   const requests: RecordedRequest[] = [];
   const failures: string[] = [];
+  const written: WrittenChunk[] = [];
   const fail = (res: ServerResponse, api: FakeApi, message: string) => {
     failures.push(message);
     send(res, 500, errorBody(api, 500, `fake-llm: ${message}`), { 'x-should-retry': 'false' });
@@ -162,12 +179,22 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     }
     const recorded = record(requests.length, api, req, path, body);
     requests.push(recorded);
-    if (body['stream'] === true) return fail(res, api, `request #${recorded.index} asked to stream; the fake does not`);
     let reply: FakeReply;
     try {
       reply = await current(recorded);
     } catch (err) {
       return fail(res, api, err instanceof Error ? err.message : String(err));
+    }
+    const r = typeof reply === 'string' ? { text: reply } : reply;
+    if (body['stream'] === true && 'text' in r) {
+      const chunks = r.chunks ?? [r.text];
+      if (chunks.join('') !== r.text) return fail(res, api, `request #${recorded.index}: chunks do not add up to text`);
+      const usage = r.usage === false ? null : (r.usage ?? { input: countInput(recorded), output: tokens(r.text) });
+      const includeUsage = dig(body, ['stream_options', 'include_usage']) === true;
+      const target = { api, index: recorded.index, model: recorded.model, includeUsage };
+      if (r.delayMs) await new Promise((resolve) => setTimeout(resolve, r.delayMs));
+      const shape = { chunks, chunkDelayMs: r.chunkDelayMs ?? 0, ...(r.cut && { cut: r.cut }) };
+      return writeStream(res, target, shape, { usage, ...(r.stopReason && { stopReason: r.stopReason }) }, written);
     }
     await answer(res, recorded, reply);
   }
@@ -179,6 +206,7 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     anthropicBaseURL: `http://127.0.0.1:${port}`,
     requests,
     failures,
+    written,
     setScript: (next) => {
       current = next;
     },
@@ -189,6 +217,7 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     reset: () => {
       requests.length = 0;
       failures.length = 0;
+      written.length = 0;
     },
     close: () =>
       new Promise<void>((resolve) => {

@@ -87,11 +87,29 @@ describe('fake LLM server', () => {
     expect(fake.requests.map((r) => r.toolsSent)).toEqual([true, false]);
   });
 
-  it('refuses streaming requests and unknown paths loudly', async () => {
-    fake = await startFakeLlm(() => 'ok');
+  it('refuses unknown paths, and chunks that do not add up to the text, loudly', async () => {
+    fake = await startFakeLlm(() => ({ text: 'ok', chunks: ['o', 'k!'] }));
     expect((await post('/v1/chat/completions', chat('s', 'u', { stream: true }))).status).toBe(500);
     expect((await post('/v1/embeddings', {})).status).toBe(500);
-    expect(fake.failures).toEqual([expect.stringContaining('asked to stream'), 'unexpected POST /v1/embeddings']);
+    expect(fake.failures).toEqual([expect.stringContaining('do not add up'), 'unexpected POST /v1/embeddings']);
+  });
+
+  it('answers a streaming request with server-sent events, and a plain one with the same JSON as before', async () => {
+    fake = await startFakeLlm(() => ({ text: 'ok', chunks: ['o', 'k'] }));
+    const streamed = await fetch(`${fake.baseURL}/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(chat('s', 'u', { stream: true })),
+    });
+    expect(streamed.headers.get('content-type')).toBe('text/event-stream');
+    const events = (await streamed.text()).split('\n\n').filter(Boolean);
+    expect(events.at(-1)).toBe('data: [DONE]');
+    expect(fake.written.map((w) => w.text)).toEqual(['o', 'k']);
+    const plain = await post('/v1/chat/completions', chat('s'));
+    expect(plain.headers.get('content-type')).toBe('application/json');
+    expect(plain.json['choices']).toEqual([
+      { index: 0, message: { role: 'assistant', content: 'ok', refusal: null }, finish_reason: 'stop', logprobs: null },
+    ]);
   });
 
   it('closes promptly while a request is still hanging', async () => {

@@ -69,6 +69,20 @@ describe('createLlmClient', () => {
     expect(fake.failures).toEqual([]);
   });
 
+  it("streams through the role's model when the request asks for its text as it comes", async () => {
+    fake.setScript(() => ({ text: 'streamed report', chunks: ['streamed ', 'report'] }));
+    const llm = createLlmClient(settings({ synthesizer: 'anthropic:claude-synth', planner: 'openai:gpt-plan' }));
+    const pieces: string[] = [];
+    for (const role of ['synthesizer', 'planner'] as const) {
+      expect((await llm.complete({ ...request(role), onText: (d) => pieces.push(d) })).text).toBe('streamed report');
+    }
+    expect(pieces).toEqual(['streamed ', 'report', 'streamed ', 'report']);
+    expect(fake.requests.map((r) => [r.api, r.body['stream']])).toEqual([
+      ['anthropic', true],
+      ['openai', true],
+    ]);
+  });
+
   it('sends bare model names to Anthropic when OpenAI is not configured', async () => {
     fake.setScript(() => 'ok');
     const llm = createLlmClient(settings({ planner: 'claude-bare' }, { openai: undefined }));

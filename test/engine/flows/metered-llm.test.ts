@@ -132,6 +132,16 @@ describe('meteredLlm', () => {
     expect(b.used.run).toBeLessThanOrEqual(20_000);
   });
 
+  it("passes the caller's onText on to the model, so a metered call can stream", async () => {
+    const b = createBudgets({ perRun: 20_000, perUserPerDay: 1_000_000 });
+    const seen: LlmRequest[] = [];
+    const llm = meteredLlm({ llm: modelWriting(10, seen), store: b.store, clock: () => new Date() }, 'r1', ada);
+    const pieces: string[] = [];
+    await llm.complete(request({ role: 'synthesizer', onText: (d) => pieces.push(d) }));
+    seen[0]?.onText?.('first words');
+    expect(pieces).toEqual(['first words']);
+  });
+
   it('blames the budget when an answer was cut at a cap the budget lowered, and still bills it', async () => {
     const b = createBudgets({ perRun: 3_000, perUserPerDay: 1_000_000 });
     const llm = meteredLlm(
