@@ -6,7 +6,7 @@
  */
 import type { EditablePlan, InboundDecision, InboundHandler, InboundMessage, RunListing } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
-import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
+import type { ClaimedRun, RunSignal, StoredRun, StoredStepAttempt } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
 import { mayDecide, plainText, sentence } from '../run/run-actions.ts';
@@ -23,6 +23,7 @@ import {
 import { classifyReply } from './classify.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
+import { startedSteps } from './early-run.ts';
 import { createPlanWriter, type PlanWriter } from './planner.ts';
 import { Recovery } from './recovery.ts';
 import { ReviewFlow } from './review-flow.ts';
@@ -134,11 +135,15 @@ export class Steward implements InboundHandler {
     await this.planningStatus(run, 'planning', ['cancel']);
     const planning = new AbortController();
     this.planning.set(run.id, planning);
-    const planned = await this.writePlan(run, request, undefined, planning.signal).finally(() =>
+    // Unless every plan is reviewed, steps may start while the plan streams, on a driver of their own.
+    const stored = await store.getRun(run.id);
+    const early = stored ? await this.lifecycle.startStreaming(stored) : undefined;
+    const planned = await this.writePlan(run, request, undefined, planning.signal, early).finally(() =>
       this.planning.delete(run.id),
     );
     // Cancelled (the person was told) or shut down (the next start plans it again): nothing more to say.
     if (planning.signal.aborted) return;
+    if (early && (await this.review.offerEarly(early, planned))) return;
     if (!planned.ok) {
       if (!(await store.transition(run.id, ['planning'], 'failed', { at: clock() }))) return;
       await this.planningStatus(run, 'failed', []);
@@ -174,9 +179,14 @@ export class Steward implements InboundHandler {
   /** Cancel (or Stop) while a first plan is being written: the run ends and the planner call is abandoned. */
   private async cancelPlanning(run: StoredRun, d: InboundDecision): Promise<string | null> {
     const { store, clock } = this.deps;
+    const driver = this.drivers.get(run.id);
+    const started = driver ? startedSteps(driver.current) : [];
+    if (driver && started.length > 0) return this.stopPlanning(run, d, started);
     if (!(await store.transition(run.id, ['planning'], 'cancelled', { at: clock() }))) {
       return 'This request is no longer being planned.';
     }
+    // Nothing started early: the streaming driver goes with the planner call.
+    if (driver) this.drivers.letGo(run.id);
     this.planning.get(run.id)?.abort();
     await this.messages.notice(
       run,
@@ -184,6 +194,23 @@ export class Steward implements InboundHandler {
       sentence`Cancelled by ${d.actor} while it was being planned. Nothing was run.`,
     );
     await this.planningStatus(run, 'cancelled', []);
+    return null;
+  }
+
+  /** Stop while the plan is written after steps started early: they are stopped and the run ends with a report. */
+  private async stopPlanning(run: StoredRun, d: InboundDecision, started: string[]): Promise<string | null> {
+    const { store, clock } = this.deps;
+    if (!(await store.transition(run.id, ['planning'], 'stopping', { at: clock() }))) {
+      return 'This request is no longer being planned.';
+    }
+    this.planning.get(run.id)?.abort();
+    const driver = this.drivers.get(run.id);
+    driver?.send({ type: 'stopRequested' });
+    // Stored as they ran, so the history, a restart and the report see the steps that started.
+    if (driver) await store.saveRevision(run.id, 0, driver.current.plan, 'stopped while it was being written', clock());
+    const text = sentence`Stopped by ${d.actor} while it was being planned: the read-only steps that had started (${started.join(', ')}) are stopped; finished results are kept.`;
+    await this.messages.notice(run, 'info', text);
+    await this.messages.status(run, 'stopping');
     return null;
   }
 
@@ -338,7 +365,7 @@ export class Steward implements InboundHandler {
     this.leases.hold(run.id, fence);
     try {
       if (isTerminal(run.status)) await this.recovery.report(run);
-      else if (run.status === 'planning') await this.replan(run);
+      else if (run.status === 'planning') await this.replan(run, fence);
       else await this.recovery.recover(run, fence);
     } catch (err) {
       this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
@@ -349,8 +376,11 @@ export class Steward implements InboundHandler {
    * A run taken over while it was being planned: planning has no side effects, so a first plan is simply written
    * again; an amendment in progress is dropped and the plan as it stood is shown for review again.
    */
-  private async replan(run: StoredRun): Promise<void> {
+  private async replan(run: StoredRun, fence: number): Promise<void> {
     const { store, clock, tools } = this.deps;
+    const attempts = await store.listStepAttempts(run.id);
+    // Steps started while the plan streamed: a plan written again could reuse their ids for other work.
+    if (attempts.length > 0) return this.failEarlyPlanning(run, fence, attempts);
     if (run.plan === null) {
       await this.messages.notice(run, 'info', 'Steward restarted while planning this request; planning it again.');
       return this.plan(run, run.request).catch((err: unknown) => this.planningBroke(run, err));
@@ -370,6 +400,25 @@ export class Steward implements InboundHandler {
       'Here is the plan as it stood: approve, amend again or cancel.';
     await this.messages.notice(run, 'warning', text);
     await this.review.offer(run.id, run.revision, v.value, 'planning', true);
+  }
+
+  /** A run that restarted while its plan was written after steps had started early: it fails, and says why. */
+  private async failEarlyPlanning(run: StoredRun, fence: number, attempts: StoredStepAttempt[]): Promise<void> {
+    const { store, clock } = this.deps;
+    const error = {
+      code: 'interrupted' as const,
+      message: 'Steward stopped while this step was running',
+      retryable: false,
+    };
+    for (const a of attempts.filter((x) => x.status === 'running')) {
+      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
+      await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
+    }
+    if (!(await store.transition(run.id, ['planning'], 'failed', { at: clock(), fence }))) return;
+    await this.planningStatus(run, 'failed', []);
+    const steps = [...new Set(attempts.map((a) => a.stepId))].join(', ');
+    const text = `Steward restarted while writing the plan after read-only steps had started (${steps}); nothing more was run. Please ask again.`;
+    await this.messages.tellRequester(run, 'error', text);
   }
 
   private async drainAll(): Promise<void> {
