@@ -10,7 +10,7 @@ import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/ports.ts';
 import { Steward, type StewardDeps, type StewardSettings } from '../../src/engine/flows/steward.ts';
-import type { Json } from '../../src/engine/types.ts';
+import type { Json, ToolInfo } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
@@ -160,6 +160,7 @@ export async function startHarness(options: {
         llm,
         shown: [printed, ...logs],
         canaries: [CANARY_KEY],
+        tools: host.listTools(),
       });
       await steward.shutdown();
       await channel.stop();
@@ -194,8 +195,10 @@ export async function checkInvariants(o: {
   llm: FakeLlm;
   shown: string[];
   canaries: string[];
+  /** The tools connected: with them, calls of read-only closed-world tools may come before any approval. */
+  tools?: readonly ToolInfo[];
 }): Promise<string[]> {
-  const problems = await unapprovedCalls(o.store, o.db, o.calls);
+  const problems = await unapprovedCalls(o.store, o.db, o.calls, o.tools ?? []);
   const tables = [
     'runs',
     'plan_revisions',
@@ -234,18 +237,28 @@ export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner
 
 /**
  * The control-flow invariant, checked after every end-to-end test: each MCP call Steward sent is a step of
- * an approved plan revision, sent with exactly the arguments recorded for that step's attempt.
+ * an approved plan revision, sent with exactly the arguments recorded for that step's attempt. A step that started
+ * while the plan was being written (before any approval) counts only when its tool is read-only and closed-world by
+ * its annotations (SECURITY.md section 12).
  */
-async function unapprovedCalls(store: PgRunStore, db: TestDatabase, calls: RecordedCall[]): Promise<string[]> {
+async function unapprovedCalls(
+  store: PgRunStore,
+  db: TestDatabase,
+  calls: RecordedCall[],
+  tools: readonly ToolInfo[],
+): Promise<string[]> {
   const runs = await db.db.selectFrom('runs').select(['id']).execute();
+  const early = (name: string) =>
+    tools.some((t) => t.name === name && t.annotations.readOnlyHint === true && t.annotations.openWorldHint === false);
   const sent = new Map<string, number>();
   for (const { id } of runs) {
     const run = await store.getRun(id);
-    if (!run || run.approvedRisk === null) continue;
+    if (!run) continue;
     const revisions = new Map((await store.listRevisions(id)).map((r) => [r.revision, r.plan]));
     for (const a of await store.listStepAttempts(id)) {
       const step = revisions.get(a.revision)?.steps.find((s) => s.id === a.stepId);
       if (step?.kind !== 'tool' || a.args === null) continue;
+      if (run.approvedRisk === null && !early(step.tool)) continue;
       const key = JSON.stringify([step.tool, canonical(a.args)]);
       sent.set(key, (sent.get(key) ?? 0) + 1);
     }
