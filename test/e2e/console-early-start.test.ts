@@ -2,7 +2,15 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { ReviewPreference } from '../../src/engine/types.ts';
 import { byRole, type FakeReply } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { createAuditServer, onlyRun, startHarness, type AuditServer, type Harness } from './harness.ts';
+import {
+  createAuditServer,
+  createSteward,
+  onlyRun,
+  recordingTools,
+  startHarness,
+  type AuditServer,
+  type Harness,
+} from './harness.ts';
 
 // Steps that start while the planner's answer still streams (SECURITY.md section 12): the console, the real engine on
 // PostgreSQL, the openai SDK streaming from the fake model, and the audit server, which logs each call it receives.
@@ -25,7 +33,12 @@ const lookup = (answer: string, id?: string) => ({ ...(id && { id }), tool: 'aud
  * A compact plan streamed in two pieces, cut just before `cutAt` (its first occurrence): the second piece is sent
  * only once `until` holds (checked while waiting), so what happened before it happened while the plan was unfinished.
  */
-function heldPlan(steps: unknown[], cutAt: string, until: () => boolean, atHold: (() => void)[] = []): FakeReply {
+function heldPlan(
+  steps: unknown[],
+  cutAt: string,
+  until: () => boolean,
+  atHold: (() => void)[] = [],
+): Extract<FakeReply, { text: string }> {
   const text = JSON.stringify({ steps, summary: 'Look things up' });
   const k = text.indexOf(cutAt);
   if (k < 0) throw new Error(`${cutAt} is not in the plan`);
@@ -181,5 +194,44 @@ describe('stopping a plan being written after steps started early (console, post
     // The planner call was abandoned: no repair, no second plan.
     expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'synthesizer']);
     expect((await onlyRun(h)).status).toBe('stopped');
+  });
+});
+
+describe('a restart while the plan was being written after steps started early (postgres)', () => {
+  it('the next holder marks the started step interrupted and fails the run with a clear sentence', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const steps = [{ tool: 'audit.sleep', args: { ms: 20_000 } }, lookup('one')];
+    const reply = heldPlan(steps, '{"tool":"audit.lookup"', () => called('sleep').length === 1);
+    h = await start('none', { ...reply, beforeChunk: (i) => (i === 1 ? released : Promise.resolve()) });
+
+    h.typeNow('Sleep, then look up one');
+    await waitUntil('the sleep to reach the server', () => called('sleep').length === 1);
+    const run = await waitUntil('the step start to be stored', async () => {
+      const r = await onlyRun(h!);
+      return (await h!.store.listStepAttempts(r.id)).length === 1 ? r : undefined;
+    });
+    // This process stops as at a deploy (the run stays in planning), and the next one takes the run over.
+    await h.steward.shutdown();
+    release();
+    const said: string[] = [];
+    const next = createSteward({
+      llm: h.llm,
+      tools: recordingTools(h.host, h.calls),
+      store: h.store,
+      notifier: { send: (_c, m) => Promise.resolve(void said.push(JSON.stringify(m))) },
+      log: () => undefined,
+    });
+    await next.recover();
+    await next.shutdown();
+
+    expect((await h.store.getRun(run.id))?.status).toBe('failed');
+    const [attempt] = await h.store.listStepAttempts(run.id);
+    expect(attempt).toMatchObject({ stepId: 's1', status: 'failed', error: { code: 'interrupted' } });
+    expect(said.join('\n')).toContain(
+      'Steward restarted while writing the plan after read-only steps had started (s1); nothing more was run. Please ask again.',
+    );
+    expect(called('lookup')).toEqual([]);
+    expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
   });
 });

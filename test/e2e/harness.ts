@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
+import type { Step } from '../../src/engine/plan/plan-schema.ts';
 import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/ports.ts';
 import { Steward, type StewardDeps, type StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { Json, ToolInfo } from '../../src/engine/types.ts';
@@ -255,10 +256,17 @@ async function unapprovedCalls(
     const run = await store.getRun(id);
     if (!run) continue;
     const revisions = new Map((await store.listRevisions(id)).map((r) => [r.revision, r.plan]));
+    // Steps let in while the plan streamed, recorded before they were sent; only read-only closed-world ones count.
+    const startedEarly = (await store.listEvents(id))
+      .filter((e) => e.type === 'stepsStartedEarly')
+      .flatMap((e) => (e.payload as { steps: Step[] }).steps)
+      .filter((s) => s.kind === 'tool' && early(s.tool));
     for (const a of await store.listStepAttempts(id)) {
-      const step = revisions.get(a.revision)?.steps.find((s) => s.id === a.stepId);
+      const approved = run.approvedRisk === null ? undefined : revisions.get(a.revision);
+      const step =
+        approved?.steps.find((s) => s.id === a.stepId) ??
+        (a.revision === 0 ? startedEarly.find((s) => s.id === a.stepId) : undefined);
       if (step?.kind !== 'tool' || a.args === null) continue;
-      if (run.approvedRisk === null && !early(step.tool)) continue;
       const key = JSON.stringify([step.tool, canonical(a.args)]);
       sent.set(key, (sent.get(key) ?? 0) + 1);
     }

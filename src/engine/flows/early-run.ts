@@ -13,7 +13,7 @@ import {
   type EarlyStartState,
   type EarlyStartTransition,
 } from '../run/early-start.ts';
-import type { ReviewPreference } from '../types.ts';
+import type { Json, ReviewPreference } from '../types.ts';
 import type { PlanOutcome, PlanStreaming } from './planner.ts';
 import type { StewardDeps } from './deps.ts';
 import type { RunDriver } from './run-driver.ts';
@@ -108,6 +108,8 @@ export class EarlyRun implements PlanStreaming {
         );
         // No step starts unpinned: a definition that changes after this holds the step, as after any approval.
         if (pins.length > 0) await store.pinTools(this.run.id, pins, clock());
+        // What started before any plan was stored is on record all the same, whatever becomes of the plan.
+        await store.appendEvent(this.run.id, 'stepsStartedEarly', { steps: event.steps as unknown as Json }, clock());
         if (!this.active) return;
         this.driver.pin(pins);
       }
