@@ -63,7 +63,7 @@ export async function writePlan(
     const checked: Result<ValidatedPlan> = oversized
       ? { ok: false, error: oversized }
       : streamed
-        ? streamed.check(input.tools)
+        ? streamed.check(input.tools, response.text)
         : checkAnswer(response.text, input.tools);
     if (checked.ok || oversized) return checked;
     // Steps that started early hold their ids: a repaired plan could reuse them for other work.
@@ -81,7 +81,9 @@ export async function writePlan(
 /** Reads a request's answer as it streams, handing each complete step on; `check` judges the answer as it read it. */
 function streamSteps(request: LlmRequest, streaming: PlanStreaming) {
   const stream = createPlanStream();
+  let streamed = false;
   request.onText = (delta) => {
+    streamed = true;
     const read = stream.push(delta);
     if (!read.ok) return;
     for (const s of read.value) {
@@ -90,7 +92,9 @@ function streamSteps(request: LlmRequest, streaming: PlanStreaming) {
     }
   };
   return {
-    check(tools: PlanRequest['tools']): Result<ValidatedPlan> {
+    check(tools: PlanRequest['tools'], text: string): Result<ValidatedPlan> {
+      // A client that cannot stream answers all at once: its answer is read as it always was.
+      if (!streamed) return checkAnswer(text, tools);
       const whole = stream.end();
       return whole.ok ? checkPlanJson(whole.value, tools) : whole;
     },

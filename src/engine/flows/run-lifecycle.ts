@@ -70,7 +70,8 @@ export class RunLifecycle {
       if (now && ['running', 'paused', 'stopping', 'awaiting_review'].includes(now.status))
         await this.finish(run, final);
     };
-    const driver = this.drive({ ...run, revision: 0 }, initial, [], finish);
+    // No decisions queue for a run being planned here (they are decided at once), so none are drained.
+    const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false);
     return driver && new EarlyRun(run, preference, driver, { ...this.deps, drivers: this.drivers });
   }
 
@@ -79,6 +80,7 @@ export class RunLifecycle {
     initial: DispatchState,
     pins: readonly PinnedTool[],
     finish: (final: DispatchState) => Promise<void>,
+    drain = true,
   ): RunDriver | undefined {
     const fence = this.leases.fenceOf(run.id);
     if (fence === undefined) {
@@ -102,7 +104,7 @@ export class RunLifecycle {
       this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
     );
     driver.start();
-    this.hooks.afterStart(run.id);
+    if (drain) this.hooks.afterStart(run.id);
     return driver;
   }
 

@@ -171,6 +171,13 @@ describe('the planner streaming its first answer', () => {
     expect(llm.seen).toHaveLength(1);
   });
 
+  it('reads the answer whole from a client that cannot stream, as before streaming', async () => {
+    const llm = plannerAnswering({ text: compact });
+    const streaming = { onStep: () => undefined, refused: () => false };
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 0, streaming });
+    expect(result.ok && result.value.plan.steps.map((s) => s.id)).toEqual(['s1', 'b']);
+  });
+
   it('checks the answer as the stream read it, refusing a stream that never closes its object', async () => {
     const llm = plannerStreaming(4, compact.slice(0, -1));
     const streaming = { onStep: () => undefined, refused: () => true };
