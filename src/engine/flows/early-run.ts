@@ -91,7 +91,8 @@ export class EarlyRun implements PlanStreaming {
   }
 
   private async arrive(step: Step): Promise<void> {
-    if (!this.active) return;
+    // Stopped (or let go): nothing more is let in, nor recorded as started.
+    if (!this.active || this.driver.current.streaming !== true) return;
     const { tools, store, clock } = this.deps;
     const t = earlyStartTransition(
       this.gate,
