@@ -169,6 +169,28 @@ describe('steps start while the plan streams (console, postgres)', () => {
   });
 });
 
+describe('tool definitions while the plan streams (console, postgres)', () => {
+  it("a step that started early and changed a later step's tool cannot get the change pinned: that step waits and shows it", async () => {
+    const steps = [
+      { id: 'm', tool: 'audit.mutate' },
+      { tool: 'audit.sleep', args: { ms: 1 }, after: ['m'] },
+    ];
+    const mutated = () =>
+      called('mutate').length === 1 &&
+      h?.host.listTools().find((t) => t.name === 'audit.sleep')?.annotations.readOnlyHint === false;
+    h = await start('none', heldPlan(steps, '{"tool":"audit.sleep"', mutated), ['Stopped.']);
+
+    await h.type('mutate then sleep');
+    await h.waitFor(
+      /The definition of audit\.sleep changed since approval, so step s2 waits: description: .*annotation readOnlyHint: true → false\./,
+    );
+    expect(called('sleep')).toEqual([]);
+    await h.type('stop');
+    await h.waitFor(/=== Report \(stopped\) ===/);
+    expect(called('sleep')).toEqual([]);
+  });
+});
+
 describe('stopping a plan being written after steps started early (console, postgres)', () => {
   it('cancel stops the started step at its server, says what had started, and the run ends stopped with a report', async () => {
     const steps = [{ tool: 'audit.sleep', args: { ms: 20_000 } }, lookup('one')];

@@ -13,7 +13,7 @@ import {
   type EarlyStartState,
   type EarlyStartTransition,
 } from '../run/early-start.ts';
-import type { Json, ReviewPreference } from '../types.ts';
+import type { Json, ReviewPreference, ToolInfo } from '../types.ts';
 import type { PlanOutcome, PlanStreaming } from './planner.ts';
 import type { StewardDeps } from './deps.ts';
 import type { RunDriver } from './run-driver.ts';
@@ -32,6 +32,12 @@ export class EarlyRun implements PlanStreaming {
   /** Arrivals in order: a step's pins are stored before it is sent in, and the next arrival waits for that. */
   private chain: Promise<void> = Promise.resolve();
   private dropped = false;
+  /**
+   * The tools as the planner was shown them. Every pin of this run is taken from here: a step that starts early
+   * (read-only by its own claim) could change another tool's definition before the plan is whole, and that change
+   * must show as a change at its step, not be pinned as approved.
+   */
+  readonly catalog: readonly ToolInfo[];
 
   constructor(
     readonly run: StoredRun,
@@ -40,6 +46,7 @@ export class EarlyRun implements PlanStreaming {
     private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'log'> & { drivers: RunDrivers },
   ) {
     this.gate = createEarlyStart(preference);
+    this.catalog = deps.tools.listTools();
   }
 
   /** Whether the driver still runs (it was not dropped, nor let go at shutdown or a takeover). */
@@ -79,7 +86,8 @@ export class EarlyRun implements PlanStreaming {
     const t = earlyStartTransition(
       this.gate,
       { type: 'planFinished', plan },
-      { tools: this.deps.tools.listTools(), dispatch: this.driver.current },
+      // Judged, like the plan, by the tools the planner was shown; a definition changed since holds its step.
+      { tools: this.catalog, dispatch: this.driver.current },
     );
     this.gate = t.gate;
     return t;
@@ -102,11 +110,7 @@ export class EarlyRun implements PlanStreaming {
     this.gate = t.gate;
     for (const event of t.dispatch) {
       if (event.type === 'stepsArrived') {
-        const pins = newPins(
-          { ...this.driver.current.plan, steps: event.steps },
-          tools.listTools(),
-          this.driver.pinned,
-        );
+        const pins = newPins({ ...this.driver.current.plan, steps: event.steps }, this.catalog, this.driver.pinned);
         // No step starts unpinned: a definition that changes after this holds the step, as after any approval.
         if (pins.length > 0) await store.pinTools(this.run.id, pins, clock());
         // What started before any plan was stored is on record all the same, whatever becomes of the plan.

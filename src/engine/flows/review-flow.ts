@@ -96,8 +96,12 @@ export class ReviewFlow {
     if (!planned.ok) return true;
     const v = planned.value;
     await store.saveRevision(run.id, 0, v.plan, 'planned', clock());
+    // The rest of the plan's tools, pinned as the planner was shown them (an early step may have changed one since).
+    const pins = newPins(v.plan, early.catalog, early.driver.pinned);
     if (effect.type === 'holdForReview') {
       if (!(await store.transition(run.id, ['planning'], 'awaiting_review', { at: clock() }))) return true;
+      await store.pinTools(run.id, pins, clock());
+      early.driver.pin(pins);
       // Low risk only, also after a restart: the steps not started wait for the review the whole plan needs.
       await store.setApprovedRisk(run.id, 'low', clock());
       // The dispatcher asks for approval of the steps waiting; `RunLifecycle.onHold` shows the card.
@@ -106,7 +110,6 @@ export class ReviewFlow {
     }
     if (!(await store.transition(run.id, ['planning'], 'running', { at: clock() }))) return true;
     await store.setApprovedRisk(run.id, v.risk, clock());
-    const pins = newPins(v.plan, this.deps.tools.listTools(), early.driver.pinned);
     await store.pinTools(run.id, pins, clock());
     early.driver.pin(pins);
     const event = { revision: 0, risk: v.risk, preference: early.preference, startedEarly: started };
