@@ -8,9 +8,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
+import type { Step } from '../../src/engine/plan/plan-schema.ts';
 import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/ports.ts';
 import { Steward, type StewardDeps, type StewardSettings } from '../../src/engine/flows/steward.ts';
-import type { Json } from '../../src/engine/types.ts';
+import type { Json, ToolInfo } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
@@ -67,21 +68,24 @@ export function createSteward(
     settings?: Partial<StewardSettings>;
     /** Per model call (default 10 s). */
     llmTimeoutMs?: number;
+    /** False: the model never streams (as a server without streaming), so plans are read whole and nothing starts early. */
+    modelStreams?: boolean;
   },
 ): Steward {
-  return new Steward({
-    llm: createLlmClient(
-      {
-        openai: { apiKey: CANARY_KEY, baseURL: o.llm.baseURL, maxRetries: 0, timeoutMs: o.llmTimeoutMs ?? 10_000 },
-        models: {
-          planner: 'planner-model',
-          classifier: 'classifier-model',
-          synthesizer: 'synth-model',
-          llm_step: 'step-model',
-        },
+  const llm = createLlmClient(
+    {
+      openai: { apiKey: CANARY_KEY, baseURL: o.llm.baseURL, maxRetries: 0, timeoutMs: o.llmTimeoutMs ?? 10_000 },
+      models: {
+        planner: 'planner-model',
+        classifier: 'classifier-model',
+        synthesizer: 'synth-model',
+        llm_step: 'step-model',
       },
-      o.log,
-    ),
+    },
+    o.log,
+  );
+  return new Steward({
+    llm: o.modelStreams === false ? { complete: (r) => llm.complete({ ...r, onText: undefined }) } : llm,
     tools: o.tools,
     store: o.store,
     notifier: o.notifier,
@@ -167,6 +171,7 @@ export async function startHarness(options: {
         llm,
         shown: [printed, ...logs],
         canaries: [CANARY_KEY],
+        tools: host.listTools(),
       });
       await steward.shutdown();
       await channel.stop();
@@ -201,8 +206,10 @@ export async function checkInvariants(o: {
   llm: FakeLlm;
   shown: string[];
   canaries: string[];
+  /** The tools connected: with them, calls of read-only closed-world tools may come before any approval. */
+  tools?: readonly ToolInfo[];
 }): Promise<string[]> {
-  const problems = await unapprovedCalls(o.store, o.db, o.calls);
+  const problems = await unapprovedCalls(o.store, o.db, o.calls, o.tools ?? []);
   const tables = [
     'runs',
     'plan_revisions',
@@ -241,17 +248,34 @@ export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner
 
 /**
  * The control-flow invariant, checked after every end-to-end test: each MCP call Steward sent is a step of
- * an approved plan revision, sent with exactly the arguments recorded for that step's attempt.
+ * an approved plan revision, sent with exactly the arguments recorded for that step's attempt. A step that started
+ * while the plan was being written (before any approval) counts only when its tool is read-only and closed-world by
+ * its annotations (SECURITY.md section 12).
  */
-async function unapprovedCalls(store: PgRunStore, db: TestDatabase, calls: RecordedCall[]): Promise<string[]> {
+async function unapprovedCalls(
+  store: PgRunStore,
+  db: TestDatabase,
+  calls: RecordedCall[],
+  tools: readonly ToolInfo[],
+): Promise<string[]> {
   const runs = await db.db.selectFrom('runs').select(['id']).execute();
+  const early = (name: string) =>
+    tools.some((t) => t.name === name && t.annotations.readOnlyHint === true && t.annotations.openWorldHint === false);
   const sent = new Map<string, number>();
   for (const { id } of runs) {
     const run = await store.getRun(id);
-    if (!run || run.approvedRisk === null) continue;
+    if (!run) continue;
     const revisions = new Map((await store.listRevisions(id)).map((r) => [r.revision, r.plan]));
+    // Steps let in while the plan streamed, recorded before they were sent; only read-only closed-world ones count.
+    const startedEarly = (await store.listEvents(id))
+      .filter((e) => e.type === 'stepsStartedEarly')
+      .flatMap((e) => (e.payload as { steps: Step[] }).steps)
+      .filter((s) => s.kind === 'tool' && early(s.tool));
     for (const a of await store.listStepAttempts(id)) {
-      const step = revisions.get(a.revision)?.steps.find((s) => s.id === a.stepId);
+      const approved = run.approvedRisk === null ? undefined : revisions.get(a.revision);
+      const step =
+        approved?.steps.find((s) => s.id === a.stepId) ??
+        (a.revision === 0 ? startedEarly.find((s) => s.id === a.stepId) : undefined);
       if (step?.kind !== 'tool' || a.args === null) continue;
       const key = JSON.stringify([step.tool, canonical(a.args)]);
       sent.set(key, (sent.get(key) ?? 0) + 1);

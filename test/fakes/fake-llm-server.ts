@@ -67,7 +67,8 @@ export interface FakeUsage {
  * What the fake answers: text, optionally with native tool calls (delayed, with usage overridden or left out), an
  * HTTP error, or no answer at all (`hang`; with `afterHeaders` the status line is sent and the body never comes).
  * To a streaming request, text goes in `chunks` (joined, they must equal `text`; default one chunk), with
- * `chunkDelayMs` before each chunk after the first, and `cut` stops the stream after that many chunks.
+ * `chunkDelayMs` before each chunk after the first, `beforeChunk(i)` awaited before chunk i, and `cut` stops the
+ * stream after that many chunks.
  */
 export type FakeReply =
   | string
@@ -80,6 +81,7 @@ export type FakeReply =
       chunks?: string[];
       chunkDelayMs?: number;
       cut?: StreamShape['cut'];
+      beforeChunk?: StreamShape['beforeChunk'];
     }
   | { status: number; body?: unknown; headers?: Record<string, string> }
   | { hang: true; afterHeaders?: boolean };
@@ -201,7 +203,10 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
       const includeUsage = dig(body, ['stream_options', 'include_usage']) === true;
       const target = { api, index: recorded.index, model: recorded.model, includeUsage };
       if (r.delayMs) await new Promise((resolve) => setTimeout(resolve, r.delayMs));
-      const shape = { chunks, chunkDelayMs: r.chunkDelayMs ?? 0, ...(r.cut && { cut: r.cut }) };
+      const shape = {
+        ...{ chunks, chunkDelayMs: r.chunkDelayMs ?? 0, beforeChunk: r.beforeChunk },
+        ...(r.cut && { cut: r.cut }),
+      };
       return writeStream(res, target, shape, { usage, ...(r.stopReason && { stopReason: r.stopReason }) }, written);
     }
     await answer(res, recorded, reply);

@@ -17,6 +17,8 @@ export interface StreamShape {
    * events, `error` sends the API's error event (then ends).
    */
   cut?: { after: number; how: 'drop' | 'end' | 'error' };
+  /** Awaited before piece `i` is sent: a test holds the stream until a fact it waits on is true. */
+  beforeChunk?: (i: number) => Promise<void>;
 }
 
 /** One piece of text written to a stream, with when (performance.now()) it was flushed. */
@@ -48,6 +50,7 @@ export async function writeStream(
   for (const [i, text] of shape.chunks.entries()) {
     if (shape.cut && i >= shape.cut.after) return cutOff(res, shape.cut.how, frame.error());
     if (i > 0 && shape.chunkDelayMs > 0) await new Promise((resolve) => setTimeout(resolve, shape.chunkDelayMs));
+    await shape.beforeChunk?.(i);
     if (res.destroyed) return;
     res.write(frame.delta(text));
     log.push({ request: target.index, chunk: i, text, at: performance.now() });

@@ -4,8 +4,12 @@
  * to be a plan gets none, since a model that wrote one will write the next just as long.
  */
 import { compactPlanJsonSchema } from '../plan/compact-schema.ts';
+import { expandCompactStep } from '../plan/compact-plan.ts';
+import type { Step } from '../plan/plan-schema.ts';
+import { createPlanStream } from '../plan/plan-stream.ts';
 import {
   checkAnswer,
+  checkPlanJson,
   MAX_PLAN_CHARS,
   plannerSystemPrompt,
   plannerUserPrompt,
@@ -14,16 +18,35 @@ import {
 import { DEFAULT_PLANNER_TOOLS, selectTools } from '../plan/tool-selection.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import { StewardError } from '../errors.ts';
-import type { LlmClient, LlmMessage, LlmResponse, ToolRunner } from '../ports.ts';
+import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
 import type { Actor } from '../types.ts';
 import type { LlmForRun } from './deps.ts';
 
-/** Asks the planner for a plan and validates it, repairing at most `maxRepairs` times. */
+/**
+ * Steps of the first answer handed on while it streams, so some may start before the plan is whole
+ * (`early-run.ts`).
+ */
+export interface PlanStreaming {
+  /** A step of the first answer is complete in the stream (expanded to a full step; one that cannot be is dropped). */
+  onStep(step: Step): void;
+  /** The first answer was refused: true when steps already started, so no repair may follow. */
+  refused(): boolean;
+}
+
+/**
+ * Asks the planner for a plan and validates it, repairing at most `maxRepairs` times. With `streaming`, the first
+ * answer is streamed and its steps handed on as they arrive; it is then checked as the stream read it.
+ */
 export async function writePlan(
   llm: LlmClient,
   input: PlanRequest,
-  options: { maxRepairs: number; onResponse?: (r: LlmResponse) => Promise<void>; signal?: AbortSignal },
+  options: {
+    maxRepairs: number;
+    onResponse?: (r: LlmResponse) => Promise<void>;
+    signal?: AbortSignal;
+    streaming?: PlanStreaming;
+  },
 ): Promise<Result<ValidatedPlan>> {
   const messages: LlmMessage[] = [{ role: 'user', content: plannerUserPrompt(input) }];
   const schema = { name: 'steward_plan', schema: compactPlanJsonSchema() };
@@ -31,18 +54,20 @@ export async function writePlan(
   const system = plannerSystemPrompt(input.offered ?? input.tools);
   let lastError = '';
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
-    const response = await llm.complete({
-      role: 'planner',
-      system,
-      messages,
-      jsonSchema: schema,
-      signal: options.signal,
-    });
+    const request: LlmRequest = { role: 'planner', system, messages, jsonSchema: schema, signal: options.signal };
+    // Only the first answer streams: a repair reuses step ids, and nothing may start from a second answer.
+    const streamed = call === 1 && options.streaming ? streamSteps(request, options.streaming) : undefined;
+    const response = await llm.complete(request);
     await options.onResponse?.(response);
     const oversized = sizeRefusal(response);
-    if (oversized) return { ok: false, error: oversized };
-    const checked = checkAnswer(response.text, input.tools);
-    if (checked.ok) return checked;
+    const checked: Result<ValidatedPlan> = oversized
+      ? { ok: false, error: oversized }
+      : streamed
+        ? streamed.check(input.tools, response.text)
+        : checkAnswer(response.text, input.tools);
+    if (checked.ok || oversized) return checked;
+    // Steps that started early hold their ids: a repaired plan could reuse them for other work.
+    if (streamed && options.streaming?.refused()) return checked;
     lastError = checked.error;
     messages.push({ role: 'assistant', content: response.text.slice(0, 20_000) });
     messages.push({
@@ -51,6 +76,29 @@ export async function writePlan(
     });
   }
   return { ok: false, error: lastError };
+}
+
+/** Reads a request's answer as it streams, handing each complete step on; `check` judges the answer as it read it. */
+function streamSteps(request: LlmRequest, streaming: PlanStreaming) {
+  const stream = createPlanStream();
+  let streamed = false;
+  request.onText = (delta) => {
+    streamed = true;
+    const read = stream.push(delta);
+    if (!read.ok) return;
+    for (const s of read.value) {
+      const step = expandCompactStep(s.value, s.index);
+      if (step.ok) streaming.onStep(step.value);
+    }
+  };
+  return {
+    check(tools: PlanRequest['tools'], text: string): Result<ValidatedPlan> {
+      // A client that cannot stream answers all at once: its answer is read as it always was.
+      if (!streamed) return checkAnswer(text, tools);
+      const whole = stream.end();
+      return whole.ok ? checkPlanJson(whole.value, tools) : whole;
+    },
+  };
 }
 
 /** Why an answer is too large to be a plan (cut off at its output cap, or over `MAX_PLAN_CHARS`), or undefined. */
@@ -77,7 +125,7 @@ export type PlanOutcome = Result<ValidatedPlan> | { ok: false; error: string; ca
 async function planOrError(
   llm: LlmClient,
   input: PlanRequest,
-  options: { maxRepairs: number; signal?: AbortSignal },
+  options: { maxRepairs: number; signal?: AbortSignal; streaming?: PlanStreaming },
 ): Promise<PlanOutcome> {
   try {
     return await writePlan(llm, input, options);
@@ -102,6 +150,7 @@ export type PlanWriter = (
   request: string,
   amend?: PlanRequest['amend'],
   signal?: AbortSignal,
+  streaming?: PlanStreaming,
 ) => Promise<PlanOutcome>;
 
 /**
@@ -114,9 +163,9 @@ export function createPlanWriter(
   maxRepairs: number,
   plannerTools = DEFAULT_PLANNER_TOOLS,
 ): PlanWriter {
-  return (run, request, amend, signal) => {
+  return (run, request, amend, signal, streaming) => {
     const all = tools.listTools();
     const offered = selectTools(all, { request, amend }, plannerTools);
-    return planOrError(llmFor(run), { request, tools: all, offered, amend }, { maxRepairs, signal });
+    return planOrError(llmFor(run), { request, tools: all, offered, amend }, { maxRepairs, signal, streaming });
   };
 }

@@ -11,6 +11,7 @@ import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { PinnedTool, StoredRun } from '../ports.ts';
 import { reviewNeeded } from '../run/early-start.ts';
+import { outputsOf } from '../run/dispatch-schedule.ts';
 import { changedTools } from '../run/holds.ts';
 import type { PlanCardOptions } from '../run/plan-card.ts';
 import { toPlanCard } from '../run/plan-card.ts';
@@ -19,7 +20,8 @@ import { describeStatus } from '../run/run-status.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { RunStatus } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
-import type { PlanWriter } from './planner.ts';
+import type { EarlyRun } from './early-run.ts';
+import type { PlanOutcome, PlanWriter } from './planner.ts';
 import type { ReviewTimers } from './review-timers.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
@@ -62,6 +64,63 @@ export class ReviewFlow {
     if (shown) this.timers.arm(run, revision, v.risk === 'high');
   }
 
+  /**
+   * The plan's answer ended while steps of it had started early (`early-run.ts`): the run goes on as auto-approved,
+   * waits for review with what ran shown done, or (the plan invalid) stops. False when nothing started: the early
+   * driver is dropped and the plan goes the usual way (repaired or offered) as if nothing had streamed.
+   */
+  async offerEarly(early: EarlyRun, planned: PlanOutcome): Promise<boolean> {
+    const { store, clock } = this.deps;
+    const t = await early.finish(planned);
+    const effect = t.effects[0];
+    const started = early.started();
+    if (!effect || started.length === 0 || !early.active) {
+      early.drop();
+      return false;
+    }
+    const { run } = early;
+    if (effect.type === 'stopStarted') {
+      // Stored as it ran, so the history, a restart and the report see the steps that started.
+      await store.saveRevision(
+        run.id,
+        0,
+        early.driver.current.plan,
+        'started early; the whole plan was invalid',
+        clock(),
+      );
+      if (!(await store.transition(run.id, ['planning'], 'stopping', { at: clock() }))) return true;
+      early.send(t.dispatch);
+      const text = `The plan turned out invalid after read-only steps had started (${started.join(', ')}): ${effect.reason}. They are stopped and nothing else runs; finished results are kept.`;
+      await this.messages.notice(run, 'error', text);
+      await this.messages.status(run, 'stopping');
+      return true;
+    }
+    if (!planned.ok) return true;
+    const v = planned.value;
+    await store.saveRevision(run.id, 0, v.plan, 'planned', clock());
+    // The rest of the plan's tools, pinned as the planner was shown them (an early step may have changed one since).
+    const pins = newPins(v.plan, early.catalog, early.driver.pinned);
+    if (effect.type === 'holdForReview') {
+      // Low risk only, also after a restart: the steps not started wait for the review the whole plan needs.
+      const held = { at: clock(), approvedRisk: 'low' as const, pins };
+      if (!(await store.transition(run.id, ['planning'], 'awaiting_review', held))) return true;
+      early.driver.pin(pins);
+      // The dispatcher asks for approval of the steps waiting; `RunLifecycle.onHold` shows the card.
+      early.send(t.dispatch);
+      return true;
+    }
+    // One write, as for any auto-approved run: the move, its approved risk, the remaining pins and the reason.
+    const payload = { revision: 0, risk: v.risk, preference: early.preference, startedEarly: started };
+    const event = { type: 'autoApproved', payload };
+    const moved = { at: clock(), approvedRisk: v.risk, pins, event };
+    if (!(await store.transition(run.id, ['planning'], 'running', moved))) return true;
+    early.driver.pin(pins);
+    const progress = { progress: early.driver.current.steps, outputs: outputsOf(early.driver.current) };
+    const shown = await this.showCard(run, 'running', 0, v, { needsReview: false, ...progress });
+    early.send(shown ? t.dispatch : [{ type: 'stopRequested' }]);
+    return true;
+  }
+
   /** Approve: at first review it starts the run; mid-run it lets steps of a newly added, riskier revision start. */
   async approve(run: StoredRun, d: InboundDecision): Promise<string | null> {
     const { store, clock, tools } = this.deps;
@@ -86,6 +145,8 @@ export class ReviewFlow {
       .listTools()
       .filter((t) => changed.has(t.name))
       .map((t) => ({ tool: t.name, fingerprint: t.fingerprint, definition: t.definition }));
+    // A plan held for review after steps started early has tools nobody pinned yet.
+    repins.push(...newPins(v.value.plan, tools.listTools(), driver.pinned).filter((p) => !changed.has(p.tool)));
     await store.pinTools(run.id, repins, clock());
     driver.approveHolds(repins, v.value.risk, policiesFor(driver.current.plan, tools.listTools()));
     // The run is now "running" in the database; a pause or breakpoint from before the hold ends with the approval.
@@ -179,7 +240,7 @@ export class ReviewFlow {
     status: RunStatus,
     revision: number,
     v: ValidatedPlan,
-    options: Pick<PlanCardOptions, 'needsReview' | 'breakpoints'>,
+    options: Pick<PlanCardOptions, 'needsReview' | 'breakpoints' | 'progress' | 'outputs'>,
   ): Promise<boolean> {
     const card = toPlanCard(run.id, revision, v, {
       ...options,

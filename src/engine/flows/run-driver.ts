@@ -110,6 +110,11 @@ export class RunDriver {
     this.send({ type: 'planRevised', ...change });
   }
 
+  /** Pins tools as approved now, before steps that call them are sent in (steps let in while the plan streams). */
+  pin(pins: readonly PinnedTool[]): void {
+    for (const pin of pins) this.pins.set(pin.tool, pin);
+  }
+
   /** A person approved the held steps: changed tools are pinned as they saw them, and steps up to `risk` may start. */
   approveHolds(pins: readonly PinnedTool[], risk: RiskLevel, policies: Record<string, StepPolicy>): void {
     for (const pin of pins) this.pins.set(pin.tool, pin);

@@ -6,6 +6,7 @@ import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { PinnedTool, StoredRun } from '../ports.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
+import { createStreamingDispatch } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
 import { breakpointView, describeHolds } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
@@ -14,6 +15,7 @@ import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
 import type { RunStatus } from '../types.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
+import { EarlyRun } from './early-run.ts';
 import { writeReport } from './report.ts';
 import { untilStored } from './until-stored.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -41,11 +43,6 @@ export class RunLifecycle {
    */
   start(run: StoredRun, v: ValidatedPlan, pins: readonly PinnedTool[], state?: DispatchState): void {
     const { settings, tools } = this.deps;
-    const fence = this.leases.fenceOf(run.id);
-    if (fence === undefined) {
-      this.deps.log('error', `run ${run.id}: not started here: this process does not hold its lease`);
-      return;
-    }
     const initial =
       state ??
       createDispatchState(v.plan, policiesFor(v.plan, tools.listTools()), {
@@ -54,6 +51,42 @@ export class RunLifecycle {
         approvedRisk: run.approvedRisk ?? v.risk,
         breakpoints: run.breakpoints,
       });
+    this.drive(run, initial, pins, (final) => this.finish(run, final));
+  }
+
+  /**
+   * Starts driving a run whose plan is still being written (revision 0, no steps yet), so steps let in early start
+   * through it and Stop, shutdown and takeovers treat it as any run. Undefined when the preference reviews every
+   * plan (nothing may start early) or this process does not hold the run.
+   */
+  async startStreaming(run: StoredRun): Promise<EarlyRun | undefined> {
+    const { store, settings } = this.deps;
+    const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
+    if (preference === 'all' || this.leases.fenceOf(run.id) === undefined) return undefined;
+    const initial = createStreamingDispatch({ maxParallel: settings.maxParallel, maxAttempts: settings.maxAttempts });
+    // A run stopped before its plan was whole ends as any run; one still planning or cancelled ends nowhere here.
+    const finish = async (final: DispatchState) => {
+      const now = await store.getRun(run.id);
+      if (now && ['running', 'paused', 'stopping', 'awaiting_review'].includes(now.status))
+        await this.finish(run, final);
+    };
+    // No decisions queue for a run being planned here (they are decided at once), so none are drained.
+    const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false);
+    return driver && new EarlyRun(run, preference, driver, { ...this.deps, drivers: this.drivers });
+  }
+
+  private drive(
+    run: StoredRun,
+    initial: DispatchState,
+    pins: readonly PinnedTool[],
+    finish: (final: DispatchState) => Promise<void>,
+    drain = true,
+  ): RunDriver | undefined {
+    const fence = this.leases.fenceOf(run.id);
+    if (fence === undefined) {
+      this.deps.log('error', `run ${run.id}: not started here: this process does not hold its lease`);
+      return undefined;
+    }
     const driver = new RunDriver(
       { runId: run.id, revision: run.revision, conversation: run.conversation, pins, fence },
       initial,
@@ -67,14 +100,12 @@ export class RunLifecycle {
         onLost: () => this.lose(run.id),
       },
     );
-    this.drivers.track(
-      driver,
-      run,
-      (final) => this.finish(run, final),
-      (err) => this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
+    this.drivers.track(driver, run, finish, (err) =>
+      this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
     );
     driver.start();
-    this.hooks.afterStart(run.id);
+    if (drain) this.hooks.afterStart(run.id);
+    return driver;
   }
 
   /** Another process took the run over: stop driving it here, at once, recording nothing more. */

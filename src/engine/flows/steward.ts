@@ -8,22 +8,15 @@ import type { EditablePlan, InboundDecision, InboundHandler, InboundMessage, Run
 import type { SentencePart } from '../messages.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
-import { validatePlan } from '../plan/validate-plan.ts';
 import { mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
 import { StewardError } from '../errors.ts';
-import {
-  isTerminal,
-  type Actor,
-  type DecisionAction,
-  type Json,
-  type ReviewPreference,
-  type RunStatus,
-} from '../types.ts';
+import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
 import { classifyReply } from './classify.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { createPlanWriter, type PlanWriter } from './planner.ts';
+import { PlanningFlow } from './planning-flow.ts';
 import { Recovery } from './recovery.ts';
 import { ReviewFlow } from './review-flow.ts';
 import { ReviewTimers } from './review-timers.ts';
@@ -65,8 +58,7 @@ export class Steward implements InboundHandler {
   private readonly review: ReviewFlow;
   private readonly control: RunControl;
   private readonly recovery: Recovery;
-  /** First plans being written, so Cancel (or shutdown) can abandon the planner call at once. */
-  private readonly planning = new Map<string, AbortController>();
+  private readonly planner: PlanningFlow;
   private readonly views: RunViews;
   private watch: Watch | undefined;
 
@@ -91,6 +83,7 @@ export class Steward implements InboundHandler {
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
     this.control = new RunControl(deps, this.drivers, this.messages, this.writePlan);
     this.recovery = new Recovery(deps, this.timers, this.messages, lifecycle);
+    this.planner = new PlanningFlow(deps, this.writePlan, this.drivers, this.messages, lifecycle, this.review);
     this.views = new RunViews(deps, (run, actor) => this.mayDecide(run, actor));
   }
 
@@ -110,80 +103,7 @@ export class Steward implements InboundHandler {
     await store.createRun({ ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs });
     this.leases.hold(run.id, 0);
     m.accepted?.();
-    await this.plan(run, m.text).catch((err: unknown) => this.planningBroke(run, err));
-  }
-
-  /** Planning threw (the database or the channel failed): the run fails if it can, and the requester hears why. */
-  private async planningBroke(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, err: unknown) {
-    const { store, clock, log } = this.deps;
-    const reason = err instanceof Error ? err.message : String(err);
-    log('error', `run ${run.id}: planning failed: ${reason}`);
-    const failed = await store.transition(run.id, ['planning'], 'failed', { at: clock() }).catch(() => false);
-    const text = failed
-      ? `I could not finish planning this request (${reason.slice(0, 200)}); nothing was run. Please ask again.`
-      : `Something went wrong while planning this request (${reason.slice(0, 200)}).`;
-    await this.messages
-      .tellRequester(run, 'error', text)
-      .catch((e: unknown) => log('error', `run ${run.id}: the requester could not be told: ${(e as Error).message}`));
-  }
-
-  /** Plans a request and answers it: directly when it needs no tools, else with a plan card (or the run starts). */
-  private async plan(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, request: string): Promise<void> {
-    const { store, clock } = this.deps;
-    await this.planningStatus(run, 'planning', ['cancel']);
-    const planning = new AbortController();
-    this.planning.set(run.id, planning);
-    const planned = await this.writePlan(run, request, undefined, planning.signal).finally(() =>
-      this.planning.delete(run.id),
-    );
-    // Cancelled (the person was told) or shut down (the next start plans it again): nothing more to say.
-    if (planning.signal.aborted) return;
-    if (!planned.ok) {
-      if (!(await store.transition(run.id, ['planning'], 'failed', { at: clock() }))) return;
-      await this.planningStatus(run, 'failed', []);
-      const text = 'callFailed' in planned ? 'I could not plan this request' : 'I could not make a valid plan';
-      await this.messages.tellRequester(run, 'error', `${text}: ${planned.error}`);
-      return;
-    }
-    const v = planned.value;
-    await store.saveRevision(run.id, 0, v.plan, 'planned', clock());
-    if (!v.plan.needsTools) {
-      const answer = v.plan.answer ?? v.plan.summary;
-      await store.transition(run.id, ['planning'], 'completed', { at: clock() });
-      await store.setReport(run.id, answer, clock());
-      // An answer the conversation refused still reaches the person who asked, privately.
-      await this.messages
-        .send(run.conversation, { kind: 'answer', text: answer })
-        .catch(() => this.messages.notice(run, 'info', answer, run.requester));
-      await this.planningStatus(run, 'completed', []);
-      return;
-    }
-    await this.review.offer(run.id, 0, v, 'planning');
-  }
-
-  /** Tells channels where a run being planned stands (no card shows it yet): planning, or how planning ended. */
-  private async planningStatus(
-    run: Pick<StoredRun, 'id' | 'conversation'>,
-    status: RunStatus,
-    actions: DecisionAction[],
-  ) {
-    await this.messages.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions });
-  }
-
-  /** Cancel (or Stop) while a first plan is being written: the run ends and the planner call is abandoned. */
-  private async cancelPlanning(run: StoredRun, d: InboundDecision): Promise<string | null> {
-    const { store, clock } = this.deps;
-    if (!(await store.transition(run.id, ['planning'], 'cancelled', { at: clock() }))) {
-      return 'This request is no longer being planned.';
-    }
-    this.planning.get(run.id)?.abort();
-    await this.messages.notice(
-      run,
-      'info',
-      sentence`Cancelled by ${d.actor} while it was being planned. Nothing was run.`,
-    );
-    await this.planningStatus(run, 'cancelled', []);
-    return null;
+    await this.planner.plan(run, m.text);
   }
 
   /**
@@ -337,38 +257,11 @@ export class Steward implements InboundHandler {
     this.leases.hold(run.id, fence);
     try {
       if (isTerminal(run.status)) await this.recovery.report(run);
-      else if (run.status === 'planning') await this.replan(run);
+      else if (run.status === 'planning') await this.planner.replan(run, fence);
       else await this.recovery.recover(run, fence);
     } catch (err) {
       this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
     }
-  }
-
-  /**
-   * A run taken over while it was being planned: planning has no side effects, so a first plan is simply written
-   * again; an amendment in progress is dropped and the plan as it stood is shown for review again.
-   */
-  private async replan(run: StoredRun): Promise<void> {
-    const { store, clock, tools } = this.deps;
-    if (run.plan === null) {
-      await this.messages.notice(run, 'info', 'Steward restarted while planning this request; planning it again.');
-      return this.plan(run, run.request).catch((err: unknown) => this.planningBroke(run, err));
-    }
-    const v = validatePlan(run.plan, tools.listTools());
-    if (!v.ok) {
-      await store.transition(run.id, ['planning'], 'failed', { at: clock() });
-      await this.messages.tellRequester(
-        run,
-        'error',
-        `After a restart the plan is no longer valid: ${v.error.join('; ')}`,
-      );
-      return;
-    }
-    const text =
-      'Steward restarted while re-planning this request, so that amendment was not applied. ' +
-      'Here is the plan as it stood: approve, amend again or cancel.';
-    await this.messages.notice(run, 'warning', text);
-    await this.review.offer(run.id, run.revision, v.value, 'planning', true);
   }
 
   private async drainAll(): Promise<void> {
@@ -451,7 +344,7 @@ export class Steward implements InboundHandler {
   async shutdown(): Promise<void> {
     this.timers.clearAll();
     // A run being planned stays in `planning`: whoever takes it over next plans it again.
-    for (const planning of this.planning.values()) planning.abort();
+    this.planner.abandonAll();
     this.drivers.detachAll();
     const watch = this.watch;
     this.watch = undefined;
@@ -466,16 +359,16 @@ export class Steward implements InboundHandler {
   private async handle(run: StoredRun, d: InboundDecision): Promise<string | null> {
     // A run waiting for review with a driver is one whose steps are held mid-run: edits go to the running plan.
     const reviewing = run.status === 'awaiting_review' && !this.drivers.has(run.id);
-    const planning = run.status === 'planning' && this.planning.has(run.id);
+    const planning = run.status === 'planning' && this.planner.isPlanning(run.id);
     const handlers: Record<DecisionAction, () => Promise<string | null>> = {
       approve: () => this.review.approve(run, d),
-      cancel: () => (planning ? this.cancelPlanning(run, d) : this.review.cancel(run, d)),
+      cancel: () => (planning ? this.planner.cancel(run, d) : this.review.cancel(run, d)),
       amend: () => this.amend(run, d, d.text ?? ''),
       edit: () => (reviewing ? this.review.edit(run, d) : this.control.edit(run, d)),
       breakpoint: () => this.control.setBreakpoints(run, d),
       pause: () => this.control.control(run, { ...d, action: 'pause' }),
       resume: () => this.control.control(run, { ...d, action: 'resume' }),
-      stop: () => (planning ? this.cancelPlanning(run, d) : this.control.control(run, { ...d, action: 'stop' })),
+      stop: () => (planning ? this.planner.cancel(run, d) : this.control.control(run, { ...d, action: 'stop' })),
     };
     return handlers[d.action]();
   }

@@ -30,8 +30,12 @@ export function checkAnswer(text: string, tools: readonly ToolInfo[]): Result<Va
   if (text.length > MAX_PLAN_CHARS)
     return { ok: false, error: `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan` };
   const json = parseAnswerJson(text);
-  if (!json.ok) return json;
-  const plan = expandCompactPlan(json.value);
+  return json.ok ? checkPlanJson(json.value, tools) : json;
+}
+
+/** Expands and validates an answer's JSON object (read whole, or by `createPlanStream` as it streamed). */
+export function checkPlanJson(json: Json, tools: readonly ToolInfo[]): Result<ValidatedPlan> {
+  const plan = expandCompactPlan(json);
   if (!plan.ok) return plan;
   if (!plan.value.needsTools)
     return { ok: true, value: { plan: { ...plan.value, steps: [] }, layers: [], stepRisk: {}, risk: 'low' } };

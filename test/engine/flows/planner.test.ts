@@ -130,3 +130,58 @@ describe('the planner and the compact form', () => {
     expect(result).toEqual({ ok: false, error: 'step s2: unknown tool "fs.nope"' });
   });
 });
+
+/** A planner model that streams its answers in pieces of `size` characters when asked to stream. */
+function plannerStreaming(size: number, ...answers: string[]) {
+  const seen: LlmRequest[] = [];
+  return {
+    seen,
+    complete(req: LlmRequest): Promise<LlmResponse> {
+      seen.push(req);
+      const text = answers.shift();
+      if (text === undefined) return Promise.reject(new Error('no answer left'));
+      for (let i = 0; i < text.length; i += size) req.onText?.(text.slice(i, i + size));
+      return Promise.resolve({ model: 'm', text, usage: { inputTokens: 10, outputTokens: 10 } });
+    },
+  };
+}
+
+describe('the planner streaming its first answer', () => {
+  const compact =
+    '{"steps":[{"tool":"fs.read","args":{}},{"id":"b","tool":"fs.read","after":["s1"]}],"summary":"Read"}';
+
+  it('hands on each step, expanded, as it completes; only the first call streams', async () => {
+    const steps: string[] = [];
+    const llm = plannerStreaming(7, '{"steps":[{"tool":"fs.nope"}]}', compact);
+    const streaming = {
+      onStep: (s: { id: string; dependsOn: string[] }) => steps.push(`${s.id}<${s.dependsOn.join(',')}`),
+      refused: () => false,
+    };
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 1, streaming });
+    expect(result.ok).toBe(true);
+    expect(steps).toEqual(['s1<']);
+    expect(llm.seen.map((r) => r.onText !== undefined)).toEqual([true, false]);
+  });
+
+  it('does not repair a refused first answer once steps started early (a repair would reuse their ids)', async () => {
+    const llm = plannerStreaming(5, '{"steps":[{"tool":"fs.read"},{"tool":"fs.nope"}]}', compact);
+    const streaming = { onStep: () => undefined, refused: () => true };
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 2, streaming });
+    expect(result.ok).toBe(false);
+    expect(llm.seen).toHaveLength(1);
+  });
+
+  it('reads the answer whole from a client that cannot stream, as before streaming', async () => {
+    const llm = plannerAnswering({ text: compact });
+    const streaming = { onStep: () => undefined, refused: () => false };
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 0, streaming });
+    expect(result.ok && result.value.plan.steps.map((s) => s.id)).toEqual(['s1', 'b']);
+  });
+
+  it('checks the answer as the stream read it, refusing a stream that never closes its object', async () => {
+    const llm = plannerStreaming(4, compact.slice(0, -1));
+    const streaming = { onStep: () => undefined, refused: () => true };
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 2, streaming });
+    expect(result).toEqual({ ok: false, error: 'the answer ended before its JSON object did' });
+  });
+});

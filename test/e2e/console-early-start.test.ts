@@ -1,0 +1,259 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { ReviewPreference } from '../../src/engine/types.ts';
+import { byRole, type FakeReply } from '../fakes/fake-llm-server.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import {
+  createAuditServer,
+  createSteward,
+  onlyRun,
+  recordingTools,
+  startHarness,
+  type AuditServer,
+  type Harness,
+} from './harness.ts';
+
+// Steps that start while the planner's answer still streams (SECURITY.md section 12): the console, the real engine on
+// PostgreSQL, the openai SDK streaming from the fake model, and the audit server, which logs each call it receives.
+let h: Harness | undefined;
+let audit: AuditServer;
+beforeEach(() => {
+  audit = createAuditServer();
+});
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  audit.remove();
+});
+
+const actor = { id: 'ada', channel: 'console' };
+const called = (name: string) => audit.entries().filter((e) => e.type === 'call' && e.name === `${name}`);
+const lookup = (answer: string, id?: string) => ({ ...(id && { id }), tool: 'audit.lookup', args: { answer } });
+
+/**
+ * A compact plan streamed in two pieces, cut just before `cutAt` (its first occurrence): the second piece is sent
+ * only once `until` holds (checked while waiting), so what happened before it happened while the plan was unfinished.
+ */
+function heldPlan(
+  steps: unknown[],
+  cutAt: string,
+  until: () => boolean,
+  atHold: (() => void)[] = [],
+): Extract<FakeReply, { text: string }> {
+  const text = JSON.stringify({ steps, summary: 'Look things up' });
+  const k = text.indexOf(cutAt);
+  if (k < 0) throw new Error(`${cutAt} is not in the plan`);
+  const beforeChunk = async (i: number) => {
+    if (i !== 1) return;
+    await waitUntil('the fact the stream is held for', until, { timeoutMs: 10_000 });
+    for (const f of atHold) f();
+  };
+  return { text, chunks: [text.slice(0, k), text.slice(k)], beforeChunk };
+}
+
+async function start(preference: ReviewPreference, planner: FakeReply, synthesizer = ['Done.']): Promise<Harness> {
+  const harness = await startHarness({
+    db: 'postgres',
+    servers: [audit.config()],
+    script: byRole({ planner: [planner], synthesizer }),
+  });
+  await harness.steward.setReviewPreference(actor, preference);
+  return harness;
+}
+
+describe('steps start while the plan streams (console, postgres)', () => {
+  it.each(['risky', 'none'] as const)(
+    'review %s: a read-only closed-world fan-out reaches the server before the answer ends, and reports',
+    async (preference) => {
+      const steps = [lookup('one'), lookup('two'), lookup('three')];
+      h = await start(
+        preference,
+        heldPlan(steps, ',"summary"', () => called('lookup').length === 3),
+        ['Three.'],
+      );
+
+      await h.type('Look up one, two and three');
+      await h.waitFor(/=== Report \(completed\) ===\nThree\./);
+      await h.steward.idle();
+
+      expect(called('lookup').map((e) => e.args?.['answer'])).toEqual(expect.arrayContaining(['one', 'two', 'three']));
+      expect(called('lookup')).toHaveLength(3);
+      expect(h.output()).toContain('Low risk: started at once');
+      const run = await onlyRun(h);
+      expect(run.status).toBe('completed');
+      const attempts = await h.store.listStepAttempts(run.id);
+      expect(attempts.map((a) => [a.stepId, a.status]).sort()).toEqual([
+        ['s1', 'succeeded'],
+        ['s2', 'succeeded'],
+        ['s3', 'succeeded'],
+      ]);
+      expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'synthesizer']);
+      expect(h.llm.failures).toEqual([]);
+    },
+  );
+
+  it('a write step arriving after read-only ones ran waits for review, with them shown done; approve runs it', async () => {
+    const steps = [lookup('one'), lookup('two'), { tool: 'audit.note', args: { text: 'remember' } }];
+    h = await start(
+      'risky',
+      heldPlan(steps, '{"tool":"audit.note"', () => called('lookup').length === 2),
+    );
+
+    await h.type('Look up one and two, then note it');
+    await h.waitFor(/Type "approve" to let the held steps run/);
+    const card = h.output();
+    expect(card).toMatch(/\[s1\] audit\.lookup .*✔ succeeded/);
+    expect(card).toMatch(/\[s2\] audit\.lookup .*✔ succeeded/);
+    expect(card).toMatch(/\[s3\] audit\.note .*— risk medium\n/);
+    expect(called('note')).toEqual([]);
+    const run = await onlyRun(h);
+    expect(run.status).toBe('awaiting_review');
+
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===\nDone\./);
+    await h.steward.idle();
+    expect(called('note').map((e) => e.args)).toEqual([{ text: 'remember' }]);
+    expect(called('lookup')).toHaveLength(2);
+    expect((await onlyRun(h)).status).toBe('completed');
+  });
+
+  it('a plan that turns out invalid after a step started: the person is told, the run stops, nothing else runs', async () => {
+    const steps = [lookup('one'), { tool: 'audit.nope', args: {} }];
+    h = await start(
+      'none',
+      heldPlan(steps, '{"tool":"audit.nope"', () => called('lookup').length === 1),
+      ['Stopped.'],
+    );
+
+    await h.type('Look up one, then something that does not exist');
+    await h.waitFor(/=== Report \(stopped\) ===\nStopped\./);
+    await h.steward.idle();
+
+    expect(h.output()).toMatch(/The plan turned out invalid after read-only steps had started \(s1\): .*audit\.nope/);
+    expect(called('lookup').map((e) => e.args)).toEqual([{ answer: 'one' }]);
+    // No repair: a repaired plan could reuse s1's id for other work.
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'synthesizer']);
+    expect((await onlyRun(h)).status).toBe('stopped');
+  });
+
+  it('review all: no tool is called before approval', async () => {
+    const text = JSON.stringify({ steps: [lookup('one'), lookup('two')], summary: 'Look things up' });
+    h = await start('all', { text, chunks: [text.slice(0, 60), text.slice(60)], chunkDelayMs: 50 });
+
+    await h.type('Look up one and two');
+    await h.waitFor(/Type "approve", "amend/);
+    expect(called('lookup')).toEqual([]);
+    // Nothing could start early, so the planner's answer was not even asked for as a stream.
+    expect(h.llm.requests[0]!.body['stream']).not.toBe(true);
+
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===\nDone\./);
+    await h.steward.idle();
+    expect(called('lookup')).toHaveLength(2);
+  });
+
+  it('an open-world read-only tool is not started early; it runs once the whole plan is known', async () => {
+    let searchedAtHold = -1;
+    const steps = [{ tool: 'audit.search', args: { query: 'weather' } }, lookup('one')];
+    const reply = heldPlan(steps, ',"summary"', () => called('lookup').length === 1, [
+      () => (searchedAtHold = called('search').length),
+    ]);
+    h = await start('none', reply);
+
+    await h.type('Search the weather and look up one');
+    await h.waitFor(/=== Report \(completed\) ===\nDone\./);
+    await h.steward.idle();
+
+    expect(searchedAtHold).toBe(0);
+    expect(called('search').map((e) => e.args)).toEqual([{ query: 'weather' }]);
+    expect((await onlyRun(h)).status).toBe('completed');
+  });
+});
+
+describe('tool definitions while the plan streams (console, postgres)', () => {
+  it("a step that started early and changed a later step's tool cannot get the change pinned: that step waits and shows it", async () => {
+    const steps = [
+      { id: 'm', tool: 'audit.mutate' },
+      { tool: 'audit.sleep', args: { ms: 1 }, after: ['m'] },
+    ];
+    const mutated = () =>
+      called('mutate').length === 1 &&
+      h?.host.listTools().find((t) => t.name === 'audit.sleep')?.annotations.readOnlyHint === false;
+    h = await start('none', heldPlan(steps, '{"tool":"audit.sleep"', mutated), ['Stopped.']);
+
+    await h.type('mutate then sleep');
+    await h.waitFor(
+      /The definition of audit\.sleep changed since approval, so step s2 waits: description: .*annotation readOnlyHint: true → false\./,
+    );
+    expect(called('sleep')).toEqual([]);
+    await h.type('stop');
+    await h.waitFor(/=== Report \(stopped\) ===/);
+    expect(called('sleep')).toEqual([]);
+  });
+});
+
+describe('stopping a plan being written after steps started early (console, postgres)', () => {
+  it('cancel stops the started step at its server, says what had started, and the run ends stopped with a report', async () => {
+    const steps = [{ tool: 'audit.sleep', args: { ms: 20_000 } }, lookup('one')];
+    const reply = heldPlan(steps, '{"tool":"audit.lookup"', () => /Stopped by/.test(h?.output() ?? ''));
+    h = await start('none', reply, ['Stopped early.']);
+
+    h.typeNow('Sleep, then look up one');
+    await waitUntil('the sleep to reach the server', () => called('sleep').length === 1);
+    await h.type('cancel');
+    await h.waitFor(/=== Report \(stopped\) ===\nStopped early\./);
+    await h.steward.idle();
+
+    const out = h.output();
+    expect(out).toMatch(/Stopped by .* while it was being planned: the read-only steps that had started \(s1\)/);
+    expect(out).not.toContain('Nothing was run');
+    expect(
+      audit
+        .entries()
+        .filter((e) => e.type === 'cancelled')
+        .map((e) => e.name),
+    ).toEqual(['sleep']);
+    expect(called('lookup')).toEqual([]);
+    // The planner call was abandoned: no repair, no second plan.
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'synthesizer']);
+    expect((await onlyRun(h)).status).toBe('stopped');
+  });
+});
+
+describe('a restart while the plan was being written after steps started early (postgres)', () => {
+  it('the next holder marks the started step interrupted and fails the run with a clear sentence', async () => {
+    let release!: () => void;
+    const released = new Promise<void>((resolve) => (release = resolve));
+    const steps = [{ tool: 'audit.sleep', args: { ms: 20_000 } }, lookup('one')];
+    const reply = heldPlan(steps, '{"tool":"audit.lookup"', () => called('sleep').length === 1);
+    h = await start('none', { ...reply, beforeChunk: (i) => (i === 1 ? released : Promise.resolve()) });
+
+    h.typeNow('Sleep, then look up one');
+    await waitUntil('the sleep to reach the server', () => called('sleep').length === 1);
+    const run = await waitUntil('the step start to be stored', async () => {
+      const r = await onlyRun(h!);
+      return (await h!.store.listStepAttempts(r.id)).length === 1 ? r : undefined;
+    });
+    // This process stops as at a deploy (the run stays in planning), and the next one takes the run over.
+    await h.steward.shutdown();
+    release();
+    const said: string[] = [];
+    const next = createSteward({
+      llm: h.llm,
+      tools: recordingTools(h.host, h.calls),
+      store: h.store,
+      notifier: { send: (_c, m) => Promise.resolve(void said.push(JSON.stringify(m))) },
+      log: () => undefined,
+    });
+    await next.recover();
+    await next.shutdown();
+
+    expect((await h.store.getRun(run.id))?.status).toBe('failed');
+    const [attempt] = await h.store.listStepAttempts(run.id);
+    expect(attempt).toMatchObject({ stepId: 's1', status: 'failed', error: { code: 'interrupted' } });
+    expect(said.join('\n')).toContain(
+      'Steward restarted while writing the plan after read-only steps had started (s1); nothing more was run. Please ask again.',
+    );
+    expect(called('lookup')).toEqual([]);
+    expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
+  });
+});
