@@ -121,9 +121,31 @@ function script(req: RecordedRequest): FakeReply {
       },
     };
   }
-  const ms = latencyMs({ ...DEFAULT_LATENCY, ...c.latency, scale: c.scale, seed: c.seed }, input, output, key);
+  const model = { ...DEFAULT_LATENCY, ...c.latency, scale: c.scale, seed: c.seed };
+  const ms = latencyMs(model, input, output, key);
   send({ ...base, latencyMs: ms, status: 200 });
-  return { text: a.text, ...(a.toolCalls && { toolCalls: a.toolCalls }), delayMs: ms, usage: { input, output } };
+  const reply = { text: a.text, ...(a.toolCalls && { toolCalls: a.toolCalls }), usage: { input, output } };
+  if (req.body['stream'] !== true || a.toolCalls || a.text.length === 0) return { ...reply, delayMs: ms };
+  return { ...reply, ...paced(a.text, ms, (output * 1000 * model.scale) / model.outputTokensPerSec) };
+}
+
+/** Characters per streamed piece: about 8 tokens, as a served model's stream groups them closely enough. */
+const PIECE_CHARS = 32;
+
+/**
+ * A streamed answer as a served model writes it: the first piece after the time to first token, the others spread
+ * over the decode time, so the whole answer ends when an unstreamed one would arrive.
+ */
+function paced(
+  text: string,
+  totalMs: number,
+  decodeMs: number,
+): { delayMs: number; chunks: string[]; chunkDelayMs: number } {
+  const chunks: string[] = [];
+  for (let i = 0; i < text.length; i += PIECE_CHARS) chunks.push(text.slice(i, i + PIECE_CHARS));
+  const decode = Math.min(decodeMs, totalMs);
+  const each = decode / chunks.length;
+  return { delayMs: totalMs - decode + each, chunks, chunkDelayMs: each };
 }
 
 let fake: FakeLlm | undefined;
