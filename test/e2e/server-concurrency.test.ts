@@ -26,12 +26,20 @@ const calls = () => audit.entries().filter((e) => e.type === 'call');
 const maxInFlight = () => Math.max(0, ...calls().map((e) => e.inFlight ?? 0));
 
 /** Starts one run per key (its plan chosen by the key in the request) and approves each; returns run ids by key. */
-async function startRuns(harness: Harness, keys: string[]): Promise<Record<string, string>> {
+async function startRuns(
+  harness: Harness,
+  keys: string[],
+  /** Waited on after each approval, so the runs reach the server in the order given. */
+  afterEach?: (key: string) => Promise<unknown>,
+): Promise<Record<string, string>> {
   await harness.store.setReviewPreference(actor, 'all', new Date());
   for (const k of keys) await harness.steward.message({ conversation: conv(k), actor, text: `run ${k}` });
   const rows = await harness.db.db.selectFrom('runs').select(['id', 'conversation_key']).execute();
   const ids = Object.fromEntries(rows.map((r) => [r.conversation_key.slice('thread-'.length), r.id]));
-  for (const k of keys) await harness.steward.decision({ runId: ids[k]!, revision: 0, action: 'approve', actor });
+  for (const k of keys) {
+    await harness.steward.decision({ runId: ids[k]!, revision: 0, action: 'approve', actor });
+    await afterEach?.(k);
+  }
   return ids;
 }
 
@@ -90,8 +98,10 @@ describe('parallel steps and server limits, seen from the MCP server (postgres)'
       servers: [audit.config({ overrides: { maxConcurrency: 1 } })],
       script: planFor({ A: fanOut('a', 1, 20_000), B: fanOut('b', 1, 100) }),
     });
-    const ids = await startRuns(h, ['A', 'B']);
-    await waitUntil('A to hold the one slot at the server', () => calls().length === 1);
+    // A first, so it holds the one slot: approvals are quick, and B's call could otherwise reach the host first.
+    const ids = await startRuns(h, ['A', 'B'], (k) =>
+      k === 'A' ? waitUntil('A to hold the one slot at the server', () => calls().length === 1) : Promise.resolve(),
+    );
     // B's step has started in its run (no other call of that run is in flight): its call waits in the host.
     await waitUntil('B to start its step', async () => (await h!.store.listStepAttempts(ids.B!)).length === 1);
     await h.steward.decision({ runId: ids.B!, revision: 0, action: 'stop', actor });
