@@ -254,17 +254,7 @@ export interface RunStore extends RunOwnership {
    * Records how an attempt ended, with its `stepEnded` event; the first recorded end of an attempt stands. With
    * `fence`, only while this process holds the run under that fence (else `fenced`).
    */
-  recordStepEnded(a: {
-    fence?: number;
-    runId: string;
-    stepId: string;
-    attempt: number;
-    status: StepStatus;
-    output: Json | null;
-    error: StepError | null;
-    at: Date;
-    durationMs: number;
-  }): Promise<void>;
+  recordStepEnded(a: Omit<StepEnd, 'unstarted'> & { fence?: number; runId: string }): Promise<void>;
   /**
    * Records, in one statement, how some attempts ended and which attempts start next, each with its event: a
    * step's end and the starts of the steps that waited for it commit together. The same rules as `recordStepStarted`
