@@ -34,7 +34,7 @@ export class RunLifecycle {
     private readonly timers: ReviewTimers,
     private readonly messages: RunMessages,
     /** Told once a driver runs, so decisions queued while it was starting are applied. */
-    private readonly hooks: { afterStart: (runId: string) => void } = { afterStart: () => undefined },
+    private readonly hooks: { afterStart: (runId: string) => Promise<void> } = { afterStart: async () => undefined },
   ) {}
 
   /**
@@ -51,7 +51,7 @@ export class RunLifecycle {
         approvedRisk: run.approvedRisk ?? v.risk,
         breakpoints: run.breakpoints,
       });
-    this.drive(run, initial, pins, (final) => this.finish(run, final));
+    this.drive(run, initial, pins, (final) => this.finish(run, final), true, state !== undefined);
   }
 
   /**
@@ -81,6 +81,7 @@ export class RunLifecycle {
     pins: readonly PinnedTool[],
     finish: (final: DispatchState) => Promise<void>,
     drain = true,
+    restored = false,
   ): RunDriver | undefined {
     const fence = this.leases.fenceOf(run.id);
     if (fence === undefined) {
@@ -103,8 +104,16 @@ export class RunLifecycle {
     this.drivers.track(driver, run, finish, (err) =>
       this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
     );
-    driver.start();
-    if (drain) this.hooks.afterStart(run.id);
+    if (drain && restored) {
+      // A run taken over or restored may have decisions queued while it had no driver (a Stop pressed through another
+      // process while its holder was down): they apply before anything starts, so no call goes out after that Stop.
+      void this.hooks.afterStart(run.id).finally(() => {
+        if (driver.current.phase !== 'done') driver.start();
+      });
+    } else {
+      driver.start();
+      if (drain) void this.hooks.afterStart(run.id);
+    }
     return driver;
   }
 

@@ -75,7 +75,7 @@ export class Steward implements InboundHandler {
     this.writePlan = createPlanWriter(tools, this.llmFor, settings.maxRepairs, settings.plannerTools);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       afterStart: (runId) =>
-        void this.drain(runId).catch((err: unknown) =>
+        this.drain(runId).catch((err: unknown) =>
           log('warn', `run ${runId}: queued decisions not applied yet: ${(err as Error).message}`),
         ),
     });
