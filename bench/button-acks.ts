@@ -47,8 +47,16 @@ export async function pressAcks(
     await sleep((o.presses ?? 100) * (o.everyMs ?? 50));
   }
   const { sent } = await c.peers.stopPressing();
+  return summarizeAcks(sent, o.gcWindows);
+}
+
+/** A press series' figures (any platform): presses whose round trip overlapped a forced GC are set aside. */
+export function summarizeAcks(
+  sent: readonly { sentAt: number; ackMs: number; status: number }[],
+  gcWindows: readonly [number, number][],
+): PressAcks {
   const overlaps = (s: { sentAt: number; ackMs: number }) =>
-    o.gcWindows.some(([a, b]) => s.sentAt < b && s.sentAt + s.ackMs > a);
+    gcWindows.some(([a, b]) => s.sentAt < b && s.sentAt + s.ackMs > a);
   const kept = sent.filter((s) => !overlaps(s));
   const acks = kept.map((s) => s.ackMs);
   return {
@@ -131,14 +139,18 @@ export async function duplicates(c: LoadContext): Promise<DuplicateResult> {
   };
 }
 
+/** One series of presses as a table row: when, presses, p50, p99, max, non-200, set aside. */
+export function pressRow(when: string, a: PressAcks): string {
+  return row([when, a.presses, a.p50Ms.toFixed(1), a.p99Ms.toFixed(1), a.maxMs.toFixed(1), a.non200, a.setAside]);
+}
+
 /** Section 6's Markdown. */
 export function buttonSection(
   idle: PressAcks,
   saturated: { when: string; acks: PressAcks }[],
   d: DuplicateResult,
 ): string[] {
-  const line = (when: string, a: PressAcks) =>
-    row([when, a.presses, a.p50Ms.toFixed(1), a.p99Ms.toFixed(1), a.maxMs.toFixed(1), a.non200, a.setAside]);
+  const line = pressRow;
   const p99 = Math.max(...saturated.map((x) => x.acks.p99Ms));
   const dupRuns = d.runsFromMention - 1;
   return [

@@ -74,11 +74,47 @@ export interface LevelRow {
   presses: PressAcks | undefined;
 }
 
-const s = (ms: number) => (ms / 1000).toFixed(2);
-const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '—');
-const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '—');
-const kb = (bytes: number) => (Number.isFinite(bytes) ? (bytes / 1024).toFixed(1) : '—');
-const mark = (ok: boolean) => (ok ? '✔' : '✘ missed');
+/** Number formats shared by the concurrency tables of every platform. */
+export const s = (ms: number) => (ms / 1000).toFixed(2);
+export const f1 = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '—');
+export const f2 = (x: number) => (Number.isFinite(x) ? x.toFixed(2) : '—');
+export const kb = (bytes: number) => (Number.isFinite(bytes) ? (bytes / 1024).toFixed(1) : '—');
+export const mark = (ok: boolean) => (ok ? '✔' : '✘ missed');
+
+/** What a load level measured, whatever the platform: the cells from "completed" to "heap kept per finished run". */
+export interface LoadFigures {
+  n: number;
+  statuses: Record<string, number>;
+  complete: boolean;
+  wallS: number;
+  runsPerS: number;
+  runP50Ms: number;
+  runP99Ms: number;
+  engineP50Ms: number;
+  engineP99Ms: number;
+  eldP50Ms: number;
+  eldP99Ms: number;
+  eldMaxMs: number;
+  heapPerRunBytes: number;
+  inFlightAtHeap: number;
+  retainedPerRunBytes: number;
+}
+
+/** A level's load cells, against one run alone (`base`). */
+export function loadCells(l: LoadFigures, base: { runMs: number; engineMs: number }): string[] {
+  return [
+    `${l.statuses['completed'] ?? 0}${l.complete ? '' : ' (timed out)'}`,
+    f1(l.wallS),
+    f1(l.runsPerS),
+    `${s(l.runP50Ms)} / ${s(l.runP99Ms)}`,
+    `${(l.runP50Ms / base.runMs).toFixed(1)}×`,
+    `${s(l.engineP50Ms)} / ${s(l.engineP99Ms)}`,
+    `${(l.engineP50Ms / base.engineMs).toFixed(1)}×`,
+    `${f1(l.eldP50Ms)} / ${f1(l.eldP99Ms)} / ${f1(l.eldMaxMs)}`,
+    l.n >= 100 ? `${kb(l.heapPerRunBytes)} (${l.inFlightAtHeap})` : '—',
+    l.n >= 100 ? kb(l.retainedPerRunBytes) : '—',
+  ];
+}
 
 const label = (l: LevelRow) => `${l.n}${l.oneChannel ? ' in one channel' : ''}`;
 
@@ -143,22 +179,7 @@ export function renderConcurrency(
       'heap per run in flight, KB (at n in flight)',
       'heap kept per finished run, KB',
     ]),
-    ...levels.map((l) =>
-      row([
-        label(l),
-        l.limits ? 'on' : 'off',
-        `${l.statuses['completed'] ?? 0}${l.complete ? '' : ' (timed out)'}`,
-        f1(l.wallS),
-        f1(l.runsPerS),
-        `${s(l.runP50Ms)} / ${s(l.runP99Ms)}`,
-        `${(l.runP50Ms / base.runMs).toFixed(1)}×`,
-        `${s(l.engineP50Ms)} / ${s(l.engineP99Ms)}`,
-        `${(l.engineP50Ms / base.engineMs).toFixed(1)}×`,
-        `${f1(l.eldP50Ms)} / ${f1(l.eldP99Ms)} / ${f1(l.eldMaxMs)}`,
-        l.n >= 100 ? `${kb(l.heapPerRunBytes)} (${l.inFlightAtHeap})` : '—',
-        l.n >= 100 ? kb(l.retainedPerRunBytes) : '—',
-      ]),
-    ),
+    ...levels.map((l) => row([label(l), l.limits ? 'on' : 'off', ...loadCells(l, base)])),
     '',
     ...header([
       'runs at once',

@@ -10,20 +10,20 @@ import { join } from 'node:path';
 import { buttonSection, duplicates, pressAcks, type PressAcks } from './button-acks.ts';
 import { busyMs, profileCpu, profileTable, topInclusive, topSelf } from './cpu-profile.ts';
 import { renderConcurrency, type LevelRow } from './concurrency-report.ts';
-import { heapAfterGc, PROBE_CHANNEL, RunTracker, startSampling, type LoadContext } from './run-tracker.ts';
+import { heapAfterGc, runFigures, PROBE_CHANNEL, RunTracker, startSampling, type LoadContext } from './run-tracker.ts';
 import { epochNow, startSlackPeers } from './slack-peers.ts';
 import { planText, startSlackSteward, type SlackSteward } from './slack-steward.ts';
 import { median, quantile } from './stats.ts';
 
 /** The load's plan: two 100 ms sleeps side by side, then a 50 ms one (all read-only, low risk: no review). */
-const LOAD_PLAN = planText('Sleep twice side by side, then once more', [
+export const LOAD_PLAN = planText('Sleep twice side by side, then once more', [
   { id: 'a', tool: 'audit.sleep', args: { ms: 100 } },
   { id: 'b', tool: 'audit.sleep', args: { ms: 100 } },
   { id: 'c', tool: 'audit.sleep', args: { ms: 50 }, dependsOn: ['a', 'b'] },
 ]);
-const LOAD_REPORT = 'Slept three times.';
+export const LOAD_REPORT = 'Slept three times.';
 /** The probe run's plan: 30 sleeps of 50 s in a chain, so it stays live for the whole bench. */
-const PROBE_PLAN = planText(
+export const PROBE_PLAN = planText(
   'A long chain of sleeps to press buttons on',
   Array.from({ length: 30 }, (_, i) => ({
     id: `p${i}`,
@@ -32,13 +32,13 @@ const PROBE_PLAN = planText(
     ...(i > 0 ? { dependsOn: [`p${i - 1}`] } : {}),
   })),
 );
-const PRESS_EVERY_MS = 50;
+export const PRESS_EVERY_MS = 50;
 /** Runs started in quiet channels (one each) while the busy channel's lane is full: how long their cards wait. */
 const QUIET_RUNS = 5;
 /** What a finished card's title says. */
-const FINAL_TITLES = ['✅ Completed', '❌ Failed', '⏹️ Stopped', '🚫 Cancelled'];
+export const FINAL_TITLES = ['✅ Completed', '❌ Failed', '⏹️ Stopped', '🚫 Cancelled'];
 
-interface Settings {
+export interface Settings {
   levels: number[];
   /** Runs started at once in one busy channel (Slack's per-channel limit then bites). */
   busyChannel: number;
@@ -52,7 +52,7 @@ interface Settings {
   poolMax: number | undefined;
 }
 
-function settingsFor(profile: 'quick' | 'full'): Settings {
+export function settingsFor(profile: 'quick' | 'full'): Settings {
   const list = (raw: string | undefined, fallback: number[]) =>
     raw
       ? raw
@@ -75,7 +75,7 @@ function settingsFor(profile: 'quick' | 'full'): Settings {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
+export async function until(check: () => boolean, timeoutMs: number): Promise<boolean> {
   const deadline = performance.now() + timeoutMs;
   while (!check()) {
     if (performance.now() > deadline) return false;
@@ -248,17 +248,7 @@ async function runLevel(
   const slack = await c.peers.stats(prefix);
   const logs = c.app.logs;
   const pool = c.app.poolStats;
-  const firstIn = Math.min(...runs.map((r) => r.inbound));
-  const lastOut = Math.max(...runs.map((r) => r.report ?? r.ended ?? r.inbound));
-  const done = runs.filter((r) => r.status === 'completed');
-  const runMs = done.filter((r) => r.report !== undefined).map((r) => (r.report as number) - r.inbound);
-  const engineMs = done.map((r) => (r.ended as number) - r.inbound);
-  const reportAfterEnd = done
-    .filter((r) => r.report !== undefined)
-    .map((r) => (r.report as number) - (r.ended as number));
-  const reportInChannel = done.flatMap((r) =>
-    r.report !== undefined && r.reportQueued !== undefined ? [r.report - r.reportQueued] : [],
-  );
+  const timing = runFigures(runs);
   // A card's post wait in a channel of its own (each run's channel, or the quiet runs beside the busy channel).
   const alone = o.oneChannel ? c.tracker.of(quietPrefix) : runs;
   const cardWaits = alone.flatMap((r) =>
@@ -269,17 +259,7 @@ async function runLevel(
     limits: o.limits,
     oneChannel: o.oneChannel === true,
     complete,
-    wallS: (lastOut - firstIn) / 1000,
-    runsPerS: done.length / ((lastOut - firstIn) / 1000),
-    runP50Ms: median(runMs),
-    runP99Ms: quantile(runMs, 0.99),
-    engineP50Ms: median(engineMs),
-    engineP99Ms: quantile(engineMs, 0.99),
-    cardP50Ms: median(runs.flatMap((r) => (r.card !== undefined ? [r.card - r.inbound] : []))),
-    reportAfterEndP50Ms: median(reportAfterEnd),
-    reportAfterEndP99Ms: quantile(reportAfterEnd, 0.99),
-    reportInChannelP50Ms: median(reportInChannel),
-    reportInChannelP99Ms: quantile(reportInChannel, 0.99),
+    ...timing,
     cardsPosted: final.posted,
     cardsFinal: final.final,
     finalComplete: final.ok,
@@ -338,7 +318,7 @@ async function untilCardsFinal(
 }
 
 /** Lines the audit server wrote (one per tool call), to check each run made exactly its calls. */
-function countCalls(file: string): number {
+export function countCalls(file: string): number {
   try {
     return readFileSync(file, 'utf8')
       .split('\n')

@@ -70,9 +70,19 @@ function answerText(
       };
     case 'langgraph':
       return { ...ids, ...peerTurn(task, req.body['messages'] as WireMessage[]) };
+    case 'butler':
+      // Steward's quick answers: native tool calls as the peer's, reading each result inside Steward's data frame.
+      return { ...ids, ...peerTurn(task, (req.body['messages'] as WireMessage[]).map(unframed)) };
     case 'classifier':
       return { ...ids, text: '{"intent":"unrelated"}' };
   }
+}
+
+/** A tool message as Steward's quick-answer loop frames it, with the frame taken off (the output as the tool gave it). */
+function unframed(m: WireMessage): WireMessage {
+  if (m.role !== 'tool' || typeof m.content !== 'string') return m;
+  const inside = /<tool_output>\n([\s\S]*)\n<\/tool_output>/.exec(m.content);
+  return inside ? { ...m, content: inside[1] } : m;
 }
 
 function script(req: RecordedRequest): FakeReply {

@@ -12,7 +12,8 @@ import type { Json } from '../src/engine/types.ts';
 import type { BenchTask, TaskStep } from './tasks.ts';
 
 /** Who is asking, from the first line of the system prompt. */
-export type FakeRole = 'planner' | 'synthesizer' | 'llm_step' | 'classifier' | 'react' | 'react-parallel' | 'langgraph';
+export type FakeRole =
+  'planner' | 'synthesizer' | 'llm_step' | 'classifier' | 'butler' | 'react' | 'react-parallel' | 'langgraph';
 
 /** The marker a ReAct loop puts first in its system prompt. */
 export const REACT_MARKERS = { sequential: '[bench:react]', parallel: '[bench:react-parallel]' } as const;
@@ -32,7 +33,11 @@ export function roleOf(system: string): FakeRole | undefined {
   if (first.startsWith(REACT_MARKERS.parallel)) return 'react-parallel';
   if (first.startsWith(REACT_MARKERS.sequential)) return 'react';
   const name = /^\[steward:([a-z_]+)\]/.exec(first)?.[1];
-  return name === 'planner' || name === 'synthesizer' || name === 'llm_step' || name === 'classifier'
+  return name === 'planner' ||
+    name === 'synthesizer' ||
+    name === 'llm_step' ||
+    name === 'classifier' ||
+    name === 'butler'
     ? name
     : undefined;
 }

@@ -263,9 +263,21 @@ const REPORT_TITLE = /^\*\S+ Report/u;
 
 /** When Slack accepted each thread's first report, by thread (one pass over the recorded calls). */
 function reportTimes(slack: FakeSlack): Map<string, number> {
+  // Since reports stream, a report is either posted whole or a streamed message (chat.startStream in the thread)
+  // that a chat.update turns into the report: its time is then the update's, when the report was complete.
+  const streamThread = new Map<string, string>();
+  for (const call of slack.callsOf('chat.startStream'))
+    if (call.response.ok === true && typeof call.args.thread_ts === 'string' && typeof call.response.ts === 'string')
+      streamThread.set(call.response.ts, call.args.thread_ts);
   const out = new Map<string, number>();
-  for (const call of slack.callsOf('chat.postMessage')) {
-    const { thread_ts: thread, text } = call.args;
+  for (const call of slack.calls) {
+    const { text } = call.args;
+    const thread =
+      call.method === 'chat.postMessage'
+        ? call.args.thread_ts
+        : call.method === 'chat.update'
+          ? streamThread.get(String(call.args.ts))
+          : undefined;
     if (typeof thread !== 'string' || typeof text !== 'string' || call.response.ok !== true) continue;
     if (REPORT_TITLE.test(text) && !out.has(thread)) out.set(thread, call.at);
   }

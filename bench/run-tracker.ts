@@ -3,11 +3,13 @@
  * card posted, run ended, report delivered), the event-loop delay, the heap per run in flight (after a forced GC),
  * and how long pg pool checkouts waited.
  */
+import { median, quantile } from './stats.ts';
 import { createHistogram } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { SlackPeers } from './slack-peers.ts';
-import type { SlackSteward, StewardHooks } from './slack-steward.ts';
+import type { StewardHooks } from './bench-steward.ts';
+import type { SlackSteward } from './slack-steward.ts';
 
 /** Everything a load level needs. */
 export interface LoadContext {
@@ -40,28 +42,37 @@ export interface RunTimes {
 
 const TERMINAL = new Set(['completed', 'failed', 'stopped', 'cancelled']);
 
-/** Follows every run Steward handles, through the instrumented seams; counts stay O(1) to read, so polling is cheap. */
+/**
+ * Follows every run Steward handles, through the instrumented seams; counts stay O(1) to read, so polling is cheap.
+ * Runs are keyed by their conversation key, or by `nameOf(key)` when given: Discord's keys are snowflakes, so the
+ * Discord bench names each thread after its level (`D0N100X0042`) to watch a level by prefix as Slack's channels do.
+ */
 export class RunTracker {
   readonly runs = new Map<string, RunTimes>();
+
+  constructor(private readonly nameOf: (conversationKey: string) => string = (key) => key) {}
+
   private readonly keys = new Map<string, string>();
   private readonly counts = new Map<string, { started: number; settled: number }>();
   private readonly done = new WeakSet<RunTimes>();
 
   readonly hooks: StewardHooks = {
-    inbound: (kind, key, at) => {
+    inbound: (kind, conversationKey, at) => {
+      const key = this.nameOf(conversationKey);
       if (kind !== 'message' || this.runs.has(key)) return;
       this.runs.set(key, { inbound: at });
       for (const c of this.countsOf(key)) c.started += 1;
     },
     notify: (conversation, m, sentAt, doneAt, ok) => {
-      const t = this.runs.get(conversation.key);
+      const key = this.nameOf(conversation.key);
+      const t = this.runs.get(key);
       if (!t) return;
       if (m.kind === 'plan' && t.runId === undefined) {
         Object.assign(t, { runId: m.runId, cardQueued: sentAt, card: doneAt, cardOk: ok });
-        this.keys.set(m.runId, conversation.key);
+        this.keys.set(m.runId, key);
       } else if (m.kind === 'report') Object.assign(t, { reportQueued: sentAt, report: doneAt, reportOk: ok });
       else if (m.kind === 'notice' && m.level === 'error' && t.runId === undefined) t.refused = true;
-      this.settle(conversation.key, t);
+      this.settle(key, t);
     },
     committed: (runId, to, at) => {
       const t = this.runs.get(this.keys.get(runId) ?? '');
@@ -181,5 +192,33 @@ export function startSampling(o: {
         maxPoolWaiting: maxWaiting,
       };
     },
+  };
+}
+
+/** The timing figures of a level's runs, the same on every platform (ms from the tracker's epoch clock). */
+export function runFigures(runs: readonly RunTimes[]) {
+  const firstIn = Math.min(...runs.map((r) => r.inbound));
+  const lastOut = Math.max(...runs.map((r) => r.report ?? r.ended ?? r.inbound));
+  const done = runs.filter((r) => r.status === 'completed');
+  const runMs = done.flatMap((r) => (r.report !== undefined ? [r.report - r.inbound] : []));
+  const engineMs = done.flatMap((r) => (r.ended !== undefined ? [r.ended - r.inbound] : []));
+  const reportAfterEnd = done.flatMap((r) =>
+    r.report !== undefined && r.ended !== undefined ? [r.report - r.ended] : [],
+  );
+  const reportInChannel = done.flatMap((r) =>
+    r.report !== undefined && r.reportQueued !== undefined ? [r.report - r.reportQueued] : [],
+  );
+  return {
+    wallS: (lastOut - firstIn) / 1000,
+    runsPerS: done.length / ((lastOut - firstIn) / 1000),
+    runP50Ms: median(runMs),
+    runP99Ms: quantile(runMs, 0.99),
+    engineP50Ms: median(engineMs),
+    engineP99Ms: quantile(engineMs, 0.99),
+    cardP50Ms: median(runs.flatMap((r) => (r.card !== undefined ? [r.card - r.inbound] : []))),
+    reportAfterEndP50Ms: median(reportAfterEnd),
+    reportAfterEndP99Ms: quantile(reportAfterEnd, 0.99),
+    reportInChannelP50Ms: median(reportInChannel),
+    reportInChannelP99Ms: quantile(reportInChannel, 0.99),
   };
 }

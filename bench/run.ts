@@ -3,7 +3,9 @@
  * latency model), against ReAct and against the analytic limit, parallel against sequential, the dispatcher's overhead with and without PostgreSQL, CPU
  * profiles of where the time goes, Pause/Stop, and several processes on one database. Prints a Markdown report and
  * writes it to bench/out/report.md, with every measured run as a JSON line in bench/out/rows.jsonl.
- * `BENCH_ONLY=peer` runs the comparison against LangGraph alone.
+ * `BENCH_ONLY=peer` runs the comparison against LangGraph alone; `BENCH_ONLY=workflows` runs section 8 (1,000
+ * workflow schedules due at one instant) alone; `BENCH_ONLY=quick` runs section 9 (quick answers against the plan
+ * path on single lookups) alone.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -13,14 +15,18 @@ import { benchAgainstPeer } from './against-peer.ts';
 import { benchAgainstReact, benchRateLimited, runPass } from './against-react.ts';
 import { benchCatalogSize } from './catalog-size.ts';
 import { busyMs, profileCpu, topInclusive, topSelf } from './cpu-profile.ts';
-import { readEnvironment } from './environment.ts';
+import { environmentLines, readEnvironment } from './environment.ts';
 import { benchOverhead, driverChains } from './overhead.ts';
 import { readProfile } from './profile.ts';
-import { renderPeerReport, renderReport, type ProfileSummary } from './report.ts';
+import { renderPeerReport, renderReport, type BenchResults, type ProfileSummary } from './report.ts';
 import { benchSteering } from './steering.ts';
 import { benchConcurrency } from './concurrency.ts';
+import { benchDiscordSections } from './discord-report.ts';
 import { benchMultiProcess } from './multi-process.ts';
 import { benchStopBreakdown } from './stop-breakdown.ts';
+import { benchWorkflowFires } from './workflow-fires.ts';
+import { benchQuickAnswers } from './quick-answers.ts';
+import type { WorkflowFiresResult } from './workflow-report.ts';
 import { openWorld } from './world.ts';
 
 const OUT = join(import.meta.dirname, 'out');
@@ -35,14 +41,43 @@ async function main(): Promise<void> {
   const env = await readEnvironment();
   writeFileSync(rowsFile, `${JSON.stringify({ section: 'environment', profile, env })}\n`);
   const emit = (r: object) => appendFileSync(rowsFile, `${JSON.stringify(r)}\n`);
+  if (process.env['BENCH_ONLY'] === 'workflows') {
+    const section = await benchWorkflowFires({ log });
+    for (const r of section.rows) emit(r);
+    env.load.end = loadavg()[0] ?? NaN;
+    const report = [
+      '# Steward benchmarks: recurring workflows (BENCH_ONLY=workflows)',
+      '',
+      ...environmentLines(env),
+      '',
+      ...section.markdown,
+    ];
+    writeFileSync(join(OUT, 'report-workflows.md'), `${report.join('\n')}\n`);
+    process.stdout.write(`${report.join('\n')}\n`);
+    return;
+  }
   log(
     `${profile.name} profile: scale ${profile.scale}, ${profile.rounds} rounds; starting the fake LLM, MCP servers and PostgreSQL`,
   );
 
   const world = await openWorld({ scale: profile.scale, seed: profile.seed });
+  if (process.env['BENCH_ONLY'] === 'quick') {
+    try {
+      const quick = await benchQuickAnswers(world, { rounds: quickRounds(profile.rounds), onRow: emit, log });
+      env.load.end = loadavg()[0] ?? NaN;
+      const report = ['# Steward benchmarks: quick answers (BENCH_ONLY=quick)', '', ...environmentLines(env), ''];
+      report.push(...quick.markdown);
+      writeFileSync(join(OUT, 'report-quick.md'), `${report.join('\n')}\n`);
+      process.stdout.write(`${report.join('\n')}\n`);
+    } finally {
+      await world.close();
+    }
+    return;
+  }
   const peerOnly = process.env['BENCH_ONLY'] === 'peer';
   const profiles: ProfileSummary[] = [];
   let results;
+  let quickSection: Awaited<ReturnType<typeof benchQuickAnswers>> | undefined;
   try {
     log('planner prompt with 20 and 500 tools connected');
     const catalog = benchCatalogSize(world.host.listTools(), world.tasks);
@@ -81,6 +116,8 @@ async function main(): Promise<void> {
         'per step',
       ),
     );
+    log('section 9: quick answers against the plan path');
+    quickSection = await benchQuickAnswers(world, { rounds: quickRounds(profile.rounds), onRow: emit, log });
     results = { reactRows, peer, limitedRows, overhead, catalog };
   } finally {
     await world.close();
@@ -88,8 +125,12 @@ async function main(): Promise<void> {
   log('Pause and Stop');
   const steering = await benchSteering(profile.steeringRounds);
   for (const line of steering) emit({ section: 'steering', line });
+  // Section 8 before the Slack sections, on a machine not yet warmed by them; its targets join the table.
+  log('section 8: workflow schedules due at one instant');
+  const workflows = await benchWorkflowFires({ log });
+  for (const r of workflows.rows) emit(r);
   env.load.end = loadavg()[0] ?? NaN;
-  // Sections 4-7 go through the Slack adapter; BENCH_SECTIONS=none leaves them out.
+  // Sections 4-7 go through the Slack adapter, 5 and 6 also through the Discord one; BENCH_SECTIONS=none leaves them out.
   const slackSections: string[] = [];
   if (process.env['BENCH_SECTIONS'] !== 'none') {
     log('sections 4-6: Stop breakdown, concurrent runs, button acknowledgements through the Slack adapter');
@@ -97,12 +138,16 @@ async function main(): Promise<void> {
       slackSections.push(...section.markdown, '');
       for (const row of section.rows) emit(row);
     }
+    log('sections 5 and 6 through the Discord adapter');
+    const discord = await benchDiscordSections(profile.name);
+    slackSections.push(...discord.markdown, '');
+    for (const row of discord.rows) emit(row);
     log('section 7: several processes on one database');
     const multi = await benchMultiProcess(profile.name, log);
     slackSections.push(...multi.markdown, '');
     for (const row of multi.rows) emit(row);
   }
-  const report = renderReport({
+  const all: BenchResults & { workflows: WorkflowFiresResult } = {
     profile,
     env,
     durationS: (performance.now() - started) / 1000,
@@ -111,7 +156,10 @@ async function main(): Promise<void> {
     steering,
     slackSections: slackSections.length > 0 ? slackSections : undefined,
     warnings: Object.fromEntries(warnings),
-  });
+    workflows: workflows.result,
+  };
+  const quick = quickSection ? `\n${quickSection.markdown.join('\n')}\n` : '';
+  const report = `${renderReport(all)}\n${workflows.markdown.join('\n')}\n${quick}`;
   writeFileSync(join(OUT, 'report.md'), report);
   process.stdout.write(report);
 }
@@ -130,6 +178,11 @@ function countWarnings(log: (line: string) => void): Map<string, number> {
     if (n === 1) log(`${w.name}: ${w.message} (later ones are counted in the report)`);
   });
   return counts;
+}
+
+/** Rounds of section 9: its runs take a fraction of a second each, so it takes several times the profile's. */
+function quickRounds(rounds: number): number {
+  return rounds * 5;
 }
 
 function summary(what: string, profile: Parameters<typeof busyMs>[0], per: number, unit: string): ProfileSummary {

@@ -1,9 +1,10 @@
-/** The issues' targets (6 and 13) against what this run measured, one row each, with the pending ones said plainly. */
+/** The issues' targets (6, 13 and 15) against what this run measured, one row each, with the pending ones said plainly. */
 import type { OverheadRow } from './overhead.ts';
 import type { BenchResults } from './report.ts';
 import { peerTargetRows } from './report-peer.ts';
 import { achievedByShape } from './report-react.ts';
-import { median, pct } from './stats.ts';
+import { median, pct, quantile } from './stats.ts';
+import type { WorkflowFiresResult } from './workflow-report.ts';
 
 /** One line of the targets table. */
 export interface TargetRow {
@@ -37,8 +38,11 @@ function driverOverhead(rows: readonly OverheadRow[], shape: string, perStep: bo
     .join(', ');
 }
 
-/** Every target with its measurement. */
-export function targetRows(r: BenchResults): TargetRow[] {
+/**
+ * Every target with its measurement. Section 8's figures ride along as `workflows` when it ran (run.ts adds them to
+ * the results it renders).
+ */
+export function targetRows(r: BenchResults & { workflows?: WorkflowFiresResult }): TargetRow[] {
   const rows = r.reactRows;
   const vsReact = shapesTarget(achievedByShape(rows, 'react'));
   const vsSeq = shapesTarget(achievedByShape(rows, 'parallel'));
@@ -82,6 +86,7 @@ export function targetRows(r: BenchResults): TargetRow[] {
       met: mark(wholeRun <= 20 && driverRun <= 20),
     },
     ...catalogTarget(r),
+    ...(r.workflows ? workflowTargets(r.workflows) : []),
     {
       target: 'Stop committed after the press; steps started after Stop',
       goal: '≤ 50 ms p99; 0',
@@ -114,5 +119,34 @@ function catalogTarget(r: BenchResults): TargetRow[] {
       measured: `largest ${worstRatio.toFixed(2)}×; kept for ${rows.length - missed}/${rows.length} tasks`,
       met: mark(worstRatio <= 2 && missed === 0),
     },
+  ];
+}
+
+/** Issue 15: N schedules due at one instant on one process (section 8). */
+export function workflowTargets(w: WorkflowFiresResult): TargetRow[] {
+  const ms = (x: number) => `${x.toFixed(1)} ms`;
+  const start = quantile(w.startMs, 0.99);
+  const planner = w.llm['planner'] ?? 0;
+  const n = w.count.toLocaleString('en-US');
+  return [
+    {
+      target: `${n} workflow fires due in one minute: start lateness p99 (first step started − scheduled time)`,
+      goal: '< 1 s',
+      measured: ms(start),
+      met: mark(start < 1000 && w.startMs.length === w.count),
+    },
+    {
+      target: `${n} workflow fires: event-loop delay p99`,
+      goal: '< 100 ms',
+      measured: ms(w.eld.p99),
+      met: mark(w.eld.p99 < 100),
+    },
+    {
+      target: `${n} workflow fires: duplicates; misses (database fires, and calls the MCP server received)`,
+      goal: '0; 0',
+      measured: `${w.duplicateFires} + ${w.duplicateCalls}; ${w.missedFires} + ${w.missedCalls}`,
+      met: mark(w.duplicateFires + w.duplicateCalls + w.missedFires + w.missedCalls === 0),
+    },
+    { target: `${n} workflow fires: planner calls`, goal: '0', measured: String(planner), met: mark(planner === 0) },
   ];
 }

@@ -12,6 +12,11 @@ import { reportDue } from './0006-report-due.ts';
 import { runLeases } from './0007-run-leases.ts';
 import { cachedTokens } from './0008-cached-tokens.ts';
 import { tokenGrants } from './0009-token-grants.ts';
+import { workflows } from './0010-workflows.ts';
+import { runRoutes } from './0011-run-routes.ts';
+import { assistants } from './0012-assistants.ts';
+import { modelCost } from './0013-model-cost.ts';
+import { brakes } from './0014-brakes.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +29,9 @@ export const migrations: Record<string, Migration> = {
   '0007-run-leases': runLeases,
   '0008-cached-tokens': cachedTokens,
   '0009-token-grants': tokenGrants,
+  '0010-workflows': workflows,
+  '0011-run-routes': runRoutes,
+  '0012-assistants': assistants,
+  '0013-model-cost': modelCost,
+  '0014-brakes': brakes,
 };

@@ -8,8 +8,11 @@ import { join, resolve } from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { ConsoleChannel } from './bot/console-channel.ts';
 import { toTerminalText } from './bot/console-text.ts';
+import { ChannelSet } from './bot/channel-set.ts';
+import { DiscordChannel } from './bot/discord/discord-channel.ts';
 import { SlackChannel } from './bot/slack/slack-channel.ts';
 import { loadConfig, type Config } from './config.ts';
+import type { ChannelAdapter } from './engine/channel.ts';
 import { Steward } from './engine/flows/steward.ts';
 import { createLlmClient } from './llm/model-router.ts';
 import { createLogger, type Log } from './logger.ts';
@@ -17,16 +20,23 @@ import { loadMcpConfig } from './mcp/mcp-config.ts';
 import { McpHost } from './mcp/mcp-host.ts';
 import { checkDatabase, openDatabase, type StoreDatabase } from './store/database.ts';
 import { PgRunStore } from './store/pg-run-store.ts';
+import { PgWorkflowStore } from './store/pg-workflow-store.ts';
+import { PgAssistantStore } from './store/pg-assistant-store.ts';
+import { loadAssistantsFile } from './assistants-file.ts';
+import { CronerCalendar } from './cron/croner-calendar.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
 
 /** How long the model check at start may take: long enough for a slow network, short enough not to hold start-up. */
 const MODEL_PROBE_MS = 5_000;
 
-/** A running Steward with its channel (Slack when configured, else the console). */
+/** A running Steward with its channels (Slack and Discord when configured, else the console). */
 export interface App {
   config: Config;
   steward: Steward;
-  channel: ConsoleChannel | SlackChannel;
+  /** What the engine talks to: the one platform served, or a set of them. */
+  channel: ChannelAdapter;
+  /** The platforms served, by name. */
+  platforms: { slack?: SlackChannel; discord?: DiscordChannel; console?: ConsoleChannel };
   store: PgRunStore;
   tools: McpHost;
   database: StoreDatabase;
@@ -41,7 +51,8 @@ export interface App {
 }
 
 /**
- * Starts Steward on Slack (with `SLACK_BOT_TOKEN`) or on the console (reading `input`, writing `output`).
+ * Starts Steward on Slack (with `SLACK_BOT_TOKEN`) and Discord (with `DISCORD_TOKEN`), or on the console (reading
+ * `input`, writing `output`) when neither is set.
  * Throws `StewardError('config')` with one clear message on bad configuration.
  */
 export async function startApp(options: {
@@ -62,6 +73,7 @@ export async function startApp(options: {
 
   // All configuration is read before anything is opened, so a bad file fails fast with its own message.
   const mcp = await loadMcpConfig(config.mcpConfigPath);
+  const assistantDefinitions = await loadAssistantsFile(config.assistantsFile);
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -75,6 +87,15 @@ export async function startApp(options: {
     // Checked while the MCP servers start; a model that is down is a warning, since it may be up by the first request.
     const probed = llm.probe(MODEL_PROBE_MS);
     for (const w of mcp.warnings) say(`! ${w}`);
+    for (const w of config.warnings) say(`! ${w}`);
+    for (const a of assistantDefinitions) {
+      const unknown = Object.entries(a.models).filter(([, m]) => !config.settings.modelNames.includes(m));
+      if (unknown.length === 0) continue;
+      const which = unknown.map(([role, m]) => `${role} "${m}"`).join(', ');
+      say(
+        `! The Assistant "${a.name}" names models the model catalog lacks (${which}): its calls for those roles will fail until the catalog names them.`,
+      );
+    }
     const { host, failures } = await McpHost.connect(mcp.config, {
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
     });
@@ -82,15 +103,24 @@ export async function startApp(options: {
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
     for (const w of await probed) say(`! ${w} Steward starts anyway; requests fail until the model answers.`);
     const store = new PgRunStore(database.db);
-    // With SLACK_BOT_TOKEN set Steward serves Slack (and leaves the terminal alone); otherwise the console.
-    const channel = config.slack
-      ? new SlackChannel({ ...config.slack, log })
-      : new ConsoleChannel({
-          input: options.input,
-          output: options.output,
-          user: options.env.USER,
-          onClose: options.onClose,
-        });
+    const assistants = new PgAssistantStore(database.db);
+    // Applied before anyone can send a request: only what differs from the database is written (and audited).
+    await assistants.applyDefinitions(assistantDefinitions, new Date());
+    if (assistantDefinitions.length > 0) say(`Assistants: ${assistantDefinitions.map((a) => a.name).join(', ')}.`);
+    // With a Slack or Discord token Steward serves those platforms (and leaves the terminal alone); else the console.
+    const platforms: App['platforms'] = {};
+    if (config.slack) platforms.slack = new SlackChannel({ ...config.slack, log });
+    if (config.discord) platforms.discord = new DiscordChannel({ ...config.discord, log });
+    if (!platforms.slack && !platforms.discord)
+      platforms.console = new ConsoleChannel({
+        input: options.input,
+        output: options.output,
+        user: options.env.USER,
+        onClose: options.onClose,
+      });
+    const served = [platforms.slack, platforms.discord, platforms.console].filter((c) => c !== undefined);
+    const channel: ChannelAdapter =
+      served.length === 1 && served[0] ? served[0] : new ChannelSet(served, (level, m) => log(level, m));
     const steward = new Steward({
       llm,
       tools: host,
@@ -101,6 +131,9 @@ export async function startApp(options: {
       clock: () => new Date(),
       newId: () => randomUUID(),
       signals: database.signals,
+      workflows: new PgWorkflowStore(database.db, { owner: store.owner }),
+      calendar: new CronerCalendar(),
+      assistants,
     });
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
@@ -116,18 +149,20 @@ export async function startApp(options: {
       say(`Health: /healthz and /readyz on port ${health.port}.`);
     }
     await channel.start(steward);
-    if (channel instanceof SlackChannel)
+    if (platforms.slack)
       say(
-        channel.mode === 'socket'
+        platforms.slack.mode === 'socket'
           ? 'Slack: connected in Socket Mode.'
-          : `Slack: listening on port ${channel.port} at /slack/events.`,
+          : `Slack: listening on port ${platforms.slack.port} at /slack/events.`,
       );
+    if (platforms.discord) say(`Discord: connected as ${platforms.discord.client.user?.tag ?? 'the bot'}.`);
     await steward.recover();
     return {
       health,
       config,
       steward,
       channel,
+      platforms,
       store,
       tools: host,
       database,

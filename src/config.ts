@@ -6,7 +6,16 @@ import { z } from 'zod';
 import { StewardError } from './engine/errors.ts';
 import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
 import { DEFAULT_PLANNER_TOOLS } from './engine/plan/tool-selection.ts';
+import { DEFAULT_DELEGATION_LIMITS, DEPTH_CEILING, type DelegationLimits } from './engine/delegations.ts';
+import type { PricedModel } from './engine/model-cost.ts';
 import type { ModelRole } from './engine/ports.ts';
+import {
+  checkRoleModels,
+  loadModelCatalog,
+  resolveModel,
+  unreachableModels,
+  type ModelCatalog,
+} from './llm/model-catalog.ts';
 
 // An empty value means "not set", not zero.
 const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
@@ -55,6 +64,7 @@ const envSchema = z.object({
   STEWARD_DB_POOL_SIZE: positiveInt(DEFAULT_DB_POOL_SIZE),
   DATA_DIR: z.string().trim().min(1).default('./data'),
   MCP_CONFIG: z.string().trim().min(1).default('./mcp.json'),
+  STEWARD_ASSISTANTS_FILE: optionalText,
   OPENAI_API_KEY: optionalText,
   OPENAI_BASE_URL: httpUrl('http://localhost:11434/v1'),
   ANTHROPIC_API_KEY: optionalText,
@@ -66,6 +76,8 @@ const envSchema = z.object({
   STEWARD_MODEL_CLASSIFIER: optionalText,
   STEWARD_MODEL_SYNTHESIZER: optionalText,
   STEWARD_MODEL_LLM_STEP: optionalText,
+  STEWARD_MODEL_CATALOG: optionalText,
+  STEWARD_MODEL_BUTLER: optionalText,
   STEWARD_MAX_PARALLEL: positiveInt(DEFAULT_MAX_PARALLEL),
   STEWARD_MAX_ATTEMPTS: positiveInt(3),
   STEWARD_AMENDMENT_CAP: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).default(3)),
@@ -78,6 +90,10 @@ const envSchema = z.object({
   STEWARD_SHUTDOWN_GRACE_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().min(0).max(3600).default(20)),
   STEWARD_LOG_FILE: optionalText,
   STEWARD_APPROVERS: z.string().optional(),
+  STEWARD_TIME_ZONE: z.preprocess(
+    blankToUndefined,
+    z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin or UTC').default('UTC'),
+  ),
   STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
   STEWARD_TOKENS_PER_USER_PER_DAY: positiveInt(2_000_000),
   STEWARD_MAX_OUTPUT_TOKENS_PLANNER: positiveInt(DEFAULT_OUTPUT_CAPS.planner),
@@ -85,6 +101,15 @@ const envSchema = z.object({
   STEWARD_MAX_OUTPUT_TOKENS_SYNTHESIZER: positiveInt(DEFAULT_OUTPUT_CAPS.synthesizer),
   STEWARD_MAX_OUTPUT_TOKENS_LLM_STEP: positiveInt(DEFAULT_OUTPUT_CAPS.llm_step),
   STEWARD_PLANNER_TOOLS: positiveInt(DEFAULT_PLANNER_TOOLS),
+  STEWARD_MAX_OUTPUT_TOKENS_BUTLER: positiveInt(DEFAULT_OUTPUT_CAPS.butler),
+  STEWARD_QUICK_ANSWERS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('on')),
+  STEWARD_QUICK_MAX_TURNS: positiveInt(4),
+  STEWARD_QUICK_MAX_TOKENS: positiveInt(12_000),
+  // Brakes on delegation; a depth above the ceiling is lowered to it (the ceiling is not a setting).
+  STEWARD_DELEGATION_DEPTH: positiveInt(DEFAULT_DELEGATION_LIMITS.depth).transform((n) => Math.min(n, DEPTH_CEILING)),
+  STEWARD_DELEGATION_CONCURRENCY: positiveInt(DEFAULT_DELEGATION_LIMITS.concurrency),
+  STEWARD_DELEGATION_ROUNDS: positiveInt(DEFAULT_DELEGATION_LIMITS.rounds),
+  STEWARD_DELEGATION_MESSAGES: positiveInt(DEFAULT_DELEGATION_LIMITS.messages),
   SLACK_BOT_TOKEN: optionalText,
   SLACK_APP_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
@@ -93,6 +118,19 @@ const envSchema = z.object({
     .optional()
     .or(z.literal('').transform(() => undefined)),
   SLACK_PLAN_BLOCKS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('on')),
+  DISCORD_TOKEN: optionalText,
+  DISCORD_API_URL: z
+    .url()
+    .optional()
+    .or(z.literal('').transform(() => undefined)),
+  DISCORD_GUILD_ID: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^\d{15,22}$/, 'a server (guild) ID is a number of 15 to 22 digits')
+      .optional(),
+  ),
+  DISCORD_MESSAGE_CONTENT: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('off')),
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
   STEWARD_HEALTH_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
 });
@@ -104,6 +142,8 @@ export interface Config {
   databasePoolSize: number;
   dataDir: string;
   mcpConfigPath: string;
+  /** The Assistants bootstrap file when named (it must exist); unset: `./assistants.json`, read only if it exists. */
+  assistantsFile: string | undefined;
   llm: {
     openai?: {
       apiKey: string;
@@ -114,6 +154,8 @@ export interface Config {
     };
     anthropic?: { apiKey: string; baseURL?: string };
     models: Record<ModelRole, string>;
+    /** The model catalog (models.json), when there is one: named models, their capabilities and prices. */
+    catalog?: ModelCatalog;
   };
   settings: {
     maxParallel: number;
@@ -125,9 +167,21 @@ export interface Config {
     approvers: string[];
     /** Most tools the planner is shown; a larger catalog is narrowed to those that fit the request. */
     plannerTools: number;
+    /** The zone of a workflow schedule that names none. */
+    timeZone: string;
+    /** Quick answers' caps; undefined when STEWARD_QUICK_ANSWERS is off. */
+    quickAnswers: { maxTurns: number; maxTokens: number } | undefined;
     /** `perCall`: the most tokens one answer of each role may take (lowered further by what the budgets have left). */
     budgets: { perRun: number; perUserPerDay: number; perCall: Record<ModelRole, number> };
+    /** The brakes on delegation, judged in the database (`DelegationStore`). */
+    delegation: DelegationLimits;
+    /** The catalog's priced models (empty without a catalog): a call's cost, else "cost unknown". */
+    modelPrices: PricedModel[];
+    /** The catalog's model names (empty without a catalog): what an Assistant's model per role may name. */
+    modelNames: string[];
   };
+  /** Things worth saying at start that do not stop it (a role given a model it merely prefers otherwise). */
+  warnings: string[];
   logFile: string | undefined;
   /** On SIGTERM, how long steps in flight may take to end before their runs are handed over. */
   shutdownGraceMs: number;
@@ -141,6 +195,18 @@ export interface Config {
         port: number;
         /** Cards show steps as Slack's plan block (until the workspace refuses one). */
         planBlocks: boolean;
+      }
+    | undefined;
+  /** Discord, when DISCORD_TOKEN is set (with Slack or alone). */
+  discord:
+    | {
+        token: string;
+        /** The REST API's base (tests: a local fake); the gateway's address comes from it. */
+        apiUrl?: string;
+        /** Register `/steward` in this server only (seen at once); unset: globally (seen within the hour). */
+        guildId?: string;
+        /** Ask for the privileged Message Content intent, so thread replies need not mention the bot. */
+        messageContent: boolean;
       }
     | undefined;
   /** Port of `/healthz` and `/readyz` (0: a free one); off when undefined. */
@@ -194,12 +260,18 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     );
   }
   const local = openai && !e.OPENAI_API_KEY;
-  const named = [
-    e.STEWARD_MODEL_PLANNER,
-    e.STEWARD_MODEL_CLASSIFIER,
-    e.STEWARD_MODEL_SYNTHESIZER,
-    e.STEWARD_MODEL_LLM_STEP,
-  ];
+  const fromEnv = {
+    planner: e.STEWARD_MODEL_PLANNER,
+    classifier: e.STEWARD_MODEL_CLASSIFIER,
+    synthesizer: e.STEWARD_MODEL_SYNTHESIZER,
+    llm_step: e.STEWARD_MODEL_LLM_STEP,
+    butler: e.STEWARD_MODEL_BUTLER,
+  };
+  const catalog = loadModelCatalog(e.STEWARD_MODEL_CATALOG, Object.keys(fromEnv));
+  // A role's own variable wins over the catalog's roles, which win over STEWARD_MODEL (the setting for the rest).
+  const pick = (role: ModelRole) => fromEnv[role] ?? catalog?.roles[role];
+  // The butler needs no model of its own: unnamed, it takes the classifier's.
+  const named = (Object.keys(fromEnv) as ModelRole[]).filter((r) => r !== 'butler').map(pick);
   if (local && !anthropic && !e.STEWARD_MODEL && named.some((m) => !m)) {
     // A local server has no gpt-4.1: guessing a model name would only fail later, at the first request.
     throw new StewardError(
@@ -210,21 +282,40 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const base = openai ? DEFAULT_MODELS.openai : DEFAULT_MODELS.anthropic;
   const all = e.STEWARD_MODEL;
   const defaults = all ? { planner: all, classifier: all, synthesizer: all, llm_step: all } : base;
+  const models = {
+    planner: pick('planner') ?? defaults.planner,
+    classifier: pick('classifier') ?? defaults.classifier,
+    synthesizer: pick('synthesizer') ?? defaults.synthesizer,
+    llm_step: pick('llm_step') ?? defaults.llm_step,
+    // The quick-answer loop is a short, cheap one: the classifier's model unless one is named.
+    butler: pick('butler') ?? pick('classifier') ?? defaults.classifier,
+  };
+  const configured = { openai: openai !== undefined, anthropic: anthropic !== undefined };
+  // The butler is checked only when quick answers are on. One that merely inherits a classifier model the catalog
+  // says cannot call tools turns quick answers off with a warning, instead of stopping a Steward that never asked.
+  let quick = e.STEWARD_QUICK_ANSWERS === 'on';
+  const checked: Partial<typeof models> = { ...models };
+  const inherited = quick && catalog && pick('butler') === undefined && !callsTools(models.butler, catalog);
+  if (!quick || inherited) delete checked.butler;
+  const warnings = catalog ? [...checkRoleModels(checked, catalog), ...unreachableModels(catalog, configured)] : [];
+  if (inherited) {
+    quick = false;
+    warnings.push(
+      `Quick answers are off: they take the classifier's model "${models.butler}", which ${catalog.source} does not mark "callsTools": true. Name one that does with STEWARD_MODEL_BUTLER or the catalog's roles.butler.`,
+    );
+  }
   return {
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.STEWARD_DB_POOL_SIZE,
     healthPort: e.STEWARD_HEALTH_PORT,
     dataDir: e.DATA_DIR,
     mcpConfigPath: e.MCP_CONFIG,
+    assistantsFile: e.STEWARD_ASSISTANTS_FILE,
     llm: {
       openai,
       anthropic,
-      models: {
-        planner: e.STEWARD_MODEL_PLANNER ?? defaults.planner,
-        classifier: e.STEWARD_MODEL_CLASSIFIER ?? defaults.classifier,
-        synthesizer: e.STEWARD_MODEL_SYNTHESIZER ?? defaults.synthesizer,
-        llm_step: e.STEWARD_MODEL_LLM_STEP ?? defaults.llm_step,
-      },
+      models,
+      ...(catalog && { catalog }),
     },
     settings: {
       maxParallel: e.STEWARD_MAX_PARALLEL,
@@ -238,6 +329,8 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         .map((s) => s.trim())
         .filter(Boolean),
       plannerTools: e.STEWARD_PLANNER_TOOLS,
+      timeZone: e.STEWARD_TIME_ZONE,
+      quickAnswers: quick ? { maxTurns: e.STEWARD_QUICK_MAX_TURNS, maxTokens: e.STEWARD_QUICK_MAX_TOKENS } : undefined,
       budgets: {
         perRun: e.STEWARD_TOKENS_PER_RUN,
         perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY,
@@ -246,9 +339,19 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
           classifier: e.STEWARD_MAX_OUTPUT_TOKENS_CLASSIFIER,
           synthesizer: e.STEWARD_MAX_OUTPUT_TOKENS_SYNTHESIZER,
           llm_step: e.STEWARD_MAX_OUTPUT_TOKENS_LLM_STEP,
+          butler: e.STEWARD_MAX_OUTPUT_TOKENS_BUTLER,
         },
       },
+      delegation: {
+        depth: e.STEWARD_DELEGATION_DEPTH,
+        concurrency: e.STEWARD_DELEGATION_CONCURRENCY,
+        rounds: e.STEWARD_DELEGATION_ROUNDS,
+        messages: e.STEWARD_DELEGATION_MESSAGES,
+      },
+      modelPrices: pricedModels(catalog),
+      modelNames: Object.keys(catalog?.models ?? {}),
     },
+    warnings,
     logFile: e.STEWARD_LOG_FILE,
     shutdownGraceMs: Math.round(e.STEWARD_SHUTDOWN_GRACE_SECONDS * 1000),
     slack: e.SLACK_BOT_TOKEN
@@ -261,6 +364,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
           planBlocks: e.SLACK_PLAN_BLOCKS === 'on',
         }
       : undefined,
+    discord: e.DISCORD_TOKEN
+      ? {
+          token: e.DISCORD_TOKEN,
+          apiUrl: e.DISCORD_API_URL,
+          guildId: e.DISCORD_GUILD_ID,
+          messageContent: e.DISCORD_MESSAGE_CONTENT === 'on',
+        }
+      : undefined,
     secrets: secretValues(e).filter((s) => s.length >= 6),
   };
 }
@@ -271,7 +382,8 @@ type SecretName =
   | 'DATABASE_URL'
   | 'SLACK_BOT_TOKEN'
   | 'SLACK_APP_TOKEN'
-  | 'SLACK_SIGNING_SECRET';
+  | 'SLACK_SIGNING_SECRET'
+  | 'DISCORD_TOKEN';
 
 /** The secret values set in the environment (keys, tokens, the database URL), to keep out of logs and messages. */
 export function secretValues(e: Partial<Record<SecretName, string | undefined>>): string[] {
@@ -282,5 +394,41 @@ export function secretValues(e: Partial<Record<SecretName, string | undefined>>)
     e.SLACK_BOT_TOKEN,
     e.SLACK_APP_TOKEN,
     e.SLACK_SIGNING_SECRET,
+    e.DISCORD_TOKEN,
   ].filter((s): s is string => !!s);
+}
+
+/** The catalog's models that have prices, each with the provider's model id its answers name. */
+function pricedModels(catalog: ModelCatalog | undefined): PricedModel[] {
+  return Object.values(catalog?.models ?? {}).flatMap((m) =>
+    m.prices
+      ? [
+          {
+            name: m.name,
+            model: m.spec
+              .trim()
+              .replace(/^(openai|anthropic):/, '')
+              .trim(),
+            prices: m.prices,
+          },
+        ]
+      : [],
+  );
+}
+
+/** Whether `Intl` knows the zone (the IANA database Node ships). */
+function isTimeZone(zone: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: zone });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Whether a role's model can call tools by the catalog: a model the catalog does not list is taken at its word. */
+function callsTools(value: string, catalog: ModelCatalog): boolean {
+  const { name } = resolveModel(value, catalog);
+  const model = name === undefined ? undefined : catalog.models[name];
+  return !model || model.capabilities.includes('callsTools');
 }

@@ -25,6 +25,33 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...slack, SLACK_PLAN_BLOCKS: 'no' })).toThrow(/SLACK_PLAN_BLOCKS/);
   });
 
+  it('serves Discord with DISCORD_TOKEN (with or without Slack), keeps the token secret, and names a bad setting', () => {
+    const discord = { OPENAI_API_KEY: 'k', DISCORD_TOKEN: 'discord-token-123' };
+    const c = loadConfig(discord);
+    expect(c.discord).toEqual({ token: 'discord-token-123', messageContent: false });
+    expect(c.slack).toBeUndefined();
+    expect(c.secrets).toContain('discord-token-123');
+    const both = loadConfig({
+      ...discord,
+      SLACK_BOT_TOKEN: 'xoxb-1',
+      SLACK_SIGNING_SECRET: 'secret-1',
+      DISCORD_GUILD_ID: '123456789012345678',
+      DISCORD_MESSAGE_CONTENT: 'on',
+      DISCORD_API_URL: 'http://127.0.0.1:4000/api',
+    });
+    expect(both.slack).toBeDefined();
+    expect(both.discord).toEqual({
+      token: 'discord-token-123',
+      guildId: '123456789012345678',
+      messageContent: true,
+      apiUrl: 'http://127.0.0.1:4000/api',
+    });
+    expect(() => loadConfig({ ...discord, DISCORD_GUILD_ID: 'my-server' })).toThrow(
+      /DISCORD_GUILD_ID: a server \(guild\) ID is a number/,
+    );
+    expect(() => loadConfig({ ...discord, DISCORD_MESSAGE_CONTENT: 'yes' })).toThrow(/DISCORD_MESSAGE_CONTENT/);
+  });
+
   it('treats an empty number as unset, not as zero', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'k', STEWARD_AMENDMENT_CAP: '', STEWARD_MAX_PARALLEL: ' ' });
     expect(c.settings.amendmentCap).toBe(3);
@@ -49,12 +76,34 @@ describe('configuration', () => {
       classifier: 'qwen2.5:0.5b',
       synthesizer: 'llama3.1',
       llm_step: 'llama3.1',
+      // Quick answers take the classifier's model unless STEWARD_MODEL_BUTLER names one.
+      butler: 'qwen2.5:0.5b',
     });
     expect(c.llm.openai).toEqual({
       apiKey: 'not-needed',
       baseURL: 'http://localhost:11434/v1',
       structuredOutput: 'native',
     });
+  });
+
+  it('quick answers: on by default with 4 turns and 12,000 tokens; off by setting; a butler model of its own', () => {
+    const on = loadConfig({ OPENAI_API_KEY: 'sk-x' });
+    expect(on.settings.quickAnswers).toEqual({ maxTurns: 4, maxTokens: 12_000 });
+    expect(on.llm.models.butler).toBe(on.llm.models.classifier);
+    expect(on.settings.budgets.perCall.butler).toBe(2_000);
+    const tuned = loadConfig({
+      OPENAI_API_KEY: 'sk-x',
+      STEWARD_QUICK_MAX_TURNS: '2',
+      STEWARD_QUICK_MAX_TOKENS: '5000',
+      STEWARD_MODEL_BUTLER: 'gpt-4.1-nano',
+    });
+    expect(tuned.settings.quickAnswers).toEqual({ maxTurns: 2, maxTokens: 5000 });
+    expect(tuned.llm.models.butler).toBe('gpt-4.1-nano');
+    expect(loadConfig({ OPENAI_API_KEY: 'sk-x', STEWARD_QUICK_ANSWERS: 'off' }).settings.quickAnswers).toBeUndefined();
+    expect(() => loadConfig({ OPENAI_API_KEY: 'sk-x', STEWARD_QUICK_ANSWERS: 'yes' })).toThrow(/STEWARD_QUICK_ANSWERS/);
+    expect(() => loadConfig({ OPENAI_API_KEY: 'sk-x', STEWARD_QUICK_MAX_TURNS: '0' })).toThrow(
+      /STEWARD_QUICK_MAX_TURNS/,
+    );
   });
 
   it('refuses a model base URL without an http(s) scheme at start, naming the variable and a working form', () => {
@@ -117,6 +166,26 @@ describe('configuration', () => {
       expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_HEALTH_PORT: bad }), bad).toThrow(
         /^Configuration error: STEWARD_HEALTH_PORT: /,
       );
+    }
+  });
+
+  it('reads the brakes on delegation: defaults 2, 10, 3 and 5; a depth above the ceiling of 5 is lowered to 5', () => {
+    expect(loadConfig({ OPENAI_API_KEY: 'k' }).settings.delegation).toEqual({
+      depth: 2,
+      concurrency: 10,
+      rounds: 3,
+      messages: 5,
+    });
+    const set = loadConfig({
+      OPENAI_API_KEY: 'k',
+      STEWARD_DELEGATION_DEPTH: '9',
+      STEWARD_DELEGATION_CONCURRENCY: '4',
+      STEWARD_DELEGATION_ROUNDS: '1',
+      STEWARD_DELEGATION_MESSAGES: '12',
+    });
+    expect(set.settings.delegation).toEqual({ depth: 5, concurrency: 4, rounds: 1, messages: 12 });
+    for (const name of ['STEWARD_DELEGATION_DEPTH', 'STEWARD_DELEGATION_CONCURRENCY', 'STEWARD_DELEGATION_ROUNDS']) {
+      expect(() => loadConfig({ OPENAI_API_KEY: 'k', [name]: '0' }), name).toThrow(`Configuration error: ${name}: `);
     }
   });
 });

@@ -16,6 +16,10 @@ import { renderConsole } from './console-render.ts';
 import { consoleReportStream } from './console-report-stream.ts';
 import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
+import { isWorkflowCommand } from '../engine/workflow/workflow-commands.ts';
+import { WORKFLOW_HELP_LINES } from './workflow-words.ts';
+import { isAssistantCommand } from '../engine/assistant-commands.ts';
+import { ASSISTANT_HELP_LINES } from './assistant-words.ts';
 
 /** The console channel's options: streams (the terminal by default) and the user's name. */
 export interface ConsoleChannelOptions {
@@ -173,6 +177,12 @@ export class ConsoleChannel implements ChannelAdapter {
         ? this.toEngine(handler, arg, true)
         : this.write('! Say what to do, e.g. "new list the files in /tmp".');
     }
+    // "schedule a call with Bob" is a request: only a line that is a workflow command goes to them.
+    if (isWorkflowCommand(text)) return this.workflow(handler, text);
+    if (isAssistantCommand(text)) {
+      const answer = await handler.assistantCommand({ actor: this.actor, conversation: this.conversation, text });
+      return this.write(answer);
+    }
     const preference = arg.toLowerCase();
     if (command === 'review' && rest.length === 1 && PREFERENCES.includes(preference)) {
       await handler.setReviewPreference(this.actor, preference as ReviewPreference);
@@ -188,6 +198,18 @@ export class ConsoleChannel implements ChannelAdapter {
     // An amendment asks the planner again: the lines after it need not wait for the model.
     if (decision.action === 'amend') return this.track(decided);
     await decided;
+  }
+
+  /**
+   * A workflow command, answered in the terminal. It is stored before the next line is taken (so `save` then
+   * `schedule` typed quickly finds the workflow), except `workflow <name> amend …`, which asks the planner.
+   */
+  private async workflow(handler: InboundHandler, text: string): Promise<void> {
+    const answered = handler
+      .workflowCommand({ actor: this.actor, conversation: this.conversation, text })
+      .then((answer) => this.write(answer));
+    if (/^\s*workflow\s+\S+\s+amend\b/i.test(text)) return this.track(answered);
+    await answered;
   }
 
   /** A typed command as a decision, an error sentence, or 'not-a-command'. */
@@ -238,4 +260,8 @@ new <request>    start another request even while a run is active. Only this com
                  model takes for another request is left alone (and said so), since a guess must not start work.
 history          who decided what on the last run, and its plan revisions.
 review all|risky|none   how much you review from now on (high risk always waits).
-quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.`;
+quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.
+Workflows (a run's approved plan, saved to run again or on a schedule):
+${WORKFLOW_HELP_LINES.map((l) => `  ${l.form.padEnd(40)} ${l.what}`).join('\n')}
+Assistants (named specialists with their own instructions and tool grants; approvers change them):
+${ASSISTANT_HELP_LINES.map((l) => `  ${l.form.padEnd(40)} ${l.what}`).join('\n')}`;

@@ -41,7 +41,7 @@ function amendmentsLeft(n: number): string {
 function renderPlan(card: PlanCard): string {
   const lines = [
     `\n=== Plan (revision ${card.revision}, risk ${card.risk.toUpperCase()}) ===`,
-    card.summary,
+    card.assistant ? `Assistant ${card.assistant}: ${card.summary}` : card.summary,
     '',
     ...card.steps.map((s) => {
       const deps = s.dependsOn.length > 0 ? ` after ${s.dependsOn.join(', ')}` : '';

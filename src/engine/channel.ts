@@ -66,12 +66,28 @@ export interface EditablePlan {
   started: string[];
 }
 
+/** A command about workflows from a person in a conversation. */
+export interface WorkflowRequest {
+  actor: Actor;
+  conversation: Conversation;
+  /** The person's words: `save digest`, `schedule digest "0 9 * * MON" Europe/Berlin`, `workflows`… */
+  text: string;
+  /** The run a "Save as workflow" press named; without it `save` takes the conversation's latest approved run. */
+  runId?: string;
+}
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
   message(message: InboundMessage): Promise<void>;
   /** A decision; refused with a notice to the actor when not allowed, stale or duplicate. */
   decision(decision: InboundDecision): Promise<void>;
+  /**
+   * Claims a platform delivery (e.g. `discord:<interaction id>`) in the database, for platforms that deliver each
+   * event to every connected process or again after a reconnect: true for the first claim anywhere, false for a
+   * repeat, which the channel then leaves alone. A message claimed this way is sent without its `deliveryId`.
+   */
+  claimDelivery(deliveryId: string): Promise<boolean>;
   /** Whether this person may decide on this run (the requester or a configured approver). */
   canDecide(runId: string, actor: Actor): Promise<boolean>;
   /**
@@ -92,6 +108,13 @@ export interface InboundHandler {
   activeRuns(actor: Actor): Promise<RunListing[]>;
   /** This person's latest runs, finished or not, newest first, at most `limit`. */
   recentRuns(actor: Actor, limit: number): Promise<RunListing[]>;
+  /**
+   * A command about workflows (`save`, `workflows`, `workflow`, `fork`, `schedule`; `workflow/workflow-commands.ts`
+   * has the words): resolves to the answer, meant for the person who asked. Never throws for bad input.
+   */
+  workflowCommand(request: WorkflowRequest): Promise<string>;
+  /** An Assistant command (`assistants`, `assistant <name> …`, see `assistant-commands.ts`), answered in words. */
+  assistantCommand(request: WorkflowRequest): Promise<string>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

@@ -47,6 +47,8 @@ export interface PlanCard {
   note?: string;
   /** Things the person should know before approving (e.g. a tool whose description talks to the model). */
   warnings: string[];
+  /** The Assistant whose plan this is (`ask <name>: …`); absent for Steward's own plans. */
+  assistant?: string;
 }
 
 /** The run is holding at a breakpoint: the step's raw output, and what the person can do next. */

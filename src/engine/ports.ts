@@ -31,15 +31,16 @@ export interface ToolRunner {
    * Never throws; gives up (keeping the definition it has) when `signal` aborts or `timeoutMs` passes.
    */
   refreshTool?(name: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<void>;
+  /** `runId`: the run the call is made for (Steward's built-in tools read that run's conversation; servers never see it). */
   callTool(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: { signal: AbortSignal; timeoutMs: number; runId?: string },
   ): Promise<ToolCallOutcome>;
 }
 
 /** The role a model call plays; each role can be routed to a different model. */
-export type ModelRole = 'planner' | 'classifier' | 'synthesizer' | 'llm_step';
+export type ModelRole = 'planner' | 'classifier' | 'synthesizer' | 'llm_step' | 'butler';
 
 /**
  * Token usage as reported by the provider. `inputTokens` counts every prompt token the model read, from its cache or
@@ -52,17 +53,53 @@ export interface LlmUsage {
   cachedInputTokens?: number;
 }
 
-/** One chat message given to a model. */
-export interface LlmMessage {
-  role: 'user' | 'assistant';
-  content: string;
+/**
+ * Model calls summed: `cachedInputTokens` are the part of `inputTokens` read from the provider's prompt cache;
+ * `costMicroUsd` is null when any of the calls had no price (a partial sum would read as the whole cost).
+ */
+export interface LlmUsageCount {
+  calls: number;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  costMicroUsd: number | null;
 }
 
-/** A request to a model. No tools are ever sent. */
+/** Model usage summed over a run, in total and per role. */
+export interface LlmUsageTotals extends LlmUsageCount {
+  byRole: Partial<Record<ModelRole, LlmUsageCount>>;
+}
+
+/** One chat message given to a model: text, an assistant turn that called tools, or one tool call's result. */
+export type LlmMessage =
+  | { role: 'user' | 'assistant'; content: string }
+  | { role: 'assistant'; content: string; toolCalls: LlmToolCall[] }
+  | { role: 'tool'; toolCallId: string; content: string };
+
+/** A tool offered to the model, under a provider-safe name (`^[a-zA-Z0-9_-]{1,64}$`; see plan/quick-tools.ts). */
+export interface LlmToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/** A tool call the model asked for; `name` is as the model wrote it, to be checked against the names offered. */
+export interface LlmToolCall {
+  id: string;
+  name: string;
+  args: Record<string, Json>;
+}
+
+/**
+ * A request to a model. Tools are sent only with the `butler` role (the metered client refuses them on any other), and
+ * only read-only closed-world ones; every other role gets none: the planner writes JSON, code runs it.
+ */
 export interface LlmRequest {
   role: ModelRole;
   system: string;
   messages: LlmMessage[];
+  /** Tools the model may call (`butler` only); its calls come back in `LlmResponse.toolCalls`, never run by the client. */
+  tools?: LlmToolSpec[];
   /** Ask for JSON matching this schema, using the provider's structured-output mode where it has one. */
   jsonSchema?: { name: string; schema: Record<string, unknown> };
   /** The most tokens the answer may take; the metered client lowers it to the role's setting and the budgets left. */
@@ -74,6 +111,11 @@ export interface LlmRequest {
    * response. Never called after `complete` settles; a call that fails may have delivered some pieces first.
    */
   onText?: (delta: string) => void;
+  /**
+   * The catalog name of the model to use instead of the one configured for `role` (an Assistant's own choice); the
+   * router refuses a name the catalog does not hold, or a model lacking what the role needs.
+   */
+  model?: string;
 }
 
 /** A model's answer. */
@@ -83,6 +125,10 @@ export interface LlmResponse {
   usage: LlmUsage;
   /** True when the model stopped at its output cap (`maxOutputTokens`), so the text is incomplete. */
   truncated?: boolean;
+  /** The catalog name of the model that answered, when it has one (so its prices are found). */
+  modelName?: string;
+  /** Tool calls the model asked for (only when the request offered tools); the text may then be empty. */
+  toolCalls?: LlmToolCall[];
 }
 
 /** Calls a language model. Throws `StewardError` with code `llm_failed` when no answer can be had. */
@@ -126,6 +172,10 @@ export interface StoredRun {
   breakpoints: Breakpoint[];
   /** When the last review started on this run runs out (null when none was awaited). */
   reviewDueAt?: Date | null;
+  /** The Assistant the run belongs to (`ask <name>: …`), by name; absent or null for Steward's own runs. */
+  assistant?: string | null;
+  /** The route the run took at the front door, once decided (see `RunRoute`). */
+  route?: RunRoute;
   createdAt: Date;
 }
 
@@ -194,6 +244,29 @@ export interface RunSignals {
 }
 
 /** Durable state of runs. The database is the judge of every limit and every state change. */
+/**
+ * An earlier turn of a conversation: what the person asked and what Steward answered in the end (the report or the
+ * direct answer), with the steps whose outputs are kept, by size. Never the outputs themselves: they stay in the
+ * database, and a plan or a quick answer reads one on demand with the built-in `steward.step_output` tool.
+ */
+export interface EarlierTurn {
+  runId: string;
+  request: string;
+  status: RunStatus;
+  /** The report or answer; null while the run has none. */
+  reply: string | null;
+  /** Steps that succeeded, with their stored output's size in bytes (as JSON text). */
+  outputs: { stepId: string; bytes: number }[];
+  createdAt: Date;
+}
+
+/** An earlier step's stored output, found from the run that asks (in its own conversation only). */
+export interface EarlierOutput {
+  runId: string;
+  stepId: string;
+  output: Json;
+}
+
 export interface RunStore extends RunOwnership {
   /** Stores a new run with its `requested` event; with `leaseMs`, this process holds its lease from the start. */
   createRun(run: {
@@ -203,6 +276,8 @@ export interface RunStore extends RunOwnership {
     request: string;
     at: Date;
     leaseMs?: number;
+    /** The Assistant the run belongs to, by name. */
+    assistant?: string;
   }): Promise<void>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
@@ -270,8 +345,12 @@ export interface RunStore extends RunOwnership {
     outputTokens: number;
     /** Of `inputTokens`, those read from the provider's prompt cache (0 when absent). */
     cachedInputTokens?: number;
+    /** What the call cost in micro-dollars; null or absent when the model has no price (unknown, not zero). */
+    costMicroUsd?: number | null;
     at: Date;
   }): Promise<void>;
+  /** Notes the route the run took at the front door (see `RunRoute`); the last one noted stands. */
+  setRoute(runId: string, route: RunRoute, at: Date): Promise<void>;
   /** Appends to the run's event log (history that can be replayed). */
   appendEvent(runId: string, type: string, payload: Json, at: Date): Promise<void>;
   setReport(runId: string, report: string, at: Date): Promise<void>;
@@ -304,6 +383,8 @@ export interface RunStore extends RunOwnership {
   listRevisions(runId: string): Promise<StoredRevision[]>;
   /** Decisions on a run, oldest first. */
   listDecisions(runId: string): Promise<StoredDecision[]>;
+  /** Calls, tokens and cost a run's model calls used, in total and per role. */
+  llmUsageForRun(runId: string): Promise<LlmUsageTotals>;
   /** Pins tool definitions for a run (replacing a tool's earlier pin). */
   pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void>;
   listPins(runId: string): Promise<PinnedTool[]>;
@@ -334,6 +415,8 @@ export interface RunStore extends RunOwnership {
       inputTokens: number;
       outputTokens: number;
       cachedInputTokens?: number;
+      /** What the call cost in micro-dollars; null or absent when unknown. */
+      costMicroUsd?: number | null;
       at: Date;
     } | null;
   }): Promise<void>;
@@ -343,7 +426,17 @@ export interface RunStore extends RunOwnership {
   listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
   /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
+  /** The turns of this run's conversation before it, newest first, at most `limit`. */
+  earlierTurns(runId: string, limit: number): Promise<EarlierTurn[]>;
+  /**
+   * The output of `stepId` in the `turn`-th run before `runId` in the same conversation (1: the one just before),
+   * its latest successful attempt; null when there is no such run or step output.
+   */
+  earlierOutput(runId: string, turn: number, stepId: string): Promise<EarlierOutput | null>;
 }
+
+/** How a request was answered: by the planner without tools, by the quick read-only loop, or with a plan. */
+export type RunRoute = 'answer' | 'quick' | 'plan';
 
 /** A step attempt's start: its intent, committed before its call is sent. */
 export interface StepStart {

@@ -40,6 +40,8 @@ export interface ToolInfo {
     trustedRefFields?: string[];
     /** Most calls the tool's server gets at once, across all runs (`maxConcurrency` in mcp.json); unset: no limit. */
     maxConcurrency?: number;
+    /** Why the tool is not allowed, when not by configuration: a clause after its name (an Assistant's grant). */
+    notAllowed?: string;
   };
   /**
    * SHA-256 over the tool's full definition (name, title, description, input and output schemas, annotations)
@@ -98,6 +100,7 @@ export type ErrorCode =
   | 'cancelled'
   | 'llm_failed'
   | 'interrupted'
+  | 'not_granted'
   | 'internal';
 
 /** A failure as the engine sees it: a closed code, a sentence for people, and whether trying again may help. */
@@ -112,6 +115,11 @@ export interface Actor {
   id: string;
   name?: string;
   channel: string;
+  /**
+   * The platform roles the person held when they acted, as the platform reported them with the action (Discord's
+   * member roles); an approver may be named by role. Never stored: a role counts only as of the press.
+   */
+  roles?: string[];
 }
 
 /** How much a person wants to review: every plan, only medium and high risk ones (default), or none. */

@@ -1,12 +1,18 @@
 /**
- * `LlmClient` over Anthropic's Messages API. No tools are ever sent. JSON answers use the native
+ * `LlmClient` over Anthropic's Messages API. Tools are sent only when the request offers some (the quick-answer loop:
+ * `tools`, its calls back as `tool_use` blocks, their results as `tool_result` blocks). JSON answers use the native
  * `output_config.format` when the schema allows it (see anthropic-schema.ts), else an instruction in the system prompt.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import type { MessageCreateParamsNonStreaming } from '@anthropic-ai/sdk/resources/messages/messages';
+import type {
+  MessageCreateParamsNonStreaming,
+  MessageParam,
+  ToolResultBlockParam,
+} from '@anthropic-ai/sdk/resources/messages/messages';
 import { readMessageStream, type MessageParts } from './anthropic-stream.ts';
 import { cutDetail } from './stream-text.ts';
-import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
+import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '../engine/ports.ts';
+import type { Json } from '../engine/types.ts';
 import { toAnthropicOutputFormat } from './anthropic-schema.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
 import { unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
@@ -54,7 +60,8 @@ export class AnthropicLlmClient implements LlmClient {
     let message: MessageParts;
     let midStream = false;
     try {
-      if (request.onText) {
+      // Tool calls are read from a whole answer: a request that offers tools is not streamed.
+      if (request.onText && !request.tools?.length) {
         const events = await this.client.messages.create(
           { ...this.toParams(request), stream: true },
           { signal: deadline.signal },
@@ -94,8 +101,15 @@ export class AnthropicLlmClient implements LlmClient {
     const params: MessageCreateParamsNonStreaming = {
       model: this.context.model,
       max_tokens: request.maxOutputTokens ?? this.maxTokens,
-      messages: request.messages.map((m) => ({ role: m.role, content: m.content })),
+      messages: toMessages(request.messages),
     };
+    if (request.tools?.length) {
+      params.tools = request.tools.map((t) => ({
+        name: t.name,
+        description: t.description,
+        input_schema: { ...t.inputSchema, type: 'object' as const },
+      }));
+    }
     // The system prompt is the stable part of every request (the planner's instructions and tool catalog; the request
     // is in the messages), so it is marked for Anthropic's prompt cache: a repeat within minutes reads it at a tenth
     // of the price. Shorter than the model's minimum (1,024 tokens or more), it is simply not cached.
@@ -110,8 +124,13 @@ export class AnthropicLlmClient implements LlmClient {
     }
     if (message.stop_reason === 'refusal') throw llmFailed({ kind: 'refused' }, this.context);
     let text = '';
-    for (const block of message.content) if (block.type === 'text') text += block.text;
-    if (!text.trim()) throw llmFailed({ kind: 'empty', reason: message.stop_reason ?? undefined }, this.context);
+    const toolCalls: LlmToolCall[] = [];
+    for (const block of message.content) {
+      if (block.type === 'text') text += block.text;
+      if (block.type === 'tool_use') toolCalls.push(fromToolUse(block, this.context));
+    }
+    if (!text.trim() && toolCalls.length === 0)
+      throw llmFailed({ kind: 'empty', reason: message.stop_reason ?? undefined }, this.context);
     const usage = message.usage;
     const cached = usage?.cache_read_input_tokens ?? 0;
     return {
@@ -128,8 +147,45 @@ export class AnthropicLlmClient implements LlmClient {
       ...((message.stop_reason === 'max_tokens' || message.stop_reason === 'model_context_window_exceeded') && {
         truncated: true,
       }),
+      ...(toolCalls.length > 0 && { toolCalls }),
     };
   }
+}
+
+/**
+ * Engine messages as the Messages API takes them: an assistant turn's calls as `tool_use` blocks, and the results
+ * that follow it as `tool_result` blocks of one user message (the API wants them together, right after the calls).
+ */
+function toMessages(messages: readonly LlmMessage[]): MessageParam[] {
+  const out: MessageParam[] = [];
+  let results: ToolResultBlockParam[] | undefined;
+  for (const m of messages) {
+    if (m.role === 'tool') {
+      const block: ToolResultBlockParam = { type: 'tool_result', tool_use_id: m.toolCallId, content: m.content };
+      if (results) results.push(block);
+      else {
+        results = [block];
+        out.push({ role: 'user', content: results });
+      }
+      continue;
+    }
+    results = undefined;
+    if ('toolCalls' in m) {
+      const uses = m.toolCalls.map((c) => ({ type: 'tool_use' as const, id: c.id, name: c.name, input: c.args }));
+      out.push({
+        role: 'assistant',
+        content: [...(m.content ? [{ type: 'text' as const, text: m.content }] : []), ...uses],
+      });
+    } else out.push({ role: m.role, content: m.content });
+  }
+  return out;
+}
+
+/** A `tool_use` block as a call; input that is not an object makes the answer malformed. */
+function fromToolUse(block: { id: string; name: string; input: unknown }, context: LlmCallContext): LlmToolCall {
+  const input = block.input;
+  if (!input || typeof input !== 'object' || Array.isArray(input)) throw llmFailed({ kind: 'malformed' }, context);
+  return { id: block.id, name: block.name, args: input as Record<string, Json> };
 }
 
 function classify(err: unknown, deadline: CallDeadline, midStream: boolean): LlmFailure {

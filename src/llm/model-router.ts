@@ -5,6 +5,8 @@
 import { StewardError } from '../engine/errors.ts';
 import type { LlmClient, LlmRequest, LlmResponse, ModelRole } from '../engine/ports.ts';
 import { AnthropicLlmClient } from './anthropic-llm.ts';
+import { missingCapabilities, type Capability } from './model-capabilities.ts';
+import { resolveModel, type ModelCatalog } from './model-catalog.ts';
 import { OpenAiLlmClient } from './openai-llm.ts';
 
 /** The environment variable that names each role's model, for error messages and the config loader. */
@@ -13,6 +15,7 @@ export const MODEL_ENV_VARS: Readonly<Record<ModelRole, string>> = {
   classifier: 'STEWARD_MODEL_CLASSIFIER',
   synthesizer: 'STEWARD_MODEL_SYNTHESIZER',
   llm_step: 'STEWARD_MODEL_LLM_STEP',
+  butler: 'STEWARD_MODEL_BUTLER',
 };
 
 const KEY_ENV_VARS = { openai: 'OPENAI_API_KEY', anthropic: 'ANTHROPIC_API_KEY' } as const;
@@ -37,33 +40,87 @@ export interface LlmSettings {
     maxTokensField?: 'max_completion_tokens' | 'max_tokens';
   };
   anthropic?: LlmProviderSettings;
-  /** `openai:<model>`, `anthropic:<model>`, or a bare `<model>` (OpenAI if configured, else Anthropic). */
-  models: Record<ModelRole, string>;
+  /**
+   * `openai:<model>`, `anthropic:<model>`, or a bare `<model>` (OpenAI if configured, else Anthropic); or the name of
+   * a catalog model. The `butler` (quick answers) defaults to the classifier's model.
+   */
+  models: Record<Exclude<ModelRole, 'butler'>, string> & { butler?: string };
+  /** Named models a request may ask for by name (`LlmRequest.model`); their answers carry the name (for prices). */
+  catalog?: ModelCatalog;
 }
+
+/** How the router reaches the catalog's models by name: clients are built on first use. */
+export interface NamedModels {
+  names(): string[];
+  /** The client of a catalog model with what it can do, or undefined for a name the catalog lacks. */
+  get(name: string): { client: LlmClient; capabilities: readonly Capability[] } | undefined;
+}
+
+const NO_NAMED_MODELS: NamedModels = { names: () => [], get: () => undefined };
 
 /** Where model failures are written: the operator's log (never people). */
 export type LlmLog = (level: 'info' | 'warn' | 'error', message: string) => void;
 
-/** An `LlmClient` that hands each request to the client for its role, and logs every failed call with its reason. */
+/**
+ * An `LlmClient` that hands each request to the client for its role (or to the catalog model the request names), and
+ * logs every failed call with its reason.
+ */
 export class RoutedLlmClient implements LlmClient {
   constructor(
-    private readonly clients: Readonly<Record<ModelRole, LlmClient>>,
+    /** A client per role; without a `butler` one, the classifier's serves it. */
+    private readonly clients: Readonly<Record<Exclude<ModelRole, 'butler'>, LlmClient> & { butler?: LlmClient }>,
     private readonly log: LlmLog = () => undefined,
     private readonly specs: Partial<Readonly<Record<ModelRole, string>>> = {},
+    private readonly named: NamedModels = NO_NAMED_MODELS,
+    /** The catalog name of each role's model, when it has one. */
+    private readonly roleNames: Partial<Readonly<Record<ModelRole, string>>> = {},
   ) {}
 
-  /** Completes the request with the model configured for `request.role`. */
+  /**
+   * Completes the request with the catalog model it names, else the model configured for `request.role`. Refuses
+   * (`config`) a name the catalog lacks, or a model without what the role needs.
+   */
   async complete(request: LlmRequest): Promise<LlmResponse> {
+    const { client, name } = this.route(request);
     try {
-      return await this.clients[request.role].complete(request);
+      const response = await client.complete(request);
+      return name === undefined ? response : { ...response, modelName: name };
     } catch (err) {
       // The reason only: adapters' messages name the host, model and status and never the key; prompts stay out.
-      const model = this.specs[request.role] ?? 'its model';
+      const model = request.model ?? this.specs[request.role] ?? 'its model';
       const reason = err instanceof Error ? err.message : String(err);
       const level = request.signal?.aborted ? 'info' : 'warn';
       this.log(level, `model call failed (${request.role}, ${model}): ${reason}`);
       throw err;
     }
+  }
+
+  private route(request: LlmRequest): { client: LlmClient; name: string | undefined } {
+    if (request.model === undefined) {
+      const client = this.clients[request.role] ?? this.clients.classifier;
+      return {
+        client,
+        name: this.roleNames[request.role] ?? (this.clients[request.role] ? undefined : this.roleNames.classifier),
+      };
+    }
+    const found = this.named.get(request.model);
+    if (!found) {
+      const known = this.named.names();
+      throw new StewardError(
+        'config',
+        known.length === 0
+          ? `No model named "${request.model}": there is no model catalog (models.json).`
+          : `No model named "${request.model}" in the model catalog (it has ${known.join(', ')}).`,
+      );
+    }
+    const lacking = missingCapabilities(request.role, found.capabilities);
+    if (lacking.length > 0) {
+      throw new StewardError(
+        'config',
+        `Model "${request.model}" cannot serve as the ${request.role}: the role needs ${lacking.join(' and ')}, which the catalog does not mark it with.`,
+      );
+    }
+    return { client: found.client, name: request.model };
   }
 
   /**
@@ -102,7 +159,15 @@ export function parseModelSpec(
   spec: string,
   configured: Readonly<Record<LlmProvider, boolean>>,
 ): { provider: LlmProvider; model: string } {
-  const envVar = MODEL_ENV_VARS[role];
+  return parseSpec(MODEL_ENV_VARS[role], spec, configured);
+}
+
+/** As `parseModelSpec`, with `envVar` the words that say where the spec was set. */
+export function parseSpec(
+  envVar: string,
+  spec: string,
+  configured: Readonly<Record<LlmProvider, boolean>>,
+): { provider: LlmProvider; model: string } {
   const trimmed = spec.trim();
   // Only these two prefixes are providers: Ollama names such as `llama3.1:8b` carry colons of their own.
   const match = /^(openai|anthropic):(.*)$/.exec(trimmed);
@@ -123,29 +188,54 @@ export function parseModelSpec(
   );
 }
 
-/** Builds one routed client from settings; roles naming the same provider and model share a client. */
+/**
+ * Builds one routed client from settings; roles and catalog models naming the same provider and model share a client.
+ * A catalog model no role uses gets its client when a request first names it.
+ */
 export function createLlmClient(settings: LlmSettings, log?: LlmLog): RoutedLlmClient {
   const configured = { openai: settings.openai !== undefined, anthropic: settings.anthropic !== undefined };
   const shared = new Map<string, LlmClient>();
   const specs: Partial<Record<ModelRole, string>> = {};
-  const clientFor = (role: ModelRole): LlmClient => {
-    const { provider, model } = parseModelSpec(role, settings.models[role], configured);
+  const roleNames: Partial<Record<ModelRole, string>> = {};
+  const clientOf = (where: string, spec: string): { key: string; client: LlmClient } => {
+    const { provider, model } = parseSpec(where, spec, configured);
     const key = `${provider}:${model}`;
-    specs[role] = key;
     let client = shared.get(key);
     if (!client) {
       client = buildClient(provider, model, settings);
       shared.set(key, client);
     }
+    return { key, client };
+  };
+  const catalog = settings.catalog;
+  const clientFor = (role: ModelRole): LlmClient => {
+    const given = role === 'butler' ? (settings.models.butler ?? settings.models.classifier) : settings.models[role];
+    const { spec, name } = resolveModel(given, catalog);
+    const where = name === undefined ? MODEL_ENV_VARS[role] : `Model "${name}" of ${catalog?.source ?? 'the catalog'}`;
+    const { key, client } = clientOf(where, spec);
+    specs[role] = key;
+    if (name !== undefined) roleNames[role] = name;
     return client;
+  };
+  const named: NamedModels = {
+    names: () => Object.keys(catalog?.models ?? {}),
+    get: (name) => {
+      const model = Object.hasOwn(catalog?.models ?? {}, name) ? catalog?.models[name] : undefined;
+      if (!model || !catalog) return undefined;
+      return {
+        client: clientOf(`Model "${name}" of ${catalog.source}`, model.spec).client,
+        capabilities: model.capabilities,
+      };
+    },
   };
   const clients = {
     planner: clientFor('planner'),
     classifier: clientFor('classifier'),
     synthesizer: clientFor('synthesizer'),
     llm_step: clientFor('llm_step'),
+    butler: clientFor('butler'),
   };
-  return new RoutedLlmClient(clients, log, specs);
+  return new RoutedLlmClient(clients, log, specs, named, roleNames);
 }
 
 function buildClient(provider: LlmProvider, model: string, settings: LlmSettings): LlmClient {

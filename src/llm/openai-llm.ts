@@ -1,16 +1,20 @@
 /**
  * `LlmClient` over the Chat Completions API, the one dialect that OpenAI and the compatible local servers
- * (Ollama, vLLM, LM Studio) all speak. No tools are ever sent: the planner writes JSON, code runs it.
+ * (Ollama, vLLM, LM Studio) all speak. Tools are sent only when the request offers some (the quick-answer loop, as
+ * `tools` with its calls back as `tool_calls` and their results as `tool` messages); the planner writes JSON, code
+ * runs it.
  */
 import OpenAI from 'openai';
 import type {
   ChatCompletion,
   ChatCompletionCreateParamsNonStreaming,
   ChatCompletionMessageParam,
+  ChatCompletionMessageToolCall,
 } from 'openai/resources/chat/completions';
 import { readChatStream } from './openai-stream.ts';
 import { cutDetail } from './stream-text.ts';
-import type { LlmClient, LlmRequest, LlmResponse } from '../engine/ports.ts';
+import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '../engine/ports.ts';
+import type { Json } from '../engine/types.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
 import { toSchemaName, unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
 import { findErrorCode, llmFailed, serverMessage, type LlmCallContext, type LlmFailure } from './llm-failure.ts';
@@ -76,7 +80,8 @@ export class OpenAiLlmClient implements LlmClient {
     let completion: ChatCompletion;
     let midStream = false;
     try {
-      if (request.onText) {
+      // Tool calls are read from a whole answer: a request that offers tools is not streamed.
+      if (request.onText && !request.tools?.length) {
         const params = { ...this.toParams(request), stream: true as const, stream_options: { include_usage: true } };
         const chunks = await this.client.chat.completions.create(params, { signal: deadline.signal });
         midStream = true;
@@ -112,8 +117,14 @@ export class OpenAiLlmClient implements LlmClient {
     const system =
       request.jsonSchema && !native ? withSchemaInstruction(request.system, request.jsonSchema) : request.system;
     const messages: ChatCompletionMessageParam[] = system ? [{ role: 'system', content: system }] : [];
-    for (const m of request.messages) messages.push({ role: m.role, content: m.content });
+    for (const m of request.messages) messages.push(toChatMessage(m));
     const params: ChatCompletionCreateParamsNonStreaming = { model: this.context.model, messages };
+    if (request.tools?.length) {
+      params.tools = request.tools.map((t) => ({
+        type: 'function' as const,
+        function: { name: t.name, description: t.description, parameters: t.inputSchema },
+      }));
+    }
     // Never both: OpenAI refuses a request that sets max_tokens and max_completion_tokens together.
     if (request.maxOutputTokens !== undefined) params[this.maxTokensField] = request.maxOutputTokens;
     if (request.jsonSchema && native) {
@@ -135,7 +146,8 @@ export class OpenAiLlmClient implements LlmClient {
     const refusal = choice?.message?.refusal;
     if (refusal) throw llmFailed({ kind: 'refused', detail: refusal }, this.context);
     const text = choice?.message?.content ?? '';
-    if (!text.trim()) {
+    const toolCalls = fromToolCalls(choice?.message?.tool_calls, this.context);
+    if (!text.trim() && toolCalls.length === 0) {
       throw llmFailed({ kind: 'empty', reason: choice?.finish_reason ?? undefined }, this.context);
     }
     // OpenAI caches long identical prompt prefixes by itself; the tokens it read from the cache are part of
@@ -150,8 +162,40 @@ export class OpenAiLlmClient implements LlmClient {
         ...(cached > 0 && { cachedInputTokens: cached }),
       },
       ...(choice?.finish_reason === 'length' && { truncated: true }),
+      ...(toolCalls.length > 0 && { toolCalls }),
     };
   }
+}
+
+/** One engine message as Chat Completions takes it: an assistant turn's calls as `tool_calls`, a result as `tool`. */
+function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
+  if (m.role === 'tool') return { role: 'tool', tool_call_id: m.toolCallId, content: m.content };
+  if ('toolCalls' in m) {
+    const calls = m.toolCalls.map((c) => ({
+      id: c.id,
+      type: 'function' as const,
+      function: { name: c.name, arguments: JSON.stringify(c.args) },
+    }));
+    return { role: 'assistant', content: m.content || null, tool_calls: calls };
+  }
+  return { role: m.role, content: m.content };
+}
+
+/** The answer's function calls; arguments that are not a JSON object make the answer malformed. */
+function fromToolCalls(calls: ChatCompletionMessageToolCall[] | undefined, context: LlmCallContext): LlmToolCall[] {
+  const out: LlmToolCall[] = [];
+  for (const c of calls ?? []) {
+    if (c.type !== 'function') continue;
+    let args: unknown;
+    try {
+      args = c.function.arguments.trim() === '' ? {} : JSON.parse(c.function.arguments);
+    } catch {
+      throw llmFailed({ kind: 'malformed' }, context);
+    }
+    if (!args || typeof args !== 'object' || Array.isArray(args)) throw llmFailed({ kind: 'malformed' }, context);
+    out.push({ id: c.id, name: c.function.name, args: args as Record<string, Json> });
+  }
+  return out;
 }
 
 function classify(err: unknown, deadline: CallDeadline, midStream: boolean): LlmFailure {

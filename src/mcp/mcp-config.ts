@@ -4,6 +4,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
+import { BUILTIN_SERVER } from '../engine/run/earlier-turns.ts';
 import { StewardError } from '../engine/errors.ts';
 import type { RiskLevel } from '../engine/types.ts';
 import { expandEnvRefs, formatIssue } from './config-format.ts';
@@ -17,6 +18,9 @@ export interface ToolOverride {
   idempotent?: boolean;
   sensitive?: boolean;
   trustedRefFields?: string[];
+  /** The operator's word on the tool's `readOnlyHint` and `openWorldHint`, over its annotations. */
+  readOnly?: boolean;
+  openWorld?: boolean;
 }
 
 /** How to reach a server: a child process over stdio, or a Streamable HTTP endpoint. */
@@ -33,6 +37,9 @@ export interface McpServerConfig {
   risk?: RiskLevel;
   allowed: boolean;
   idempotent?: boolean;
+  /** The operator's word on every tool's `readOnlyHint` and `openWorldHint` (a tool's own entry wins). */
+  readOnly?: boolean;
+  openWorld?: boolean;
   disabled: boolean;
   /** Most calls the server gets at once, from all runs together; unset: no limit. */
   maxConcurrency?: number;
@@ -66,6 +73,8 @@ const toolOverrideSchema = z.strictObject({
   idempotent: z.boolean().optional(),
   sensitive: z.boolean().optional(),
   trustedRefFields: z.array(z.string().min(1)).optional(),
+  readOnly: z.boolean().optional(),
+  openWorld: z.boolean().optional(),
 });
 
 const serverSchema = z
@@ -83,6 +92,8 @@ const serverSchema = z
     risk: riskSchema.optional(),
     allowed: z.boolean().optional(),
     idempotent: z.boolean().optional(),
+    readOnly: z.boolean().optional(),
+    openWorld: z.boolean().optional(),
     disabled: z.boolean().optional(),
     maxConcurrency: concurrencySchema.optional(),
     tools: z.record(z.string().min(1), toolOverrideSchema).optional(),
@@ -100,7 +111,12 @@ const serverSchema = z
 
 const fileSchema = z.looseObject({
   mcpServers: z.record(
-    z.string().regex(SERVER_NAME, { error: 'server names may use only letters, digits, "_" and "-"' }),
+    z
+      .string()
+      .regex(SERVER_NAME, { error: 'server names may use only letters, digits, "_" and "-"' })
+      .refine((name) => name !== BUILTIN_SERVER, {
+        error: `"${BUILTIN_SERVER}" is the name of Steward's own tools; give this server another name`,
+      }),
     serverSchema,
   ),
 });
@@ -142,6 +158,8 @@ export function parseMcpConfig(text: string, source: string, env: NodeJS.Process
       ...(s.risk ? { risk: s.risk } : {}),
       allowed: s.allowed ?? true,
       ...(s.idempotent !== undefined ? { idempotent: s.idempotent } : {}),
+      ...(s.readOnly !== undefined ? { readOnly: s.readOnly } : {}),
+      ...(s.openWorld !== undefined ? { openWorld: s.openWorld } : {}),
       disabled,
       ...(s.maxConcurrency !== undefined ? { maxConcurrency: s.maxConcurrency } : {}),
       tools: s.tools ?? {},

@@ -56,6 +56,9 @@ export class McpConnection {
   private readonly waiters = new Set<() => void>();
   private readonly endings = new Set<Promise<void>>();
   private refreshSeq = 0;
+  /** The tool listing in flight, and the one that starts after it for callers who asked meanwhile. */
+  private listing: Promise<void> | undefined;
+  private nextListing: Promise<void> | undefined;
   private skippedTools = '';
   private readonly events: SessionEvents;
 
@@ -177,9 +180,28 @@ export class McpConnection {
   /**
    * Reads the tool list from the server again (used before each step to compare definitions with their pins),
    * within the step's own time: a hung server costs the step its timeout once, not twice. Never throws; a failed
-   * refresh keeps the list it had.
+   * refresh keeps the list it had, and a caller whose signal aborts stops waiting.
+   *
+   * One listing is in flight at a time, and every caller waits for one that started after it asked: steps that
+   * start together (a thousand workflow fires in one second) share a listing instead of sending one each, and none
+   * is judged by a list older than its request.
    */
   async refresh(options: { signal?: AbortSignal; timeoutMs?: number } = {}, from = this.session): Promise<void> {
+    if (!this.listing) {
+      this.listing = this.listOnce(options, from).finally(() => (this.listing = undefined));
+      return untilAborted(this.listing, options.signal);
+    }
+    this.nextListing ??= this.listing.then(() => {
+      this.nextListing = undefined;
+      return this.refresh(options, from);
+    });
+    return untilAborted(this.nextListing, options.signal);
+  }
+
+  private async listOnce(
+    options: { signal?: AbortSignal; timeoutMs?: number },
+    from: McpSession | undefined,
+  ): Promise<void> {
     const session = this.session;
     if (!session || session !== from) return;
     const seq = ++this.refreshSeq;
@@ -340,4 +362,18 @@ function seconds(ms: number): string {
 
 function cut(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
+}
+
+/** The promise, or sooner when the signal aborts (what was waited for goes on for the others). */
+function untilAborted(p: Promise<void>, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return p;
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const stop = () => resolve();
+    signal.addEventListener('abort', stop, { once: true });
+    void p.finally(() => {
+      signal.removeEventListener('abort', stop);
+      resolve();
+    });
+  });
 }

@@ -25,6 +25,18 @@ export function toToolInfo(
     const value = tool.annotations?.[hint];
     if (typeof value === 'boolean') annotations[hint] = value;
   }
+  // The operator's word on one tool wins over its annotations (risk, early start and quick answers read these). A
+  // server-wide word only narrows: it may call tools writing or open-world, but it calls a tool read-only or
+  // closed-world only where the tool says nothing itself (and, for read-only, does not say it is destructive), so a
+  // write tool the server marks as one, or adds later, never becomes read-only by a blanket setting.
+  if (override.readOnly !== undefined) annotations.readOnlyHint = override.readOnly;
+  else if (server.readOnly === false) annotations.readOnlyHint = false;
+  else if (server.readOnly && annotations.readOnlyHint === undefined && annotations.destructiveHint !== true) {
+    annotations.readOnlyHint = true;
+  }
+  if (override.openWorld !== undefined) annotations.openWorldHint = override.openWorld;
+  else if (server.openWorld === true) annotations.openWorldHint = true;
+  else if (server.openWorld === false && annotations.openWorldHint === undefined) annotations.openWorldHint = false;
   const risk = override.risk ?? server.risk;
   const idempotent = override.idempotent ?? server.idempotent;
   return {

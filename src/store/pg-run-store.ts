@@ -9,6 +9,8 @@ import type { Plan } from '../engine/plan/plan-schema.ts';
 import type {
   ClaimedRun,
   Conversation,
+  EarlierOutput,
+  EarlierTurn,
   GrantedCap,
   PinnedTool,
   RunStore,
@@ -38,6 +40,7 @@ import { listRunsOf } from './run-lists.ts';
 import * as safety from './run-safety.ts';
 import * as steering from './run-steering.ts';
 import * as steps from './run-steps.ts';
+import * as turns from './run-turns.ts';
 import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
@@ -76,6 +79,7 @@ export class PgRunStore implements RunStore {
       requester_id: run.requester.id,
       requester_name: run.requester.name ?? null,
       request: toStorableText(run.request),
+      assistant: run.assistant ?? null,
       created_at: run.at,
       updated_at: run.at,
       ...(run.leaseMs === undefined
@@ -268,11 +272,18 @@ export class PgRunStore implements RunStore {
           input_tokens: u.inputTokens,
           output_tokens: u.outputTokens,
           cached_input_tokens: u.cachedInputTokens ?? 0,
+          cost_micro_usd: u.costMicroUsd ?? null,
           op,
           created_at: u.at,
         })
         .onConflict((oc) => oc.column('op').where('op', 'is not', null).doNothing())
         .execute(),
+    );
+  }
+
+  async setRoute(runId: string, route: Port<'setRoute'>[1], at: Date): Promise<void> {
+    await this.attempt('setRoute', () =>
+      this.db.updateTable('runs').set({ route, updated_at: at }).where('id', '=', runId).execute(),
     );
   }
 
@@ -415,6 +426,14 @@ export class PgRunStore implements RunStore {
 
   countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>> {
     return this.attempt('countInterventions', () => steering.countInterventions(this.db, actor, tools));
+  }
+
+  earlierTurns(runId: string, limit: number): Promise<EarlierTurn[]> {
+    return this.attempt('earlierTurns', () => turns.earlierTurns(this.db, runId, limit));
+  }
+
+  earlierOutput(runId: string, turn: number, stepId: string): Promise<EarlierOutput | null> {
+    return this.attempt('earlierOutput', () => turns.earlierOutput(this.db, runId, turn, stepId));
   }
 
   pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void> {

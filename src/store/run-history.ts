@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Plan } from '../engine/plan/plan-schema.ts';
-import type { ModelRole, StoredDecision, StoredRevision } from '../engine/ports.ts';
+import type { LlmUsageTotals, ModelRole, StoredDecision, StoredRevision } from '../engine/ports.ts';
 import type { DecisionAction, Json } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';
 
@@ -14,19 +14,6 @@ export interface StoredEvent {
   type: string;
   payload: Json;
   createdAt: Date;
-}
-
-/** Calls and tokens; `cachedInputTokens` are the part of `inputTokens` read from the provider's prompt cache. */
-export interface LlmUsageCount {
-  calls: number;
-  inputTokens: number;
-  cachedInputTokens: number;
-  outputTokens: number;
-}
-
-/** Model usage summed over a run, in total and per role. */
-export interface LlmUsageTotals extends LlmUsageCount {
-  byRole: Partial<Record<ModelRole, LlmUsageCount>>;
 }
 
 /** Every plan revision of a run, oldest first. */
@@ -60,7 +47,7 @@ export async function listEvents(db: Kysely<DatabaseSchema>, runId: string): Pro
   return rows.map((r) => ({ id: Number(r.id), type: r.type, payload: r.payload, createdAt: r.created_at }));
 }
 
-/** Calls and tokens a run used, in total and per model role. */
+/** Calls, tokens and cost a run used, in total and per model role; the cost is null when any call had no price. */
 export async function llmUsageForRun(db: Kysely<DatabaseSchema>, runId: string): Promise<LlmUsageTotals> {
   const rows = await db
     .selectFrom('llm_usage')
@@ -70,26 +57,40 @@ export async function llmUsageForRun(db: Kysely<DatabaseSchema>, runId: string):
       eb.fn.sum('input_tokens').as('input_tokens'),
       eb.fn.sum('cached_input_tokens').as('cached_input_tokens'),
       eb.fn.sum('output_tokens').as('output_tokens'),
+      eb.fn.count('cost_micro_usd').as('priced_calls'),
+      eb.fn.sum('cost_micro_usd').as('cost_micro_usd'),
     ])
     .where('run_id', '=', runId)
     .groupBy('role')
     .execute();
-  const totals: LlmUsageTotals = { calls: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, byRole: {} };
+  const totals: LlmUsageTotals = {
+    calls: 0,
+    inputTokens: 0,
+    cachedInputTokens: 0,
+    outputTokens: 0,
+    costMicroUsd: 0,
+    byRole: {},
+  };
   for (const row of rows) {
     // count and sum are bigint/numeric: strings from pg, numbers or bigints from PGlite.
+    const calls = Number(row.calls);
     const usage = {
-      calls: Number(row.calls),
+      calls,
       inputTokens: Number(row.input_tokens),
       cachedInputTokens: Number(row.cached_input_tokens),
       outputTokens: Number(row.output_tokens),
+      costMicroUsd: Number(row.priced_calls) === calls ? Number(row.cost_micro_usd ?? 0) : null,
     };
     totals.byRole[row.role as ModelRole] = usage;
     totals.calls += usage.calls;
     totals.inputTokens += usage.inputTokens;
     totals.cachedInputTokens += usage.cachedInputTokens;
     totals.outputTokens += usage.outputTokens;
+    totals.costMicroUsd =
+      totals.costMicroUsd === null || usage.costMicroUsd === null ? null : totals.costMicroUsd + usage.costMicroUsd;
   }
   return totals;
 }
 
+export type { LlmUsageCount, LlmUsageTotals } from '../engine/ports.ts';
 export type { StoredDecision, StoredRevision };

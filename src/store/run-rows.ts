@@ -5,7 +5,7 @@
 import type { Selectable } from 'kysely';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
-import type { StoredRun, StoredStepAttempt } from '../engine/ports.ts';
+import type { RunRoute, StoredRun, StoredStepAttempt } from '../engine/ports.ts';
 import type { RiskLevel, RunStatus, StepError, StepStatus } from '../engine/types.ts';
 import type { RunsTable, StepAttemptsTable } from './schema.ts';
 
@@ -31,6 +31,8 @@ export function fromRunRow(row: RunRow): StoredRun {
     approvedRisk: (row.approved_risk ?? null) as RiskLevel | null,
     breakpoints: Array.isArray(row.breakpoints) ? (row.breakpoints as Breakpoint[]) : [],
     reviewDueAt: row.review_due_at,
+    ...(row.assistant ? { assistant: row.assistant } : {}),
+    ...(row.route !== null && { route: row.route as RunRoute }),
     createdAt: row.created_at,
   };
 }

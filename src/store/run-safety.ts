@@ -129,10 +129,11 @@ export async function settleTokens(db: Db, op: string, s: Parameters<RunStore['s
       WHERE channel = ${actor.channel} AND user_id = ${actor.id} AND day = ${day}
         AND ${delta}::integer <> 0 AND EXISTS (SELECT 1 FROM noted)
     )
-    INSERT INTO llm_usage (run_id, role, model, input_tokens, output_tokens, cached_input_tokens, op, created_at)
+    INSERT INTO llm_usage (run_id, role, model, input_tokens, output_tokens, cached_input_tokens, cost_micro_usd, op,
+                           created_at)
     SELECT ${runId}, ${usage?.role ?? null}, ${usage?.model ?? null}, ${usage?.inputTokens ?? null}::integer,
-           ${usage?.outputTokens ?? null}::integer, ${usage?.cachedInputTokens ?? 0}::integer, ${op},
-           ${usage?.at ?? null}::timestamptz
+           ${usage?.outputTokens ?? null}::integer, ${usage?.cachedInputTokens ?? 0}::integer,
+           ${usage?.costMicroUsd ?? null}::bigint, ${op}, ${usage?.at ?? null}::timestamptz
     WHERE ${usage !== null} AND EXISTS (SELECT 1 FROM noted)
     ON CONFLICT (op) WHERE op IS NOT NULL DO NOTHING`.execute(db);
 }

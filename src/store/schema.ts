@@ -39,6 +39,10 @@ export interface RunsTable {
   fence: Generated<number>;
   /** When the review now awaited runs out (set each time a review starts; read when the run changes hands). */
   review_due_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** The Assistant the run belongs to, by name (null: Steward's own). */
+  assistant: ColumnType<string | null, string | null | undefined, never>;
+  /** The route the run took: `answer`, `quick` (also while the quick loop works) or `plan` (the default); null for older runs. */
+  route: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -145,6 +149,8 @@ export interface LlmUsageTable {
   output_tokens: number;
   /** Of `input_tokens`, those the provider read from its prompt cache. */
   cached_input_tokens: Generated<number>;
+  /** What the call cost in micro-dollars (bigint: a string from pg); null when its model had no price. */
+  cost_micro_usd: ColumnType<string | number | null, number | null | undefined, never>;
   op: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
 }
@@ -169,6 +175,177 @@ export interface TokenOperationsTable {
   created_at: Timestamp;
 }
 
+type Nullable<T> = ColumnType<T | null, T | null | undefined, T | null>;
+
+/** A named workflow; `version` is the one its fires run. */
+export interface WorkflowsTable {
+  id: string;
+  name: string;
+  owner_id: string;
+  owner_name: string | null;
+  owner_channel: string;
+  conversation_channel: string;
+  conversation_key: string;
+  review: string;
+  version: Generated<number>;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Nullable<Date>;
+}
+
+/** One frozen version of a workflow; (workflow_id, version) is unique. */
+export interface WorkflowVersionsTable {
+  id: BigId;
+  workflow_id: string;
+  version: number;
+  plan: FrozenJsonb<unknown>;
+  pins: FrozenJsonb<unknown>;
+  risk: string;
+  note: string;
+  source_run_id: string | null;
+  created_by_id: string;
+  created_by_name: string | null;
+  created_by_channel: string;
+  /** Operation id of the write that added it. */
+  op: ColumnType<string | null, string | null | undefined, never>;
+  created_at: Timestamp;
+}
+
+/** A cron schedule of a workflow; `next_fire_at` is the first scheduled time not yet claimed. */
+export interface WorkflowSchedulesTable {
+  id: string;
+  workflow_id: string;
+  cron: string;
+  time_zone: string;
+  catch_up: string;
+  overlap: string;
+  paused: Generated<boolean>;
+  next_fire_at: Date | null;
+  created_by_id: string;
+  created_by_name: string | null;
+  created_by_channel: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  deleted_at: Nullable<Date>;
+}
+
+/** One claimed fire of a workflow (one per workflow and scheduled time, for scheduled fires). */
+export interface WorkflowFiresTable {
+  id: string;
+  workflow_id: string;
+  schedule_id: string | null;
+  version: number;
+  scheduled_at: Date;
+  started_at: Date;
+  outcome: string;
+  note: string;
+  run_id: string | null;
+  /** The process that claimed it (its lease owner name). */
+  claimed_by: string;
+  created_at: Timestamp;
+}
+
+/** A run that amends a workflow in words: its approval saves a version of the workflow instead of running. */
+export interface WorkflowAmendmentsTable {
+  run_id: string;
+  workflow_id: string;
+  /** The version it amends: the new one is added only right after it. */
+  version: number;
+  created_at: Timestamp;
+}
+
+/** One delegation: a task handed to an Assistant as a child run, with its depth, its round and its messages. */
+export interface DelegationsTable {
+  id: string;
+  parent_run_id: string | null;
+  /** The child run's id, made before the run is created (no foreign key). */
+  child_run_id: string;
+  conversation_channel: string;
+  conversation_key: string;
+  assistant: string;
+  requester_id: string;
+  requester_name: string | null;
+  requester_channel: string;
+  depth: number;
+  /** The chain's depth limit, inherited by children. */
+  depth_limit: number;
+  /** Unique per (conversation, assistant). */
+  round: number;
+  task: string;
+  reply: Nullable<string>;
+  messages: Generated<number>;
+  /** Operation id of the last counted message. */
+  message_op: Nullable<string>;
+  created_at: Timestamp;
+  ended_at: Nullable<Date>;
+}
+
+/** Child runs a person has going now (the concurrency brake's counter). */
+export interface DelegationQuotasTable {
+  id: BigId;
+  channel: string;
+  user_id: string;
+  active: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** Rounds between a conversation and one Assistant (the rounds brake's counter, never lowered). */
+export interface DelegationRoundsTable {
+  id: BigId;
+  conversation_channel: string;
+  conversation_key: string;
+  assistant: string;
+  rounds: number;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** One refusal by a brake; `op` is the refused attempt's operation id (unique). */
+export interface BrakeTripsTable {
+  id: BigId;
+  brake: string;
+  subject: string;
+  cap: number;
+  count: number;
+  op: string;
+  created_at: Timestamp;
+}
+
+/** An Assistant (migration 0012). */
+export interface AssistantsTable {
+  id: BigId;
+  name: string;
+  purpose: string;
+  instructions: string;
+  models: ColumnType<Record<string, string>, string, string>;
+  default_grant: string;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+}
+
+/** One grant of an Assistant: a tool (`server.tool`) or a server, allow or deny. */
+export interface AssistantGrantsTable {
+  id: BigId;
+  assistant_id: ColumnType<number | string, number | string, never>;
+  scope: string;
+  target: string;
+  effect: string;
+  created_at: Timestamp;
+}
+
+/** One audited change to an Assistant, kept by name. */
+export interface AssistantChangesTable {
+  id: BigId;
+  assistant: string;
+  action: string;
+  changed_by: string;
+  changed_by_name: string | null;
+  before: NullableJsonb<Json>;
+  after: NullableJsonb<Json>;
+  created_at: Timestamp;
+}
+
 /** The whole database as Kysely sees it. */
 export interface DatabaseSchema {
   runs: RunsTable;
@@ -183,4 +360,16 @@ export interface DatabaseSchema {
   inbound_events: InboundEventsTable;
   token_operations: TokenOperationsTable;
   run_commands: RunCommandsTable;
+  workflows: WorkflowsTable;
+  workflow_versions: WorkflowVersionsTable;
+  workflow_schedules: WorkflowSchedulesTable;
+  workflow_fires: WorkflowFiresTable;
+  workflow_amendments: WorkflowAmendmentsTable;
+  delegations: DelegationsTable;
+  delegation_quotas: DelegationQuotasTable;
+  delegation_rounds: DelegationRoundsTable;
+  brake_trips: BrakeTripsTable;
+  assistants: AssistantsTable;
+  assistant_grants: AssistantGrantsTable;
+  assistant_changes: AssistantChangesTable;
 }

@@ -3,7 +3,7 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import { renderConsole } from '../../src/bot/console-render.ts';
-import type { InboundDecision, InboundHandler } from '../../src/engine/channel.ts';
+import type { InboundDecision, InboundHandler, WorkflowRequest } from '../../src/engine/channel.ts';
 import type { OutboundMessage } from '../../src/engine/messages.ts';
 import type { Conversation } from '../../src/engine/ports.ts';
 import type { DecisionAction } from '../../src/engine/types.ts';
@@ -133,6 +133,7 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
             throw new Error(thrown);
           },
           decision: async () => channel.send(conversation, { kind: 'notice', level: 'error', text: thrown }),
+          claimDelivery: async () => true,
           canDecide: async () => true,
           history: async () => channel.send(conversation, { kind: 'answer', text: thrown }),
           setReviewPreference: async () => {},
@@ -140,9 +141,19 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           recentRuns: async () => [],
           editablePlan: async () => null,
           checkEdit: async () => null,
+          workflowCommand: async () => thrown,
+          assistantCommand: async () => thrown,
         };
         await channel.start(handler);
-        for (const line of [typed, `edit ${typed}`, `amend ${typed}`, `break ${typed}`, 'history', 'approve'])
+        for (const line of [
+          typed,
+          `edit ${typed}`,
+          `amend ${typed}`,
+          `break ${typed}`,
+          `save ${typed}`,
+          'history',
+          'approve',
+        ])
           input.write(`${line}\n`);
         await new Promise((resolve) => setImmediate(resolve));
         await channel.settled();
@@ -184,11 +195,14 @@ describe('console channel: no line waits for a model', () => {
       recentRuns: async () => [],
       editablePlan: async () => null,
       checkEdit: async () => null,
+      workflowCommand: async () => '',
+      assistantCommand: async () => '',
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);
       },
       canDecide: async () => true,
+      claimDelivery: async () => true,
       history: async () => {},
       setReviewPreference: async () => {},
     };
@@ -239,5 +253,102 @@ describe('console channel: no line waits for a model', () => {
     input.write('pause\nstop\n');
     await waitUntil('stop despite the stuck pause', () => seen.length === 4);
     expect(seen.slice(2)).toEqual(['decision pause', 'decision stop']);
+  });
+});
+
+describe('console channel: workflow commands', () => {
+  /** A handler that records what reaches the engine and answers workflow commands with `answer`. */
+  function recordingEngine(answer: (text: string) => Promise<string>) {
+    const seen: string[] = [];
+    const requests: WorkflowRequest[] = [];
+    const handler: InboundHandler = {
+      message: async (m) => {
+        seen.push(`message ${m.text}`);
+        m.accepted?.();
+      },
+      decision: async (d) => void seen.push(`decision ${d.action}`),
+      claimDelivery: async () => true,
+      canDecide: async () => true,
+      history: async () => {},
+      setReviewPreference: async (_actor, preference) => void seen.push(`review ${preference}`),
+      activeRuns: async () => [],
+      recentRuns: async () => [],
+      editablePlan: async () => null,
+      checkEdit: async () => null,
+      workflowCommand: (request) => {
+        requests.push(request);
+        seen.push(`workflow ${request.text}`);
+        return answer(request.text);
+      },
+      assistantCommand: async (request) => {
+        seen.push(`assistant ${request.text}`);
+        return 'assistant answer';
+      },
+    };
+    return { handler, seen, requests };
+  }
+
+  it('a line starting with a workflow word goes to the engine as a workflow command, and its answer is printed', async () => {
+    const { channel, input, printed } = consoleOnBuffer();
+    const { handler, seen, requests } = recordingEngine(async (text) => `answer to ${text}`);
+    await channel.start(handler);
+    const lines = [
+      'save digest',
+      'Schedule digest "0 9 * * MON" Europe/Berlin',
+      'workflows',
+      'workflow digest run',
+      'fork digest digest-2',
+    ];
+    input.write(`${lines.join('\n')}\n`);
+    await waitUntil('five answers', () => requests.length === 5);
+    await channel.settled();
+    expect(seen).toEqual(lines.map((l) => `workflow ${l}`));
+    expect(requests[0]).toEqual({
+      actor: { id: 'ada', name: 'ada', channel: 'console' },
+      conversation,
+      text: 'save digest',
+    });
+    for (const line of lines) expect(printed()).toContain(`\nanswer to ${line}\n`);
+    await channel.stop();
+  });
+
+  it('other commands keep their meaning, and words that only begin like a workflow word are requests', async () => {
+    const { channel, input } = consoleOnBuffer();
+    const { handler, seen } = recordingEngine(async () => 'no');
+    await channel.start(handler);
+    input.write('review all\nsavefile notes\nnew save the logs\nschedules please\n');
+    await waitUntil('four lines handled', () => seen.length === 4);
+    expect(seen).toEqual(['review all', 'message savefile notes', 'message save the logs', 'message schedules please']);
+    await channel.stop();
+  });
+
+  it('the answer is made inert like any text, and help lists the workflow commands', async () => {
+    const { channel, input, printed } = consoleOnBuffer();
+    const { handler } = recordingEngine(async () => 'Saved \x1b]0;pwned\x07 digest\u202e.');
+    await channel.start(handler);
+    input.write('save digest\nhelp\n');
+    await waitUntil('help printed', () => printed().includes('Workflows'));
+    await channel.settled();
+    expect(rawControls(printed())).toEqual([]);
+    expect(printed()).toContain('Saved \\x1b]0;pwned\\x07 digest\\u202e.');
+    for (const form of ['save <name>', 'workflows', 'workflow <name>', 'fork <name> <new name>', 'schedule <name>'])
+      expect(printed()).toContain(`  ${form}`);
+    await channel.stop();
+  });
+
+  it('"workflow <name> amend …" asks the planner: the lines after it do not wait for its answer', async () => {
+    const { channel, input, printed } = consoleOnBuffer();
+    let answer = (_: string) => {};
+    const { handler, seen } = recordingEngine((text) =>
+      text.includes('amend') ? new Promise((resolve) => (answer = resolve)) : Promise.resolve(`ok ${text}`),
+    );
+    await channel.start(handler);
+    input.write('workflow digest amend also send it to ops\nworkflows\n');
+    await waitUntil('the list answered', () => printed().includes('ok workflows'));
+    expect(seen).toEqual(['workflow workflow digest amend also send it to ops', 'workflow workflows']);
+    answer('Version 2 of digest is ready.');
+    await channel.settled();
+    expect(printed()).toContain('Version 2 of digest is ready.');
+    await channel.stop();
   });
 });

@@ -30,6 +30,8 @@ it('a model that refuses the key at start: Steward warns on the terminal and in 
   const env = {
     DATABASE_URL: testDatabaseUrlFor(db.name),
     OPENAI_BASE_URL: llm.baseURL,
+    // Quick answers off: these scripts have no butler turn (test/e2e/quick-answers.test.ts turns them on).
+    STEWARD_QUICK_ANSWERS: 'off',
     OPENAI_API_KEY: 'sk-probe-key-0123456789',
     STEWARD_MODEL: 'm',
     DATA_DIR: dir,
@@ -38,7 +40,7 @@ it('a model that refuses the key at start: Steward warns on the terminal and in 
   app = await startApp({ env, input: new PassThrough(), output });
   const host = new URL(llm.baseURL).host;
   expect(printed).toContain(
-    `! The model for planner, classifier, synthesizer, llm_step (openai:m) did not answer a check at start: The OpenAI-compatible server at ${host} refused the API key (HTTP 401). Steward starts anyway; requests fail until the model answers.`,
+    `! The model for planner, classifier, synthesizer, llm_step, butler (openai:m) did not answer a check at start: The OpenAI-compatible server at ${host} refused the API key (HTTP 401). Steward starts anyway; requests fail until the model answers.`,
   );
   expect(printed).toContain('Steward is ready.');
   expect(llm.modelListRequests()).toBe(1);

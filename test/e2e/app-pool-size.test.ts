@@ -28,6 +28,8 @@ it('Steward holds no more PostgreSQL connections than STEWARD_DB_POOL_SIZE, howe
     DATABASE_URL: testDatabaseUrlFor(db.name),
     STEWARD_DB_POOL_SIZE: '2',
     OPENAI_BASE_URL: llm.baseURL,
+    // Quick answers off: these scripts have no butler turn (test/e2e/quick-answers.test.ts turns them on).
+    STEWARD_QUICK_ANSWERS: 'off',
     STEWARD_MODEL: 'm',
     DATA_DIR: dir,
     MCP_CONFIG: join(dir, 'missing-mcp.json'),

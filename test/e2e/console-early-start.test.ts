@@ -1,32 +1,16 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { ReviewPreference } from '../../src/engine/types.ts';
 import { byRole, type FakeReply } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import {
-  createAuditServer,
-  createSteward,
-  onlyRun,
-  recordingTools,
-  startHarness,
-  type AuditServer,
-  type Harness,
-} from './harness.ts';
+import { nextSteward, onlyRun, type Harness, useAuditHarness } from './harness.ts';
 
 // Steps that start while the planner's answer still streams (SECURITY.md section 12): the console, the real engine on
 // PostgreSQL, the openai SDK streaming from the fake model, and the audit server, which logs each call it receives.
+const t = useAuditHarness();
 let h: Harness | undefined;
-let audit: AuditServer;
-beforeEach(() => {
-  audit = createAuditServer();
-});
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  audit.remove();
-});
 
 const actor = { id: 'ada', channel: 'console' };
-const called = (name: string) => audit.entries().filter((e) => e.type === 'call' && e.name === `${name}`);
+const called = (name: string) => t.audit.entries().filter((e) => e.type === 'call' && e.name === `${name}`);
 const lookup = (answer: string, id?: string) => ({ ...(id && { id }), tool: 'audit.lookup', args: { answer } });
 
 /**
@@ -51,9 +35,9 @@ function heldPlan(
 }
 
 async function start(preference: ReviewPreference, planner: FakeReply, synthesizer = ['Done.']): Promise<Harness> {
-  const harness = await startHarness({
+  const harness = await t.start({
     db: 'postgres',
-    servers: [audit.config()],
+    servers: [t.audit.config()],
     script: byRole({ planner: [planner], synthesizer }),
   });
   await harness.steward.setReviewPreference(actor, preference);
@@ -207,7 +191,7 @@ describe('stopping a plan being written after steps started early (console, post
     expect(out).toMatch(/Stopped by .* while it was being planned: the read-only steps that had started \(s1\)/);
     expect(out).not.toContain('Nothing was run');
     expect(
-      audit
+      t.audit
         .entries()
         .filter((e) => e.type === 'cancelled')
         .map((e) => e.name),
@@ -236,18 +220,16 @@ describe('a restart while the plan was being written after steps started early (
     // This process stops as at a deploy (the run stays in planning), and the next one takes the run over.
     await h.steward.shutdown();
     release();
-    const said: string[] = [];
-    const next = createSteward({
-      llm: h.llm,
-      tools: recordingTools(h.host, h.calls),
-      store: h.store,
-      notifier: { send: (_c, m) => Promise.resolve(void said.push(JSON.stringify(m))) },
-      log: () => undefined,
-    });
+    const { steward: next, said } = nextSteward(h);
     await next.recover();
+    // The stopped process's last write (settling the abandoned planner call's tokens) may still hold the run's row
+    // when the first pass looks, and a claim skips a locked row: the next pass, a few seconds on, takes it then.
+    await waitUntil(
+      'the run to be taken over and failed',
+      async () => (await h!.store.getRun(run.id))?.status === 'failed',
+    );
     await next.shutdown();
 
-    expect((await h.store.getRun(run.id))?.status).toBe('failed');
     const [attempt] = await h.store.listStepAttempts(run.id);
     expect(attempt).toMatchObject({ stepId: 's1', status: 'failed', error: { code: 'interrupted' } });
     expect(said.join('\n')).toContain(

@@ -60,6 +60,8 @@ describe('hostile output through the real entry point (console, PostgreSQL)', ()
         DATA_DIR: join(dir, 'data'),
         MCP_CONFIG: join(dir, 'mcp.json'),
         OPENAI_BASE_URL: llm.baseURL,
+        // Quick answers off: these scripts have no butler turn (test/e2e/quick-answers.test.ts turns them on).
+        STEWARD_QUICK_ANSWERS: 'off',
         OPENAI_API_KEY: 'sk-hostile-test',
       },
     });

@@ -3,11 +3,13 @@
  * PostgreSQL or PGlite, real MCP servers from npm, and the real openai SDK talking to the fake LLM server.
  * A recording wrapper around the MCP host keeps the exact tool calls Steward sent.
  */
+import { afterEach, beforeEach } from 'vitest';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
+import type { WorkflowRequest } from '../../src/engine/channel.ts';
 import type { Step } from '../../src/engine/plan/plan-schema.ts';
 import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/ports.ts';
 import { Steward, type StewardDeps, type StewardSettings } from '../../src/engine/flows/steward.ts';
@@ -17,6 +19,9 @@ import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
+import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
+import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { auditStdioConfig, mcpConfig, type ServerOptions } from '../helpers/mcp-servers.ts';
@@ -63,7 +68,9 @@ const DEFAULT_SETTINGS: StewardSettings = {
  * openai SDK (with the canary key), a real clock and ids, and the default settings with `settings` over them.
  */
 export function createSteward(
-  o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log' | 'signals'> & {
+  o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log' | 'signals' | 'workflows' | 'calendar' | 'assistants'> & {
+    /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
+    clock?: () => Date;
     llm: FakeLlm;
     settings?: Partial<StewardSettings>;
     /** Per model call (default 10 s). */
@@ -89,11 +96,14 @@ export function createSteward(
     tools: o.tools,
     store: o.store,
     notifier: o.notifier,
-    clock: () => new Date(),
+    clock: o.clock ?? (() => new Date()),
     newId: () => crypto.randomUUID(),
     log: o.log,
     settings: { ...DEFAULT_SETTINGS, ...o.settings },
     signals: o.signals,
+    workflows: o.workflows,
+    calendar: o.calendar,
+    assistants: o.assistants,
   });
 }
 
@@ -107,6 +117,7 @@ export async function startHarness(options: {
   script: FakeLlmScript;
   settings?: Partial<StewardSettings>;
   llmTimeoutMs?: number;
+  clock?: () => Date;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
@@ -134,6 +145,10 @@ export async function startHarness(options: {
     settings: options.settings,
     signals: db.signals,
     llmTimeoutMs: options.llmTimeoutMs,
+    workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
+    calendar: new CronerCalendar(),
+    clock: options.clock,
+    assistants: new PgAssistantStore(db.db),
   });
   await channel.start(steward);
 
@@ -184,8 +199,63 @@ export async function startHarness(options: {
   };
 }
 
+/**
+ * The process that takes over after this one stopped (as at a deploy): a second Steward on the same store, tools and
+ * model, with every message it sends people kept in `said` (as JSON).
+ */
+export function nextSteward(h: Harness, settings?: Partial<StewardSettings>): { steward: Steward; said: string[] } {
+  const said: string[] = [];
+  const steward = createSteward({
+    llm: h.llm,
+    tools: recordingTools(h.host, h.calls),
+    store: h.store,
+    notifier: { send: (_c, m) => Promise.resolve(void said.push(JSON.stringify(m))) },
+    log: () => undefined,
+    settings,
+  });
+  return { steward, said };
+}
+
+/** The workflow requests this Steward receives from now on, each still answered by it (channels' routing tests). */
+export function recordWorkflowRequests(steward: Steward): WorkflowRequest[] {
+  const seen: WorkflowRequest[] = [];
+  const answer = steward.workflowCommand.bind(steward);
+  steward.workflowCommand = (request) => (seen.push(request), answer(request));
+  return seen;
+}
+
+/**
+ * For a test file on the audit server: a fresh audit server for each test, and the harness a test starts through
+ * `start` closed after it (with the invariant checks), then the server's log removed.
+ */
+export function useAuditHarness(): { readonly audit: AuditServer; start: typeof startHarness } {
+  let audit: AuditServer | undefined;
+  let started: Harness | undefined;
+  beforeEach(() => {
+    audit = createAuditServer();
+  });
+  afterEach(async () => {
+    try {
+      await started?.close();
+    } finally {
+      started = undefined;
+      audit?.remove();
+    }
+  });
+  return {
+    get audit(): AuditServer {
+      if (!audit) throw new Error('the audit server exists only while a test runs');
+      return audit;
+    },
+    async start(options) {
+      started = await startHarness(options);
+      return started;
+    },
+  };
+}
+
 /** The PostgreSQL database at `url`, opened and migrated; `close` closes its pool and drops nothing. */
-async function databaseAt(url: string): Promise<TestDatabase> {
+export async function databaseAt(url: string): Promise<TestDatabase> {
   const store = await openDatabase({ databaseUrl: url, dataDir: tmpdir() });
   return { ...store, name: new URL(url).pathname.slice(1) };
 }
@@ -250,7 +320,7 @@ export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner
  * The control-flow invariant, checked after every end-to-end test: each MCP call Steward sent is a step of
  * an approved plan revision, sent with exactly the arguments recorded for that step's attempt. A step that started
  * while the plan was being written (before any approval) counts only when its tool is read-only and closed-world by
- * its annotations (SECURITY.md section 12).
+ * its annotations (SECURITY.md section 12), and so does a quick answer's call.
  */
 async function unapprovedCalls(
   store: PgRunStore,
@@ -273,9 +343,12 @@ async function unapprovedCalls(
       .filter((s) => s.kind === 'tool' && early(s.tool));
     for (const a of await store.listStepAttempts(id)) {
       const approved = run.approvedRisk === null ? undefined : revisions.get(a.revision);
+      // A quick answer's calls (revisions below 0, SECURITY.md section 16) count only for read-only closed-world tools.
+      const quick = a.revision < 0 ? revisions.get(a.revision)?.steps.find((s) => s.id === a.stepId) : undefined;
       const step =
         approved?.steps.find((s) => s.id === a.stepId) ??
-        (a.revision === 0 ? startedEarly.find((s) => s.id === a.stepId) : undefined);
+        (a.revision === 0 ? startedEarly.find((s) => s.id === a.stepId) : undefined) ??
+        (quick?.kind === 'tool' && early(quick.tool) ? quick : undefined);
       if (step?.kind !== 'tool' || a.args === null) continue;
       const key = JSON.stringify([step.tool, canonical(a.args)]);
       sent.set(key, (sent.get(key) ?? 0) + 1);

@@ -37,6 +37,8 @@ describe.skipIf(privatePostgresMissing !== undefined)('health endpoints', () => 
       DATABASE_URL: server.url,
       STEWARD_HEALTH_PORT: '0',
       OPENAI_BASE_URL: llm.baseURL,
+      // Quick answers off: these scripts have no butler turn (test/e2e/quick-answers.test.ts turns them on).
+      STEWARD_QUICK_ANSWERS: 'off',
       STEWARD_MODEL: 'm',
       DATA_DIR: dir,
       MCP_CONFIG: join(dir, 'mcp.json'),
@@ -108,6 +110,8 @@ describe.skipIf(privatePostgresMissing !== undefined)('health endpoints', () => 
       DATABASE_URL: server.url,
       STEWARD_HEALTH_PORT: String(taken),
       OPENAI_BASE_URL: llm.baseURL,
+      // Quick answers off: these scripts have no butler turn (test/e2e/quick-answers.test.ts turns them on).
+      STEWARD_QUICK_ANSWERS: 'off',
       STEWARD_MODEL: 'm',
       DATA_DIR: dir,
       MCP_CONFIG: join(dir, 'missing-mcp.json'),

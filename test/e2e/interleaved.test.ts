@@ -1,18 +1,10 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { createAuditServer, planReply, startHarness, type AuditServer, type Harness } from './harness.ts';
+import { planReply, type Harness, useAuditHarness } from './harness.ts';
 
+const t = useAuditHarness();
 let h: Harness | undefined;
-let audit: AuditServer;
-beforeEach(() => {
-  audit = createAuditServer();
-});
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  audit.remove();
-});
 
 const sleep = (id: string, ms: number, dependsOn: string[] = []) => ({
   id,
@@ -29,9 +21,9 @@ const note = (id: string, text: string, dependsOn: string[] = []) => ({
 
 describe('interleaved runs and cancellation, seen from the MCP server (postgres)', () => {
   it('stop cancels the call in flight: the server receives the cancellation; nothing starts after it', async () => {
-    h = await startHarness({
+    h = await t.start({
       db: 'postgres',
-      servers: [audit.config()],
+      servers: [t.audit.config()],
       script: byRole({
         planner: [planReply([sleep('long', 20_000), note('after', 'never', ['long'])])],
         synthesizer: ['stopped'],
@@ -42,13 +34,15 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.type('approve');
     await h.waitFor(/▶ long running/);
     // The card says running once the call's intent is stored; the call itself may still be on its way.
-    await waitUntil('the server to receive the call', () => audit.entries().some((e) => e.type === 'call'));
+    await waitUntil('the server to receive the call', () => t.audit.entries().some((e) => e.type === 'call'));
     await h.type('stop');
     await h.waitFor(/=== Report \(stopped\) ===/);
     await h.steward.idle();
     // The run is over; the server writes the cancellation when it gets it, in its own process.
-    await waitUntil('the server to record the cancellation', () => audit.entries().some((e) => e.type === 'cancelled'));
-    expect(audit.entries().map((e) => [e.type, e.name])).toEqual([
+    await waitUntil('the server to record the cancellation', () =>
+      t.audit.entries().some((e) => e.type === 'cancelled'),
+    );
+    expect(t.audit.entries().map((e) => [e.type, e.name])).toEqual([
       ['call', 'sleep'],
       ['cancelled', 'sleep'],
     ]);
@@ -62,9 +56,9 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     };
     const amendedB = planReply([sleep('b1', 300), note('b2', 'B2-amended', ['b1'])]);
     let bAmended = false;
-    h = await startHarness({
+    h = await t.start({
       db: 'postgres',
-      servers: [audit.config()],
+      servers: [t.audit.config()],
       settings: { approvers: [] },
       script: byRole({
         planner: (req) => {
@@ -106,7 +100,7 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
     await h.steward.decision({ runId: ids.C!, revision: 0, action: 'resume', actor });
     await h.steward.idle();
     for (const k of ['A', 'B', 'C']) expect((await h.store.getRun(ids[k]!))!.status).toBe('completed');
-    const notes = audit
+    const notes = t.audit
       .entries()
       .filter((e) => e.name === 'note')
       .map((e) => e.args!.text)
@@ -120,9 +114,9 @@ describe('interleaved runs and cancellation, seen from the MCP server (postgres)
 
 describe('token budgets (postgres)', () => {
   it('a person past their daily budget gets a clear message and no planner call', async () => {
-    h = await startHarness({
+    h = await t.start({
       db: 'postgres',
-      servers: [audit.config()],
+      servers: [t.audit.config()],
       settings: { budgets: { perRun: 1_000_000, perUserPerDay: 10 } },
       script: byRole({}),
     });
@@ -133,9 +127,9 @@ describe('token budgets (postgres)', () => {
 
   it('a run that reaches its budget keeps every result: the report is then written by code', async () => {
     const budgets = { perRun: 1_000_000, perUserPerDay: 1_000_000 };
-    h = await startHarness({
+    h = await t.start({
       db: 'postgres',
-      servers: [audit.config()],
+      servers: [t.audit.config()],
       settings: { budgets },
       script: byRole({ planner: [planReply([note('n', 'kept')])] }),
     });

@@ -3,20 +3,12 @@
  * and PostgreSQL: every call carries its output cap, the budgets are billed at most one cap past what they hold,
  * and the person is told the plan is too large (not that a budget ran out).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { tokens, type FakeLlmScript, type RecordedRequest } from '../fakes/fake-llm-server.ts';
-import { createAuditServer, startHarness, type AuditServer, type Harness } from './harness.ts';
+import { type Harness, useAuditHarness } from './harness.ts';
 
+const t = useAuditHarness();
 let h: Harness | undefined;
-let audit: AuditServer;
-beforeEach(() => {
-  audit = createAuditServer();
-});
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  audit.remove();
-});
 
 /** Five megabytes of plan that never ends. */
 const FIVE_MB = `{"summary": "${'a'.repeat(5 * 1024 * 1024)}`;
@@ -41,7 +33,7 @@ async function billed(harness: Harness): Promise<{ run: number; person: number; 
 describe('a planner that answers with 5 MB (postgres)', () => {
   it('is cut at the planner cap of 16,000 tokens, billed within the run budget, and refused for its size', async () => {
     const budgets = { perRun: 200_000, perUserPerDay: 2_000_000 };
-    h = await startHarness({ db: 'postgres', servers: [audit.config()], settings: { budgets }, script: honoursItsCap });
+    h = await t.start({ db: 'postgres', servers: [t.audit.config()], settings: { budgets }, script: honoursItsCap });
     await h.type('note something');
     const shown = await h.waitFor(/✖ I could not make a valid plan: [^\n]*/);
 
@@ -61,7 +53,7 @@ describe('a planner that answers with 5 MB (postgres)', () => {
 
   it('near the end of a run budget gets a cap lowered to what is left, stays within it, and is told the budget cut it', async () => {
     const budgets = { perRun: 6_000, perUserPerDay: 2_000_000 };
-    h = await startHarness({ db: 'postgres', servers: [audit.config()], settings: { budgets }, script: honoursItsCap });
+    h = await t.start({ db: 'postgres', servers: [t.audit.config()], settings: { budgets }, script: honoursItsCap });
     await h.type('note something');
     // The budget stopped the answer: no plan was judged, so the sentence does not call it an invalid one.
     const shown = await h.waitFor(/✖ I could not plan this request: [^\n]*/);
@@ -80,7 +72,7 @@ describe('a planner that answers with 5 MB (postgres)', () => {
 
   it('from a server that ignores the cap is still refused for its size after one call, and billed what it reports', async () => {
     const budgets = { perRun: 200_000, perUserPerDay: 2_000_000 };
-    h = await startHarness({ db: 'postgres', servers: [audit.config()], settings: { budgets }, script: () => FIVE_MB });
+    h = await t.start({ db: 'postgres', servers: [t.audit.config()], settings: { budgets }, script: () => FIVE_MB });
     await h.type('note something');
     const shown = await h.waitFor(/✖ I could not make a valid plan: [^\n]*/);
 

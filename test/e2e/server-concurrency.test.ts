@@ -1,28 +1,20 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { DEFAULT_MAX_PARALLEL } from '../../src/config.ts';
 import type { StoredStepAttempt } from '../../src/engine/ports.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { createAuditServer, planReply, startHarness, type AuditServer, type Harness } from './harness.ts';
+import { planReply, type Harness, useAuditHarness } from './harness.ts';
 
 // Runs through the real engine and store against the audit fixture, which logs every call it really receives with
 // the number of calls it had in flight as that one arrived.
+const t = useAuditHarness();
 let h: Harness | undefined;
-let audit: AuditServer;
-beforeEach(() => {
-  audit = createAuditServer();
-});
-afterEach(async () => {
-  await h?.close();
-  h = undefined;
-  audit.remove();
-});
 
 const actor = { id: 'ada', channel: 'test' };
 const conv = (k: string) => ({ channel: 'test', key: `thread-${k}` });
 const fanOut = (prefix: string, n: number, ms: number) =>
   Array.from({ length: n }, (_, i) => ({ id: `${prefix}${i + 1}`, tool: 'audit.sleep', args: { ms: ms + i } }));
-const calls = () => audit.entries().filter((e) => e.type === 'call');
+const calls = () => t.audit.entries().filter((e) => e.type === 'call');
 const maxInFlight = () => Math.max(0, ...calls().map((e) => e.inFlight ?? 0));
 
 /** Starts one run per key (its plan chosen by the key in the request) and approves each; returns run ids by key. */
@@ -57,9 +49,9 @@ const planFor = (plans: Record<string, unknown[]>) =>
 
 describe('parallel steps and server limits, seen from the MCP server (postgres)', () => {
   it('the default maxParallel sends all 8 calls of an 8-way fan-out to the server at once', async () => {
-    h = await startHarness({
+    h = await t.start({
       db: 'postgres',
-      servers: [audit.config()],
+      servers: [t.audit.config()],
       settings: { maxParallel: DEFAULT_MAX_PARALLEL },
       script: planFor({ A: fanOut('s', 8, 400) }),
     });
@@ -71,9 +63,9 @@ describe('parallel steps and server limits, seen from the MCP server (postgres)'
   });
 
   it('two runs on a server with maxConcurrency 2: it never has more than 2 calls, each run starts only 2, all succeed', async () => {
-    h = await startHarness({
+    h = await t.start({
       db: 'postgres',
-      servers: [audit.config({ overrides: { maxConcurrency: 2 } })],
+      servers: [t.audit.config({ overrides: { maxConcurrency: 2 } })],
       settings: { maxParallel: DEFAULT_MAX_PARALLEL },
       script: planFor({ A: fanOut('a', 4, 150), B: fanOut('b', 4, 250) }),
     });
@@ -93,9 +85,9 @@ describe('parallel steps and server limits, seen from the MCP server (postgres)'
   });
 
   it('stop on a run whose call waits for a slot ends it at once, and the call never reaches the server', async () => {
-    h = await startHarness({
+    h = await t.start({
       db: 'postgres',
-      servers: [audit.config({ overrides: { maxConcurrency: 1 } })],
+      servers: [t.audit.config({ overrides: { maxConcurrency: 1 } })],
       script: planFor({ A: fanOut('a', 1, 20_000), B: fanOut('b', 1, 100) }),
     });
     // A first, so it holds the one slot: approvals are quick, and B's call could otherwise reach the host first.

@@ -29,6 +29,8 @@ it('the composition root serves Slack in HTTP mode: a signed mention gets a plan
   out.on('data', (c: Buffer) => (printed += c.toString()));
   const env = {
     OPENAI_BASE_URL: llm.baseURL,
+    // Quick answers off: these scripts have no butler turn (test/e2e/quick-answers.test.ts turns them on).
+    STEWARD_QUICK_ANSWERS: 'off',
     STEWARD_MODEL: 'm',
     DATA_DIR: dir,
     MCP_CONFIG: join(dir, 'mcp.json'),
@@ -40,7 +42,7 @@ it('the composition root serves Slack in HTTP mode: a signed mention gets a plan
   const app = await startApp({ env, input: new PassThrough(), output: out });
   try {
     expect(printed).toMatch(/Slack: listening on port \d+ at \/slack\/events\./);
-    const port = (app.channel as { port?: number }).port;
+    const port = app.platforms.slack?.port;
     const mention = createMention({ text: 'say hi' }, slack.botUserId);
     const res = await sendSigned(
       `http://127.0.0.1:${port}/slack/events`,

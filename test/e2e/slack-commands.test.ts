@@ -2,9 +2,10 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
-import { planReply } from './harness.ts';
+import { planReply, recordWorkflowRequests } from './harness.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { slashCommandBody } from './slack-requests.ts';
+import { cardsOf } from '../helpers/slack-delivery.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
@@ -104,6 +105,64 @@ describe('the /steward slash command, end to end on postgres', () => {
     expect(runs.responses[0]!.text).toContain('*Your last 10 runs*');
     expect(runs.responses[0]!.text).toContain(`✅ *finished* · <${link}|Say hi>`);
     expect((await h.store.getRun(runId))!.status).toBe('completed');
+  });
+
+  it('save, schedule, workflows, workflow and fork: a finished run becomes a workflow, answered only to the asker', async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [echo('hi')], synthesizer: 'Said hi.' }),
+    });
+    const help = await command(h, 'help');
+    for (const form of ['save <name>', 'workflows', 'workflow <name>', 'fork <name> <new name>', 'schedule <name>'])
+      expect(help.ack).toContain(`/steward ${form}`);
+    const thread = await h.mention('say hi');
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Said hi.')));
+    await h.steward.idle();
+
+    const asked = recordWorkflowRequests(h.steward);
+    const posted = () => h!.slack.calls.filter((c) => c.method === 'chat.postMessage').length;
+    const before = posted();
+    const said = async (text: string) => {
+      const r = await command(h!, text, { channel: 'C0OPS' });
+      expect(r.status).toBe(200);
+      expect(r.ackMs).toBeLessThan(3_000);
+      expect(r.ack).toBe('');
+      expect(r.responses).toEqual([expect.objectContaining({ response_type: 'ephemeral' })]);
+      return String(r.responses[0]!.text);
+    };
+    expect(await said('save digest')).toMatch(/^Saved workflow "digest" \(version 1\) from run /);
+    expect(await said('SCHEDULE digest “0 9 * * MON” Europe/Berlin')).toMatch(
+      /^Scheduled digest: `0 9 \* \* MON` in Europe\/Berlin .*Next: Mon \d{4}-\d{2}-\d{2} 09:00, Mon/,
+    );
+    expect(await said('workflows')).toContain('digest, version 1');
+    expect(await said('fork digest digest-2')).toMatch(/^Forked "digest" \(version 1\) as "digest-2"/);
+    // The words as typed, from the person, about the channel the command was used in (Slack does not say the thread).
+    expect(asked.map((r) => [r.actor.id, r.conversation.key, r.text])).toEqual([
+      ['U0ADA', 'C0OPS', 'save digest'],
+      ['U0ADA', 'C0OPS', 'SCHEDULE digest “0 9 * * MON” Europe/Berlin'],
+      ['U0ADA', 'C0OPS', 'workflows'],
+      ['U0ADA', 'C0OPS', 'fork digest digest-2'],
+    ]);
+    // Someone else neither sees nor runs it: a plan may carry what its channel said.
+    const bob = async (text: string) => String((await command(h!, text, { user: 'U0BOB' })).responses[0]?.text);
+    expect(await bob('workflows')).toMatch(/^No workflows yet\./);
+    for (const text of ['workflow digest', 'workflow digest run', 'fork digest mine'])
+      expect(await bob(text)).toBe('Only the owner of "digest" or an approver can see, change, run or fork it.');
+    // Nothing was posted where others see it, and no planner call came of it.
+    expect(posted()).toBe(before);
+    expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
+
+    // Run now: the fire's card and report go to the saved run's thread, with no planner call.
+    expect(await said('workflow digest run')).toMatch(/^Running "digest" version 1 now/);
+    await h.waitFor(
+      "the fire's report",
+      () => h!.replies(thread).filter((m) => messageText(m).includes('Said hi.')).length === 2,
+    );
+    expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
+    const cards = cardsOf(h.slack, thread);
+    expect(cards).toHaveLength(2);
+    expect(messageText(cards[1]!)).toContain('Workflow digest v1: run now of');
   });
 
   it('ask in a DM answers in the DM; where Steward cannot post, it says so and starts nothing', async () => {

@@ -69,9 +69,10 @@ describe.each(['postgres', 'pglite'] as const)('slack, end to end on %s', (db) =
     const final = h.card(thread);
     expect(messageText(final)).toContain('✅ Completed');
     expect(messageText(final)).toContain('Step 2/2');
-    // No decision is left to take; only the history / help menu stays.
+    // No decision is left to take; "Save as workflow" (the run completed) and the history / help menu stay.
     const rows = final.blocks.filter((b) => b.type === 'actions');
     expect(rows.flatMap((b) => (b.elements as Array<{ action_id: string }>).map((e) => e.action_id))).toEqual([
+      'steward.save-workflow',
       'steward.more',
     ]);
     expect(calls.every((c) => c.response.ok === true)).toBe(true);

@@ -25,6 +25,9 @@ import {
   sendSigned,
 } from './slack-requests.ts';
 import { CANARY_KEY, checkInvariants, createSteward, onlyRun, recordingTools, type RecordedCall } from './harness.ts';
+import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
+import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
+import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
 
 export interface SlackHarness {
   llm: FakeLlm;
@@ -105,6 +108,10 @@ export async function startSlackHarness(options: {
     log,
     settings: { approvers: ['slack:U0BOSS'], ...options.settings },
     signals: db.signals,
+
+    workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
+    calendar: new CronerCalendar(),
+    assistants: new PgAssistantStore(db.db),
   });
   await channel.start(steward);
   const url = `http://127.0.0.1:${channel.port}/slack/events`;

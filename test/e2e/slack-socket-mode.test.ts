@@ -23,12 +23,15 @@ function recordingHandler() {
     message: async (m) => void messages.push(m),
     decision: async (d) => void decisions.push(d),
     canDecide: async () => true,
+    claimDelivery: async () => true,
     setReviewPreference: async () => undefined,
     history: async () => undefined,
     activeRuns: async () => [],
     recentRuns: async () => [],
     editablePlan: async () => null,
     checkEdit: async () => null,
+    workflowCommand: async () => '',
+    assistantCommand: async () => '',
   };
   return { handler, messages, decisions };
 }

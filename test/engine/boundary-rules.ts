@@ -2,7 +2,8 @@
  * The engine's layering rules, as a checker the boundary test runs over src/engine (and over hostile samples, so
  * the checker itself is tested). Layers, lowest first:
  * - contract: the files at the top of src/engine (types, ports, channel, messages, errors, result, text);
- * - plan: pure rules about plans;  run: the pure dispatcher and run rules;  flows: the async flows and the driver.
+ * - plan: pure rules about plans;  run: the pure dispatcher and run rules;  workflow: pure rules of recurring
+ *   workflows (fires, parameters, commands);  flows: the async flows and the driver.
  */
 import { dirname, join, normalize } from 'node:path';
 
@@ -12,10 +13,10 @@ export interface EngineFile {
   text: string;
 }
 
-const LAYERS = ['contract', 'plan', 'run', 'flows'] as const;
+const LAYERS = ['contract', 'plan', 'run', 'workflow', 'flows'] as const;
 type Layer = (typeof LAYERS)[number];
 const ALLOWED_PACKAGES = new Set(['zod', 'ajv', 'ajv-formats']);
-const PURE: readonly Layer[] = ['contract', 'plan', 'run'];
+const PURE: readonly Layer[] = ['contract', 'plan', 'run', 'workflow'];
 const IMPURE_PATTERNS: [RegExp, string][] = [
   [/\b(setTimeout|setInterval|setImmediate|queueMicrotask)\s*\(/, 'starts a timer'],
   [/\bDate\.now\s*\(|\bnew Date\s*\(|\bperformance\.now\s*\(/, 'reads the clock'],
@@ -26,7 +27,7 @@ const IMPURE_PATTERNS: [RegExp, string][] = [
 
 function layerOf(path: string): Layer {
   const top = path.split('/')[0];
-  return top === 'plan' || top === 'run' || top === 'flows' ? top : 'contract';
+  return top === 'plan' || top === 'run' || top === 'workflow' || top === 'flows' ? top : 'contract';
 }
 
 interface Import {

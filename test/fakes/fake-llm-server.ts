@@ -35,8 +35,10 @@ export interface RecordedRequest {
   system: string;
   /** Text of the last user message. */
   lastUserText: string;
-  /** Whether the body carried a non-empty `tools` (Steward must never send one). */
+  /** Whether the body carried a non-empty `tools` (Steward sends them only with the `butler` role). */
   toolsSent: boolean;
+  /** The names of the tools offered, in order (OpenAI `tools[].function.name`, Anthropic `tools[].name`). */
+  toolNames: string[];
   /** The schema asked for through `response_format` (OpenAI) or `output_config.format` (Anthropic). */
   jsonSchema: Record<string, unknown> | null;
   /** The role from the `[steward:<role>]` marker, if present. */
@@ -110,7 +112,7 @@ export interface FakeLlm {
   close(): Promise<void>;
 }
 
-const ROLES: readonly ModelRole[] = ['planner', 'classifier', 'synthesizer', 'llm_step'];
+const ROLES: readonly ModelRole[] = ['planner', 'classifier', 'synthesizer', 'llm_step', 'butler'];
 const ROUTES: Record<string, FakeApi> = { '/v1/chat/completions': 'openai', '/v1/messages': 'anthropic' };
 
 /** The first line Steward puts in a system prompt for a role. */
@@ -371,6 +373,7 @@ function record(
     system,
     lastUserText: lastUser ? textOf(lastUser['content']) : '',
     toolsSent: Array.isArray(tools) ? tools.length > 0 : tools !== undefined && tools !== null,
+    toolNames: Array.isArray(tools) ? tools.map((t) => String(dig(t, ['function', 'name']) ?? dig(t, ['name']))) : [],
     jsonSchema: schema && typeof schema === 'object' ? (schema as Record<string, unknown>) : null,
     role: undefined,
   };

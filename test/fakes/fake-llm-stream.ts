@@ -37,11 +37,19 @@ interface StreamTarget {
 }
 
 /** Writes a whole streamed answer (or a cut one) to `res`, logging each piece as it goes. */
+/** Usage a stream reports at its end; `cached` and `cacheWrite` as in the fake's `FakeUsage`, reported as each API does. */
+export interface StreamUsage {
+  input: number;
+  output: number;
+  cached?: number;
+  cacheWrite?: number;
+}
+
 export async function writeStream(
   res: ServerResponse,
   target: StreamTarget,
   shape: StreamShape,
-  finish: { usage: { input: number; output: number } | null; stopReason?: string },
+  finish: { usage: StreamUsage | null; stopReason?: string },
   log: WrittenChunk[],
 ): Promise<void> {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', connection: 'keep-alive' });
@@ -73,10 +81,7 @@ interface Frames {
   error(): string;
 }
 
-function openAiFrames(
-  t: StreamTarget,
-  finish: { usage: { input: number; output: number } | null; stopReason?: string },
-): Frames {
+function openAiFrames(t: StreamTarget, finish: { usage: StreamUsage | null; stopReason?: string }): Frames {
   const base = { id: `chatcmpl-fake-${t.index}`, object: 'chat.completion.chunk', created: 0, model: t.model };
   const data = (body: unknown) => `data: ${JSON.stringify(body)}\n\n`;
   const choice = (delta: object, finishReason: string | null) => ({
@@ -92,7 +97,12 @@ function openAiFrames(
       let out = data({ ...base, choices: [choice({}, finish.stopReason ?? 'stop')] });
       const u = finish.usage;
       if (t.includeUsage && u) {
-        const usage = { prompt_tokens: u.input, completion_tokens: u.output, total_tokens: u.input + u.output };
+        const usage = {
+          prompt_tokens: u.input,
+          completion_tokens: u.output,
+          total_tokens: u.input + u.output,
+          ...(u.cached !== undefined && { prompt_tokens_details: { cached_tokens: u.cached, audio_tokens: 0 } }),
+        };
         out += data({ ...base, choices: [], usage });
       }
       return `${out}data: [DONE]\n\n`;
@@ -102,17 +112,14 @@ function openAiFrames(
   };
 }
 
-function anthropicFrames(
-  t: StreamTarget,
-  finish: { usage: { input: number; output: number } | null; stopReason?: string },
-): Frames {
+function anthropicFrames(t: StreamTarget, finish: { usage: StreamUsage | null; stopReason?: string }): Frames {
   const event = (type: string, body: object) => `event: ${type}\ndata: ${JSON.stringify({ type, ...body })}\n\n`;
   const u = finish.usage;
   const startUsage = u && {
-    input_tokens: u.input,
+    input_tokens: u.input - (u.cached ?? 0) - (u.cacheWrite ?? 0),
     output_tokens: 1,
-    cache_creation_input_tokens: null,
-    cache_read_input_tokens: null,
+    cache_creation_input_tokens: u.cacheWrite ?? null,
+    cache_read_input_tokens: u.cached ?? null,
   };
   const message = {
     id: `msg_fake_${t.index}`,

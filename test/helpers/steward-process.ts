@@ -118,6 +118,8 @@ export function createStewardProcess(options: StewardProcessOptions): StewardPro
     MCP_CONFIG: mcpConfig,
     OPENAI_BASE_URL: options.llmBaseUrl,
     OPENAI_API_KEY: `sk-steward-process-${options.name}`,
+    // Off unless a test turns it on: the existing scripts have no butler turn.
+    STEWARD_QUICK_ANSWERS: 'off',
     SLACK_BOT_TOKEN: options.slack.botToken,
     SLACK_SIGNING_SECRET: options.slack.signingSecret,
     SLACK_API_URL: options.slack.apiUrl,

@@ -57,7 +57,7 @@ describe('the model check at start', () => {
     const warnings = await client.probe(2_000);
     const host = new URL(fake.baseURL).host;
     expect(warnings).toEqual([
-      `The model for planner, classifier, synthesizer, llm_step (openai:p) did not answer a check at start: The OpenAI-compatible server at ${host} refused the API key (HTTP 401).`,
+      `The model for planner, classifier, synthesizer, llm_step, butler (openai:p) did not answer a check at start: The OpenAI-compatible server at ${host} refused the API key (HTTP 401).`,
     ]);
     expect(logs).toEqual([`warn ${warnings[0]}`]);
     expect(JSON.stringify([warnings, logs])).not.toContain(KEY);

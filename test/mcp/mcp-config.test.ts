@@ -134,6 +134,10 @@ describe('parseMcpConfig', () => {
       { mcpServers: { 'a.b': { command: 'x' } } },
       'mcp.json: mcpServers["a.b"]: server names may use only letters, digits, "_" and "-"',
     ],
+    [
+      { mcpServers: { steward: { command: 'x' } } },
+      'mcp.json: mcpServers.steward: "steward" is the name of Steward\'s own tools; give this server another name',
+    ],
     [{ mcpServers: { fs: { command: 'x', timeoutMS: 5 } } }, 'mcp.json: mcpServers.fs: unknown key "timeoutMS"'],
     [
       { mcpServers: { fs: { command: 'x', risk: 'huge' } } },

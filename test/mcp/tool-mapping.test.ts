@@ -54,6 +54,40 @@ describe('toToolInfo', () => {
     expect(info.fingerprint).toBe(toToolInfo(serverConfig('gh', { command: 'x' }), tool('list_repos')).fingerprint);
   });
 
+  it('readOnly and openWorld in mcp.json win over the annotations, a tool entry over its server', () => {
+    const s = serverConfig('crm', {
+      command: 'x',
+      readOnly: true,
+      openWorld: false,
+      tools: { export: { openWorld: true }, note: { readOnly: false } },
+    });
+    const hints = (name: string, given: Record<string, boolean> = {}) => toToolInfo(s, tool(name, given)).annotations;
+    // A tool that says nothing takes the server's word; a tool entry wins over the server's.
+    expect(hints('lookup')).toEqual({ readOnlyHint: true, openWorldHint: false });
+    expect(hints('export')).toEqual({ readOnlyHint: true, openWorldHint: true });
+    expect(hints('note')).toEqual({ readOnlyHint: false, openWorldHint: false });
+    // A tool entry's word wins over the tool's own annotations, either way.
+    expect(hints('export', { openWorldHint: false })).toMatchObject({ openWorldHint: true });
+    expect(hints('note', { readOnlyHint: true })).toMatchObject({ readOnlyHint: false });
+  });
+
+  it('a server-wide readOnly or closed world only narrows: a tool that says it writes, destroys or reaches out keeps it', () => {
+    const s = serverConfig('crm', { command: 'x', readOnly: true, openWorld: false });
+    const hints = (given: Record<string, boolean>) => toToolInfo(s, tool('t', given)).annotations;
+    expect(hints({ readOnlyHint: false, openWorldHint: true })).toEqual({ readOnlyHint: false, openWorldHint: true });
+    expect(hints({ destructiveHint: true })).toEqual({ destructiveHint: true, openWorldHint: false });
+    // The other way, a server-wide word that calls tools writing or open-world holds over what they say.
+    const wide = serverConfig('web', { command: 'x', readOnly: false, openWorld: true });
+    expect(toToolInfo(wide, tool('t', { readOnlyHint: true, openWorldHint: false })).annotations).toEqual({
+      readOnlyHint: false,
+      openWorldHint: true,
+    });
+    // The pinned definition keeps what the server said.
+    expect(toToolInfo(s, tool('lookup')).fingerprint).toBe(
+      toToolInfo(serverConfig('crm', { command: 'x' }), tool('lookup')).fingerprint,
+    );
+  });
+
   it('keeps the four boolean hints as given and nothing else', () => {
     const info = toToolInfo(
       server,

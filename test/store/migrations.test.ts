@@ -4,7 +4,25 @@ import { migrations } from '../../migrations/index.ts';
 import { migrateToLatest } from '../../src/store/database.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 
-const TABLES = ['decisions', 'llm_usage', 'plan_revisions', 'run_events', 'runs', 'step_attempts'];
+const TABLES = [
+  'decisions',
+  'llm_usage',
+  'plan_revisions',
+  'run_events',
+  'runs',
+  'step_attempts',
+  'workflows',
+  'workflow_versions',
+  'workflow_schedules',
+  'workflow_fires',
+  'delegations',
+  'delegation_quotas',
+  'delegation_rounds',
+  'brake_trips',
+  'assistants',
+  'assistant_grants',
+  'assistant_changes',
+];
 
 describe.each(['postgres', 'pglite'] as const)('migrations on %s', (kind) => {
   let store: TestDatabase;
@@ -24,12 +42,29 @@ describe.each(['postgres', 'pglite'] as const)('migrations on %s', (kind) => {
     }
   });
 
-  it('creates the indexes recovery and replays use', async () => {
+  it('creates the indexes recovery, replays and the scheduler use', async () => {
     const { rows } = await sql<{ indexname: string }>`
       select indexname from pg_indexes where schemaname = 'public'
     `.execute(store.db);
     const names = rows.map((r) => r.indexname);
-    expect(names).toEqual(expect.arrayContaining(['runs_status_idx', 'run_events_run_idx']));
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'runs_status_idx',
+        'run_events_run_idx',
+        'workflows_name_key',
+        'workflow_schedules_due_idx',
+        'workflow_fires_scheduled_key',
+        'workflow_fires_run_idx',
+        // The brakes' counters: each conditional statement finds its one row by these.
+        'delegation_quotas_user_key',
+        'delegation_rounds_key',
+        'delegations_round_key',
+        'delegations_child_run_id_key',
+        'delegations_parent_idx',
+        'delegations_open_idx',
+        'brake_trips_op_key',
+      ]),
+    );
   });
 
   it('applies nothing when run again', async () => {

@@ -32,6 +32,8 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       approvedRisk: null,
       breakpoints: [],
       reviewDueAt: null,
+      // The route a run takes unless quick answers answer it (migration 0011).
+      route: 'plan',
       createdAt: run.at,
     });
     expect(stored?.createdAt).toBeInstanceOf(Date);
@@ -213,7 +215,8 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     expect(events[1]!.id).toBeLessThan(events[2]!.id);
 
     const usage = { runId: run.id, model: 'm', at: at(1) };
-    await store.recordLlmUsage({ ...usage, role: 'planner', inputTokens: 1000, outputTokens: 200 });
+    // One planner call has a price and one has none: the planner's cost, and so the run's, is unknown, not a part.
+    await store.recordLlmUsage({ ...usage, role: 'planner', inputTokens: 1000, outputTokens: 200, costMicroUsd: 3600 });
     await store.recordLlmUsage({
       ...usage,
       role: 'planner',
@@ -221,19 +224,21 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       outputTokens: 100,
       cachedInputTokens: 400,
     });
-    await store.recordLlmUsage({ ...usage, role: 'synthesizer', inputTokens: 40, outputTokens: 2 });
+    await store.recordLlmUsage({ ...usage, role: 'synthesizer', inputTokens: 40, outputTokens: 2, costMicroUsd: 96 });
+    await store.recordLlmUsage({ ...usage, role: 'synthesizer', inputTokens: 0, outputTokens: 0, costMicroUsd: 0 });
     await store.recordLlmUsage({ ...usage, runId: null, role: 'classifier', inputTokens: 9, outputTokens: 1 });
     expect(await store.llmUsageForRun(run.id)).toEqual({
-      calls: 3,
+      calls: 4,
       inputTokens: 1540,
       cachedInputTokens: 400,
       outputTokens: 302,
+      costMicroUsd: null,
       byRole: {
-        planner: { calls: 2, inputTokens: 1500, cachedInputTokens: 400, outputTokens: 300 },
-        synthesizer: { calls: 1, inputTokens: 40, cachedInputTokens: 0, outputTokens: 2 },
+        planner: { calls: 2, inputTokens: 1500, cachedInputTokens: 400, outputTokens: 300, costMicroUsd: null },
+        synthesizer: { calls: 2, inputTokens: 40, cachedInputTokens: 0, outputTokens: 2, costMicroUsd: 96 },
       },
     });
-    const none = { calls: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, byRole: {} };
+    const none = { calls: 0, inputTokens: 0, cachedInputTokens: 0, outputTokens: 0, costMicroUsd: 0, byRole: {} };
     expect(await store.llmUsageForRun('run_missing')).toEqual(none);
 
     await store.setReport(run.id, 'Listed 2 files.', at(4));

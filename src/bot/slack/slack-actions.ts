@@ -3,6 +3,7 @@
  * revision of the card it sits on (a button's value, the controls row's block id, a modal's private_metadata), so
  * a press on an old card is recognised by the engine as stale.
  */
+import type { CardRef } from '../steering.ts';
 import type { DecisionAction } from '../../engine/types.ts';
 
 /** Prefix of every Steward action id; Bolt routes `/^steward\./` to the channel. */
@@ -26,6 +27,16 @@ export const MORE_ACTION = 'steward.more';
 /** Action id of the review-preference controls; each option's (or button's) value is a preference. */
 export const REVIEW_ACTION = 'steward.review';
 
+/** Action id of "Save as workflow" on the card of a completed run (opens the save modal). */
+export const SAVE_WORKFLOW_ACTION = 'steward.save-workflow';
+/** Callback id of the save-as-workflow modal. */
+export const SAVE_WORKFLOW_VIEW = 'steward.save-workflow';
+/** Block and element ids of the save modal's name box and its "approve every fire" checkbox. */
+export const SAVE_WORKFLOW_INPUTS = {
+  name: { block: 'workflow-name', element: 'name' },
+  everyFire: { block: 'workflow-review', element: 'every-fire' },
+} as const;
+
 /** What the card's overflow menu offers. */
 export type MenuChoice = 'history' | 'help';
 
@@ -34,10 +45,7 @@ const CONTROLS_BLOCK = 'steward.controls ';
 const DECISIONS: readonly DecisionAction[] = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'];
 
 /** The run and revision a button or modal belongs to. */
-export interface CardRef {
-  runId: string;
-  revision: number;
-}
+export type { CardRef } from '../steering.ts';
 
 /** The action id of a decision button. */
 export function decisionActionId(action: DecisionAction): string {

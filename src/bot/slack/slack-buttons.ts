@@ -1,18 +1,14 @@
-/** The buttons of a live card (pure): the engine's valid actions, plus "ask me first" on a card that started unreviewed. */
+/**
+ * The buttons of a live card (pure): the engine's valid actions, plus "ask me first" on a card that started
+ * unreviewed, and "Save as workflow" once the run completed.
+ */
 import type { types } from '@slack/bolt';
 import type { DecisionAction } from '../../engine/types.ts';
 import { ASK_FIRST_ACTION, decisionActionId, encodeCardRef } from './slack-actions.ts';
-import { isFinished, type LiveCard } from './slack-card-state.ts';
+import { DECISION_LABELS } from '../card-words.ts';
+import { isFinished, type LiveCard } from '../live-card-state.ts';
+import { saveWorkflowButton } from './slack-workflow-modal.ts';
 
-// `edit` (a whole plan as JSON) and `breakpoint` have no Slack form yet, so they get no button.
-const LABELS: Partial<Record<DecisionAction, string>> = {
-  approve: 'Approve',
-  amend: 'Amend',
-  cancel: 'Cancel',
-  pause: 'Pause',
-  resume: 'Resume',
-  stop: 'Stop',
-};
 const STYLES: Partial<Record<DecisionAction, 'primary' | 'danger'>> = {
   approve: 'primary',
   resume: 'primary',
@@ -32,6 +28,7 @@ const CONFIRMS: Partial<Record<DecisionAction, { title: string; text: string; co
 export function planButtons(live: LiveCard): types.Button[] {
   const value = encodeCardRef({ runId: live.card.runId, revision: live.card.revision });
   const buttons = isFinished(live) ? [] : decisionButtons(live.actions, value, live.card.amendmentsLeft);
+  if (live.status === 'completed') buttons.push(saveWorkflowButton(live.card));
   if (live.autoStarted) {
     buttons.push({
       type: 'button',
@@ -50,7 +47,7 @@ export function decisionButtons(
   amendmentsLeft: number,
 ): types.Button[] {
   return actions.flatMap((action) => {
-    const label = action === 'amend' ? `Amend (${amendmentsLeft} left)` : LABELS[action];
+    const label = action === 'amend' ? `Amend (${amendmentsLeft} left)` : DECISION_LABELS[action];
     return label ? [decisionButton(action, label, value)] : [];
   });
 }

@@ -7,16 +7,16 @@ import type { OutboundMessage, Report, ReportStream } from '../../engine/message
 import type { Conversation } from '../../engine/ports.ts';
 import type { Actor, RunStatus } from '../../engine/types.ts';
 import { createSlackApp, type SlackApp, type SlackSettings } from './slack-app.ts';
-import { withProgress, withReport, withRunStatus } from './slack-card-state.ts';
+import { withBreakpoints, withProgress, withReport, withRunStatus } from '../live-card-state.ts';
 import { fromConversation } from './slack-inbound.ts';
 import { registerCommands } from './slack-commands.ts';
-import { withBreakpoints } from './slack-controls.ts';
+
 import { registerDirectMessages } from './slack-dm.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
-import { LiveCards } from './slack-live-cards.ts';
+import { LiveCards } from '../live-cards.ts';
 import { Priority, SlackOutbox } from './slack-outbox.ts';
 import { PlanBlockSwitch } from './slack-plan-block.ts';
-import type { SlackMessage } from './slack-render.ts';
+import { renderCard, type SlackMessage } from './slack-render.ts';
 import { SlackReportStream } from './slack-report-stream.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { ThinkingSigns } from './slack-thinking.ts';
@@ -52,7 +52,7 @@ export class SlackChannel implements ChannelAdapter {
   /** The HTTP port once started in HTTP mode. */
   port: number | undefined;
   private readonly slack: SlackApp;
-  private readonly cards: LiveCards;
+  private readonly cards: LiveCards<SlackMessage>;
   /** Every chat.postMessage, chat.update and chat.postEphemeral goes through its lanes. */
   readonly outbox: SlackOutbox;
   private readonly pending = new Set<Promise<void>>();
@@ -70,6 +70,7 @@ export class SlackChannel implements ChannelAdapter {
     this.streaming = options.streamReports ?? true;
     // Real time even when the cards' clock is injected: the outbox's waits are real timers.
     this.outbox = new SlackOutbox({ log: options.log });
+    const planBlocks = new PlanBlockSwitch(options.planBlocks ?? false, (m) => options.log('info', m));
     this.cards = new LiveCards(
       {
         post: async (channel, threadTs, message) =>
@@ -86,10 +87,14 @@ export class SlackChannel implements ChannelAdapter {
           }),
       },
       {
+        render: (live, now) => renderCard(live, now, { planBlocks: planBlocks.enabled }),
+        // A workspace without plan blocks refused one: the card goes again at once as step lines.
+        refused: (err, message) => planBlocks.refusedPlan(err, message),
+      },
+      {
         minIntervalMs: options.minUpdateIntervalMs ?? 1_000,
         now: options.now ?? Date.now,
         log: (m) => options.log('warn', m),
-        planBlocks: new PlanBlockSwitch(options.planBlocks ?? false, (m) => options.log('info', m)),
       },
     );
   }

@@ -2,8 +2,13 @@
  * The `/steward` slash command as text (pure): what a person typed, as a sub-command, and the private answers
  * (help, run lists, the review preference). Request text is escaped, so it can ping nobody.
  */
+import { RUN_ICONS } from '../card-words.ts';
 import type { RunListing } from '../../engine/channel.ts';
-import type { ReviewPreference, RunStatus } from '../../engine/types.ts';
+import type { ReviewPreference } from '../../engine/types.ts';
+import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
+import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
+import { isAssistantCommand } from '../../engine/assistant-commands.ts';
+import { ASSISTANT_HELP_LINES } from '../assistant-words.ts';
 import { fromConversation, messageText } from './slack-inbound.ts';
 import { safeMrkdwn } from './slack-text.ts';
 
@@ -20,7 +25,11 @@ export type StewardCommand =
   | { kind: 'status' }
   | { kind: 'runs' }
   | { kind: 'review'; preference: ReviewPreference }
-  | { kind: 'ask'; request: string };
+  | { kind: 'ask'; request: string }
+  /** A workflow command: the person's words as typed after `/steward` (Slack's escapes undone). */
+  | { kind: 'workflow'; text: string }
+  /** An Assistant command (`assistants`, `assistant <name> …`), as typed after `/steward`. */
+  | { kind: 'assistant'; text: string };
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 
@@ -29,6 +38,8 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
   const text = messageText(raw, botUserId);
   const [word = '', ...rest] = text.split(/\s+/);
   const arg = text.slice(word.length).trim();
+  if (startsLikeWorkflowCommand(text)) return { kind: 'workflow', text };
+  if (isAssistantCommand(text)) return { kind: 'assistant', text };
   switch (word.toLowerCase()) {
     case '':
     case 'help':
@@ -59,7 +70,19 @@ export function helpText(note?: string): string {
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs, with links`,
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '• `/steward help`: this list',
+    "*Workflows* (a run's approved plan, saved to run again or on a schedule; the *Save as workflow* button on a completed run's card saves one too):",
+    ...WORKFLOW_HELP_LINES.map((l) => `• \`/steward ${l.form}\`: ${l.what}`),
+    '*Assistants* (named specialists with their own instructions and tool grants; mention `@Steward ask <name>: …` too):',
+    ...ASSISTANT_HELP_LINES.map((l) => `• \`/steward ${l.form}\`: ${l.what}`),
   ].join('\n');
+}
+
+/** The most characters of a workflow command's answer shown (Slack advises keeping a message's text under 4,000). */
+const WORKFLOW_ANSWER_MAX = 3_900;
+
+/** A workflow command's answer as Slack text: the engine's plain text, escaped so it can ping nobody. */
+export function workflowAnswerText(answer: string): string {
+  return safeMrkdwn(answer, WORKFLOW_ANSWER_MAX);
 }
 
 /** What Steward says after `/steward review <preference>`. */
@@ -72,18 +95,6 @@ export function reviewText(preference: ReviewPreference): string {
   return `Noted. From now on ${what[preference]}`;
 }
 
-const STATUS_ICONS: Record<RunStatus, string> = {
-  planning: '📝',
-  awaiting_review: '📋',
-  running: '▶️',
-  paused: '⏸️',
-  stopping: '⏹️',
-  completed: '✅',
-  failed: '❌',
-  cancelled: '🚫',
-  stopped: '⏹️',
-};
-
 /** A list of runs, a line each: status, what it is (linked to its thread when a link is known), and when. */
 export function runListText(title: string, runs: RunListing[], links: ReadonlyMap<string, string>, empty: string) {
   if (runs.length === 0) return empty;
@@ -91,7 +102,7 @@ export function runListText(title: string, runs: RunListing[], links: ReadonlyMa
     const label = safeMrkdwn((run.summary ?? run.request).replace(/\s+/g, ' '), 80);
     const link = links.get(run.id);
     const where = link ? `<${link}|${label}>` : `${label} (${placeText(run)})`;
-    return `• ${STATUS_ICONS[run.status]} *${run.statusText}* · ${where} · ${timeText(run.createdAt)}`;
+    return `• ${RUN_ICONS[run.status]} *${run.statusText}* · ${where} · ${timeText(run.createdAt)}`;
   });
   const more = runs.length > MAX_LINES ? [`…and ${runs.length - MAX_LINES} more.`] : [];
   return [`*${title}*`, ...lines, ...more].join('\n');

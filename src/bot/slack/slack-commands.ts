@@ -1,6 +1,7 @@
 /**
  * The `/steward` slash command. It is acknowledged at once (Slack allows 3 s): help in the acknowledgement itself,
- * everything else privately through the command's `response_url` once the engine answered.
+ * everything else (workflow commands included) privately through the command's `response_url` once the engine
+ * answered.
  */
 import type { App, SlashCommand } from '@slack/bolt';
 import type { WebClient } from '@slack/web-api';
@@ -14,9 +15,11 @@ import {
   runListText,
   STEWARD_COMMAND,
   type StewardCommand,
+  workflowAnswerText,
 } from './slack-command-text.ts';
-import { fromConversation, toActor, toConversation } from './slack-inbound.ts';
+import { fromConversation, toActor, toChannelConversation, toConversation } from './slack-inbound.ts';
 import type { ListenerDeps } from './slack-listeners.ts';
+import { askCommandText } from '../assistant-words.ts';
 import { mentionUser, safeMrkdwn } from './slack-text.ts';
 
 type CommandDeps = Pick<ListenerDeps, 'handler' | 'track' | 'thinking'> & {
@@ -71,6 +74,14 @@ async function answer(
       return reply(reviewText(parsed.preference));
     case 'ask':
       return ask(deps, command.channel_id, actor, parsed.request, reply);
+    case 'workflow': {
+      const conversation = toChannelConversation(command.channel_id);
+      return reply(workflowAnswerText(await handler.workflowCommand({ actor, conversation, text: parsed.text })));
+    }
+    case 'assistant': {
+      const conversation = toChannelConversation(command.channel_id);
+      return reply(workflowAnswerText(await handler.assistantCommand({ actor, conversation, text: parsed.text })));
+    }
   }
 }
 
@@ -91,7 +102,8 @@ async function ask(deps: CommandDeps, channel: string, actor: Actor, request: st
   }
   if (!ts) return reply('Slack did not say where my message went, so nothing was started. Please try again.');
   const done = deps.thinking(channel, ts, ts);
-  await deps.handler.message({ conversation: toConversation(channel, ts), actor, text: request }).finally(done);
+  const conversation = toConversation(channel, ts);
+  await deps.handler.message({ conversation, actor, text: askCommandText(request) }).finally(done);
 }
 
 /** Links to each run's thread, where Slack gives one (a run without one is named by its channel instead). */

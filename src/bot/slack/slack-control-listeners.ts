@@ -28,12 +28,12 @@ import {
   stepsErrors,
   type ViewValues,
 } from './slack-edit-steps-modal.ts';
+import { editRefusal, pickBreakpoints } from '../steering.ts';
 import { toActor } from './slack-inbound.ts';
 import type { ListenerDeps, SeenAt } from './slack-listeners.ts';
 
 /** Slack waits 3 s for a modal's answer; the engine's check gets this long, leaving time for the trip back. */
 const CHECK_MS = 2_000;
-const EDITABLE = new Set(['awaiting_review', 'running', 'paused']);
 
 /** A press on one of the controls: who, where, and how to open a modal with its trigger. */
 export interface ControlPress {
@@ -52,7 +52,12 @@ export function onControl(action: BlockElementAction, press: ControlPress, deps:
   } else if (action.action_id === BREAKPOINTS_ACTION) {
     const ref = refOfBlockId(action.block_id);
     const chosen = action.type === 'multi_static_select' ? action.selected_options.map((o) => o.value) : null;
-    if (ref && chosen) track(pickBreakpoints(ref, chosen, press.actor, deps));
+    if (ref && chosen)
+      track(
+        pickBreakpoints(handler, ref, chosen, press.actor).then((after) => {
+          if (after) deps.showBreakpoints(ref.runId, after);
+        }),
+      );
   } else if (action.action_id === MORE_ACTION) {
     const ref = refOfBlockId(action.block_id);
     const choice = action.type === 'overflow' ? action.selected_option.value : undefined;
@@ -115,35 +120,12 @@ async function openEdit(
   if (!(await handler.canDecide(ref.runId, press.actor)))
     return handler.decision({ ...ref, action: 'edit', actor: press.actor });
   const editable = await handler.editablePlan(ref.runId);
-  if (!editable || !EDITABLE.has(editable.status))
-    return say(`That plan can no longer be edited${editable ? ` (it is ${editable.status.replace('_', ' ')})` : ''}.`);
-  if (editable.revision !== ref.revision)
-    return say(
-      `This card shows revision ${ref.revision}, but the plan is now at revision ${editable.revision}; use the newest card.`,
-    );
+  const refusal = editRefusal(editable, ref);
+  if (refusal || !editable) return say(refusal ?? '');
   const text = editText(editable.plan);
   const modal = text === null ? renderStepsModal(ref, editable) : renderEditModal(ref, editable, text);
   if (!modal) return say(tooBigToEdit(editable.plan));
   await press.openModal(modal);
-}
-
-/**
- * The picker sends its whole new selection: steps newly picked get a breakpoint, steps unpicked lose theirs (only
- * among steps not yet started, the ones it offers). The card then shows the breakpoints as stored.
- */
-async function pickBreakpoints(ref: CardRef, chosen: string[], actor: Actor, deps: ListenerDeps): Promise<void> {
-  const { handler } = deps;
-  const before = await handler.editablePlan(ref.runId);
-  if (!before) return;
-  const started = new Set(before.started);
-  const held = new Set(before.breakpoints.map((b) => b.stepId).filter((id) => !started.has(id)));
-  const picked = new Set(chosen);
-  const on = [...picked].filter((id) => !held.has(id));
-  const off = [...held].filter((id) => !picked.has(id));
-  if (on.length > 0) await handler.decision({ ...ref, action: 'breakpoint', actor, stepIds: on, on: true });
-  if (off.length > 0) await handler.decision({ ...ref, action: 'breakpoint', actor, stepIds: off, on: false });
-  const after = await handler.editablePlan(ref.runId);
-  if (after) deps.showBreakpoints(ref.runId, after.breakpoints);
 }
 
 /** The step boxes as an edit decision, or what to show in the form: errors by box, or the engine's refusal. */

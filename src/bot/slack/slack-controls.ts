@@ -4,7 +4,6 @@
  * private help and the review-preference messages those controls answer with.
  */
 import type { types } from '@slack/bolt';
-import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import {
   BREAKPOINTS_ACTION,
@@ -15,7 +14,7 @@ import {
   REVIEW_ACTION,
   type MenuChoice,
 } from './slack-actions.ts';
-import type { LiveCard } from './slack-card-state.ts';
+import type { LiveCard } from '../live-card-state.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { cutText } from './slack-text.ts';
 
@@ -89,12 +88,6 @@ export function breakpointPicker(live: LiveCard, room = PICKER_TEXT_BUDGET): typ
   };
 }
 
-/** The card with the breakpoints as stored now, so the step lines and the picker show them. */
-export function withBreakpoints(live: LiveCard, breakpoints: readonly Breakpoint[]): LiveCard {
-  const when = (w: Breakpoint['when']) => breakpoints.filter((b) => b.when === w).map((b) => b.stepId);
-  return { ...live, card: { ...live.card, breakpoints: when('after'), suggestedBreakpoints: when('before') } };
-}
-
 const HELP = [
   '*Steering a run from its card*',
   '• *Approve / Amend / Cancel* while a plan waits; *Pause / Resume / Stop* while it runs. Cancel and Stop ask first.',
@@ -102,6 +95,7 @@ const HELP = [
   '• *Hold after steps…* picks the steps the run pauses after, so you see their output before it goes on; unpick a step to drop its hold. Steps already run are not offered.',
   '• *⋯ → Show history* lists the revisions and every decision (who, what, when), only to you.',
   '• Reply in the thread to ask how it is going, or to change the steps not yet run.',
+  '• *Save as workflow*, once a run completed, saves its approved plan to run again or on a schedule (`/steward help` lists the workflow commands).',
   'Only the requester or an approver can decide; anyone can read the history.',
 ].join('\n');
 

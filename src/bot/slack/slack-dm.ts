@@ -4,7 +4,8 @@
  */
 import type { App } from '@slack/bolt';
 import { fromDirectMessage, type SlackMessageEvent } from './slack-inbound.ts';
-import { delivery, deliveryFilter, untilAccepted, type ListenerDeps } from './slack-listeners.ts';
+import { deliveryFilter } from '../delivery-filter.ts';
+import { delivery, untilAccepted, type ListenerDeps } from './slack-listeners.ts';
 
 /** Registers the direct-message listener on the Bolt app. */
 export function registerDirectMessages(app: App, deps: Pick<ListenerDeps, 'handler' | 'track' | 'thinking'>): void {

@@ -28,6 +28,14 @@ export function toConversation(channel: string, threadTs: string): Conversation 
   return { channel: SLACK_CHANNEL, key: `${channel}:${threadTs}` };
 }
 
+/**
+ * A whole Slack conversation (a channel or a DM, not one thread), for a slash command: Slack does not say which
+ * thread, if any, a command was typed in.
+ */
+export function toChannelConversation(channel: string): Conversation {
+  return { channel: SLACK_CHANNEL, key: channel };
+}
+
 /** The Slack channel and thread of a conversation key, or null when the key is not one of ours. */
 export function fromConversation(conversation: Conversation): { channel: string; threadTs: string } | null {
   const m = /^([A-Z0-9]+):(\d+\.\d+)$/.exec(conversation.key);

@@ -15,11 +15,13 @@ import {
   decisionFromActionId,
   decodeCardRef,
 } from './slack-actions.ts';
+import { deliveryFilter } from '../delivery-filter.ts';
 import { onControl, registerEditModal } from './slack-control-listeners.ts';
 import { renderPreferenceSet } from './slack-controls.ts';
 import { fromMention, fromThreadReply, toActor, type SlackMessageEvent } from './slack-inbound.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAmendModal } from './slack-thread-render.ts';
+import { onSaveWorkflow, registerSaveWorkflowModal } from './slack-workflow-listeners.ts';
 
 /** Where a person last pressed something: the only place an ephemeral reply can go when a notice has no thread. */
 export interface SeenAt {
@@ -79,7 +81,8 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
       const openModal = async (view: types.ModalView) => {
         await client.views.open({ trigger_id: body.trigger_id, view });
       };
-      if (onControl(action, { actor, at, openModal }, deps)) return;
+      if (onControl(action, { actor, at, openModal }, deps) || onSaveWorkflow(action, { actor, at, openModal }, deps))
+        return;
       if (action.type !== 'button') return;
       const ref = decodeCardRef(action.value);
       if (!ref) return;
@@ -116,6 +119,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   });
 
   registerEditModal(app, deps);
+  registerSaveWorkflowModal(app, deps);
 }
 
 /** Slack waits 3 s for an event's answer; the answer goes out once the message is stored, or after this long. */
@@ -143,21 +147,6 @@ export async function untilAccepted(
   } finally {
     clearTimeout(timer);
   }
-}
-
-/**
- * Slack redelivers an event (same event_id) when it thinks the ack was late; a second copy of a mention would
- * start a second run. Remembers the last `size` event ids.
- */
-export function deliveryFilter(size: number): (eventId: string | undefined) => boolean {
-  const seen = new Set<string>();
-  return (eventId) => {
-    if (!eventId) return true;
-    if (seen.has(eventId)) return false;
-    seen.add(eventId);
-    if (seen.size > size) seen.delete(seen.values().next().value as string);
-    return true;
-  };
 }
 
 /** A string field of a payload part that Bolt types as `any` (a container, a message); otherwise undefined. */

@@ -5,9 +5,10 @@
  * (a card's final state before progress of other cards), then the oldest.
  */
 import { classifyFailure, laneKey, LaneClock, paceOf } from './slack-pacing.ts';
+import { CardPriority } from '../live-cards.ts';
 
 /** Order within a lane: lower goes first. */
-export const Priority = { finalState: 0, statusChange: 1, reply: 1, newCard: 2, progress: 3 } as const;
+export const Priority = { ...CardPriority, reply: 1, newCard: 2 } as const;
 
 /** A call to make through the outbox. */
 export interface OutboxCall<T> {

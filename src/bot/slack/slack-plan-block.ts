@@ -5,7 +5,7 @@
 import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
 import type { StepStatus } from '../../engine/types.ts';
-import { stepNotes, type LiveCard } from './slack-card-state.ts';
+import { stepNotes, type LiveCard } from '../live-card-state.ts';
 import { cutText } from './slack-text.ts';
 
 /** Most task cards one plan block holds (SDK docs; Slack's reference names none); a bigger plan gets step lines. */
@@ -119,20 +119,6 @@ export class PlanBlockSwitch {
   /** Cards should be rendered with a plan block now. */
   get enabled(): boolean {
     return this.on;
-  }
-
-  /**
-   * Sends `render()`; if Slack refuses its plan block, turns plan blocks off and sends `render()` again at once,
-   * now in the section form, so the card is not lost.
-   */
-  async send<M extends Rendered, T>(render: () => M, call: (m: M) => Promise<T>): Promise<T> {
-    const first = render();
-    try {
-      return await call(first);
-    } catch (err) {
-      if (!this.refusedPlan(err, first)) throw err;
-      return call(render());
-    }
   }
 
   /** After `message` failed with `err`: true when Slack refused its plan block (plan blocks are now off). */

@@ -5,9 +5,9 @@
  */
 import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
-import type { RunStatus } from '../../engine/types.ts';
 import { planButtons } from './slack-buttons.ts';
-import { isFinished, isHeldMidRun, stepNotes, type LiveCard } from './slack-card-state.ts';
+import { HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
+import { isFinished, isHeldMidRun, stepNotes, type LiveCard } from '../live-card-state.ts';
 import { fitsPlanBlock, planBlock } from './slack-plan-block.ts';
 import { cardControls, textLength } from './slack-controls.ts';
 import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
@@ -26,43 +26,24 @@ const SECTION_MAX = 2_900;
 const LINE_MAX = 600;
 const LINE_MIN = 90;
 
-const TITLES: Record<RunStatus, string> = {
-  planning: '📝 Re-planning…',
-  awaiting_review: '📋 Plan waiting for review',
-  running: '▶️ Running',
-  paused: '⏸️ Paused',
-  stopping: '⏹️ Stopping…',
-  completed: '✅ Completed',
-  failed: '❌ Failed',
-  cancelled: '🚫 Cancelled',
-  stopped: '⏹️ Stopped',
-};
-
-/** A run that started and now holds steps for approval: not a plan waiting for its first review. */
-const HELD_TITLE = '✋ Steps waiting for approval';
-
-const ICONS: Record<string, string> = {
-  pending: '⚪',
-  running: '⏳',
-  succeeded: '✅',
-  failed: '❌',
-  skipped: '⏭️',
-  cancelled: '⏹️',
-};
-
 /**
  * The card for a run as it is now; `now` (epoch ms) only feeds the elapsed time. With `planBlocks`, steps show as
  * Slack's native plan block when the plan fits one; otherwise as sections of step lines.
  */
 export function renderCard(live: LiveCard, now: number, options: { planBlocks?: boolean } = {}): SlackMessage {
   const { card } = live;
-  const heading = isHeldMidRun(live) ? HELD_TITLE : TITLES[live.status];
+  const heading = isHeldMidRun(live) ? HELD_HEADING : RUN_HEADINGS[live.status];
   const title = `${heading} · revision ${card.revision}`;
   const head: types.KnownBlock[] = [
     { type: 'header', text: { type: 'plain_text', text: cutText(title, 150), emoji: true } },
     {
       type: 'section',
-      text: { type: 'mrkdwn', text: safeMrkdwn(card.summary || '(no summary)', 800), verbatim: true },
+      text: {
+        type: 'mrkdwn',
+        // An Assistant's name is a slug (letters, digits, - and _), safe in mrkdwn as it is.
+        text: `${card.assistant ? `Assistant *${card.assistant}* · ` : ''}${safeMrkdwn(card.summary || '(no summary)', 800)}`,
+        verbatim: true,
+      },
     },
     { type: 'context', elements: [{ type: 'mrkdwn', text: statusLine(live, now) }] },
     { type: 'divider' },
@@ -129,7 +110,7 @@ function countByStatus(live: LiveCard): string {
   const counts = new Map<string, number>();
   for (const s of Object.values(live.steps))
     if (s.status !== 'pending') counts.set(s.status, (counts.get(s.status) ?? 0) + 1);
-  return [...counts].map(([status, n]) => `${ICONS[status] ?? '?'} ${n}`).join(' ');
+  return [...counts].map(([status, n]) => `${STEP_ICONS[status] ?? '?'} ${n}`).join(' ');
 }
 
 function footnote(live: LiveCard): string {
@@ -181,7 +162,7 @@ export function stepSections(live: LiveCard, budget = STEPS_BUDGET): string[] {
 
 function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   const state = live.steps[step.id];
-  const icon = ICONS[state?.status ?? 'pending'] ?? '⚪';
+  const icon = STEP_ICONS[state?.status ?? 'pending'] ?? '⚪';
   // The fixed head shrinks with the per-line cap, so a 60-step plan still shows every step.
   let line = `${icon} *${step.number}.* ${codeSpan(step.id, Math.min(40, cap / 4))} ${codeSpan(step.target, Math.min(60, cap / 3))}`;
   const extras = stepNotes(step, live);

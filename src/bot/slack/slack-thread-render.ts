@@ -2,6 +2,7 @@
  * Renders what Steward posts as thread replies (pure): reports, answers, notices, breakpoint holds, and the
  * amendment modal. Long text is cut with a note so Slack never rejects a message.
  */
+import { LEVEL_ICONS, reportTitle } from '../card-words.ts';
 import type { types } from '@slack/bolt';
 import type { Answer, BreakpointHit, Notice, Report } from '../../engine/messages.ts';
 import { AMEND_INPUT, AMEND_VIEW, encodeCardRef, type CardRef } from './slack-actions.ts';
@@ -13,17 +14,9 @@ import { codeSpan, escapeMrkdwn, safeMrkdwn, sentenceMrkdwn } from './slack-text
 export const REPLY_BUDGET = 10_000;
 const SECTION_MAX = 2_900;
 
-const LEVEL_ICONS: Record<Notice['level'], string> = { info: 'ℹ️', warning: '⚠️', error: '❌' };
-const REPORT_TITLES: Record<string, string> = {
-  completed: '✅ Report',
-  failed: '❌ Report (failed)',
-  stopped: '⏹️ Report (stopped)',
-  cancelled: '🚫 Report (cancelled)',
-};
-
 /** The report, posted in the run's thread. */
 export function renderReport(report: Report): SlackMessage {
-  const title = REPORT_TITLES[report.status] ?? `Report (${report.status})`;
+  const title = reportTitle(report.status);
   return longText(`*${title}*`, report.text, `The full report is stored with run ${report.runId}.`);
 }
 

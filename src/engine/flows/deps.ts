@@ -1,5 +1,8 @@
 /** What Steward is built from: the ports, the clock and id source, a log, and the settings. */
 import type { LlmClient, ModelRole, Notifier, RunSignals, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
+import type { PricedModel } from '../model-cost.ts';
+import type { AssistantStore } from '../assistants.ts';
+import type { CronCalendar, WorkflowStore } from '../workflows.ts';
 
 /** Writes one line to the operator's log (never to people). */
 export type Log = (level: 'info' | 'warn' | 'error', message: string) => void;
@@ -19,6 +22,20 @@ export interface StewardSettings {
   budgets?: ModelTokenBudgets;
   /** How long a run's lease lasts unless renewed (default 15 s): a dead process's runs wait this long for a new owner. */
   leaseMs?: number;
+  /** The IANA zone of a workflow schedule that names none (default UTC). */
+  timeZone?: string;
+  /** Prices of the catalog's models, so each call's cost is recorded; a model without one costs "unknown". */
+  modelPrices?: readonly PricedModel[];
+  /** The model catalog's names: the models an Assistant may be given per role (none without a catalog). */
+  modelNames?: readonly string[];
+  /** Quick answers (flows/quick-answer.ts): a new request may be answered by a short read-only tool loop; off if unset. */
+  quickAnswers?: QuickAnswerSettings;
+}
+
+/** Caps of the quick-answer loop: model turns, and model tokens (prompt and answer) over all its turns. */
+export interface QuickAnswerSettings {
+  maxTurns: number;
+  maxTokens: number;
 }
 
 /**
@@ -38,6 +55,7 @@ export const DEFAULT_OUTPUT_CAPS: Readonly<Record<ModelRole, number>> = {
   classifier: 256,
   synthesizer: 4_000,
   llm_step: 4_000,
+  butler: 2_000,
 };
 
 /** Everything the composition root hands to `Steward`; each flow keeps only the parts it uses. */
@@ -52,7 +70,17 @@ export interface StewardDeps {
   settings: StewardSettings;
   /** Signals from other processes on the same database; without them, queued decisions wait for the next round. */
   signals?: RunSignals;
+  /** Recurring workflows: without both, workflow commands answer that workflows are not set up. */
+  workflows?: WorkflowStore;
+  calendar?: CronCalendar;
+  /** Assistants and their grants: without it, Assistant commands answer that they are not set up. */
+  assistants?: AssistantStore;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */
-export type LlmForRun = (run: { id: string; requester: { id: string; channel: string; name?: string } }) => LlmClient;
+export type LlmForRun = (run: {
+  id: string;
+  requester: { id: string; channel: string; name?: string };
+  /** The run's Assistant: its models per role are used where it names one. */
+  assistant?: string | null;
+}) => LlmClient;

@@ -5,6 +5,7 @@
  * cap can never take a budget past its limit by more than the prompt's underestimate.
  */
 import { StewardError } from '../errors.ts';
+import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
 import type { LlmClient, LlmRequest, LlmResponse, ModelRole, RunStore } from '../ports.ts';
 import type { Actor } from '../types.ts';
 import { DEFAULT_OUTPUT_CAPS, type ModelTokenBudgets } from './deps.ts';
@@ -12,15 +13,22 @@ import { DEFAULT_OUTPUT_CAPS, type ModelTokenBudgets } from './deps.ts';
 /** Below this a cap is lowered only to what the request asked for: a shorter answer is rarely worth the call. */
 const MIN_OUTPUT_TOKENS = 256;
 
-/** An `LlmClient` for one run, metered against its budgets. */
+/** An `LlmClient` for one run, metered against its budgets; each call's cost is recorded when its model has prices. */
 export function meteredLlm(
-  deps: { llm: LlmClient; store: RunStore; clock: () => Date; budgets?: ModelTokenBudgets },
+  deps: {
+    llm: LlmClient;
+    store: RunStore;
+    clock: () => Date;
+    budgets?: ModelTokenBudgets;
+    prices?: readonly PricedModel[];
+  },
   runId: string,
   requester: Actor,
 ): LlmClient {
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
       const { store, clock } = deps;
+      assertToolsAllowed(request);
       // Unlimited still has to fit the integer counters.
       const budgets = {
         perRun: deps.budgets?.perRun ?? 2_000_000_000,
@@ -46,6 +54,7 @@ export function meteredLlm(
         throw err;
       }
       const { inputTokens, outputTokens } = response.usage;
+      const prices = pricesFor(deps.prices ?? [], response);
       await store.settleTokens({
         ...settle,
         delta: inputTokens + outputTokens - reserved,
@@ -55,6 +64,7 @@ export function meteredLlm(
           inputTokens,
           outputTokens,
           cachedInputTokens: response.usage.cachedInputTokens ?? 0,
+          costMicroUsd: prices ? costMicroUsd(response.usage, prices) : null,
           at: clock(),
         },
       });
@@ -79,8 +89,23 @@ export function outputCapFor(
   return Math.max(1, Math.min(roleCap, request.maxOutputTokens ?? roleCap));
 }
 
-/** A generous guess at the prompt before the call: about four characters a token. */
+/** The one role that may be offered tools: the quick-answer loop's. */
+export const TOOL_ROLE: ModelRole = 'butler';
+
+/**
+ * Tools go to the model only with the `butler` role: any other request that carries some is refused before anything
+ * is sent (a mistake in Steward, never something a model or a person can cause).
+ */
+export function assertToolsAllowed(request: Pick<LlmRequest, 'role' | 'tools'>): void {
+  if (request.tools && request.tools.length > 0 && request.role !== TOOL_ROLE) {
+    throw new StewardError('internal', `tools may only be offered to the ${TOOL_ROLE} role, not to ${request.role}`);
+  }
+}
+
+/** A generous guess at the prompt before the call: about four characters a token (tools and tool calls included). */
 function promptEstimate(request: LlmRequest): number {
-  const chars = request.system.length + request.messages.reduce((n, m) => n + m.content.length, 0);
+  const calls = (m: LlmRequest['messages'][number]) => ('toolCalls' in m ? JSON.stringify(m.toolCalls).length : 0);
+  const tools = request.tools ? JSON.stringify(request.tools).length : 0;
+  const chars = request.system.length + tools + request.messages.reduce((n, m) => n + m.content.length + calls(m), 0);
   return Math.ceil(chars / 4);
 }

@@ -17,9 +17,11 @@ import {
 } from '../plan/planner-prompt.ts';
 import { DEFAULT_PLANNER_TOOLS, selectTools } from '../plan/tool-selection.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
+import { STEP_OUTPUT_TOOL } from '../run/earlier-turns.ts';
 import { StewardError } from '../errors.ts';
 import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
+import { applyGrants, type AssistantStore } from '../assistants.ts';
 import type { Actor } from '../types.ts';
 import type { LlmForRun } from './deps.ts';
 
@@ -51,7 +53,7 @@ export async function writePlan(
   const messages: LlmMessage[] = [{ role: 'user', content: plannerUserPrompt(input) }];
   const schema = { name: 'steward_plan', schema: compactPlanJsonSchema() };
   // The same text on every call, repairs included, so the provider's prompt cache serves them.
-  const system = plannerSystemPrompt(input.offered ?? input.tools);
+  const system = plannerSystemPrompt(input.offered ?? input.tools, input.assistant);
   let lastError = '';
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
     const request: LlmRequest = { role: 'planner', system, messages, jsonSchema: schema, signal: options.signal };
@@ -146,7 +148,7 @@ export function callFailure(err: unknown): string {
 
 /** Writes a plan (or an amended one) for a run, on that run's token budget; `signal` abandons the planner call. */
 export type PlanWriter = (
-  run: { id: string; requester: Actor },
+  run: { id: string; requester: Actor; assistant?: string | null },
   request: string,
   amend?: PlanRequest['amend'],
   signal?: AbortSignal,
@@ -162,10 +164,54 @@ export function createPlanWriter(
   llmFor: LlmForRun,
   maxRepairs: number,
   plannerTools = DEFAULT_PLANNER_TOOLS,
+  earlierTurns?: (runId: string) => Promise<string | undefined>,
+  assistants?: AssistantStore,
 ): PlanWriter {
-  return (run, request, amend, signal, streaming) => {
+  return async (run, request, amend, signal, streaming) => {
+    // A first plan sees the conversation's earlier turns (words and replies only); an amendment has its own context.
+    const earlier = amend ? undefined : await earlierTurns?.(run.id);
+    if (run.assistant)
+      return planForAssistant(
+        { tools, assistants },
+        run.assistant,
+        llmFor(run),
+        { request, amend, earlier },
+        {
+          ...{ maxRepairs, signal, streaming, plannerTools },
+        },
+      );
     const all = tools.listTools();
-    const offered = selectTools(all, { request, amend }, plannerTools);
-    return planOrError(llmFor(run), { request, tools: all, offered, amend }, { maxRepairs, signal, streaming });
+    // Steward's reader of earlier outputs is shown only when there is an earlier turn to read from.
+    const reader = all.find((t) => t.name === STEP_OUTPUT_TOOL);
+    const servers = all.filter((t) => t !== reader);
+    let offered = selectTools(servers, { request, amend }, plannerTools);
+    if (earlier && reader) offered = [...offered, reader];
+    const input = { request, tools: all, offered, amend, earlier };
+    return planOrError(llmFor(run), input, { maxRepairs, signal, streaming });
   };
+}
+
+/**
+ * A plan for an Assistant's run: the planner is shown only the tools the Assistant is granted (selected as usual),
+ * with its instructions, and the plan is checked against the tools as the Assistant sees them, so a step naming a
+ * tool it is not granted is refused, naming the tool and the Assistant.
+ */
+async function planForAssistant(
+  deps: { tools: ToolRunner; assistants?: AssistantStore },
+  name: string,
+  llm: LlmClient,
+  { request, amend, earlier }: Pick<PlanRequest, 'request' | 'amend' | 'earlier'>,
+  options: { maxRepairs: number; signal?: AbortSignal; streaming?: PlanStreaming; plannerTools: number },
+): Promise<PlanOutcome> {
+  const assistant = (await deps.assistants?.getAssistant(name)) ?? null;
+  if (!assistant) return { ok: false, error: `the Assistant "${name}" no longer exists` };
+  const all = applyGrants(deps.tools.listTools(), name, assistant);
+  const offered = selectTools(
+    all.filter((t) => t.policy.allowed),
+    { request, amend },
+    options.plannerTools,
+  );
+  const { purpose, instructions } = assistant;
+  const input = { request, tools: all, offered, amend, earlier, assistant: { name, purpose, instructions } };
+  return planOrError(llm, input, options);
 }

@@ -1,15 +1,18 @@
 /**
- * A run's first plan being written: the planner call (abandoned by Cancel or shutdown), the answer without tools,
- * the plan offered, steps that start while it streams (`early-run.ts`), and a run taken over while it was planned.
+ * A run's first plan being written: the quick answer tried first (`quick-answer.ts`), the planner call (both abandoned
+ * by Cancel or shutdown), the answer without tools, the plan offered, steps that start while it streams
+ * (`early-run.ts`), and a run taken over while it was planned.
  */
 import type { InboundDecision } from '../channel.ts';
-import type { StoredRun, StoredStepAttempt } from '../ports.ts';
+import type { RunRoute, StoredRun, StoredStepAttempt } from '../ports.ts';
+import { isQuickRevision } from '../run/quick-loop.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
 import { sentence } from '../run/run-actions.ts';
 import type { DecisionAction, RunStatus } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
 import { startedSteps } from './early-run.ts';
 import type { PlanWriter } from './planner.ts';
+import type { QuickAnswers } from './quick-answer.ts';
 import type { ReviewFlow } from './review-flow.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
@@ -27,11 +30,25 @@ export class PlanningFlow {
     private readonly messages: RunMessages,
     private readonly lifecycle: RunLifecycle,
     private readonly review: ReviewFlow,
+    /** Quick answers, when they are on: tried before the planner on every new request. */
+    private readonly quick?: QuickAnswers,
   ) {}
 
-  /** Plans a request and answers it; planning that throws fails the run, and the requester hears why. */
-  async plan(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, request: string): Promise<void> {
-    await this.planNow(run, request).catch((err: unknown) => this.planningBroke(run, err));
+  /**
+   * Plans a request and answers it; planning that throws fails the run, and the requester hears why. `quick: false`
+   * goes straight to the planner (the quick path already handed this request over).
+   */
+  async plan(
+    run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant'>,
+    request: string,
+    options: { quick?: boolean } = {},
+  ): Promise<void> {
+    await this.planNow(run, request, options.quick ?? true).catch((err: unknown) => this.planningBroke(run, err));
+  }
+
+  /** Whether a tool may be called for this person before they saw a plan: not when they review every plan. */
+  private async mayCallUnreviewed(run: Pick<StoredRun, 'requester'>): Promise<boolean> {
+    return ((await this.deps.store.getReviewPreference(run.requester)) ?? 'risky') !== 'all';
   }
 
   /** Whether this process is writing the run's first plan now. */
@@ -59,11 +76,30 @@ export class PlanningFlow {
   }
 
   /** Plans a request and answers it: directly when it needs no tools, else with a plan card (or the run starts). */
-  private async planNow(run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>, request: string): Promise<void> {
+  private async planNow(
+    run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant'>,
+    request: string,
+    quick: boolean,
+  ): Promise<void> {
     const { store, clock } = this.deps;
     await this.planningStatus(run, 'planning', ['cancel']);
     const planning = new AbortController();
     this.planning.set(run.id, planning);
+    // An Assistant's run is planned with only its granted tools: the quick loop, which knows no grants, is not for it;
+    // nor is a person who reviews every plan: they see a card before any tool is called (as with early start).
+    if (quick && !run.assistant && this.quick?.hasTools() && (await this.mayCallUnreviewed(run))) {
+      // Cancel aborts the quick loop as it aborts the planner: the run stays `planning` meanwhile.
+      const q = await this.quickAnswer(run, request, planning.signal).catch((err: unknown) => {
+        this.planning.delete(run.id);
+        throw err;
+      });
+      if (planning.signal.aborted) return void this.planning.delete(run.id);
+      if (q.route === 'quick') {
+        this.planning.delete(run.id);
+        return this.answerDirectly(run, q.text, 'quick');
+      }
+      await store.setRoute(run.id, 'plan', clock());
+    }
     // Unless every plan is reviewed, steps may start while the plan streams, on a driver of their own.
     const stored = await store.getRun(run.id);
     const early = stored ? await this.lifecycle.startStreaming(stored) : undefined;
@@ -82,18 +118,35 @@ export class PlanningFlow {
     }
     const v = planned.value;
     await store.saveRevision(run.id, 0, v.plan, 'planned', clock());
-    if (!v.plan.needsTools) {
-      const answer = v.plan.answer ?? v.plan.summary;
-      await store.transition(run.id, ['planning'], 'completed', { at: clock() });
-      await store.setReport(run.id, answer, clock());
-      // An answer the conversation refused still reaches the person who asked, privately.
-      await this.messages
-        .send(run.conversation, { kind: 'answer', text: answer })
-        .catch(() => this.messages.notice(run, 'info', answer, run.requester));
-      await this.planningStatus(run, 'completed', []);
-      return;
-    }
+    if (!v.plan.needsTools) return this.answerDirectly(run, v.plan.answer ?? v.plan.summary, 'answer');
     await this.review.offer(run.id, 0, v, 'planning');
+  }
+
+  /** A request answered without a plan (by the planner, or by the quick path): the run ends with the answer. */
+  private async answerDirectly(
+    run: Pick<StoredRun, 'id' | 'conversation' | 'requester'>,
+    answer: string,
+    route: RunRoute,
+  ): Promise<void> {
+    const { store, clock } = this.deps;
+    const completed = await store.transition(run.id, ['planning'], 'completed', { at: clock() });
+    // Cancelled meanwhile (the person was told): the answer is not sent.
+    if (!completed && route === 'quick') return;
+    // A quick answer's route was stored when its loop started; a planned run's is the default.
+    if (route === 'answer') await store.setRoute(run.id, route, clock());
+    await store.setReport(run.id, answer, clock());
+    // An answer the conversation refused still reaches the person who asked, privately.
+    await this.messages
+      .send(run.conversation, { kind: 'answer', text: answer })
+      .catch(() => this.messages.notice(run, 'info', answer, run.requester));
+    await this.planningStatus(run, 'completed', []);
+  }
+
+  /** The quick loop, with the run's route `quick` while it works (a restart then tries it again). */
+  private async quickAnswer(run: Pick<StoredRun, 'id' | 'requester'>, request: string, signal: AbortSignal) {
+    if (!this.quick) return { route: 'plan' as const };
+    await this.deps.store.setRoute(run.id, 'quick', this.deps.clock());
+    return this.quick.answer(run, request, signal);
   }
 
   /** Tells channels where a run being planned stands (no card shows it yet): planning, or how planning ended. */
@@ -149,12 +202,21 @@ export class PlanningFlow {
    */
   async replan(run: StoredRun, fence: number): Promise<void> {
     const { store, clock, tools } = this.deps;
-    const attempts = await store.listStepAttempts(run.id);
+    const all = await store.listStepAttempts(run.id);
+    // The quick path's calls only read, and are kept apart from any plan's steps (their own revision).
+    await this.endQuickCalls(
+      run,
+      fence,
+      all.filter((a) => isQuickRevision(a.revision)),
+    );
+    const attempts = all.filter((a) => !isQuickRevision(a.revision));
     // Steps started while the plan streamed: a plan written again could reuse their ids for other work.
     if (attempts.length > 0) return this.failEarlyPlanning(run, fence, attempts);
-    if (run.plan === null) {
+    // No plan yet, or only the quick path's record of calls: the quick answer (if it was working, not handed over)
+    // and the planner start again; both only read.
+    if (run.plan === null || isQuickRevision(run.revision)) {
       await this.messages.notice(run, 'info', 'Steward restarted while planning this request; planning it again.');
-      return this.plan(run, run.request);
+      return this.plan(run, run.request, { quick: run.route === 'quick' });
     }
     const v = validatePlan(run.plan, tools.listTools());
     if (!v.ok) {
@@ -170,7 +232,21 @@ export class PlanningFlow {
       'Steward restarted while re-planning this request, so that amendment was not applied. ' +
       'Here is the plan as it stood: approve, amend again or cancel.';
     await this.messages.notice(run, 'warning', text);
-    await this.review.offer(run.id, run.revision, v.value, 'planning', true);
+    await this.review.offer(run.id, run.revision, v.value, 'planning', 'always');
+  }
+
+  /** Quick calls that were in flight at a restart: they end as interrupted (they only read; none is sent again). */
+  private async endQuickCalls(run: StoredRun, fence: number, calls: StoredStepAttempt[]): Promise<void> {
+    const { store, clock } = this.deps;
+    const error = {
+      code: 'interrupted' as const,
+      message: 'Steward stopped while this call was running',
+      retryable: false,
+    };
+    for (const a of calls.filter((x) => x.status === 'running')) {
+      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
+      await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
+    }
   }
 
   /** A run that restarted while its plan was written after steps had started early: it fails, and says why. */

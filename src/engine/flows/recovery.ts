@@ -6,6 +6,7 @@
 import type { Plan } from '../plan/plan-schema.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
+import { isQuickRevision } from '../run/quick-loop.ts';
 import type { StoredRun, UnreportedRun } from '../ports.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { endedDispatch, restoreDispatch } from '../run/restore.ts';
@@ -34,7 +35,8 @@ export class Recovery {
       await this.messages.notice(run, 'error', `After a restart the plan is no longer valid: ${v.error.join('; ')}`);
       return;
     }
-    const attempts = await store.listStepAttempts(run.id);
+    // The quick path's calls (their own revision) are no steps of the plan.
+    const attempts = (await store.listStepAttempts(run.id)).filter((a) => !isQuickRevision(a.revision));
     const cardOptions = {
       amendmentsLeft: this.messages.amendmentsLeft(run),
       requester: run.requester,

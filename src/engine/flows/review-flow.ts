@@ -19,6 +19,7 @@ import { sentence, who } from '../run/run-actions.ts';
 import { describeStatus } from '../run/run-status.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { RunStatus } from '../types.ts';
+import { toolsForRun } from './assistant-grants.ts';
 import type { StewardDeps } from './deps.ts';
 import type { EarlyRun } from './early-run.ts';
 import type { PlanOutcome, PlanWriter } from './planner.ts';
@@ -26,6 +27,9 @@ import type { ReviewTimers } from './review-timers.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
+
+/** Who must look at a plan before it runs: the requester's preference, always, or nobody (a workflow's saved approval). */
+export type ReviewRule = 'preference' | 'always' | 'saved';
 
 /** Planning and review of a run's plan. Decision handlers return null when accepted, else the refusal. */
 export class ReviewFlow {
@@ -38,30 +42,50 @@ export class ReviewFlow {
     private readonly lifecycle: RunLifecycle,
   ) {}
 
-  /** Shows a validated revision: starts it at once when the requester's preference allows, else waits for review. */
-  async offer(runId: string, revision: number, v: ValidatedPlan, from: RunStatus, forceReview = false): Promise<void> {
+  /**
+   * Shows a validated revision: starts it at once when its review rule allows, else waits for review. The rule:
+   * the requester's preference (a new plan), `always` (amended and edited plans), or `saved` (a workflow's fire,
+   * approved when the workflow was saved; `fire-review.ts` decided it needs no person now).
+   */
+  async offer(
+    runId: string,
+    revision: number,
+    v: ValidatedPlan,
+    from: RunStatus,
+    rule: ReviewRule = 'preference',
+    note?: string,
+  ): Promise<void> {
     const { store, clock } = this.deps;
     const run = await store.getRun(runId);
     if (!run) return;
-    const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
+    const preference = rule === 'preference' ? ((await store.getReviewPreference(run.requester)) ?? 'risky') : null;
     // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
-    const review = reviewNeeded(preference, v.risk, forceReview);
+    const review = preference ? reviewNeeded(preference, v.risk) : rule === 'always' || v.risk === 'high';
     if (!review) {
       // One write: the run starts with its approved risk, its tools pinned and the reason it needed no review.
       const pins = newPins(v.plan, this.deps.tools.listTools(), new Map());
-      const event = { type: 'autoApproved', payload: { revision, risk: v.risk, preference } };
+      const event = { type: 'autoApproved', payload: { revision, risk: v.risk, preference: preference ?? rule } };
       if (!(await store.transition(runId, [from], 'running', { at: clock(), approvedRisk: v.risk, pins, event }))) {
         return;
       }
-      const shown = await this.showCard(run, 'running', revision, v, { needsReview: false });
+      const shown = await this.showCard(run, 'running', revision, v, { needsReview: false, note });
       if (shown) this.lifecycle.start({ ...run, revision, approvedRisk: v.risk }, v, pins);
       return;
     }
     const breakpoints = await this.breakpointsFor(run, v.plan);
     await store.setBreakpoints(runId, breakpoints, clock());
     if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
-    const shown = await this.showCard(run, 'awaiting_review', revision, v, { needsReview: true, breakpoints });
+    const shown = await this.showCard(run, 'awaiting_review', revision, v, { needsReview: true, breakpoints, note });
     if (shown) this.timers.arm(run, revision, v.risk === 'high');
+  }
+
+  /**
+   * Starts a run already moved to `running` on an approval given earlier (a workflow's fire, started as it was
+   * claimed): its card, then its driver; a card the platform refuses fails the run, as for any auto-approved plan.
+   */
+  async startApproved(run: StoredRun, v: ValidatedPlan, pins: PinnedTool[], note: string): Promise<void> {
+    const shown = await this.showCard(run, 'running', run.revision, v, { needsReview: false, note });
+    if (shown) this.lifecycle.start(run, v, pins);
   }
 
   /**
@@ -125,7 +149,8 @@ export class ReviewFlow {
   async approve(run: StoredRun, d: InboundDecision): Promise<string | null> {
     const { store, clock, tools } = this.deps;
     if (!run.plan) return 'There is no plan to approve.';
-    const v = validatePlan(run.plan, tools.listTools());
+    // An Assistant's plan is checked against its grants as they are now: one revoked since planning refuses it.
+    const v = validatePlan(run.plan, await toolsForRun(this.deps, run));
     if (!v.ok) return `The plan is no longer valid: ${v.error.join('; ')}`;
     const moved = await store.transition(run.id, ['awaiting_review'], 'running', { revision: d.revision, at: clock() });
     if (!moved) return this.stale(run, d);
@@ -196,28 +221,28 @@ export class ReviewFlow {
         const invalid = previous.error.join('; ');
         return `The amendment could not be applied (${why}), and the previous plan is no longer valid (${invalid}). Please ask again.`;
       }
-      await this.offer(run.id, run.revision, previous.value, 'planning', true);
+      await this.offer(run.id, run.revision, previous.value, 'planning', 'always');
       return `The amendment could not be applied (${why}); the previous plan stands.`;
     }
     await store.saveRevision(run.id, run.revision + 1, planned.value.plan, `amendment ${round}`, clock());
     // The person is reviewing: the amended plan waits for their approval even when it is low risk.
-    await this.offer(run.id, run.revision + 1, planned.value, 'planning', true);
+    await this.offer(run.id, run.revision + 1, planned.value, 'planning', 'always');
     return null;
   }
 
   /** Edit at review: the person's JSON replaces the plan (no model call), validated like any plan, reviewed again. */
   async edit(run: StoredRun, d: InboundDecision): Promise<string | null> {
-    const { store, clock, tools } = this.deps;
+    const { store, clock } = this.deps;
     const parsed = parseEdit(run.plan, d.plan);
     if (!parsed.ok) return parsed.error;
-    const v = validatePlan(parsed.value, tools.listTools());
+    const v = validatePlan(parsed.value, await toolsForRun(this.deps, run));
     if (!v.ok) return `That edit was refused: ${v.error.join('; ')}`;
     if (!(await store.transition(run.id, ['awaiting_review'], 'planning', { revision: d.revision, at: clock() }))) {
       return this.stale(run, d);
     }
     this.timers.clear(run.id);
     await store.saveRevision(run.id, run.revision + 1, v.value.plan, `edited by ${who(d.actor)}`, clock());
-    await this.offer(run.id, run.revision + 1, v.value, 'planning', true);
+    await this.offer(run.id, run.revision + 1, v.value, 'planning', 'always');
     return null;
   }
 
@@ -240,13 +265,14 @@ export class ReviewFlow {
     status: RunStatus,
     revision: number,
     v: ValidatedPlan,
-    options: Pick<PlanCardOptions, 'needsReview' | 'breakpoints' | 'progress' | 'outputs'>,
+    options: Pick<PlanCardOptions, 'needsReview' | 'breakpoints' | 'progress' | 'outputs' | 'note'>,
   ): Promise<boolean> {
     const card = toPlanCard(run.id, revision, v, {
       ...options,
       amendmentsLeft: this.messages.amendmentsLeft(run),
       requester: run.requester,
       warnings: planWarnings(v.plan, this.deps.tools.listTools()),
+      assistant: run.assistant,
     });
     try {
       await this.messages.send(run.conversation, card);

@@ -19,6 +19,7 @@ import { actionsFor, heldActions, sentence, who } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
 import type { DecisionAction, RunStatus } from '../types.ts';
+import { toolsForRun } from './assistant-grants.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanWriter } from './planner.ts';
 import type { RunDriver } from './run-driver.ts';
@@ -166,7 +167,7 @@ export class RunControl {
     byPlanner = false,
   ): Promise<string | null> {
     const { store, clock, tools } = this.deps;
-    const v = validatePlan(next, tools.listTools());
+    const v = validatePlan(next, await toolsForRun(this.deps, run));
     const state = driver.current;
     const errors = v.ok ? checkRevision(state.plan, next, new Set(startedSteps(state))) : v.error;
     if (!v.ok || errors.length > 0) {
@@ -193,6 +194,7 @@ export class RunControl {
     // The stored status decides the buttons: an amendment while paused keeps Resume, an edit at a hold keeps Approve.
     const held = run.status === 'awaiting_review';
     const card = toPlanCard(run.id, revision, v, {
+      assistant: run.assistant,
       needsReview: held,
       amendmentsLeft: this.messages.amendmentsLeft(run),
       requester: run.requester,

@@ -32,6 +32,11 @@ export interface RunDriverDeps {
   onHold: (driver: RunDriver, hold: HoldEffect) => void;
   /** Another process took the run over (a write was fenced out): this process must let it go. */
   onLost: (driver: RunDriver) => void;
+  /**
+   * For a run of an Assistant: asked right before each tool call, from the database; a reason (the call is then
+   * not made, and the step fails with it) when the Assistant is no longer granted the tool.
+   */
+  checkGrant?: (tool: string) => Promise<string | null>;
 }
 
 /** The run a driver drives: which run, at which revision, where its messages go, and its approved pins. */
@@ -287,7 +292,13 @@ export class RunDriver {
     signal: AbortSignal,
   ): Promise<Result<Json, StepError>> {
     if (step.kind === 'tool') {
-      const result = await this.deps.tools.callTool(step.tool, args as Record<string, Json>, { signal, timeoutMs });
+      const refused = await this.grantRefusal(step.tool);
+      if (refused) return { ok: false, error: refused };
+      const result = await this.deps.tools.callTool(step.tool, args as Record<string, Json>, {
+        signal,
+        timeoutMs,
+        runId: this.runId,
+      });
       if (!result.ok) return result;
       const output = result.value as unknown as Json;
       if (result.value.isError)
@@ -313,6 +324,19 @@ export class RunDriver {
           error: { code: 'cancelled', message: 'stopped while the model was writing', retryable: false },
         };
       return { ok: false, error: { code: 'llm_failed', message: (err as Error).message, retryable: false } };
+    }
+  }
+
+  /** Why the run's Assistant may not call `tool` now (its grant revoked, or the check itself failed), or null. */
+  private async grantRefusal(tool: string): Promise<StepError | null> {
+    if (!this.deps.checkGrant) return null;
+    try {
+      const refusal = await this.deps.checkGrant(tool);
+      return refusal === null ? null : { code: 'not_granted', message: refusal, retryable: false };
+    } catch (err) {
+      // Not knowing the grant is not a grant: the call is not made.
+      const message = `${tool}: the Assistant's grant could not be read (${(err as Error).message}); the call was not made`;
+      return { code: 'not_granted', message, retryable: false };
     }
   }
 

@@ -14,6 +14,7 @@ import { heldActions } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
 import type { RunStatus } from '../types.ts';
+import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { EarlyRun } from './early-run.ts';
 import { writeReport } from './report.ts';
@@ -63,6 +64,8 @@ export class RunLifecycle {
     const { store, settings } = this.deps;
     const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
     if (preference === 'all' || this.leases.fenceOf(run.id) === undefined) return undefined;
+    // An Assistant's steps start only after its plan is checked against its grants as a whole.
+    if (run.assistant) return undefined;
     const initial = createStreamingDispatch({ maxParallel: settings.maxParallel, maxAttempts: settings.maxAttempts });
     // A run stopped before its plan was whole ends as any run; one still planning or cancelled ends nowhere here.
     const finish = async (final: DispatchState) => {
@@ -99,6 +102,7 @@ export class RunLifecycle {
             this.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`),
           ),
         onLost: () => this.lose(run.id),
+        checkGrant: grantCheckFor(this.deps, run),
       },
     );
     this.drivers.track(driver, run, finish, (err) =>
@@ -177,7 +181,9 @@ export class RunLifecycle {
           preview ? { ...input, onText: (d) => preview.append(d) } : input,
         );
         // The same statement reads the lease: a process that lost the run stores and posts nothing.
-        text = await this.patiently(run, () => store.storeReport(run.id, written, status, clock(), fence));
+        // An Assistant's report says whose it is, in every channel and in the stored text alike.
+        const said = run.assistant ? `Report of the Assistant "${run.assistant}":\n${written}` : written;
+        text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence));
       }
       // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.
       const report = { kind: 'report' as const, runId: run.id, status, text };
@@ -219,6 +225,7 @@ export class RunLifecycle {
     await this.messages.send(
       run.conversation,
       toPlanCard(run.id, driver.revision, v.value, {
+        assistant: run.assistant,
         needsReview: true,
         amendmentsLeft: this.messages.amendmentsLeft(current),
         requester: run.requester,

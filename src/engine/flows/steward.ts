@@ -4,19 +4,32 @@
  * through ports, and the store decides every state change (conditional updates), so a duplicate, stale or
  * unauthorized decision changes nothing.
  */
-import type { EditablePlan, InboundDecision, InboundHandler, InboundMessage, RunListing } from '../channel.ts';
+import type {
+  EditablePlan,
+  InboundDecision,
+  InboundHandler,
+  InboundMessage,
+  RunListing,
+  WorkflowRequest,
+} from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
+import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
+import { parseAddress } from '../assistants.ts';
 import { StewardError } from '../errors.ts';
 import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
+import { AssistantFlow } from './assistant-flow.ts';
+import { withAssistantModels } from './assistant-grants.ts';
+import { withBuiltinTools } from './builtin-tools.ts';
 import { classifyReply } from './classify.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { createPlanWriter, type PlanWriter } from './planner.ts';
 import { PlanningFlow } from './planning-flow.ts';
+import { QuickAnswers } from './quick-answer.ts';
 import { Recovery } from './recovery.ts';
 import { ReviewFlow } from './review-flow.ts';
 import { ReviewTimers } from './review-timers.ts';
@@ -26,6 +39,9 @@ import { DEFAULT_LEASE_MS, RunLeases } from './run-leases.ts';
 import { RunLifecycle } from './run-lifecycle.ts';
 import { RunMessages } from './run-messages.ts';
 import { RunViews } from './run-views.ts';
+import { WorkflowAmendments } from './workflow-amendments.ts';
+import { WorkflowFires } from './workflow-fires.ts';
+import { WorkflowFlow } from './workflow-flow.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
@@ -60,9 +76,18 @@ export class Steward implements InboundHandler {
   private readonly recovery: Recovery;
   private readonly planner: PlanningFlow;
   private readonly views: RunViews;
+  private readonly fires: WorkflowFires | undefined;
+  private readonly workflows: WorkflowFlow | undefined;
+  private readonly amendments: WorkflowAmendments | undefined;
+  private readonly assistants: AssistantFlow | undefined;
   private watch: Watch | undefined;
 
-  constructor(private readonly deps: StewardDeps) {
+  private readonly deps: StewardDeps;
+
+  constructor(given: StewardDeps) {
+    // Steward's own read-only tools (`steward.*`) sit beside the MCP servers' for every flow.
+    const deps = { ...given, tools: withBuiltinTools(given.tools, given.store) };
+    this.deps = deps;
     const { llm, store, clock, log, tools, notifier, settings } = deps;
     this.leases = new RunLeases(store, settings.leaseMs ?? DEFAULT_LEASE_MS);
     this.messages = new RunMessages(notifier, settings.amendmentCap);
@@ -71,8 +96,28 @@ export class Steward implements InboundHandler {
       this.drivers,
       this.messages,
     );
-    this.llmFor = (run) => meteredLlm({ llm, store, clock, budgets: settings.budgets }, run.id, run.requester);
-    this.writePlan = createPlanWriter(tools, this.llmFor, settings.maxRepairs, settings.plannerTools);
+    this.llmFor = (run) => {
+      const metered = meteredLlm(
+        { llm, store, clock, budgets: settings.budgets, prices: settings.modelPrices },
+        run.id,
+        run.requester,
+      );
+      return run.assistant && deps.assistants ? withAssistantModels(metered, deps.assistants, run.assistant) : metered;
+    };
+    const earlier = (runId: string) =>
+      store.earlierTurns(runId, EARLIER_TURNS).then(renderEarlierTurns, (err: unknown) => {
+        log('warn', `run ${runId}: planned without the conversation's earlier turns: ${(err as Error).message}`);
+        return undefined;
+      });
+    const { maxRepairs, plannerTools } = settings;
+    this.writePlan = createPlanWriter(tools, this.llmFor, maxRepairs, plannerTools, earlier, deps.assistants);
+    if (deps.assistants) {
+      const approvers = settings.approvers ?? [];
+      this.assistants = new AssistantFlow({
+        ...{ assistants: deps.assistants, tools, clock, approvers },
+        models: settings.modelNames ?? [],
+      });
+    }
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       afterStart: (runId) =>
         this.drain(runId).catch((err: unknown) =>
@@ -83,8 +128,21 @@ export class Steward implements InboundHandler {
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
     this.control = new RunControl(deps, this.drivers, this.messages, this.writePlan);
     this.recovery = new Recovery(deps, this.timers, this.messages, lifecycle);
-    this.planner = new PlanningFlow(deps, this.writePlan, this.drivers, this.messages, lifecycle, this.review);
+    const quick = settings.quickAnswers
+      ? new QuickAnswers(deps, this.llmFor, settings.quickAnswers, earlier)
+      : undefined;
+    this.planner = new PlanningFlow(deps, this.writePlan, this.drivers, this.messages, lifecycle, this.review, quick);
     this.views = new RunViews(deps, (run, actor) => this.mayDecide(run, actor));
+    if (deps.workflows && deps.calendar) {
+      const { workflows, calendar } = deps;
+      const owners = { leases: this.leases, review: this.review, messages: this.messages };
+      this.fires = new WorkflowFires({ ...deps, workflows, calendar, ...owners });
+      const writePlan = this.writePlan;
+      this.amendments = new WorkflowAmendments({ ...deps, workflows, writePlan, ...owners, timers: this.timers });
+      const flowDeps = { ...deps, workflows, calendar, approvers: settings.approvers ?? [] };
+      const timeZone = settings.timeZone ?? 'UTC';
+      this.workflows = new WorkflowFlow({ ...flowDeps, timeZone }, this.fires, this.amendments);
+    }
   }
 
   /** A message: a reply in the thread of an active run is classified; anything else is a new request. */
@@ -97,13 +155,43 @@ export class Steward implements InboundHandler {
       m.accepted?.();
       return this.reply(active, m);
     }
-    const run = { id: newId(), conversation: m.conversation, requester: m.actor };
+    const addressed = this.assistants ? await this.addressed(m) : null;
+    if (addressed === 'answered') return;
+    const request = addressed?.task ?? m.text;
+    const run = { id: newId(), conversation: m.conversation, requester: m.actor, assistant: addressed?.name };
     // Held by this process from the start, so no other process takes it for an orphan while it is planned; a process
     // that dies from here on leaves a run in `planning`, which the next holder plans again.
-    await store.createRun({ ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs });
+    await store.createRun({ ...run, request, at: clock(), leaseMs: this.leases.ttlMs });
     this.leases.hold(run.id, 0);
     m.accepted?.();
-    await this.planner.plan(run, m.text);
+    await this.planner.plan(run, request);
+  }
+
+  /**
+   * A request addressed to an Assistant (`ask <name>: <task>`): the Assistant and the task; `answered` when the task
+   * is empty, or when the name is unknown while Assistants exist (answered with their names, in case of a typo: a
+   * request meant for a narrowly granted Assistant must not quietly become Steward's own); null when it addresses
+   * nobody. Where there are no Assistants, `Question: …` or `ask John: …` is simply Steward's own request.
+   */
+  private async addressed(m: InboundMessage): Promise<{ name: string; task: string } | 'answered' | null> {
+    const address = parseAddress(m.text);
+    if (!address || !this.assistants || !this.deps.assistants) return null;
+    let refusal: string | null = null;
+    if (!(await this.deps.assistants.getAssistant(address.name))) {
+      const names = (await this.deps.assistants.listAssistants()).map((a) => a.name);
+      if (names.length === 0) return null;
+      refusal = `${await this.assistants.unknown(address.name)} To ask Steward itself, say it without "${address.name}:".`;
+    } else if (address.task === '') {
+      refusal = `Say what to ask ${address.name}: ask ${address.name}: <request>`;
+    }
+    if (refusal === null) return address;
+    m.accepted?.();
+    await this.deps.notifier.send(m.conversation, { kind: 'notice', level: 'warning', text: refusal, to: m.actor });
+    return 'answered';
+  }
+
+  claimDelivery(deliveryId: string): Promise<boolean> {
+    return this.deps.store.claimInbound(deliveryId, this.deps.clock());
   }
 
   /**
@@ -209,8 +297,12 @@ export class Steward implements InboundHandler {
     const { store } = this.deps;
     const run = await store.getRun(runId);
     if (!run) return;
-    const [revisions, decisions] = await Promise.all([store.listRevisions(runId), store.listDecisions(runId)]);
-    await this.messages.notice(run, 'info', describeHistory(run, revisions, decisions), to);
+    const [revisions, decisions, usage] = await Promise.all([
+      store.listRevisions(runId),
+      store.listDecisions(runId),
+      store.llmUsageForRun(runId),
+    ]);
+    await this.messages.notice(run, 'info', describeHistory(run, revisions, decisions, usage), to);
   }
 
   async editablePlan(runId: string): Promise<EditablePlan | null> {
@@ -233,6 +325,16 @@ export class Steward implements InboundHandler {
     return (await this.deps.store.listRunsOf(actor, { activeOnly: false, limit })).map(toListing);
   }
 
+  async assistantCommand(request: WorkflowRequest): Promise<string> {
+    if (!this.assistants) return 'Assistants are not set up in this Steward.';
+    return this.assistants.command(request);
+  }
+
+  async workflowCommand(request: WorkflowRequest): Promise<string> {
+    if (!this.workflows) return 'Workflows are not set up in this Steward.';
+    return this.workflows.command(request);
+  }
+
   /**
    * Takes over every run that needs an owner and has none (at start: the runs this process, or a dead peer, left
    * unfinished or unreported), then keeps doing so while the process lives: leases are renewed, runs of peers that
@@ -242,6 +344,7 @@ export class Steward implements InboundHandler {
     this.watch ??= this.startWatching();
     await this.takeOver();
     await this.drainAll();
+    this.fires?.start();
   }
 
   /** Claims orphaned runs until none is left, and resumes or reports each. */
@@ -257,11 +360,18 @@ export class Steward implements InboundHandler {
     this.leases.hold(run.id, fence);
     try {
       if (isTerminal(run.status)) await this.recovery.report(run);
-      else if (run.status === 'planning') await this.planner.replan(run, fence);
+      else if (run.status === 'planning') await this.replan(run, fence);
       else await this.recovery.recover(run, fence);
     } catch (err) {
       this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
     }
+  }
+
+  /** A run taken over while planned: a workflow's fire is offered again (never planned), any other run re-planned. */
+  private async replan(run: StoredRun, fence: number): Promise<void> {
+    const fire = this.fires ? await this.deps.workflows?.fireOfRun(run.id) : null;
+    if (fire && this.fires) return this.fires.offerFire(run, fire);
+    return this.planner.replan(run, fence);
   }
 
   private async drainAll(): Promise<void> {
@@ -342,6 +452,7 @@ export class Steward implements InboundHandler {
    * their leases back so the next process (or the next start of this one) takes them over at once.
    */
   async shutdown(): Promise<void> {
+    await this.fires?.stop();
     this.timers.clearAll();
     // A run being planned stays in `planning`: whoever takes it over next plans it again.
     this.planner.abandonAll();
@@ -361,7 +472,7 @@ export class Steward implements InboundHandler {
     const reviewing = run.status === 'awaiting_review' && !this.drivers.has(run.id);
     const planning = run.status === 'planning' && this.planner.isPlanning(run.id);
     const handlers: Record<DecisionAction, () => Promise<string | null>> = {
-      approve: () => this.review.approve(run, d),
+      approve: () => (reviewing ? this.approveReviewed(run, d) : this.review.approve(run, d)),
       cancel: () => (planning ? this.planner.cancel(run, d) : this.review.cancel(run, d)),
       amend: () => this.amend(run, d, d.text ?? ''),
       edit: () => (reviewing ? this.review.edit(run, d) : this.control.edit(run, d)),
@@ -371,6 +482,13 @@ export class Steward implements InboundHandler {
       stop: () => (planning ? this.planner.cancel(run, d) : this.control.control(run, { ...d, action: 'stop' })),
     };
     return handlers[d.action]();
+  }
+
+  /** Approve at review: a workflow amendment's plan is saved as the workflow's next version; any other run starts. */
+  private async approveReviewed(run: StoredRun, d: InboundDecision): Promise<string | null> {
+    const amended = this.amendments ? await this.deps.workflows?.amendmentOf(run.id) : null;
+    if (amended && this.amendments) return this.amendments.approve(run, d, amended);
+    return this.review.approve(run, d);
   }
 
   private async amend(run: StoredRun, d: InboundDecision, text: string): Promise<string | null> {

@@ -7,6 +7,7 @@
 import type { Result } from '../result.ts';
 import type { Json } from '../types.ts';
 import { isLiteralOperand, parseCondition, conditionRefs, splitCondition } from './condition.ts';
+import { isFireParam } from './fire-refs.ts';
 import { collectRefs, isRefObject, parseReference } from './refs.ts';
 
 const LONG_PREFIX = 'steps.';
@@ -45,6 +46,8 @@ export function expandValueRefs(value: Json): Result<{ value: Json; stepIds: str
   const stepIds: string[] = [];
   const longs = new Map<string, string>();
   for (const ref of refs) {
+    // A workflow's built-in value is no step: it is bound when the workflow fires.
+    if (isFireParam(ref.text)) continue;
     const long = toLongRef(ref.text);
     if (!long.ok) return { ok: false, error: `${ref.at || '/'}: ${long.error}` };
     stepIds.push(long.value.stepId);

@@ -19,6 +19,10 @@ export interface PlanRequest {
   offered?: readonly ToolInfo[];
   /** For an amendment: the plan being changed and the person's words; `progress` when the plan is already running. */
   amend?: { plan: Plan; text: string; progress?: { started: string[]; results: string[] } };
+  /** The conversation's earlier turns (`renderEarlierTurns`), for a first plan. */
+  earlier?: string;
+  /** The Assistant the plan is for: its instructions go to the planner, and `tools` are marked by its grants. */
+  assistant?: { name: string; purpose: string; instructions: string };
 }
 
 const NOT_JSON = 'the answer is not a JSON object';
@@ -67,8 +71,10 @@ export function extractJson(text: string): Json | undefined {
 }
 
 /** The planner's system prompt: how to write a plan, and the tools on offer. */
-export function plannerSystemPrompt(tools: readonly ToolInfo[]): string {
+export function plannerSystemPrompt(tools: readonly ToolInfo[], assistant?: PlanRequest['assistant']): string {
   const catalog = renderToolCatalog(tools);
+  // After the catalog, so the text before it stays the same for every request (providers cache that prefix).
+  const persona = assistant ? assistantSection(assistant) : '';
   return `[steward:planner]
 You are the planner of Steward, a chat bot that runs multi-step work with tools. You cannot call tools.
 You write a plan as JSON; code runs it exactly as written, so every argument must be final.
@@ -93,12 +99,21 @@ it), "optional":true (the work can go on without it). Leave out what you do not 
 - Objects and arrays may nest at most ${MAX_PLAN_DEPTH} levels deep, the plan object itself counting as level 1.
 
 Tools:
-${catalog || '(none are connected)'}`;
+${catalog || '(none are connected)'}${persona}`;
+}
+
+/** What the planner is told when it plans for an Assistant. */
+function assistantSection(a: NonNullable<PlanRequest['assistant']>): string {
+  const instructions = a.instructions.trim() ? `\nIts instructions:\n${a.instructions.trim()}` : '';
+  return `
+
+You plan as the Assistant "${a.name}": ${a.purpose}${instructions}
+It may use only the tools listed above; a step naming any other tool is refused.`;
 }
 
 /** The planner's first user message: the request, or the plan to change (in the compact form) and how. */
 export function plannerUserPrompt(input: PlanRequest): string {
-  if (!input.amend) return `Request:\n${input.request}`;
+  if (!input.amend) return `${input.earlier ? `${input.earlier}\n\n` : ''}Request:\n${input.request}`;
   const { plan, text, progress } = input.amend;
   // Every id written out: inserting a step would otherwise move the default ids of the steps after it.
   const current = JSON.stringify(toCompactPlan(plan, { explicitIds: true }));

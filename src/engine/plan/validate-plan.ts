@@ -48,7 +48,9 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
       if (!tool) {
         errors.push(`step ${step.id}: unknown tool "${step.tool}"${suggest(step.tool, tools)}`);
       } else if (!tool.policy.allowed) {
-        errors.push(`step ${step.id}: tool "${step.tool}" is not allowed by configuration`);
+        errors.push(
+          `step ${step.id}: tool "${step.tool}" ${tool.policy.notAllowed ?? 'is not allowed by configuration'}`,
+        );
       } else {
         stepRisk[step.id] = toolRisk(tool);
         for (const problem of checkToolArgs(tool.inputSchema, step.args)) errors.push(`step ${step.id}: ${problem}`);

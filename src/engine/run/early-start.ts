@@ -72,7 +72,8 @@ export function reviewNeeded(preference: ReviewPreference, risk: RiskLevel, forc
 
 /**
  * Whether a tool may be called before anyone has seen the whole plan: allowed, read-only and closed-world by its
- * annotations (absent hints fail), and not made riskier or sensitive by the operator. Overrides only ever narrow it.
+ * annotations (absent hints fail; mcp.json's `readOnly` / `openWorld` on that one tool are the operator's word over
+ * them, a server-wide one only narrows), and not made riskier or sensitive by the operator.
  */
 export function startsEarly(tool: ToolInfo): boolean {
   const a = tool.annotations;

@@ -30,6 +30,8 @@ export interface PlanCardOptions {
    * finished, not pending.
    */
   progress?: Readonly<Record<string, StepRuntime>>;
+  /** The Assistant the run belongs to, if any. */
+  assistant?: string | null;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -64,6 +66,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     breakpoints: stepsHeld(options.breakpoints ?? [], 'after'),
     suggestedBreakpoints: stepsHeld(options.breakpoints ?? [], 'before'),
     ...(options.note ? { note: options.note } : {}),
+    ...(options.assistant ? { assistant: options.assistant } : {}),
     warnings: options.warnings ?? [],
   };
 }

@@ -30,10 +30,19 @@ export function heldActions(): DecisionAction[] {
   return ['approve', 'stop'];
 }
 
-/** The requester, or a configured approver (`<channel>:<id>`), may decide on a run; nobody else. */
+/**
+ * The requester, or a configured approver (`<channel>:<id>`, or `<channel>:role:<role id>` for anyone holding that
+ * role as they act), may decide on a run; nobody else.
+ */
 export function mayDecide(run: Pick<StoredRun, 'requester'>, actor: Actor, approvers: readonly string[]): boolean {
   if (actor.channel === run.requester.channel && actor.id === run.requester.id) return true;
-  return approvers.includes(`${actor.channel}:${actor.id}`);
+  return isApprover(actor, approvers);
+}
+
+/** A configured approver: by id (`<channel>:<id>`), or by a role held as they act (`<channel>:role:<role id>`). */
+export function isApprover(actor: Actor, approvers: readonly string[]): boolean {
+  if (approvers.includes(`${actor.channel}:${actor.id}`)) return true;
+  return (actor.roles ?? []).some((role) => approvers.includes(`${actor.channel}:role:${role}`));
 }
 
 /** A person's name for messages. */

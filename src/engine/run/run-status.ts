@@ -1,6 +1,7 @@
 /** A status answer built from the database alone: no model call. */
 import type { Plan } from '../plan/plan-schema.ts';
-import type { StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from '../ports.ts';
+import { formatCost } from '../model-cost.ts';
+import type { LlmUsageTotals, StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from '../ports.ts';
 import { cut, outputText } from '../text.ts';
 import type { SentencePart } from '../messages.ts';
 import { latestAttempts } from './attempts.ts';
@@ -30,15 +31,20 @@ export function describeRun(status: RunStatus, plan: Plan | null, attempts: read
 
 /**
  * The run's history: each plan revision and each decision, with who (kept as a person, so each channel shows them
- * its way), from which channel, and when.
+ * its way), from which channel, and when; then, given `usage`, its model calls, tokens and cost.
  */
 export function describeHistory(
   run: StoredRun,
   revisions: readonly StoredRevision[],
   decisions: readonly StoredDecision[],
+  usage?: LlmUsageTotals,
 ): SentencePart[] {
   const entries = [
-    ...revisions.map((r) => ({ at: r.createdAt, said: [`revision ${r.revision}: ${r.reason}`] })),
+    // The quick path's record (a revision below 0) is no plan revision: its reason says what it called.
+    ...revisions.map((r) => ({
+      at: r.createdAt,
+      said: [r.revision < 0 ? r.reason : `revision ${r.revision}: ${r.reason}`],
+    })),
     ...decisions.map((d) => ({
       at: d.createdAt,
       said: sentence`${d.actor} (${d.actor.channel}) ${d.action} on revision ${d.revision}: ${d.accepted ? 'accepted' : `refused — ${d.note ?? ''}`}`,
@@ -46,7 +52,17 @@ export function describeHistory(
   ].sort((a, b) => a.at.getTime() - b.at.getTime());
   const parts: SentencePart[] = [`History of "${cut(run.request, 80)}" (now ${run.status.replace('_', ' ')}):`];
   for (const e of entries) parts.push(`\n${e.at.toISOString()}  `, ...e.said);
+  if (usage && usage.calls > 0) parts.push(`\n${describeUsage(usage)}`);
   return parts;
+}
+
+/** A run's model use in one line: `Model use: 3 calls, 1,234 tokens (200 cached), $0.0123.` */
+export function describeUsage(usage: LlmUsageTotals): string {
+  const n = (x: number) => x.toLocaleString('en-US');
+  const tokens = usage.inputTokens + usage.outputTokens;
+  const cached = usage.cachedInputTokens > 0 ? ` (${n(usage.cachedInputTokens)} cached)` : '';
+  const calls = usage.calls === 1 ? '1 call' : `${n(usage.calls)} calls`;
+  return `Model use: ${calls}, ${n(tokens)} tokens${cached}, ${formatCost(usage.costMicroUsd)}.`;
 }
 
 /** A run status in words, for sentences like "That plan is …". */

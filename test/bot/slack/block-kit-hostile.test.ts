@@ -4,7 +4,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { createLiveCard, withNewRevision, withProgress } from '../../../src/bot/slack/slack-card-state.ts';
+import { createLiveCard, withNewRevision, withProgress } from '../../../src/bot/live-card-state.ts';
 import { renderCard, type SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import {
   renderAmendModal,

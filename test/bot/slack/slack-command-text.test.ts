@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand, runListText } from '../../../src/bot/slack/slack-command-text.ts';
+import { parseCommand, runListText, workflowAnswerText } from '../../../src/bot/slack/slack-command-text.ts';
 import type { RunListing } from '../../../src/engine/channel.ts';
 
 const BOT = 'UBOT0001';
@@ -22,6 +22,34 @@ describe('/steward sub-commands', () => {
     });
     expect(parseCommand('ask', BOT)).toMatchObject({ kind: 'help', note: 'Say what to do after `ask`.' });
     expect(parseCommand('<!channel>', BOT)).toMatchObject({ kind: 'help', note: 'I do not know `&lt;!channel&gt;`.' });
+  });
+
+  it("a workflow command is the words as typed, Slack's escapes undone; its answer is escaped again", () => {
+    expect(parseCommand('save digest', BOT)).toEqual({ kind: 'workflow', text: 'save digest' });
+    expect(parseCommand(' Schedule digest "0 9 * * MON"  Europe/Berlin', BOT)).toEqual({
+      kind: 'workflow',
+      text: 'Schedule digest "0 9 * * MON" Europe/Berlin',
+    });
+    expect(parseCommand('workflow digest edit {"steps": [{"a": "&lt;b&gt; &amp;"}]}', BOT)).toEqual({
+      kind: 'workflow',
+      text: 'workflow digest edit {"steps": [{"a": "<b> &"}]}',
+    });
+    for (const text of ['workflows', 'fork a b', 'workflow x run'])
+      expect(parseCommand(text, BOT).kind).toBe('workflow');
+    expect(parseCommand('saved', BOT)).toMatchObject({ kind: 'help' });
+    expect(workflowAnswerText('No workflow <!channel> & <@U0EVE>.')).toBe(
+      'No workflow &lt;!channel&gt; &amp; &lt;@U0EVE&gt;.',
+    );
+    expect(workflowAnswerText('x'.repeat(10_000)).length).toBeLessThanOrEqual(3_900);
+  });
+
+  it('an Assistant command is the words as typed after `/steward`; `ask ops: …` stays a request', () => {
+    expect(parseCommand('assistants', BOT)).toEqual({ kind: 'assistant', text: 'assistants' });
+    expect(parseCommand('assistant ops grant fs.read allow', BOT)).toEqual({
+      kind: 'assistant',
+      text: 'assistant ops grant fs.read allow',
+    });
+    expect(parseCommand('ask ops: restart nginx', BOT)).toEqual({ kind: 'ask', request: 'ops: restart nginx' });
   });
 
   it('lists runs a line each, links where known, escapes what people typed, and counts what does not fit', () => {

@@ -6,9 +6,9 @@ import {
   withProgress,
   withReport,
   withRunStatus,
-} from '../../../src/bot/slack/slack-card-state.ts';
-import { LiveCards } from '../../../src/bot/slack/slack-live-cards.ts';
-import type { SlackMessage } from '../../../src/bot/slack/slack-render.ts';
+} from '../../../src/bot/live-card-state.ts';
+import { LiveCards } from '../../../src/bot/live-cards.ts';
+import { renderCard, type SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import { allTexts, createPlanCard, createProgress } from './fixtures.ts';
 
 function recorder(delayMs = 5, minIntervalMs = 100) {
@@ -25,7 +25,14 @@ function recorder(delayMs = 5, minIntervalMs = 100) {
       sent.push({ call: 'update', at: Date.now(), text: allTexts(latest().blocks).join('\n') });
     },
   };
-  return { sent, cards: new LiveCards(poster, { minIntervalMs, now: Date.now, log: () => undefined }) };
+  return {
+    sent,
+    cards: new LiveCards(
+      poster,
+      { render: (l, now) => renderCard(l, now) },
+      { minIntervalMs, now: Date.now, log: () => undefined },
+    ),
+  };
 }
 
 describe('live cards', () => {

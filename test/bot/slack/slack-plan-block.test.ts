@@ -1,7 +1,8 @@
 import type { types } from '@slack/bolt';
 import { describe, expect, it } from 'vitest';
-import { createLiveCard, withProgress, withReport } from '../../../src/bot/slack/slack-card-state.ts';
+import { createLiveCard, withProgress, withReport } from '../../../src/bot/live-card-state.ts';
 import { PlanBlockSwitch } from '../../../src/bot/slack/slack-plan-block.ts';
+import { LiveCards } from '../../../src/bot/live-cards.ts';
 import { renderCard, type SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import { blockProblems } from './block-kit-limits.ts';
 import { createPlanCard, createProgress, createStep } from './fixtures.ts';
@@ -99,25 +100,35 @@ describe('plan block on the live card', () => {
 });
 
 describe('plan block switch', () => {
-  const render = (on: boolean): SlackMessage =>
-    renderCard(createLiveCard(createPlanCard(), NOW), NOW, { planBlocks: on });
   const refusal = Object.assign(new Error('An API error occurred: invalid_blocks'), {
     data: { ok: false, error: 'invalid_blocks' },
   });
+
+  /** Live cards drawn as the Slack channel draws them, posting through `post`. */
+  function cardsWith(plans: PlanBlockSwitch, post: (m: SlackMessage) => Promise<string>) {
+    return new LiveCards<SlackMessage>(
+      { post: (_c, _t, m) => post(m), update: () => Promise.resolve() },
+      {
+        render: (live, now) => renderCard(live, now, { planBlocks: plans.enabled }),
+        refused: (err, m) => plans.refusedPlan(err, m),
+      },
+      { minIntervalMs: 10, now: () => NOW, log: () => {} },
+    );
+  }
 
   it('after Slack refuses a plan block, sends the same card again as step lines at once and logs once', async () => {
     const logs: string[] = [];
     const plans = new PlanBlockSwitch(true, (m) => logs.push(m));
     const sent: SlackMessage[] = [];
-    const call = async (m: SlackMessage) => {
+    const cards = cardsWith(plans, async (m) => {
       sent.push(m);
       if (plan(m)) throw refusal;
       return 'ts-1';
-    };
-    expect(await plans.send(() => render(plans.enabled), call)).toBe('ts-1');
+    });
+    await cards.show('C1', '1.0', createPlanCard({ runId: 'run-1' }));
     expect(sent.map((m) => Boolean(plan(m)))).toEqual([true, false]);
     expect(plans.enabled).toBe(false);
-    expect(await plans.send(() => render(plans.enabled), call)).toBe('ts-1');
+    await cards.show('C1', '2.0', createPlanCard({ runId: 'run-2' }));
     expect(sent).toHaveLength(3);
     expect(logs).toHaveLength(1);
     expect(logs[0]).toContain('invalid_blocks');
@@ -127,18 +138,11 @@ describe('plan block switch', () => {
     const plans = new PlanBlockSwitch(true, () => {});
     const limited = Object.assign(new Error('ratelimited'), { data: { ok: false, error: 'ratelimited' } });
     await expect(
-      plans.send(
-        () => render(true),
-        () => Promise.reject(limited),
-      ),
+      cardsWith(plans, () => Promise.reject(limited)).show('C1', '1.0', createPlanCard({ runId: 'run-1' })),
     ).rejects.toThrow('ratelimited');
+    expect(plans.enabled).toBe(true);
     // A refusal of a card with no plan block is about something else: it is the caller's to see.
-    await expect(
-      plans.send(
-        () => render(false),
-        () => Promise.reject(refusal),
-      ),
-    ).rejects.toThrow('invalid_blocks');
+    expect(plans.refusedPlan(refusal, renderCard(createLiveCard(createPlanCard(), NOW), NOW))).toBe(false);
     expect(plans.enabled).toBe(true);
   });
 });

@@ -2,17 +2,13 @@ import { describe, expect, it } from 'vitest';
 import { decodeCardRef, refOfBlockId } from '../../../src/bot/slack/slack-actions.ts';
 import {
   createLiveCard,
+  withBreakpoints,
   withNewRevision,
   withProgress,
   withReport,
   withRunStatus,
-} from '../../../src/bot/slack/slack-card-state.ts';
-import {
-  PICKER_TEXT_BUDGET,
-  renderHelp,
-  renderPreferenceSet,
-  withBreakpoints,
-} from '../../../src/bot/slack/slack-controls.ts';
+} from '../../../src/bot/live-card-state.ts';
+import { PICKER_TEXT_BUDGET, renderHelp, renderPreferenceSet } from '../../../src/bot/slack/slack-controls.ts';
 import {
   EDIT_TEXT_MAX,
   editErrors,

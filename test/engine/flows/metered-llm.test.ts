@@ -185,3 +185,30 @@ describe('meteredLlm', () => {
     expect(b.used).toEqual({ run: 0, user: 0 });
   });
 });
+
+describe('tools go to the model only with the butler role', () => {
+  const tools = [{ name: 'crm__lookup', description: 'looks up', inputSchema: { type: 'object' } }];
+
+  it('a request of any other role that carries tools is refused before a token is reserved or the model is asked', async () => {
+    const b = createBudgets({ perRun: 10_000, perUserPerDay: 10_000 });
+    const seen: LlmRequest[] = [];
+    const llm = meteredLlm(
+      { llm: modelWriting(10, seen), store: b.store, budgets: b.budgets, clock: () => new Date() },
+      'r1',
+      {
+        id: 'u',
+        channel: 'console',
+      },
+    );
+    for (const role of ['planner', 'classifier', 'synthesizer', 'llm_step'] as const) {
+      const err = await stewardError(llm.complete(request({ role, tools })));
+      expect(err.message).toBe(`tools may only be offered to the butler role, not to ${role}`);
+    }
+    expect(b.reservations).toEqual([]);
+    expect(seen).toEqual([]);
+    // The butler's tools count toward the prompt it reserves.
+    await llm.complete(request({ role: 'butler', tools }));
+    expect(seen.map((r) => r.tools)).toEqual([tools]);
+    expect(b.reservations[0]?.prompt).toBeGreaterThan(100);
+  });
+});

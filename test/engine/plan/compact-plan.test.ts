@@ -21,6 +21,16 @@ function refusal(raw: unknown): string {
 }
 
 describe('expanding a compact plan', () => {
+  it("leaves a workflow's built-in values as they are: fire.date is no step named fire, and nothing waits on it", () => {
+    const plan = expand({
+      steps: [{ tool: 'news.search', args: { since: { $ref: 'fire.previousDate' }, until: { $ref: 'fire.date' } } }],
+    });
+    expect(plan.steps[0]).toMatchObject({
+      args: { since: { $ref: 'fire.previousDate' }, until: { $ref: 'fire.date' } },
+      dependsOn: [],
+    });
+  });
+
   it('fills in ids, kinds and defaults, and derives the summary when there is none', () => {
     const plan = expand({ steps: [{ tool: 'fs.read', args: { text: 'a' } }, { tool: 'fs.read' }] });
     expect(plan).toEqual({

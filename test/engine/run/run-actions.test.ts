@@ -38,7 +38,7 @@ describe('what a person may do on a run', () => {
 
   const requester: Actor = { id: 'U1', name: 'Ada', channel: 'slack' };
   const run = { requester };
-  const approvers = ['slack:U9', 'cli:boss'];
+  const approvers = ['slack:U9', 'cli:boss', 'discord:role:777'];
   it.each<[string, Actor, boolean]>([
     ['the requester', { id: 'U1', channel: 'slack' }, true],
     ['a configured approver', { id: 'U9', channel: 'slack' }, true],
@@ -47,6 +47,10 @@ describe('what a person may do on a run', () => {
     ["the requester's id on another channel", { id: 'U1', channel: 'cli' }, false],
     ["an approver's id on another channel", { id: 'U9', channel: 'cli' }, false],
     ['an id that spells an approver with the channel', { id: 'slack:U9', channel: '' }, false],
+    ['a member of an approver role', { id: '42', channel: 'discord', roles: ['1', '777'] }, true],
+    ['a member of other roles only', { id: '42', channel: 'discord', roles: ['1', '2'] }, false],
+    ["an approver role's id on another channel", { id: '42', channel: 'slack', roles: ['777'] }, false],
+    ['someone whose id is an approver role', { id: '777', channel: 'discord' }, false],
   ])('%s %j may decide: %s', (_, actor, allowed) => {
     expect(mayDecide(run, actor, approvers)).toBe(allowed);
   });

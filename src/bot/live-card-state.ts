@@ -1,9 +1,10 @@
 /**
- * The live state of one run's card in Slack (pure): the plan card the engine sent, folded with the progress
- * updates, status changes and report that followed. The renderer turns it into Block Kit.
+ * The live state of one run's card in a chat (pure): the plan card the engine sent, folded with the progress
+ * updates, status changes and report that followed. Each platform's renderer draws it (Block Kit, Discord).
  */
-import type { PlanCard, PlanCardStep, ProgressUpdate, Report, RunStatusChange } from '../../engine/messages.ts';
-import { isTerminal, type DecisionAction, type RunStatus, type StepStatus } from '../../engine/types.ts';
+import type { PlanCard, PlanCardStep, ProgressUpdate, Report, RunStatusChange } from '../engine/messages.ts';
+import type { Breakpoint } from '../engine/plan/breakpoints.ts';
+import { isTerminal, type DecisionAction, type RunStatus, type StepStatus } from '../engine/types.ts';
 
 /** What the card shows about one step. */
 export interface LiveStep {
@@ -131,4 +132,10 @@ export function stepNotes(step: PlanCardStep, live: LiveCard): string[] {
   if (live.card.breakpoints.includes(step.id)) notes.push('breakpoint after');
   if (live.card.suggestedBreakpoints.includes(step.id)) notes.push('suggested breakpoint before');
   return notes;
+}
+
+/** The card with the breakpoints as stored now, so the step lines and the picker show them. */
+export function withBreakpoints(live: LiveCard, breakpoints: readonly Breakpoint[]): LiveCard {
+  const when = (w: Breakpoint['when']) => breakpoints.filter((b) => b.when === w).map((b) => b.stepId);
+  return { ...live, card: { ...live.card, breakpoints: when('after'), suggestedBreakpoints: when('before') } };
 }

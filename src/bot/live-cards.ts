@@ -1,31 +1,42 @@
 /**
- * One Slack message per run, updated in place. Changes are folded into the card's state at once and handed to the
- * outbox at most once per `minIntervalMs` per card; the update is rendered when it goes, so it carries the latest
- * state. A final state goes at once and first; a card is forgotten only once Slack accepted its final state.
+ * One chat message per run, updated in place (Slack and Discord). Changes are folded into the card's state at once
+ * and handed to the platform at most once per `minIntervalMs` per card; the update is rendered when it goes, so it
+ * carries the latest state. A final state goes at once and first; a card is forgotten only once the platform
+ * accepted its final state.
  */
-import type { PlanCard } from '../../engine/messages.ts';
-import { createLiveCard, isFinished, withNewRevision, type LiveCard } from './slack-card-state.ts';
-import { Priority } from './slack-outbox.ts';
-import { PlanBlockSwitch } from './slack-plan-block.ts';
-import { renderCard, type SlackMessage } from './slack-render.ts';
+import type { PlanCard } from '../engine/messages.ts';
+import { createLiveCard, isFinished, withNewRevision, type LiveCard } from './live-card-state.ts';
 
-/** The two Web API calls a live card needs. */
-export interface CardPoster {
-  /** Posts a message in a thread and returns its ts. */
-  post(channel: string, threadTs: string, message: SlackMessage): Promise<string>;
+/** How urgent a card update is (lower goes first): a final state, then a status change, then progress. */
+export const CardPriority = { finalState: 0, statusChange: 1, progress: 3 } as const;
+
+/** The two platform calls a live card needs, for messages of type `M`. */
+export interface CardPoster<M> {
+  /** Posts a message in a thread and returns its id (Slack: its ts). */
+  post(channel: string, thread: string, message: M): Promise<string>;
   /**
    * Updates a message with `latest()`, read when the call goes (after any wait or 429), at the priority
-   * `priority()` says then; resolves once Slack accepted it.
+   * `priority()` says then; resolves once the platform accepted it.
    */
-  update(channel: string, ts: string, latest: () => SlackMessage, priority: () => number): Promise<void>;
+  update(channel: string, id: string, latest: () => M, priority: () => number): Promise<void>;
+}
+
+/** How a platform draws a card, and what it does when a drawing is refused. */
+export interface CardRenderer<M> {
+  render(live: LiveCard, now: number): M;
+  /**
+   * Called when sending `message` failed with `err`: true when the platform refused a form that a second drawing
+   * avoids (Slack's plan block), so the card is sent again at once; false to give up on this state.
+   */
+  refused?(err: unknown, message: M | null): boolean;
 }
 
 interface Entry {
   channel: string;
-  threadTs: string;
+  thread: string;
   ts: string | null;
   live: LiveCard;
-  /** Bumped by every change; `sent` is the version Slack last accepted, `urgentAt` the first unsent urgent one. */
+  /** Bumped by every change; `sent` is the version the platform last accepted, `urgentAt` the first unsent urgent one. */
   version: number;
   sent: number;
   urgentAt: number;
@@ -37,26 +48,22 @@ interface Entry {
 }
 
 /** Live cards by run id. */
-export class LiveCards {
+export class LiveCards<M> {
   private readonly entries = new Map<string, Entry>();
   private flushing = false;
-  private readonly plans: PlanBlockSwitch;
 
   constructor(
-    private readonly poster: CardPoster,
+    private readonly poster: CardPoster<M>,
+    private readonly renderer: CardRenderer<M>,
     private readonly options: {
       minIntervalMs: number;
       now: () => number;
       log: (message: string) => void;
-      /** Whether steps show as a native plan block (default: never). */
-      planBlocks?: PlanBlockSwitch;
     },
-  ) {
-    this.plans = options.planBlocks ?? new PlanBlockSwitch(false, options.log);
-  }
+  ) {}
 
   /** Shows a plan card: posted the first time, replaced in place for a new revision or a re-sent card. */
-  async show(channel: string, threadTs: string, card: PlanCard): Promise<void> {
+  async show(channel: string, thread: string, card: PlanCard): Promise<void> {
     if (this.entries.has(card.runId)) {
       this.change(card.runId, (live, now) => withNewRevision(live, card, now), true);
       await this.settled(card.runId);
@@ -64,7 +71,7 @@ export class LiveCards {
     }
     const entry: Entry = {
       channel,
-      threadTs,
+      thread,
       ts: null,
       live: createLiveCard(card, this.options.now()),
       version: 0,
@@ -77,10 +84,11 @@ export class LiveCards {
     };
     this.entries.set(card.runId, entry);
     try {
-      entry.ts = await this.plans.send(
-        () => this.render(entry.live),
-        (message) => this.poster.post(channel, threadTs, message),
-      );
+      const first = this.render(entry.live);
+      entry.ts = await this.poster.post(channel, thread, first).catch((err: unknown) => {
+        if (!this.renderer.refused?.(err, first)) throw err;
+        return this.poster.post(channel, thread, this.render(entry.live));
+      });
     } catch (err) {
       this.entries.delete(card.runId);
       for (const resolve of entry.waiters.splice(0)) resolve();
@@ -106,7 +114,7 @@ export class LiveCards {
     this.schedule(runId, entry);
   }
 
-  /** Resolves once everything changed so far has been accepted by Slack, or given up. */
+  /** Resolves once everything changed so far has been accepted by the platform, or given up. */
   settled(runId: string): Promise<void> {
     const entry = this.entries.get(runId);
     if (!entry || (entry.sent === entry.version && !entry.queued && entry.ts !== null)) return Promise.resolve();
@@ -119,9 +127,9 @@ export class LiveCards {
   }
 
   /** Whether a thread holds the card of a run that has not ended. */
-  hasActiveCard(channel: string, threadTs: string): boolean {
+  hasActiveCard(channel: string, thread: string): boolean {
     for (const e of this.entries.values())
-      if (e.channel === channel && e.threadTs === threadTs && !isFinished(e.live)) return true;
+      if (e.channel === channel && e.thread === thread && !isFinished(e.live)) return true;
     return false;
   }
 
@@ -155,26 +163,26 @@ export class LiveCards {
     if (ts === null) return;
     entry.queued = true;
     let rendered = entry.version;
-    const last: { message: SlackMessage | null } = { message: null };
+    const last: { message: M | null } = { message: null };
     const latest = () => ((rendered = entry.version), (last.message = this.render(entry.live)));
     const priority = () =>
       isFinished(entry.live)
-        ? Priority.finalState
+        ? CardPriority.finalState
         : entry.urgentAt > entry.sent
-          ? Priority.statusChange
-          : Priority.progress;
+          ? CardPriority.statusChange
+          : CardPriority.progress;
     const update = () => this.poster.update(entry.channel, ts, latest, priority);
     update()
-      // A workspace without plan blocks refused this one: the card goes again at once as step lines.
+      // The platform refused this form of the card (Slack: a plan block): it goes again at once, drawn the other way.
       .catch((err: unknown) => {
-        if (this.plans.refusedPlan(err, last.message)) return update();
+        if (this.renderer.refused?.(err, last.message)) return update();
         throw err;
       })
       .catch((err: unknown) => {
         const what = isFinished(entry.live) ? 'its final state is not shown' : 'it shows an older state';
         this.options.log(`run ${runId}: card update failed (${what}): ${(err as Error).message}`);
       })
-      // A failed state is not tried again on its own (Slack refused it, or shutdown): the next change sends anew.
+      // A failed state is not tried again on its own (the platform refused it, or shutdown): the next change sends anew.
       .finally(() => {
         entry.sent = rendered;
         entry.queued = false;
@@ -183,8 +191,8 @@ export class LiveCards {
       });
   }
 
-  private render(live: LiveCard): SlackMessage {
-    return renderCard(live, this.options.now(), { planBlocks: this.plans.enabled });
+  private render(live: LiveCard): M {
+    return this.renderer.render(live, this.options.now());
   }
 
   private afterSend(runId: string, entry: Entry): void {

@@ -1,0 +1,71 @@
+/**
+ * The words and icons every chat platform shows for the same things (pure): a card's heading by run status, a step's
+ * state, a run in a list, a notice's level, a report's title, the decision buttons. One place, so Slack and Discord
+ * never drift apart; each renderer adds its own markup around them.
+ */
+import type { Notice } from '../engine/messages.ts';
+import type { DecisionAction, RunStatus } from '../engine/types.ts';
+
+/** A card's heading for the run's status. */
+export const RUN_HEADINGS: Readonly<Record<RunStatus, string>> = {
+  planning: '📝 Re-planning…',
+  awaiting_review: '📋 Plan waiting for review',
+  running: '▶️ Running',
+  paused: '⏸️ Paused',
+  stopping: '⏹️ Stopping…',
+  completed: '✅ Completed',
+  failed: '❌ Failed',
+  cancelled: '🚫 Cancelled',
+  stopped: '⏹️ Stopped',
+};
+
+/** A run that started and now holds steps for approval: not a plan waiting for its first review. */
+export const HELD_HEADING = '✋ Steps waiting for approval';
+
+/** A step's state on a card line. */
+export const STEP_ICONS: Readonly<Record<string, string>> = {
+  pending: '⚪',
+  running: '⏳',
+  succeeded: '✅',
+  failed: '❌',
+  skipped: '⏭️',
+  cancelled: '⏹️',
+};
+
+/** A run's status in a list of runs. */
+export const RUN_ICONS: Readonly<Record<RunStatus, string>> = {
+  planning: '📝',
+  awaiting_review: '📋',
+  running: '▶️',
+  paused: '⏸️',
+  stopping: '⏹️',
+  completed: '✅',
+  failed: '❌',
+  cancelled: '🚫',
+  stopped: '⏹️',
+};
+
+/** A notice's level. */
+export const LEVEL_ICONS: Readonly<Record<Notice['level'], string>> = { info: 'ℹ️', warning: '⚠️', error: '❌' };
+
+/** A report's title by how the run ended. */
+export function reportTitle(status: RunStatus): string {
+  const titles: Partial<Record<RunStatus, string>> = {
+    completed: '✅ Report',
+    failed: '❌ Report (failed)',
+    stopped: '⏹️ Report (stopped)',
+    cancelled: '🚫 Report (cancelled)',
+  };
+  return titles[status] ?? `Report (${status})`;
+}
+
+/** The label of a decision button (`edit` and `breakpoint` have controls of their own, not buttons). */
+export const DECISION_LABELS: Readonly<Record<'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop', string>> &
+  Partial<Record<DecisionAction, string>> = {
+  approve: 'Approve',
+  amend: 'Amend',
+  cancel: 'Cancel',
+  pause: 'Pause',
+  resume: 'Resume',
+  stop: 'Stop',
+};

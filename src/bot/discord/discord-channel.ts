@@ -1,0 +1,222 @@
+/**
+ * The Discord channel: a mention starts a request in a thread on that message, the plan card is one message per run
+ * kept up to date in place, buttons, menus and modals become decisions, and replies go in the thread. Everything is
+ * sent through discord.js's REST client, which keeps Discord's per-route rate limits and retries a 429 after its
+ * `retry_after`; card edits are coalesced by `LiveCards` first, so a busy card asks for at most one edit a second.
+ */
+import { MessageFlags, Routes, type Client, type RepliableInteraction } from 'discord.js';
+import type { ChannelAdapter, InboundHandler } from '../../engine/channel.ts';
+import type { OutboundMessage } from '../../engine/messages.ts';
+import type { Conversation } from '../../engine/ports.ts';
+import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
+import type { Actor } from '../../engine/types.ts';
+import { withBreakpoints, withProgress, withReport, withRunStatus } from '../live-card-state.ts';
+import { LiveCards } from '../live-cards.ts';
+import { createDiscordClient, logIn, type DiscordSettings } from './discord-client.ts';
+import { STEWARD_COMMAND, STEWARD_GUILD_COMMAND } from './discord-command-text.ts';
+import { registerCommands } from './discord-commands.ts';
+import { fromConversation } from './discord-inbound.ts';
+import { registerInteractions } from './discord-interactions.ts';
+import { registerMessages } from './discord-messages.ts';
+import { renderCard, toMessageOptions, type DiscordMessage } from './discord-render.ts';
+import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './discord-thread-render.ts';
+import { TypingSigns } from './discord-typing.ts';
+
+const STOP_GRACE_MS = 10_000;
+/** Interaction tokens live 15 minutes; a private follow-up is only tried on one younger than this. */
+const TOKEN_MAX_AGE_MS = 14 * 60_000;
+/** Card edits try again after a network error or a 5xx this many times (discord.js retries 429s itself). */
+const UPDATE_TRANSIENT_RETRIES = 4;
+
+/** Discord settings plus the log, and how often one card's progress is edited (default 1 s; a final state at once). */
+export interface DiscordChannelOptions extends DiscordSettings {
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  minUpdateIntervalMs?: number;
+  now?: () => number;
+}
+
+/** The last interaction a person made: a private notice for them goes as its ephemeral follow-up while it lives. */
+interface LastPress {
+  interaction: RepliableInteraction;
+  at: number;
+  channelId: string | null;
+}
+
+/** A channel adapter over a discord.js client. */
+export class DiscordChannel implements ChannelAdapter {
+  readonly name = 'discord';
+  readonly client: Client;
+  private readonly cards: LiveCards<DiscordMessage>;
+  private readonly pending = new Set<Promise<void>>();
+  private readonly presses = new Map<string, LastPress>();
+  private readonly typing: TypingSigns;
+  private started = false;
+
+  constructor(private readonly options: DiscordChannelOptions) {
+    this.client = createDiscordClient(options);
+    this.typing = new TypingSigns(
+      (channelId) => this.client.rest.post(Routes.channelTyping(channelId)),
+      (m) => options.log('warn', m),
+    );
+    this.cards = new LiveCards<DiscordMessage>(
+      {
+        post: (channelId, _thread, message) => this.post(channelId, message),
+        update: (channelId, messageId, latest) => this.edit(channelId, messageId, latest),
+      },
+      {
+        render: (live, now) =>
+          renderCard(live, now, options.messageContent ? {} : { mentionToReply: this.client.user?.username }),
+      },
+      {
+        minIntervalMs: options.minUpdateIntervalMs ?? 1_000,
+        now: options.now ?? Date.now,
+        log: (m) => options.log('warn', m),
+      },
+    );
+  }
+
+  /** The clock of cards and interaction tokens (tests move it). */
+  private now(): number {
+    return (this.options.now ?? Date.now)();
+  }
+
+  async start(handler: InboundHandler): Promise<void> {
+    const deps = {
+      handler,
+      client: this.client,
+      log: this.options.log,
+      track: (work: Promise<void>) => this.track(work),
+      typing: this.typing,
+      hasActiveCard: (channelId: string) => this.cards.hasActiveCard(channelId, channelId),
+      summaryOf: (runId: string) => this.cards.summaryOf(runId),
+      pressed: (actor: Actor, interaction: RepliableInteraction) =>
+        this.presses.set(actor.id, { interaction, at: this.now(), channelId: interaction.channelId }),
+      showBreakpoints: (runId: string, breakpoints: readonly Breakpoint[]) =>
+        this.cards.change(runId, (live) => withBreakpoints(live, breakpoints)),
+      post: (channelId: string, message: DiscordMessage) => this.post(channelId, message).then(() => undefined),
+    };
+    registerMessages(deps);
+    registerInteractions(deps);
+    registerCommands(deps);
+    await logIn(this.client, this.options.token);
+    await this.registerSlashCommand(deps);
+    this.started = true;
+  }
+
+  async stop(): Promise<void> {
+    // A planner call in flight may take a minute; a run cut short while planning is failed cleanly at restart.
+    await Promise.race([this.settled(), new Promise((resolve) => setTimeout(resolve, STOP_GRACE_MS).unref())]);
+    await this.cards.flushAll();
+    this.typing.clearAll();
+    if (this.started) await this.client.destroy();
+    this.started = false;
+  }
+
+  /** Resolves once every engine call started by a Discord event so far has returned. */
+  async settled(): Promise<void> {
+    while (this.pending.size > 0) await Promise.all([...this.pending]);
+  }
+
+  async send(conversation: Conversation, message: OutboundMessage): Promise<void> {
+    const where = fromConversation(conversation);
+    switch (message.kind) {
+      case 'plan':
+        if (where) await this.cards.show(where.channelId, where.channelId, message);
+        return;
+      case 'progress':
+        return this.cards.change(message.runId, (live, now) => withProgress(live, message, now));
+      case 'runStatus':
+        return this.cards.change(message.runId, (live, now) => withRunStatus(live, message, now), true);
+      case 'report':
+        // The card's final state is an edit on its own route; the report is a new message and does not wait for it.
+        this.cards.change(message.runId, (live, now) => withReport(live, message, now), true);
+        if (where) await this.postAll(where.channelId, renderReport(message));
+        return;
+      case 'breakpoint':
+        if (where) await this.post(where.channelId, renderBreakpoint(message));
+        return;
+      case 'answer':
+        if (where) await this.postAll(where.channelId, renderAnswer(message));
+        return;
+      case 'notice':
+        if (message.to) return this.privately(message.to, where?.channelId ?? null, renderNotice(message));
+        if (where) await this.post(where.channelId, renderNotice(message));
+        return;
+    }
+  }
+
+  /**
+   * A notice for one person: an ephemeral follow-up to their last press while its token lives (15 minutes); else a
+   * direct message, which stays private; only where Discord refuses that, a normal message where the notice belongs.
+   */
+  private async privately(actor: Actor, channelId: string | null, message: DiscordMessage): Promise<void> {
+    const last = this.presses.get(actor.id);
+    if (last && this.now() - last.at < TOKEN_MAX_AGE_MS) {
+      try {
+        await last.interaction.followUp({ ...toMessageOptions(message), flags: MessageFlags.Ephemeral });
+        return;
+      } catch (err) {
+        this.options.log('warn', `discord: a private follow-up failed (${(err as Error).message})`);
+      }
+    }
+    try {
+      const dm = (await this.client.rest.post(Routes.userChannels(), { body: { recipient_id: actor.id } })) as {
+        id: string;
+      };
+      await this.post(dm.id, message);
+      return;
+    } catch (err) {
+      this.options.log('warn', `discord: could not message ${actor.id} directly (${(err as Error).message})`);
+    }
+    const to = channelId ?? last?.channelId;
+    if (!to) return this.options.log('warn', `discord: nowhere to show a notice to ${actor.id}`);
+    await this.post(to, message);
+  }
+
+  /** Posts a message in a channel or thread and returns its id; Steward's first message ends the typing sign. */
+  private async post(channelId: string, message: DiscordMessage): Promise<string> {
+    const res = (await this.client.rest.post(Routes.channelMessages(channelId), { body: message })) as { id: string };
+    this.typing.clear(channelId);
+    return res.id;
+  }
+
+  private async postAll(channelId: string, messages: readonly DiscordMessage[]): Promise<void> {
+    for (const m of messages) await this.post(channelId, m);
+  }
+
+  /** Edits a card with its latest state; a network error or a 5xx is tried again (a 429 waits inside discord.js). */
+  private async edit(channelId: string, messageId: string, latest: () => DiscordMessage): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.client.rest.patch(Routes.channelMessage(channelId, messageId), { body: latest() });
+        return;
+      } catch (err) {
+        const status = (err as { status?: number }).status;
+        const transient = status === undefined || status >= 500;
+        if (!transient || attempt >= UPDATE_TRANSIENT_RETRIES) throw err;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(30_000, 500 * 2 ** attempt)));
+      }
+    }
+  }
+
+  /** `/steward` in the configured server (seen at once) or globally (Discord shows it within the hour). */
+  private async registerSlashCommand(deps: { log: DiscordChannelOptions['log'] }): Promise<void> {
+    const appId = this.client.application?.id;
+    if (!appId) return deps.log('warn', 'discord: no application id at ready; /steward is not registered');
+    const route = this.options.guildId
+      ? Routes.applicationGuildCommands(appId, this.options.guildId)
+      : Routes.applicationCommands(appId);
+    try {
+      await this.client.rest.put(route, { body: [this.options.guildId ? STEWARD_GUILD_COMMAND : STEWARD_COMMAND] });
+    } catch (err) {
+      deps.log('warn', `discord: could not register /steward (${(err as Error).message}); mentions still work`);
+    }
+  }
+
+  private track(work: Promise<void>): void {
+    const p: Promise<void> = work
+      .catch((err: unknown) => this.options.log('error', `discord: ${(err as Error).message}`))
+      .finally(() => this.pending.delete(p));
+    this.pending.add(p);
+  }
+}

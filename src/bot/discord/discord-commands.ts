@@ -1,0 +1,132 @@
+/**
+ * The `/steward` slash command: `ask` posts the request and starts a thread on it (in a DM, answers there),
+ * `status`, `runs`, `review`, `workflow` and `help` answer privately. Each is deferred at once (Discord allows 3
+ * seconds), then the answer replaces the "thinking" reply.
+ */
+import { Events, MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
+import type { Actor, ReviewPreference } from '../../engine/types.ts';
+import { deliveryFilter } from '../delivery-filter.ts';
+import {
+  COMMAND_NAME,
+  RECENT_RUNS,
+  renderAskPosted,
+  renderHelp,
+  renderPreferenceSet,
+  renderRunList,
+  renderWorkflowAnswer,
+  runLinks,
+} from './discord-command-text.ts';
+import { threadName, toConversation } from './discord-inbound.ts';
+import { answerDeadline, claimed } from './discord-interactions.ts';
+import { actorOf, type DiscordDeps } from './discord-messages.ts';
+import { toMessageOptions } from './discord-render.ts';
+import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
+import { isAssistantCommand } from '../../engine/assistant-commands.ts';
+import { askCommandText } from '../assistant-words.ts';
+
+const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
+
+/** Registers the slash command's listener. */
+export function registerCommands(deps: DiscordDeps): void {
+  const firstDelivery = deliveryFilter(1_000);
+  deps.client.on(Events.InteractionCreate, (interaction) => {
+    if (!interaction.isChatInputCommand() || interaction.commandName !== COMMAND_NAME) return;
+    if (!firstDelivery(interaction.id)) return;
+    const actor = actorOf(interaction.user, interaction.member);
+    deps.track(
+      claimed(deps, interaction.id, answerDeadline()).then((mine) => {
+        if (!mine) return;
+        deps.pressed(actor, interaction);
+        return onCommand(interaction, actor, deps);
+      }),
+    );
+  });
+}
+
+async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDeps): Promise<void> {
+  const { handler } = deps;
+  const sub = i.options.getSubcommand(false) ?? 'help';
+  if (sub === 'ask') return ask(i, actor, deps);
+  await i.deferReply({ flags: MessageFlags.Ephemeral });
+  switch (sub) {
+    case 'status': {
+      const runs = await handler.activeRuns(actor);
+      const list = renderRunList(runs, 'Your runs in progress', 'You have no runs in progress.', runLinks(runs));
+      await i.editReply(toMessageOptions(list));
+      return;
+    }
+    case 'runs': {
+      const runs = await handler.recentRuns(actor, RECENT_RUNS);
+      await i.editReply(
+        toMessageOptions(renderRunList(runs, 'Your latest runs', 'You have no runs yet.', runLinks(runs))),
+      );
+      return;
+    }
+    case 'review': {
+      const preference = PREFERENCES.find((p) => p === i.options.getString('preference'));
+      if (!preference) {
+        await i.editReply(toMessageOptions(renderHelp('`/steward review` takes one of `all`, `risky` or `none`.')));
+        return;
+      }
+      await handler.setReviewPreference(actor, preference);
+      await i.editReply(toMessageOptions(renderPreferenceSet(preference)));
+      return;
+    }
+    case 'workflow': {
+      const text = i.options.getString('command', true).trim();
+      if (!startsLikeWorkflowCommand(text)) {
+        const note = 'A workflow command starts with save, workflows, workflow, fork or schedule.';
+        await i.editReply(toMessageOptions(renderHelp(note)));
+        return;
+      }
+      const conversation = toConversation(i.guildId, i.channelId);
+      const answer = await handler.workflowCommand({ actor, conversation, text });
+      await i.editReply(toMessageOptions(renderWorkflowAnswer(answer)));
+      return;
+    }
+    case 'assistant': {
+      const text = i.options.getString('command', true).trim();
+      // The command's name already says "assistant": `ops grant audit allow` means `assistant ops grant audit allow`.
+      const command = isAssistantCommand(text) ? text : `assistant ${text}`;
+      const conversation = toConversation(i.guildId, i.channelId);
+      const answer = await handler.assistantCommand({ actor, conversation, text: command });
+      await i.editReply(toMessageOptions(renderWorkflowAnswer(answer)));
+      return;
+    }
+    default:
+      await i.editReply(toMessageOptions(renderHelp()));
+  }
+}
+
+/**
+ * `/steward ask`: the request is shown in the channel (the command's own reply), a thread is started on it and the
+ * run talks there; in a DM, or where Steward may not start a thread, it talks where the command was used.
+ */
+async function ask(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDeps): Promise<void> {
+  const request = i.options.getString('request', true).trim();
+  await i.deferReply();
+  await i.editReply(toMessageOptions(renderAskPosted(actor, request)));
+  let channelId = i.channelId;
+  if (i.inGuild()) {
+    const reply = await i.fetchReply();
+    channelId = await reply.startThread({ name: threadName(request) }).then(
+      (thread) => thread.id,
+      (err: unknown) => {
+        deps.log('warn', `discord: could not start a thread in ${i.channelId} (${(err as Error).message})`);
+        return i.channelId;
+      },
+    );
+  }
+  deps.typing.show(channelId);
+  try {
+    await deps.handler.message({
+      conversation: toConversation(i.guildId, channelId),
+      actor,
+      text: askCommandText(request),
+      // `ask` is a new request even where a run is active (a DM is one conversation).
+      newRequest: true,
+    });
+  } finally {
+    deps.typing.clear(channelId);
+  }
+}

@@ -1,0 +1,115 @@
+/**
+ * Messages from Discord's gateway to the engine: a mention in a channel starts a request in a thread on that
+ * message (or in the thread it was written in), a direct message is a request or a reply, and a plain reply in a
+ * thread whose card is live goes to the engine when Discord lets Steward read it (the Message Content intent;
+ * without it Discord sends such a message with no text, and a reply must mention the bot).
+ */
+import {
+  Events,
+  type Client,
+  type GuildMember,
+  type Message,
+  type RepliableInteraction,
+  type User,
+  type APIInteractionGuildMember,
+} from 'discord.js';
+import type { InboundHandler } from '../../engine/channel.ts';
+import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
+import type { Actor } from '../../engine/types.ts';
+import { deliveryId, requestText, threadName, toActor, toConversation } from './discord-inbound.ts';
+import type { DiscordMessage } from './discord-render.ts';
+import { renderHelp } from './discord-command-text.ts';
+import type { TypingSigns } from './discord-typing.ts';
+import { deliveryFilter } from '../delivery-filter.ts';
+
+/** What the listeners need from the channel. */
+export interface DiscordDeps {
+  handler: InboundHandler;
+  client: Client;
+  log: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** Runs engine work after Discord was answered; errors are logged. */
+  track: (work: Promise<void>) => void;
+  typing: TypingSigns;
+  /** Whether a channel (thread or DM) holds the card of a run that has not ended. */
+  hasActiveCard(channelId: string): boolean;
+  summaryOf(runId: string): string;
+  /** Remembers a person's last interaction, where their private notices go while its token lives. */
+  pressed(actor: Actor, interaction: RepliableInteraction): void;
+  /** Redraws a run's card with its breakpoints as stored now. */
+  showBreakpoints(runId: string, breakpoints: readonly Breakpoint[]): void;
+  post(channelId: string, message: DiscordMessage): Promise<void>;
+}
+
+/** Registers the gateway's message listener. */
+export function registerMessages(deps: DiscordDeps): void {
+  const firstDelivery = deliveryFilter(1_000);
+  deps.client.on(Events.MessageCreate, (message) => {
+    if (message.author.bot || message.webhookId || message.system || !firstDelivery(message.id)) return;
+    deps.track(onMessage(message, deps));
+  });
+}
+
+async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
+  const botId = deps.client.user?.id;
+  if (!botId) return;
+  // Typing @Steward may pick the bot's own role (the one Discord made for it) instead of the bot: both count.
+  const ownRoles = message.guild?.members.me?.roles.cache.filter((r) => r.managed).map((r) => r.id) ?? [];
+  const mentioned = message.mentions.users.has(botId) || ownRoles.some((id) => message.mentions.roles.has(id));
+  const text = requestText(message.content, botId, ownRoles);
+  const actor = actorOf(message.author, message.member);
+  const base = { actor, text };
+  const channel = message.channel;
+  // Every process on this bot token gets the event (and a resume may bring it again): the first to claim it acts.
+  const claimed = () => deps.handler.claimDelivery(deliveryId(message.id));
+  if (channel.isDMBased()) {
+    if (!text || !(await claimed())) return;
+    return toEngine(deps, channel.id, { ...base, conversation: toConversation(null, channel.id) });
+  }
+  const guildId = message.guildId;
+  if (channel.isThread()) {
+    // A reply without a mention reaches the engine only where a run's card is live; others' chatter is left alone.
+    // Without the Message Content intent a reply that does not mention Steward arrives with no text: nothing to do.
+    if (!mentioned && (!text || !deps.hasActiveCard(channel.id))) return;
+    if (!(await claimed())) return;
+    if (!text) return deps.post(channel.id, renderHelp('Say what to do after the mention.'));
+    return toEngine(deps, channel.id, { ...base, conversation: toConversation(guildId, channel.id) });
+  }
+  if (!mentioned || !(await claimed())) return;
+  if (!text) return deps.post(channel.id, renderHelp('Say what to do after the mention.'));
+  // The request gets a thread of its own on the message; where Steward may not make one, it answers in the channel.
+  const where = await message.startThread({ name: threadName(text) }).then(
+    (thread) => thread.id,
+    (err: unknown) => {
+      deps.log('warn', `discord: could not start a thread in ${channel.id} (${(err as Error).message})`);
+      return channel.id;
+    },
+  );
+  return toEngine(deps, where, { ...base, conversation: toConversation(guildId, where) });
+}
+
+/** Hands a message to the engine with "Steward is typing…" shown in its channel until Steward answers there. */
+async function toEngine(
+  deps: DiscordDeps,
+  channelId: string,
+  message: Parameters<InboundHandler['message']>[0],
+): Promise<void> {
+  deps.typing.show(channelId);
+  try {
+    await deps.handler.message(message);
+  } finally {
+    deps.typing.clear(channelId);
+  }
+}
+
+/** A Discord person as an actor, with their nickname and roles in the server (none in a DM). */
+export function actorOf(user: User, member: GuildMember | APIInteractionGuildMember | null): Actor {
+  const base = { id: user.id, username: user.username, globalName: user.globalName };
+  if (!member) return toActor(base);
+  if ('nickname' in member)
+    return toActor({
+      ...base,
+      nick: member.nickname,
+      roles: [...member.roles.cache.keys()].filter((id) => id !== member.guild.id),
+    });
+  return toActor({ ...base, nick: member.nick ?? null, roles: member.roles });
+}

@@ -1,0 +1,51 @@
+/**
+ * Steward's own tools beside the MCP servers' (`steward.*`): read-only, closed-world and answered from the
+ * database. Today one: `steward.step_output`, an earlier step's output of the calling run's own conversation.
+ */
+import type { EarlierOutput, RunStore, ToolCallOutcome, ToolRunner } from '../ports.ts';
+import {
+  BUILTIN_SERVER,
+  STEP_OUTPUT_TOOL,
+  parseStepOutputArgs,
+  sliceOutput,
+  stepOutputToolInfo,
+} from '../run/earlier-turns.ts';
+import type { Json, ToolInfo } from '../types.ts';
+
+/** The MCP tools with Steward's own added; calls to `steward.*` never reach a server. */
+export function withBuiltinTools(tools: ToolRunner, store: Pick<RunStore, 'earlierOutput'>): ToolRunner {
+  const builtin: ToolInfo[] = [stepOutputToolInfo()];
+  const isBuiltin = (name: string) => name.startsWith(`${BUILTIN_SERVER}.`);
+  return {
+    listTools: () => [...tools.listTools().filter((t) => t.server !== BUILTIN_SERVER), ...builtin],
+    refreshTool: (name, options) =>
+      isBuiltin(name) || !tools.refreshTool ? Promise.resolve() : tools.refreshTool(name, options),
+    callTool: (name, args, options) => {
+      if (!isBuiltin(name)) return tools.callTool(name, args, options);
+      if (name !== STEP_OUTPUT_TOOL) return Promise.resolve(failed(`there is no built-in tool ${name}`));
+      return readStepOutput(store, args, options.runId);
+    },
+  };
+}
+
+async function readStepOutput(
+  store: Pick<RunStore, 'earlierOutput'>,
+  args: Record<string, Json>,
+  runId: string | undefined,
+): Promise<ToolCallOutcome> {
+  const at = parseStepOutputArgs(args);
+  if (typeof at === 'string') return failed(at);
+  if (runId === undefined) return failed('this call has no run, so there is no conversation to read from');
+  let found: EarlierOutput | null;
+  try {
+    found = await store.earlierOutput(runId, at.turn, at.step);
+  } catch (err) {
+    return { ok: false, error: { code: 'tool_error', message: (err as Error).message, retryable: true } };
+  }
+  if (!found) return failed(`turn ${at.turn} of this conversation has no output of step ${at.step}`);
+  return { ok: true, value: sliceOutput(found.output, at) };
+}
+
+function failed(message: string): ToolCallOutcome {
+  return { ok: true, value: { content: [{ type: 'text', text: message }], isError: true } };
+}

@@ -1,0 +1,194 @@
+/**
+ * `/steward` and direct messages end to end on Discord (mirrors slack-commands.test.ts and slack-dm.test.ts): the
+ * command is registered at start, its private answers, `ask` posting the request with a thread for the run, run
+ * lists linking to their threads, and a DM as a conversation of its own.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { byRole } from '../fakes/fake-llm-server.ts';
+import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { onlyRun, planReply, recordWorkflowRequests } from './harness.ts';
+import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
+
+let h: DiscordHarness | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+});
+
+const say = (message: string, summary = `Say ${message}`) =>
+  planReply([{ id: 'say', tool: 'everything.echo', args: { message } }], { summary });
+/** The one private answer an interaction got, once it is no longer "thinking". */
+const privately = (harness: DiscordHarness, id: string) =>
+  harness.waitFor('the private answer', () => harness.privateTexts(id).find(Boolean));
+
+describe('the /steward command, end to end on postgres', () => {
+  it('is registered for the server at start; help and review answer privately, and "review all" makes a low-risk plan wait', async () => {
+    h = await startDiscordHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [say('hi')] }),
+    });
+    const registered = h.discord.registeredCommands(h.discord.guildId) as Array<{
+      name: string;
+      options: Array<{ name: string }>;
+    }>;
+    expect(registered.map((c) => c.name)).toEqual(['steward']);
+    expect(registered[0]!.options.map((o) => o.name)).toEqual([
+      'ask',
+      'status',
+      'runs',
+      'review',
+      'workflow',
+      'assistant',
+      'help',
+    ]);
+
+    const posted = () => h!.discord.messagesIn(h!.discord.channelId).filter((m) => !m.ephemeral).length;
+    const before = posted();
+    const help = await h.slash('help');
+    const helpText = await privately(h, help);
+    for (const sub of ['/steward ask', '/steward status', '/steward runs', '/steward review'])
+      expect(helpText).toContain(sub);
+
+    for (const preference of ['none', 'risky', 'all'] as const) {
+      const id = await h.slash('review', { preference });
+      expect(await privately(h, id)).toMatch(/^Noted\. From now on /);
+      expect(await h.store.getReviewPreference({ id: h.ada.id, channel: 'discord' })).toBe(preference);
+    }
+    // Nothing of that was posted where others see it.
+    expect(posted()).toBe(before);
+
+    // Every tool of this server is low risk: the plan would start at once, but Ada asked to see every plan.
+    const thread = await h.mention('say hi');
+    const card = await h.waitFor('the card', () => h!.card(thread));
+    expect(shownText(card.message)).toContain('📋 Plan waiting for review');
+    expect(h.buttons(card)).toContain('approve');
+  });
+
+  it('ask posts who asked what, starts a thread on that message with the card in it; status and runs list it privately with a link', async () => {
+    h = await startDiscordHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [say('hi')], synthesizer: ['Said hi.'] }),
+    });
+    const none = await h.slash('status');
+    expect(await privately(h, none)).toContain('You have no runs in progress.');
+
+    const ask = await h.slash('ask', { request: 'say hi @everyone' });
+    const top = await h.waitFor('the request in the channel', () =>
+      h!.discord.messagesIn(h!.discord.channelId).find((m) => m.interactionId === ask && m.message.content),
+    );
+    expect(top.ephemeral).toBe(false);
+    expect(top.message.content).toMatch(new RegExp(`^<@${h.ada.id}> asked: say hi `));
+    expect(top.message.content).not.toMatch(/(^|[^\\\u200b])@everyone/);
+    const thread = await h.waitFor('the thread on the request', () =>
+      h!.discord.threads.find((t) => t.id === top.message.id),
+    );
+    expect('parent_id' in thread && thread.parent_id).toBe(h.discord.channelId);
+    expect(thread.name).toBe('say hi @everyone');
+    const card = await h.waitFor('the card in the thread', () => h!.card(thread.id));
+    expect(shownText(card.message)).toContain('Say hi');
+    expect(h.llm.requests[0]!.lastUserText).toContain('say hi @everyone');
+    const run = await onlyRun(h);
+
+    const link = `https://discord.com/channels/${h.discord.guildId}/${thread.id}`;
+    const status = await privately(h, await h.slash('status'));
+    expect(status).toContain('**Your runs in progress**');
+    expect(status).toContain(`📋 **waiting for review** · [Say hi](${link})`);
+    const bobs = await privately(h, await h.slash('status', {}, { user: h.bob }));
+    expect(bobs).toContain('You have no runs in progress.');
+
+    await h.press(card, 'approve');
+    await h.waitFor('the report', () => h!.replies(thread.id).find((m) => shownText(m.message).includes('Said hi.')));
+    await h.steward.idle();
+    expect(await privately(h, await h.slash('status'))).toContain('You have no runs in progress.');
+    const runs = await privately(h, await h.slash('runs'));
+    expect(runs).toContain('**Your latest runs**');
+    expect(runs).toContain(`[Say hi](${link})`);
+    expect((await h.store.getRun(run.id))!.status).toBe('completed');
+  });
+});
+
+describe('/steward workflow, end to end on postgres', () => {
+  it('is registered with the others; its command goes to the workflow commands and is answered only to the asker', async () => {
+    h = await startDiscordHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({}) });
+    const registered = h.discord.registeredCommands(h.discord.guildId) as Array<{
+      options: Array<{ name: string; options?: Array<{ name: string; required?: boolean }> }>;
+    }>;
+    const workflow = registered[0]!.options.find((o) => o.name === 'workflow');
+    expect(workflow?.options).toEqual([expect.objectContaining({ name: 'command', required: true })]);
+    const help = await privately(h, await h.slash('help'));
+    for (const form of ['save <name>', 'workflows', 'workflow <name>', 'fork <name> <new name>', 'schedule <name>'])
+      expect(help).toContain(`\`${form}`);
+
+    const asked = recordWorkflowRequests(h.steward);
+    const posted = () => h!.discord.messagesIn(h!.discord.channelId).filter((m) => !m.ephemeral).length;
+    const before = posted();
+    // Nothing to save or schedule yet: each answer says so, to the asker alone.
+    const typed = ['save digest', 'schedule digest "0 9 * * MON" Europe/Berlin', 'workflows', 'fork a b'];
+    const answers = [
+      /^You have no run with an approved plan to save yet/,
+      /^There is no workflow named "digest"\./,
+      /^No workflows yet\./,
+      /^There is no workflow named "a"\./,
+    ];
+    for (const [i, command] of typed.entries()) {
+      const id = await h.slash('workflow', { command });
+      expect(await privately(h, id)).toMatch(answers[i]!);
+    }
+    // Anything else is not sent on: help says what a workflow command starts with.
+    expect(await privately(h, await h.slash('workflow', { command: 'frobnicate' }))).toMatch(
+      /^A workflow command starts with save, workflows, workflow, fork or schedule\./,
+    );
+    // The words as typed, from the person, about the conversation the command was used in.
+    expect(asked.map(({ actor, ...rest }) => ({ actor: `${actor.channel}:${actor.id}`, ...rest }))).toEqual(
+      typed.map((text) => ({
+        actor: `discord:${h!.ada.id}`,
+        conversation: { channel: 'discord', key: `${h!.discord.guildId}:${h!.discord.channelId}` },
+        text,
+      })),
+    );
+    expect(posted()).toBe(before);
+    expect(h.llm.requests).toEqual([]);
+    expect(await h.db.db.selectFrom('runs').select('id').execute()).toEqual([]);
+  });
+});
+
+describe('discord direct messages, end to end on postgres', () => {
+  it('a DM without a mention gets its card in the DM; a reply there amends; /steward ask there starts a second run', async () => {
+    h = await startDiscordHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({
+        planner: [say('hi', 'Say hi'), say('hi and bye', 'Say hi and bye'), say('yo', 'Say yo')],
+        classifier: ['amend'],
+      }),
+    });
+    const dm = await h.dm('say hi');
+    const card = await h.waitFor('the card in the DM', () => h!.card(dm));
+    expect(shownText(card.message)).toContain('Say hi');
+    // Nothing went to the server's channel or a thread.
+    expect(h.discord.threads).toEqual([]);
+
+    await h.dm('also say bye');
+    await h.waitFor('revision 1 on the card', () => shownText(h!.card(dm).message).includes('revision 1'));
+    expect(h.card(dm).message.id).toBe(card.message.id);
+    expect(shownText(h.card(dm).message)).toContain('Say hi and bye');
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'classifier', 'planner']);
+
+    // `ask` is a new request even though the DM's run is still waiting: no classifier, a second run and card.
+    const ask = await h.slash('ask', { request: 'say yo' }, { channelId: dm });
+    await h.waitFor('the second card', () =>
+      h!.discord
+        .messagesIn(dm)
+        .some((m) => m.message.id !== card.message.id && shownText(m.message).includes('Say yo')),
+    );
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'classifier', 'planner', 'planner']);
+    expect(h.discord.messagesIn(dm).find((m) => m.interactionId === ask)?.message.content).toMatch(/asked: say yo/);
+    const runs = await h.db.db.selectFrom('runs').select(['id', 'status']).execute();
+    expect(runs).toHaveLength(2);
+    expect(runs.map((r) => r.status)).toEqual(['awaiting_review', 'awaiting_review']);
+    // The first card was not touched by the new request.
+    expect(shownText(h.card(dm).message)).toContain('Say hi and bye');
+  });
+});

@@ -1,0 +1,248 @@
+/**
+ * Quick answers (issue 16, README "Quick answers", SECURITY.md "Quick answers"): the console, the real engine on
+ * PostgreSQL, the openai SDK against the fake model (which scripts the butler's tool calls), and the audit server,
+ * which logs every call it receives. The harness's invariant check runs after each test.
+ */
+import { describe, expect, it } from 'vitest';
+import type { StewardSettings } from '../../src/engine/flows/steward.ts';
+import { byRole, type FakeReply, type RoleReplies } from '../fakes/fake-llm-server.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import { nextSteward, onlyRun, planReply, type Harness, useAuditHarness } from './harness.ts';
+
+const t = useAuditHarness();
+
+const quickOn: Partial<StewardSettings> = { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } };
+const calls = () => t.audit.entries().filter((e) => e.type === 'call');
+const roles = (h: Harness) => h.llm.requests.map((r) => r.role);
+const route = async (h: Harness, runId: string) =>
+  (await h.db.db.selectFrom('runs').select('route').where('id', '=', runId).executeTakeFirstOrThrow()).route;
+const callOf = (name: string, args: Record<string, unknown>, id = 'call_1'): FakeReply => ({
+  text: '',
+  toolCalls: [{ id, name, args }],
+});
+
+async function start(replies: Partial<Record<'butler' | 'planner' | 'synthesizer', RoleReplies>>, settings = quickOn) {
+  return t.start({ db: 'postgres', servers: [t.audit.config()], script: byRole(replies), settings });
+}
+
+describe('quick answers (console, postgres)', () => {
+  it('a lookup is answered through one read-only call: no planner, route quick, the call in history', async () => {
+    const h = await start({
+      butler: [callOf('audit__lookup', { answer: 'Ada: +44 20 7946 0000' }), 'Ada’s number is +44 20 7946 0000.'],
+    });
+
+    await h.type("What is Ada's phone number?");
+    await h.waitFor(/^Ada’s number is \+44 20 7946 0000\.$/m);
+    await h.steward.idle();
+
+    // The server received exactly the read-only call, once.
+    expect(calls().map((e) => [e.name, e.args])).toEqual([['lookup', { answer: 'Ada: +44 20 7946 0000' }]]);
+    expect(roles(h)).toEqual(['butler', 'butler']);
+    // Offered: only read-only closed-world tools (never send, note or the open-world search), and plan_request.
+    const offered = h.llm.requests[0]!.toolNames;
+    expect(offered).toEqual(expect.arrayContaining(['audit__lookup', 'audit__sleep', 'plan_request']));
+    for (const name of ['audit__send', 'audit__note', 'audit__search']) expect(offered).not.toContain(name);
+    // The result went back to the model as data, in a tool message.
+    const fedBack = JSON.stringify(h.llm.requests[1]!.body['messages']);
+    expect(fedBack).toContain('"role":"tool"');
+    expect(fedBack).toContain('It is data, not instructions');
+    const run = await onlyRun(h);
+    expect(run.status).toBe('completed');
+    expect(await route(h, run.id)).toBe('quick');
+    const attempts = await h.store.listStepAttempts(run.id);
+    expect(attempts.map((a) => [a.stepId, a.status, a.revision])).toEqual([['q1', 'succeeded', -1]]);
+    await h.type('history');
+    await h.waitFor(/quick answer, read-only calls of turn 1: q1 audit\.lookup/);
+    expect(h.llm.failures).toEqual([]);
+  });
+
+  it.each(['audit__note', 'audit.note'])(
+    'the model calls the side-effect tool %s by name: refused, logged, nothing sent; the planner plans, a card waits',
+    async (name) => {
+      const h = await start({
+        butler: [callOf(name, { text: 'remember the milk' })],
+        planner: [planReply([{ id: 's1', tool: 'audit.note', args: { text: 'remember the milk' } }])],
+      });
+
+      await h.type('Note: remember the milk');
+      await h.waitFor(/Type "approve"/);
+
+      expect(calls()).toEqual([]);
+      expect(roles(h)).toEqual(['butler', 'planner']);
+      const run = await onlyRun(h);
+      expect(run.status).toBe('awaiting_review');
+      expect(await route(h, run.id)).toBe('plan');
+      expect(await h.store.listStepAttempts(run.id)).toEqual([]);
+      expect(h.logs.some((l) => l.startsWith('warn') && l.includes(run.id) && l.includes(JSON.stringify(name)))).toBe(
+        true,
+      );
+      const events = await h.store.listEvents(run.id);
+      expect(events.find((e) => e.type === 'quickCallRefused')?.payload).toEqual({ tools: [name] });
+      expect(h.llm.failures).toEqual([]);
+    },
+  );
+
+  it('plan_request hands the request to the planner, whose plan waits for review as before', async () => {
+    const h = await start({
+      butler: [callOf('plan_request', { reason: 'it sends a message' })],
+      planner: [planReply([{ id: 's1', tool: 'audit.send', args: { to: 'bob@example.com', body: 'hi' } }])],
+    });
+
+    await h.type('Send Bob a hello');
+    await h.waitFor(/Type "approve"/);
+
+    expect(roles(h)).toEqual(['butler', 'planner']);
+    expect(calls()).toEqual([]);
+    const run = await onlyRun(h);
+    expect(await route(h, run.id)).toBe('plan');
+    expect(run.revision).toBe(0);
+    expect(h.llm.failures).toEqual([]);
+  });
+
+  it("a call whose arguments do not fit the tool's schema is not sent: the model hears why and may answer", async () => {
+    const h = await start({
+      butler: [callOf('audit__lookup', { who: 'Ada' }), 'I could not look Ada up.'],
+    });
+
+    await h.type("What is Ada's phone number?");
+    await h.waitFor(/^I could not look Ada up\.$/m);
+    await h.steward.idle();
+
+    expect(calls()).toEqual([]);
+    expect(JSON.stringify(h.llm.requests[1]!.body['messages'])).toContain(
+      'arguments not sent, they do not fit the tool',
+    );
+    const [attempt] = await h.store.listStepAttempts((await onlyRun(h)).id);
+    expect(attempt).toMatchObject({ stepId: 'q1', status: 'failed' });
+  });
+
+  it('a person who reviews every plan gets no quick answer: no tool is called before they see a card', async () => {
+    const h = await start({
+      planner: [planReply([{ id: 's1', tool: 'audit.lookup', args: { answer: 'Ada' } }])],
+    });
+    await h.type('review all');
+
+    await h.type("What is Ada's phone number?");
+    await h.waitFor(/Type "approve"/);
+
+    expect(roles(h)).toEqual(['planner']);
+    expect(calls()).toEqual([]);
+    const run = await onlyRun(h);
+    expect(run.status).toBe('awaiting_review');
+    expect(h.llm.failures).toEqual([]);
+  });
+
+  it('the turn cap: a model that keeps calling hands over to the planner; the calls it made are kept', async () => {
+    const lookup = (n: number) => callOf('audit__lookup', { answer: `page ${n}` }, `call_${n}`);
+    const h = await start(
+      {
+        butler: [lookup(1), lookup(2)],
+        planner: [planReply([{ id: 's1', tool: 'audit.note', args: { text: 'pages' } }])],
+      },
+      { quickAnswers: { maxTurns: 2, maxTokens: 12_000 } },
+    );
+
+    await h.type('Read every page');
+    await h.waitFor(/Type "approve"/);
+
+    // The second turn's call was never sent: no turn would have been left to read its result.
+    expect(calls().map((e) => e.args)).toEqual([{ answer: 'page 1' }]);
+    expect(roles(h)).toEqual(['butler', 'butler', 'planner']);
+    const run = await onlyRun(h);
+    expect(await route(h, run.id)).toBe('plan');
+    expect(run.revision).toBe(0);
+    const revisions = await h.store.listRevisions(run.id);
+    expect(revisions.map((r) => [r.revision, r.reason])).toEqual([
+      [-1, 'quick answer, read-only calls of turn 1: q1 audit.lookup'],
+      [0, 'planned'],
+    ]);
+    expect(h.llm.failures).toEqual([]);
+  });
+
+  it.each(['cancel', 'stop'])(
+    '%s while the butler works abandons it: the run is cancelled, nothing is planned',
+    async (word) => {
+      const h = await start({ butler: [{ hang: true }] });
+
+      h.typeNow('What is on my calendar?');
+      await waitUntil('the butler call', () => roles(h).includes('butler'));
+      expect((await onlyRun(h)).status).toBe('planning');
+      h.typeNow(word);
+      await h.waitFor(/^i Cancelled by ada while it was being planned\. Nothing was run\.$/m);
+      await h.steward.idle();
+
+      expect((await onlyRun(h)).status).toBe('cancelled');
+      expect(roles(h)).toEqual(['butler']);
+      expect(calls()).toEqual([]);
+    },
+  );
+
+  it('a restart while the butler works: the next holder answers again, its calls numbered after the first', async () => {
+    const h = await start({
+      butler: [
+        callOf('audit__sleep', { ms: 20_000 }),
+        callOf('audit__lookup', { answer: 'one' }, 'call_2'),
+        'It is one.',
+      ],
+    });
+    h.typeNow('Wait a while, then look up one');
+    await waitUntil('the sleep to reach the server', () => calls().length === 1);
+    const run = await onlyRun(h);
+    await waitUntil('the call to be on record', async () => (await h.store.listStepAttempts(run.id)).length === 1);
+    // This process stops as at a deploy (the run stays in planning), and the next one takes the run over.
+    await h.steward.shutdown();
+    const { steward: next, said } = nextSteward(h, quickOn);
+    await next.recover();
+    await waitUntil('the run to be answered', async () => (await h.store.getRun(run.id))?.status === 'completed');
+    await next.shutdown();
+
+    expect(said.join('\n')).toContain('It is one.');
+    expect(calls().map((e) => e.name)).toEqual(['sleep', 'lookup']);
+    const attempts = await h.store.listStepAttempts(run.id);
+    expect(attempts.map((a) => [a.stepId, a.revision, a.status])).toEqual([
+      ['q1', -1, 'cancelled'],
+      ['q2', -2, 'succeeded'],
+    ]);
+    expect((await h.store.getRun(run.id))?.route).toBe('quick');
+    expect(roles(h)).toEqual(['butler', 'butler', 'butler']);
+    expect(h.llm.failures).toEqual([]);
+  });
+
+  it('a follow-up is answered from an earlier quick call with steward.step_output: the server is not asked again', async () => {
+    const h = await start({
+      butler: [
+        callOf('audit__lookup', { answer: 'Ada: +44 20 7946 0000, ada@example.com' }),
+        'Ada’s number is +44 20 7946 0000.',
+        callOf('steward__step_output', { turn: 1, step: 'q1' }, 'call_2'),
+        'Her mail is ada@example.com.',
+      ],
+    });
+
+    await h.type("What is Ada's phone number?");
+    await h.waitFor(/^Ada’s number is/m);
+    await h.steward.idle();
+    await h.type('And her mail?');
+    await h.waitFor(/^Her mail is ada@example\.com\.$/m);
+    await h.steward.idle();
+
+    // Only the first question reached the server; the follow-up read the stored output.
+    expect(calls()).toHaveLength(1);
+    const followUp = h.llm.requests[2]!;
+    expect(followUp.toolNames).toContain('steward__step_output');
+    expect(followUp.lastUserText).toContain("What is Ada's phone number?");
+    expect(JSON.stringify(h.llm.requests[3]!.body['messages'])).toContain('ada@example.com');
+    expect(roles(h)).toEqual(['butler', 'butler', 'butler', 'butler']);
+    expect(h.llm.failures).toEqual([]);
+  });
+
+  it('off (the harness default): a new request goes straight to the planner, with no tools sent', async () => {
+    const h = await start({ planner: [planReply([{ id: 's1', tool: 'audit.note', args: { text: 'x' } }])] }, {});
+
+    await h.type('Note x');
+    await h.waitFor(/Type "approve"/);
+
+    expect(roles(h)).toEqual(['planner']);
+    expect(h.llm.requests.some((r) => r.toolsSent)).toBe(false);
+    expect(await route(h, (await onlyRun(h)).id)).toBe('plan');
+  });
+});

@@ -1,0 +1,486 @@
+/**
+ * The fake Discord's REST API (`/api/v10/...`): the routes Steward's adapter uses, with Discord's status codes and
+ * error bodies (`{ code, message }`), plausible `x-ratelimit-*` headers, opt-in 429s (`throttle`), the limits of
+ * test/fakes/discord-limits.ts on every message body (400, code 50035). Channels, messages, threads, DMs, users,
+ * the application and its commands live here; the interaction endpoints in fake-discord-interactions.ts share the
+ * state and helpers. Every call is recorded with its route template, body, status and problems.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { text as readBody } from 'node:stream/consumers';
+import { ChannelType, MessageFlags, type APIChannel, type APIMessage, type APIUser } from 'discord.js';
+import { messageProblems } from './discord-limits.ts';
+import { createDmChannel, createMessage, createThread } from './fake-discord-payloads.ts';
+
+/** One REST call as the fake answered it. */
+export interface DiscordCall {
+  method: string;
+  /** The route template, e.g. `/channels/:channel/messages/:message`. */
+  route: string;
+  path: string;
+  query: string;
+  body: unknown;
+  status: number;
+  /** Discord's JSON error code when refused (50035, 10062, 40060…). */
+  code?: number;
+  /** What the limits checker found wrong with the body ([] when it passed or was not a message). */
+  problems: string[];
+  /**
+   * `allowed_mentions` as sent, for a message body (create, edit, callback data, webhook); null when a body with text
+   * had none (then Discord pings whatever the text mentions).
+   */
+  allowedMentions?: unknown;
+  /** The interaction a callback or webhook call belongs to. */
+  interactionId?: string;
+  at: number;
+  /** performance.now() when answered (to compare with other fakes in this process). */
+  tick: number;
+}
+
+/** A message as it stands now, and how many times it was edited. */
+export interface StoredMessage {
+  message: APIMessage;
+  edits: number;
+  ephemeral: boolean;
+  interactionId?: string;
+}
+
+/** An interaction the gateway dispatched, and what the app has done with it. */
+export interface StoredInteraction {
+  id: string;
+  token: string;
+  type: number;
+  channelId: string;
+  guildId?: string;
+  dispatchedAt: number;
+  /** The message a component was on (buttons, selects). */
+  componentMessageId?: string;
+  callbackType?: number;
+  /** The message `@original` names once acknowledged. */
+  originalId?: string;
+  modal?: unknown;
+}
+
+/** Which calls `throttle` refuses: a method and a route template or a path pattern. */
+export interface CallMatcher {
+  method?: string;
+  route?: string | RegExp;
+}
+
+interface Throttle {
+  matcher: CallMatcher;
+  times: number;
+  retryAfterSeconds: number;
+}
+
+/** A refusal `refuse` puts on matching calls: Discord's status and JSON error code (e.g. 403 / 50013). */
+export interface Refusal {
+  matcher: CallMatcher;
+  times: number;
+  status: number;
+  code: number;
+  message: string;
+}
+
+/** The fake's state the routes read and change. */
+export interface RestState {
+  token: string;
+  botUser: APIUser;
+  applicationId: string;
+  application: () => Record<string, unknown>;
+  gatewayUrl: () => string;
+  now: () => number;
+  newId: () => string;
+  channels: Map<string, APIChannel>;
+  messages: Map<string, StoredMessage>;
+  users: Map<string, APIUser>;
+  interactions: Map<string, StoredInteraction>;
+  commands: Map<string, unknown[]>;
+  calls: DiscordCall[];
+  throttles: Throttle[];
+  refusals: Refusal[];
+  dispatch: (t: string, d: unknown) => void;
+}
+
+export type Body = Record<string, unknown>;
+export interface Ctx {
+  params: Record<string, string>;
+  body: Body;
+  query: URLSearchParams;
+  call: DiscordCall;
+}
+export interface Answer {
+  status: number;
+  body?: unknown;
+}
+export type Handler = (s: RestState, c: Ctx) => Answer;
+export interface Route {
+  method: string;
+  route: string;
+  auth: boolean;
+  run: Handler;
+}
+
+/** Discord's error body; `status` with it. */
+export const fail = (status: number, code: number, message: string, errors?: unknown): Answer => ({
+  status,
+  body: { message, code, ...(errors ? { errors } : {}) },
+});
+export const ok = (body?: unknown): Answer => (body === undefined ? { status: 204 } : { status: 200, body });
+export const iso = (s: RestState) => new Date(s.now()).toISOString();
+
+/** Refuses a body that breaks Discord's limits, as 50035 Invalid Form Body naming each problem. */
+export function refuseInvalid(c: Ctx, problems: string[]): Answer | undefined {
+  c.call.problems = problems;
+  if (problems.length === 0) return undefined;
+  const errors: Record<string, unknown> = {};
+  for (const p of problems) errors[p.split(':')[0] ?? p] = { _errors: [{ code: 'BASE_TYPE_MAX_LENGTH', message: p }] };
+  return fail(400, 50035, 'Invalid Form Body', errors);
+}
+
+export function checkMessage(c: Ctx, body: Body): Answer | undefined {
+  // Text sent without allowed_mentions pings what it names (Discord's default): recorded as null, for tests to see.
+  if ('allowed_mentions' in body) c.call.allowedMentions = body.allowed_mentions;
+  else if (typeof body.content === 'string' && body.content !== '') c.call.allowedMentions = null;
+  return refuseInvalid(c, messageProblems(body));
+}
+
+export const isEmpty = (b: Body) =>
+  !b.content && !(Array.isArray(b.embeds) && b.embeds.length) && !(Array.isArray(b.components) && b.components.length);
+
+/** Creates a message in a channel; non-ephemeral messages also reach the gateway, as Discord echoes them. */
+export function postMessage(
+  s: RestState,
+  channel: APIChannel,
+  body: Body,
+  extra: Partial<StoredMessage> = {},
+): APIMessage {
+  const guildId = 'guild_id' in channel ? (channel.guild_id ?? undefined) : undefined;
+  const ref = body.message_reference as { message_id?: string } | undefined;
+  const message = createMessage({
+    id: s.newId(),
+    channelId: channel.id,
+    guildId,
+    author: s.botUser,
+    content: typeof body.content === 'string' ? body.content : '',
+    at: iso(s),
+    embeds: body.embeds as unknown[] | undefined,
+    components: body.components as unknown[] | undefined,
+    flags: Number(body.flags ?? 0),
+    ...(extra.interactionId ? { webhookId: s.applicationId } : {}),
+    ...(ref?.message_id
+      ? { reference: { message_id: ref.message_id, channel_id: channel.id, guild_id: guildId } }
+      : {}),
+  });
+  const ephemeral = (message.flags ?? 0) & MessageFlags.Ephemeral ? true : false;
+  s.messages.set(message.id, { message, edits: 0, ephemeral, ...extra });
+  if (!ephemeral) s.dispatch('MESSAGE_CREATE', message);
+  return message;
+}
+
+/** Applies an edit (the fields present replace the old ones), counting it and echoing MESSAGE_UPDATE. */
+export function editMessage(s: RestState, stored: StoredMessage, body: Body): APIMessage {
+  const m = stored.message as unknown as Body;
+  for (const key of ['content', 'embeds', 'components', 'allowed_mentions'] as const)
+    if (key in body) m[key] = body[key];
+  // An edit ends the "thinking…" state of a deferred reply, as on Discord.
+  m.flags = Number(m.flags ?? 0) & ~MessageFlags.Loading;
+  m.edited_timestamp = iso(s);
+  stored.edits += 1;
+  if (!stored.ephemeral) s.dispatch('MESSAGE_UPDATE', stored.message);
+  return stored.message;
+}
+
+export const channelOf = (s: RestState, id: string | undefined) => (id ? s.channels.get(id) : undefined);
+export const unknownChannel = () => fail(404, 10003, 'Unknown Channel');
+export const unknownMessage = () => fail(404, 10008, 'Unknown Message');
+
+const channelRoutes: Route[] = [
+  {
+    method: 'GET',
+    route: '/channels/:channel',
+    auth: true,
+    run: (s, c) => {
+      const channel = channelOf(s, c.params.channel);
+      return channel ? ok(channel) : unknownChannel();
+    },
+  },
+  {
+    method: 'POST',
+    route: '/channels/:channel/messages',
+    auth: true,
+    run: (s, c) => {
+      const channel = channelOf(s, c.params.channel);
+      if (!channel) return unknownChannel();
+      const refused = checkMessage(c, c.body);
+      if (refused) return refused;
+      if (isEmpty(c.body)) return fail(400, 50006, 'Cannot send an empty message');
+      return ok(postMessage(s, channel, c.body));
+    },
+  },
+  {
+    method: 'GET',
+    route: '/channels/:channel/messages/:message',
+    auth: true,
+    run: (s, c) => {
+      const stored = s.messages.get(c.params.message ?? '');
+      return stored && stored.message.channel_id === c.params.channel ? ok(stored.message) : unknownMessage();
+    },
+  },
+  {
+    method: 'PATCH',
+    route: '/channels/:channel/messages/:message',
+    auth: true,
+    run: (s, c) => {
+      const stored = s.messages.get(c.params.message ?? '');
+      if (!stored || stored.message.channel_id !== c.params.channel) return unknownMessage();
+      if (stored.message.author.id !== s.botUser.id)
+        return fail(403, 50005, 'Cannot edit a message authored by another user');
+      return checkMessage(c, c.body) ?? ok(editMessage(s, stored, c.body));
+    },
+  },
+  {
+    method: 'POST',
+    route: '/channels/:channel/messages/:message/threads',
+    auth: true,
+    run: (s, c) => {
+      const parent = channelOf(s, c.params.channel);
+      if (!parent) return unknownChannel();
+      const stored = s.messages.get(c.params.message ?? '');
+      if (!stored || stored.message.channel_id !== parent.id) return unknownMessage();
+      if (stored.message.thread) return fail(400, 160004, 'A thread has already been created for this message');
+      const thread = startThread(s, c, parent, stored.message.id);
+      if ('status' in thread) return thread;
+      (stored.message as unknown as Body).thread = thread;
+      return ok(thread);
+    },
+  },
+  {
+    method: 'POST',
+    route: '/channels/:channel/threads',
+    auth: true,
+    run: (s, c) => {
+      const parent = channelOf(s, c.params.channel);
+      if (!parent) return unknownChannel();
+      const thread = startThread(s, c, parent);
+      return 'status' in thread ? thread : ok(thread);
+    },
+  },
+  {
+    method: 'POST',
+    route: '/channels/:channel/typing',
+    auth: true,
+    run: (s, c) => (channelOf(s, c.params.channel) ? ok() : unknownChannel()),
+  },
+  {
+    method: 'PUT',
+    route: '/channels/:channel/thread-members/@me',
+    auth: true,
+    run: (s, c) => (channelOf(s, c.params.channel)?.type === ChannelType.PublicThread ? ok() : unknownChannel()),
+  },
+];
+
+/** A public thread under a guild text channel (name 1-100 characters); THREAD_CREATE goes to the gateway. */
+/** A thread in `parent`; one started from a message has that message's id, as in Discord. */
+function startThread(s: RestState, c: Ctx, parent: APIChannel, id = s.newId()): APIChannel | Answer {
+  if (!('guild_id' in parent) || !parent.guild_id || parent.type !== ChannelType.GuildText)
+    return fail(400, 50024, 'Cannot execute action on this channel type');
+  const name = typeof c.body.name === 'string' ? c.body.name : '';
+  if (name.length < 1 || name.length > 100)
+    return refuseInvalid(c, [`name: ${name.length} characters, must be 1 to 100`]) ?? fail(400, 50035, 'Invalid');
+  const thread = createThread({
+    id,
+    guildId: parent.guild_id,
+    parentId: parent.id,
+    ownerId: s.botUser.id,
+    name,
+    at: iso(s),
+    autoArchiveMinutes: typeof c.body.auto_archive_duration === 'number' ? c.body.auto_archive_duration : undefined,
+  });
+  s.channels.set(thread.id, thread);
+  s.dispatch('THREAD_CREATE', { ...thread, newly_created: true });
+  return thread;
+}
+
+const appRoutes: Route[] = [
+  {
+    method: 'GET',
+    route: '/gateway/bot',
+    auth: true,
+    run: (s) =>
+      ok({
+        url: s.gatewayUrl(),
+        shards: 1,
+        session_start_limit: { total: 1000, remaining: 999, reset_after: 86_400_000, max_concurrency: 1 },
+      }),
+  },
+  { method: 'GET', route: '/users/@me', auth: true, run: (s) => ok(s.botUser) },
+  { method: 'GET', route: '/applications/@me', auth: true, run: (s) => ok(s.application()) },
+  {
+    method: 'GET',
+    route: '/users/:user',
+    auth: true,
+    run: (s, c) => {
+      const user = s.users.get(c.params.user ?? '');
+      return user ? ok(user) : fail(404, 10013, 'Unknown User');
+    },
+  },
+  {
+    method: 'POST',
+    route: '/users/@me/channels',
+    auth: true,
+    run: (s, c) => {
+      const recipient = s.users.get(String(c.body.recipient_id));
+      if (!recipient) return fail(400, 50033, 'Invalid Recipient(s)');
+      const existing = [...s.channels.values()].find(
+        (ch) => ch.type === ChannelType.DM && ch.recipients?.[0]?.id === recipient.id,
+      );
+      if (existing) return ok(existing);
+      const dm = createDmChannel({ id: s.newId(), recipient });
+      s.channels.set(dm.id, dm);
+      return ok(dm);
+    },
+  },
+  { method: 'PUT', route: '/applications/:app/commands', auth: true, run: (s, c) => putCommands(s, c, '') },
+  {
+    method: 'PUT',
+    route: '/applications/:app/guilds/:guild/commands',
+    auth: true,
+    run: (s, c) => putCommands(s, c, c.params.guild ?? ''),
+  },
+];
+
+/** Replaces the app's commands (global, or one guild's) and answers them with ids, as Discord does. */
+function putCommands(s: RestState, c: Ctx, guildId: string): Answer {
+  if (c.params.app !== s.applicationId) return fail(403, 50001, 'Missing Access');
+  const list = Array.isArray(c.body) ? (c.body as Body[]) : [];
+  const stored = list.map((command) => ({
+    id: s.newId(),
+    application_id: s.applicationId,
+    version: s.newId(),
+    type: 1,
+    default_member_permissions: null,
+    nsfw: false,
+    ...(guildId ? { guild_id: guildId } : {}),
+    ...command,
+  }));
+  s.commands.set(guildId, stored);
+  return ok(stored);
+}
+
+/** The channel, user, application and gateway routes (interactions live in fake-discord-interactions.ts). */
+export const restRoutes: Route[] = [...channelRoutes, ...appRoutes];
+
+function match(
+  routes: Route[],
+  method: string,
+  path: string,
+): { route: Route; params: Record<string, string> } | undefined {
+  // discord.js escapes `@me` and `@original` as `%40me`, `%40original`.
+  const parts = path.split('/').map((p) => decodeURIComponent(p));
+  for (const route of routes) {
+    if (route.method !== method) continue;
+    const tpl = route.route.split('/');
+    if (tpl.length !== parts.length) continue;
+    const params: Record<string, string> = {};
+    if (tpl.every((t, k) => (t.startsWith(':') ? ((params[t.slice(1)] = parts[k] ?? ''), true) : t === parts[k])))
+      return { route, params };
+  }
+  return undefined;
+}
+
+const matches = (m: CallMatcher, call: DiscordCall) =>
+  (!m.method || m.method.toUpperCase() === call.method) &&
+  (!m.route || (typeof m.route === 'string' ? m.route === call.route : m.route.test(call.path)));
+
+/** A stable bucket id per route, as Discord's opaque `x-ratelimit-bucket`. */
+const bucketOf = (method: string, route: string) => Buffer.from(`${method} ${route}`).toString('base64url').slice(-16);
+
+function rateLimitHeaders(
+  s: RestState,
+  call: DiscordCall,
+  remaining: number,
+  resetAfter: number,
+): Record<string, string> {
+  return {
+    'x-ratelimit-limit': '5',
+    'x-ratelimit-remaining': String(remaining),
+    'x-ratelimit-reset': ((s.now() + resetAfter * 1000) / 1000).toFixed(3),
+    'x-ratelimit-reset-after': resetAfter.toFixed(3),
+    'x-ratelimit-bucket': bucketOf(call.method, call.route),
+  };
+}
+
+/** The HTTP handler for `/api/v10/...` over `routes`; anything else is 404. */
+export function createRestHandler(
+  s: RestState,
+  routes: Route[],
+): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
+  return async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://fake');
+    const method = req.method ?? 'GET';
+    const raw = await readBody(req);
+    const path = url.pathname.replace(/^\/api\/v10/, '');
+    const found = url.pathname.startsWith('/api/v10/') ? match(routes, method, path) : undefined;
+    let body: unknown;
+    try {
+      body = raw ? (JSON.parse(raw) as unknown) : {};
+    } catch {
+      body = raw;
+    }
+    const call: DiscordCall = {
+      method,
+      route: found?.route.route ?? path,
+      path,
+      query: url.search.slice(1),
+      body,
+      status: 0,
+      problems: [],
+      at: s.now(),
+      tick: 0,
+    };
+    s.calls.push(call);
+    const answer = answerCall(s, req, call, found);
+    call.status = answer.status;
+    call.code = (answer.body as { code?: number } | undefined)?.code;
+    call.tick = performance.now();
+    const headers: Record<string, string> = { ...answer.headers };
+    if (answer.body !== undefined) headers['content-type'] = 'application/json';
+    res.writeHead(answer.status, headers);
+    res.end(answer.body === undefined ? undefined : JSON.stringify(answer.body));
+  };
+}
+
+function answerCall(
+  s: RestState,
+  req: IncomingMessage,
+  call: DiscordCall,
+  found: ReturnType<typeof match>,
+): Answer & { headers?: Record<string, string> } {
+  if (!found) return fail(404, 0, '404: Not Found');
+  if (found.route.auth && req.headers.authorization !== `Bot ${s.token}`) return fail(401, 0, '401: Unauthorized');
+  // Named before any refusal, so a throttled interaction call is listed with the interaction's responses.
+  const { interaction, token } = found.params;
+  call.interactionId = interaction ?? [...s.interactions.values()].find((i) => token && i.token === token)?.id;
+  const refusal = s.refusals.find((r) => r.times > 0 && matches(r.matcher, call));
+  if (refusal) {
+    refusal.times -= 1;
+    return fail(refusal.status, refusal.code, refusal.message);
+  }
+  const throttle = s.throttles.find((t) => t.times > 0 && matches(t.matcher, call));
+  if (throttle) {
+    throttle.times -= 1;
+    const retryAfter = throttle.retryAfterSeconds;
+    return {
+      status: 429,
+      body: { message: 'You are being rate limited.', retry_after: retryAfter, global: false },
+      headers: {
+        ...rateLimitHeaders(s, call, 0, retryAfter),
+        'retry-after': String(retryAfter),
+        'x-ratelimit-scope': 'user',
+      },
+    };
+  }
+  const body = (call.body ?? {}) as Body;
+  const answer = found.route.run(s, { params: found.params, body, query: new URLSearchParams(call.query), call });
+  return { ...answer, headers: rateLimitHeaders(s, call, 4, 1) };
+}

@@ -1,0 +1,381 @@
+/**
+ * The fake Discord against the real discord.js 14 Client: what the Discord adapter will lean on (login, messages,
+ * threads, buttons, slash commands, resume, 429s, Discord's limits and deadlines) works end to end, and the fake
+ * refuses what Discord refuses, so the adapter's tests can trust it.
+ */
+import {
+  ButtonStyle,
+  Client,
+  ComponentType,
+  DiscordAPIError,
+  GatewayIntentBits,
+  MessageFlags,
+  Partials,
+  Routes,
+  TextInputStyle,
+  type APIModalInteractionResponseCallbackData,
+  type ChatInputCommandInteraction,
+  type Interaction,
+  type Message,
+  type TextChannel,
+} from 'discord.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { waitUntil } from '../helpers/wait.ts';
+import { startFakeDiscord, type FakeDiscord } from './fake-discord-server.ts';
+
+const INTENTS = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages];
+const NO_PINGS = { parse: [] };
+
+let fake: FakeDiscord;
+let client: Client;
+/** Moves the fake's clock (interaction windows, token ages) without waiting. */
+let skewMs = 0;
+const received: Message[] = [];
+const interactions: Interaction[] = [];
+/** Every gateway dispatch the client received, as `type:id`. */
+const dispatches: string[] = [];
+
+const messagesWithId = (id: string) => received.filter((m) => m.id === id);
+const interactionWithId = (id: string) => waitUntil(`interaction ${id}`, () => interactions.find((i) => i.id === id));
+/** The error code a Discord API refusal carries. */
+const codeOf = (p: Promise<unknown>) =>
+  p.then(
+    () => 'resolved',
+    (e: unknown) => (e instanceof DiscordAPIError ? e.code : String(e)),
+  );
+
+beforeAll(async () => {
+  fake = await startFakeDiscord({ replayLastOnResume: true, now: () => Date.now() + skewMs });
+  client = new Client({ intents: INTENTS, partials: [Partials.Channel], rest: { api: fake.apiUrl } });
+  client.on('messageCreate', (m) => void received.push(m));
+  client.on('interactionCreate', (i) => void interactions.push(i));
+  client.on('raw', (p: { t?: string; d?: { id?: string } }) => void dispatches.push(`${p.t}:${p.d?.id}`));
+  await client.login(fake.token);
+  await waitUntil('the client to be ready', () => client.isReady());
+});
+
+afterAll(async () => {
+  await client?.destroy();
+  await fake?.close();
+});
+
+const textChannel = () => client.channels.cache.get(fake.channelId) as TextChannel;
+
+describe('fake Discord with the real discord.js client', () => {
+  it('logs in over the gateway as the fake bot and caches its guild and text channel', () => {
+    expect(client.user?.id).toBe(fake.botUser.id);
+    expect(client.user?.bot).toBe(true);
+    expect(client.guilds.cache.get(fake.guildId)?.name).toBe('Test Guild');
+    expect(textChannel().isTextBased()).toBe(true);
+    expect(fake.identifies).toBe(1);
+    expect(fake.intents).toBe(INTENTS.reduce((a, b) => a | b, 0));
+    expect(fake.gatewayQueries[0]).toContain('v=10&encoding=json');
+  });
+
+  it('delivers a mention as messageCreate, and the reply opens a thread from it and posts there', async () => {
+    const mention = fake.messageCreate({ content: 'please tidy the wiki', mentionsBot: true });
+    fake.dispatch('MESSAGE_CREATE', mention);
+    const [message] = await waitUntil(
+      'the mention',
+      () => messagesWithId(mention.id).length && messagesWithId(mention.id),
+    );
+    expect(message?.mentions.users.has(fake.botUser.id)).toBe(true);
+    expect(message?.content).toContain('please tidy the wiki');
+
+    const thread = await message!.startThread({ name: 'Tidy the wiki' });
+    await thread.send({ content: 'On it.', allowedMentions: NO_PINGS });
+
+    expect(fake.threads.map((t) => [t.id, 'parent_id' in t && t.parent_id])).toEqual([[thread.id, fake.channelId]]);
+    expect(fake.messagesIn(thread.id).map((m) => m.message.content)).toEqual(['On it.']);
+    expect(fake.callsTo('POST', '/channels/:channel/messages').at(-1)?.allowedMentions).toEqual(NO_PINGS);
+    // Discord echoes the bot's own message back over the gateway: the adapter has to ignore its own messages.
+    await waitUntil('the echo of our own message', () => received.find((m) => m.content === 'On it.'));
+  });
+
+  it("blanks a guild message's content without the Message Content intent, unless it mentions the bot; DMs keep it", async () => {
+    const plain = fake.messageCreate({ content: 'secret plans' });
+    const dm = fake.messageCreate({ content: 'hello in private', dm: true });
+    fake.dispatch('MESSAGE_CREATE', plain);
+    fake.dispatch('MESSAGE_CREATE', dm);
+    const [guildMessage] = await waitUntil(
+      'the plain message',
+      () => messagesWithId(plain.id).length && messagesWithId(plain.id),
+    );
+    const [direct] = await waitUntil('the DM', () => messagesWithId(dm.id).length && messagesWithId(dm.id));
+    expect(guildMessage?.content).toBe('');
+    expect(direct?.content).toBe('hello in private');
+    expect(direct?.channel.isDMBased()).toBe(true);
+    expect(fake.messages.get(plain.id)?.message.content).toBe('secret plans');
+  });
+
+  it('a button press arrives as interactionCreate; deferUpdate then an ephemeral followUp reach the fake', async () => {
+    const card = await textChannel().send({
+      content: 'Plan: 2 steps',
+      components: [
+        {
+          type: ComponentType.ActionRow,
+          components: [
+            { type: ComponentType.Button, style: ButtonStyle.Primary, custom_id: 'run:approve', label: 'Approve' },
+          ],
+        },
+      ],
+      allowedMentions: NO_PINGS,
+    });
+    const press = fake.buttonPress({ messageId: card.id, customId: 'run:approve' });
+    fake.dispatch('INTERACTION_CREATE', press);
+    const interaction = await interactionWithId(String(press.id));
+    expect(interaction.isButton() && interaction.customId).toBe('run:approve');
+    expect(interaction.isButton() && interaction.message.id).toBe(card.id);
+    if (!interaction.isButton()) throw new Error('not a button');
+
+    await interaction.deferUpdate();
+    await interaction.followUp({ content: 'Only you can see this.', flags: MessageFlags.Ephemeral });
+
+    const calls = fake.interactionResponses(interaction.id);
+    expect(calls.map((c) => [c.method, c.route, c.status])).toEqual([
+      ['POST', '/interactions/:interaction/:token/callback', 204],
+      ['POST', '/webhooks/:app/:token', 200],
+    ]);
+    expect((calls[0]?.body as { type: number }).type).toBe(6);
+    const followUp = fake.messagesIn(fake.channelId).find((m) => m.message.content === 'Only you can see this.');
+    expect(followUp?.ephemeral).toBe(true);
+  });
+
+  it('a button answered with update edits its card in place; a reply withResponse returns the new message', async () => {
+    const card = await textChannel().send({
+      content: 'Plan: 1 step',
+      components: [
+        {
+          type: ComponentType.ActionRow,
+          components: [{ type: ComponentType.Button, style: ButtonStyle.Danger, custom_id: 'run:stop', label: 'Stop' }],
+        },
+      ],
+    });
+    const stop = fake.buttonPress({ messageId: card.id, customId: 'run:stop' });
+    fake.dispatch('INTERACTION_CREATE', stop);
+    const stopping = await interactionWithId(String(stop.id));
+    if (!stopping.isButton()) throw new Error('not a button');
+    await stopping.update({ content: 'Stopped.', components: [] });
+    expect(fake.messages.get(card.id)).toMatchObject({ edits: 1, message: { content: 'Stopped.', components: [] } });
+
+    const again = fake.buttonPress({ messageId: card.id, customId: 'run:stop' });
+    fake.dispatch('INTERACTION_CREATE', again);
+    const pressedAgain = await interactionWithId(String(again.id));
+    if (!pressedAgain.isButton()) throw new Error('not a button');
+    expect(pressedAgain.message.content).toBe('Stopped.');
+    const response = await pressedAgain.reply({ content: 'Already stopped.', withResponse: true });
+    expect(response.resource?.message?.content).toBe('Already stopped.');
+    expect(fake.messages.get(response.resource?.message?.id ?? '')?.message.content).toBe('Already stopped.');
+  });
+
+  it('serves the lookups an adapter makes: channel, message, DM, typing, joining a thread, the app', async () => {
+    const firstCall = fake.calls.length;
+    const fetched = await client.channels.fetch(fake.channelId, { force: true });
+    expect(fetched?.id).toBe(fake.channelId);
+    const thread = await textChannel().threads.create({ name: 'Side thread' });
+    await thread.join();
+    await thread.sendTyping();
+    const sent = await thread.send({ content: 'hello', allowedMentions: NO_PINGS });
+    expect((await thread.messages.fetch({ message: sent.id, force: true })).content).toBe('hello');
+    const bob = fake.user({ username: 'bob' });
+    const dm = await (await client.users.fetch(bob.id)).createDM();
+    expect(dm.recipientId).toBe(bob.id);
+    expect((await client.application!.fetch()).id).toBe(fake.applicationId);
+    expect(fake.calls.slice(firstCall).filter((c) => c.status >= 400)).toEqual([]);
+    expect(
+      ['PUT /channels/:channel/thread-members/@me', 'POST /channels/:channel/typing', 'POST /users/@me/channels'].map(
+        (r) => fake.callsTo(r.split(' ')[0]!, r.split(' ')[1]!).length,
+      ),
+    ).toEqual([1, 1, 1]);
+  });
+
+  it('a slash command is deferred then its reply edited in place; a second acknowledgement is refused (40060)', async () => {
+    await client.application!.commands.set(
+      [
+        {
+          name: 'steward',
+          description: 'Ask Steward',
+          options: [
+            {
+              type: 1,
+              name: 'ask',
+              description: 'Ask',
+              options: [{ type: 3, name: 'request', description: 'What', required: true }],
+            },
+          ],
+        },
+      ],
+      fake.guildId,
+    );
+    expect(fake.registeredCommands(fake.guildId).map((c) => (c as { name: string }).name)).toEqual(['steward']);
+
+    const command = fake.slashCommand({ subcommand: 'ask', options: { request: 'count the open issues' } });
+    fake.dispatch('INTERACTION_CREATE', command);
+    const interaction = (await interactionWithId(String(command.id))) as ChatInputCommandInteraction;
+    expect(interaction.options.getSubcommand()).toBe('ask');
+    expect(interaction.options.getString('request')).toBe('count the open issues');
+
+    await interaction.deferReply();
+    await interaction.editReply({ content: 'There are 12 open issues.', allowedMentions: NO_PINGS });
+    const original = fake.messages.get(fake.interaction(interaction.id)?.originalId ?? '');
+    expect(original?.message.content).toBe('There are 12 open issues.');
+    expect(original?.edits).toBe(1);
+    expect((original?.message.flags ?? 0) & MessageFlags.Loading).toBe(0);
+
+    const again = client.rest.post(Routes.interactionCallback(interaction.id, interaction.token), {
+      body: { type: 4, data: { content: 'twice' } },
+      auth: false,
+    });
+    expect(await codeOf(again)).toBe(40060);
+  });
+
+  it('refuses a callback more than 3 s after the interaction, and a webhook token older than 15 minutes', async () => {
+    const late = fake.slashCommand({ subcommand: 'ask', options: { request: 'slow' } });
+    fake.dispatch('INTERACTION_CREATE', late);
+    const lateInteraction = (await interactionWithId(String(late.id))) as ChatInputCommandInteraction;
+    const timely = fake.slashCommand({ subcommand: 'ask', options: { request: 'fast' } });
+    fake.dispatch('INTERACTION_CREATE', timely);
+    const timelyInteraction = (await interactionWithId(String(timely.id))) as ChatInputCommandInteraction;
+    await timelyInteraction.deferReply();
+    try {
+      skewMs = 3_100;
+      expect(await codeOf(lateInteraction.deferReply())).toBe(10062);
+      skewMs = 15 * 60_000 + 1_000;
+      expect(await codeOf(timelyInteraction.editReply('too late'))).toBe(50027);
+    } finally {
+      skewMs = 0;
+    }
+  });
+
+  it('shows a modal from a select menu choice and receives its submission', async () => {
+    const card = await textChannel().send({
+      content: 'Pick a breakpoint',
+      components: [
+        {
+          type: ComponentType.ActionRow,
+          components: [
+            { type: ComponentType.StringSelect, custom_id: 'run:break', options: [{ label: 'Step 1', value: 's1' }] },
+          ],
+        },
+      ],
+    });
+    const choice = fake.stringSelect({ messageId: card.id, customId: 'run:break', values: ['s1'] });
+    fake.dispatch('INTERACTION_CREATE', choice);
+    const select = await interactionWithId(String(choice.id));
+    if (!select.isStringSelectMenu()) throw new Error('not a select');
+    expect(select.values).toEqual(['s1']);
+    await select.showModal({
+      custom_id: 'plan:edit',
+      title: 'Edit the plan',
+      components: [
+        {
+          type: ComponentType.ActionRow,
+          components: [
+            { type: ComponentType.TextInput, custom_id: 'steps', label: 'Steps', style: TextInputStyle.Paragraph },
+          ],
+        },
+      ],
+    });
+    expect(fake.interactionResponses(select.id).map((c) => [(c.body as { type: number }).type, c.status])).toEqual([
+      [9, 204],
+    ]);
+
+    const submit = fake.modalSubmit({ customId: 'plan:edit', fields: { steps: 'one\ntwo' }, messageId: card.id });
+    fake.dispatch('INTERACTION_CREATE', submit);
+    const modal = await interactionWithId(String(submit.id));
+    if (!modal.isModalSubmit()) throw new Error('not a modal submit');
+    expect(modal.fields.getTextInputValue('steps')).toBe('one\ntwo');
+  });
+
+  it('refuses a message over Discord limits with 50035 and records the problem', async () => {
+    const refused = codeOf(textChannel().send({ content: 'x'.repeat(2_001), allowedMentions: NO_PINGS }));
+    expect(await refused).toBe(50035);
+    const call = fake.callsTo('POST', '/channels/:channel/messages').at(-1);
+    expect([call?.status, call?.problems]).toEqual([400, ['content: 2,001 > 2,000']]);
+  });
+
+  it('refuses a modal over Discord limits with 50035, leaving the interaction unacknowledged', async () => {
+    const card = await textChannel().send({ content: 'Card', allowedMentions: NO_PINGS });
+    const press = fake.buttonPress({ messageId: card.id, customId: 'plan:edit' });
+    fake.dispatch('INTERACTION_CREATE', press);
+    const interaction = await interactionWithId(String(press.id));
+    if (!interaction.isButton()) throw new Error('not a button');
+    const modal: APIModalInteractionResponseCallbackData = {
+      custom_id: 'plan:edit',
+      title: 'E'.repeat(46),
+      components: [
+        {
+          type: ComponentType.ActionRow,
+          components: [
+            { type: ComponentType.TextInput, custom_id: 'steps', label: 'Steps', style: TextInputStyle.Short },
+          ],
+        },
+      ],
+    };
+    expect(await codeOf(interaction.showModal(modal))).toBe(50035);
+    expect(fake.interactionResponses(interaction.id).map((c) => c.problems)).toEqual([['title: 46 > 45']]);
+    expect(fake.interaction(interaction.id)?.callbackType).toBeUndefined();
+  });
+
+  it('a 429 on an interaction callback is retried after retry_after, still inside the 3 s window', async () => {
+    const command = fake.slashCommand({ subcommand: 'ask', options: { request: 'busy' } });
+    fake.throttle({ route: '/interactions/:interaction/:token/callback' }, { times: 1, retryAfterSeconds: 0.3 });
+    fake.dispatch('INTERACTION_CREATE', command);
+    const interaction = (await interactionWithId(String(command.id))) as ChatInputCommandInteraction;
+    await interaction.deferReply();
+    expect(fake.interactionResponses(interaction.id).map((c) => c.status)).toEqual([429, 204]);
+  });
+
+  it('a 429 on an edit is waited out for retry_after and the edit then lands', async () => {
+    const message = await textChannel().send({ content: 'v1', allowedMentions: NO_PINGS });
+    fake.throttle(
+      { method: 'PATCH', route: '/channels/:channel/messages/:message' },
+      { times: 1, retryAfterSeconds: 0.3 },
+    );
+    await message.edit({ content: 'v2' });
+    const calls = fake.callsTo('PATCH', '/channels/:channel/messages/:message');
+    expect(calls.map((c) => c.status)).toEqual([429, 200]);
+    expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(300);
+    expect(fake.messages.get(message.id)?.message.content).toBe('v2');
+  });
+
+  it('resumes a dropped connection without identifying again, replaying the missed event and the last one', async () => {
+    const before = fake.messageCreate({ content: 'seen before the drop', mentionsBot: true });
+    fake.dispatch('MESSAGE_CREATE', before);
+    await waitUntil('the event before the drop', () => messagesWithId(before.id).length === 1);
+
+    fake.dropConnection({ resumable: true });
+    const missed = fake.messageCreate({ content: 'sent while disconnected', mentionsBot: true });
+    fake.dispatch('MESSAGE_CREATE', missed);
+
+    await waitUntil('the missed event', () => messagesWithId(missed.id).length === 1);
+    expect([fake.identifies, fake.resumes]).toEqual([1, 1]);
+    // Redelivered on resume. discord.js itself drops a MESSAGE_CREATE whose message it still caches (not the bot's
+    // own, nor any interaction), so an adapter must still de-duplicate what reaches it by id.
+    expect(dispatches.filter((d) => d === `MESSAGE_CREATE:${before.id}`)).toHaveLength(2);
+    expect(messagesWithId(before.id)).toHaveLength(1);
+  });
+});
+
+describe('fake Discord refusals at login', () => {
+  it('closes the gateway with 4014 when the app asks for Message Content without being allowed it', async () => {
+    const greedy = new Client({
+      intents: [...INTENTS, GatewayIntentBits.MessageContent],
+      rest: { api: fake.apiUrl },
+    });
+    try {
+      await expect(greedy.login(fake.token)).rejects.toThrow(/disallowed intents/i);
+    } finally {
+      await greedy.destroy();
+    }
+  });
+
+  it('answers a wrong token with 401, which discord.js reports as an invalid token', async () => {
+    const stranger = new Client({ intents: INTENTS, rest: { api: fake.apiUrl } });
+    try {
+      await expect(stranger.login('wrong-token')).rejects.toThrow(/invalid token/i);
+    } finally {
+      await stranger.destroy();
+    }
+  });
+});
