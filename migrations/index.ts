@@ -17,6 +17,7 @@ import { runRoutes } from './0011-run-routes.ts';
 import { assistants } from './0012-assistants.ts';
 import { modelCost } from './0013-model-cost.ts';
 import { brakes } from './0014-brakes.ts';
+import { runParents } from './0015-run-parents.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '0012-assistants': assistants,
   '0013-model-cost': modelCost,
   '0014-brakes': brakes,
+  '0015-run-parents': runParents,
 };

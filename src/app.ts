@@ -22,6 +22,7 @@ import { checkDatabase, openDatabase, type StoreDatabase } from './store/databas
 import { PgRunStore } from './store/pg-run-store.ts';
 import { PgWorkflowStore } from './store/pg-workflow-store.ts';
 import { PgAssistantStore } from './store/pg-assistant-store.ts';
+import { PgDelegationStore } from './store/pg-delegation-store.ts';
 import { loadAssistantsFile } from './assistants-file.ts';
 import { CronerCalendar } from './cron/croner-calendar.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
@@ -134,6 +135,7 @@ export async function startApp(options: {
       workflows: new PgWorkflowStore(database.db, { owner: store.owner }),
       calendar: new CronerCalendar(),
       assistants,
+      delegations: new PgDelegationStore(database.db),
     });
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';

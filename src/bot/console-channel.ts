@@ -50,6 +50,9 @@ export class ConsoleChannel implements ChannelAdapter {
   readonly name = 'console';
   private rl: Interface | null = null;
   private current: { runId: string; revision: number } | null = null;
+  /** Delegated runs seen here, to the run that delegated each; and each run's last revision shown. */
+  private readonly parents = new Map<string, string>();
+  private readonly revisions = new Map<string, number>();
   private readonly actor: Actor;
   private readonly conversation: Conversation = { channel: 'console', key: 'console' };
   /** Lines being taken in order; each holds the next only until it is stored, never while a model writes. */
@@ -91,14 +94,27 @@ export class ConsoleChannel implements ChannelAdapter {
   }
 
   async send(_conversation: Conversation, message: OutboundMessage): Promise<void> {
-    if (message.kind === 'plan' || message.kind === 'breakpoint')
+    this.follow(message);
+    const text = renderConsole(message);
+    if (text) this.write(text);
+  }
+
+  /** Keeps track of the run typed decisions are for, and of what the person was shown. */
+  private follow(message: OutboundMessage): void {
+    if (message.kind === 'plan' && message.delegatedBy) this.parents.set(message.runId, message.delegatedBy);
+    if (message.kind === 'plan' || message.kind === 'breakpoint') {
       this.current = { runId: message.runId, revision: message.revision };
+      this.revisions.set(message.runId, message.revision);
+    }
+    // A delegated run that ended hands the terminal back to the run that delegated it.
+    if (message.kind === 'report' && this.current?.runId === message.runId) {
+      const parent = this.parents.get(message.runId);
+      if (parent) this.current = { runId: parent, revision: this.revisions.get(parent) ?? 0 };
+    }
     // A request being planned has no card yet: Cancel and Stop act on it.
     if (message.kind === 'runStatus' && message.status === 'planning' && this.current?.runId !== message.runId)
       this.current = { runId: message.runId, revision: 0 };
     this.runs.seen(message);
-    const text = renderConsole(message);
-    if (text) this.write(text);
   }
 
   /** Prints a report as the model writes it; the stored report is printed whole after it if it differs. */
@@ -107,7 +123,7 @@ export class ConsoleChannel implements ChannelAdapter {
       status: report.status,
       write: (text) => this.options.output.write(text),
       whole: (message) => this.send(conversation, message),
-      shown: (message) => this.runs.seen(message),
+      shown: (message) => this.follow(message),
     });
   }
 
@@ -194,7 +210,7 @@ export class ConsoleChannel implements ChannelAdapter {
     if (decision === 'not-a-command') return this.toEngine(handler, text, false);
     if (typeof decision === 'string') return this.write(`! ${decision}`);
     if (!this.current) return this.write('! There is no plan yet: type a request first.');
-    const decided = handler.decision({ ...this.current, actor: this.actor, ...decision });
+    const decided = handler.decision({ ...this.addressed(decision.action), actor: this.actor, ...decision });
     // An amendment asks the planner again: the lines after it need not wait for the model.
     if (decision.action === 'amend') return this.track(decided);
     await decided;
@@ -210,6 +226,18 @@ export class ConsoleChannel implements ChannelAdapter {
       .then((answer) => this.write(answer));
     if (/^\s*workflow\s+\S+\s+amend\b/i.test(text)) return this.track(answered);
     await answered;
+  }
+
+  /**
+   * The run a typed decision is for: the run whose card was shown last, except that pause, resume and stop go to the
+   * run the person started (they reach its delegated runs from there), so "stop" stops the whole request.
+   */
+  private addressed(action: DecisionAction): { runId: string; revision: number } {
+    const current = this.current!;
+    if (action !== 'pause' && action !== 'resume' && action !== 'stop') return current;
+    let runId = current.runId;
+    for (let parent = this.parents.get(runId); parent; parent = this.parents.get(runId)) runId = parent;
+    return runId === current.runId ? current : { runId, revision: this.revisions.get(runId) ?? 0 };
   }
 
   /** A typed command as a decision, an error sentence, or 'not-a-command'. */

@@ -3,6 +3,7 @@
  * wrote; the channel makes it inert as it writes it (`console-text.ts`).
  */
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
+import { shortId } from './console-runs.ts';
 
 const ICONS: Record<string, string> = {
   pending: '·',
@@ -42,6 +43,9 @@ function renderPlan(card: PlanCard): string {
   const lines = [
     `\n=== Plan (revision ${card.revision}, risk ${card.risk.toUpperCase()}) ===`,
     card.assistant ? `Assistant ${card.assistant}: ${card.summary}` : card.summary,
+    ...(card.delegatedBy
+      ? [`(handed over by run ${shortId(card.delegatedBy)}; its report goes back to that run)`]
+      : []),
     '',
     ...card.steps.map((s) => {
       const deps = s.dependsOn.length > 0 ? ` after ${s.dependsOn.join(', ')}` : '';

@@ -11,7 +11,7 @@
  *   and no race between processes can get past it; each time one refuses (a trip), a row records it.
  */
 import type { Conversation } from './ports.ts';
-import type { Actor } from './types.ts';
+import type { Actor, RunStatus } from './types.ts';
 
 /** The four brakes: spawn depth, child runs active per person, rounds per conversation and Assistant, and messages
  * between a child and its parent. */
@@ -69,7 +69,13 @@ export interface Tripped {
 
 /** What `spawn` answers: the delegation recorded with its depth and round, or the brake that refused it. */
 export type SpawnResult =
-  { ok: true; delegationId: string; depth: number; depthLimit: number; round: number } | Tripped;
+  { ok: true; delegationId: string; childRunId: string; depth: number; depthLimit: number; round: number } | Tripped;
+
+/** How a child run ended, as its parent's delegate step reads it: its status and its report (null: none). */
+export interface ChildEnd {
+  status: RunStatus;
+  report: string | null;
+}
 
 /** What `countMessage` answers: the message counted (`count` so far), or the brake that refused it. */
 export type MessageResult = { ok: true; count: number } | Tripped;
@@ -152,6 +158,11 @@ export interface DelegationStore {
   delegationOfRun(childRunId: string): Promise<StoredDelegation | null>;
   /** The delegations a run made, oldest first (its children, for Pause and Stop to reach). */
   childrenOf(parentRunId: string): Promise<StoredDelegation[]>;
+  /**
+   * How a child run ended, once it has ended and its report is sent (or it ended owing none); null while it is
+   * active, owes its report, or does not exist.
+   */
+  childEnd(childRunId: string): Promise<ChildEnd | null>;
   /** The latest trips, newest first. */
   trips(limit: number): Promise<BrakeTrip[]>;
 }

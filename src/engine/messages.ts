@@ -49,6 +49,8 @@ export interface PlanCard {
   warnings: string[];
   /** The Assistant whose plan this is (`ask <name>: …`); absent for Steward's own plans. */
   assistant?: string;
+  /** The run whose `delegate` step this plan carries out (a child run, in its parent's thread); absent otherwise. */
+  delegatedBy?: string;
 }
 
 /** The run is holding at a breakpoint: the step's raw output, and what the person can do next. */

@@ -31,11 +31,14 @@ export interface ToolRunner {
    * Never throws; gives up (keeping the definition it has) when `signal` aborts or `timeoutMs` passes.
    */
   refreshTool?(name: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<void>;
-  /** `runId`: the run the call is made for (Steward's built-in tools read that run's conversation; servers never see it). */
+  /**
+   * `runId` and `stepId`: the run and step the call is made for (Steward's built-in tools read that run's
+   * conversation, or delegate for that step; servers never see them).
+   */
   callTool(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; runId?: string },
+    options: { signal: AbortSignal; timeoutMs: number; runId?: string; stepId?: string },
   ): Promise<ToolCallOutcome>;
 }
 
@@ -176,6 +179,8 @@ export interface StoredRun {
   assistant?: string | null;
   /** The route the run took at the front door, once decided (see `RunRoute`). */
   route?: RunRoute;
+  /** The run whose `delegate` step this run carries out (absent: a person started it). */
+  parentRunId?: string;
   createdAt: Date;
 }
 
@@ -278,6 +283,8 @@ export interface RunStore extends RunOwnership {
     leaseMs?: number;
     /** The Assistant the run belongs to, by name. */
     assistant?: string;
+    /** The run whose `delegate` step this run carries out. */
+    parentRunId?: string;
   }): Promise<void>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;

@@ -67,7 +67,7 @@ export function spawnDelegation(
     const full = await takeSlot(trx, d, limits.concurrency, at);
     if (full) return refuse(full);
     await insertDelegation(trx, d, { depth, depthLimit: limit, round }, at);
-    return { ok: true, delegationId: d.id, depth, depthLimit: limit, round };
+    return { ok: true, delegationId: d.id, childRunId: d.childRunId, depth, depthLimit: limit, round };
   });
 }
 
@@ -102,10 +102,14 @@ async function insertDelegation(
 async function earlierAnswer(trx: Trx, id: string): Promise<SpawnResult | null> {
   const done = await trx
     .selectFrom('delegations')
-    .select(['depth', 'depth_limit', 'round'])
+    .select(['child_run_id', 'depth', 'depth_limit', 'round'])
     .where('id', '=', id)
     .executeTakeFirst();
-  if (done) return { ok: true, delegationId: id, depth: done.depth, depthLimit: done.depth_limit, round: done.round };
+  if (done)
+    return {
+      ...{ ok: true, delegationId: id, childRunId: done.child_run_id },
+      ...{ depth: done.depth, depthLimit: done.depth_limit, round: done.round },
+    };
   return tripOf(trx, id);
 }
 

@@ -9,6 +9,7 @@ import { StewardError } from '../engine/errors.ts';
 import type {
   Brake,
   BrakeTrip,
+  ChildEnd,
   DelegationLimits,
   DelegationRound,
   DelegationStore,
@@ -18,6 +19,7 @@ import type {
   StoredDelegation,
 } from '../engine/delegations.ts';
 import type { Conversation } from '../engine/ports.ts';
+import { isTerminal, type RunStatus } from '../engine/types.ts';
 import {
   countDelegationMessage,
   endDelegation,
@@ -102,6 +104,19 @@ export class PgDelegationStore implements DelegationStore {
         .execute(),
     );
     return rows.map(fromDelegationRow);
+  }
+
+  async childEnd(childRunId: string): Promise<ChildEnd | null> {
+    const row = await this.attempt('childEnd', () =>
+      this.db
+        .selectFrom('runs')
+        .select(['status', 'report', 'report_due'])
+        .where('id', '=', childRunId)
+        .executeTakeFirst(),
+    );
+    const status = row?.status as RunStatus | undefined;
+    if (!row || !status || !isTerminal(status) || row.report_due) return null;
+    return { status, report: row.report };
   }
 
   async trips(limit: number): Promise<BrakeTrip[]> {

@@ -80,6 +80,7 @@ export class PgRunStore implements RunStore {
       requester_name: run.requester.name ?? null,
       request: toStorableText(run.request),
       assistant: run.assistant ?? null,
+      parent_run_id: run.parentRunId ?? null,
       created_at: run.at,
       updated_at: run.at,
       ...(run.leaseMs === undefined
@@ -392,6 +393,8 @@ export class PgRunStore implements RunStore {
         .where('runs.channel', '=', conversation.channel)
         .where('runs.conversation_key', '=', conversation.key)
         .where('runs.status', 'in', ACTIVE_STATUSES)
+        // A run a plan delegated to shares its parent's thread: replies there go to the run the person started.
+        .orderBy(sql`runs.parent_run_id is null`, 'desc')
         .orderBy('runs.created_at', 'desc')
         .executeTakeFirst(),
     );

@@ -32,6 +32,7 @@ export function fromRunRow(row: RunRow): StoredRun {
     breakpoints: Array.isArray(row.breakpoints) ? (row.breakpoints as Breakpoint[]) : [],
     reviewDueAt: row.review_due_at,
     ...(row.assistant ? { assistant: row.assistant } : {}),
+    ...(row.parent_run_id !== null && { parentRunId: row.parent_run_id }),
     ...(row.route !== null && { route: row.route as RunRoute }),
     createdAt: row.created_at,
   };

@@ -43,6 +43,8 @@ export interface RunsTable {
   assistant: ColumnType<string | null, string | null | undefined, never>;
   /** The route the run took: `answer`, `quick` (also while the quick loop works) or `plan` (the default); null for older runs. */
   route: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The run whose `delegate` step made this one (null: a person started it). */
+  parent_run_id: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

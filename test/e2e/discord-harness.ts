@@ -19,6 +19,7 @@ import { waitUntil, type Found } from '../helpers/wait.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
+import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
 import {
   CANARY_KEY,
   checkInvariants,
@@ -147,6 +148,7 @@ export async function startDiscordHarness(options: {
     workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
     calendar: new CronerCalendar(),
     assistants: new PgAssistantStore(db.db),
+    delegations: new PgDelegationStore(db.db),
   });
   await channel.start(steward);
   // Messages the client has received. Steward's listener was registered first, so once an id is here its work is

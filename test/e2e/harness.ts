@@ -21,6 +21,7 @@ import { openDatabase } from '../../src/store/database.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
+import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -68,7 +69,10 @@ const DEFAULT_SETTINGS: StewardSettings = {
  * openai SDK (with the canary key), a real clock and ids, and the default settings with `settings` over them.
  */
 export function createSteward(
-  o: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'log' | 'signals' | 'workflows' | 'calendar' | 'assistants'> & {
+  o: Pick<
+    StewardDeps,
+    'tools' | 'store' | 'notifier' | 'log' | 'signals' | 'workflows' | 'calendar' | 'assistants' | 'delegations'
+  > & {
     /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
     clock?: () => Date;
     llm: FakeLlm;
@@ -104,6 +108,7 @@ export function createSteward(
     workflows: o.workflows,
     calendar: o.calendar,
     assistants: o.assistants,
+    delegations: o.delegations,
   });
 }
 
@@ -149,6 +154,7 @@ export async function startHarness(options: {
     calendar: new CronerCalendar(),
     clock: options.clock,
     assistants: new PgAssistantStore(db.db),
+    delegations: new PgDelegationStore(db.db),
   });
   await channel.start(steward);
 

@@ -28,6 +28,7 @@ import { CANARY_KEY, checkInvariants, createSteward, onlyRun, recordingTools, ty
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
+import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
 
 export interface SlackHarness {
   llm: FakeLlm;
@@ -112,6 +113,7 @@ export async function startSlackHarness(options: {
     workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
     calendar: new CronerCalendar(),
     assistants: new PgAssistantStore(db.db),
+    delegations: new PgDelegationStore(db.db),
   });
   await channel.start(steward);
   const url = `http://127.0.0.1:${channel.port}/slack/events`;

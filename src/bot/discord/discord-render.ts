@@ -130,7 +130,10 @@ function cardTail(live: LiveCard): string {
   const { card } = live;
   const blocks: string[] = [];
   // An Assistant's name is a slug (letters, digits, - and _): nothing in it is markdown.
-  if (card.assistant) blocks.push(`**Assistant** ${card.assistant}`);
+  if (card.assistant)
+    blocks.push(
+      `**Assistant** ${card.assistant}${card.delegatedBy ? ` (a step of run \`${card.delegatedBy.slice(0, 8)}\`)` : ''}`,
+    );
   if (card.risks.length > 0) blocks.push(`**Risks**\n${bullets(card.risks, 500)}`);
   if (card.warnings.length > 0) blocks.push(`⚠️ **Before you approve**\n${bullets(card.warnings, 500)}`);
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.

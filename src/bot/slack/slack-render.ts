@@ -40,8 +40,8 @@ export function renderCard(live: LiveCard, now: number, options: { planBlocks?: 
       type: 'section',
       text: {
         type: 'mrkdwn',
-        // An Assistant's name is a slug (letters, digits, - and _), safe in mrkdwn as it is.
-        text: `${card.assistant ? `Assistant *${card.assistant}* · ` : ''}${safeMrkdwn(card.summary || '(no summary)', 800)}`,
+        // An Assistant's name is a slug (letters, digits, - and _), safe in mrkdwn as it is; so is a run id.
+        text: `${card.assistant ? `Assistant *${card.assistant}*${card.delegatedBy ? ` (a step of run \`${card.delegatedBy.slice(0, 8)}\`)` : ''} · ` : ''}${safeMrkdwn(card.summary || '(no summary)', 800)}`,
         verbatim: true,
       },
     },

@@ -1,6 +1,7 @@
 /**
- * Steward's own tools beside the MCP servers' (`steward.*`): read-only, closed-world and answered from the
- * database. Today one: `steward.step_output`, an earlier step's output of the calling run's own conversation.
+ * Steward's own tools beside the MCP servers' (`steward.*`), answered by Steward and never by a server:
+ * `steward.step_output` (read-only, closed-world: an earlier step's output of the calling run's own conversation)
+ * and, where Assistants and their brakes are set up, `steward.delegate` (a task handed to an Assistant as a child run).
  */
 import type { EarlierOutput, RunStore, ToolCallOutcome, ToolRunner } from '../ports.ts';
 import {
@@ -10,11 +11,24 @@ import {
   sliceOutput,
   stepOutputToolInfo,
 } from '../run/earlier-turns.ts';
+import { DELEGATE_TOOL, delegateToolInfo } from '../run/delegate-tool.ts';
 import type { Json, ToolInfo } from '../types.ts';
+import type { DelegationFlow } from './delegation-flow.ts';
+
+/** The delegate tool's answerer and its timeout, when delegation is set up. */
+export interface BuiltinDelegation {
+  flow: Pick<DelegationFlow, 'call'>;
+  timeoutMs?: number;
+}
 
 /** The MCP tools with Steward's own added; calls to `steward.*` never reach a server. */
-export function withBuiltinTools(tools: ToolRunner, store: Pick<RunStore, 'earlierOutput'>): ToolRunner {
+export function withBuiltinTools(
+  tools: ToolRunner,
+  store: Pick<RunStore, 'earlierOutput'>,
+  delegation?: BuiltinDelegation,
+): ToolRunner {
   const builtin: ToolInfo[] = [stepOutputToolInfo()];
+  if (delegation) builtin.push(delegateToolInfo(delegation.timeoutMs));
   const isBuiltin = (name: string) => name.startsWith(`${BUILTIN_SERVER}.`);
   return {
     listTools: () => [...tools.listTools().filter((t) => t.server !== BUILTIN_SERVER), ...builtin],
@@ -22,6 +36,7 @@ export function withBuiltinTools(tools: ToolRunner, store: Pick<RunStore, 'earli
       isBuiltin(name) || !tools.refreshTool ? Promise.resolve() : tools.refreshTool(name, options),
     callTool: (name, args, options) => {
       if (!isBuiltin(name)) return tools.callTool(name, args, options);
+      if (name === DELEGATE_TOOL && delegation) return delegation.flow.call(args, options);
       if (name !== STEP_OUTPUT_TOOL) return Promise.resolve(failed(`there is no built-in tool ${name}`));
       return readStepOutput(store, args, options.runId);
     },

@@ -2,6 +2,7 @@
 import type { LlmClient, ModelRole, Notifier, RunSignals, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
 import type { PricedModel } from '../model-cost.ts';
 import type { AssistantStore } from '../assistants.ts';
+import type { DelegationLimits, DelegationStore } from '../delegations.ts';
 import type { CronCalendar, WorkflowStore } from '../workflows.ts';
 
 /** Writes one line to the operator's log (never to people). */
@@ -30,6 +31,12 @@ export interface StewardSettings {
   modelNames?: readonly string[];
   /** Quick answers (flows/quick-answer.ts): a new request may be answered by a short read-only tool loop; off if unset. */
   quickAnswers?: QuickAnswerSettings;
+  /** The brakes on delegation (default `DEFAULT_DELEGATION_LIMITS`), judged in the database. */
+  delegation?: DelegationLimits;
+  /** How often a delegate step waiting for its child run looks at it (default 1 s; sooner when it ends here). */
+  delegationPollMs?: number;
+  /** How long a delegate step waits for its child run before stopping it (default 6 hours). */
+  delegateTimeoutMs?: number;
 }
 
 /** Caps of the quick-answer loop: model turns, and model tokens (prompt and answer) over all its turns. */
@@ -75,6 +82,8 @@ export interface StewardDeps {
   calendar?: CronCalendar;
   /** Assistants and their grants: without it, Assistant commands answer that they are not set up. */
   assistants?: AssistantStore;
+  /** Delegation's brakes: with `assistants`, plans may hand steps to Assistants (`steward.delegate`). */
+  delegations?: DelegationStore;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

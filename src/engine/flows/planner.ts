@@ -17,13 +17,14 @@ import {
 } from '../plan/planner-prompt.ts';
 import { DEFAULT_PLANNER_TOOLS, selectTools } from '../plan/tool-selection.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
-import { STEP_OUTPUT_TOOL } from '../run/earlier-turns.ts';
+import { BUILTIN_SERVER, STEP_OUTPUT_TOOL } from '../run/earlier-turns.ts';
+import { DELEGATE_TOOL, renderAssistants } from '../run/delegate-tool.ts';
 import { StewardError } from '../errors.ts';
 import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
-import { applyGrants, type AssistantStore } from '../assistants.ts';
-import type { Actor } from '../types.ts';
-import type { LlmForRun } from './deps.ts';
+import { applyGrants, type Assistant, type AssistantStore } from '../assistants.ts';
+import type { Actor, ToolInfo } from '../types.ts';
+import type { LlmForRun, Log } from './deps.ts';
 
 /**
  * Steps of the first answer handed on while it streams, so some may start before the plan is whole
@@ -159,6 +160,12 @@ export type PlanWriter = (
  * A plan writer over the tools connected at the time of each call. The planner is shown at most `plannerTools` of
  * them, those that matter for the request (`selectTools`); its plan is checked against all of them.
  */
+/** Where plans may delegate: the Assistants there are now (read for each first plan), and where to log a failure. */
+export interface PlanDelegation {
+  delegates?: () => Promise<readonly Pick<Assistant, 'name' | 'purpose'>[]>;
+  log?: Log;
+}
+
 export function createPlanWriter(
   tools: ToolRunner,
   llmFor: LlmForRun,
@@ -166,29 +173,61 @@ export function createPlanWriter(
   plannerTools = DEFAULT_PLANNER_TOOLS,
   earlierTurns?: (runId: string) => Promise<string | undefined>,
   assistants?: AssistantStore,
+  delegation: PlanDelegation = {},
 ): PlanWriter {
+  /** The Assistants a plan of `run` may hand work to (never the run's own Assistant), as a block for the prompt. */
+  const delegatesFor = async (run: { id: string; assistant?: string | null }) => {
+    if (!delegation.delegates) return undefined;
+    try {
+      const there = await delegation.delegates();
+      return renderAssistants(there.filter((a) => a.name !== run.assistant));
+    } catch (err) {
+      delegation.log?.('warn', `run ${run.id}: planned without delegation: ${(err as Error).message}`);
+      return undefined;
+    }
+  };
   return async (run, request, amend, signal, streaming) => {
     // A first plan sees the conversation's earlier turns (words and replies only); an amendment has its own context.
     const earlier = amend ? undefined : await earlierTurns?.(run.id);
+    const delegates = await delegatesFor(run);
+    const context = { request, amend, earlier, delegates };
     if (run.assistant)
-      return planForAssistant(
-        { tools, assistants },
-        run.assistant,
-        llmFor(run),
-        { request, amend, earlier },
-        {
-          ...{ maxRepairs, signal, streaming, plannerTools },
-        },
-      );
+      return planForAssistant({ tools, assistants }, run.assistant, llmFor(run), context, {
+        ...{ maxRepairs, signal, streaming, plannerTools },
+      });
     const all = tools.listTools();
-    // Steward's reader of earlier outputs is shown only when there is an earlier turn to read from.
-    const reader = all.find((t) => t.name === STEP_OUTPUT_TOOL);
-    const servers = all.filter((t) => t !== reader);
-    let offered = selectTools(servers, { request, amend }, plannerTools);
-    if (earlier && reader) offered = [...offered, reader];
-    const input = { request, tools: all, offered, amend, earlier };
+    const offered = [
+      ...selectTools(
+        all.filter((t) => !isBuiltin(t.name)),
+        { request, amend },
+        plannerTools,
+      ),
+    ];
+    offered.push(...builtinOffer(all, context));
+    const input = { request, tools: all, offered, amend, earlier: joinContext(earlier, delegates) };
     return planOrError(llmFor(run), input, { maxRepairs, signal, streaming });
   };
+}
+
+/** Whether a tool is Steward's own (`steward.*`): offered by the context, never by the request's words. */
+const isBuiltin = (name: string) => name.startsWith(`${BUILTIN_SERVER}.`);
+
+/**
+ * Steward's own tools a plan is offered, of those it may use (`usable`): the reader of earlier outputs when there is
+ * an earlier turn, the delegate tool when there are Assistants to delegate to.
+ */
+function builtinOffer(usable: readonly ToolInfo[], context: { earlier?: string; delegates?: string }): ToolInfo[] {
+  return usable.filter(
+    (t) =>
+      (t.name === STEP_OUTPUT_TOOL && context.earlier !== undefined) ||
+      (t.name === DELEGATE_TOOL && context.delegates !== undefined),
+  );
+}
+
+/** The blocks a first plan gets before the request, or undefined when there are none. */
+function joinContext(...blocks: (string | undefined)[]): string | undefined {
+  const there = blocks.filter((b): b is string => b !== undefined);
+  return there.length === 0 ? undefined : there.join('\n\n');
 }
 
 /**
@@ -200,18 +239,28 @@ async function planForAssistant(
   deps: { tools: ToolRunner; assistants?: AssistantStore },
   name: string,
   llm: LlmClient,
-  { request, amend, earlier }: Pick<PlanRequest, 'request' | 'amend' | 'earlier'>,
+  { request, amend, earlier, delegates }: Pick<PlanRequest, 'request' | 'amend' | 'earlier'> & { delegates?: string },
   options: { maxRepairs: number; signal?: AbortSignal; streaming?: PlanStreaming; plannerTools: number },
 ): Promise<PlanOutcome> {
   const assistant = (await deps.assistants?.getAssistant(name)) ?? null;
   if (!assistant) return { ok: false, error: `the Assistant "${name}" no longer exists` };
   const all = applyGrants(deps.tools.listTools(), name, assistant);
-  const offered = selectTools(
-    all.filter((t) => t.policy.allowed),
-    { request, amend },
-    options.plannerTools,
-  );
+  const usable = all.filter((t) => t.policy.allowed);
+  const offered = [
+    ...selectTools(
+      usable.filter((t) => !isBuiltin(t.name)),
+      { request, amend },
+      options.plannerTools,
+    ),
+  ];
+  // Steward's own tools only where granted: an Assistant delegates only with a grant for steward.delegate.
+  const own = builtinOffer(usable, { earlier, delegates });
+  offered.push(...own);
+  const told = own.some((t) => t.name === DELEGATE_TOOL) ? delegates : undefined;
   const { purpose, instructions } = assistant;
-  const input = { request, tools: all, offered, amend, earlier, assistant: { name, purpose, instructions } };
+  const input = {
+    ...{ request, tools: all, offered, amend, earlier: joinContext(earlier, told) },
+    assistant: { name, purpose, instructions },
+  };
   return planOrError(llm, input, options);
 }

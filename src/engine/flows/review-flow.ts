@@ -273,6 +273,7 @@ export class ReviewFlow {
       requester: run.requester,
       warnings: planWarnings(v.plan, this.deps.tools.listTools()),
       assistant: run.assistant,
+      delegatedBy: run.parentRunId,
     });
     try {
       await this.messages.send(run.conversation, card);

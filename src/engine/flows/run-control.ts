@@ -195,6 +195,7 @@ export class RunControl {
     const held = run.status === 'awaiting_review';
     const card = toPlanCard(run.id, revision, v, {
       assistant: run.assistant,
+      delegatedBy: run.parentRunId,
       needsReview: held,
       amendmentsLeft: this.messages.amendmentsLeft(run),
       requester: run.requester,

@@ -298,6 +298,7 @@ export class RunDriver {
         signal,
         timeoutMs,
         runId: this.runId,
+        stepId: step.id,
       });
       if (!result.ok) return result;
       const output = result.value as unknown as Json;

@@ -35,7 +35,11 @@ export class RunLifecycle {
     private readonly timers: ReviewTimers,
     private readonly messages: RunMessages,
     /** Told once a driver runs, so decisions queued while it was starting are applied. */
-    private readonly hooks: { afterStart: (runId: string) => Promise<void> } = { afterStart: async () => undefined },
+    private readonly hooks: {
+      afterStart: (runId: string) => Promise<void>;
+      /** Told once a run's report is sent and it owes nothing more (a delegate step waiting for it looks again). */
+      afterReport?: (runId: string) => void;
+    } = { afterStart: async () => undefined },
   ) {}
 
   /**
@@ -194,6 +198,7 @@ export class RunLifecycle {
     }
     await this.patiently(run, () => store.markReportSent(run.id, clock()));
     this.leases.forget(run.id);
+    this.hooks.afterReport?.(run.id);
   }
 
   /** The dispatcher holds: at a breakpoint the run pauses and shows the step; riskier steps ask for approval. */
@@ -226,6 +231,7 @@ export class RunLifecycle {
       run.conversation,
       toPlanCard(run.id, driver.revision, v.value, {
         assistant: run.assistant,
+        delegatedBy: run.parentRunId,
         needsReview: true,
         amendmentsLeft: this.messages.amendmentsLeft(current),
         requester: run.requester,

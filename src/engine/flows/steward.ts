@@ -18,12 +18,14 @@ import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
-import { parseAddress } from '../assistants.ts';
+import { parseAddress, type Assistant, type AssistantStore } from '../assistants.ts';
+import { DEFAULT_DELEGATION_LIMITS } from '../delegations.ts';
 import { StewardError } from '../errors.ts';
 import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
 import { AssistantFlow } from './assistant-flow.ts';
 import { withAssistantModels } from './assistant-grants.ts';
 import { withBuiltinTools } from './builtin-tools.ts';
+import { DelegationFlow, type ChildRun } from './delegation-flow.ts';
 import { classifyReply } from './classify.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
@@ -48,6 +50,9 @@ export type { StewardDeps, StewardSettings } from './deps.ts';
 /** A run in one of these states is driven step by step: its decisions go to its driver. */
 const needsDriver = (run: StoredRun) =>
   run.status === 'running' || run.status === 'paused' || run.status === 'stopping';
+
+/** How long the list of Assistants a plan may delegate to is kept before it is read again. */
+const ASSISTANT_LIST_MS = 5_000;
 
 /** A stored run as a line of a person's list. */
 const toListing = (run: StoredRun): RunListing => ({
@@ -80,13 +85,28 @@ export class Steward implements InboundHandler {
   private readonly workflows: WorkflowFlow | undefined;
   private readonly amendments: WorkflowAmendments | undefined;
   private readonly assistants: AssistantFlow | undefined;
+  private readonly delegation: DelegationFlow | undefined;
+  private assistantList: { at: number; list: Promise<Assistant[]> } | undefined;
   private watch: Watch | undefined;
 
   private readonly deps: StewardDeps;
 
   constructor(given: StewardDeps) {
-    // Steward's own read-only tools (`steward.*`) sit beside the MCP servers' for every flow.
-    const deps = { ...given, tools: withBuiltinTools(given.tools, given.store) };
+    // Delegation needs both the Assistants and the brakes; its child runs are started and steered through Steward.
+    if (given.assistants && given.delegations) {
+      this.delegation = new DelegationFlow(
+        {
+          ...{ store: given.store, delegations: given.delegations, assistants: given.assistants },
+          ...{ clock: given.clock, newId: given.newId, log: given.log },
+          limits: given.settings.delegation ?? DEFAULT_DELEGATION_LIMITS,
+          pollMs: given.settings.delegationPollMs,
+        },
+        { startChild: (child) => this.startChild(child), decide: (d) => this.decision(d) },
+      );
+    }
+    // Steward's own tools (`steward.*`) sit beside the MCP servers' for every flow.
+    const builtin = this.delegation && { flow: this.delegation, timeoutMs: given.settings.delegateTimeoutMs };
+    const deps = { ...given, tools: withBuiltinTools(given.tools, given.store, builtin) };
     this.deps = deps;
     const { llm, store, clock, log, tools, notifier, settings } = deps;
     this.leases = new RunLeases(store, settings.leaseMs ?? DEFAULT_LEASE_MS);
@@ -110,7 +130,12 @@ export class Steward implements InboundHandler {
         return undefined;
       });
     const { maxRepairs, plannerTools } = settings;
-    this.writePlan = createPlanWriter(tools, this.llmFor, maxRepairs, plannerTools, earlier, deps.assistants);
+    // Plans may delegate only where delegation is set up: then the planner is told which Assistants there are.
+    const delegates = this.delegation && deps.assistants;
+    this.writePlan = createPlanWriter(tools, this.llmFor, maxRepairs, plannerTools, earlier, deps.assistants, {
+      delegates: delegates ? () => this.knownAssistants(delegates) : undefined,
+      log,
+    });
     if (deps.assistants) {
       const approvers = settings.approvers ?? [];
       this.assistants = new AssistantFlow({
@@ -123,6 +148,7 @@ export class Steward implements InboundHandler {
         this.drain(runId).catch((err: unknown) =>
           log('warn', `run ${runId}: queued decisions not applied yet: ${(err as Error).message}`),
         ),
+      afterReport: (runId) => this.delegation?.ended(runId),
     });
     this.lifecycle = lifecycle;
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
@@ -159,12 +185,27 @@ export class Steward implements InboundHandler {
     if (addressed === 'answered') return;
     const request = addressed?.task ?? m.text;
     const run = { id: newId(), conversation: m.conversation, requester: m.actor, assistant: addressed?.name };
-    // Held by this process from the start, so no other process takes it for an orphan while it is planned; a process
-    // that dies from here on leaves a run in `planning`, which the next holder plans again.
-    await store.createRun({ ...run, request, at: clock(), leaseMs: this.leases.ttlMs });
-    this.leases.hold(run.id, 0);
+    await this.createHeld(run, request);
     m.accepted?.();
     await this.planner.plan(run, request);
+  }
+
+  /**
+   * Stores a new run held by this process from the start, so no other process takes it for an orphan while it is
+   * planned; a process that dies from here on leaves a run in `planning`, which the next holder plans again.
+   */
+  private async createHeld(
+    run: Omit<ChildRun, 'request' | 'assistant' | 'parentRunId'> & { assistant?: string; parentRunId?: string },
+    request: string,
+  ) {
+    await this.deps.store.createRun({ ...run, request, at: this.deps.clock(), leaseMs: this.leases.ttlMs });
+    this.leases.hold(run.id, 0);
+  }
+
+  /** A delegate step's child run: stored and held here, then planned as the Assistant's (never a quick answer). */
+  private async startChild(child: ChildRun): Promise<void> {
+    await this.createHeld(child, child.request);
+    void this.planner.plan(child, child.request, { quick: false });
   }
 
   /**
@@ -286,6 +327,12 @@ export class Steward implements InboundHandler {
       ...{ accepted: refusal === null, note: refusal === null ? undefined : asText(refusal), at: clock() },
     });
     if (refusal) await this.messages.notice(run, 'warning', refusal, allowed && !ended ? undefined : d.actor);
+    else if (this.delegation && (d.action === 'pause' || d.action === 'resume' || d.action === 'stop')) {
+      // The run's delegated children follow it; one that cannot be reached now is told on the next try by the person.
+      await this.delegation.propagate(run.id, d.action, d.actor).catch((err: unknown) => {
+        this.deps.log('warn', `run ${run.id}: ${d.action} did not reach its delegated runs: ${(err as Error).message}`);
+      });
+    }
   }
 
   async canDecide(runId: string, actor: Actor): Promise<boolean> {
@@ -327,7 +374,22 @@ export class Steward implements InboundHandler {
 
   async assistantCommand(request: WorkflowRequest): Promise<string> {
     if (!this.assistants) return 'Assistants are not set up in this Steward.';
+    this.assistantList = undefined;
     return this.assistants.command(request);
+  }
+
+  /**
+   * The Assistants a plan may delegate to, read at most every few seconds (a change made here is seen at once, one
+   * made through another process within `ASSISTANT_LIST_MS`), so a first plan costs no statement for them.
+   */
+  private knownAssistants(assistants: AssistantStore): Promise<readonly Assistant[]> {
+    const now = this.deps.clock().getTime();
+    if (!this.assistantList || now - this.assistantList.at > ASSISTANT_LIST_MS) {
+      const list = assistants.listAssistants();
+      this.assistantList = { at: now, list };
+      list.catch(() => (this.assistantList = undefined));
+    }
+    return this.assistantList.list;
   }
 
   async workflowCommand(request: WorkflowRequest): Promise<string> {
@@ -383,6 +445,8 @@ export class Steward implements InboundHandler {
     for (const runId of await this.leases.renew()) this.lifecycle.lose(runId);
     await this.takeOver();
     await this.drainAll();
+    // Slots of delegations whose end was lost with their parent's process are freed once their child has ended.
+    await this.delegation?.sweep();
   }
 
   /** The watch: a round every third of a lease, sooner when a peer lets a run go; and signals from peers. */
@@ -453,6 +517,7 @@ export class Steward implements InboundHandler {
    */
   async shutdown(): Promise<void> {
     await this.fires?.stop();
+    this.delegation?.close();
     this.timers.clearAll();
     // A run being planned stays in `planning`: whoever takes it over next plans it again.
     this.planner.abandonAll();

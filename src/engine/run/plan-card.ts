@@ -32,6 +32,8 @@ export interface PlanCardOptions {
   progress?: Readonly<Record<string, StepRuntime>>;
   /** The Assistant the run belongs to, if any. */
   assistant?: string | null;
+  /** The run whose `delegate` step this run carries out, if any. */
+  delegatedBy?: string | null;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -67,6 +69,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     suggestedBreakpoints: stepsHeld(options.breakpoints ?? [], 'before'),
     ...(options.note ? { note: options.note } : {}),
     ...(options.assistant ? { assistant: options.assistant } : {}),
+    ...(options.delegatedBy ? { delegatedBy: options.delegatedBy } : {}),
     warnings: options.warnings ?? [],
   };
 }
