@@ -7,7 +7,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { startFakeSlack, type FakeSlack } from '../fakes/fake-slack-server.ts';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { createSlackDelivery, type SlackDelivery } from '../helpers/slack-delivery.ts';
@@ -52,6 +52,8 @@ export interface ChaosClusterOptions {
   /** Extra environment for every process. */
   env?: Record<string, string>;
   plannerDelayMs?: number;
+  /** The fake LLM's script (default: the chaos plans, `chaosLlmScript`). */
+  llmScript?: FakeLlmScript;
 }
 
 const SIGNING_SECRET = 'chaos-signing-secret-0123456789';
@@ -77,7 +79,7 @@ export async function startChaosCluster(o: ChaosClusterOptions): Promise<ChaosCl
     parts.push(() => pool.end());
     const slack = await startFakeSlack();
     parts.push(() => slack.close());
-    const llm = await startFakeLlm(chaosLlmScript({ plannerDelayMs: o.plannerDelayMs }));
+    const llm = await startFakeLlm(o.llmScript ?? chaosLlmScript({ plannerDelayMs: o.plannerDelayMs }));
     parts.push(() => llm.close());
     const auditDir = mkdtempSync(join(tmpdir(), 'steward-chaos-audit-'));
     parts.push(() => rmSync(auditDir, { recursive: true, force: true }));
