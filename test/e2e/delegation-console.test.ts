@@ -120,6 +120,18 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     expect(row!.ended_at).not.toBeNull();
     const [quota] = await h.db.db.selectFrom('delegation_quotas').selectAll().execute();
     expect(quota).toMatchObject({ user_id: 'ada', active: 0 });
+
+    // Neither run can become a workflow: fires never plan, and they would not carry ops's grants.
+    await h.type('save lookups');
+    await h.waitFor(/That run's plan cannot be saved: it hands work to an Assistant \(ask\)/);
+    const saveChild = await h.steward.workflowCommand({
+      actor: { id: 'ada', channel: 'console' },
+      conversation: child!.conversation,
+      text: 'save lookups',
+      runId: child!.id,
+    });
+    expect(saveChild).toMatch(/^That run is the Assistant "ops"'s, and a workflow's fires do not carry/);
+    expect(await h.db.db.selectFrom('workflows').select('id').execute()).toEqual([]);
   });
 
   it('Stop on the parent reaches the child: its call in flight is cancelled at the server, and both end stopped', async () => {

@@ -6,6 +6,7 @@
 import type { InboundDecision } from '../channel.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
+import { delegationRefusal } from '../run/delegate-tool.ts';
 import type { StoredRun } from '../ports.ts';
 import { sentence, who } from '../run/run-actions.ts';
 import type { Actor } from '../types.ts';
@@ -71,6 +72,9 @@ export class WorkflowAmendments {
     const { workflow, version } = amended;
     const v = run.plan ? validatePlan(run.plan, tools.listTools()) : null;
     if (!v?.ok) return `The plan is no longer valid: ${v ? v.error.join('; ') : 'there is none'}`;
+    const delegates = delegationRefusal(v.value.plan);
+    if (delegates)
+      return `This amendment cannot become a version of "${workflow.name}": ${delegates}. Amend it again without that.`;
     const event = { type: 'workflowAmended', payload: { workflowId: workflow.id, from: version } };
     const moved = { revision: d.revision, at: clock(), event };
     if (!(await store.transition(run.id, ['awaiting_review'], 'completed', moved))) {

@@ -10,6 +10,7 @@ import { parseEdit } from '../plan/plan-edit.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
+import { delegationRefusal } from '../run/delegate-tool.ts';
 import type { PinnedTool, StoredRun } from '../ports.ts';
 import { mayDecide } from '../run/run-actions.ts';
 import type { Actor, Json } from '../types.ts';
@@ -116,6 +117,10 @@ export class WorkflowFlow {
     const run = await this.runToSave(request);
     if (typeof run === 'string') return run;
     const plan = run.plan as Plan;
+    if (run.assistant)
+      return `That run is the Assistant "${run.assistant}"'s, and a workflow's fires do not carry an Assistant's grants yet, so it cannot be saved. Ask Steward itself for the work, then save that run.`;
+    const delegates = delegationRefusal(plan);
+    if (delegates) return `That run's plan cannot be saved: ${delegates}.`;
     const v = validatePlan(plan, tools.listTools());
     if (!v.ok) return `That run's plan is no longer valid, so it cannot be saved: ${v.error.join('; ')}`;
     // The definitions as the person approved them; a tool pinned later (a hold they approved) as pinned then.
@@ -155,7 +160,10 @@ export class WorkflowFlow {
         return 'Only its requester or an approver can save a run.';
       return approved(run) ? run : 'That run has no approved plan to save.';
     }
-    const runs = (await store.listRunsOf(request.actor, { activeOnly: false, limit: 50 })).filter(approved);
+    // A run a plan delegated to is part of its parent's work, not a request of the person's own.
+    const runs = (await store.listRunsOf(request.actor, { activeOnly: false, limit: 50 })).filter(
+      (r) => approved(r) && r.parentRunId === undefined,
+    );
     const here = runs.find((r) => sameConversation(r, request));
     return (
       here ??
@@ -187,6 +195,8 @@ export class WorkflowFlow {
     if (!parsed.ok) return parsed.error;
     const unknown = checkFireParams(parsed.value);
     if (unknown.length > 0) return `That edit was refused: ${unknown.join('; ')}`;
+    const delegates = delegationRefusal(parsed.value);
+    if (delegates) return `That edit was refused: ${delegates}.`;
     const sample = bindFireParams(parsed.value, { time: this.deps.clock(), previous: null, timeZone: 'UTC' });
     const v = validatePlan(sample, tools.listTools());
     if (!v.ok) return `That edit was refused: ${v.error.join('; ')}`;

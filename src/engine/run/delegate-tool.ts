@@ -5,6 +5,7 @@
  * that Assistant in the same thread, and the child's report becomes the step's output.
  */
 import type { Assistant } from '../assistants.ts';
+import type { Plan } from '../plan/plan-schema.ts';
 import { cut } from '../text.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import { BUILTIN_SERVER } from './earlier-turns.ts';
@@ -81,6 +82,19 @@ export function parseDelegateArgs(args: Record<string, Json>): DelegateArgs | st
  */
 export function delegationIdOf(parentRunId: string, stepId: string): string {
   return `${parentRunId}/${stepId}`;
+}
+
+/**
+ * Why a plan cannot be a recurring workflow because it delegates (a delegated step plans its child run anew each
+ * time, and a workflow's fires never call the planner), or null when it has no delegate step.
+ */
+export function delegationRefusal(plan: Plan): string | null {
+  const ids = plan.steps.flatMap((s) => (s.kind === 'tool' && s.tool === DELEGATE_TOOL ? [s.id] : []));
+  if (ids.length === 0) return null;
+  return (
+    `it hands work to an Assistant (${ids.join(', ')}), which plans anew each time, and a workflow's fires never ` +
+    "call the planner: save the Assistant's own run instead, or a plan without delegate steps"
+  );
 }
 
 /** The Assistants a plan may delegate to, as a block for the planner; undefined when there are none. */
