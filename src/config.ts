@@ -7,6 +7,7 @@ import { StewardError } from './engine/errors.ts';
 import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
 import { DEFAULT_PLANNER_TOOLS } from './engine/plan/tool-selection.ts';
 import { DEFAULT_DELEGATION_LIMITS, DEPTH_CEILING, type DelegationLimits } from './engine/delegations.ts';
+import { DEFAULT_DELEGATE_TIMEOUT_MS } from './engine/run/delegate-tool.ts';
 import type { PricedModel } from './engine/model-cost.ts';
 import type { ModelRole } from './engine/ports.ts';
 import {
@@ -110,6 +111,7 @@ const envSchema = z.object({
   STEWARD_DELEGATION_CONCURRENCY: positiveInt(DEFAULT_DELEGATION_LIMITS.concurrency),
   STEWARD_DELEGATION_ROUNDS: positiveInt(DEFAULT_DELEGATION_LIMITS.rounds),
   STEWARD_DELEGATION_MESSAGES: positiveInt(DEFAULT_DELEGATION_LIMITS.messages),
+  STEWARD_DELEGATE_TIMEOUT_SECONDS: positiveInt(DEFAULT_DELEGATE_TIMEOUT_MS / 1000),
   SLACK_BOT_TOKEN: optionalText,
   SLACK_APP_TOKEN: optionalText,
   SLACK_SIGNING_SECRET: optionalText,
@@ -175,6 +177,8 @@ export interface Config {
     budgets: { perRun: number; perUserPerDay: number; perCall: Record<ModelRole, number> };
     /** The brakes on delegation, judged in the database (`DelegationStore`). */
     delegation: DelegationLimits;
+    /** How long a delegate step waits for its child run before stopping it. */
+    delegateTimeoutMs: number;
     /** The catalog's priced models (empty without a catalog): a call's cost, else "cost unknown". */
     modelPrices: PricedModel[];
     /** The catalog's model names (empty without a catalog): what an Assistant's model per role may name. */
@@ -348,6 +352,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         rounds: e.STEWARD_DELEGATION_ROUNDS,
         messages: e.STEWARD_DELEGATION_MESSAGES,
       },
+      delegateTimeoutMs: e.STEWARD_DELEGATE_TIMEOUT_SECONDS * 1000,
       modelPrices: pricedModels(catalog),
       modelNames: Object.keys(catalog?.models ?? {}),
     },
