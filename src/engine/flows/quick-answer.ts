@@ -10,6 +10,7 @@ import { checkToolArgs } from '../plan/tool-args-schema.ts';
 import {
   isQuickRevision,
   nextQuickMove,
+  nextTurnFits,
   quickPlan,
   quickReason,
   quickResultText,
@@ -112,6 +113,11 @@ export class QuickAnswers {
       if (signal.aborted) return { route: 'plan' };
       for (const [i, c] of move.calls.entries()) {
         messages.push({ role: 'tool', toolCallId: c.callId, content: results[i] ?? '' });
+      }
+      const fedBack = results.reduce((n, r) => n + r.length, 0);
+      if (!nextTurnFits({ tokens, maxTokens: this.settings.maxTokens }, response.usage, fedBack)) {
+        log('info', `run ${run.id}: quick answer handed to the planner (tokens: the next turn would pass the cap)`);
+        return { route: 'plan' };
       }
     }
   }

@@ -69,6 +69,20 @@ export function nextQuickMove(
   };
 }
 
+/**
+ * Whether the next model turn fits in what is left of the token cap, judged before it is sent: it reads everything
+ * the last turn read, that turn's answer and the results fed back (about 4 characters a token), and answers at
+ * least as much as the last turn did. A turn that would not fit is not taken, so the cap is not overshot by a turn.
+ */
+export function nextTurnFits(
+  state: Pick<QuickLoopState, 'tokens' | 'maxTokens'>,
+  last: { inputTokens: number; outputTokens: number },
+  fedBackChars: number,
+): boolean {
+  const input = last.inputTokens + last.outputTokens + Math.ceil(fedBackChars / 4);
+  return state.tokens + input + last.outputTokens <= state.maxTokens;
+}
+
 /** The most characters of one tool result fed back to the model. */
 export const QUICK_RESULT_CHARS = 8_000;
 

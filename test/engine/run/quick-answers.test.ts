@@ -5,6 +5,7 @@ import {
   isQuickRevision,
   MAX_QUICK_CALLS,
   nextQuickMove,
+  nextTurnFits,
   quickRevision,
   quickPlan,
   quickReason,
@@ -93,6 +94,16 @@ describe('nextQuickMove', () => {
       const move = nextQuickMove(state, { text: '', toolCalls: [call('crm__lookup'), call(bad, 'c2')] }, names);
       expect(move).toEqual({ kind: 'plan', reason: 'refused', refused: [bad] });
     }
+  });
+
+  it('the token cap is judged before a turn: one whose input and answer would pass it is not taken', () => {
+    const last = { inputTokens: 3_000, outputTokens: 200 };
+    // Next input about 3,000 + 200 + 4,000 / 4 = 4,200; with an answer like the last, 4,400 more.
+    expect(nextTurnFits({ tokens: 3_200, maxTokens: 12_000 }, last, 4_000)).toBe(true);
+    expect(nextTurnFits({ tokens: 7_600, maxTokens: 12_000 }, last, 4_000)).toBe(true);
+    expect(nextTurnFits({ tokens: 7_601, maxTokens: 12_000 }, last, 4_000)).toBe(false);
+    // A large result alone can make the next turn too big.
+    expect(nextTurnFits({ tokens: 3_200, maxTokens: 12_000 }, last, 40_000)).toBe(false);
   });
 
   it('plan_request, the caps, an empty or cut-off answer hand over to the planner', () => {
