@@ -1,7 +1,7 @@
 /**
  * Quick answers: before a new request is planned, one short tool-calling loop with the `butler` model may answer it.
  * It is offered only read-only closed-world tools (`run/quick-tools.ts`, the early-start gate's test) and
- * `plan_request`; each round of calls is stored as a revision (−1, −2, …) listing them as steps q1, q2, …, then they
+ * `plan_request`; each round of calls is stored as a revision (−1, −2, …) listing them as steps quick:1, quick:2, …, then they
  * run in parallel through the ToolRunner, each attempt recorded like a step's before it is sent. A text answer is the answer; anything else (`plan_request`, a tool not offered,
  * the caps, a failed model call) hands the request to the planner, unchanged (`run/quick-loop.ts` decides).
  */

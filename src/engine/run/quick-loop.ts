@@ -110,12 +110,19 @@ export function isQuickRevision(revision: number): boolean {
   return revision < 0;
 }
 
-/** Step ids of the quick path's calls: q1, q2, … in the order they were made. */
+/**
+ * Step ids of the quick path's calls: quick:1, quick:2, … in the order they were made. The colon is not allowed in a
+ * plan's step ids, so a plan written after the quick path hands over (whose steps are often s1, q1, …) never shares
+ * an id, or a stored attempt, with one of these calls.
+ */
 export function quickStepId(index: number): string {
-  return `q${index + 1}`;
+  return `quick:${index + 1}`;
 }
 
-/** The revision that records one turn's calls (stored before they are sent), for the history and the invariants. */
+/**
+ * The revision that records one turn's calls (stored before they are sent), for the history and the invariants. It has
+ * the plan's shape but is a record, never run or checked as a plan (its step ids are the quick path's own).
+ */
 export function quickPlan(request: string, calls: readonly QuickCall[], first = 0): Plan {
   return {
     summary: `Quick answer: ${cut(request, 200)}`.slice(0, 1000),
