@@ -8,7 +8,7 @@
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
 import type { ChannelAdapter, InboundDecision, InboundHandler, InboundMessage } from '../engine/channel.ts';
-import type { ReviewPreference, RunStatus } from '../engine/types.ts';
+import { isTerminal, type ReviewPreference, type RunStatus } from '../engine/types.ts';
 import type { OutboundMessage, ReportStream } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
@@ -101,13 +101,15 @@ export class ConsoleChannel implements ChannelAdapter {
 
   /** Keeps track of the run typed decisions are for, and of what the person was shown. */
   private follow(message: OutboundMessage): void {
-    if (message.kind === 'plan' && message.delegatedBy) this.parents.set(message.runId, message.delegatedBy);
+    if ((message.kind === 'plan' || message.kind === 'runStatus') && message.delegatedBy)
+      this.parents.set(message.runId, message.delegatedBy);
     if (message.kind === 'plan' || message.kind === 'breakpoint') {
       this.current = { runId: message.runId, revision: message.revision };
       this.revisions.set(message.runId, message.revision);
     }
-    // A delegated run that ended hands the terminal back to the run that delegated it.
-    if (message.kind === 'report' && this.current?.runId === message.runId) {
+    // A delegated run that ended (with a report, or with no card at all) hands the terminal back to its parent.
+    const ended = message.kind === 'report' || (message.kind === 'runStatus' && isTerminal(message.status));
+    if (ended && this.current?.runId === message.runId) {
       const parent = this.parents.get(message.runId);
       if (parent) this.current = { runId: parent, revision: this.revisions.get(parent) ?? 0 };
     }

@@ -8,6 +8,7 @@
  * - change: an audit row for every create, edit, grant, revoke, default and delete, with who made it (a person, or
  *   `file` for the bootstrap file) and the values before and after; written in the same transaction as the change.
  */
+import { DELEGATE_TOOL } from './delegations.ts';
 import type { Actor, Json, ToolInfo } from './types.ts';
 
 /** An Assistant's name: a letter, then up to 39 lower-case letters, digits, `-` or `_`. */
@@ -118,6 +119,8 @@ export function resolveGrant(assistant: Pick<Assistant, 'defaultGrant' | 'grants
     if (g.scope === 'server' && g.target === server) serverGrant = g.effect;
   }
   if (serverGrant) return { effect: serverGrant, from: 'server' };
+  // Handing work on to other Assistants is never a default: it takes a grant of its own (or of the server steward).
+  if (toolName === DELEGATE_TOOL) return { effect: 'deny', from: 'default' };
   return { effect: assistant.defaultGrant, from: 'default' };
 }
 

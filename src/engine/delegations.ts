@@ -25,6 +25,9 @@ export interface DelegationLimits {
   messages: number;
 }
 
+/** Steward's own tool a plan step delegates with (`run/delegate-tool.ts`); named here, where grants can see it. */
+export const DELEGATE_TOOL = 'steward.delegate';
+
 /** No chain of delegations goes deeper than this, whatever is asked or configured. */
 export const DEPTH_CEILING = 5;
 

@@ -129,6 +129,8 @@ export interface RunStatusChange {
   runId: string;
   status: RunStatus;
   actions: DecisionAction[];
+  /** The run whose `delegate` step this run carries out (on its first status, while it is planned). */
+  delegatedBy?: string;
 }
 
 export type OutboundMessage = PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit;

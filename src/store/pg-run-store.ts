@@ -393,7 +393,9 @@ export class PgRunStore implements RunStore {
         .where('runs.channel', '=', conversation.channel)
         .where('runs.conversation_key', '=', conversation.key)
         .where('runs.status', 'in', ACTIVE_STATUSES)
-        // A run a plan delegated to shares its parent's thread: replies there go to the run the person started.
+        // A run a plan delegated to shares its parent's thread. A reply goes to the run whose card waits for the person,
+        // else to the run the person started (not to a child working out of sight).
+        .orderBy(sql`runs.parent_run_id is not null and runs.status = 'awaiting_review'`, 'desc')
         .orderBy(sql`runs.parent_run_id is null`, 'desc')
         .orderBy('runs.created_at', 'desc')
         .executeTakeFirst(),

@@ -47,6 +47,14 @@ describe('resolveGrant', () => {
     expect(resolveGrant(reversed, 'fsx.read')).toEqual({ effect: 'allow', from: 'default' });
   });
 
+  it('a default of allow does not let an Assistant delegate: steward.delegate takes a grant of its own', () => {
+    const open = { defaultGrant: 'allow' as const, grants: [] };
+    expect(resolveGrant(open, 'steward.delegate')).toEqual({ effect: 'deny', from: 'default' });
+    expect(resolveGrant(open, 'steward.step_output')).toEqual({ effect: 'allow', from: 'default' });
+    const granted = { defaultGrant: 'deny' as const, grants: grants(['server', 'steward', 'allow']) };
+    expect(resolveGrant(granted, 'steward.delegate')).toEqual({ effect: 'allow', from: 'server' });
+  });
+
   it('says why a tool is refused, and refuses everything of an Assistant that is gone', () => {
     expect(grantRefusal('ops', ops, 'fs.write')).toBe(
       'is not granted to the Assistant "ops" (its grant for this tool says deny)',

@@ -98,6 +98,8 @@ export class DelegationFlow {
       return failed(`There is no Assistant named "${a.assistant}"; ${there}.`);
     }
     const id = delegationIdOf(runId, stepId);
+    // Stopped before anything was handed out: nothing is spawned (the parent's Stop found no child to stop).
+    if (call.signal.aborted) return cancelled(a.assistant);
     const spawned = await delegations.spawn(
       {
         ...{ id, childRunId: newId(), parentRunId: runId, conversation: parent.conversation },
@@ -120,6 +122,11 @@ export class DelegationFlow {
     const childRunId = spawned.childRunId;
     // A retried step (after a restart) finds its child run and waits for it again rather than starting another.
     if (!(await store.getRun(childRunId))) {
+      // Stopped while the delegation was recorded: the child is never created, and its slot is freed.
+      if (call.signal.aborted) {
+        await delegations.endChild(id, `Stopped before ${a.assistant} was asked.`, clock());
+        return cancelled(a.assistant);
+      }
       const told = await delegations.countMessage(id, limits, clock());
       if (!told.ok) return this.refuse(id, brakeSentence(told, a.assistant));
       const child = {
@@ -214,9 +221,16 @@ export class DelegationFlow {
     });
   }
 
-  /** A run ended and reported in this process: a delegate step waiting for it looks again at once. */
-  ended(runId: string): void {
+  /**
+   * A run ended and reported in this process: a delegate step waiting for it looks again at once, and its own children
+   * still active are stopped (however it ended: Stop, Cancel of held steps, a review that ran out, a failure), so no
+   * child outlives its parent.
+   */
+  ended(runId: string, requester: Actor): void {
     for (const wake of [...(this.waiting.get(runId) ?? [])]) wake();
+    this.propagate(runId, 'stop', requester).catch((err: unknown) => {
+      this.deps.log('warn', `run ${runId}: its delegated runs were not stopped: ${(err as Error).message}`);
+    });
   }
 
   /**
@@ -228,7 +242,8 @@ export class DelegationFlow {
     for (const d of await delegations.childrenOf(parentRunId)) {
       if (d.endedAt !== null) continue;
       const child = await store.getRun(d.childRunId);
-      if (!child || isTerminal(child.status)) continue;
+      // Ended, or already stopping (a Stop carried here twice, by the parent's decision and by its end).
+      if (!child || isTerminal(child.status) || child.status === 'stopping') continue;
       // Only children in a state the action applies to: a child waiting for review is not paused, but stopped.
       if (action === 'pause' && child.status !== 'running') continue;
       if (action === 'resume' && child.status !== 'paused') continue;

@@ -39,7 +39,7 @@ export class PlanningFlow {
    * goes straight to the planner (the quick path already handed this request over).
    */
   async plan(
-    run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant'>,
+    run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant' | 'parentRunId'>,
     request: string,
     options: { quick?: boolean } = {},
   ): Promise<void> {
@@ -77,7 +77,7 @@ export class PlanningFlow {
 
   /** Plans a request and answers it: directly when it needs no tools, else with a plan card (or the run starts). */
   private async planNow(
-    run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant'>,
+    run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant' | 'parentRunId'>,
     request: string,
     quick: boolean,
   ): Promise<void> {
@@ -151,11 +151,13 @@ export class PlanningFlow {
 
   /** Tells channels where a run being planned stands (no card shows it yet): planning, or how planning ended. */
   private async planningStatus(
-    run: Pick<StoredRun, 'id' | 'conversation'>,
+    run: Pick<StoredRun, 'id' | 'conversation' | 'parentRunId'>,
     status: RunStatus,
     actions: DecisionAction[],
   ) {
-    await this.messages.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions });
+    // A delegated run says whose step it is from its first message, so a channel can keep it apart from its parent.
+    const delegatedBy = run.parentRunId ? { delegatedBy: run.parentRunId } : {};
+    await this.messages.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions, ...delegatedBy });
   }
 
   /** Cancel (or Stop) while a first plan is being written: the run ends and the planner call is abandoned. */

@@ -38,7 +38,7 @@ export class RunLifecycle {
     private readonly hooks: {
       afterStart: (runId: string) => Promise<void>;
       /** Told once a run's report is sent and it owes nothing more (a delegate step waiting for it looks again). */
-      afterReport?: (runId: string) => void;
+      afterReport?: (runId: string, requester: StoredRun['requester']) => void;
     } = { afterStart: async () => undefined },
   ) {}
 
@@ -198,7 +198,7 @@ export class RunLifecycle {
     }
     await this.patiently(run, () => store.markReportSent(run.id, clock()));
     this.leases.forget(run.id);
-    this.hooks.afterReport?.(run.id);
+    this.hooks.afterReport?.(run.id, run.requester);
   }
 
   /** The dispatcher holds: at a breakpoint the run pauses and shows the step; riskier steps ask for approval. */

@@ -148,7 +148,7 @@ export class Steward implements InboundHandler {
         this.drain(runId).catch((err: unknown) =>
           log('warn', `run ${runId}: queued decisions not applied yet: ${(err as Error).message}`),
         ),
-      afterReport: (runId) => this.delegation?.ended(runId),
+      afterReport: (runId, requester) => this.delegation?.ended(runId, requester),
     });
     this.lifecycle = lifecycle;
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
@@ -374,8 +374,9 @@ export class Steward implements InboundHandler {
 
   async assistantCommand(request: WorkflowRequest): Promise<string> {
     if (!this.assistants) return 'Assistants are not set up in this Steward.';
+    const answer = await this.assistants.command(request);
     this.assistantList = undefined;
-    return this.assistants.command(request);
+    return answer;
   }
 
   /**
@@ -535,7 +536,8 @@ export class Steward implements InboundHandler {
   private async handle(run: StoredRun, d: InboundDecision): Promise<string | null> {
     // A run waiting for review with a driver is one whose steps are held mid-run: edits go to the running plan.
     const reviewing = run.status === 'awaiting_review' && !this.drivers.has(run.id);
-    const planning = run.status === 'planning' && this.planner.isPlanning(run.id);
+    // Held here while planning, even before its planner call began (a child run just handed out by a delegate step).
+    const planning = run.status === 'planning' && (this.planner.isPlanning(run.id) || this.leases.has(run.id));
     const handlers: Record<DecisionAction, () => Promise<string | null>> = {
       approve: () => (reviewing ? this.approveReviewed(run, d) : this.review.approve(run, d)),
       cancel: () => (planning ? this.planner.cancel(run, d) : this.review.cancel(run, d)),

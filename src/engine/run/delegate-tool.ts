@@ -5,12 +5,13 @@
  * that Assistant in the same thread, and the child's report becomes the step's output.
  */
 import type { Assistant } from '../assistants.ts';
+import { DELEGATE_TOOL } from '../delegations.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { cut } from '../text.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import { BUILTIN_SERVER } from './earlier-turns.ts';
 
-export const DELEGATE_TOOL = `${BUILTIN_SERVER}.delegate`;
+export { DELEGATE_TOOL };
 /** The most characters of a task handed to an Assistant. */
 export const DELEGATE_TASK_CHARS = 4_000;
 /** How long a delegate step may wait for its child run (its plan, review and steps) unless configured. */
@@ -50,7 +51,9 @@ export function delegateToolInfo(timeoutMs = DEFAULT_DELEGATE_TIMEOUT_MS): ToolI
       additionalProperties: false,
     },
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
-    policy: { allowed: true, risk: 'low', idempotent: true, timeoutMs },
+    // Sensitive: a task filled in from an earlier output (a web page, a file) waits for a person to see it, since the
+    // Assistant plans from that text and a low-risk plan of its runs unreviewed under the usual preference.
+    policy: { allowed: true, risk: 'low', idempotent: true, timeoutMs, sensitive: true },
   };
   const { description, inputSchema, annotations } = info;
   // Steward's own tool changes only with Steward: its version is its fingerprint, pinned like any other.
