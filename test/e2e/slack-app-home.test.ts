@@ -68,7 +68,7 @@ describe('the Slack App Home tab, end to end on postgres', () => {
     h = await startSlackHarness({
       db: 'postgres',
       servers: [everythingStdioConfig()],
-      script: byRole({ planner: [echo('hi'), echo('again')], synthesizer: ['Said hi.'] }),
+      script: byRole({ planner: [echo('hi'), echo('again')], synthesizer: ['Said hi.', 'Said again.'] }),
     });
     // A low-risk plan starts at once under the default preference, and completes.
     const thread = await h.mention(SENT);
@@ -102,6 +102,12 @@ describe('the Slack App Home tab, end to end on postgres', () => {
     await openHome(h, 'U0BOB');
     expect(allTexts((h.slack.homeViews.get('U0BOB') as View).blocks).join('\n')).toContain('You have no runs yet');
 
+    // A value that is no preference (a forged payload) changes nothing and publishes nothing.
+    const before = h.slack.callsOf('views.publish').length;
+    await chooseReview(h, 'U0ADA', 'everything');
+    expect(await h.store.getReviewPreference({ id: 'U0ADA', channel: 'slack' })).toBeNull();
+    expect(h.slack.callsOf('views.publish')).toHaveLength(before);
+
     // Ada chooses "every plan": it is stored, and her view is published again showing it.
     await chooseReview(h, 'U0ADA', 'all');
     expect(await h.store.getReviewPreference({ id: 'U0ADA', channel: 'slack' })).toBe('all');
@@ -124,6 +130,14 @@ describe('the Slack App Home tab, end to end on postgres', () => {
     });
     expect(refreshed).toContain('📋 *waiting for review*');
     expect(refreshed).toContain('✅ *finished*');
+
+    // Approved, it runs to its end, and her Home shows it finished without her opening the tab again.
+    await h.press(card, 'approve');
+    await h.waitFor('the second report', () => h!.replies(second).find((m) => messageText(m).includes('Said again.')));
+    await h.waitFor('both runs finished on her Home', () => {
+      const t = allTexts((h!.slack.homeViews.get('U0ADA') as View).blocks).join('\n');
+      return t.split('✅ *finished*').length === 3;
+    });
   });
 
   it("lists the person's workflows with their schedules", async () => {
