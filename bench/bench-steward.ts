@@ -124,6 +124,8 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     setReviewPreference: (actor, p) => steward.setReviewPreference(actor, p),
     activeRuns: (actor) => steward.activeRuns(actor),
     recentRuns: (actor, limit) => steward.recentRuns(actor, limit),
+    reviewPreference: (actor) => steward.reviewPreference(actor),
+    workflowsOf: (actor) => steward.workflowsOf(actor),
     editablePlan: (runId) => steward.editablePlan(runId),
     checkEdit: (d) => steward.checkEdit(d),
     workflowCommand: (r) => steward.workflowCommand(r),

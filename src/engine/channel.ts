@@ -5,6 +5,7 @@
 import type { Conversation, Notifier } from './ports.ts';
 import type { Breakpoint } from './plan/breakpoints.ts';
 import type { Actor, DecisionAction, Json, ReviewPreference, RunStatus } from './types.ts';
+import type { FireReview, StoredSchedule } from './workflows.ts';
 
 /** Text someone addressed to Steward: a new request, or a reply in a run's thread. */
 export interface InboundMessage {
@@ -66,6 +67,14 @@ export interface EditablePlan {
   started: string[];
 }
 
+/** One of a person's workflows with its schedules, as an overview shows it (Slack's App Home). */
+export interface WorkflowOverview {
+  name: string;
+  version: number;
+  review: FireReview;
+  schedules: Pick<StoredSchedule, 'cron' | 'timeZone' | 'paused' | 'nextFireAt'>[];
+}
+
 /** A command about workflows from a person in a conversation. */
 export interface WorkflowRequest {
   actor: Actor;
@@ -108,6 +117,10 @@ export interface InboundHandler {
   activeRuns(actor: Actor): Promise<RunListing[]>;
   /** This person's latest runs, finished or not, newest first, at most `limit`. */
   recentRuns(actor: Actor, limit: number): Promise<RunListing[]>;
+  /** How much this person reviews now: their stored preference, else the default (`risky`). */
+  reviewPreference(actor: Actor): Promise<ReviewPreference>;
+  /** The workflows this person owns, by name, with their schedules; null when workflows are not set up. */
+  workflowsOf(actor: Actor): Promise<WorkflowOverview[] | null>;
   /**
    * A command about workflows (`save`, `workflows`, `workflow`, `fork`, `schedule`; `workflow/workflow-commands.ts`
    * has the words): resolves to the answer, meant for the person who asked. Never throws for bad input.

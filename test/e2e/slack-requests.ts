@@ -150,6 +150,54 @@ export function createBlockAction(o: {
   };
 }
 
+/** An app_home_opened event: a person opened the app's Home tab (or its Messages tab, `tab: 'messages'`). */
+export function createAppHomeOpened(o: { user?: string; tab?: 'home' | 'messages'; view?: Record<string, unknown> }) {
+  const user = o.user ?? 'U0ADA';
+  return {
+    type: 'app_home_opened',
+    user,
+    channel: `D${user.slice(1)}`,
+    tab: o.tab ?? 'home',
+    event_ts: newTs(),
+    ...(o.view ? { view: o.view } : {}),
+  };
+}
+
+/**
+ * A block_actions payload for an option chosen in a static select on the app's Home view (`view` as views.publish
+ * received it): the container is the view, and there is no channel or message.
+ */
+export function createHomeSelect(o: {
+  user: string;
+  actionId: string;
+  value: string;
+  view: Record<string, unknown>;
+  triggerId: string;
+}) {
+  const viewId = typeof o.view.id === 'string' ? o.view.id : 'V0HOME';
+  return {
+    type: 'block_actions',
+    user: { id: o.user, username: o.user.toLowerCase(), name: o.user.toLowerCase(), team_id: TEAM },
+    api_app_id: APP,
+    token: 'legacy-verification-token',
+    container: { type: 'view', view_id: viewId },
+    trigger_id: o.triggerId,
+    team: { id: TEAM, domain: 'test' },
+    enterprise: null,
+    is_enterprise_install: false,
+    view: { team_id: TEAM, app_id: APP, bot_id: 'BBOT0001', hash: '1.home', state: { values: {} }, ...o.view },
+    actions: [
+      {
+        type: 'static_select',
+        action_id: o.actionId,
+        block_id: 'home',
+        selected_option: { text: { type: 'plain_text', text: o.value }, value: o.value },
+        action_ts: String(Date.now() / 1000),
+      },
+    ],
+  };
+}
+
 /** A view_submission payload for a modal the app opened (`view` as views.open received it). */
 export function createViewSubmission(o: {
   user: string;

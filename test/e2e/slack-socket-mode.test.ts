@@ -28,6 +28,8 @@ function recordingHandler() {
     history: async () => undefined,
     activeRuns: async () => [],
     recentRuns: async () => [],
+    reviewPreference: async () => 'risky',
+    workflowsOf: async () => null,
     editablePlan: async () => null,
     checkEdit: async () => null,
     workflowCommand: async () => '',

@@ -7,13 +7,14 @@
  * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default. `throttle` answers
  * chosen calls with 429 (a storm on one method or channel). Text streaming (chat.startStream, chat.appendStream,
  * chat.stopStream) builds a message whose `streamed` markdown grows with each call; outside a DM a stream needs its
- * recipient (user and team), and a message still streaming cannot be updated.
+ * recipient (user and team), and a message still streaming cannot be updated. views.publish keeps each person's App
+ * Home view (`homeViews`), refusing one Slack would refuse (not a `home` view, over 100 blocks, bad blocks).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { text as readBody } from 'node:stream/consumers';
-import { blockProblems, payloadText, viewProblems } from '../bot/slack/block-kit-limits.ts';
+import { blockProblems, homeViewProblems, payloadText, viewProblems } from '../bot/slack/block-kit-limits.ts';
 
 /** One Web API call as the fake received it (JSON-valued form fields already parsed). */
 export interface SlackCall {
@@ -82,6 +83,8 @@ export interface FakeSlack {
   statuses: Map<string, string>;
   /** Reactions by the bot on each message, by `<channel>:<ts>`. */
   reactions: Map<string, Set<string>>;
+  /** The App Home view each person sees now (views.publish), by user id. */
+  homeViews: Map<string, Record<string, unknown>>;
   /** When set, a call it names an error for is refused with that error (Slack's `{ ok: false, error }`). */
   refuse: ((method: string, args: Record<string, unknown>) => string | undefined) | undefined;
   /** A fresh `response_url` for a slash command; what is posted to it is recorded as method `response_url`. */
@@ -226,6 +229,15 @@ export async function startFakeSlack(
       if (typeof args.channel !== 'string' || !/^\d+\.\d+$/.test(ts)) return { ok: false, error: 'message_not_found' };
       return { ok: true, channel: args.channel, permalink: permalink(args.channel, ts) };
     },
+    'views.publish': (args) => {
+      if (typeof args.user_id !== 'string' || !/^[UW][A-Z0-9]+$/.test(args.user_id))
+        return { ok: false, error: 'user_not_found' };
+      const problems = homeViewProblems(args.view);
+      if (problems.length > 0) return invalid(problems);
+      const view = { id: `V${randomBytes(4).toString('hex').toUpperCase()}`, ...(args.view as object) };
+      fake.homeViews.set(args.user_id, view);
+      return { ok: true, view };
+    },
     'views.open': (args) => {
       const issued = triggers.get(String(args.trigger_id));
       if (issued === undefined) return { ok: false, error: 'invalid_trigger_id' };
@@ -304,6 +316,7 @@ export async function startFakeSlack(
     resetRateLimits: () => limiter.reset(),
     statuses: new Map(),
     reactions: new Map(),
+    homeViews: new Map(),
     refuse: undefined,
     responseUrl: () => `http://127.0.0.1:${port}/commands/T0000001/${randomBytes(6).toString('hex')}`,
     throttle: (o) => void refusals.push({ ...o }),

@@ -12,7 +12,15 @@
  */
 import { createHmac } from 'node:crypto';
 import type { FakeMessage, FakeSlack } from '../fakes/fake-slack-server.ts';
-import { createBlockAction, createMention, eventEnvelope, interactionBody, newTs } from '../e2e/slack-requests.ts';
+import {
+  createAppHomeOpened,
+  createBlockAction,
+  createHomeSelect,
+  createMention,
+  eventEnvelope,
+  interactionBody,
+  newTs,
+} from '../e2e/slack-requests.ts';
 
 /** One try at delivering a request: the URL and the HTTP status, or the network error. */
 export interface DeliveryTry {
@@ -41,6 +49,13 @@ export interface SlackDelivery {
     action: string,
     o?: { user?: string; value?: string },
   ): Promise<Delivery>;
+  /** A person opens the app's Home tab (an app_home_opened event); not retried. */
+  openHome(pick: () => string | undefined, o?: { user?: string }): Promise<Delivery>;
+  /**
+   * A person chooses an option in a select on their Home view as the fake Slack holds it now (`steward.<action>`);
+   * fails when they have no Home view yet.
+   */
+  chooseInHome(pick: () => string | undefined, action: string, value: string, o?: { user?: string }): Promise<Delivery>;
 }
 
 /** A button on a Steward message. */
@@ -121,6 +136,29 @@ export function createSlackDelivery(o: {
         threadTs: message.threadTs,
         triggerId: o.slack.newTriggerId(),
         botUserId: o.slack.botUserId,
+      });
+      const t = await post(url, interactionBody(payload), 'application/x-www-form-urlencoded');
+      return { ok: t.status === 200, tries: [t] };
+    },
+    async openHome(pick, h = {}) {
+      const url = pick();
+      if (url === undefined) return { ok: false, tries: [] };
+      const body = eventEnvelope(createAppHomeOpened({ user: h.user }), o.slack.botUserId);
+      const t = await post(url, body, 'application/json');
+      return { ok: t.status === 200, tries: [t] };
+    },
+    async chooseInHome(pick, action, value, h = {}) {
+      const user = h.user ?? 'U0ADA';
+      const view = o.slack.homeViews.get(user);
+      if (!view) throw new Error(`${user} has no Home view to choose in`);
+      const url = pick();
+      if (url === undefined) return { ok: false, tries: [] };
+      const payload = createHomeSelect({
+        user,
+        actionId: `steward.${action}`,
+        value,
+        view,
+        triggerId: o.slack.newTriggerId(),
       });
       const t = await post(url, interactionBody(payload), 'application/x-www-form-urlencoded');
       return { ok: t.status === 200, tries: [t] };

@@ -26,6 +26,8 @@ export const BREAKPOINTS_ACTION = 'steward.breakpoints';
 export const MORE_ACTION = 'steward.more';
 /** Action id of the review-preference controls; each option's (or button's) value is a preference. */
 export const REVIEW_ACTION = 'steward.review';
+/** Action id of the review-preference menu on the App Home tab (the option's value is a preference). */
+export const HOME_REVIEW_ACTION = 'steward.home-review';
 
 /** Action id of "Save as workflow" on the card of a completed run (opens the save modal). */
 export const SAVE_WORKFLOW_ACTION = 'steward.save-workflow';

@@ -12,6 +12,7 @@ import { fromConversation } from './slack-inbound.ts';
 import { registerCommands } from './slack-commands.ts';
 
 import { registerDirectMessages } from './slack-dm.ts';
+import { HomeTab, registerHome } from './slack-home-tab.ts';
 import { registerListeners, type SeenAt } from './slack-listeners.ts';
 import { LiveCards } from '../live-cards.ts';
 import { Priority, SlackOutbox } from './slack-outbox.ts';
@@ -44,6 +45,8 @@ export interface SlackChannelOptions extends SlackSettings {
   streamReports?: boolean;
   /** Least time between two appends to a streamed report (default 250 ms; the first words go at once). */
   streamIntervalMs?: number;
+  /** The dashboard's public base URL: the App Home tab links each run to its page there (else to its thread). */
+  dashboardUrl?: string;
 }
 
 /** A channel adapter over a Bolt app (Socket Mode or HTTP). */
@@ -62,6 +65,7 @@ export class SlackChannel implements ChannelAdapter {
   /** Off for the process once the workspace refuses streaming for good (no such method, a missing scope). */
   private streaming: boolean;
   private team: Promise<string | undefined> | null = null;
+  private home: HomeTab | null = null;
 
   constructor(private readonly options: SlackChannelOptions) {
     this.slack = createSlackApp(options, options.log);
@@ -116,7 +120,11 @@ export class SlackChannel implements ChannelAdapter {
       track: (work) => this.track(work),
       postTopLevel: (channel, text) => this.postTopLevel(channel, text),
     });
+    const home = new HomeTab(this.slack.app.client, handler, { dashboardUrl: this.options.dashboardUrl });
+    this.home = home;
+    registerHome(this.slack.app, home, (work) => this.track(work));
     registerListeners(this.slack.app, {
+      home,
       thinking,
       handler,
       track: (work) => this.track(work),
@@ -150,6 +158,7 @@ export class SlackChannel implements ChannelAdapter {
     const where = fromConversation(conversation);
     switch (message.kind) {
       case 'plan':
+        this.refreshHome(this.home?.runStarted(message.runId, message.requester));
         if (where) await this.cards.show(where.channel, where.threadTs, message);
         return;
       case 'progress':
@@ -160,6 +169,7 @@ export class SlackChannel implements ChannelAdapter {
         // The card's final state goes first in the update lane; the report does not wait for it, since a throttled
         // update would hold the report for its Retry-After.
         this.cards.change(message.runId, (live, now) => withReport(live, message, now), true);
+        this.refreshHome(this.home?.refreshFor(message.runId));
         if (where) await this.post(where.channel, where.threadTs, renderReport(message));
         return;
       case 'breakpoint':
@@ -209,6 +219,7 @@ export class SlackChannel implements ChannelAdapter {
     // The card's final state goes with the report, as when the report is sent whole.
     const finish = (done: Report) => {
       this.cards.change(done.runId, (live, now) => withReport(live, done, now), true);
+      this.refreshHome(this.home?.refreshFor(done.runId));
       return stream.finish(done);
     };
     return { append: (delta) => stream.append(delta), finish, fail: () => stream.fail() };
@@ -306,6 +317,11 @@ export class SlackChannel implements ChannelAdapter {
       send: () => client.chat.postMessage({ channel, text, unfurl_links: false, unfurl_media: false }),
     });
     return res.ts;
+  }
+
+  /** A Home view refreshed because a run started or ended: best effort, never in the way of the run's messages. */
+  private refreshHome(work: Promise<void> | null | undefined): void {
+    if (work) this.track(work);
   }
 
   private track(work: Promise<void>): void {

@@ -107,7 +107,7 @@ async function ask(deps: CommandDeps, channel: string, actor: Actor, request: st
 }
 
 /** Links to each run's thread, where Slack gives one (a run without one is named by its channel instead). */
-async function permalinks(client: WebClient, runs: RunListing[]): Promise<Map<string, string>> {
+export async function permalinks(client: WebClient, runs: readonly RunListing[]): Promise<Map<string, string>> {
   const found = await Promise.all(
     runs.slice(0, 20).map(async (run): Promise<[string, string] | null> => {
       const where = fromConversation(run.conversation);

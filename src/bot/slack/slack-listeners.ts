@@ -18,6 +18,7 @@ import {
 import { deliveryFilter } from '../delivery-filter.ts';
 import { onControl, registerEditModal } from './slack-control-listeners.ts';
 import { renderPreferenceSet } from './slack-controls.ts';
+import { onHomeAction, type HomeTab } from './slack-home-tab.ts';
 import { fromMention, fromThreadReply, toActor, type SlackMessageEvent } from './slack-inbound.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { renderAmendModal } from './slack-thread-render.ts';
@@ -43,6 +44,8 @@ export interface ListenerDeps {
   ephemeral(at: SeenAt, userId: string, message: SlackMessage): Promise<void>;
   /** Redraws a run's card with its breakpoints as stored now. */
   showBreakpoints(runId: string, breakpoints: readonly Breakpoint[]): void;
+  /** The App Home tab, for choices made in it. */
+  home: HomeTab;
 }
 
 /** Registers every listener Steward needs on the Bolt app. */
@@ -71,6 +74,8 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
     async ({ ack, body, action, client }) => {
       await ack();
       const actor = toActor(body.user);
+      // A choice on the App Home tab: no channel or thread, it is answered by publishing the view again.
+      if (onHomeAction(action, actor, deps)) return;
       // A press on a private message (help, a confirmation) has no message in its payload; its container says where.
       const at: SeenAt = {
         channel: body.channel?.id ?? stringField(body.container, 'channel_id') ?? '',

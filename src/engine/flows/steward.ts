@@ -10,6 +10,7 @@ import type {
   InboundHandler,
   InboundMessage,
   RunListing,
+  WorkflowOverview,
   WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
@@ -370,6 +371,31 @@ export class Steward implements InboundHandler {
 
   async recentRuns(actor: Actor, limit: number): Promise<RunListing[]> {
     return (await this.deps.store.listRunsOf(actor, { activeOnly: false, limit })).map(toListing);
+  }
+
+  async reviewPreference(actor: Actor): Promise<ReviewPreference> {
+    return (await this.deps.store.getReviewPreference(actor)) ?? 'risky';
+  }
+
+  async workflowsOf(actor: Actor): Promise<WorkflowOverview[] | null> {
+    const store = this.deps.workflows;
+    if (!this.workflows || !store) return null;
+    const own = (await store.listWorkflows()).filter(
+      (w) => w.owner.channel === actor.channel && w.owner.id === actor.id,
+    );
+    return Promise.all(
+      own.map(async (w) => ({
+        name: w.name,
+        version: w.version,
+        review: w.review,
+        schedules: (await store.listSchedules(w.id)).map(({ cron, timeZone, paused, nextFireAt }) => ({
+          cron,
+          timeZone,
+          paused,
+          nextFireAt,
+        })),
+      })),
+    );
   }
 
   async assistantCommand(request: WorkflowRequest): Promise<string> {

@@ -35,6 +35,7 @@ const LIMITS = {
   modalTitle: 24,
   modalButton: 24,
   modalBlocks: 100,
+  homeBlocks: 100,
   privateMetadata: 3_000,
   callbackId: 255,
   textInputMax: 3_000,
@@ -178,6 +179,21 @@ export function viewProblems(raw: unknown): string[] {
   return problems;
 }
 
+/** Problems with an App Home view for views.publish (empty when fine): a `home` view of at most 100 blocks. */
+export function homeViewProblems(raw: unknown): string[] {
+  const v = (raw ?? {}) as Obj;
+  const problems: string[] = [];
+  if (v.type !== 'home') problems.push('view/type: must be home');
+  if (v.title !== undefined || v.submit !== undefined) problems.push('view: a home view has no title or submit');
+  if (typeof v.private_metadata === 'string' && v.private_metadata.length > LIMITS.privateMetadata)
+    problems.push('view/private_metadata: too long');
+  if (typeof v.callback_id === 'string' && v.callback_id.length > LIMITS.callbackId)
+    problems.push('view/callback_id: too long');
+  if (!Array.isArray(v.blocks)) return [...problems, 'view/blocks: must be an array'];
+  problems.push(...blockProblems(v.blocks, LIMITS.homeBlocks).problems.map((p) => `view${p}`));
+  return problems;
+}
+
 /** Options of a select or overflow menu: how many, their labels and values, a placeholder, and initial options. */
 function optionProblems(
   e: Obj,
@@ -202,6 +218,10 @@ function optionProblems(
   const initial = e.type === 'multi_static_select' ? ((e.initial_options as Obj[] | undefined) ?? []) : [];
   if (e.initial_options !== undefined && initial.length === 0)
     problems.push(`${at}/initial_options: must not be empty when given`);
+  const single = e.type === 'static_select' ? (e.initial_option as Obj | undefined) : undefined;
+  // Slack refuses an initial option that is not one of the options, label and value alike.
+  if (single && !options.some((o) => JSON.stringify(o) === JSON.stringify(single)))
+    problems.push(`${at}/initial_option: not one of the options`);
   initial.forEach((o, j) => {
     if (!values.has(payloadText(o.value))) problems.push(`${at}/initial_options/${j}: not one of the options`);
   });

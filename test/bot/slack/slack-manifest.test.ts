@@ -19,9 +19,10 @@ function listUnder(manifest: string, key: string): string[] {
   return items;
 }
 
-/** The scope each event the adapter listens to needs (Slack refuses the manifest otherwise). */
-const EVENT_SCOPES: Record<string, string> = {
+/** The scope each event the adapter listens to needs (Slack refuses the manifest otherwise); null: none. */
+const EVENT_SCOPES: Record<string, string | null> = {
   app_mention: 'app_mentions:read',
+  app_home_opened: null,
   'message.channels': 'channels:history',
   'message.groups': 'groups:history',
   'message.im': 'im:history',
@@ -34,23 +35,35 @@ describe('slack app manifests', () => {
   it.each(Object.entries(manifests))('%s: every scope is used and every event has its scope', (_mode, manifest) => {
     const events = listUnder(manifest, 'bot_events');
     const scopes = listUnder(manifest, 'bot');
-    expect(scopes.sort()).toEqual([...events.map((e) => EVENT_SCOPES[e]), ...CALL_SCOPES].sort());
+    const needed = events.map((e) => {
+      expect(EVENT_SCOPES, `the event ${e}`).toHaveProperty([e]);
+      return EVENT_SCOPES[e];
+    });
+    expect(scopes.sort()).toEqual([...needed.filter((s) => s !== null), ...CALL_SCOPES].sort());
     expect(manifest).toMatch(/interactivity:\n(\s+#.*\n)*\s+is_enabled: true/);
     expect(manifest).toMatch(/^\s+socket_mode_enabled: true$/m);
     expect(manifest).toMatch(new RegExp(`slash_commands:\\n\\s+- command: ${STEWARD_COMMAND}\\n`));
     // DMs need the Messages tab open for writing.
     expect(manifest).toMatch(/^\s+messages_tab_enabled: true$/m);
     expect(manifest).toMatch(/^\s+messages_tab_read_only_enabled: false$/m);
+    // The Home tab, published when opened.
+    expect(manifest).toMatch(/^\s+home_tab_enabled: true$/m);
+    expect(events).toContain('app_home_opened');
   });
 
   it('full mode hears plain thread replies; mention-only mode reads no channel history, and differs in nothing else', () => {
     expect(listUnder(manifests.full, 'bot_events').sort()).toEqual([
+      'app_home_opened',
       'app_mention',
       'message.channels',
       'message.groups',
       'message.im',
     ]);
-    expect(listUnder(manifests['mention-only'], 'bot_events').sort()).toEqual(['app_mention', 'message.im']);
+    expect(listUnder(manifests['mention-only'], 'bot_events').sort()).toEqual([
+      'app_home_opened',
+      'app_mention',
+      'message.im',
+    ]);
     expect(listUnder(manifests['mention-only'], 'bot')).not.toContain('channels:history');
     const settings = (m: string) => m.slice(m.indexOf('display_information:')).replace(/^\s*#.*\n/gm, '');
     const withoutHistory = settings(manifests.full)
