@@ -2,8 +2,6 @@
  * What an estimate is made from (recent step durations and model token counts, read by the store) and what it says
  * (ranges a plan card shows). Types and the port only; `run/estimates.ts` does the arithmetic.
  */
-import type { ModelRole } from './ports.ts';
-
 /** A low and a high end: p50 and p90 of what recent runs took. */
 export interface Range {
   low: number;
@@ -30,13 +28,16 @@ export interface RoleTokenStats {
   modelName?: string;
 }
 
+/** The model roles a run's estimate counts (a subset of `ModelRole`; quick answers' butler is not planned work). */
+export type EstimatedRole = 'planner' | 'classifier' | 'synthesizer' | 'llm_step';
+
 /** `llm` is the key of `llm` steps' durations among the tools'. */
 export const LLM_STEP_KEY = 'llm';
 
 /** Everything the estimator reads: per tool durations and per role token counts. */
 export interface EstimateHistoryData {
   tools: Readonly<Record<string, DurationStats>>;
-  roles: Readonly<Partial<Record<ModelRole, RoleTokenStats>>>;
+  roles: Readonly<Partial<Record<EstimatedRole, RoleTokenStats>>>;
 }
 
 /** The port: reads recent history in one go (the store answers it in one or two statements). */

@@ -9,9 +9,9 @@ import type {
   DurationStats,
   EstimateHistory,
   EstimateHistoryData,
+  EstimatedRole,
   RoleTokenStats,
 } from '../engine/estimate-history.ts';
-import type { ModelRole } from '../engine/ports.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
@@ -94,13 +94,13 @@ export async function readEstimateHistory(
 
 function fromRows(rows: readonly HistoryRow[]): EstimateHistoryData {
   const tools: Record<string, DurationStats> = {};
-  const roles: Partial<Record<ModelRole, RoleTokenStats>> = {};
+  const roles: Partial<Record<EstimatedRole, RoleTokenStats>> = {};
   for (const r of rows) {
     const samples = Number(r.samples);
     if (r.kind === 'tool') {
       tools[r.key] = { p50Ms: Math.round(Number(r.a50)), p90Ms: Math.round(Number(r.a90)), samples };
     } else {
-      roles[r.key as ModelRole] = {
+      roles[r.key as EstimatedRole] = {
         input: { low: Math.round(Number(r.a50)), high: Math.round(Number(r.a90)) },
         output: { low: Math.round(Number(r.b50)), high: Math.round(Number(r.b90)) },
         samples,

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { StepStatus } from '../../src/engine/types.ts';
+import type { ErrorCode, StepStatus } from '../../src/engine/types.ts';
 import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -19,7 +19,7 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
 
   /** A run of the builder's plan (fs.list_directory, then an llm step) whose attempts took the given times. */
   async function run(
-    list: { ms: number; status?: StepStatus; code?: string; daysAgo?: number },
+    list: { ms: number; status?: StepStatus; code?: ErrorCode; daysAgo?: number },
     summaryMs: number,
   ): Promise<string> {
     const r = createNewRun();

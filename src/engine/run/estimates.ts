@@ -12,6 +12,7 @@ import {
 } from '../estimate-history.ts';
 import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
+import type { Json } from '../types.ts';
 
 /** Roles a run spends tokens on once, whatever its steps: planning, classifying replies, the report. */
 const PER_RUN_ROLES = ['planner', 'classifier', 'synthesizer'] as const;
@@ -132,4 +133,15 @@ function thousands(n: number): string {
 
 function dollars(micro: number): string {
   return (micro / 1_000_000).toFixed(4);
+}
+
+/** The estimate as stored in a run event (`estimated`, or `autoApproved`'s `estimate`), for the dashboard to compare. */
+export function estimateJson(e: PlanEstimate): Json {
+  const range = (r: Range | null): Json => (r ? { low: r.low, high: r.high } : null);
+  return {
+    durationMs: range(e.durationMs),
+    tokens: range(e.tokens),
+    costMicroUsd: range(e.costMicroUsd),
+    noHistory: [...e.noHistory],
+  };
 }
