@@ -149,15 +149,19 @@ export class ReviewFlow {
       early.send(t.dispatch);
       return true;
     }
-    // One write, as for any auto-approved run: the move, its approved risk, the remaining pins and the reason.
+    // One write, as for any auto-approved run: the move, its approved risk, the remaining pins, the reason and the
+    // estimate of what is left to run.
+    const estimate = await this.deps.estimates?.forCard(run.id, 0, v, early.driver.current.steps);
     const payload = { revision: 0, risk: v.risk, preference: early.preference, startedEarly: started };
-    const event = { type: 'autoApproved', payload };
+    const event = {
+      type: 'autoApproved',
+      payload: estimate ? { ...payload, estimate: estimateJson(estimate) } : payload,
+    };
     const moved = { at: clock(), approvedRisk: v.risk, pins, event };
     if (!(await store.transition(run.id, ['planning'], 'running', moved))) return true;
+    this.deps.estimates?.runStarted(run.id, estimate);
     early.driver.pin(pins);
     const progress = { progress: early.driver.current.steps, outputs: outputsOf(early.driver.current) };
-    const estimate = await this.deps.estimates?.forCard(run.id, 0, v, progress.progress);
-    this.deps.estimates?.runStarted(run.id, estimate);
     const shown = await this.showCard(run, 'running', 0, v, { needsReview: false, ...progress, estimate });
     early.send(shown ? t.dispatch : [{ type: 'stopRequested' }]);
     return true;
