@@ -64,12 +64,13 @@ export class PlanEstimates {
   }
 
   /**
-   * The run started now with this estimate (the first start counts: a later approval of held steps does not).
+   * The run started (now, or `at`) with this estimate (the first start counts: a later approval of held steps does
+   * not).
    * Without one (no history to read) nothing is kept: the run's end then says nothing about estimates.
    */
-  runStarted(runId: string, estimate: PlanEstimate | undefined): void {
+  runStarted(runId: string, estimate: PlanEstimate | undefined, at: Date = this.deps.clock()): void {
     this.shown.delete(runId);
-    if (estimate && !this.started.has(runId)) this.started.set(runId, { at: this.deps.clock().getTime(), estimate });
+    if (estimate && !this.started.has(runId)) this.started.set(runId, { at: at.getTime(), estimate });
   }
 
   /** The run ended now: how long it took and what was estimated (undefined if it did not start in this process). */

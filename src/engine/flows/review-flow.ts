@@ -150,8 +150,8 @@ export class ReviewFlow {
       return true;
     }
     // One write, as for any auto-approved run: the move, its approved risk, the remaining pins, the reason and the
-    // estimate of what is left to run.
-    const estimate = await this.deps.estimates?.forCard(run.id, 0, v, early.driver.current.steps);
+    // estimate. The estimate is of the whole plan, timed from the first early step's start: what ran early counts.
+    const estimate = await this.deps.estimates?.forCard(run.id, 0, v);
     const payload = { revision: 0, risk: v.risk, preference: early.preference, startedEarly: started };
     const event = {
       type: 'autoApproved',
@@ -159,7 +159,7 @@ export class ReviewFlow {
     };
     const moved = { at: clock(), approvedRisk: v.risk, pins, event };
     if (!(await store.transition(run.id, ['planning'], 'running', moved))) return true;
-    this.deps.estimates?.runStarted(run.id, estimate);
+    this.deps.estimates?.runStarted(run.id, estimate, early.firstStartedAt ?? undefined);
     early.driver.pin(pins);
     const progress = { progress: early.driver.current.steps, outputs: outputsOf(early.driver.current) };
     const shown = await this.showCard(run, 'running', 0, v, { needsReview: false, ...progress, estimate });
