@@ -127,8 +127,9 @@ function renderEstimates(rows: readonly EstimateRow[]): string[] {
     `- Median absolute error of the p50 end: ${pct(median(p50Errors))}; of the range (0 inside it): ${pct(median(estimated.map(rangeError)))}.`,
     `- Median run: took ${Math.round(median(estimated.map((r) => r.tookMs)))} ms; estimated ${Math.round(median(estimated.map((r) => r.low ?? 0)))}–${Math.round(median(estimated.map((r) => r.high ?? 0)))} ms.`,
     '',
-    'A run is timed from its start (the auto-approval) to its end, as its card reports it; the estimate covers the',
-    "steps only, so the difference also holds the dispatcher's own time between steps.",
+    'A run is timed from its start (its auto-approval, or its first step that started while the plan streamed) to',
+    "its end, as its card reports it. A tool's history is one distribution over all its calls, whatever their",
+    'arguments: `audit.sleep` asked for 50 ms and for 600 ms shares one p50, the main source of the error here.',
     '',
   );
   return lines;
