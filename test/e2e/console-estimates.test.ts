@@ -118,4 +118,35 @@ describe.each(['postgres', 'pglite'] as const)('estimates on plan cards, end to 
     expect(Number(end![1])).toBeGreaterThanOrEqual((2 * SLEEP_MS) / 1000);
     expect(estimateLine(estimate)).toContain(`Estimate: ${end![2]} s`);
   });
+
+  it('a reviewed plan stores the estimate the person approved as an "estimated" event of the approval', async () => {
+    folder = await mkdtemp(join(tmpdir(), 'steward-estimates-'));
+    const send = planReply([{ id: 'tell', tool: 'audit.send', args: { to: 'ops', body: 'hello' } }]);
+    h = await startHarness({
+      db,
+      servers: [auditStdioConfig(join(folder, 'audit.jsonl'))],
+      script: byRole({ planner: send, synthesizer: 'Sent.' }),
+      settings: { modelPrices: prices },
+      estimates: true,
+      modelStreams: false,
+    });
+    await h.type('Tell ops hello.');
+    const card = await h.waitFor(/=== Plan[\s\S]*?Type "approve"/);
+    expect(card).toMatch(/\nEstimate: duration unknown · [^\n]*no history for audit\.send\n/);
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===\nSent\./);
+    await h.steward.idle();
+    const events = await h.db.db
+      .selectFrom('run_events')
+      .select(['type', 'payload'])
+      .where('type', '=', 'estimated')
+      .execute();
+    expect(events).toHaveLength(1);
+    const payload = events[0]!.payload as unknown as { revision: number; estimate: PlanEstimate };
+    expect(payload.revision).toBe(0);
+    expect(card).toContain(estimateLine(payload.estimate));
+    expect(payload.estimate.noHistory).toEqual(['audit.send']);
+    // Nothing to compare a duration with yet: the end says how long it took, and no estimate.
+    expect(h.output()).toMatch(/\nTook \d+\.\d s\n/);
+  });
 });
