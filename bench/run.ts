@@ -5,7 +5,8 @@
  * writes it to bench/out/report.md, with every measured run as a JSON line in bench/out/rows.jsonl.
  * `BENCH_ONLY=peer` runs the comparison against LangGraph alone; `BENCH_ONLY=workflows` runs section 8 (1,000
  * workflow schedules due at one instant) alone; `BENCH_ONLY=quick` runs section 9 (quick answers against the plan
- * path on single lookups) alone.
+ * path on single lookups) alone; `BENCH_ONLY=estimates` runs section 10 (the plan card's estimates against what the
+ * runs took) alone.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -16,6 +17,7 @@ import { benchAgainstReact, benchRateLimited, runPass } from './against-react.ts
 import { benchCatalogSize } from './catalog-size.ts';
 import { busyMs, profileCpu, topInclusive, topSelf } from './cpu-profile.ts';
 import { environmentLines, readEnvironment } from './environment.ts';
+import { benchEstimates } from './estimates.ts';
 import { benchOverhead, driverChains } from './overhead.ts';
 import { readProfile } from './profile.ts';
 import { renderPeerReport, renderReport, type BenchResults, type ProfileSummary } from './report.ts';
@@ -61,6 +63,19 @@ async function main(): Promise<void> {
   );
 
   const world = await openWorld({ scale: profile.scale, seed: profile.seed });
+  if (process.env['BENCH_ONLY'] === 'estimates') {
+    try {
+      const section = await benchEstimates(world, { rounds: profile.rounds + 1, onRow: emit, log });
+      env.load.end = loadavg()[0] ?? NaN;
+      const report = ['# Steward benchmarks: estimates (BENCH_ONLY=estimates)', '', ...environmentLines(env), ''];
+      report.push(...section.markdown);
+      writeFileSync(join(OUT, 'report-estimates.md'), `${report.join('\n')}\n`);
+      process.stdout.write(`${report.join('\n')}\n`);
+    } finally {
+      await world.close();
+    }
+    return;
+  }
   if (process.env['BENCH_ONLY'] === 'quick') {
     try {
       const quick = await benchQuickAnswers(world, { rounds: quickRounds(profile.rounds), onRow: emit, log });

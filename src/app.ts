@@ -19,6 +19,7 @@ import { createLogger, type Log } from './logger.ts';
 import { loadMcpConfig } from './mcp/mcp-config.ts';
 import { McpHost } from './mcp/mcp-host.ts';
 import { checkDatabase, openDatabase, type StoreDatabase } from './store/database.ts';
+import { PgEstimateHistory } from './store/estimate-history.ts';
 import { PgRunStore } from './store/pg-run-store.ts';
 import { PgWorkflowStore } from './store/pg-workflow-store.ts';
 import { PgAssistantStore } from './store/pg-assistant-store.ts';
@@ -136,6 +137,7 @@ export async function startApp(options: {
       calendar: new CronerCalendar(),
       assistants,
       delegations: new PgDelegationStore(database.db),
+      estimateHistory: new PgEstimateHistory(database.db),
     });
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';

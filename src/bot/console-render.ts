@@ -3,6 +3,7 @@
  * wrote; the channel makes it inert as it writes it (`console-text.ts`).
  */
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
+import { estimateLine, tookLine } from '../engine/run/estimates.ts';
 import { shortId } from './console-runs.ts';
 
 const ICONS: Record<string, string> = {
@@ -29,6 +30,7 @@ export function renderConsole(message: OutboundMessage): string {
       return `${message.level === 'error' ? '✖' : message.level === 'warning' ? '!' : 'i'} ${message.text}`;
     case 'runStatus':
       // The only status without a card or notice of its own: a request is with the planner.
+      if (message.took) return tookLine(message.took.ms, message.took.estimate);
       return message.status === 'planning' ? '… planning (type "cancel" to drop it)' : '';
     case 'breakpoint':
       return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
@@ -57,6 +59,7 @@ function renderPlan(card: PlanCard): string {
     '',
     `Layers: ${card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join(' | ')}`,
   ];
+  if (card.estimate) lines.push(estimateLine(card.estimate));
   if (card.risks.length > 0) lines.push(`Risks: ${card.risks.join('; ')}`);
   if (card.breakpoints.length > 0) lines.push(`Breakpoints (hold after): ${card.breakpoints.join(', ')}`);
   if (card.suggestedBreakpoints.length > 0) {

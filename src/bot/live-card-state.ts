@@ -25,6 +25,8 @@ export interface LiveCard {
   endedAt: number | null;
   /** The plan started without review (low risk, or the requester's preference), so the card offers "ask me first". */
   autoStarted: boolean;
+  /** Once the run ended: how long it took and what was estimated, as the engine measured it. */
+  took?: RunStatusChange['took'];
 }
 
 /**
@@ -115,6 +117,7 @@ export function withRunStatus(live: LiveCard, change: RunStatusChange, now: numb
     actions: ended ? [] : change.actions,
     startedAt: live.startedAt ?? (running ? now : null),
     endedAt: ended ? now : null,
+    ...(ended && change.took ? { took: change.took } : {}),
   };
 }
 

@@ -2,6 +2,7 @@
  * Platform-neutral messages the engine sends to people. Each channel adapter renders them
  * (console text, Block Kit, Discord components) with a pure function.
  */
+import type { PlanEstimate } from './estimate-history.ts';
 import type { Actor, DecisionAction, RiskLevel, RunStatus, StepStatus } from './types.ts';
 
 /** One row of a plan card. */
@@ -51,6 +52,8 @@ export interface PlanCard {
   assistant?: string;
   /** The run whose `delegate` step this plan carries out (a child run, in its parent's thread); absent otherwise. */
   delegatedBy?: string;
+  /** How long the plan (or what is left of it) will take and spend, from recent runs; absent without history. */
+  estimate?: PlanEstimate;
 }
 
 /** The run is holding at a breakpoint: the step's raw output, and what the person can do next. */
@@ -131,6 +134,8 @@ export interface RunStatusChange {
   actions: DecisionAction[];
   /** The run whose `delegate` step this run carries out (on its first status, while it is planned). */
   delegatedBy?: string;
+  /** At the run's end: how long it took from its start, and what its card estimated then. */
+  took?: { ms: number; estimate?: PlanEstimate };
 }
 
 export type OutboundMessage = PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit;

@@ -18,6 +18,7 @@ import { createLlmClient } from '../../src/llm/model-router.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
@@ -71,7 +72,16 @@ const DEFAULT_SETTINGS: StewardSettings = {
 export function createSteward(
   o: Pick<
     StewardDeps,
-    'tools' | 'store' | 'notifier' | 'log' | 'signals' | 'workflows' | 'calendar' | 'assistants' | 'delegations'
+    | 'tools'
+    | 'store'
+    | 'notifier'
+    | 'log'
+    | 'signals'
+    | 'workflows'
+    | 'calendar'
+    | 'assistants'
+    | 'delegations'
+    | 'estimateHistory'
   > & {
     /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
     clock?: () => Date;
@@ -109,6 +119,7 @@ export function createSteward(
     calendar: o.calendar,
     assistants: o.assistants,
     delegations: o.delegations,
+    estimateHistory: o.estimateHistory,
   });
 }
 
@@ -123,6 +134,10 @@ export async function startHarness(options: {
   settings?: Partial<StewardSettings>;
   llmTimeoutMs?: number;
   clock?: () => Date;
+  /** Plan cards carry estimates from the database's history, as the app wires them (off by default). */
+  estimates?: boolean;
+  /** False: the model never streams, so plans are read whole and nothing starts early. */
+  modelStreams?: boolean;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
@@ -155,6 +170,8 @@ export async function startHarness(options: {
     clock: options.clock,
     assistants: new PgAssistantStore(db.db),
     delegations: new PgDelegationStore(db.db),
+    estimateHistory: options.estimates ? new PgEstimateHistory(db.db) : undefined,
+    modelStreams: options.modelStreams,
   });
   await channel.start(steward);
 

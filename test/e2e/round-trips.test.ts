@@ -8,6 +8,7 @@ import type { OutboundMessage } from '../../src/engine/messages.ts';
 import type { Notifier } from '../../src/engine/ports.ts';
 import type { Steward } from '../../src/engine/flows/steward.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -19,11 +20,13 @@ import { createSteward, planReply } from './harness.ts';
 /**
  * What such a run may cost: 41 statements before issue 13 (BEGIN and COMMIT included), 18 once bookkeeping was folded,
  * 20 since early start reads the run and the requester's review preference before planning, 21 since a first plan
- * reads the conversation's earlier turns (issue 16: one statement, whatever their number). (A run whose steps start
+ * reads the conversation's earlier turns (issue 16: one statement, whatever their number), 22 since the plan card
+ * carries an estimate (issue 17): recent history is one statement, read at most once per 30 s per process, so a
+ * process's first card pays it (as here) and the cards that follow within 30 s do not. (A run whose steps start
  * while the plan streams adds their pins and the record that they started.) The issue's target is 12; what is left
  * is listed in the failure message (and in the issue's closing note).
  */
-const MAX_STATEMENTS = 21;
+const MAX_STATEMENTS = 22;
 
 // The model does not stream here, so the plan is read whole and the run takes the path every reviewed plan takes.
 const plan = planReply([
@@ -55,6 +58,8 @@ beforeAll(async () => {
     llm,
     tools: host,
     store: new PgRunStore(log.db),
+    // As the app wires it: the plan card's estimate reads recent history.
+    estimateHistory: new PgEstimateHistory(log.db),
     notifier,
     log: (level, m) => logs.push(`${level} ${m}`),
     modelStreams: false,
@@ -100,5 +105,20 @@ describe('round trips of one run on PostgreSQL', () => {
     expect(tx('stepEnded', 'sum')).toBeDefined();
     expect(tx('stepStarted', 'say')).toBe(tx('stepEnded', 'sum'));
     expect(tx('stepStarted', 'again')).toBe(tx('stepEnded', 'sum'));
+  });
+
+  it('a second run right after the first reads no history: its card reuses the estimate history read for the first', async () => {
+    const from = log.statements.length;
+    const reports = () => sent.filter((m) => m.kind === 'report').length;
+    await steward.message({
+      conversation: { channel: 'console', key: 'c2' },
+      actor: { id: 'ada', channel: 'console' },
+      text: 'Say five again.',
+    });
+    await waitUntil('the second report', () => reports() === 2, { details: () => JSON.stringify({ sent, logs }) });
+    await steward.idle();
+    const second = log.statements.slice(from);
+    expect(second.some((s) => s.includes('percentile_cont'))).toBe(false);
+    expect(log.statements.filter((s) => s.includes('percentile_cont'))).toHaveLength(1);
   });
 });

@@ -17,6 +17,7 @@ import type { PlanCardStep } from '../../engine/messages.ts';
 import type { DecisionAction, RunStatus } from '../../engine/types.ts';
 import { isFinished, isHeldMidRun, stepNotes, type LiveCard } from '../live-card-state.ts';
 import { formatDuration } from '../slack/slack-text.ts';
+import { estimateText } from '../card-estimate.ts';
 import { DECISION_LABELS, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
 import { customId, DECISION_KINDS, type CardRef } from './discord-actions.ts';
 import { codeSpan, personText, plainText, safeText } from './discord-text.ts';
@@ -134,6 +135,8 @@ function cardTail(live: LiveCard): string {
     blocks.push(
       `**Assistant** ${card.assistant}${card.delegatedBy ? ` (a step of run \`${card.delegatedBy.slice(0, 8)}\`)` : ''}`,
     );
+  const estimate = estimateText(live);
+  if (estimate) blocks.push(safeText(estimate, 300));
   if (card.risks.length > 0) blocks.push(`**Risks**\n${bullets(card.risks, 500)}`);
   if (card.warnings.length > 0) blocks.push(`⚠️ **Before you approve**\n${bullets(card.warnings, 500)}`);
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.

@@ -5,6 +5,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
+import { estimateText } from '../card-estimate.ts';
 import { planButtons } from './slack-buttons.ts';
 import { HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
 import { isFinished, isHeldMidRun, stepNotes, type LiveCard } from '../live-card-state.ts';
@@ -73,6 +74,9 @@ function cardTail(live: LiveCard): types.KnownBlock[] {
       type: 'context',
       elements: [{ type: 'mrkdwn', text: `Layers ${safeMrkdwn(layers, 500)}`, verbatim: true }],
     });
+  const estimate = estimateText(live);
+  if (estimate)
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: safeMrkdwn(estimate, 300), verbatim: true }] });
   if (card.risks.length > 0) blocks.push(bullets('*Risks*', card.risks));
   if (card.warnings.length > 0) blocks.push(bullets('⚠️ *Before you approve*', card.warnings));
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.

@@ -39,6 +39,9 @@ export class EarlyRun implements PlanStreaming {
    */
   readonly catalog: readonly ToolInfo[];
 
+  /** When the first step was let in to start (null while none was): the run's start, for its estimate. */
+  firstStartedAt: Date | null = null;
+
   constructor(
     readonly run: StoredRun,
     readonly preference: ReviewPreference,
@@ -116,6 +119,7 @@ export class EarlyRun implements PlanStreaming {
         // What started before any plan was stored is on record all the same, whatever becomes of the plan.
         await store.appendEvent(this.run.id, 'stepsStartedEarly', { steps: event.steps as unknown as Json }, clock());
         if (!this.active) return;
+        this.firstStartedAt ??= clock();
         this.driver.pin(pins);
       }
       this.driver.send(event);

@@ -17,10 +17,12 @@ import type { PlanCardOptions } from '../run/plan-card.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { sentence, who } from '../run/run-actions.ts';
 import { describeStatus } from '../run/run-status.ts';
+import { estimateJson } from '../run/estimates.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { RunStatus } from '../types.ts';
 import { toolsForRun } from './assistant-grants.ts';
 import type { StewardDeps } from './deps.ts';
+import type { PlanEstimates } from './plan-estimates.ts';
 import type { EarlyRun } from './early-run.ts';
 import type { PlanOutcome, PlanWriter } from './planner.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -34,7 +36,9 @@ export type ReviewRule = 'preference' | 'always' | 'saved';
 /** Planning and review of a run's plan. Decision handlers return null when accepted, else the refusal. */
 export class ReviewFlow {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'log' | 'settings'>,
+    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'log' | 'settings'> & {
+      estimates?: PlanEstimates;
+    },
     private readonly writePlan: PlanWriter,
     private readonly drivers: RunDrivers,
     private readonly timers: ReviewTimers,
@@ -61,21 +65,31 @@ export class ReviewFlow {
     const preference = rule === 'preference' ? ((await store.getReviewPreference(run.requester)) ?? 'risky') : null;
     // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
     const review = preference ? reviewNeeded(preference, v.risk) : rule === 'always' || v.risk === 'high';
+    const estimate = await this.deps.estimates?.forCard(runId, revision, v);
     if (!review) {
-      // One write: the run starts with its approved risk, its tools pinned and the reason it needed no review.
+      // One write: the run starts with its approved risk, its tools pinned, the reason it needed no review and the
+      // estimate it started with (kept for comparing with what it took).
       const pins = newPins(v.plan, this.deps.tools.listTools(), new Map());
-      const event = { type: 'autoApproved', payload: { revision, risk: v.risk, preference: preference ?? rule } };
+      const payload = { revision, risk: v.risk, preference: preference ?? rule };
+      const event = {
+        type: 'autoApproved',
+        payload: estimate ? { ...payload, estimate: estimateJson(estimate) } : payload,
+      };
       if (!(await store.transition(runId, [from], 'running', { at: clock(), approvedRisk: v.risk, pins, event }))) {
         return;
       }
-      const shown = await this.showCard(run, 'running', revision, v, { needsReview: false, note });
+      this.deps.estimates?.runStarted(runId, estimate);
+      const shown = await this.showCard(run, 'running', revision, v, { needsReview: false, note, estimate });
       if (shown) this.lifecycle.start({ ...run, revision, approvedRisk: v.risk }, v, pins);
       return;
     }
     const breakpoints = await this.breakpointsFor(run, v.plan);
     await store.setBreakpoints(runId, breakpoints, clock());
     if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
-    const shown = await this.showCard(run, 'awaiting_review', revision, v, { needsReview: true, breakpoints, note });
+    const shown = await this.showCard(run, 'awaiting_review', revision, v, {
+      ...{ needsReview: true, breakpoints, note },
+      estimate,
+    });
     if (shown) this.timers.arm(run, revision, v.risk === 'high');
   }
 
@@ -84,7 +98,9 @@ export class ReviewFlow {
    * claimed): its card, then its driver; a card the platform refuses fails the run, as for any auto-approved plan.
    */
   async startApproved(run: StoredRun, v: ValidatedPlan, pins: PinnedTool[], note: string): Promise<void> {
-    const shown = await this.showCard(run, 'running', run.revision, v, { needsReview: false, note });
+    const estimate = await this.deps.estimates?.forCard(run.id, run.revision, v);
+    this.deps.estimates?.runStarted(run.id, estimate);
+    const shown = await this.showCard(run, 'running', run.revision, v, { needsReview: false, note, estimate });
     if (shown) this.lifecycle.start(run, v, pins);
   }
 
@@ -133,14 +149,20 @@ export class ReviewFlow {
       early.send(t.dispatch);
       return true;
     }
-    // One write, as for any auto-approved run: the move, its approved risk, the remaining pins and the reason.
+    // One write, as for any auto-approved run: the move, its approved risk, the remaining pins, the reason and the
+    // estimate. The estimate is of the whole plan, timed from the first early step's start: what ran early counts.
+    const estimate = await this.deps.estimates?.forCard(run.id, 0, v);
     const payload = { revision: 0, risk: v.risk, preference: early.preference, startedEarly: started };
-    const event = { type: 'autoApproved', payload };
+    const event = {
+      type: 'autoApproved',
+      payload: estimate ? { ...payload, estimate: estimateJson(estimate) } : payload,
+    };
     const moved = { at: clock(), approvedRisk: v.risk, pins, event };
     if (!(await store.transition(run.id, ['planning'], 'running', moved))) return true;
+    this.deps.estimates?.runStarted(run.id, estimate, early.firstStartedAt ?? undefined);
     early.driver.pin(pins);
     const progress = { progress: early.driver.current.steps, outputs: outputsOf(early.driver.current) };
-    const shown = await this.showCard(run, 'running', 0, v, { needsReview: false, ...progress });
+    const shown = await this.showCard(run, 'running', 0, v, { needsReview: false, ...progress, estimate });
     early.send(shown ? t.dispatch : [{ type: 'stopRequested' }]);
     return true;
   }
@@ -152,7 +174,17 @@ export class ReviewFlow {
     // An Assistant's plan is checked against its grants as they are now: one revoked since planning refuses it.
     const v = validatePlan(run.plan, await toolsForRun(this.deps, run));
     if (!v.ok) return `The plan is no longer valid: ${v.error.join('; ')}`;
-    const moved = await store.transition(run.id, ['awaiting_review'], 'running', { revision: d.revision, at: clock() });
+    // A first approval stores the estimate the person approved, in the same write, to compare with what the run took.
+    const first = !this.drivers.get(run.id);
+    const estimate = first ? await this.deps.estimates?.atApproval(run.id, d.revision, v.value) : undefined;
+    const event = estimate && {
+      type: 'estimated',
+      payload: { revision: d.revision, estimate: estimateJson(estimate) },
+    };
+    const moved = await store.transition(run.id, ['awaiting_review'], 'running', {
+      ...{ revision: d.revision, at: clock() },
+      ...(event ? { event } : {}),
+    });
     if (!moved) return this.stale(run, d);
     this.timers.clear(run.id);
     await store.setApprovedRisk(run.id, v.value.risk, clock());
@@ -160,6 +192,7 @@ export class ReviewFlow {
     await this.messages.status(run, 'running');
     const driver = this.drivers.get(run.id);
     if (!driver) {
+      this.deps.estimates?.runStarted(run.id, estimate);
       const pins = await this.pinPlan(run.id, v.value.plan);
       this.lifecycle.start({ ...run, approvedRisk: v.value.risk }, v.value, pins);
       return null;
@@ -265,7 +298,7 @@ export class ReviewFlow {
     status: RunStatus,
     revision: number,
     v: ValidatedPlan,
-    options: Pick<PlanCardOptions, 'needsReview' | 'breakpoints' | 'progress' | 'outputs' | 'note'>,
+    options: Pick<PlanCardOptions, 'needsReview' | 'breakpoints' | 'progress' | 'outputs' | 'note' | 'estimate'>,
   ): Promise<boolean> {
     const card = toPlanCard(run.id, revision, v, {
       ...options,

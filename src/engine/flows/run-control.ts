@@ -21,6 +21,7 @@ import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
 import type { DecisionAction, RunStatus } from '../types.ts';
 import { toolsForRun } from './assistant-grants.ts';
 import type { StewardDeps } from './deps.ts';
+import type { PlanEstimates } from './plan-estimates.ts';
 import type { PlanWriter } from './planner.ts';
 import type { RunDriver } from './run-driver.ts';
 import type { RunDrivers } from './run-drivers.ts';
@@ -51,7 +52,7 @@ const MOVES: Record<
 /** Decisions on a running (or paused, or held) run. Handlers return null when accepted, else the refusal. */
 export class RunControl {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'settings'>,
+    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'settings'> & { estimates?: PlanEstimates },
     private readonly drivers: RunDrivers,
     private readonly messages: RunMessages,
     private readonly writePlan: PlanWriter,
@@ -193,6 +194,7 @@ export class RunControl {
     const needsApproval = run.approvedRisk !== null && riskAbove(v.risk, run.approvedRisk);
     // The stored status decides the buttons: an amendment while paused keeps Resume, an edit at a hold keeps Approve.
     const held = run.status === 'awaiting_review';
+    const estimate = await this.deps.estimates?.forCard(run.id, revision, v, state.steps);
     const card = toPlanCard(run.id, revision, v, {
       assistant: run.assistant,
       delegatedBy: run.parentRunId,
@@ -203,6 +205,7 @@ export class RunControl {
       note: needsApproval ? 'Steps riskier than what was approved will wait for approval.' : undefined,
       outputs: outputsOf(state),
       progress: state.steps,
+      estimate,
     });
     await this.messages.send(run.conversation, card);
   }

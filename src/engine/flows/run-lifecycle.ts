@@ -16,6 +16,7 @@ import { cut } from '../text.ts';
 import type { RunStatus } from '../types.ts';
 import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
+import type { PlanEstimates } from './plan-estimates.ts';
 import { EarlyRun } from './early-run.ts';
 import { writeReport } from './report.ts';
 import { untilStored } from './until-stored.ts';
@@ -28,7 +29,9 @@ import type { RunMessages } from './run-messages.ts';
 /** Starts and finishes the runs of this process. */
 export class RunLifecycle {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'clock' | 'log' | 'settings'>,
+    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'clock' | 'log' | 'settings'> & {
+      estimates?: PlanEstimates;
+    },
     private readonly llmFor: LlmForRun,
     private readonly drivers: RunDrivers,
     private readonly leases: RunLeases,
@@ -130,6 +133,7 @@ export class RunLifecycle {
     if (!this.drivers.has(runId)) return;
     this.deps.log('warn', `run ${runId}: another process took it over; letting it go here`);
     this.drivers.letGo(runId);
+    this.deps.estimates?.forget(runId);
     this.timers.clear(runId);
     this.leases.forget(runId);
   }
@@ -151,7 +155,7 @@ export class RunLifecycle {
     // noted as owed in the same write, so the run is never seen ended without owing it.
     const event = { type: 'dispatchFinished', payload: { outcome: status } };
     await patiently(() => store.transition(run.id, from, status, { at: clock(), fence, reportDue: true, event }));
-    await this.messages.status(run, status);
+    await this.messages.status(run, status, this.deps.estimates?.ended(run.id));
     await this.report(run, status, { final });
   }
 
@@ -227,6 +231,7 @@ export class RunLifecycle {
     const v = validatePlan(driver.current.plan, tools.listTools());
     if (!v.ok) return;
     const why = describeHolds(driver.current, hold.holds, tools.listTools(), driver.pinned);
+    const estimate = await this.deps.estimates?.forCard(run.id, driver.revision, v.value, driver.current.steps);
     await this.messages.send(
       run.conversation,
       toPlanCard(run.id, driver.revision, v.value, {
@@ -240,6 +245,7 @@ export class RunLifecycle {
         note: [...why, 'Approve to let them run, or stop the run (finished results are kept).'].join('\n'),
         outputs: outputsOf(driver.current),
         progress: driver.current.steps,
+        estimate,
       }),
     );
     // A hold found again after a takeover keeps the deadline it had; a new hold gets a new one.

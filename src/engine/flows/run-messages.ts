@@ -1,5 +1,5 @@
 /** What the flows tell people about a run: notices, status changes (which set the card's buttons), cards, reports. */
-import type { Notice, OutboundMessage, ReportStream, SentencePart } from '../messages.ts';
+import type { Notice, OutboundMessage, ReportStream, RunStatusChange, SentencePart } from '../messages.ts';
 import type { Conversation, Notifier, StoredRun } from '../ports.ts';
 import { actionsFor, amendmentsLeft, plainText } from '../run/run-actions.ts';
 import type { Actor, RunStatus } from '../types.ts';
@@ -53,9 +53,15 @@ export class RunMessages {
   }
 
   /** Tells adapters the run's status changed, so cards show the right buttons. */
-  async status(run: StoredRun, status: RunStatus): Promise<void> {
+  async status(run: StoredRun, status: RunStatus, took?: RunStatusChange['took']): Promise<void> {
     const actions = actionsFor(status, this.amendmentsLeft(run));
-    await this.notifier.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions });
+    await this.notifier.send(run.conversation, {
+      kind: 'runStatus',
+      runId: run.id,
+      status,
+      actions,
+      ...(took ? { took } : {}),
+    });
   }
 
   /** A preview of the run's report while it is written, where the channel shows one (else null). */

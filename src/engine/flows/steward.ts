@@ -42,6 +42,7 @@ import { DEFAULT_LEASE_MS, RunLeases } from './run-leases.ts';
 import { RunLifecycle } from './run-lifecycle.ts';
 import { RunMessages } from './run-messages.ts';
 import { RunViews } from './run-views.ts';
+import { PlanEstimates } from './plan-estimates.ts';
 import { WorkflowAmendments } from './workflow-amendments.ts';
 import { WorkflowFires } from './workflow-fires.ts';
 import { WorkflowFlow } from './workflow-flow.ts';
@@ -107,7 +108,11 @@ export class Steward implements InboundHandler {
     }
     // Steward's own tools (`steward.*`) sit beside the MCP servers' for every flow.
     const builtin = this.delegation && { flow: this.delegation, timeoutMs: given.settings.delegateTimeoutMs };
-    const deps = { ...given, tools: withBuiltinTools(given.tools, given.store, builtin) };
+    const estimates = new PlanEstimates({
+      ...{ history: given.estimateHistory, clock: given.clock, log: given.log },
+      prices: given.settings.modelPrices ?? [],
+    });
+    const deps = { ...given, tools: withBuiltinTools(given.tools, given.store, builtin), estimates };
     this.deps = deps;
     const { llm, store, clock, log, tools, notifier, settings } = deps;
     this.leases = new RunLeases(store, settings.leaseMs ?? DEFAULT_LEASE_MS);

@@ -1,4 +1,5 @@
 /** Builds the platform-neutral plan card from a validated plan. */
+import type { PlanEstimate } from '../estimate-history.ts';
 import type { PlanCard, PlanCardStep } from '../messages.ts';
 import { stepsHeld, type Breakpoint } from '../plan/breakpoints.ts';
 import { jsonValueDepth, MAX_OUTPUT_DEPTH } from '../plan/json-depth.ts';
@@ -34,6 +35,8 @@ export interface PlanCardOptions {
   assistant?: string | null;
   /** The run whose `delegate` step this run carries out, if any. */
   delegatedBy?: string | null;
+  /** The estimate shown on the card, if there is history to make one. */
+  estimate?: PlanEstimate;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -70,6 +73,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     ...(options.note ? { note: options.note } : {}),
     ...(options.assistant ? { assistant: options.assistant } : {}),
     ...(options.delegatedBy ? { delegatedBy: options.delegatedBy } : {}),
+    ...(options.estimate ? { estimate: options.estimate } : {}),
     warnings: options.warnings ?? [],
   };
 }

@@ -1,0 +1,58 @@
+/**
+ * What an estimate is made from (recent step durations and model token counts, read by the store) and what it says
+ * (ranges a plan card shows). Types and the port only; `run/estimates.ts` does the arithmetic.
+ */
+/** A low and a high end: p50 and p90 of what recent runs took. */
+export interface Range {
+  low: number;
+  high: number;
+}
+
+/** Recent durations of one tool's ended attempts (or of `llm` steps), in milliseconds. */
+export interface DurationStats {
+  p50Ms: number;
+  p90Ms: number;
+  samples: number;
+}
+
+/**
+ * Recent token counts of one model role: per run for the planner, classifier and synthesizer (what a run spends on
+ * them), per call for `llm_step` (one per llm step). `model` is the provider's model id the role used most recently.
+ */
+export interface RoleTokenStats {
+  input: Range;
+  output: Range;
+  samples: number;
+  model: string;
+  /** The catalog name the router knew the model by, when recorded. */
+  modelName?: string;
+}
+
+/** The model roles a run's estimate counts (a subset of `ModelRole`; quick answers' butler is not planned work). */
+export type EstimatedRole = 'planner' | 'classifier' | 'synthesizer' | 'llm_step';
+
+/** `llm` is the key of `llm` steps' durations among the tools'. */
+export const LLM_STEP_KEY = 'llm';
+
+/** Everything the estimator reads: per tool durations and per role token counts. */
+export interface EstimateHistoryData {
+  tools: Readonly<Record<string, DurationStats>>;
+  roles: Readonly<Partial<Record<EstimatedRole, RoleTokenStats>>>;
+}
+
+/** The port: reads recent history in one go (the store answers it in one or two statements). */
+export interface EstimateHistory {
+  readEstimateHistory(): Promise<EstimateHistoryData>;
+}
+
+/**
+ * A plan's estimate. `durationMs` is the critical path over p50 .. over p90 (null when no step has history);
+ * `costMicroUsd` is null when a model had no price (unknown, never zero). `noHistory` names the tools (or `llm`)
+ * nothing recent says anything about: their steps count as instant.
+ */
+export interface PlanEstimate {
+  durationMs: Range | null;
+  tokens: Range | null;
+  costMicroUsd: Range | null;
+  noHistory: string[];
+}

@@ -1,0 +1,147 @@
+/**
+ * The estimate on a plan card (pure): how long the plan will take, as the critical path of its DAG over each
+ * tool's recent p50 and p90 durations, and what the run's model calls will spend, from recent per-role token counts
+ * and the catalog's prices. A step with no history counts as instant and is named, so the range never pretends.
+ */
+import {
+  LLM_STEP_KEY,
+  type EstimateHistoryData,
+  type PlanEstimate,
+  type Range,
+  type RoleTokenStats,
+} from '../estimate-history.ts';
+import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
+import type { ValidatedPlan } from '../plan/validate-plan.ts';
+import type { Json } from '../types.ts';
+
+/** Roles a run spends tokens on once, whatever its steps: planning, classifying replies, the report. */
+const PER_RUN_ROLES = ['planner', 'classifier', 'synthesizer'] as const;
+
+/** What to leave out: steps that already ended (a card shown mid-run estimates what is left). */
+export interface EstimateOptions {
+  done?: ReadonlySet<string>;
+}
+
+/** The plan's estimate from recent history; `prices` are the model catalog's (none: cost unknown). */
+export function estimatePlan(
+  v: ValidatedPlan,
+  history: EstimateHistoryData,
+  prices: readonly PricedModel[],
+  options: EstimateOptions = {},
+): PlanEstimate {
+  const done = options.done ?? new Set<string>();
+  const noHistory = new Set<string>();
+  const low = new Map<string, number>();
+  const high = new Map<string, number>();
+  let known = 0;
+  let llmSteps = 0;
+  for (const s of v.plan.steps) {
+    const key = s.kind === 'tool' ? s.tool : s.kind === 'llm' ? LLM_STEP_KEY : null;
+    if (s.kind === 'llm' && !done.has(s.id)) llmSteps += 1;
+    const stats = key === null || done.has(s.id) ? undefined : history.tools[key];
+    if (key !== null && !done.has(s.id) && !stats) noHistory.add(key);
+    if (stats) known += 1;
+    low.set(s.id, stats?.p50Ms ?? 0);
+    high.set(s.id, Math.max(stats?.p90Ms ?? 0, stats?.p50Ms ?? 0));
+  }
+  const durationMs = known > 0 ? { low: criticalPath(v, low), high: criticalPath(v, high) } : null;
+  const spend = tokenSpend(history, llmSteps, prices);
+  return { durationMs, ...spend, noHistory: [...noHistory].sort() };
+}
+
+/** The longest path through the DAG, each step weighing its duration (steps in `layers` order: dependencies first). */
+export function criticalPath(v: ValidatedPlan, durations: ReadonlyMap<string, number>): number {
+  const finish = new Map<string, number>();
+  const deps = new Map(v.plan.steps.map((s) => [s.id, s.dependsOn]));
+  let longest = 0;
+  for (const layer of v.layers) {
+    for (const id of layer) {
+      const start = Math.max(0, ...(deps.get(id) ?? []).map((d) => finish.get(d) ?? 0));
+      const end = start + (durations.get(id) ?? 0);
+      finish.set(id, end);
+      longest = Math.max(longest, end);
+    }
+  }
+  return longest;
+}
+
+/** Tokens and cost: each per-run role once, `llm_step` once per llm step; cost unknown if any role has no price. */
+function tokenSpend(
+  history: EstimateHistoryData,
+  llmSteps: number,
+  prices: readonly PricedModel[],
+): Pick<PlanEstimate, 'tokens' | 'costMicroUsd'> {
+  const parts: { stats: RoleTokenStats; times: number }[] = [];
+  for (const role of PER_RUN_ROLES) {
+    const stats = history.roles[role];
+    if (stats) parts.push({ stats, times: 1 });
+  }
+  const step = history.roles.llm_step;
+  if (step && llmSteps > 0) parts.push({ stats: step, times: llmSteps });
+  if (parts.length === 0) return { tokens: null, costMicroUsd: null };
+  const tokens = { low: 0, high: 0 };
+  let cost: Range | null = { low: 0, high: 0 };
+  for (const { stats, times } of parts) {
+    tokens.low += times * (stats.input.low + stats.output.low);
+    tokens.high += times * (stats.input.high + stats.output.high);
+    const price = pricesFor(prices, { model: stats.model, modelName: stats.modelName });
+    if (!price || !cost) {
+      cost = null;
+      continue;
+    }
+    cost.low += times * costMicroUsd({ inputTokens: stats.input.low, outputTokens: stats.output.low }, price);
+    cost.high += times * costMicroUsd({ inputTokens: stats.input.high, outputTokens: stats.output.high }, price);
+  }
+  return { tokens: rounded(tokens), costMicroUsd: cost };
+}
+
+function rounded(r: Range): Range {
+  return { low: Math.round(r.low), high: Math.round(Math.max(r.high, r.low)) };
+}
+
+/** The card's one line: `Estimate: 3–8 s · 2.1k–3.4k tokens · $0.0020–0.0040 · no history for fs.write_file`. */
+export function estimateLine(e: PlanEstimate): string {
+  const parts: string[] = [];
+  parts.push(e.durationMs ? `${span(e.durationMs, seconds)} s` : 'duration unknown');
+  if (e.tokens) parts.push(`${span(e.tokens, thousands)} tokens`);
+  if (e.tokens) parts.push(e.costMicroUsd ? `$${span(e.costMicroUsd, dollars)}` : 'cost unknown');
+  if (e.noHistory.length > 0) parts.push(`no history for ${e.noHistory.join(', ')}`);
+  return `Estimate: ${parts.join(' · ')}`;
+}
+
+/** After the run: `Took 5.2 s, estimated 3–8 s` (or the duration alone when nothing was estimated). */
+export function tookLine(tookMs: number, estimate: PlanEstimate | undefined): string {
+  const took = `Took ${seconds(tookMs)} s`;
+  return estimate?.durationMs ? `${took}, estimated ${span(estimate.durationMs, seconds)} s` : took;
+}
+
+function span(r: Range, format: (n: number) => string): string {
+  const low = format(r.low);
+  const high = format(r.high);
+  return low === high ? low : `${low}–${high}`;
+}
+
+/** Seconds with one decimal below a minute's worth of precision that matters (under 10 s), else whole. */
+function seconds(ms: number): string {
+  const s = ms / 1000;
+  return s < 10 ? s.toFixed(1) : String(Math.round(s));
+}
+
+function thousands(n: number): string {
+  return n < 1000 ? String(n) : `${(n / 1000).toFixed(1)}k`;
+}
+
+function dollars(micro: number): string {
+  return (micro / 1_000_000).toFixed(4);
+}
+
+/** The estimate as stored in a run event (`estimated`, or `autoApproved`'s `estimate`), for the dashboard to compare. */
+export function estimateJson(e: PlanEstimate): Json {
+  const range = (r: Range | null): Json => (r ? { low: r.low, high: r.high } : null);
+  return {
+    durationMs: range(e.durationMs),
+    tokens: range(e.tokens),
+    costMicroUsd: range(e.costMicroUsd),
+    noHistory: [...e.noHistory],
+  };
+}

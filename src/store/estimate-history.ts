@@ -1,0 +1,112 @@
+/**
+ * Recent history for plan estimates, in one statement: per tool (and for `llm` steps) the p50 and p90 duration of
+ * its last ended attempts, and per model role the p50 and p90 tokens it spent (per run for the planner, classifier
+ * and synthesizer; per call for `llm` steps) with the model it used last. A step attempt does not name its tool:
+ * the revision it ran under does, so attempts are joined to their plan's step.
+ */
+import { sql, type Kysely } from 'kysely';
+import type {
+  DurationStats,
+  EstimateHistory,
+  EstimateHistoryData,
+  EstimatedRole,
+  RoleTokenStats,
+} from '../engine/estimate-history.ts';
+import type { DatabaseSchema } from './schema.ts';
+import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
+
+/** How far back history counts, and how many of the newest samples per tool or role at most. */
+export interface HistoryWindow {
+  days: number;
+  samples: number;
+}
+
+export const DEFAULT_HISTORY_WINDOW: HistoryWindow = { days: 14, samples: 200 };
+
+interface HistoryRow {
+  kind: 'tool' | 'role';
+  key: string;
+  samples: number;
+  a50: number;
+  a90: number;
+  b50: number | null;
+  b90: number | null;
+  model: string | null;
+}
+
+/** Reads the history (`EstimateHistory`) on PostgreSQL or PGlite, retried like every store read. */
+export class PgEstimateHistory implements EstimateHistory {
+  constructor(
+    private readonly db: Kysely<DatabaseSchema>,
+    private readonly window: HistoryWindow = DEFAULT_HISTORY_WINDOW,
+    private readonly retry: RetryPolicy = DEFAULT_RETRY_POLICY,
+  ) {}
+
+  readEstimateHistory(): Promise<EstimateHistoryData> {
+    return withRetries('readEstimateHistory', () => readEstimateHistory(this.db, this.window), this.retry);
+  }
+}
+
+/** The history as one statement's rows, folded into per-tool and per-role stats. */
+export async function readEstimateHistory(
+  db: Kysely<DatabaseSchema>,
+  window: HistoryWindow = DEFAULT_HISTORY_WINDOW,
+): Promise<EstimateHistoryData> {
+  const { days, samples } = window;
+  const { rows } = await sql<HistoryRow>`
+    WITH ended AS (
+      SELECT coalesce(s.step->>'tool', CASE WHEN s.step->>'kind' = 'llm' THEN 'llm' END) AS key, a.duration_ms,
+        a.ended_at
+      FROM step_attempts a
+      JOIN plan_revisions p ON p.run_id = a.run_id AND p.revision = a.revision
+      CROSS JOIN LATERAL jsonb_array_elements(p.plan->'steps') AS s(step)
+      -- Ended attempts that did their work: a stopped or interrupted one says nothing about how long the tool takes.
+      WHERE s.step->>'id' = a.step_id AND a.status IN ('succeeded', 'failed') AND a.duration_ms IS NOT NULL
+        AND coalesce(a.error->>'code', '') <> 'interrupted'
+        AND a.ended_at > now() - make_interval(days => ${days})
+    ), attempts AS (
+      SELECT key, duration_ms, row_number() OVER (PARTITION BY key ORDER BY ended_at DESC) AS n
+      FROM ended WHERE key IS NOT NULL
+    ), spent AS (
+      -- Per run for the roles a run spends once; per call for llm steps (one call each).
+      SELECT role, sum(input_tokens) AS input, sum(output_tokens) AS output, max(created_at) AS at,
+        (array_agg(model ORDER BY created_at DESC))[1] AS model
+      FROM llm_usage
+      WHERE created_at > now() - make_interval(days => ${days})
+        AND (role = 'llm_step' OR (run_id IS NOT NULL AND role IN ('planner', 'classifier', 'synthesizer')))
+      GROUP BY role, CASE WHEN role = 'llm_step' THEN id::text ELSE run_id END
+    ), recent AS (
+      SELECT *, row_number() OVER (PARTITION BY role ORDER BY at DESC) AS n FROM spent
+    )
+    SELECT 'tool' AS kind, key, count(*)::integer AS samples,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS a50,
+      percentile_cont(0.9) WITHIN GROUP (ORDER BY duration_ms) AS a90,
+      NULL::double precision AS b50, NULL::double precision AS b90, NULL AS model
+    FROM attempts WHERE n <= ${samples} GROUP BY key
+    UNION ALL
+    SELECT 'role', role, count(*)::integer,
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY input), percentile_cont(0.9) WITHIN GROUP (ORDER BY input),
+      percentile_cont(0.5) WITHIN GROUP (ORDER BY output), percentile_cont(0.9) WITHIN GROUP (ORDER BY output),
+      (array_agg(model ORDER BY at DESC))[1]
+    FROM recent WHERE n <= ${samples} GROUP BY role`.execute(db);
+  return fromRows(rows);
+}
+
+function fromRows(rows: readonly HistoryRow[]): EstimateHistoryData {
+  const tools: Record<string, DurationStats> = {};
+  const roles: Partial<Record<EstimatedRole, RoleTokenStats>> = {};
+  for (const r of rows) {
+    const samples = Number(r.samples);
+    if (r.kind === 'tool') {
+      tools[r.key] = { p50Ms: Math.round(Number(r.a50)), p90Ms: Math.round(Number(r.a90)), samples };
+    } else {
+      roles[r.key as EstimatedRole] = {
+        input: { low: Math.round(Number(r.a50)), high: Math.round(Number(r.a90)) },
+        output: { low: Math.round(Number(r.b50)), high: Math.round(Number(r.b90)) },
+        samples,
+        model: r.model ?? '',
+      };
+    }
+  }
+  return { tools, roles };
+}

@@ -1,0 +1,152 @@
+/**
+ * Estimates on the console's plan cards, end to end: the first card has no history to go on; after runs of the same
+ * tools, a card estimates from what they took, and the run's end says how long it took against that estimate.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { PlanEstimate } from '../../src/engine/estimate-history.ts';
+import { HISTORY_TTL_MS } from '../../src/engine/flows/plan-estimates.ts';
+import type { PricedModel } from '../../src/engine/model-cost.ts';
+import { estimateLine } from '../../src/engine/run/estimates.ts';
+import { byRole } from '../fakes/fake-llm-server.ts';
+import { auditStdioConfig } from '../helpers/mcp-servers.ts';
+import { planReply, startHarness, type Harness } from './harness.ts';
+
+const SLEEP_MS = 300;
+
+// `chain` waits for `first`; `aside` runs beside them: the critical path is two sleeps, never three.
+const plan = planReply([
+  { id: 'first', tool: 'audit.sleep', args: { ms: SLEEP_MS } },
+  { id: 'chain', tool: 'audit.sleep', args: { ms: SLEEP_MS }, dependsOn: ['first'] },
+  { id: 'aside', tool: 'audit.sleep', args: { ms: SLEEP_MS } },
+]);
+
+const prices: PricedModel[] = [
+  {
+    name: 'planner',
+    model: 'planner-model',
+    prices: { inputPerMillion: 2, outputPerMillion: 8, cachedInputPerMillion: 0 },
+  },
+  {
+    name: 'synth',
+    model: 'synth-model',
+    prices: { inputPerMillion: 1, outputPerMillion: 4, cachedInputPerMillion: 0 },
+  },
+];
+
+let h: Harness | undefined;
+let folder: string | undefined;
+afterEach(async () => {
+  await h?.close();
+  h = undefined;
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+describe.each(['postgres', 'pglite'] as const)('estimates on plan cards, end to end on %s', (db) => {
+  it('first "no history"; after two runs a card estimates from their durations, and the end shows estimate against actual', async () => {
+    folder = await mkdtemp(join(tmpdir(), 'steward-estimates-'));
+    // The engine's clock moves on past the history's cache when the test says so; the database keeps its own.
+    let skew = 0;
+    h = await startHarness({
+      db,
+      servers: [auditStdioConfig(join(folder, 'audit.jsonl'))],
+      script: byRole({
+        planner: { text: plan, usage: { input: 1_000, output: 200 } },
+        synthesizer: { text: 'Slept three times.', usage: { input: 500, output: 50 } },
+      }),
+      settings: { modelPrices: prices },
+      clock: () => new Date(Date.now() + skew),
+      estimates: true,
+      // Read whole, the plan starts when it is offered, so "took" spans every step (no step started while it streamed).
+      modelStreams: false,
+    });
+    const harness = h;
+
+    const run = async (): Promise<string> => {
+      const from = harness.output().length;
+      await harness.type('Sleep three times.');
+      await harness.waitFor(/=== Report \(completed\) ===\nSlept three times\./, 15_000, from);
+      await harness.steward.idle();
+      return harness.output().slice(from);
+    };
+
+    const first = await run();
+    // The run's own planning is history already (it was recorded before the card); the tool has none.
+    expect(first).toMatch(/\nEstimate: duration unknown · [^\n]*no history for audit\.sleep\n/);
+    // Nothing was estimated, so the end says only how long the run took.
+    expect(first).toMatch(/\nTook \d+\.\d s\n/);
+    // A card right after another reuses the history read for it (no new read within 30 s): still no history.
+    expect(await run()).toContain('no history for audit.sleep');
+
+    skew += HISTORY_TTL_MS + 1_000;
+    const third = await run();
+    const runs = await harness.db.db.selectFrom('runs').select('id').orderBy('created_at').execute();
+    const lastRun = runs[2]!.id;
+    const started = await harness.db.db
+      .selectFrom('run_events')
+      .select('payload')
+      .where('run_id', '=', lastRun)
+      .where('type', '=', 'autoApproved')
+      .executeTakeFirstOrThrow();
+    const estimate = (started.payload as unknown as { estimate: PlanEstimate }).estimate;
+    // The card shows the estimate the run started with, stored with its start for the dashboard.
+    expect(third).toContain(estimateLine(estimate));
+    expect(estimate.noHistory).toEqual([]);
+
+    // The range is made of what the earlier sleeps took: two of them in a row, at p50 and at p90.
+    const earlier = await harness.db.db
+      .selectFrom('step_attempts')
+      .select('duration_ms')
+      .where('run_id', 'in', [runs[0]!.id, runs[1]!.id])
+      .execute();
+    const took = earlier.map((a) => a.duration_ms!);
+    expect(took).toHaveLength(6);
+    const range = estimate.durationMs!;
+    expect(range.low).toBeGreaterThanOrEqual(2 * SLEEP_MS);
+    expect(range.low).toBeGreaterThanOrEqual(2 * Math.min(...took));
+    expect(range.high).toBeLessThanOrEqual(2 * Math.max(...took));
+    expect(range.high).toBeGreaterThanOrEqual(range.low);
+    // Two runs of planning and reporting, priced by the catalog: 1,200 + 550 tokens each.
+    expect(estimate.tokens).toEqual({ low: 1_750, high: 1_750 });
+    expect(estimate.costMicroUsd).toEqual({ low: 2 * 1_000 + 8 * 200 + 500 + 4 * 50, high: 4_300 });
+
+    // After the run: how long it took, against the estimate it started with.
+    const end = /\nTook (\d+\.\d) s, estimated ([\d.]+(?:–[\d.]+)?) s\n/.exec(third);
+    expect(end, third).not.toBeNull();
+    expect(Number(end![1])).toBeGreaterThanOrEqual((2 * SLEEP_MS) / 1000);
+    expect(estimateLine(estimate)).toContain(`Estimate: ${end![2]} s`);
+  });
+
+  it('a reviewed plan stores the estimate the person approved as an "estimated" event of the approval', async () => {
+    folder = await mkdtemp(join(tmpdir(), 'steward-estimates-'));
+    const send = planReply([{ id: 'tell', tool: 'audit.send', args: { to: 'ops', body: 'hello' } }]);
+    h = await startHarness({
+      db,
+      servers: [auditStdioConfig(join(folder, 'audit.jsonl'))],
+      script: byRole({ planner: send, synthesizer: 'Sent.' }),
+      settings: { modelPrices: prices },
+      estimates: true,
+      modelStreams: false,
+    });
+    await h.type('Tell ops hello.');
+    const card = await h.waitFor(/=== Plan[\s\S]*?Type "approve"/);
+    expect(card).toMatch(/\nEstimate: duration unknown · [^\n]*no history for audit\.send\n/);
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===\nSent\./);
+    await h.steward.idle();
+    const events = await h.db.db
+      .selectFrom('run_events')
+      .select(['type', 'payload'])
+      .where('type', '=', 'estimated')
+      .execute();
+    expect(events).toHaveLength(1);
+    const payload = events[0]!.payload as unknown as { revision: number; estimate: PlanEstimate };
+    expect(payload.revision).toBe(0);
+    expect(card).toContain(estimateLine(payload.estimate));
+    expect(payload.estimate.noHistory).toEqual(['audit.send']);
+    // Nothing to compare a duration with yet: the end says how long it took, and no estimate.
+    expect(h.output()).toMatch(/\nTook \d+\.\d s\n/);
+  });
+});

@@ -1,0 +1,135 @@
+import { describe, expect, it } from 'vitest';
+import type { EstimateHistoryData, RoleTokenStats } from '../../../src/engine/estimate-history.ts';
+import type { PricedModel } from '../../../src/engine/model-cost.ts';
+import { validatePlan, type ValidatedPlan } from '../../../src/engine/plan/validate-plan.ts';
+import { estimateLine, estimatePlan, tookLine } from '../../../src/engine/run/estimates.ts';
+import { createPlan, createTool } from '../fixtures.ts';
+
+const TOOLS = ['srv.fast', 'srv.slow', 'srv.mid', 'srv.new'].map((t) => createTool(t));
+
+function validated(steps: unknown[]): ValidatedPlan {
+  const v = validatePlan(createPlan(steps), TOOLS);
+  if (!v.ok) throw new Error(v.error.join('; '));
+  return v.value;
+}
+
+const durations = (p50Ms: number, p90Ms: number) => ({ p50Ms, p90Ms, samples: 5 });
+
+const history: EstimateHistoryData = {
+  tools: { 'srv.fast': durations(100, 200), 'srv.slow': durations(1000, 3000), 'srv.mid': durations(600, 900) },
+  roles: {},
+};
+
+function role(input: [number, number], output: [number, number], model = 'gpt-test'): RoleTokenStats {
+  return { input: { low: input[0], high: input[1] }, output: { low: output[0], high: output[1] }, samples: 3, model };
+}
+
+const prices: PricedModel[] = [
+  { name: 'default', model: 'gpt-test', prices: { inputPerMillion: 1, outputPerMillion: 4, cachedInputPerMillion: 0 } },
+];
+
+describe('the estimated duration', () => {
+  it('of a chain adds up its steps, p50 to p90', () => {
+    const v = validated([
+      { id: 'a', tool: 'srv.fast' },
+      { id: 'b', tool: 'srv.slow', dependsOn: ['a'] },
+      { id: 'c', tool: 'srv.mid', dependsOn: ['b'] },
+    ]);
+    expect(estimatePlan(v, history, []).durationMs).toEqual({ low: 1700, high: 4100 });
+  });
+
+  it('of a fan-out is its slowest branch, not the sum', () => {
+    const v = validated([
+      { id: 'a', tool: 'srv.fast' },
+      { id: 'b', tool: 'srv.slow', dependsOn: ['a'] },
+      { id: 'c', tool: 'srv.mid', dependsOn: ['a'] },
+      { id: 'd', tool: 'srv.fast', dependsOn: ['a'] },
+    ]);
+    expect(estimatePlan(v, history, []).durationMs).toEqual({ low: 1100, high: 3200 });
+  });
+
+  it('of a DAG follows the critical path, even when it does not hold the longest single step', () => {
+    // slow (1000) alone vs mid → mid → fast (600 + 600 + 100 = 1300): the chain of shorter steps is critical.
+    const v = validated([
+      { id: 'alone', tool: 'srv.slow' },
+      { id: 'm1', tool: 'srv.mid' },
+      { id: 'm2', tool: 'srv.mid', dependsOn: ['m1'] },
+      { id: 'end', tool: 'srv.fast', dependsOn: ['m2', 'alone'] },
+    ]);
+    // p50: max(1000, 1200) + 100; p90: max(3000, 1800) + 200: the critical path changes with the percentile.
+    expect(estimatePlan(v, history, []).durationMs).toEqual({ low: 1300, high: 3200 });
+  });
+
+  it('of a card shown mid-run counts only the steps not yet ended', () => {
+    const v = validated([
+      { id: 'a', tool: 'srv.slow' },
+      { id: 'b', tool: 'srv.fast', dependsOn: ['a'] },
+    ]);
+    expect(estimatePlan(v, history, [], { done: new Set(['a']) }).durationMs).toEqual({ low: 100, high: 200 });
+  });
+});
+
+describe('an estimate without history', () => {
+  it('at all says so instead of guessing', () => {
+    const v = validated([
+      { id: 'a', tool: 'srv.fast' },
+      { id: 'b', kind: 'llm', args: { prompt: 'sum up' }, dependsOn: ['a'] },
+    ]);
+    const e = estimatePlan(v, { tools: {}, roles: {} }, prices);
+    expect(e).toEqual({ durationMs: null, tokens: null, costMicroUsd: null, noHistory: ['llm', 'srv.fast'] });
+    expect(estimateLine(e)).toBe('Estimate: duration unknown · no history for llm, srv.fast');
+  });
+
+  it('for some tools counts them as instant and names them', () => {
+    const v = validated([
+      { id: 'a', tool: 'srv.fast' },
+      { id: 'b', tool: 'srv.new', dependsOn: ['a'] },
+      { id: 'c', tool: 'srv.new', dependsOn: ['b'] },
+    ]);
+    const e = estimatePlan(v, history, []);
+    expect(e.durationMs).toEqual({ low: 100, high: 200 });
+    expect(e.noHistory).toEqual(['srv.new']);
+    expect(estimateLine(e)).toBe('Estimate: 0.1–0.2 s · no history for srv.new');
+  });
+});
+
+describe('the estimated tokens and cost', () => {
+  const v = validated([
+    { id: 'a', tool: 'srv.fast' },
+    { id: 'b', kind: 'llm', args: { prompt: 'one' }, dependsOn: ['a'] },
+    { id: 'c', kind: 'llm', args: { prompt: 'two' }, dependsOn: ['a'] },
+  ]);
+  const withRoles: EstimateHistoryData = {
+    tools: { ...history.tools, llm: durations(2000, 4000) },
+    roles: {
+      planner: role([1000, 2000], [200, 400]),
+      synthesizer: role([500, 700], [100, 300]),
+      llm_step: role([300, 500], [50, 100]),
+    },
+  };
+
+  it('count the planner and the report once per run and an llm step once per step, priced by the catalog', () => {
+    const e = estimatePlan(v, withRoles, prices);
+    // low: 1200 + 600 + 2 × 350 = 2500; high: 2400 + 1000 + 2 × 600 = 4600.
+    expect(e.tokens).toEqual({ low: 2500, high: 4600 });
+    // low: (1000 + 500 + 600) × 1 + (200 + 100 + 100) × 4 = 3700 µ$; high: (2000 + 700 + 1000) + (400 + 300 + 200) × 4.
+    expect(e.costMicroUsd).toEqual({ low: 3700, high: 7300 });
+    expect(e.durationMs).toEqual({ low: 2100, high: 4200 });
+    expect(estimateLine(e)).toBe('Estimate: 2.1–4.2 s · 2.5k–4.6k tokens · $0.0037–0.0073');
+  });
+
+  it('leave the cost unknown, never zero, when a model has no price', () => {
+    const unpriced = { ...withRoles, roles: { ...withRoles.roles, synthesizer: role([1, 1], [1, 1], 'other') } };
+    const e = estimatePlan(v, unpriced, prices);
+    expect(e.costMicroUsd).toBeNull();
+    expect(estimateLine(e)).toContain('tokens · cost unknown');
+  });
+});
+
+describe('estimate against actual', () => {
+  it('says how long the run took and what was estimated', () => {
+    const e = { durationMs: { low: 3000, high: 8000 }, tokens: null, costMicroUsd: null, noHistory: [] };
+    expect(tookLine(5200, e)).toBe('Took 5.2 s, estimated 3.0–8.0 s');
+    expect(tookLine(5200, undefined)).toBe('Took 5.2 s');
+  });
+});
