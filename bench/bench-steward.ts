@@ -128,6 +128,7 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     checkEdit: (d) => steward.checkEdit(d),
     workflowCommand: (r) => steward.workflowCommand(r),
     assistantCommand: (r) => steward.assistantCommand(r),
+    dashboardLink: (a) => steward.dashboardLink(a),
   };
 }
 

@@ -26,6 +26,9 @@ import { PgDelegationStore } from './store/pg-delegation-store.ts';
 import { loadAssistantsFile } from './assistants-file.ts';
 import { CronerCalendar } from './cron/croner-calendar.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
+import { PgDashboard } from './store/pg-dashboard.ts';
+import { createDashboardApp } from './web/dashboard-app.ts';
+import { startDashboardServer, type DashboardServer } from './web/dashboard-server.ts';
 
 /** How long the model check at start may take: long enough for a slow network, short enough not to hold start-up. */
 const MODEL_PROBE_MS = 5_000;
@@ -44,6 +47,8 @@ export interface App {
   log: Log;
   /** The `/healthz` and `/readyz` server, when `STEWARD_HEALTH_PORT` is set. */
   health: HealthServer | undefined;
+  /** The read-only web dashboard, when `STEWARD_DASHBOARD_PORT` is set. */
+  dashboard: DashboardServer | undefined;
   /**
    * Stops the channel, closes MCP servers and the database; runs are handed back for another process (or the next
    * start) to take over. With `graceMs`, steps in flight first get that long to end (a deploy's SIGTERM).
@@ -122,6 +127,12 @@ export async function startApp(options: {
     const served = [platforms.slack, platforms.discord, platforms.console].filter((c) => c !== undefined);
     const channel: ChannelAdapter =
       served.length === 1 && served[0] ? served[0] : new ChannelSet(served, (level, m) => log(level, m));
+    // Before the channel, so a port that cannot be used stops start-up before anyone can send a request.
+    const dashboard = await startDashboard(config, database, log);
+    if (dashboard) {
+      cleanup.unshift(() => dashboard.server.close());
+      say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
+    }
     const steward = new Steward({
       llm,
       tools: host,
@@ -136,6 +147,7 @@ export async function startApp(options: {
       calendar: new CronerCalendar(),
       assistants,
       delegations: new PgDelegationStore(database.db),
+      ...(dashboard && { dashboardLinks: new PgDashboard(database.db, { baseUrl: dashboard.publicUrl }) }),
     });
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
@@ -161,6 +173,7 @@ export async function startApp(options: {
     await steward.recover();
     return {
       health,
+      dashboard: dashboard?.server,
       config,
       steward,
       channel,
@@ -186,6 +199,32 @@ export async function startApp(options: {
     for (const fn of cleanup) await fn().catch(() => undefined);
     throw err;
   }
+}
+
+/** With `STEWARD_DASHBOARD_PORT`, the dashboard's server and the address its links use (unset: localhost). */
+async function startDashboard(
+  config: Config,
+  database: StoreDatabase,
+  log?: Log,
+): Promise<{ server: DashboardServer; publicUrl: string } | undefined> {
+  const settings = config.dashboard;
+  if (!settings) return undefined;
+  let publicUrl = settings.publicUrl ?? '';
+  const server = await startDashboardServer({
+    port: settings.port,
+    app: (port) => {
+      publicUrl = settings.publicUrl ?? `http://localhost:${port}`;
+      return createDashboardApp({
+        data: new PgDashboard(database.db, { baseUrl: publicUrl }),
+        secret: settings.secret,
+        publicUrl,
+        approvers: config.settings.approvers,
+        clock: () => new Date(),
+        ...(log && { log }),
+      });
+    },
+  });
+  return { server, publicUrl };
 }
 
 /** Ready: the database answers with every migration applied, and every enabled MCP server is connected. */

@@ -143,6 +143,7 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           checkEdit: async () => null,
           workflowCommand: async () => thrown,
           assistantCommand: async () => thrown,
+          dashboardLink: async () => thrown,
         };
         await channel.start(handler);
         for (const line of [
@@ -197,6 +198,7 @@ describe('console channel: no line waits for a model', () => {
       checkEdit: async () => null,
       workflowCommand: async () => '',
       assistantCommand: async () => '',
+      dashboardLink: async () => null,
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);
@@ -284,6 +286,7 @@ describe('console channel: workflow commands', () => {
         seen.push(`assistant ${request.text}`);
         return 'assistant answer';
       },
+      dashboardLink: async () => null,
     };
     return { handler, seen, requests };
   }

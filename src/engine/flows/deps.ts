@@ -1,5 +1,14 @@
 /** What Steward is built from: the ports, the clock and id source, a log, and the settings. */
-import type { LlmClient, ModelRole, Notifier, RunSignals, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
+import type {
+  DashboardLinks,
+  LlmClient,
+  ModelRole,
+  Notifier,
+  RunSignals,
+  RunStore,
+  TokenBudgets,
+  ToolRunner,
+} from '../ports.ts';
 import type { PricedModel } from '../model-cost.ts';
 import type { AssistantStore } from '../assistants.ts';
 import type { DelegationLimits, DelegationStore } from '../delegations.ts';
@@ -84,6 +93,8 @@ export interface StewardDeps {
   assistants?: AssistantStore;
   /** Delegation's brakes: with `assistants`, plans may hand steps to Assistants (`steward.delegate`). */
   delegations?: DelegationStore;
+  /** Sign-in links of the web dashboard: without it, `dashboardLink` answers null (the dashboard is off). */
+  dashboardLinks?: DashboardLinks;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */
