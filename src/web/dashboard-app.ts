@@ -4,6 +4,7 @@
  */
 import { Hono, type Context } from 'hono';
 import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
 import { html } from 'hono/html';
 import { NONCE, secureHeaders, type SecureHeadersVariables } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
@@ -152,7 +153,13 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
       await stream.writeSSE({ event: 'ready', data: 'ok' });
       while (!stream.aborted && !stream.closed) {
         await stream.sleep(pollMs);
-        const now = await options.data.fingerprint(runId);
+        if (stream.aborted || stream.closed) break;
+        // A failed read (the database going away at shutdown) ends the stream; the page's EventSource reconnects.
+        const now = await options.data.fingerprint(runId).catch((err: unknown) => {
+          options.log?.('warn', `dashboard: events of ${runId}: ${(err as Error).message}`);
+          return undefined;
+        });
+        if (now === undefined) break;
         if (now !== last) {
           last = now;
           await stream.writeSSE({ event: 'changed', data: now ?? 'gone' });
@@ -163,6 +170,9 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
 
   app.notFound((c) => notFound(c));
   app.onError((err, c) => {
+    // hono's csrf middleware refuses a form posted from another origin this way.
+    if (err instanceof HTTPException && err.status === 403)
+      return refusal(c, 403, 'This form was sent from another site, so it was refused.');
     options.log?.('error', `dashboard: ${c.req.method} ${c.req.path}: ${err.message}`);
     return refusal(c, 500, 'Something went wrong on this page; the log says what.');
   });

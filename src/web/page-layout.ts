@@ -2,7 +2,7 @@
  * The dashboard's page shell: one small inline style sheet and no script of its own (the run page adds one, with the
  * response's CSP nonce). Every value goes through hono's `html` template, which escapes it.
  */
-import { html } from 'hono/html';
+import { html, raw } from 'hono/html';
 
 /** A piece of markup built with `html` (a promise only when a part is one). */
 export type Markup = ReturnType<typeof html>;
@@ -24,7 +24,7 @@ form.filters{display:flex;gap:8px;flex-wrap:wrap;margin-bottom:12px}
 svg text{font:12px system-ui,sans-serif}
 `;
 
-/** A whole page with the shared header. */
+/** A whole page with the shared header; `script.code` is the app's own constant text, never data. */
 export function page(title: string, body: Markup, script?: { nonce: string; code: string }): Markup {
   return html`<!doctype html>
     <html lang="en">
@@ -42,7 +42,7 @@ export function page(title: string, body: Markup, script?: { nonce: string; code
         ${
           script
             ? html`<script nonce="${script.nonce}">
-                ${script.code};
+                ${raw(script.code)};
               </script>`
             : ''
         }
