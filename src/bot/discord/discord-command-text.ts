@@ -102,6 +102,11 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
         },
       ],
     },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      name: 'dashboard',
+      description: 'A private sign-in link to the web dashboard',
+    },
     { type: ApplicationCommandOptionType.Subcommand, name: 'help', description: 'What I can do and how' },
   ],
 };
@@ -112,6 +117,17 @@ export const STEWARD_GUILD_COMMAND: RESTPostAPIApplicationGuildCommandsJSONBody 
   return command;
 })();
 
+/** The private answer to `/steward dashboard`: the link, or that the dashboard is off. */
+export function renderDashboardLink(link: string | null): DiscordMessage {
+  if (!link)
+    return textMessage(
+      'The web dashboard is not turned on in this Steward (an operator sets `STEWARD_DASHBOARD_PORT`).',
+    );
+  return textMessage(
+    `Your sign-in link to the dashboard (only for you; it works once and expires in 15 minutes): <${link}>`,
+  );
+}
+
 /** What `/steward help` (and a card's Help button) says, with a note first when the command was not understood. */
 export function renderHelp(note?: string): DiscordMessage {
   const lines = [
@@ -120,6 +136,7 @@ export function renderHelp(note?: string): DiscordMessage {
     '• `/steward ask request:` a new request; I answer in a thread. You can also mention me, or send me a direct message.',
     '• `/steward status`: your runs that are not finished',
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs`,
+    '• `/steward dashboard`: a private sign-in link to the web dashboard, when it is on',
     '• `/steward review`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '',
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
