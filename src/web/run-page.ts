@@ -167,7 +167,7 @@ function timelineSvg(t: TimelineLayout): Markup {
         stroke="${b.attempt > 1 ? '#b45309' : '#5b6475'}"
       />
       <text x="${x + b.width + 4}" y="${y + 12}" fill="#4b5563"
-        >${durationText(b.durationMs)}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}</text
+        >${durationText(b.durationMs)}${b.open ? ' so far' : ''}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}</text
       >
     </g>`;
   });
