@@ -40,6 +40,7 @@ describe('the /steward command, end to end on postgres', () => {
       'review',
       'workflow',
       'assistant',
+      'dashboard',
       'help',
     ]);
 

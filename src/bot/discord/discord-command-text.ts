@@ -136,7 +136,6 @@ export function renderHelp(note?: string): DiscordMessage {
     '• `/steward ask request:` a new request; I answer in a thread. You can also mention me, or send me a direct message.',
     '• `/steward status`: your runs that are not finished',
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs`,
-    '• `/steward dashboard`: a private sign-in link to the web dashboard, when it is on',
     '• `/steward review`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '',
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
