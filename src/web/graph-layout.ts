@@ -113,6 +113,8 @@ export interface TimedAttempt {
   status: string;
   start: number;
   end: number | null;
+  /** When it could have started (its dependencies done, or its previous attempt ended): the wait before it is drawn. */
+  readyAt?: number;
 }
 
 /** A bar of the timeline: its row (one per step, in order of first start), its left edge and width. */
@@ -126,6 +128,8 @@ export interface TimelineBar {
   durationMs: number;
   /** Still running: the bar ends at `now`. */
   open: boolean;
+  /** The wait before it (queued behind others, held, or backing off before a retry): left edge, width and length. */
+  wait: { x: number; width: number; ms: number } | null;
 }
 
 /** The timeline: bars, the steps by row, and the time span the scale covers. */
@@ -145,13 +149,15 @@ export function layoutTimeline(attempts: readonly TimedAttempt[], now: number, w
   const sorted = [...attempts].sort((a, b) => a.start - b.start || a.attempt - b.attempt);
   const rows: string[] = [];
   for (const a of sorted) if (!rows.includes(a.stepId)) rows.push(a.stepId);
-  const startMs = sorted[0]?.start ?? now;
+  const startMs = sorted.reduce((min, a) => Math.min(min, a.readyAt ?? a.start), sorted[0]?.start ?? now);
   const endMs = sorted.reduce((max, a) => Math.max(max, a.end ?? Math.max(now, a.start)), startMs);
   const spanMs = Math.max(1, endMs - startMs);
   const scale = width / spanMs;
   const bars = sorted.map((a) => {
     const end = a.end ?? Math.max(now, a.start);
     const x = (a.start - startMs) * scale;
+    const readyAt = Math.min(a.readyAt ?? a.start, a.start);
+    const waitMs = a.start - readyAt;
     return {
       stepId: a.stepId,
       attempt: a.attempt,
@@ -161,6 +167,7 @@ export function layoutTimeline(attempts: readonly TimedAttempt[], now: number, w
       width: Math.min(width - x, Math.max(MIN_BAR_WIDTH, (end - a.start) * scale)),
       durationMs: Math.max(0, end - a.start),
       open: a.end === null,
+      wait: waitMs > 0 ? { x: (readyAt - startMs) * scale, width: waitMs * scale, ms: waitMs } : null,
     };
   });
   return { bars, rows, startMs, spanMs, width };

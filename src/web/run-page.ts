@@ -54,6 +54,7 @@ export function runFragment(detail: RunDetail, now: Date): Markup {
       status: a.status,
       start: a.startedAt.getTime(),
       end: a.endedAt?.getTime() ?? null,
+      ...readiness(a, attempts, steps),
     })),
     now.getTime(),
     700,
@@ -92,6 +93,24 @@ export function runFragment(detail: RunDetail, now: Date): Markup {
       <h2>Report</h2>
       ${run.report ? html`<pre>${cut(run.report, SHOWN_CHARS.report)}</pre>` : html`<p class="muted">No report yet.</p>`}
     </section>`;
+}
+
+/**
+ * When an attempt could have started: a retry when the attempt before it ended; a first attempt when the last of
+ * its dependencies ended. The gap until it started is the time it was queued, held or backing off.
+ */
+function readiness(a: AttemptRow, attempts: AttemptRow[], steps: readonly { id: string; dependsOn: string[] }[]) {
+  const ended = (stepId: string, attempt?: number) =>
+    attempts
+      .filter((o) => o.stepId === stepId && (attempt === undefined || o.attempt === attempt) && o.endedAt)
+      .reduce((max, o) => Math.max(max, o.endedAt?.getTime() ?? 0), 0);
+  if (a.attempt > 1) {
+    const previous = ended(a.stepId, a.attempt - 1);
+    return previous ? { readyAt: previous } : {};
+  }
+  const deps = steps.find((s) => s.id === a.stepId)?.dependsOn ?? [];
+  const ready = deps.reduce((max, d) => Math.max(max, ended(d)), 0);
+  return ready ? { readyAt: ready } : {};
 }
 
 /** Each step's state: its latest attempt's status, else pending. */
@@ -155,7 +174,20 @@ function timelineSvg(t: TimelineLayout): Markup {
     const x = LABEL_WIDTH + b.x;
     const y = b.row * ROW_HEIGHT + 4;
     const what = `${b.stepId} attempt ${b.attempt}${b.attempt > 1 ? ' (retry)' : ''}: ${b.status}, ${durationText(b.durationMs)}${b.open ? ' so far' : ''}`;
+    const wait = b.wait
+      ? html`<rect
+          class="wait"
+          x="${LABEL_WIDTH + b.wait.x}"
+          y="${y + 5}"
+          width="${b.wait.width}"
+          height="6"
+          fill="#e5e7eb"
+        >
+          <title>${b.stepId} waited ${durationText(b.wait.ms)} (queued, held or backing off)</title>
+        </rect>`
+      : '';
     return html`<g class="bar" data-step="${b.stepId}" data-attempt="${b.attempt}" data-state="${b.status}">
+      ${wait}
       <title>${what}</title>
       <rect
         x="${x}"

@@ -64,6 +64,30 @@ describe('layoutTimeline', () => {
     ]);
   });
 
+  it('draws the wait before an attempt, from when it could start (dependencies done, or the last try ended)', () => {
+    const t = layoutTimeline(
+      [
+        { stepId: 'a', attempt: 1, status: 'failed', start: 0, end: 1_000 },
+        { stepId: 'a', attempt: 2, status: 'succeeded', start: 3_000, end: 4_000, readyAt: 1_000 },
+        { stepId: 'b', attempt: 1, status: 'succeeded', start: 6_000, end: 10_000, readyAt: 4_000 },
+      ],
+      20_000,
+      1000,
+    );
+    expect(t.bars.map((b) => b.wait)).toEqual([
+      null,
+      { x: 100, width: 200, ms: 2_000 },
+      { x: 400, width: 200, ms: 2_000 },
+    ]);
+    // A readiness after the start (clocks of two processes) draws no wait.
+    const skewed = layoutTimeline(
+      [{ stepId: 'a', attempt: 1, status: 'succeeded', start: 0, end: 10, readyAt: 5 }],
+      10,
+      100,
+    );
+    expect(skewed.bars[0]!.wait).toBeNull();
+  });
+
   it('runs an open attempt up to now, and draws even an instant one', () => {
     const t = layoutTimeline(
       [
