@@ -130,6 +130,7 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     checkEdit: (d) => steward.checkEdit(d),
     workflowCommand: (r) => steward.workflowCommand(r),
     assistantCommand: (r) => steward.assistantCommand(r),
+    dashboardLink: (a) => steward.dashboardLink(a),
   };
 }
 

@@ -18,6 +18,7 @@ import { assistants } from './0012-assistants.ts';
 import { modelCost } from './0013-model-cost.ts';
 import { brakes } from './0014-brakes.ts';
 import { runParents } from './0015-run-parents.ts';
+import { dashboard } from './0016-dashboard.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -36,4 +37,5 @@ export const migrations: Record<string, Migration> = {
   '0013-model-cost': modelCost,
   '0014-brakes': brakes,
   '0015-run-parents': runParents,
+  '0016-dashboard': dashboard,
 };

@@ -27,6 +27,9 @@ import { PgDelegationStore } from './store/pg-delegation-store.ts';
 import { loadAssistantsFile } from './assistants-file.ts';
 import { CronerCalendar } from './cron/croner-calendar.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
+import { PgDashboard } from './store/pg-dashboard.ts';
+import { createDashboardApp } from './web/dashboard-app.ts';
+import { startDashboardServer, type DashboardServer } from './web/dashboard-server.ts';
 
 /** How long the model check at start may take: long enough for a slow network, short enough not to hold start-up. */
 const MODEL_PROBE_MS = 5_000;
@@ -45,6 +48,8 @@ export interface App {
   log: Log;
   /** The `/healthz` and `/readyz` server, when `STEWARD_HEALTH_PORT` is set. */
   health: HealthServer | undefined;
+  /** The read-only web dashboard, when `STEWARD_DASHBOARD_PORT` is set. */
+  dashboard: DashboardServer | undefined;
   /**
    * Stops the channel, closes MCP servers and the database; runs are handed back for another process (or the next
    * start) to take over. With `graceMs`, steps in flight first get that long to end (a deploy's SIGTERM).
@@ -109,9 +114,15 @@ export async function startApp(options: {
     // Applied before anyone can send a request: only what differs from the database is written (and audited).
     await assistants.applyDefinitions(assistantDefinitions, new Date());
     if (assistantDefinitions.length > 0) say(`Assistants: ${assistantDefinitions.map((a) => a.name).join(', ')}.`);
+    // Before the channels (Slack's Home tab links to its run pages), so a port that cannot be used stops start-up before anyone can send a request.
+    const dashboard = await startDashboard(config, database, log);
+    if (dashboard) {
+      cleanup.unshift(() => dashboard.server.close());
+      say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
+    }
     // With a Slack or Discord token Steward serves those platforms (and leaves the terminal alone); else the console.
     const platforms: App['platforms'] = {};
-    if (config.slack) platforms.slack = new SlackChannel({ ...config.slack, log });
+    if (config.slack) platforms.slack = new SlackChannel({ ...config.slack, log, dashboardUrl: dashboard?.publicUrl });
     if (config.discord) platforms.discord = new DiscordChannel({ ...config.discord, log });
     if (!platforms.slack && !platforms.discord)
       platforms.console = new ConsoleChannel({
@@ -138,6 +149,7 @@ export async function startApp(options: {
       assistants,
       delegations: new PgDelegationStore(database.db),
       estimateHistory: new PgEstimateHistory(database.db),
+      ...(dashboard && { dashboardLinks: new PgDashboard(database.db, { baseUrl: dashboard.publicUrl }) }),
     });
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
@@ -163,6 +175,7 @@ export async function startApp(options: {
     await steward.recover();
     return {
       health,
+      dashboard: dashboard?.server,
       config,
       steward,
       channel,
@@ -188,6 +201,32 @@ export async function startApp(options: {
     for (const fn of cleanup) await fn().catch(() => undefined);
     throw err;
   }
+}
+
+/** With `STEWARD_DASHBOARD_PORT`, the dashboard's server and the address its links use (unset: localhost). */
+async function startDashboard(
+  config: Config,
+  database: StoreDatabase,
+  log?: Log,
+): Promise<{ server: DashboardServer; publicUrl: string } | undefined> {
+  const settings = config.dashboard;
+  if (!settings) return undefined;
+  let publicUrl = settings.publicUrl ?? '';
+  const server = await startDashboardServer({
+    port: settings.port,
+    app: (port) => {
+      publicUrl = settings.publicUrl ?? `http://localhost:${port}`;
+      return createDashboardApp({
+        data: new PgDashboard(database.db, { baseUrl: publicUrl }),
+        secret: settings.secret,
+        publicUrl,
+        approvers: config.settings.approvers,
+        clock: () => new Date(),
+        ...(log && { log }),
+      });
+    },
+  });
+  return { server, publicUrl };
 }
 
 /** Ready: the database answers with every migration applied, and every enabled MCP server is connected. */

@@ -135,6 +135,9 @@ const envSchema = z.object({
   DISCORD_MESSAGE_CONTENT: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('off')),
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
   STEWARD_HEALTH_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
+  STEWARD_DASHBOARD_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
+  STEWARD_DASHBOARD_URL: httpUrl('https://steward.example.com'),
+  STEWARD_DASHBOARD_SECRET: optionalText,
 });
 
 /** Validated configuration. */
@@ -215,9 +218,24 @@ export interface Config {
     | undefined;
   /** Port of `/healthz` and `/readyz` (0: a free one); off when undefined. */
   healthPort: number | undefined;
+  /** The read-only web dashboard, when STEWARD_DASHBOARD_PORT is set. */
+  dashboard: DashboardConfig | undefined;
   /** Values that must never be printed: keys, and the database URL (it may hold a password). */
   secrets: string[];
 }
+
+/** The web dashboard's settings. */
+export interface DashboardConfig {
+  /** 0: a free one. */
+  port: number;
+  /** The address people open (behind a proxy, the proxy's), for sign-in links; no trailing slash. Unset: localhost. */
+  publicUrl: string | undefined;
+  /** Signs session cookies; at least 32 characters, never printed. */
+  secret: string;
+}
+
+/** The shortest cookie-signing secret accepted: 32 characters of a random string is well past guessing. */
+export const MIN_DASHBOARD_SECRET = 32;
 
 const DEFAULT_MODELS = {
   openai: { planner: 'gpt-4.1', classifier: 'gpt-4.1-mini', synthesizer: 'gpt-4.1', llm_step: 'gpt-4.1-mini' },
@@ -263,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       'Configuration error: SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode on PORT). See docs/slack.md.',
     );
   }
+  const dashboard = dashboardConfig(e);
   const local = openai && !e.OPENAI_API_KEY;
   const fromEnv = {
     planner: e.STEWARD_MODEL_PLANNER,
@@ -312,6 +331,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.STEWARD_DB_POOL_SIZE,
     healthPort: e.STEWARD_HEALTH_PORT,
+    dashboard,
     dataDir: e.DATA_DIR,
     mcpConfigPath: e.MCP_CONFIG,
     assistantsFile: e.STEWARD_ASSISTANTS_FILE,
@@ -388,7 +408,8 @@ type SecretName =
   | 'SLACK_BOT_TOKEN'
   | 'SLACK_APP_TOKEN'
   | 'SLACK_SIGNING_SECRET'
-  | 'DISCORD_TOKEN';
+  | 'DISCORD_TOKEN'
+  | 'STEWARD_DASHBOARD_SECRET';
 
 /** The secret values set in the environment (keys, tokens, the database URL), to keep out of logs and messages. */
 export function secretValues(e: Partial<Record<SecretName, string | undefined>>): string[] {
@@ -400,7 +421,26 @@ export function secretValues(e: Partial<Record<SecretName, string | undefined>>)
     e.SLACK_APP_TOKEN,
     e.SLACK_SIGNING_SECRET,
     e.DISCORD_TOKEN,
+    e.STEWARD_DASHBOARD_SECRET,
   ].filter((s): s is string => !!s);
+}
+
+/** The dashboard's settings when its port is set; a missing or short secret stops start-up (its value is never shown). */
+function dashboardConfig(e: {
+  STEWARD_DASHBOARD_PORT?: number | undefined;
+  STEWARD_DASHBOARD_URL?: string | undefined;
+  STEWARD_DASHBOARD_SECRET?: string | undefined;
+}): DashboardConfig | undefined {
+  const port = e.STEWARD_DASHBOARD_PORT;
+  if (port === undefined) return undefined;
+  const secret = e.STEWARD_DASHBOARD_SECRET ?? '';
+  if (secret.length < MIN_DASHBOARD_SECRET)
+    throw new StewardError(
+      'config',
+      `Configuration error: STEWARD_DASHBOARD_PORT is set, so STEWARD_DASHBOARD_SECRET must be a random string of at least ${MIN_DASHBOARD_SECRET} characters (it signs the dashboard's session cookies), e.g. the output of \`openssl rand -base64 48\`.${secret ? ` The one set has ${secret.length}.` : ''}`,
+    );
+  const publicUrl = e.STEWARD_DASHBOARD_URL?.replace(/\/+$/, '');
+  return { port, publicUrl, secret };
 }
 
 /** The catalog's models that have prices, each with the provider's model id its answers name. */

@@ -188,6 +188,7 @@ export class ConsoleChannel implements ChannelAdapter {
     const command = word.toLowerCase();
     const arg = text.slice(word.length).trim();
     if (text.toLowerCase() === 'help') return this.write(HELP);
+    if (text.toLowerCase() === 'dashboard') return this.dashboard(handler);
     if (text.toLowerCase() === 'history')
       return this.current ? handler.history(this.current.runId) : this.write('! There is no run yet.');
     if (command === 'new') {
@@ -216,6 +217,16 @@ export class ConsoleChannel implements ChannelAdapter {
     // An amendment asks the planner again: the lines after it need not wait for the model.
     if (decision.action === 'amend') return this.track(decided);
     await decided;
+  }
+
+  /** A sign-in link to the web dashboard: the console is local, so printing it here shows it to this person only. */
+  private async dashboard(handler: InboundHandler): Promise<void> {
+    const link = await handler.dashboardLink(this.actor);
+    this.write(
+      link
+        ? `i Your dashboard sign-in link (works once, for 15 minutes): ${link}`
+        : '! The dashboard is off: set STEWARD_DASHBOARD_PORT and STEWARD_DASHBOARD_SECRET (README "Dashboard").',
+    );
   }
 
   /**
@@ -289,6 +300,7 @@ Anything else you type while a run is active is a reply to it: ask how it is goi
 new <request>    start another request even while a run is active. Only this command starts one: a reply the
                  model takes for another request is left alone (and said so), since a guess must not start work.
 history          who decided what on the last run, and its plan revisions.
+dashboard        a sign-in link to the web dashboard (runs, plan graphs, timelines), when it is on.
 review all|risky|none   how much you review from now on (high risk always waits).
 quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.
 Workflows (a run's approved plan, saved to run again or on a schedule):

@@ -128,6 +128,8 @@ export interface InboundHandler {
   workflowCommand(request: WorkflowRequest): Promise<string>;
   /** An Assistant command (`assistants`, `assistant <name> …`, see `assistant-commands.ts`), answered in words. */
   assistantCommand(request: WorkflowRequest): Promise<string>;
+  /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
+  dashboardLink(actor: Actor): Promise<string | null>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

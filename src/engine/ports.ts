@@ -515,3 +515,9 @@ export interface StoredDecision {
   note: string | null;
   createdAt: Date;
 }
+
+/** Issues sign-in links to the web dashboard (absent when the dashboard is off). */
+export interface DashboardLinks {
+  /** A new single-use link signing in this person, valid for a short while from `at`. */
+  issue(actor: Actor, at: Date): Promise<string>;
+}

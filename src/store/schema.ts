@@ -348,6 +348,18 @@ export interface AssistantChangesTable {
   created_at: Timestamp;
 }
 
+/** A sign-in link of the web dashboard (migration 0016): only its token's hash is kept. */
+export interface DashboardLinksTable {
+  id: BigId;
+  token_hash: string;
+  channel: string;
+  user_id: string;
+  user_name: string | null;
+  expires_at: Date;
+  used_at: ColumnType<Date | null, never, Date>;
+  created_at: Timestamp;
+}
+
 /** The whole database as Kysely sees it. */
 export interface DatabaseSchema {
   runs: RunsTable;
@@ -374,4 +386,5 @@ export interface DatabaseSchema {
   assistants: AssistantsTable;
   assistant_grants: AssistantGrantsTable;
   assistant_changes: AssistantChangesTable;
+  dashboard_links: DashboardLinksTable;
 }

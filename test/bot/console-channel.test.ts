@@ -145,6 +145,7 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           checkEdit: async () => null,
           workflowCommand: async () => thrown,
           assistantCommand: async () => thrown,
+          dashboardLink: async () => thrown,
         };
         await channel.start(handler);
         for (const line of [
@@ -201,6 +202,7 @@ describe('console channel: no line waits for a model', () => {
       checkEdit: async () => null,
       workflowCommand: async () => '',
       assistantCommand: async () => '',
+      dashboardLink: async () => null,
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);
@@ -290,6 +292,7 @@ describe('console channel: workflow commands', () => {
         seen.push(`assistant ${request.text}`);
         return 'assistant answer';
       },
+      dashboardLink: async () => null,
     };
     return { handler, seen, requests };
   }

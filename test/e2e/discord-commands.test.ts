@@ -3,6 +3,7 @@
  * command is registered at start, its private answers, `ask` posting the request with a thread for the run, run
  * lists linking to their threads, and a DM as a conversation of its own.
  */
+import { PgDashboard } from '../../src/store/pg-dashboard.ts';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
@@ -40,6 +41,7 @@ describe('the /steward command, end to end on postgres', () => {
       'review',
       'workflow',
       'assistant',
+      'dashboard',
       'help',
     ]);
 
@@ -106,6 +108,22 @@ describe('the /steward command, end to end on postgres', () => {
     expect(runs).toContain('**Your latest runs**');
     expect(runs).toContain(`[Say hi](${link})`);
     expect((await h.store.getRun(run.id))!.status).toBe('completed');
+  });
+});
+
+describe('/steward dashboard, end to end on postgres', () => {
+  it('answers only the asker with a sign-in link bound to them', async () => {
+    h = await startDiscordHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({}),
+      dashboardUrl: 'https://steward.example.com',
+    });
+    const text = await privately(h, await h.slash('dashboard', {}, { user: h.bob }));
+    const token = /<https:\/\/steward\.example\.com\/signin\/([\w-]+)>/.exec(text)?.[1];
+    expect(token).toBeTruthy();
+    const links = new PgDashboard(h.db.db, { baseUrl: 'https://steward.example.com' });
+    expect(await links.consumeLink(token!, new Date())).toMatchObject({ channel: 'discord', id: h.bob.id });
   });
 });
 

@@ -19,6 +19,7 @@ import { waitUntil, type Found } from '../helpers/wait.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
+import { PgDashboard } from '../../src/store/pg-dashboard.ts';
 import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
 import {
   CANARY_KEY,
@@ -110,6 +111,8 @@ export async function startDiscordHarness(options: {
   minUpdateIntervalMs?: number;
   /** The channel's clock (cards, interaction tokens) and the fake's, for tests that move time. */
   now?: () => number;
+  /** The dashboard's address: `/steward dashboard` then answers with sign-in links to it (else: it is off). */
+  dashboardUrl?: string;
 }): Promise<DiscordHarness> {
   const llm = await startFakeLlm(options.script);
   const discord = await startFakeDiscord({
@@ -149,6 +152,7 @@ export async function startDiscordHarness(options: {
     calendar: new CronerCalendar(),
     assistants: new PgAssistantStore(db.db),
     delegations: new PgDelegationStore(db.db),
+    ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
   });
   await channel.start(steward);
   // Messages the client has received. Steward's listener was registered first, so once an id is here its work is

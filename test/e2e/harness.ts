@@ -23,6 +23,9 @@ import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
 import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
+import { PgDashboard } from '../../src/store/pg-dashboard.ts';
+import { createDashboardApp } from '../../src/web/dashboard-app.ts';
+import { startDashboardServer } from '../../src/web/dashboard-server.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -54,6 +57,8 @@ export interface Harness {
   printedBy(length: number): number | undefined;
   /** Waits until the console printed text matching `pattern` (after `from` characters). */
   waitFor(pattern: RegExp, timeoutMs?: number, from?: number): Promise<string>;
+  /** The web dashboard, with `dashboard: true`: its address (`dashboard` in the console prints a sign-in link). */
+  dashboard?: { url: string };
   close(): Promise<void>;
 }
 
@@ -82,6 +87,7 @@ export function createSteward(
     | 'assistants'
     | 'delegations'
     | 'estimateHistory'
+    | 'dashboardLinks'
   > & {
     /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
     clock?: () => Date;
@@ -120,6 +126,7 @@ export function createSteward(
     assistants: o.assistants,
     delegations: o.delegations,
     estimateHistory: o.estimateHistory,
+    ...(o.dashboardLinks && { dashboardLinks: o.dashboardLinks }),
   });
 }
 
@@ -138,6 +145,8 @@ export async function startHarness(options: {
   estimates?: boolean;
   /** False: the model never streams, so plans are read whole and nothing starts early. */
   modelStreams?: boolean;
+  /** Serve the web dashboard on a free port, as the app does with STEWARD_DASHBOARD_PORT (events polled every 100 ms). */
+  dashboard?: boolean;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
@@ -156,6 +165,7 @@ export async function startHarness(options: {
   });
   const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
   const logs: string[] = [];
+  const dashboard = options.dashboard ? await startTestDashboard(db) : undefined;
   const steward = createSteward({
     llm,
     tools,
@@ -172,6 +182,7 @@ export async function startHarness(options: {
     delegations: new PgDelegationStore(db.db),
     estimateHistory: options.estimates ? new PgEstimateHistory(db.db) : undefined,
     modelStreams: options.modelStreams,
+    ...(dashboard && { dashboardLinks: dashboard.links }),
   });
   await channel.start(steward);
 
@@ -199,6 +210,7 @@ export async function startHarness(options: {
     output: () => printed,
     printedBy: (length) => writes.find((w) => w.upTo >= length)?.at,
     waitFor,
+    ...(dashboard && { dashboard: { url: dashboard.url } }),
     async close() {
       // Runs left waiting for a person never finish; give the others a moment to settle.
       await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
@@ -213,6 +225,7 @@ export async function startHarness(options: {
       });
       await steward.shutdown();
       await channel.stop();
+      await dashboard?.server.close();
       await host.close();
       await db.close();
       await llm.close();
@@ -220,6 +233,27 @@ export async function startHarness(options: {
         throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
     },
   };
+}
+
+/** The dashboard on a free local port over the harness's database, signing in with links it issues. */
+async function startTestDashboard(db: TestDatabase) {
+  let url = '';
+  const server = await startDashboardServer({
+    port: 0,
+    host: '127.0.0.1',
+    app: (port) => {
+      url = `http://127.0.0.1:${port}`;
+      return createDashboardApp({
+        data: new PgDashboard(db.db, { baseUrl: url }),
+        secret: `harness-${crypto.randomUUID()}`,
+        publicUrl: url,
+        approvers: [],
+        clock: () => new Date(),
+        pollMs: 100,
+      });
+    },
+  });
+  return { server, url, links: new PgDashboard(db.db, { baseUrl: url }) };
 }
 
 /**

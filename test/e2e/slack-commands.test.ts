@@ -6,6 +6,7 @@ import { planReply, recordWorkflowRequests } from './harness.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { slashCommandBody } from './slack-requests.ts';
 import { cardsOf } from '../helpers/slack-delivery.ts';
+import { PgDashboard } from '../../src/store/pg-dashboard.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
@@ -50,6 +51,31 @@ describe('the /steward slash command, end to end on postgres', () => {
     const badReview = await command(h, 'review sometimes');
     expect(badReview.acked.text).toContain('takes one of `all`, `risky` or `none`');
     expect(h.slack.calls.filter((c) => c.method === 'response_url')).toEqual([]);
+  });
+
+  it('dashboard answers privately with a sign-in link for this person, or says the dashboard is off', async () => {
+    h = await startSlackHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({}) });
+    const off = await command(h, 'dashboard');
+    expect(off.responses).toEqual([expect.objectContaining({ response_type: 'ephemeral' })]);
+    expect(String(off.responses[0]!.text)).toContain('not turned on');
+    await h.close();
+    h = undefined;
+
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({}),
+      dashboardUrl: 'https://steward.example.com',
+    });
+    const on = await command(h, 'dashboard', { user: 'U0BOB' });
+    expect(on.ack).toBe('');
+    expect(on.responses).toEqual([expect.objectContaining({ response_type: 'ephemeral' })]);
+    const token = /<https:\/\/steward\.example\.com\/signin\/([\w-]+)\|Open the dashboard>/.exec(
+      String(on.responses[0]!.text),
+    )?.[1];
+    expect(token).toBeTruthy();
+    const links = new PgDashboard(h.db.db, { baseUrl: 'https://steward.example.com' });
+    expect(await links.consumeLink(token!, new Date())).toMatchObject({ channel: 'slack', id: 'U0BOB' });
   });
 
   it('review all|risky|none is stored for the person and confirmed privately; "all" makes a low-risk plan wait', async () => {

@@ -28,6 +28,7 @@ import { CANARY_KEY, checkInvariants, createSteward, onlyRun, recordingTools, ty
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
+import { PgDashboard } from '../../src/store/pg-dashboard.ts';
 import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
 
 export interface SlackHarness {
@@ -83,6 +84,8 @@ export async function startSlackHarness(options: {
   settings?: Partial<StewardSettings>;
   /** Cards use plan blocks (`channel`), and whether the fake workspace accepts them (`workspace`, default yes). */
   planBlocks?: { channel: boolean; workspace?: boolean };
+  /** The dashboard's address: `/steward dashboard` then answers with sign-in links to it (else: it is off). */
+  dashboardUrl?: string;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
   const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace });
@@ -114,6 +117,7 @@ export async function startSlackHarness(options: {
     calendar: new CronerCalendar(),
     assistants: new PgAssistantStore(db.db),
     delegations: new PgDelegationStore(db.db),
+    ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
   });
   await channel.start(steward);
   const url = `http://127.0.0.1:${channel.port}/slack/events`;

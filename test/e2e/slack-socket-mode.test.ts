@@ -34,6 +34,7 @@ function recordingHandler() {
     checkEdit: async () => null,
     workflowCommand: async () => '',
     assistantCommand: async () => '',
+    dashboardLink: async () => null,
   };
   return { handler, messages, decisions };
 }

@@ -102,6 +102,11 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
         },
       ],
     },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      name: 'dashboard',
+      description: 'A private sign-in link to the web dashboard',
+    },
     { type: ApplicationCommandOptionType.Subcommand, name: 'help', description: 'What I can do and how' },
   ],
 };
@@ -111,6 +116,17 @@ export const STEWARD_GUILD_COMMAND: RESTPostAPIApplicationGuildCommandsJSONBody 
   const { contexts: _contexts, integration_types: _types, ...command } = STEWARD_COMMAND;
   return command;
 })();
+
+/** The private answer to `/steward dashboard`: the link, or that the dashboard is off. */
+export function renderDashboardLink(link: string | null): DiscordMessage {
+  if (!link)
+    return textMessage(
+      'The web dashboard is not turned on in this Steward (an operator sets `STEWARD_DASHBOARD_PORT`).',
+    );
+  return textMessage(
+    `Your sign-in link to the dashboard (only for you; it works once and expires in 15 minutes): <${link}>`,
+  );
+}
 
 /** What `/steward help` (and a card's Help button) says, with a note first when the command was not understood. */
 export function renderHelp(note?: string): DiscordMessage {

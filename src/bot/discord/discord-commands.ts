@@ -9,6 +9,7 @@ import { deliveryFilter } from '../delivery-filter.ts';
 import {
   COMMAND_NAME,
   RECENT_RUNS,
+  renderDashboardLink,
   renderAskPosted,
   renderHelp,
   renderPreferenceSet,
@@ -62,6 +63,9 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
       );
       return;
     }
+    case 'dashboard':
+      await i.editReply(toMessageOptions(renderDashboardLink(await handler.dashboardLink(actor))));
+      return;
     case 'review': {
       const preference = PREFERENCES.find((p) => p === i.options.getString('preference'));
       if (!preference) {

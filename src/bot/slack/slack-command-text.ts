@@ -24,6 +24,7 @@ export type StewardCommand =
   | { kind: 'help'; note?: string }
   | { kind: 'status' }
   | { kind: 'runs' }
+  | { kind: 'dashboard' }
   | { kind: 'review'; preference: ReviewPreference }
   | { kind: 'ask'; request: string }
   /** A workflow command: the person's words as typed after `/steward` (Slack's escapes undone). */
@@ -48,6 +49,8 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
       return { kind: 'status' };
     case 'runs':
       return { kind: 'runs' };
+    case 'dashboard':
+      return { kind: 'dashboard' };
     case 'review': {
       const preference = PREFERENCES.find((p) => p === rest[0]?.toLowerCase());
       if (preference && rest.length === 1) return { kind: 'review', preference };
@@ -68,6 +71,7 @@ export function helpText(note?: string): string {
     '• `/steward ask <request>`: a new request here; I answer in a thread under it. You can also mention @Steward, or send me a direct message.',
     '• `/steward status`: your runs that are not finished, with links',
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs, with links`,
+    '• `/steward dashboard`: a private sign-in link to the web dashboard (plan graphs, timelines), when it is on',
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '• `/steward help`: this list',
     "*Workflows* (a run's approved plan, saved to run again or on a schedule; the *Save as workflow* button on a completed run's card saves one too):",
@@ -83,6 +87,12 @@ const WORKFLOW_ANSWER_MAX = 3_900;
 /** A workflow command's answer as Slack text: the engine's plain text, escaped so it can ping nobody. */
 export function workflowAnswerText(answer: string): string {
   return safeMrkdwn(answer, WORKFLOW_ANSWER_MAX);
+}
+
+/** The private answer to `/steward dashboard`: the link (only characters a URL needs), or that the dashboard is off. */
+export function dashboardText(link: string | null): string {
+  if (!link) return 'The web dashboard is not turned on in this Steward (an operator sets `STEWARD_DASHBOARD_PORT`).';
+  return `<${link}|Open the dashboard>: this sign-in link is only for you, works once, and expires in 15 minutes.`;
 }
 
 /** What Steward says after `/steward review <preference>`. */

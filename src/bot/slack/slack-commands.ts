@@ -8,6 +8,7 @@ import type { WebClient } from '@slack/web-api';
 import type { RunListing } from '../../engine/channel.ts';
 import type { Actor } from '../../engine/types.ts';
 import {
+  dashboardText,
   helpText,
   parseCommand,
   RECENT_RUNS,
@@ -69,6 +70,8 @@ async function answer(
       const none = 'You have no runs yet. Start one with `/steward ask <request>`.';
       return reply(runListText(`Your last ${RECENT_RUNS} runs`, runs, await permalinks(client, runs), none));
     }
+    case 'dashboard':
+      return reply(dashboardText(await handler.dashboardLink(actor)));
     case 'review':
       await handler.setReviewPreference(actor, parsed.preference);
       return reply(reviewText(parsed.preference));

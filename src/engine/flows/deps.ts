@@ -1,5 +1,14 @@
 /** What Steward is built from: the ports, the clock and id source, a log, and the settings. */
-import type { LlmClient, ModelRole, Notifier, RunSignals, RunStore, TokenBudgets, ToolRunner } from '../ports.ts';
+import type {
+  DashboardLinks,
+  LlmClient,
+  ModelRole,
+  Notifier,
+  RunSignals,
+  RunStore,
+  TokenBudgets,
+  ToolRunner,
+} from '../ports.ts';
 import type { EstimateHistory } from '../estimate-history.ts';
 import type { PricedModel } from '../model-cost.ts';
 import type { AssistantStore } from '../assistants.ts';
@@ -87,6 +96,8 @@ export interface StewardDeps {
   delegations?: DelegationStore;
   /** Recent durations and token counts: with it, plan cards carry an estimate (`flows/plan-estimates.ts`). */
   estimateHistory?: EstimateHistory;
+  /** Sign-in links of the web dashboard: without it, `dashboardLink` answers null (the dashboard is off). */
+  dashboardLinks?: DashboardLinks;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

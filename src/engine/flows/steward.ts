@@ -410,6 +410,12 @@ export class Steward implements InboundHandler {
     return answer;
   }
 
+  /** A sign-in link to the web dashboard for this person; null when the dashboard is off. */
+  async dashboardLink(actor: Actor): Promise<string | null> {
+    const links = this.deps.dashboardLinks;
+    return links ? links.issue(actor, this.deps.clock()) : null;
+  }
+
   /**
    * The Assistants a plan may delegate to, read at most every few seconds (a change made here is seen at once, one
    * made through another process within `ASSISTANT_LIST_MS`), so a first plan costs no statement for them.

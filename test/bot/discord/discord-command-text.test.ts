@@ -22,6 +22,7 @@ describe('/steward', () => {
       'review',
       'workflow',
       'assistant',
+      'dashboard',
       'help',
     ]);
     expect(STEWARD_COMMAND.contexts).toEqual([InteractionContextType.Guild, InteractionContextType.BotDM]);

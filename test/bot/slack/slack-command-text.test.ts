@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseCommand, runListText, workflowAnswerText } from '../../../src/bot/slack/slack-command-text.ts';
+import {
+  dashboardText,
+  parseCommand,
+  runListText,
+  workflowAnswerText,
+} from '../../../src/bot/slack/slack-command-text.ts';
 import type { RunListing } from '../../../src/engine/channel.ts';
 
 const BOT = 'UBOT0001';
@@ -22,6 +27,14 @@ describe('/steward sub-commands', () => {
     });
     expect(parseCommand('ask', BOT)).toMatchObject({ kind: 'help', note: 'Say what to do after `ask`.' });
     expect(parseCommand('<!channel>', BOT)).toMatchObject({ kind: 'help', note: 'I do not know `&lt;!channel&gt;`.' });
+  });
+
+  it('`/steward dashboard` answers with a private sign-in link, or says the dashboard is off', () => {
+    expect(parseCommand('dashboard', undefined)).toEqual({ kind: 'dashboard' });
+    expect(dashboardText('https://steward.example.com/signin/abc_-1')).toBe(
+      '<https://steward.example.com/signin/abc_-1|Open the dashboard>: this sign-in link is only for you, works once, and expires in 15 minutes.',
+    );
+    expect(dashboardText(null)).toContain('not turned on');
   });
 
   it("a workflow command is the words as typed, Slack's escapes undone; its answer is escaped again", () => {

@@ -1,0 +1,298 @@
+/**
+ * The web dashboard's statements, all read-only except the sign-in links: who may see which run, the run list with
+ * its filters, one run with everything it recorded, and a cheap fingerprint of a run that changes when it moves.
+ */
+import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { Plan } from '../engine/plan/plan-schema.ts';
+import type { StoredDecision, StoredRevision } from '../engine/ports.ts';
+import type { Json } from '../engine/types.ts';
+import { listDecisions, listRevisions } from './run-history.ts';
+import type { DatabaseSchema } from './schema.ts';
+
+type Db = Kysely<DatabaseSchema>;
+
+/** Who is looking: a person on a platform; an approver sees every run. */
+export interface Viewer {
+  channel: string;
+  id: string;
+  name?: string;
+  approver: boolean;
+}
+
+/** The list's filters (each optional) and its page (1-based). */
+export interface RunFilters {
+  status?: string;
+  /** A requester's id or name (names compared without case). */
+  person?: string;
+  channel?: string;
+  /** A workflow's name: runs its fires started. */
+  workflow?: string;
+  page: number;
+}
+
+/** One line of the run list. */
+export interface RunSummary {
+  id: string;
+  status: string;
+  channel: string;
+  requester: string;
+  request: string;
+  workflow: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+}
+
+/** One try at a step. */
+export interface AttemptRow {
+  stepId: string;
+  attempt: number;
+  revision: number;
+  status: string;
+  output: Json | null;
+  error: unknown;
+  startedAt: Date;
+  endedAt: Date | null;
+  durationMs: number | null;
+}
+
+/** One model call. */
+export interface ModelCallRow {
+  role: string;
+  model: string;
+  inputTokens: number;
+  cachedInputTokens: number;
+  outputTokens: number;
+  /** Micro-dollars; null when the model had no price. */
+  costMicroUsd: number | null;
+  createdAt: Date;
+}
+
+/** Everything the run page shows. */
+export interface RunDetail {
+  run: RunSummary & { revision: number; report: string | null; tokensUsed: number; plan: Plan | null };
+  revisions: StoredRevision[];
+  attempts: AttemptRow[];
+  decisions: StoredDecision[];
+  modelCalls: ModelCallRow[];
+}
+
+/**
+ * Where a conversation lives, as a person who asked in it is taken to be there: a Slack channel (its key is
+ * `<channel>:<thread ts>`, or the channel alone), else the whole key (a Discord channel or thread, the console).
+ */
+function placeOf(channel: Expression<string>, key: Expression<string>) {
+  return sql<string>`case when ${channel} = 'slack' then split_part(${key}, ':', 1) else ${key} end`;
+}
+
+/** The runs a viewer may see: every run for an approver; else their own, and runs where they made a request. */
+function visibleTo(viewer: Viewer) {
+  return (eb: ExpressionBuilder<DatabaseSchema, 'runs'>): Expression<SqlBool> => {
+    if (viewer.approver) return sql<SqlBool>`true`;
+    const mine = eb.and([eb('runs.channel', '=', viewer.channel), eb('runs.requester_id', '=', viewer.id)]);
+    const there = eb.exists(
+      eb
+        .selectFrom('runs as own')
+        .select(sql`1`.as('one'))
+        .where('own.channel', '=', viewer.channel)
+        .where('own.requester_id', '=', viewer.id)
+        .whereRef('own.channel', '=', 'runs.channel')
+        .where(
+          placeOf(sql.ref('own.channel'), sql.ref('own.conversation_key')),
+          '=',
+          placeOf(sql.ref('runs.channel'), sql.ref('runs.conversation_key')),
+        ),
+    );
+    return eb.or([mine, there]);
+  };
+}
+
+function runsQuery(db: Db, viewer: Viewer) {
+  return db
+    .selectFrom('runs')
+    .leftJoin('workflow_fires', 'workflow_fires.run_id', 'runs.id')
+    .leftJoin('workflows', 'workflows.id', 'workflow_fires.workflow_id')
+    .where(visibleTo(viewer));
+}
+
+/** A page of the runs the viewer may see, newest first, and whether there are more. */
+export async function listVisibleRuns(
+  db: Db,
+  viewer: Viewer,
+  filters: RunFilters,
+  pageSize: number,
+): Promise<{ runs: RunSummary[]; more: boolean }> {
+  let query = runsQuery(db, viewer);
+  if (filters.status) query = query.where('runs.status', '=', filters.status);
+  if (filters.channel) query = query.where('runs.channel', '=', filters.channel);
+  if (filters.workflow) query = query.where('workflows.name', '=', filters.workflow);
+  const person = filters.person;
+  if (person)
+    query = query.where((eb) =>
+      eb.or([
+        eb('runs.requester_id', '=', person),
+        eb(eb.fn('lower', ['runs.requester_name']), '=', person.toLowerCase()),
+      ]),
+    );
+  const page = Math.max(1, Math.floor(filters.page));
+  const rows = await query
+    .select(['runs.id', 'runs.status', 'runs.channel', 'runs.requester_id', 'runs.requester_name', 'runs.request'])
+    .select(['runs.created_at', 'runs.updated_at', 'workflows.name as workflow'])
+    .orderBy('runs.created_at', 'desc')
+    .orderBy('runs.id')
+    .limit(pageSize + 1)
+    .offset((page - 1) * pageSize)
+    .execute();
+  return { runs: rows.slice(0, pageSize).map(toSummary), more: rows.length > pageSize };
+}
+
+function toSummary(r: {
+  id: string;
+  status: string;
+  channel: string;
+  requester_id: string;
+  requester_name: string | null;
+  request: string;
+  workflow: string | null;
+  created_at: Date;
+  updated_at: Date;
+}): RunSummary {
+  return {
+    id: r.id,
+    status: r.status,
+    channel: r.channel,
+    requester: r.requester_name ?? r.requester_id,
+    request: r.request,
+    workflow: r.workflow,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+  };
+}
+
+/** The run with everything it recorded, or null when it does not exist or the viewer may not see it. */
+export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<RunDetail | null> {
+  const row = await runsQuery(db, viewer)
+    .leftJoin('plan_revisions', (join) =>
+      join.onRef('plan_revisions.run_id', '=', 'runs.id').onRef('plan_revisions.revision', '=', 'runs.revision'),
+    )
+    .where('runs.id', '=', runId)
+    .select(['runs.id', 'runs.status', 'runs.channel', 'runs.requester_id', 'runs.requester_name', 'runs.request'])
+    .select(['runs.created_at', 'runs.updated_at', 'workflows.name as workflow', 'runs.revision', 'runs.report'])
+    .select(['runs.tokens_used', 'plan_revisions.plan'])
+    .executeTakeFirst();
+  if (!row) return null;
+  const [revisions, attempts, decisions, modelCalls] = await Promise.all([
+    listRevisions(db, runId),
+    db
+      .selectFrom('step_attempts')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .orderBy('started_at')
+      .orderBy('id')
+      .execute(),
+    listDecisions(db, runId),
+    db.selectFrom('llm_usage').selectAll().where('run_id', '=', runId).orderBy('id').execute(),
+  ]);
+  return {
+    run: {
+      ...toSummary(row),
+      revision: row.revision,
+      report: row.report,
+      tokensUsed: row.tokens_used,
+      plan: (row.plan ?? null) as Plan | null,
+    },
+    revisions,
+    attempts: attempts.map((a) => ({
+      stepId: a.step_id,
+      attempt: a.attempt,
+      revision: a.revision,
+      status: a.status,
+      output: a.output,
+      error: a.error,
+      startedAt: a.started_at,
+      endedAt: a.ended_at,
+      durationMs: a.duration_ms,
+    })),
+    decisions,
+    modelCalls: modelCalls.map((c) => ({
+      role: c.role,
+      model: c.model,
+      inputTokens: c.input_tokens,
+      cachedInputTokens: c.cached_input_tokens,
+      outputTokens: c.output_tokens,
+      costMicroUsd: c.cost_micro_usd === null ? null : Number(c.cost_micro_usd),
+      createdAt: c.created_at,
+    })),
+  };
+}
+
+/**
+ * A fingerprint of the run's state (its row, its attempts, its decisions, its model calls) that changes whenever the
+ * page would; null when the run is gone. Read every second per open page, so it is one small statement.
+ */
+export async function runFingerprint(db: Db, runId: string): Promise<string | null> {
+  const row = await db
+    .selectFrom('runs')
+    .where('runs.id', '=', runId)
+    .select((eb) => [
+      'runs.status',
+      'runs.revision',
+      'runs.updated_at',
+      eb
+        .selectFrom('step_attempts')
+        .whereRef('run_id', '=', 'runs.id')
+        .select(sql<string>`count(*) || ':' || count(ended_at)`.as('n'))
+        .as('attempts'),
+      eb
+        .selectFrom('decisions')
+        .whereRef('run_id', '=', 'runs.id')
+        .select(sql<string>`count(*)::text`.as('n'))
+        .as('decisions'),
+      eb
+        .selectFrom('llm_usage')
+        .whereRef('run_id', '=', 'runs.id')
+        .select(sql<string>`count(*)::text`.as('n'))
+        .as('calls'),
+    ])
+    .executeTakeFirst();
+  if (!row) return null;
+  return [row.status, row.revision, new Date(row.updated_at).getTime(), row.attempts, row.decisions, row.calls].join(
+    '|',
+  );
+}
+
+/** Stores a new sign-in link by its token's hash. */
+export async function insertDashboardLink(
+  db: Db,
+  link: { tokenHash: string; channel: string; userId: string; userName: string | null; expiresAt: Date },
+): Promise<void> {
+  await db
+    .insertInto('dashboard_links')
+    .values({
+      token_hash: link.tokenHash,
+      channel: link.channel,
+      user_id: link.userId,
+      user_name: link.userName,
+      expires_at: link.expiresAt,
+    })
+    .execute();
+}
+
+/**
+ * Uses a sign-in link: one conditional statement, so of two uses at once only one gets the person; an expired, used
+ * or unknown link gets null alike.
+ */
+export async function consumeDashboardLink(
+  db: Db,
+  tokenHash: string,
+  at: Date,
+): Promise<{ channel: string; id: string; name: string | null } | null> {
+  const row = await db
+    .updateTable('dashboard_links')
+    .set({ used_at: at })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', at)
+    .returning(['channel', 'user_id', 'user_name'])
+    .executeTakeFirst();
+  return row ? { channel: row.channel, id: row.user_id, name: row.user_name } : null;
+}

@@ -1,0 +1,195 @@
+/**
+ * The dashboard's routes (hono): sign-in by link, the run list, a run's page, its live fragment and its events.
+ * Read-only: the only writes are a sign-in link being used up and the session cookie.
+ */
+import { Hono, type Context } from 'hono';
+import { csrf } from 'hono/csrf';
+import { HTTPException } from 'hono/http-exception';
+import { html } from 'hono/html';
+import { NONCE, secureHeaders, type SecureHeadersVariables } from 'hono/secure-headers';
+import { streamSSE } from 'hono/streaming';
+import type { RunDetail, RunFilters, RunSummary, Viewer } from '../store/dashboard-queries.ts';
+import { page, type Markup } from './page-layout.ts';
+import { runFragment, runPage } from './run-page.ts';
+import { runsPage } from './runs-page.ts';
+import { endSession, readSession, SESSION_MS, startSession, type SessionPerson } from './session.ts';
+
+/** What the dashboard reads (and the one write: using up a sign-in link). */
+export interface DashboardData {
+  consumeLink(token: string, at: Date): Promise<SessionPerson | null>;
+  listRuns(viewer: Viewer, filters: RunFilters, pageSize: number): Promise<{ runs: RunSummary[]; more: boolean }>;
+  runDetail(viewer: Viewer, runId: string): Promise<RunDetail | null>;
+  /** Changes whenever the run does; null once it is gone. */
+  fingerprint(runId: string): Promise<string | null>;
+}
+
+/** How the dashboard is built. */
+export interface DashboardOptions {
+  data: DashboardData;
+  /** Signs the session cookie. */
+  secret: string;
+  /** The public address: its origin is the one sign-in forms may come from; https makes cookies Secure. */
+  publicUrl: string;
+  /** Approvers as `<channel>:<id>`: they see every run. */
+  approvers: readonly string[];
+  clock: () => Date;
+  /** How often an open run page's events look at the run (default 1 s). */
+  pollMs?: number;
+  pageSize?: number;
+  log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+}
+
+type Env = { Variables: SecureHeadersVariables & { viewer: Viewer } };
+
+/** Builds the app; serve it with `startDashboardServer`, or call `app.request()` in tests. */
+export function createDashboardApp(options: DashboardOptions): Hono<Env> {
+  const origin = new URL(options.publicUrl).origin;
+  const cookie = { secret: options.secret, secure: origin.startsWith('https:') };
+  const pageSize = options.pageSize ?? 25;
+  const pollMs = options.pollMs ?? 1_000;
+  const app = new Hono<Env>();
+
+  app.use(
+    secureHeaders({
+      contentSecurityPolicy: {
+        defaultSrc: ["'none'"],
+        styleSrc: ["'unsafe-inline'"],
+        scriptSrc: [NONCE],
+        connectSrc: ["'self'"],
+        imgSrc: ["'self'"],
+        formAction: ["'self'"],
+        baseUri: ["'none'"],
+        frameAncestors: ["'none'"],
+      },
+      referrerPolicy: 'no-referrer',
+      strictTransportSecurity: cookie.secure ? 'max-age=31536000' : false,
+    }),
+  );
+  app.use(async (c, next) => {
+    await next();
+    c.header('Cache-Control', 'no-store');
+  });
+  app.use('/signin', csrf({ origin }));
+
+  app.get('/', (c) => c.redirect('/runs'));
+  // A GET never uses the link up: chat apps fetch links to preview them, which would spend it before the person.
+  app.get('/signin/:token', (c) =>
+    c.html(
+      page(
+        'Sign in',
+        html`<h1>Sign in to Steward</h1>
+          <form method="post" action="/signin">
+            <input type="hidden" name="token" value="${c.req.param('token')}" />
+            <button type="submit">Sign in</button>
+          </form>`,
+      ),
+    ),
+  );
+  app.post('/signin', async (c) => {
+    const body = await c.req.parseBody();
+    const token = typeof body.token === 'string' ? body.token : '';
+    const now = options.clock();
+    const person = token ? await options.data.consumeLink(token, now) : null;
+    if (!person)
+      return refusal(
+        c,
+        403,
+        'This sign-in link is used, expired or unknown. Ask Steward for a new one with `/steward dashboard` (or `dashboard` in the console).',
+      );
+    await startSession(c, cookie, person, new Date(now.getTime() + SESSION_MS));
+    options.log?.('info', `dashboard: ${person.channel}:${person.id} signed in`);
+    return c.redirect('/runs', 303);
+  });
+  app.post('/signout', (c) => {
+    endSession(c, cookie);
+    return c.redirect('/runs', 303);
+  });
+
+  app.use('/runs/*', signedIn);
+  app.use('/runs', signedIn);
+  async function signedIn(c: Context<Env>, next: () => Promise<void>) {
+    const person = await readSession(c, cookie, options.clock());
+    if (!person)
+      return refusal(
+        c,
+        401,
+        'You are not signed in. Ask Steward for a sign-in link with `/steward dashboard` (or `dashboard` in the console).',
+      );
+    const approver = options.approvers.includes(`${person.channel}:${person.id}`);
+    c.set('viewer', { channel: person.channel, id: person.id, ...(person.name && { name: person.name }), approver });
+    await next();
+  }
+
+  app.get('/runs', async (c) => {
+    const q = (name: string) => c.req.query(name)?.trim().slice(0, 200) || undefined;
+    const pageNumber = Number.parseInt(c.req.query('page') ?? '1', 10);
+    const filters: RunFilters = {
+      ...optional('status', q('status')),
+      ...optional('person', q('person')),
+      ...optional('channel', q('channel')),
+      ...optional('workflow', q('workflow')),
+      page: Number.isFinite(pageNumber) && pageNumber > 0 ? Math.min(pageNumber, 10_000) : 1,
+    };
+    const viewer = c.get('viewer');
+    const { runs, more } = await options.data.listRuns(viewer, filters, pageSize);
+    const who = `${viewer.name ?? viewer.id} (${viewer.channel}${viewer.approver ? ', approver: every run' : ''})`;
+    return c.html(runsPage(who, filters, runs, more));
+  });
+  app.get('/runs/:id', async (c) => {
+    const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
+    if (!detail) return notFound(c);
+    return c.html(runPage(detail, options.clock(), c.get('secureHeadersNonce') ?? ''));
+  });
+  app.get('/runs/:id/fragment', async (c) => {
+    const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
+    if (!detail) return notFound(c);
+    return c.html(runFragment(detail, options.clock()));
+  });
+  app.get('/runs/:id/events', async (c) => {
+    const runId = c.req.param('id');
+    if (!(await options.data.runDetail(c.get('viewer'), runId))) return notFound(c);
+    return streamSSE(c, async (stream) => {
+      let last = await options.data.fingerprint(runId);
+      await stream.writeSSE({ event: 'ready', data: 'ok' });
+      while (!stream.aborted && !stream.closed) {
+        await stream.sleep(pollMs);
+        if (stream.aborted || stream.closed) break;
+        // A failed read (the database going away at shutdown) ends the stream; the page's EventSource reconnects.
+        const now = await options.data.fingerprint(runId).catch((err: unknown) => {
+          options.log?.('warn', `dashboard: events of ${runId}: ${(err as Error).message}`);
+          return undefined;
+        });
+        if (now === undefined) break;
+        if (now !== last) {
+          last = now;
+          await stream.writeSSE({ event: 'changed', data: now ?? 'gone' });
+        }
+      }
+    });
+  });
+
+  app.notFound((c) => notFound(c));
+  app.onError((err, c) => {
+    // hono's csrf middleware refuses a form posted from another origin this way.
+    if (err instanceof HTTPException && err.status === 403)
+      return refusal(c, 403, 'This form was sent from another site, so it was refused.');
+    options.log?.('error', `dashboard: ${c.req.method} ${c.req.path}: ${err.message}`);
+    return refusal(c, 500, 'Something went wrong on this page; the log says what.');
+  });
+  return app;
+}
+
+function optional<K extends string>(key: K, value: string | undefined): Partial<Record<K, string>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, string>);
+}
+
+/** The same answer for a run that does not exist and one the viewer may not see. */
+function notFound(c: Context): Response | Promise<Response> {
+  return refusal(c, 404, 'There is no such page, or no run here that you may see.');
+}
+
+function refusal(c: Context, status: 401 | 403 | 404 | 500, text: string): Response | Promise<Response> {
+  const body: Markup = html`<h1>${status === 404 ? 'Not found' : status === 500 ? 'Error' : 'Not signed in'}</h1>
+    <p>${text}</p>`;
+  return c.html(page('Steward', body), status);
+}

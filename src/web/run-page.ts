@@ -1,0 +1,352 @@
+/**
+ * One run's page: the plan graph, the timeline of step attempts, the revisions, the decisions, the model calls and
+ * the report. Everything a tool or a model wrote is shown as cut, escaped text; nothing of it becomes a link.
+ */
+import { html } from 'hono/html';
+import type { Plan } from '../engine/plan/plan-schema.ts';
+import { formatCost } from '../engine/model-cost.ts';
+import { cut, outputText } from '../engine/text.ts';
+import type { AttemptRow, RunDetail } from '../store/dashboard-queries.ts';
+import { layoutGraph, layoutTimeline, type GraphLayout, type TimelineLayout } from './graph-layout.ts';
+import { durationText, page, statusLabel, timeText, type Markup } from './page-layout.ts';
+import { planChanges } from './plan-changes.ts';
+
+/** The most characters of one output, error or report shown: enough to read, never a megabyte. */
+export const SHOWN_CHARS = { output: 2_000, report: 20_000, label: 20 } as const;
+
+const FILL: Record<string, string> = {
+  succeeded: '#bfe8cb',
+  failed: '#f3b7bd',
+  running: '#b9d4f7',
+  skipped: '#e3e6ea',
+  cancelled: '#f3b7bd',
+  pending: '#fff',
+};
+const fill = (state: string) => FILL[state] ?? '#fdf0c2';
+
+/** Refreshes the live part when the server says the run moved (server-sent events), with no reload. */
+export const LIVE_SCRIPT = `(()=>{const live=document.getElementById('live');if(!live)return;
+const es=new EventSource(location.pathname+'/events');
+es.addEventListener('changed',async()=>{const r=await fetch(location.pathname+'/fragment');if(r.ok)live.innerHTML=await r.text();});})();`;
+
+/** The whole run page. */
+export function runPage(detail: RunDetail, now: Date, nonce: string): Markup {
+  const { run } = detail;
+  const body = html`<h1>${cut(run.request, 300)}</h1>
+    <p class="muted">
+      Run <code>${run.id}</code> · asked by ${run.requester} on ${run.channel} · ${timeText(run.createdAt)} UTC
+      ${run.workflow ? html`· workflow ${run.workflow}` : ''}
+    </p>
+    <div id="live">${runFragment(detail, now)}</div>`;
+  return page(cut(run.request, 60), body, { nonce, code: LIVE_SCRIPT });
+}
+
+/** The part of the page that follows the run. */
+export function runFragment(detail: RunDetail, now: Date): Markup {
+  const { run, attempts } = detail;
+  const states = latestStates(attempts);
+  const steps = run.plan?.steps ?? [];
+  const graph = layoutGraph(steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn })));
+  const timeline = layoutTimeline(
+    attempts.map((a) => ({
+      stepId: a.stepId,
+      attempt: a.attempt,
+      status: a.status,
+      start: a.startedAt.getTime(),
+      end: a.endedAt?.getTime() ?? null,
+      ...readiness(a, attempts, steps),
+    })),
+    now.getTime(),
+    700,
+  );
+  return html`<p>Status: ${statusLabel(run.status)} · revision ${run.revision} · ${run.tokensUsed} tokens</p>
+    <section>
+      <h2>Plan</h2>
+      ${
+        run.plan
+          ? html`<p>${cut(run.plan.summary, 1000)}</p>
+              ${graphSvg(graph, states)}`
+          : html`<p class="muted">No plan yet.</p>`
+      }
+    </section>
+    <section>
+      <h2>Timeline</h2>
+      ${attempts.length ? timelineSvg(timeline) : html`<p class="muted">No step has started.</p>`}
+    </section>
+    <section>
+      <h2>Steps</h2>
+      ${stepsTable(attempts)}
+    </section>
+    <section>
+      <h2>Revisions</h2>
+      ${revisionsTable(detail)}
+    </section>
+    <section>
+      <h2>Decisions</h2>
+      ${decisionsTable(detail)}
+    </section>
+    <section>
+      <h2>Model calls</h2>
+      ${modelCallsTable(detail)}
+    </section>
+    <section>
+      <h2>Report</h2>
+      ${run.report ? html`<pre>${cut(run.report, SHOWN_CHARS.report)}</pre>` : html`<p class="muted">No report yet.</p>`}
+    </section>`;
+}
+
+/**
+ * When an attempt could have started: a retry when the attempt before it ended; a first attempt when the last of
+ * its dependencies ended. The gap until it started is the time it was queued, held or backing off.
+ */
+function readiness(a: AttemptRow, attempts: AttemptRow[], steps: readonly { id: string; dependsOn: string[] }[]) {
+  const ended = (stepId: string, attempt?: number) =>
+    attempts
+      .filter((o) => o.stepId === stepId && (attempt === undefined || o.attempt === attempt) && o.endedAt)
+      .reduce((max, o) => Math.max(max, o.endedAt?.getTime() ?? 0), 0);
+  if (a.attempt > 1) {
+    const previous = ended(a.stepId, a.attempt - 1);
+    return previous ? { readyAt: previous } : {};
+  }
+  const deps = steps.find((s) => s.id === a.stepId)?.dependsOn ?? [];
+  const ready = deps.reduce((max, d) => Math.max(max, ended(d)), 0);
+  return ready ? { readyAt: ready } : {};
+}
+
+/** Each step's state: its latest attempt's status, else pending. */
+function latestStates(attempts: AttemptRow[]): Map<string, string> {
+  const latest = new Map<string, AttemptRow>();
+  for (const a of attempts) {
+    const seen = latest.get(a.stepId);
+    if (!seen || a.attempt >= seen.attempt) latest.set(a.stepId, a);
+  }
+  return new Map([...latest].map(([id, a]) => [id, a.status]));
+}
+
+function graphSvg(g: GraphLayout, states: Map<string, string>): Markup {
+  const edges = g.edges.map((e) => {
+    const mid = (e.x1 + e.x2) / 2;
+    return html`<path
+      d="M${e.x1},${e.y1} C${mid},${e.y1} ${mid},${e.y2} ${e.x2},${e.y2}"
+      fill="none"
+      stroke="#8a94a6"
+    />`;
+  });
+  const nodes = g.nodes.map((n) => {
+    const state = states.get(n.id) ?? 'pending';
+    return html`<g class="node" data-step="${n.id}" data-state="${state}">
+      <title>${n.id}: ${state}</title>
+      <rect
+        x="${n.x}"
+        y="${n.y}"
+        width="${n.width}"
+        height="${n.height}"
+        rx="6"
+        fill="${fill(state)}"
+        stroke="#5b6475"
+      />
+      <text x="${n.x + 8}" y="${n.y + 18}">${cut(n.id, SHOWN_CHARS.label)}</text>
+      <text x="${n.x + 8}" y="${n.y + 35}" fill="#4b5563">${state}</text>
+    </g>`;
+  });
+  return html`<svg
+    id="plan-graph"
+    role="img"
+    aria-label="plan graph"
+    viewBox="0 0 ${g.width} ${g.height}"
+    width="${g.width}"
+    height="${g.height}"
+  >
+    ${edges}${nodes}
+  </svg>`;
+}
+
+const LABEL_WIDTH = 150;
+const ROW_HEIGHT = 24;
+
+function timelineSvg(t: TimelineLayout): Markup {
+  const height = t.rows.length * ROW_HEIGHT + 30;
+  const width = LABEL_WIDTH + t.width + 90;
+  const labels = t.rows.map(
+    (id, i) => html`<text x="4" y="${i * ROW_HEIGHT + 16}">${cut(id, SHOWN_CHARS.label)}</text>`,
+  );
+  const bars = t.bars.map((b) => {
+    const x = LABEL_WIDTH + b.x;
+    const y = b.row * ROW_HEIGHT + 4;
+    const what = `${b.stepId} attempt ${b.attempt}${b.attempt > 1 ? ' (retry)' : ''}: ${b.status}, ${durationText(b.durationMs)}${b.open ? ' so far' : ''}`;
+    const wait = b.wait
+      ? html`<rect
+          class="wait"
+          x="${LABEL_WIDTH + b.wait.x}"
+          y="${y + 5}"
+          width="${b.wait.width}"
+          height="6"
+          fill="#e5e7eb"
+        >
+          <title>${b.stepId} waited ${durationText(b.wait.ms)} (queued, held or backing off)</title>
+        </rect>`
+      : '';
+    return html`<g class="bar" data-step="${b.stepId}" data-attempt="${b.attempt}" data-state="${b.status}">
+      ${wait}
+      <title>${what}</title>
+      <rect
+        x="${x}"
+        y="${y}"
+        width="${b.width}"
+        height="16"
+        rx="3"
+        fill="${fill(b.status)}"
+        stroke="${b.attempt > 1 ? '#b45309' : '#5b6475'}"
+      />
+      <text x="${x + b.width + 4}" y="${y + 12}" fill="#4b5563"
+        >${durationText(b.durationMs)}${b.open ? ' so far' : ''}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}</text
+      >
+    </g>`;
+  });
+  const axisY = t.rows.length * ROW_HEIGHT + 18;
+  return html`<svg
+    id="timeline"
+    role="img"
+    aria-label="step timeline"
+    viewBox="0 0 ${width} ${height}"
+    width="${width}"
+    height="${height}"
+  >
+    ${labels}${bars}
+    <text x="${LABEL_WIDTH}" y="${axisY}" fill="#6b7280">0</text>
+    <text x="${LABEL_WIDTH + t.width}" y="${axisY}" fill="#6b7280" text-anchor="end">${durationText(t.spanMs)}</text>
+  </svg>`;
+}
+
+function stepsTable(attempts: AttemptRow[]): Markup {
+  if (!attempts.length) return html`<p class="muted">No attempts yet.</p>`;
+  const rows = attempts.map(
+    (a) =>
+      html`<tr>
+        <td>${a.stepId}</td>
+        <td>${a.attempt}</td>
+        <td>${statusLabel(a.status)}</td>
+        <td>${a.durationMs === null ? '' : durationText(a.durationMs)}</td>
+        <td><pre>${attemptText(a)}</pre></td>
+      </tr>`,
+  );
+  return html`<table>
+    <thead>
+      <tr>
+        <th>Step</th>
+        <th>Attempt</th>
+        <th>State</th>
+        <th>Took</th>
+        <th>Output or error</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
+/** An attempt's output (or error) as cut text. */
+function attemptText(a: AttemptRow): string {
+  if (a.error !== null && a.error !== undefined) return cut(JSON.stringify(a.error), SHOWN_CHARS.output);
+  if (a.output === null) return '';
+  return cut(outputText(a.output), SHOWN_CHARS.output);
+}
+
+function revisionsTable(detail: RunDetail): Markup {
+  if (!detail.revisions.length) return html`<p class="muted">No revisions yet.</p>`;
+  let before: Plan | null = null;
+  const rows = detail.revisions.map((r) => {
+    const changes = planChanges(before, r.plan);
+    before = r.plan;
+    return html`<tr>
+      <td>${r.revision}</td>
+      <td>${timeText(r.createdAt)}</td>
+      <td>${cut(r.reason, 500)}</td>
+      <td>${changes.join('; ')}</td>
+    </tr>`;
+  });
+  return html`<table>
+    <thead>
+      <tr>
+        <th>Revision</th>
+        <th>When (UTC)</th>
+        <th>Why</th>
+        <th>What changed</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
+function decisionsTable(detail: RunDetail): Markup {
+  if (!detail.decisions.length) return html`<p class="muted">No decisions yet.</p>`;
+  const rows = detail.decisions.map(
+    (d) =>
+      html`<tr>
+        <td>${timeText(d.createdAt)}</td>
+        <td>${d.actor.name ?? d.actor.id} (${d.actor.channel})</td>
+        <td>${d.action}</td>
+        <td>${d.revision}</td>
+        <td>${d.accepted ? 'accepted' : 'refused'}</td>
+        <td>${cut(d.note ?? '', 500)}</td>
+      </tr>`,
+  );
+  return html`<table>
+    <thead>
+      <tr>
+        <th>When (UTC)</th>
+        <th>Who</th>
+        <th>What</th>
+        <th>Revision</th>
+        <th>Outcome</th>
+        <th>Why</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+  </table>`;
+}
+
+function modelCallsTable(detail: RunDetail): Markup {
+  if (!detail.modelCalls.length) return html`<p class="muted">No model calls.</p>`;
+  const rows = detail.modelCalls.map(
+    (c) =>
+      html`<tr>
+        <td>${timeText(c.createdAt)}</td>
+        <td>${c.role}</td>
+        <td>${c.model}</td>
+        <td>${c.inputTokens}${c.cachedInputTokens ? ` (${c.cachedInputTokens} cached)` : ''}</td>
+        <td>${c.outputTokens}</td>
+        <td>${formatCost(c.costMicroUsd)}</td>
+      </tr>`,
+  );
+  const total = detail.modelCalls.reduce((sum, c) => sum + c.inputTokens + c.outputTokens, 0);
+  const priced = detail.modelCalls.every((c) => c.costMicroUsd !== null);
+  const cost = priced ? detail.modelCalls.reduce((sum, c) => sum + (c.costMicroUsd ?? 0), 0) : null;
+  return html`<table>
+    <thead>
+      <tr>
+        <th>When (UTC)</th>
+        <th>Role</th>
+        <th>Model</th>
+        <th>Input tokens</th>
+        <th>Output tokens</th>
+        <th>Cost</th>
+      </tr>
+    </thead>
+    <tbody>
+      ${rows}
+    </tbody>
+    <tfoot>
+      <tr>
+        <th colspan="3">Total</th>
+        <th colspan="2">${total} tokens</th>
+        <th>${formatCost(cost)}</th>
+      </tr>
+    </tfoot>
+  </table>`;
+}

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+
+const SECRET = 'x'.repeat(40);
+
+describe('dashboard settings', () => {
+  it('is off unless its port is set', () => {
+    expect(loadConfig({ OPENAI_API_KEY: 'k' }).dashboard).toBeUndefined();
+  });
+
+  it('needs a secret of at least 32 characters when the port is set, and never shows it', () => {
+    expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DASHBOARD_PORT: '8080' })).toThrow(
+      /STEWARD_DASHBOARD_SECRET must be a random string of at least 32 characters/,
+    );
+    const short = 'short-secret-value';
+    let message = '';
+    try {
+      loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DASHBOARD_PORT: '8080', STEWARD_DASHBOARD_SECRET: short });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).toContain('The one set has 18.');
+    expect(message).not.toContain(short);
+  });
+
+  it('takes the port, the public address without its trailing slash, and keeps the secret out of logs', () => {
+    const config = loadConfig({
+      OPENAI_API_KEY: 'k',
+      STEWARD_DASHBOARD_PORT: '8080',
+      STEWARD_DASHBOARD_URL: 'https://steward.example.com/',
+      STEWARD_DASHBOARD_SECRET: SECRET,
+    });
+    expect(config.dashboard).toEqual({ port: 8080, publicUrl: 'https://steward.example.com', secret: SECRET });
+    expect(config.secrets).toContain(SECRET);
+    expect(() =>
+      loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DASHBOARD_URL: 'steward.example.com', STEWARD_DASHBOARD_PORT: '1' }),
+    ).toThrow(/STEWARD_DASHBOARD_URL: must be an http:\/\/ or https:\/\/ URL/);
+  });
+});
