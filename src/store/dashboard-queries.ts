@@ -3,9 +3,10 @@
  * its filters, one run with everything it recorded, and a cheap fingerprint of a run that changes when it moves.
  */
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
+import type { Range } from '../engine/estimate-history.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { StoredDecision, StoredRevision } from '../engine/ports.ts';
-import type { Json } from '../engine/types.ts';
+import { TERMINAL_STATUSES, type Json } from '../engine/types.ts';
 import { listDecisions, listRevisions } from './run-history.ts';
 import type { DatabaseSchema } from './schema.ts';
 
@@ -67,9 +68,32 @@ export interface ModelCallRow {
   createdAt: Date;
 }
 
+/**
+ * The duration estimate a run started with (the first `estimated` or `autoApproved` event carrying one) and, once it
+ * ended, what its steps took: the first attempt's start to the last attempt's end.
+ */
+export interface RunEstimate {
+  /** Null when no step of the plan had history. */
+  durationMs: Range | null;
+  noHistory: string[];
+  /** Null while the run has not ended (or no step ran). */
+  actualMs: number | null;
+}
+
+/** One line of the estimates page: an ended run whose estimate had a duration range. */
+export interface EstimatedRun {
+  id: string;
+  request: string;
+  status: string;
+  createdAt: Date;
+  durationMs: Range;
+  actualMs: number;
+}
+
 /** Everything the run page shows. */
 export interface RunDetail {
   run: RunSummary & { revision: number; report: string | null; tokensUsed: number; plan: Plan | null };
+  estimate: RunEstimate | null;
   revisions: StoredRevision[];
   attempts: AttemptRow[];
   decisions: StoredDecision[];
@@ -112,6 +136,76 @@ function runsQuery(db: Db, viewer: Viewer) {
     .leftJoin('workflow_fires', 'workflow_fires.run_id', 'runs.id')
     .leftJoin('workflows', 'workflows.id', 'workflow_fires.workflow_id')
     .where(visibleTo(viewer));
+}
+
+/**
+ * `runsQuery` with each run's stored estimate (`est.estimate`, null when none) and, for an ended run, what its plan's
+ * attempts took (`took.took_ms`; revision 0 is a plan whose steps started while it streamed, so it counts).
+ */
+function estimatesQuery(db: Db, viewer: Viewer) {
+  return runsQuery(db, viewer)
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('run_events')
+          .select(sql<Json>`run_events.payload -> 'estimate'`.as('estimate'))
+          .whereRef('run_events.run_id', '=', 'runs.id')
+          .where('run_events.type', 'in', ['estimated', 'autoApproved'])
+          .where(sql<SqlBool>`jsonb_typeof(run_events.payload -> 'estimate') = 'object'`)
+          .orderBy('run_events.id')
+          .limit(1)
+          .as('est'),
+      (join) => join.onTrue(),
+    )
+    .leftJoinLateral(
+      (eb) =>
+        eb
+          .selectFrom('step_attempts')
+          .select(
+            sql<
+              number | null
+            >`(extract(epoch from max(step_attempts.ended_at) - min(step_attempts.started_at)) * 1000)::float8`.as(
+              'took_ms',
+            ),
+          )
+          .whereRef('step_attempts.run_id', '=', 'runs.id')
+          .where('step_attempts.revision', '>=', 0)
+          .where('runs.status', 'in', [...TERMINAL_STATUSES])
+          .as('took'),
+      (join) => join.onTrue(),
+    );
+}
+
+/** The ended runs the viewer may see whose estimate had a duration range: the newest `limit`, newest first. */
+export async function listEstimatedRuns(db: Db, viewer: Viewer, limit: number): Promise<EstimatedRun[]> {
+  const rows = await estimatesQuery(db, viewer)
+    .where(sql<SqlBool>`jsonb_typeof(est.estimate -> 'durationMs') = 'object'`)
+    .where('took.took_ms', 'is not', null)
+    .select(['runs.id', 'runs.request', 'runs.status', 'runs.created_at', 'est.estimate', 'took.took_ms'])
+    .orderBy('runs.created_at', 'desc')
+    .orderBy('runs.id')
+    .limit(limit)
+    .execute();
+  return rows.flatMap((r) => {
+    const stored = toEstimate(r.estimate, r.took_ms);
+    if (!stored?.durationMs || stored.actualMs === null) return [];
+    const { durationMs, actualMs } = stored;
+    return [{ id: r.id, request: r.request, status: r.status, createdAt: r.created_at, durationMs, actualMs }];
+  });
+}
+
+/** The stored estimate's duration part, read defensively: it is JSON an older version may have written. */
+function toEstimate(estimate: Json | null, tookMs: number | null): RunEstimate | null {
+  if (!estimate || typeof estimate !== 'object' || Array.isArray(estimate)) return null;
+  const range = estimate.durationMs;
+  const durationMs =
+    range && typeof range === 'object' && !Array.isArray(range) && typeof range.low === 'number'
+      ? { low: range.low, high: typeof range.high === 'number' ? range.high : range.low }
+      : null;
+  const noHistory = Array.isArray(estimate.noHistory)
+    ? estimate.noHistory.filter((t): t is string => typeof t === 'string')
+    : [];
+  return { durationMs, noHistory, actualMs: tookMs === null ? null : Math.max(0, Number(tookMs)) };
 }
 
 /** A page of the runs the viewer may see, newest first, and whether there are more. */
@@ -170,14 +264,14 @@ function toSummary(r: {
 
 /** The run with everything it recorded, or null when it does not exist or the viewer may not see it. */
 export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<RunDetail | null> {
-  const row = await runsQuery(db, viewer)
+  const row = await estimatesQuery(db, viewer)
     .leftJoin('plan_revisions', (join) =>
       join.onRef('plan_revisions.run_id', '=', 'runs.id').onRef('plan_revisions.revision', '=', 'runs.revision'),
     )
     .where('runs.id', '=', runId)
     .select(['runs.id', 'runs.status', 'runs.channel', 'runs.requester_id', 'runs.requester_name', 'runs.request'])
     .select(['runs.created_at', 'runs.updated_at', 'workflows.name as workflow', 'runs.revision', 'runs.report'])
-    .select(['runs.tokens_used', 'plan_revisions.plan'])
+    .select(['runs.tokens_used', 'plan_revisions.plan', 'est.estimate', 'took.took_ms'])
     .executeTakeFirst();
   if (!row) return null;
   const [revisions, attempts, decisions, modelCalls] = await Promise.all([
@@ -200,6 +294,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
       tokensUsed: row.tokens_used,
       plan: (row.plan ?? null) as Plan | null,
     },
+    estimate: toEstimate(row.estimate, row.took_ms),
     revisions,
     attempts: attempts.map((a) => ({
       stepId: a.step_id,

@@ -10,9 +10,11 @@ import type { Actor } from '../engine/types.ts';
 import {
   consumeDashboardLink,
   insertDashboardLink,
+  listEstimatedRuns,
   listVisibleRuns,
   runDetail,
   runFingerprint,
+  type EstimatedRun,
   type RunDetail,
   type RunFilters,
   type RunSummary,
@@ -59,6 +61,10 @@ export class PgDashboard implements DashboardLinks {
 
   listRuns(viewer: Viewer, filters: RunFilters, pageSize: number): Promise<{ runs: RunSummary[]; more: boolean }> {
     return listVisibleRuns(this.db, viewer, filters, pageSize);
+  }
+
+  estimatedRuns(viewer: Viewer, limit: number): Promise<EstimatedRun[]> {
+    return listEstimatedRuns(this.db, viewer, limit);
   }
 
   runDetail(viewer: Viewer, runId: string): Promise<RunDetail | null> {

@@ -1,5 +1,6 @@
 /**
- * The dashboard's routes (hono): sign-in by link, the run list, a run's page, its live fragment and its events.
+ * The dashboard's routes (hono): sign-in by link, the run list, a run's page, its live fragment and its events, and
+ * the estimates page (estimated against actual durations).
  * Read-only: the only writes are a sign-in link being used up and the session cookie.
  */
 import { Hono, type Context } from 'hono';
@@ -8,7 +9,8 @@ import { HTTPException } from 'hono/http-exception';
 import { html } from 'hono/html';
 import { NONCE, secureHeaders, type SecureHeadersVariables } from 'hono/secure-headers';
 import { streamSSE } from 'hono/streaming';
-import type { RunDetail, RunFilters, RunSummary, Viewer } from '../store/dashboard-queries.ts';
+import type { EstimatedRun, RunDetail, RunFilters, RunSummary, Viewer } from '../store/dashboard-queries.ts';
+import { ESTIMATES_SHOWN, estimatesPage } from './estimates-page.ts';
 import { page, type Markup } from './page-layout.ts';
 import { runFragment, runPage } from './run-page.ts';
 import { runsPage } from './runs-page.ts';
@@ -19,6 +21,8 @@ export interface DashboardData {
   consumeLink(token: string, at: Date): Promise<SessionPerson | null>;
   listRuns(viewer: Viewer, filters: RunFilters, pageSize: number): Promise<{ runs: RunSummary[]; more: boolean }>;
   runDetail(viewer: Viewer, runId: string): Promise<RunDetail | null>;
+  /** The newest ended runs the viewer may see that had a duration estimate, newest first. */
+  estimatedRuns(viewer: Viewer, limit: number): Promise<EstimatedRun[]>;
   /** Changes whenever the run does; null once it is gone. */
   fingerprint(runId: string): Promise<string | null>;
 }
@@ -107,6 +111,7 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
 
   app.use('/runs/*', signedIn);
   app.use('/runs', signedIn);
+  app.use('/estimates', signedIn);
   async function signedIn(c: Context<Env>, next: () => Promise<void>) {
     const person = await readSession(c, cookie, options.clock());
     if (!person)
@@ -135,6 +140,9 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
     const who = `${viewer.name ?? viewer.id} (${viewer.channel}${viewer.approver ? ', approver: every run' : ''})`;
     return c.html(runsPage(who, filters, runs, more));
   });
+  app.get('/estimates', async (c) =>
+    c.html(estimatesPage(await options.data.estimatedRuns(c.get('viewer'), ESTIMATES_SHOWN))),
+  );
   app.get('/runs/:id', async (c) => {
     const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
     if (!detail) return notFound(c);

@@ -9,7 +9,7 @@ export type Markup = ReturnType<typeof html>;
 
 const STYLE = `
 body{font:14px/1.4 system-ui,sans-serif;margin:0;color:#1d2330;background:#f6f7f9}
-header{background:#1d2330;color:#fff;padding:10px 20px}header a{color:#fff;text-decoration:none;font-weight:600}
+header{background:#1d2330;color:#fff;padding:10px 20px}header a{color:#fff;text-decoration:none;font-weight:600;margin-right:16px}
 main{padding:16px 20px;max-width:1200px}
 table{border-collapse:collapse;width:100%;background:#fff}
 th,td{border-bottom:1px solid #e3e6ea;padding:6px 8px;text-align:left;vertical-align:top}
@@ -37,7 +37,7 @@ export function page(title: string, body: Markup, script?: { nonce: string; code
         </style>
       </head>
       <body>
-        <header><a href="/runs">Steward runs</a></header>
+        <header><a href="/runs">Steward runs</a><a href="/estimates">Estimates</a></header>
         <main>${body}</main>
         ${
           script

@@ -9,6 +9,8 @@ import { cut, outputText } from '../engine/text.ts';
 import type { AttemptRow, RunDetail } from '../store/dashboard-queries.ts';
 import { layoutGraph, layoutTimeline, type GraphLayout, type TimelineLayout } from './graph-layout.ts';
 import { durationText, page, statusLabel, timeText, type Markup } from './page-layout.ts';
+import { estimateErrorPercent, percentText } from './estimate-error.ts';
+import { rangeText } from './estimates-page.ts';
 import { planChanges } from './plan-changes.ts';
 
 /** The most characters of one output, error or report shown: enough to read, never a megabyte. */
@@ -60,6 +62,7 @@ export function runFragment(detail: RunDetail, now: Date): Markup {
     700,
   );
   return html`<p>Status: ${statusLabel(run.status)} · revision ${run.revision} · ${run.tokensUsed} tokens</p>
+    <p id="estimate">${estimateLine(detail)}</p>
     <section>
       <h2>Plan</h2>
       ${
@@ -93,6 +96,18 @@ export function runFragment(detail: RunDetail, now: Date): Markup {
       <h2>Report</h2>
       ${run.report ? html`<pre>${cut(run.report, SHOWN_CHARS.report)}</pre>` : html`<p class="muted">No report yet.</p>`}
     </section>`;
+}
+
+/** The duration estimate the run started with and, once it ended, what it took and the error. */
+function estimateLine(detail: RunDetail): Markup {
+  const e = detail.estimate;
+  if (!e) return html`Estimate: <span class="muted">no estimate</span>`;
+  const none = e.noHistory.length ? ` for ${e.noHistory.join(', ')}` : '';
+  if (!e.durationMs) return html`Estimate: <span class="muted">no duration estimate (no history${none})</span>`;
+  const estimated = html`Estimate: ${rangeText(e.durationMs)}`;
+  if (e.actualMs === null) return estimated;
+  const error = estimateErrorPercent(e.durationMs, e.actualMs);
+  return html`${estimated} · took ${durationText(e.actualMs)} · error <span class="error">${percentText(error)}</span>`;
 }
 
 /**
