@@ -4,6 +4,7 @@
  * Read-only: the only writes are a sign-in link being used up and the session cookie.
  */
 import { Hono, type Context } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { csrf } from 'hono/csrf';
 import { HTTPException } from 'hono/http-exception';
 import { html } from 'hono/html';
@@ -15,6 +16,11 @@ import { page, type Markup } from './page-layout.ts';
 import { runFragment, runPage } from './run-page.ts';
 import { runsPage } from './runs-page.ts';
 import { endSession, readSession, SESSION_MS, startSession, type SessionPerson } from './session.ts';
+
+/** How long one live-update stream lasts before the page opens another (its access checked again). */
+const STREAM_MS = 5 * 60_000;
+/** How often an idle stream sends a comment, so a client gone without closing is noticed. */
+const PING_MS = 20_000;
 
 /** What the dashboard reads (and the one write: using up a sign-in link). */
 export interface DashboardData {
@@ -74,6 +80,9 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
     c.header('Cache-Control', 'no-store');
   });
   app.use('/signin', csrf({ origin }));
+  // Signing out is a form too: another site may not sign a person out. Sign-in bodies are one short token.
+  app.use('/signout', csrf({ origin }));
+  app.use('/signin', bodyLimit({ maxSize: 4_096, onError: (c) => refusal(c, 413, 'That sign-in form is too large.') }));
 
   app.get('/', (c) => c.redirect('/runs'));
   // A GET never uses the link up: chat apps fetch links to preview them, which would spend it before the person.
@@ -159,15 +168,24 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
     return streamSSE(c, async (stream) => {
       let last = await options.data.fingerprint(runId);
       await stream.writeSSE({ event: 'ready', data: 'ok' });
-      while (!stream.aborted && !stream.closed) {
+      // A stream ends after a while (the page's EventSource opens a new one, whose access is checked again), and a
+      // comment now and then finds a client that went away without closing: no stream polls forever.
+      const until = Date.now() + STREAM_MS;
+      let pinged = Date.now();
+      while (!stream.aborted && !stream.closed && Date.now() < until) {
         await stream.sleep(pollMs);
         if (stream.aborted || stream.closed) break;
+        if (Date.now() - pinged >= PING_MS) {
+          await stream.write(': ping\n\n');
+          pinged = Date.now();
+        }
         // A failed read (the database going away at shutdown) ends the stream; the page's EventSource reconnects.
         const now = await options.data.fingerprint(runId).catch((err: unknown) => {
           options.log?.('warn', `dashboard: events of ${runId}: ${(err as Error).message}`);
           return undefined;
         });
-        if (now === undefined) break;
+        // Unreadable, or the run is gone: nothing more will change.
+        if (now === undefined || now === null) break;
         if (now !== last) {
           last = now;
           await stream.writeSSE({ event: 'changed', data: now ?? 'gone' });
@@ -196,8 +214,10 @@ function notFound(c: Context): Response | Promise<Response> {
   return refusal(c, 404, 'There is no such page, or no run here that you may see.');
 }
 
-function refusal(c: Context, status: 401 | 403 | 404 | 500, text: string): Response | Promise<Response> {
-  const body: Markup = html`<h1>${status === 404 ? 'Not found' : status === 500 ? 'Error' : 'Not signed in'}</h1>
+function refusal(c: Context, status: 401 | 403 | 404 | 413 | 500, text: string): Response | Promise<Response> {
+  const title =
+    status === 404 ? 'Not found' : status === 500 ? 'Error' : status === 413 ? 'Too large' : 'Not signed in';
+  const body: Markup = html`<h1>${title}</h1>
     <p>${text}</p>`;
   return c.html(page('Steward', body), status);
 }

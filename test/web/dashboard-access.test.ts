@@ -60,6 +60,24 @@ describe.each(['postgres', 'pglite'] as const)('dashboard access on %s', (kind) 
     expect(res.headers.get('set-cookie')).toBeNull();
   });
 
+  it('refuses a sign-in body too large to be a token, and a sign-out posted from another site', async () => {
+    const huge = await d.app.request('/signin', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'http://dashboard.test' },
+      body: new URLSearchParams({ token: 'x'.repeat(100_000) }).toString(),
+    });
+    expect(huge.status).toBe(413);
+    const cookie = await d.signIn(ADA);
+    const signOut = await d.app.request('/signout', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: 'https://evil.example', cookie },
+      body: '',
+    });
+    expect(signOut.status).toBe(403);
+    expect(signOut.headers.get('set-cookie')).toBeNull();
+    expect((await d.get('/runs', cookie)).status).toBe(200);
+  });
+
   it('without a session, or with a forged or expired one, the pages are refused', async () => {
     expect((await d.get('/runs')).status).toBe(401);
     const cookie = await d.signIn(ADA);
