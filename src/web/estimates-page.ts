@@ -6,7 +6,7 @@ import { html } from 'hono/html';
 import { cut } from '../engine/text.ts';
 import type { EstimatedRun } from '../store/dashboard-queries.ts';
 import { estimateErrorPercent, median, percentText } from './estimate-error.ts';
-import { durationText, page, timeText, type Markup } from './page-layout.ts';
+import { dataTable, durationText, page, timeText, type Markup } from './page-layout.ts';
 
 /** How many of the newest runs the page shows, and how many the recent median is over. */
 export const ESTIMATES_SHOWN = 200;
@@ -50,27 +50,11 @@ export function estimatesPage(runs: EstimatedRun[]): Markup {
             ${errorChart(rows, recent ?? 0, all ?? 0)}`
         : ''
     }
-    <table>
-      <thead>
-        <tr>
-          <th>Started (UTC)</th>
-          <th>Run</th>
-          <th>Request</th>
-          <th>Estimated</th>
-          <th>Took</th>
-          <th>Error</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          rows.length
-            ? lines
-            : html`<tr>
-                <td colspan="6" class="muted">No ended run with an estimate yet.</td>
-              </tr>`
-        }
-      </tbody>
-    </table>`;
+    ${dataTable(
+      ['Started (UTC)', 'Run', 'Request', 'Estimated', 'Took', 'Error'],
+      lines,
+      'No ended run with an estimate yet.',
+    )}`;
   return page('Estimates', body);
 }
 

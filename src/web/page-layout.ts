@@ -51,6 +51,37 @@ export function page(title: string, body: Markup, script?: { nonce: string; code
 }
 
 /** A status as a coloured label. */
+/**
+ * A table: its column headings, its rows, a line shown across all columns when there are no rows (`empty`), and an
+ * optional footer row. Every table of the dashboard is drawn by this one function.
+ */
+export function dataTable(headings: readonly string[], rows: readonly Markup[], empty?: string, foot?: Markup): Markup {
+  const body = rows.length
+    ? rows
+    : empty
+      ? html`<tr>
+          <td colspan="${headings.length}" class="muted">${empty}</td>
+        </tr>`
+      : '';
+  return html`<table>
+    <thead>
+      <tr>
+        ${headings.map((h) => html`<th>${h}</th>`)}
+      </tr>
+    </thead>
+    <tbody>
+      ${body}
+    </tbody>
+    ${
+      foot
+        ? html`<tfoot>
+            ${foot}
+          </tfoot>`
+        : ''
+    }
+  </table>`;
+}
+
 export function statusLabel(status: string): Markup {
   return html`<span class="status s-${status.replace(/[^a-z_]/g, '')}">${status.replace(/_/g, ' ')}</span>`;
 }

@@ -8,7 +8,7 @@ import { formatCost } from '../engine/model-cost.ts';
 import { cut, outputText } from '../engine/text.ts';
 import type { AttemptRow, RunDetail } from '../store/dashboard-queries.ts';
 import { layoutGraph, layoutTimeline, type GraphLayout, type TimelineLayout } from './graph-layout.ts';
-import { durationText, page, statusLabel, timeText, type Markup } from './page-layout.ts';
+import { dataTable, durationText, page, statusLabel, timeText, type Markup } from './page-layout.ts';
 import { estimateErrorPercent, percentText } from './estimate-error.ts';
 import { rangeText } from './estimates-page.ts';
 import { planChanges } from './plan-changes.ts';
@@ -245,20 +245,7 @@ function stepsTable(attempts: AttemptRow[]): Markup {
         <td><pre>${attemptText(a)}</pre></td>
       </tr>`,
   );
-  return html`<table>
-    <thead>
-      <tr>
-        <th>Step</th>
-        <th>Attempt</th>
-        <th>State</th>
-        <th>Took</th>
-        <th>Output or error</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return dataTable(['Step', 'Attempt', 'State', 'Took', 'Output or error'], rows);
 }
 
 /** An attempt's output (or error) as cut text. */
@@ -281,19 +268,7 @@ function revisionsTable(detail: RunDetail): Markup {
       <td>${changes.join('; ')}</td>
     </tr>`;
   });
-  return html`<table>
-    <thead>
-      <tr>
-        <th>Revision</th>
-        <th>When (UTC)</th>
-        <th>Why</th>
-        <th>What changed</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return dataTable(['Revision', 'When (UTC)', 'Why', 'What changed'], rows);
 }
 
 function decisionsTable(detail: RunDetail): Markup {
@@ -309,21 +284,7 @@ function decisionsTable(detail: RunDetail): Markup {
         <td>${cut(d.note ?? '', 500)}</td>
       </tr>`,
   );
-  return html`<table>
-    <thead>
-      <tr>
-        <th>When (UTC)</th>
-        <th>Who</th>
-        <th>What</th>
-        <th>Revision</th>
-        <th>Outcome</th>
-        <th>Why</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-  </table>`;
+  return dataTable(['When (UTC)', 'Who', 'What', 'Revision', 'Outcome', 'Why'], rows);
 }
 
 function modelCallsTable(detail: RunDetail): Markup {
@@ -342,26 +303,10 @@ function modelCallsTable(detail: RunDetail): Markup {
   const total = detail.modelCalls.reduce((sum, c) => sum + c.inputTokens + c.outputTokens, 0);
   const priced = detail.modelCalls.every((c) => c.costMicroUsd !== null);
   const cost = priced ? detail.modelCalls.reduce((sum, c) => sum + (c.costMicroUsd ?? 0), 0) : null;
-  return html`<table>
-    <thead>
-      <tr>
-        <th>When (UTC)</th>
-        <th>Role</th>
-        <th>Model</th>
-        <th>Input tokens</th>
-        <th>Output tokens</th>
-        <th>Cost</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows}
-    </tbody>
-    <tfoot>
-      <tr>
-        <th colspan="3">Total</th>
-        <th colspan="2">${total} tokens</th>
-        <th>${formatCost(cost)}</th>
-      </tr>
-    </tfoot>
-  </table>`;
+  const foot = html`<tr>
+    <th colspan="3">Total</th>
+    <th colspan="2">${total} tokens</th>
+    <th>${formatCost(cost)}</th>
+  </tr>`;
+  return dataTable(['When (UTC)', 'Role', 'Model', 'Input tokens', 'Output tokens', 'Cost'], rows, undefined, foot);
 }

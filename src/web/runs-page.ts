@@ -2,7 +2,7 @@
 import { html } from 'hono/html';
 import type { RunFilters, RunSummary } from '../store/dashboard-queries.ts';
 import { cut } from '../engine/text.ts';
-import { page, statusLabel, timeText, type Markup } from './page-layout.ts';
+import { dataTable, page, statusLabel, timeText, type Markup } from './page-layout.ts';
 
 const STATUSES = [
   'planning',
@@ -42,28 +42,7 @@ export function runsPage(who: string, filters: RunFilters, runs: RunSummary[], m
       <input name="workflow" placeholder="workflow" value="${filters.workflow ?? ''}" />
       <button type="submit">Filter</button>
     </form>
-    <table>
-      <thead>
-        <tr>
-          <th>Run</th>
-          <th>Status</th>
-          <th>Request</th>
-          <th>Person</th>
-          <th>Channel</th>
-          <th>Workflow</th>
-          <th>Started (UTC)</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${
-          runs.length
-            ? rows
-            : html`<tr>
-                <td colspan="7" class="muted">No runs match.</td>
-              </tr>`
-        }
-      </tbody>
-    </table>
+    ${dataTable(['Run', 'Status', 'Request', 'Person', 'Channel', 'Workflow', 'Started (UTC)'], rows, 'No runs match.')}
     <p>
       ${filters.page > 1 ? html`<a rel="prev" href="${link(filters.page - 1)}">← newer</a>` : ''}
       <span class="muted">page ${filters.page}</span>
