@@ -165,33 +165,38 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
   app.get('/runs/:id/events', async (c) => {
     const runId = c.req.param('id');
     if (!(await options.data.runDetail(c.get('viewer'), runId))) return notFound(c);
-    return streamSSE(c, async (stream) => {
-      let last = await options.data.fingerprint(runId);
-      await stream.writeSSE({ event: 'ready', data: 'ok' });
-      // A stream ends after a while (the page's EventSource opens a new one, whose access is checked again), and a
-      // comment now and then finds a client that went away without closing: no stream polls forever.
-      const until = Date.now() + STREAM_MS;
-      let pinged = Date.now();
-      while (!stream.aborted && !stream.closed && Date.now() < until) {
-        await stream.sleep(pollMs);
-        if (stream.aborted || stream.closed) break;
-        if (Date.now() - pinged >= PING_MS) {
-          await stream.write(': ping\n\n');
-          pinged = Date.now();
+    return streamSSE(
+      c,
+      async (stream) => {
+        let last = await options.data.fingerprint(runId);
+        await stream.writeSSE({ event: 'ready', data: 'ok' });
+        // A stream ends after a while (the page's EventSource opens a new one, whose access is checked again), and a
+        // comment now and then finds a client that went away without closing: no stream polls forever.
+        const until = Date.now() + STREAM_MS;
+        let pinged = Date.now();
+        while (!stream.aborted && !stream.closed && Date.now() < until) {
+          await stream.sleep(pollMs);
+          if (stream.aborted || stream.closed) break;
+          if (Date.now() - pinged >= PING_MS) {
+            await stream.write(': ping\n\n');
+            pinged = Date.now();
+          }
+          // A failed read (the database going away at shutdown) ends the stream; the page's EventSource reconnects.
+          const now = await options.data.fingerprint(runId).catch((err: unknown) => {
+            options.log?.('warn', `dashboard: events of ${runId}: ${(err as Error).message}`);
+            return undefined;
+          });
+          // Unreadable, or the run is gone: nothing more will change.
+          if (now === undefined || now === null) break;
+          if (now !== last) {
+            last = now;
+            await stream.writeSSE({ event: 'changed', data: now });
+          }
         }
-        // A failed read (the database going away at shutdown) ends the stream; the page's EventSource reconnects.
-        const now = await options.data.fingerprint(runId).catch((err: unknown) => {
-          options.log?.('warn', `dashboard: events of ${runId}: ${(err as Error).message}`);
-          return undefined;
-        });
-        // Unreadable, or the run is gone: nothing more will change.
-        if (now === undefined || now === null) break;
-        if (now !== last) {
-          last = now;
-          await stream.writeSSE({ event: 'changed', data: now ?? 'gone' });
-        }
-      }
-    });
+        // A stream's failure goes to Steward's log (which keeps secrets out), not to hono's console.error.
+      },
+      async (err) => options.log?.('warn', `dashboard: events of ${runId}: ${err.message}`),
+    );
   });
 
   app.notFound((c) => notFound(c));
