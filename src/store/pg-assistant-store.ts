@@ -141,19 +141,21 @@ export class PgAssistantStore implements AssistantStore {
     await this.attempt('applyDefinitions', () =>
       this.db.transaction().execute(async (trx) => {
         for (const def of defs) {
+          // Insert first: two processes starting on one database both find no row, and the loser of
+          // the insert waits for the winner's commit, then edits the row the winner created.
+          const id = await insertAssistant(trx, def, at);
+          if (id !== undefined) {
+            for (const g of def.grants) await upsertGrant(trx, id, g, at);
+            await audit(trx, def.name, 'create', 'file', null, definitionJson(def), at);
+            continue;
+          }
           const row = await trx
             .selectFrom('assistants')
             .selectAll()
             .where('name', '=', def.name)
             .forUpdate()
             .executeTakeFirst();
-          if (!row) {
-            const id = await insertAssistant(trx, def, at);
-            if (id === undefined) throw new Error(`the Assistant "${def.name}" could not be created`);
-            for (const g of def.grants) await upsertGrant(trx, id, g, at);
-            await audit(trx, def.name, 'create', 'file', null, definitionJson(def), at);
-            continue;
-          }
+          if (!row) throw new Error(`the Assistant "${def.name}" could not be created`);
           const { purpose, instructions, models, defaultGrant } = def;
           await applyEdit(trx, row, { purpose, instructions, models, defaultGrant }, 'file', at);
           for (const g of def.grants) await applyGrant(trx, row, g, 'file', at);

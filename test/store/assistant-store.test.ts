@@ -106,6 +106,16 @@ describe.each(['postgres', 'pglite'] as const)('PgAssistantStore on %s', (kind) 
     expect(changes[6]).toMatchObject({ before: { name, grants: [] }, after: null });
   });
 
+  it('lets several processes starting at once apply the same file: one creates, none fails', async () => {
+    const name = `race-${kind}`;
+    const def = definition({ name, grants: [{ scope: 'server', target: 'fs', effect: 'allow' }] });
+    // Separate transactions on separate connections (on PostgreSQL), all finding no row at first.
+    const outcomes = await Promise.allSettled(Array.from({ length: 4 }, () => store.applyDefinitions([def], at(0))));
+    expect(outcomes.filter((o) => o.status === 'rejected')).toEqual([]);
+    expect((await store.getAssistant(name))?.grants).toEqual(def.grants);
+    expect((await store.listChanges(name, 20)).map((c) => c.action)).toEqual(['create']);
+  });
+
   it('applies the bootstrap file as upserts audited as "file", writing only what differs', async () => {
     const name = `file-${kind}`;
     const def = definition({
