@@ -203,7 +203,10 @@ export async function startApp(options: {
   }
 }
 
-/** With `STEWARD_DASHBOARD_PORT`, the dashboard's server and the address its links use (unset: localhost). */
+/**
+ * With `STEWARD_DASHBOARD_PORT`, the dashboard's server and the address its links use (unset: the address it listens
+ * on, or localhost when that is every interface).
+ */
 async function startDashboard(
   config: Config,
   database: StoreDatabase,
@@ -214,8 +217,9 @@ async function startDashboard(
   let publicUrl = settings.publicUrl ?? '';
   const server = await startDashboardServer({
     port: settings.port,
+    host: settings.host,
     app: (port) => {
-      publicUrl = settings.publicUrl ?? `http://localhost:${port}`;
+      publicUrl = settings.publicUrl ?? `http://${urlHost(settings.host)}:${port}`;
       return createDashboardApp({
         data: new PgDashboard(database.db, { baseUrl: publicUrl }),
         secret: settings.secret,
@@ -227,6 +231,12 @@ async function startDashboard(
     },
   });
   return { server, publicUrl };
+}
+
+/** How a link names the host the dashboard listens on: every interface is reachable as localhost; IPv6 in brackets. */
+function urlHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::') return 'localhost';
+  return host.includes(':') ? `[${host}]` : host;
 }
 
 /** Ready: the database answers with every migration applied, and every enabled MCP server is connected. */

@@ -136,6 +136,13 @@ const envSchema = z.object({
   PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
   STEWARD_HEALTH_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
   STEWARD_DASHBOARD_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
+  STEWARD_DASHBOARD_HOST: z.preprocess(
+    blankToUndefined,
+    z
+      .string()
+      .regex(/^[0-9A-Za-z.:-]+$/, 'an address to listen on, such as 127.0.0.1, 0.0.0.0 or ::')
+      .default('127.0.0.1'),
+  ),
   STEWARD_DASHBOARD_URL: httpUrl('https://steward.example.com'),
   STEWARD_DASHBOARD_SECRET: optionalText,
 });
@@ -228,7 +235,9 @@ export interface Config {
 export interface DashboardConfig {
   /** 0: a free one. */
   port: number;
-  /** The address people open (behind a proxy, the proxy's), for sign-in links; no trailing slash. Unset: localhost. */
+  /** The address it listens on: 127.0.0.1 unless set (a proxy on the same machine reaches it; nothing else does). */
+  host: string;
+  /** The address people open (behind a proxy, the proxy's), for sign-in links; no trailing slash. Unset: the port's. */
   publicUrl: string | undefined;
   /** Signs session cookies; at least 32 characters, never printed. */
   secret: string;
@@ -428,6 +437,7 @@ export function secretValues(e: Partial<Record<SecretName, string | undefined>>)
 /** The dashboard's settings when its port is set; a missing or short secret stops start-up (its value is never shown). */
 function dashboardConfig(e: {
   STEWARD_DASHBOARD_PORT?: number | undefined;
+  STEWARD_DASHBOARD_HOST: string;
   STEWARD_DASHBOARD_URL?: string | undefined;
   STEWARD_DASHBOARD_SECRET?: string | undefined;
 }): DashboardConfig | undefined {
@@ -440,7 +450,7 @@ function dashboardConfig(e: {
       `Configuration error: STEWARD_DASHBOARD_PORT is set, so STEWARD_DASHBOARD_SECRET must be a random string of at least ${MIN_DASHBOARD_SECRET} characters (it signs the dashboard's session cookies), e.g. the output of \`openssl rand -base64 48\`.${secret ? ` The one set has ${secret.length}.` : ''}`,
     );
   const publicUrl = e.STEWARD_DASHBOARD_URL?.replace(/\/+$/, '');
-  return { port, publicUrl, secret };
+  return { port, host: e.STEWARD_DASHBOARD_HOST, publicUrl, secret };
 }
 
 /** The catalog's models that have prices, each with the provider's model id its answers name. */

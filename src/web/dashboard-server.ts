@@ -27,7 +27,7 @@ export async function startDashboardServer(options: {
   const fetch = (request: Request) =>
     built.app ? built.app.fetch(request) : new Response('starting', { status: 503 });
   const server = await new Promise<Server>((resolve, reject) => {
-    const s = serve({ fetch, port: options.port, hostname: options.host ?? '0.0.0.0' }) as Server;
+    const s = serve({ fetch, port: options.port, hostname: options.host ?? '127.0.0.1' }) as Server;
     s.once('error', reject);
     s.once('listening', () => {
       s.off('error', reject);
@@ -37,7 +37,7 @@ export async function startDashboardServer(options: {
     const code = (err as NodeJS.ErrnoException).code ?? String(err);
     throw new StewardError(
       'config',
-      `STEWARD_DASHBOARD_PORT ${options.port} cannot be used (${code}); choose a free port.`,
+      `STEWARD_DASHBOARD_PORT ${options.port} on ${options.host ?? '127.0.0.1'} cannot be used (${code}); choose a free port, or a STEWARD_DASHBOARD_HOST this machine has.`,
     );
   });
   const port = (server.address() as AddressInfo).port;

@@ -3,7 +3,7 @@
  * `dashboard` command pointing at the port it got, the secret never printed, and gone when the app closes.
  */
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { networkInterfaces, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -58,19 +58,19 @@ describe('the app with STEWARD_DASHBOARD_PORT', () => {
   it('serves the dashboard, and the console prints a link to it that signs this person in once', async () => {
     const port = app?.dashboard?.port;
     expect(port).toBeGreaterThan(0);
-    expect(printed).toContain(`Dashboard: on port ${port}; sign-in links point at http://localhost:${port}.`);
+    expect(printed).toContain(`Dashboard: on port ${port}; sign-in links point at http://127.0.0.1:${port}.`);
     input.write('dashboard\n');
     const link = await waitUntil(
       'the link',
       () => /sign-in link \(works once, for 15 minutes\): (\S+)/.exec(printed)?.[1],
     );
-    expect(link).toMatch(new RegExp(`^http://localhost:${port}/signin/`));
+    expect(link).toMatch(new RegExp(`^http://127\\.0\\.0\\.1:${port}/signin/`));
     const token = link.split('/signin/')[1] ?? '';
     const signIn = () =>
       fetch(`http://127.0.0.1:${port}/signin`, {
         method: 'POST',
         redirect: 'manual',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `http://localhost:${port}` },
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `http://127.0.0.1:${port}` },
         body: new URLSearchParams({ token }).toString(),
       });
     const first = await signIn();
@@ -84,6 +84,16 @@ describe('the app with STEWARD_DASHBOARD_PORT', () => {
     const log = readFileSync(join(dir, 'steward.log'), 'utf8');
     expect(log).toContain('dashboard: console:ada signed in');
     expect(`${log}${printed}`).not.toContain(SECRET);
+  });
+
+  // An address of this machine other than loopback, where one exists (CI's machine has one).
+  const outside = Object.values(networkInterfaces())
+    .flat()
+    .find((a) => a && !a.internal && a.family === 'IPv4')?.address;
+  it.runIf(outside)('listens on loopback only, unless STEWARD_DASHBOARD_HOST says otherwise', async () => {
+    const port = app?.dashboard?.port;
+    expect((await fetch(`http://127.0.0.1:${port}/signin/x`)).status).toBeLessThan(500);
+    await expect(fetch(`http://${outside}:${port}/signin/x`)).rejects.toThrow();
   });
 
   it('stops serving when the app closes', async () => {

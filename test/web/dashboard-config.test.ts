@@ -30,10 +30,24 @@ describe('dashboard settings', () => {
       STEWARD_DASHBOARD_URL: 'https://steward.example.com/',
       STEWARD_DASHBOARD_SECRET: SECRET,
     });
-    expect(config.dashboard).toEqual({ port: 8080, publicUrl: 'https://steward.example.com', secret: SECRET });
+    expect(config.dashboard).toEqual({
+      port: 8080,
+      host: '127.0.0.1',
+      publicUrl: 'https://steward.example.com',
+      secret: SECRET,
+    });
     expect(config.secrets).toContain(SECRET);
     expect(() =>
       loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DASHBOARD_URL: 'steward.example.com', STEWARD_DASHBOARD_PORT: '1' }),
     ).toThrow(/STEWARD_DASHBOARD_URL: must be an http:\/\/ or https:\/\/ URL/);
+  });
+
+  it('listens on loopback unless an address is set, and refuses what is not an address', () => {
+    const base = { OPENAI_API_KEY: 'k', STEWARD_DASHBOARD_PORT: '8080', STEWARD_DASHBOARD_SECRET: SECRET };
+    expect(loadConfig({ ...base, STEWARD_DASHBOARD_HOST: '0.0.0.0' }).dashboard?.host).toBe('0.0.0.0');
+    expect(loadConfig({ ...base, STEWARD_DASHBOARD_HOST: '::' }).dashboard?.host).toBe('::');
+    expect(() => loadConfig({ ...base, STEWARD_DASHBOARD_HOST: 'http://0.0.0.0/' })).toThrow(
+      /STEWARD_DASHBOARD_HOST: an address to listen on, such as 127.0.0.1, 0.0.0.0 or ::/,
+    );
   });
 });
