@@ -214,6 +214,40 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     expect((await h.store.getRun(child!.id))!.status).toBe('completed');
   });
 
+  it('a child planned while its parent is paused starts paused: no call until Resume, then both finish', async () => {
+    let releasePlanner!: () => void;
+    const plannerHeld = new Promise<void>((resolve) => (releasePlanner = resolve));
+    h = await start(
+      db,
+      byRole({
+        planner: async (req) => {
+          if (!req.system.includes('You plan as the Assistant "ops"'))
+            return planReply([delegate('ask', 'Look Ada up.')]);
+          // The child's plan (read-only: it would start at once) arrives only after the parent is paused.
+          await plannerHeld;
+          return planReply([{ id: 'find', tool: 'audit.lookup', args: { answer: 'Ada' } }]);
+        },
+        synthesizer: ['Found Ada.', 'ops found Ada.'],
+      }),
+    );
+    await setUpOps(h);
+    await h.type('look Ada up through ops');
+    const [parent, child] = await untilRuns(h, 2);
+    await waitUntil("the child's planner to be asked", () =>
+      h!.llm.requests.some((r) => r.system.includes('You plan as the Assistant "ops"')),
+    );
+    await h.type('pause');
+    await untilStatus(h, parent!.id, ['paused']);
+    releasePlanner();
+    await untilStatus(h, child!.id, ['paused']);
+    expect(calls()).toEqual([]);
+
+    await h.type('resume');
+    await h.waitFor(/=== Report \(completed\) ===\nops found Ada\./);
+    expect(calls().map((c) => c.name)).toEqual(['lookup']);
+    expect((await h.store.getRun(child!.id))!.status).toBe('completed');
+  });
+
   it('Stop while the child is still being planned cancels it: no card, no call, and the slot is freed', async () => {
     let releasePlanner!: () => void;
     const plannerHeld = new Promise<void>((resolve) => (releasePlanner = resolve));

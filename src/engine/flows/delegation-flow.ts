@@ -5,7 +5,8 @@
  * judged in the database (`DelegationStore`): depth, the person's concurrent child runs and the rounds between the
  * conversation and the Assistant when the child is spawned, the messages between child and parent as they pass.
  *
- * Pause, Resume and Stop on a parent reach its active children (`propagate`). A parent let go of (shutdown, a
+ * Pause, Resume and Stop on a parent reach its active children (`propagate`); a child that starts while its parent is
+ * paused starts paused (`started`). A parent let go of (shutdown, a
  * crash) leaves its child running: whoever takes the parent over retries the step, which finds the same delegation
  * and child run (the delegation's id is the parent's run and step) and waits for it again.
  */
@@ -231,6 +232,20 @@ export class DelegationFlow {
     this.propagate(runId, 'stop', requester).catch((err: unknown) => {
       this.deps.log('warn', `run ${runId}: its delegated runs were not stopped: ${(err as Error).message}`);
     });
+  }
+
+  /**
+   * A run started in this process: a delegated run whose parent is paused (it was paused while this one was planned or
+   * waited for review) is paused before its first call, as its requester's decision; the parent's Resume resumes it.
+   */
+  async started(run: StoredRun): Promise<void> {
+    if (run.parentRunId === undefined) return;
+    const parent = await this.deps.store.getRun(run.parentRunId);
+    if (parent?.status !== 'paused') return;
+    // As it is now: restored after a restart, it may be paused already.
+    const now = await this.deps.store.getRun(run.id);
+    if (now?.status !== 'running') return;
+    await this.hooks.decide({ runId: run.id, revision: now.revision, action: 'pause', actor: run.requester });
   }
 
   /**

@@ -37,9 +37,12 @@ export class RunLifecycle {
     private readonly leases: RunLeases,
     private readonly timers: ReviewTimers,
     private readonly messages: RunMessages,
-    /** Told once a driver runs, so decisions queued while it was starting are applied. */
+    /**
+     * Told as a driver starts, so decisions queued while it was starting are applied (and a delegated run whose
+     * parent is paused starts paused); for a restored or delegated run, before it starts anything.
+     */
     private readonly hooks: {
-      afterStart: (runId: string) => Promise<void>;
+      afterStart: (run: StoredRun) => Promise<void>;
       /** Told once a run's report is sent and it owes nothing more (a delegate step waiting for it looks again). */
       afterReport?: (runId: string, requester: StoredRun['requester']) => void;
     } = { afterStart: async () => undefined },
@@ -115,15 +118,16 @@ export class RunLifecycle {
     this.drivers.track(driver, run, finish, (err) =>
       this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
     );
-    if (drain && restored) {
+    if (drain && (restored || run.parentRunId !== undefined)) {
       // A run taken over or restored may have decisions queued while it had no driver (a Stop pressed through another
       // process while its holder was down): they apply before anything starts, so no call goes out after that Stop.
-      void this.hooks.afterStart(run.id).finally(() => {
+      // Likewise a delegated run approved while its parent is paused: it is paused before its first call.
+      void this.hooks.afterStart(run).finally(() => {
         if (driver.current.phase !== 'done') driver.start();
       });
     } else {
       driver.start();
-      if (drain) void this.hooks.afterStart(run.id);
+      if (drain) void this.hooks.afterStart(run);
     }
     return driver;
   }

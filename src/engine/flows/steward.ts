@@ -150,10 +150,14 @@ export class Steward implements InboundHandler {
       });
     }
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
-      afterStart: (runId) =>
-        this.drain(runId).catch((err: unknown) =>
-          log('warn', `run ${runId}: queued decisions not applied yet: ${(err as Error).message}`),
-        ),
+      afterStart: async (run) => {
+        await this.drain(run.id).catch((err: unknown) =>
+          log('warn', `run ${run.id}: queued decisions not applied yet: ${(err as Error).message}`),
+        );
+        await this.delegation
+          ?.started(run)
+          .catch((err: unknown) => log('warn', `run ${run.id}: not paused with its parent: ${(err as Error).message}`));
+      },
       afterReport: (runId, requester) => this.delegation?.ended(runId, requester),
     });
     this.lifecycle = lifecycle;
