@@ -518,6 +518,9 @@ export interface StoredDecision {
 
 /** Issues sign-in links to the web dashboard (absent when the dashboard is off). */
 export interface DashboardLinks {
-  /** A new single-use link signing in this person, valid for a short while from `at`. */
-  issue(actor: Actor, at: Date): Promise<string>;
+  /**
+   * A new single-use link signing in this person, valid for a short while from `at`; `approverRole` when they hold a
+   * role named as an approver as they ask (a platform tells roles only with an action, so the link carries it).
+   */
+  issue(actor: Actor, at: Date, access?: { approverRole: boolean }): Promise<string>;
 }

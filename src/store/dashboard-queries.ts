@@ -355,18 +355,28 @@ export async function runFingerprint(db: Db, runId: string): Promise<string | nu
   );
 }
 
+/** The person a sign-in link signs in. */
+export interface LinkPerson {
+  channel: string;
+  id: string;
+  name: string | null;
+  /** They held a role named as an approver when they asked for the link. */
+  approverRole: boolean;
+}
+
 /** Stores a new sign-in link by its token's hash. */
 export async function insertDashboardLink(
   db: Db,
-  link: { tokenHash: string; channel: string; userId: string; userName: string | null; expiresAt: Date },
+  link: LinkPerson & { tokenHash: string; expiresAt: Date },
 ): Promise<void> {
   await db
     .insertInto('dashboard_links')
     .values({
       token_hash: link.tokenHash,
       channel: link.channel,
-      user_id: link.userId,
-      user_name: link.userName,
+      user_id: link.id,
+      user_name: link.name,
+      approver_role: link.approverRole,
       expires_at: link.expiresAt,
     })
     .execute();
@@ -376,18 +386,14 @@ export async function insertDashboardLink(
  * Uses a sign-in link: one conditional statement, so of two uses at once only one gets the person; an expired, used
  * or unknown link gets null alike.
  */
-export async function consumeDashboardLink(
-  db: Db,
-  tokenHash: string,
-  at: Date,
-): Promise<{ channel: string; id: string; name: string | null } | null> {
+export async function consumeDashboardLink(db: Db, tokenHash: string, at: Date): Promise<LinkPerson | null> {
   const row = await db
     .updateTable('dashboard_links')
     .set({ used_at: at })
     .where('token_hash', '=', tokenHash)
     .where('used_at', 'is', null)
     .where('expires_at', '>', at)
-    .returning(['channel', 'user_id', 'user_name'])
+    .returning(['channel', 'user_id', 'user_name', 'approver_role'])
     .executeTakeFirst();
-  return row ? { channel: row.channel, id: row.user_id, name: row.user_name } : null;
+  return row ? { channel: row.channel, id: row.user_id, name: row.user_name, approverRole: row.approver_role } : null;
 }

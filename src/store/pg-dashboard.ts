@@ -15,6 +15,7 @@ import {
   runDetail,
   runFingerprint,
   type EstimatedRun,
+  type LinkPerson,
   type RunDetail,
   type RunFilters,
   type RunSummary,
@@ -42,20 +43,18 @@ export class PgDashboard implements DashboardLinks {
     this.ttlMs = options.ttlMs ?? DASHBOARD_LINK_TTL_MS;
   }
 
-  async issue(actor: Actor, at: Date): Promise<string> {
+  async issue(actor: Actor, at: Date, access?: { approverRole: boolean }): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     await insertDashboardLink(this.db, {
-      tokenHash: hashLinkToken(token),
-      channel: actor.channel,
-      userId: actor.id,
-      userName: actor.name ?? null,
+      ...{ tokenHash: hashLinkToken(token), channel: actor.channel, id: actor.id, name: actor.name ?? null },
+      approverRole: access?.approverRole ?? false,
       expiresAt: new Date(at.getTime() + this.ttlMs),
     });
     return `${this.baseUrl}/signin/${token}`;
   }
 
   /** The person a link signs in, using it up; null when it is unknown, used or expired. */
-  consumeLink(token: string, at: Date): Promise<{ channel: string; id: string; name: string | null } | null> {
+  consumeLink(token: string, at: Date): Promise<LinkPerson | null> {
     return consumeDashboardLink(this.db, hashLinkToken(token), at);
   }
 

@@ -13,6 +13,8 @@ export interface SessionPerson {
   channel: string;
   id: string;
   name: string | null;
+  /** They held a role named as an approver when they asked for their sign-in link. */
+  approverRole: boolean;
 }
 
 const NAME = 'steward_session';
@@ -30,7 +32,10 @@ export async function startSession(
   person: SessionPerson,
   expiresAt: Date,
 ): Promise<void> {
-  const value = JSON.stringify({ c: person.channel, i: person.id, n: person.name, e: expiresAt.getTime() });
+  const value = JSON.stringify({
+    ...{ c: person.channel, i: person.id, n: person.name, e: expiresAt.getTime() },
+    ...(person.approverRole && { r: true }),
+  });
   await setSignedCookie(c, NAME, value, s.secret, {
     httpOnly: true,
     sameSite: 'Lax',
@@ -46,10 +51,11 @@ export async function readSession(c: Context, s: SessionCookie, now: Date): Prom
   const value = await getSignedCookie(c, s.secret, NAME, s.secure ? 'host' : undefined);
   if (!value) return null;
   try {
-    const parsed = JSON.parse(value) as { c?: unknown; i?: unknown; n?: unknown; e?: unknown };
+    const parsed = JSON.parse(value) as { c?: unknown; i?: unknown; n?: unknown; e?: unknown; r?: unknown };
     if (typeof parsed.c !== 'string' || typeof parsed.i !== 'string' || typeof parsed.e !== 'number') return null;
     if (parsed.e <= now.getTime()) return null;
-    return { channel: parsed.c, id: parsed.i, name: typeof parsed.n === 'string' ? parsed.n : null };
+    const name = typeof parsed.n === 'string' ? parsed.n : null;
+    return { channel: parsed.c, id: parsed.i, name, approverRole: parsed.r === true };
   } catch {
     return null;
   }

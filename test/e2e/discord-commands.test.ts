@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply, recordWorkflowRequests } from './harness.ts';
-import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
+import { OPS_ROLE, shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -123,7 +123,14 @@ describe('/steward dashboard, end to end on postgres', () => {
     const token = /<https:\/\/steward\.example\.com\/signin\/([\w-]+)>/.exec(text)?.[1];
     expect(token).toBeTruthy();
     const links = new PgDashboard(h.db.db, { baseUrl: 'https://steward.example.com' });
-    expect(await links.consumeLink(token!, new Date())).toMatchObject({ channel: 'discord', id: h.bob.id });
+    expect(await links.consumeLink(token!, new Date())).toMatchObject({
+      ...{ channel: 'discord', id: h.bob.id },
+      approverRole: false,
+    });
+    // Holding the Ops role (an approver role here) as they ask: the link says so, and the dashboard shows every run.
+    const asOps = await privately(h, await h.slash('dashboard', {}, { user: h.bob, roles: [OPS_ROLE] }));
+    const opsToken = /<https:\/\/steward\.example\.com\/signin\/([\w-]+)>/.exec(asOps)?.[1];
+    expect(await links.consumeLink(opsToken!, new Date())).toMatchObject({ id: h.bob.id, approverRole: true });
   });
 });
 

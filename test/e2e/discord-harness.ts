@@ -70,7 +70,11 @@ export interface DiscordHarness {
   /** The last modal Steward opened (callback type 9), as sent. */
   lastModal(): { custom_id: string; title: string; components: unknown[] } | undefined;
   /** `/steward <sub> …`; resolves with the interaction's id once handled. */
-  slash(sub: string, options?: Record<string, string>, o?: { user?: APIUser; channelId?: string }): Promise<string>;
+  slash(
+    sub: string,
+    options?: Record<string, string>,
+    o?: { user?: APIUser; roles?: string[]; channelId?: string },
+  ): Promise<string>;
   /** Everything private sent for an interaction (ephemeral replies and follow-ups), as text. */
   privateTexts(interactionId: string): string[];
   waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Found<T>>;

@@ -15,18 +15,24 @@ export const ADA: Actor = { id: 'U0ADA', name: 'Ada', channel: 'slack' };
 export const BOB: Actor = { id: 'U0BOB', name: 'Bob', channel: 'slack' };
 export const CAROL: Actor = { id: 'U0CAROL', name: 'Carol', channel: 'slack' };
 export const DAN: Actor = { id: 'U0DAN', name: 'Dan', channel: 'slack' };
+/** Eve asks in Discord; the role OPS_ROLE names approvers there. */
+export const EVE: Actor = { id: '300000000000000001', name: 'Eve', channel: 'discord' };
+export const OPS_ROLE = '700000000000000001';
 
 /** The app on a database, with a clock the test moves. */
-export function createDashboard(database: TestDatabase, options: { pageSize?: number; pollMs?: number } = {}) {
+export function createDashboard(
+  database: TestDatabase,
+  options: { pageSize?: number; pollMs?: number; approvers?: string[] } = {},
+) {
   const clock = { now: new Date('2026-12-01T10:00:00.000Z') };
   const data = new PgDashboard(database.db, { baseUrl: PUBLIC_URL });
   const app = createDashboardApp({
     data,
     secret: SECRET,
     publicUrl: PUBLIC_URL,
-    approvers: [`slack:${DAN.id}`],
     clock: () => clock.now,
     ...options,
+    approvers: options.approvers ?? [`slack:${DAN.id}`, `discord:role:${OPS_ROLE}`],
   });
   const store = new PgRunStore(database.db);
   /** Uses a sign-in link as a browser would (the form's POST) and returns the response. */
@@ -37,8 +43,8 @@ export function createDashboard(database: TestDatabase, options: { pageSize?: nu
       body: new URLSearchParams({ token: link.split('/signin/')[1] ?? '' }).toString(),
     });
   /** Signs this person in with a fresh link and returns their cookie. */
-  const signIn = async (actor: Actor): Promise<string> => {
-    const res = await useLink(await data.issue(actor, clock.now));
+  const signIn = async (actor: Actor, access?: { approverRole: boolean }): Promise<string> => {
+    const res = await useLink(await data.issue(actor, clock.now, access));
     expect(res.status).toBe(303);
     return cookieOf(res);
   };

@@ -41,7 +41,11 @@ export function mayDecide(run: Pick<StoredRun, 'requester'>, actor: Actor, appro
 
 /** A configured approver: by id (`<channel>:<id>`), or by a role held as they act (`<channel>:role:<role id>`). */
 export function isApprover(actor: Actor, approvers: readonly string[]): boolean {
-  if (approvers.includes(`${actor.channel}:${actor.id}`)) return true;
+  return approvers.includes(`${actor.channel}:${actor.id}`) || isApproverByRole(actor, approvers);
+}
+
+/** An approver by a role held as they act (`<channel>:role:<role id>`). */
+export function isApproverByRole(actor: Actor, approvers: readonly string[]): boolean {
   return (actor.roles ?? []).some((role) => approvers.includes(`${actor.channel}:role:${role}`));
 }
 
