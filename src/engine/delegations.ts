@@ -157,8 +157,6 @@ export interface DelegationStore {
   countMessage(delegationId: string, limits: DelegationLimits, at: Date): Promise<MessageResult>;
   /** Each round between a conversation and an Assistant, first first. */
   rounds(conversation: Conversation, assistant: string): Promise<DelegationRound[]>;
-  /** The delegation that made a child run, or null when the run is not a child. */
-  delegationOfRun(childRunId: string): Promise<StoredDelegation | null>;
   /** The delegations a run made, oldest first (its children, for Pause and Stop to reach). */
   childrenOf(parentRunId: string): Promise<StoredDelegation[]>;
   /**
@@ -166,6 +164,4 @@ export interface DelegationStore {
    * active, owes its report, or does not exist.
    */
   childEnd(childRunId: string): Promise<ChildEnd | null>;
-  /** The latest trips, newest first. */
-  trips(limit: number): Promise<BrakeTrip[]>;
 }

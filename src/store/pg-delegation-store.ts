@@ -86,6 +86,10 @@ export class PgDelegationStore implements DelegationStore {
     }));
   }
 
+  /**
+   * The delegation that made a child run, or null when the run is not a child. Not part of the engine's port: for
+   * operators and tests reading the table.
+   */
   async delegationOfRun(childRunId: string): Promise<StoredDelegation | null> {
     const row = await this.attempt('delegationOfRun', () =>
       this.db.selectFrom('delegations').selectAll().where('child_run_id', '=', childRunId).executeTakeFirst(),
@@ -119,6 +123,7 @@ export class PgDelegationStore implements DelegationStore {
     return { status, report: row.report };
   }
 
+  /** The latest brake trips, newest first. Not part of the engine's port: for operators and tests. */
   async trips(limit: number): Promise<BrakeTrip[]> {
     const rows = await this.attempt('trips', () =>
       this.db
