@@ -1,6 +1,6 @@
 /**
  * Sign-in links of the web dashboard: one row per link, holding only a hash of its token (a leaked table opens
- * nothing), the person it signs in (and whether they held an approver's role), when it expires and when it was used. Using a link is one conditional UPDATE.
+ * nothing), the person it signs in, when it expires and when it was used. Using a link is one conditional UPDATE.
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 
@@ -17,8 +17,6 @@ export const dashboard: Migration = {
       .addColumn('channel', 'text', (c) => c.notNull())
       .addColumn('user_id', 'text', (c) => c.notNull())
       .addColumn('user_name', 'text')
-      // The person held a role named in STEWARD_APPROVERS when they asked for the link (a role is known only then).
-      .addColumn('approver_role', 'boolean', (c) => c.notNull().defaultTo(false))
       .addColumn('expires_at', 'timestamptz', (c) => c.notNull())
       .addColumn('used_at', 'timestamptz')
       .addColumn('created_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))

@@ -19,6 +19,7 @@ import { modelCost } from './0013-model-cost.ts';
 import { brakes } from './0014-brakes.ts';
 import { runParents } from './0015-run-parents.ts';
 import { dashboard } from './0016-dashboard.ts';
+import { dashboardRoles } from './0017-dashboard-roles.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '0014-brakes': brakes,
   '0015-run-parents': runParents,
   '0016-dashboard': dashboard,
+  '0017-dashboard-roles': dashboardRoles,
 };
