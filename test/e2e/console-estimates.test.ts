@@ -1,6 +1,7 @@
 /**
  * Estimates on the console's plan cards, end to end: the first card has no history to go on; after runs of the same
- * tools, a card estimates from what they took, and the run's end says how long it took against that estimate.
+ * tools, a card estimates from what they took, and the run's end says how long it took against that estimate. A card
+ * shown again after a restart carries an estimate too.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -11,6 +12,7 @@ import { HISTORY_TTL_MS } from '../../src/engine/flows/plan-estimates.ts';
 import type { PricedModel } from '../../src/engine/model-cost.ts';
 import { estimateLine } from '../../src/engine/run/estimates.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
+import { planSchema } from '../../src/engine/plan/plan-schema.ts';
 import { auditStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply, startHarness, type Harness } from './harness.ts';
 
@@ -148,5 +150,40 @@ describe.each(['postgres', 'pglite'] as const)('estimates on plan cards, end to 
     expect(payload.estimate.noHistory).toEqual(['audit.send']);
     // Nothing to compare a duration with yet: the end says how long it took, and no estimate.
     expect(h.output()).toMatch(/\nTook \d+\.\d s\n/);
+  });
+
+  it('a card shown again after a restart carries the estimate, as the first one did', async () => {
+    folder = await mkdtemp(join(tmpdir(), 'steward-estimates-'));
+    let skew = 0;
+    h = await startHarness({
+      db,
+      servers: [auditStdioConfig(join(folder, 'audit.jsonl'))],
+      script: byRole({ planner: plan, synthesizer: 'Slept three times.' }),
+      settings: { modelPrices: prices },
+      clock: () => new Date(Date.now() + skew),
+      estimates: true,
+      modelStreams: false,
+    });
+    // History: one run of the sleeps.
+    await h.type('Sleep three times.');
+    await h.waitFor(/=== Report \(completed\) ===\nSlept three times\./);
+    await h.steward.idle();
+
+    // A run left waiting for review by a process that died: no owner, so this process takes it over at start.
+    const id = crypto.randomUUID();
+    const at = new Date();
+    await h.store.createRun({
+      ...{ id, conversation: { channel: 'console', key: 'console' }, requester: { id: 'ada', channel: 'console' } },
+      ...{ request: 'Sleep again.', at },
+    });
+    await h.store.saveRevision(id, 0, planSchema.parse(JSON.parse(plan)), 'planned', at);
+    await h.store.transition(id, ['planning'], 'awaiting_review', { at });
+    // Later than the history read for the first card stays fresh.
+    skew += HISTORY_TTL_MS + 1_000;
+    const from = h.output().length;
+    await h.steward.recover();
+    const card = await h.waitFor(/=== Plan[\s\S]*?Type "approve"/, 15_000, from);
+    expect(card).toMatch(/\nEstimate: [\d.]+(?:–[\d.]+)? s · /);
+    expect(card).not.toContain('no history for audit.sleep');
   });
 });

@@ -12,6 +12,7 @@ import { toPlanCard } from '../run/plan-card.ts';
 import { endedDispatch, restoreDispatch } from '../run/restore.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { StewardDeps } from './deps.ts';
+import type { PlanEstimates } from './plan-estimates.ts';
 import type { ReviewTimers } from './review-timers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
@@ -19,7 +20,7 @@ import type { RunMessages } from './run-messages.ts';
 /** Resumes the unfinished runs of a database. */
 export class Recovery {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'settings'>,
+    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'settings'> & { estimates?: PlanEstimates },
     private readonly timers: ReviewTimers,
     private readonly messages: RunMessages,
     private readonly lifecycle: RunLifecycle,
@@ -44,7 +45,13 @@ export class Recovery {
       warnings: planWarnings(v.value.plan, tools.listTools()),
     };
     if (run.status === 'awaiting_review' && attempts.length === 0) {
-      const card = toPlanCard(run.id, run.revision, v.value, { ...cardOptions, needsReview: true });
+      // The card shown again carries an estimate as the first one did (remembered for its approval).
+      const estimate = await this.deps.estimates?.forCard(run.id, run.revision, v.value);
+      const card = toPlanCard(run.id, run.revision, v.value, {
+        ...cardOptions,
+        needsReview: true,
+        ...(estimate && { estimate }),
+      });
       await this.messages.send(run.conversation, card);
       this.timers.arm(run, run.revision, v.value.risk === 'high', run.reviewDueAt ?? undefined);
       return;
@@ -67,11 +74,14 @@ export class Recovery {
     }
     const paused = restored.state.phase === 'paused';
     const actions = paused ? (['resume', 'stop'] as const) : (['pause', 'stop'] as const);
+    // What is left of it: the steps that ended are left out.
+    const estimate = await this.deps.estimates?.forCard(run.id, run.revision, v.value, restored.state.steps);
     const card = toPlanCard(run.id, run.revision, v.value, {
       ...cardOptions,
       needsReview: false,
       actions: [...actions],
       progress: restored.state.steps,
+      ...(estimate && { estimate }),
     });
     await this.messages.send(run.conversation, card);
     if (restored.interrupted.length > 0) {
