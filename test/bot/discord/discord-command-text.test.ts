@@ -49,6 +49,8 @@ describe('/steward', () => {
     expect(messageProblems(help)).toEqual([]);
     for (const form of ['save <name>', 'workflows', 'workflow <name>', 'fork <name> <new name>', 'schedule <name>'])
       expect(help.content).toContain(`\`${form}`);
+    for (const sub of ['ask', 'status', 'runs', 'review', 'dashboard', 'workflow', 'assistant'])
+      expect(help.content).toContain(`\`/steward ${sub}`);
     const answer = renderWorkflowAnswer(`No workflow @everyone <@123> [x](https://evil.test) ${'y'.repeat(5_000)}`);
     expect(messageProblems(answer)).toEqual([]);
     expect(answer.content).toMatch(/^No workflow @\u200beveryone <\u200b@123> /);
