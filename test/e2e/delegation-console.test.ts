@@ -71,6 +71,24 @@ const delegate = (id: string, task: string, extra: Record<string, unknown> = {})
   ...extra,
 });
 
+const OPS_PLANS = 'You plan as the Assistant "ops"';
+
+/** A planner that hands "Look Ada up." to ops, and answers ops's own planning only once `release` is called. */
+function heldChildPlanner(): { planner: FakeLlmScript; release: () => void } {
+  let release!: () => void;
+  const held = new Promise<void>((resolve) => (release = resolve));
+  const planner: FakeLlmScript = async (req) => {
+    if (!req.system.includes(OPS_PLANS)) return planReply([delegate('ask', 'Look Ada up.')]);
+    await held;
+    return planReply([{ id: 'find', tool: 'audit.lookup', args: { answer: 'Ada' } }]);
+  };
+  return { planner, release };
+}
+
+/** Waits until the child's planner has been asked. */
+const childPlanning = (harness: Harness) =>
+  waitUntil("the child's planner to be asked", () => harness.llm.requests.some((r) => r.system.includes(OPS_PLANS)));
+
 describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', (db) => {
   it("hands a step to ops as a child run with its own card; the child's report is the step's output", async () => {
     h = await start(
@@ -215,30 +233,16 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
   });
 
   it('a child planned while its parent is paused starts paused: no call until Resume, then both finish', async () => {
-    let releasePlanner!: () => void;
-    const plannerHeld = new Promise<void>((resolve) => (releasePlanner = resolve));
-    h = await start(
-      db,
-      byRole({
-        planner: async (req) => {
-          if (!req.system.includes('You plan as the Assistant "ops"'))
-            return planReply([delegate('ask', 'Look Ada up.')]);
-          // The child's plan (read-only: it would start at once) arrives only after the parent is paused.
-          await plannerHeld;
-          return planReply([{ id: 'find', tool: 'audit.lookup', args: { answer: 'Ada' } }]);
-        },
-        synthesizer: ['Found Ada.', 'ops found Ada.'],
-      }),
-    );
+    // The child's plan (read-only: it would start at once) arrives only after the parent is paused.
+    const { planner, release } = heldChildPlanner();
+    h = await start(db, byRole({ planner, synthesizer: ['Found Ada.', 'ops found Ada.'] }));
     await setUpOps(h);
     await h.type('look Ada up through ops');
     const [parent, child] = await untilRuns(h, 2);
-    await waitUntil("the child's planner to be asked", () =>
-      h!.llm.requests.some((r) => r.system.includes('You plan as the Assistant "ops"')),
-    );
+    await childPlanning(h);
     await h.type('pause');
     await untilStatus(h, parent!.id, ['paused']);
-    releasePlanner();
+    release();
     await untilStatus(h, child!.id, ['paused']);
     expect(calls()).toEqual([]);
 
@@ -249,31 +253,17 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
   });
 
   it('Stop while the child is still being planned cancels it: no card, no call, and the slot is freed', async () => {
-    let releasePlanner!: () => void;
-    const plannerHeld = new Promise<void>((resolve) => (releasePlanner = resolve));
-    h = await start(
-      db,
-      byRole({
-        planner: async (req) => {
-          if (!req.system.includes('You plan as the Assistant "ops"'))
-            return planReply([delegate('ask', 'Look Ada up.')]);
-          // The child's planner answers only after the test has pressed Stop.
-          await plannerHeld;
-          return planReply([{ id: 'find', tool: 'audit.lookup', args: { answer: 'Ada' } }]);
-        },
-        synthesizer: () => 'Stopped before ops planned.',
-      }),
-    );
+    // The child's planner answers only after the test has pressed Stop.
+    const { planner, release } = heldChildPlanner();
+    h = await start(db, byRole({ planner, synthesizer: () => 'Stopped before ops planned.' }));
     await setUpOps(h);
     await h.type('look Ada up through ops');
     const [parent, child] = await untilRuns(h, 2);
-    await waitUntil("the child's planner to be asked", () =>
-      h!.llm.requests.some((r) => r.system.includes('You plan as the Assistant "ops"')),
-    );
+    await childPlanning(h);
     await h.type('stop');
     await untilStatus(h, parent!.id, ['stopped']);
     await untilStatus(h, child!.id, ['cancelled']);
-    releasePlanner();
+    release();
     await h.waitFor(/Stopped before ops planned\./);
 
     expect(calls()).toEqual([]);
