@@ -2,6 +2,7 @@
  * Where things go on the run page, as pure functions of the plan and the attempts: the plan graph in layers left to
  * right (a step one layer right of its furthest dependency), and the timeline's bars on a shared time scale.
  */
+import type { WaitKind, WaitSegment } from './timeline-waits.ts';
 
 /** A step as the graph needs it: its id and the steps it waits for. */
 export interface GraphStep {
@@ -113,8 +114,17 @@ export interface TimedAttempt {
   status: string;
   start: number;
   end: number | null;
-  /** When it could have started (its dependencies done, or its previous attempt ended): the wait before it is drawn. */
-  readyAt?: number;
+  /** The wait before it, in order, each part ending by its start (see `timeline-waits.ts`). */
+  waits?: readonly WaitSegment[];
+}
+
+/** A part of the wait before a bar: its kind, left edge, width and length, and who released a hold. */
+export interface TimelineWait {
+  kind: WaitKind;
+  x: number;
+  width: number;
+  ms: number;
+  note?: string;
 }
 
 /** A bar of the timeline: its row (one per step, in order of first start), its left edge and width. */
@@ -128,8 +138,8 @@ export interface TimelineBar {
   durationMs: number;
   /** Still running: the bar ends at `now`. */
   open: boolean;
-  /** The wait before it (queued behind others, held, or backing off before a retry): left edge, width and length. */
-  wait: { x: number; width: number; ms: number } | null;
+  /** The wait before it, queued, held or backing off, part by part. */
+  waits: TimelineWait[];
 }
 
 /** The timeline: bars, the steps by row, and the time span the scale covers. */
@@ -149,15 +159,13 @@ export function layoutTimeline(attempts: readonly TimedAttempt[], now: number, w
   const sorted = [...attempts].sort((a, b) => a.start - b.start || a.attempt - b.attempt);
   const rows: string[] = [];
   for (const a of sorted) if (!rows.includes(a.stepId)) rows.push(a.stepId);
-  const startMs = sorted.reduce((min, a) => Math.min(min, a.readyAt ?? a.start), sorted[0]?.start ?? now);
+  const startMs = sorted.reduce((min, a) => Math.min(min, a.waits?.[0]?.from ?? a.start), sorted[0]?.start ?? now);
   const endMs = sorted.reduce((max, a) => Math.max(max, a.end ?? Math.max(now, a.start)), startMs);
   const spanMs = Math.max(1, endMs - startMs);
   const scale = width / spanMs;
   const bars = sorted.map((a) => {
     const end = a.end ?? Math.max(now, a.start);
     const x = (a.start - startMs) * scale;
-    const readyAt = Math.min(a.readyAt ?? a.start, a.start);
-    const waitMs = a.start - readyAt;
     return {
       stepId: a.stepId,
       attempt: a.attempt,
@@ -167,7 +175,15 @@ export function layoutTimeline(attempts: readonly TimedAttempt[], now: number, w
       width: Math.min(width - x, Math.max(MIN_BAR_WIDTH, (end - a.start) * scale)),
       durationMs: Math.max(0, end - a.start),
       open: a.end === null,
-      wait: waitMs > 0 ? { x: (readyAt - startMs) * scale, width: waitMs * scale, ms: waitMs } : null,
+      waits: (a.waits ?? [])
+        .filter((w) => w.to > w.from)
+        .map((w) => ({
+          kind: w.kind,
+          x: (w.from - startMs) * scale,
+          width: (w.to - w.from) * scale,
+          ms: w.to - w.from,
+          ...(w.note !== undefined && { note: w.note }),
+        })),
     };
   });
   return { bars, rows, startMs, spanMs, width };

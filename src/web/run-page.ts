@@ -7,11 +7,19 @@ import type { Plan } from '../engine/plan/plan-schema.ts';
 import { formatCost } from '../engine/model-cost.ts';
 import { cut, outputText } from '../engine/text.ts';
 import type { AttemptRow, RunDetail } from '../store/dashboard-queries.ts';
-import { layoutGraph, layoutTimeline, type GraphLayout, type TimelineLayout } from './graph-layout.ts';
+import {
+  layoutGraph,
+  layoutTimeline,
+  type GraphLayout,
+  type TimelineBar,
+  type TimelineLayout,
+  type TimelineWait,
+} from './graph-layout.ts';
 import { dataTable, durationText, page, statusLabel, timeText, type Markup } from './page-layout.ts';
 import { estimateErrorPercent, percentText } from './estimate-error.ts';
 import { rangeText } from './estimates-page.ts';
 import { planChanges } from './plan-changes.ts';
+import { attemptWaits, type WaitKind } from './timeline-waits.ts';
 
 /** The most characters of one output, error or report shown: enough to read, never a megabyte. */
 export const SHOWN_CHARS = { output: 2_000, report: 20_000, label: 20 } as const;
@@ -49,15 +57,17 @@ export function runFragment(detail: RunDetail, now: Date): Markup {
   const states = latestStates(attempts);
   const steps = run.plan?.steps ?? [];
   const graph = layoutGraph(steps.map((s) => ({ id: s.id, dependsOn: s.dependsOn })));
+  const timed = attempts.map((a) => ({
+    stepId: a.stepId,
+    attempt: a.attempt,
+    revision: a.revision,
+    status: a.status,
+    start: a.startedAt.getTime(),
+    end: a.endedAt?.getTime() ?? null,
+  }));
+  const waits = attemptWaits(timed, steps, detail.decisions);
   const timeline = layoutTimeline(
-    attempts.map((a) => ({
-      stepId: a.stepId,
-      attempt: a.attempt,
-      status: a.status,
-      start: a.startedAt.getTime(),
-      end: a.endedAt?.getTime() ?? null,
-      ...readiness(a, attempts, steps),
-    })),
+    timed.map((a, i) => ({ ...a, waits: waits[i] ?? [] })),
     now.getTime(),
     700,
   );
@@ -108,24 +118,6 @@ function estimateLine(detail: RunDetail): Markup {
   if (e.actualMs === null) return estimated;
   const error = estimateErrorPercent(e.durationMs, e.actualMs);
   return html`${estimated} · took ${durationText(e.actualMs)} · error <span class="error">${percentText(error)}</span>`;
-}
-
-/**
- * When an attempt could have started: a retry when the attempt before it ended; a first attempt when the last of
- * its dependencies ended. The gap until it started is the time it was queued, held or backing off.
- */
-function readiness(a: AttemptRow, attempts: AttemptRow[], steps: readonly { id: string; dependsOn: string[] }[]) {
-  const ended = (stepId: string, attempt?: number) =>
-    attempts
-      .filter((o) => o.stepId === stepId && (attempt === undefined || o.attempt === attempt) && o.endedAt)
-      .reduce((max, o) => Math.max(max, o.endedAt?.getTime() ?? 0), 0);
-  if (a.attempt > 1) {
-    const previous = ended(a.stepId, a.attempt - 1);
-    return previous ? { readyAt: previous } : {};
-  }
-  const deps = steps.find((s) => s.id === a.stepId)?.dependsOn ?? [];
-  const ready = deps.reduce((max, d) => Math.max(max, ended(d)), 0);
-  return ready ? { readyAt: ready } : {};
 }
 
 /** Each step's state: its latest attempt's status, else pending. */
@@ -179,8 +171,27 @@ function graphSvg(g: GraphLayout, states: Map<string, string>): Markup {
 const LABEL_WIDTH = 150;
 const ROW_HEIGHT = 24;
 
+/** A bar's outline: a retry's stands out. */
+const STROKE = { first: '#5b6475', retry: '#b45309' } as const;
+
+/** How each kind of wait is drawn and named. */
+const WAITS: Record<WaitKind, { fill: string; words: string }> = {
+  queued: { fill: '#d1d5db', words: 'queued' },
+  held: { fill: '#fcd34d', words: 'held' },
+  backoff: { fill: '#fdba74', words: 'backing off' },
+};
+
+/** What a wait's part says on hover: `fetch held 40.0 s, until Ada resumed`. */
+function waitTitle(b: TimelineBar, w: TimelineWait): string {
+  const what = `${b.stepId} ${WAITS[w.kind].words} ${durationText(w.ms)}`;
+  if (w.kind === 'backoff') return `${what} before retry ${b.attempt - 1}`;
+  return w.note ? `${what}, ${w.note}` : what;
+}
+
 function timelineSvg(t: TimelineLayout): Markup {
-  const height = t.rows.length * ROW_HEIGHT + 30;
+  const legend = timelineLegend(t);
+  const axisY = t.rows.length * ROW_HEIGHT + 18;
+  const height = axisY + (legend.length ? 26 : 12);
   const width = LABEL_WIDTH + t.width + 90;
   const labels = t.rows.map(
     (id, i) => html`<text x="4" y="${i * ROW_HEIGHT + 16}">${cut(id, SHOWN_CHARS.label)}</text>`,
@@ -189,20 +200,21 @@ function timelineSvg(t: TimelineLayout): Markup {
     const x = LABEL_WIDTH + b.x;
     const y = b.row * ROW_HEIGHT + 4;
     const what = `${b.stepId} attempt ${b.attempt}${b.attempt > 1 ? ' (retry)' : ''}: ${b.status}, ${durationText(b.durationMs)}${b.open ? ' so far' : ''}`;
-    const wait = b.wait
-      ? html`<rect
-          class="wait"
-          x="${LABEL_WIDTH + b.wait.x}"
+    const waits = b.waits.map(
+      (w) =>
+        html`<rect
+          class="wait ${w.kind}"
+          x="${LABEL_WIDTH + w.x}"
           y="${y + 5}"
-          width="${b.wait.width}"
+          width="${w.width}"
           height="6"
-          fill="#e5e7eb"
+          fill="${WAITS[w.kind].fill}"
         >
-          <title>${b.stepId} waited ${durationText(b.wait.ms)} (queued, held or backing off)</title>
-        </rect>`
-      : '';
+          <title>${waitTitle(b, w)}</title>
+        </rect>`,
+    );
     return html`<g class="bar" data-step="${b.stepId}" data-attempt="${b.attempt}" data-state="${b.status}">
-      ${wait}
+      ${waits}
       <title>${what}</title>
       <rect
         x="${x}"
@@ -211,14 +223,28 @@ function timelineSvg(t: TimelineLayout): Markup {
         height="16"
         rx="3"
         fill="${fill(b.status)}"
-        stroke="${b.attempt > 1 ? '#b45309' : '#5b6475'}"
+        stroke="${b.attempt > 1 ? STROKE.retry : STROKE.first}"
       />
       <text x="${x + b.width + 4}" y="${y + 12}" fill="#4b5563"
         >${durationText(b.durationMs)}${b.open ? ' so far' : ''}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}</text
       >
     </g>`;
   });
-  const axisY = t.rows.length * ROW_HEIGHT + 18;
+  const keys = legend.map(
+    (k, i) =>
+      html`<g class="legend" data-legend="${k.name}">
+        <rect
+          x="${4 + i * 100}"
+          y="${axisY + (k.wait ? 12 : 9)}"
+          width="12"
+          height="${k.wait ? 6 : 12}"
+          rx="${k.wait ? 0 : 2}"
+          fill="${k.fill}"
+          stroke="${k.stroke ?? 'none'}"
+        />
+        <text x="${20 + i * 100}" y="${axisY + 19}" fill="#4b5563">${k.name}</text>
+      </g>`,
+  );
   return html`<svg
     id="timeline"
     role="img"
@@ -230,7 +256,24 @@ function timelineSvg(t: TimelineLayout): Markup {
     ${labels}${bars}
     <text x="${LABEL_WIDTH}" y="${axisY}" fill="#6b7280">0</text>
     <text x="${LABEL_WIDTH + t.width}" y="${axisY}" fill="#6b7280" text-anchor="end">${durationText(t.spanMs)}</text>
+    ${keys}
   </svg>`;
+}
+
+/** The legend's keys: the kinds of wait, the states of attempts, and retries, as far as the timeline shows them. */
+function timelineLegend(t: TimelineLayout): { name: string; fill: string; wait: boolean; stroke?: string }[] {
+  const kinds = new Set(t.bars.flatMap((b) => b.waits.map((w) => w.kind)));
+  const waits = (Object.keys(WAITS) as WaitKind[])
+    .filter((k) => kinds.has(k))
+    .map((k) => ({ name: WAITS[k].words, fill: WAITS[k].fill, wait: true }));
+  const shown = new Set(t.bars.map((b) => b.status));
+  const states = [...new Set(['running', 'succeeded', 'failed', ...shown])]
+    .filter((s) => shown.has(s))
+    .map((s) => ({ name: s, fill: fill(s), wait: false, stroke: STROKE.first }));
+  const retry = t.bars.some((b) => b.attempt > 1)
+    ? [{ name: 'retry', fill: '#fff', wait: false, stroke: STROKE.retry }]
+    : [];
+  return [...waits, ...states, ...retry];
 }
 
 function stepsTable(attempts: AttemptRow[]): Markup {

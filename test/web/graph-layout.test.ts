@@ -64,28 +64,60 @@ describe('layoutTimeline', () => {
     ]);
   });
 
-  it('draws the wait before an attempt, from when it could start (dependencies done, or the last try ended)', () => {
+  it('draws the wait before an attempt part by part, and starts the scale at the first wait', () => {
     const t = layoutTimeline(
       [
-        { stepId: 'a', attempt: 1, status: 'failed', start: 0, end: 1_000 },
-        { stepId: 'a', attempt: 2, status: 'succeeded', start: 3_000, end: 4_000, readyAt: 1_000 },
-        { stepId: 'b', attempt: 1, status: 'succeeded', start: 6_000, end: 10_000, readyAt: 4_000 },
+        { stepId: 'a', attempt: 1, status: 'failed', start: 1_000, end: 2_000 },
+        {
+          ...{ stepId: 'a', attempt: 2, status: 'succeeded', start: 4_000, end: 5_000 },
+          waits: [{ kind: 'backoff', from: 2_000, to: 4_000 }],
+        },
+        {
+          ...{ stepId: 'b', attempt: 1, status: 'succeeded', start: 9_000, end: 11_000 },
+          waits: [
+            { kind: 'queued', from: 5_000, to: 6_000 },
+            { kind: 'held', from: 6_000, to: 9_000, note: 'until Ada resumed' },
+          ],
+        },
+        {
+          ...{ stepId: 'c', attempt: 1, status: 'succeeded', start: 2_000, end: 3_000 },
+          waits: [{ kind: 'held', from: 0, to: 2_000, note: 'until Ada continued' }],
+        },
       ],
       20_000,
-      1000,
+      1100,
     );
-    expect(t.bars.map((b) => b.wait)).toEqual([
-      null,
-      { x: 100, width: 200, ms: 2_000 },
-      { x: 400, width: 200, ms: 2_000 },
+    expect(t.startMs).toBe(0);
+    expect(t.spanMs).toBe(11_000);
+    expect(t.bars.map((b) => [b.stepId, b.attempt, b.waits])).toEqual([
+      ['a', 1, []],
+      ['c', 1, [{ kind: 'held', x: 0, width: 200, ms: 2_000, note: 'until Ada continued' }]],
+      ['a', 2, [{ kind: 'backoff', x: 200, width: 200, ms: 2_000 }]],
+      [
+        'b',
+        1,
+        [
+          { kind: 'queued', x: 500, width: 100, ms: 1_000 },
+          { kind: 'held', x: 600, width: 300, ms: 3_000, note: 'until Ada resumed' },
+        ],
+      ],
     ]);
-    // A readiness after the start (clocks of two processes) draws no wait.
+    // An empty part (clocks of two processes) draws nothing.
     const skewed = layoutTimeline(
-      [{ stepId: 'a', attempt: 1, status: 'succeeded', start: 0, end: 10, readyAt: 5 }],
+      [
+        {
+          stepId: 'a',
+          attempt: 1,
+          status: 'succeeded',
+          start: 0,
+          end: 10,
+          waits: [{ kind: 'queued', from: 5, to: 5 }],
+        },
+      ],
       10,
       100,
     );
-    expect(skewed.bars[0]!.wait).toBeNull();
+    expect(skewed.bars[0]!.waits).toEqual([]);
   });
 
   it('runs an open attempt up to now, and draws even an instant one', () => {
