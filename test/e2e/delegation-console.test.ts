@@ -244,12 +244,18 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     await untilStatus(h, parent!.id, ['paused']);
     release();
     await untilStatus(h, child!.id, ['paused']);
-    expect(calls()).toEqual([]);
+    // Its pause is recorded (after it took effect) before the test resumes: a step that started before the pause
+    // would have started before this record.
+    const paused = await waitUntil("the child's pause on record", async () =>
+      (await h!.store.listDecisions(child!.id)).find((d) => d.action === 'pause' && d.accepted),
+    );
 
     await h.type('resume');
     await h.waitFor(/=== Report \(completed\) ===\nops found Ada\./);
     expect(calls().map((c) => c.name)).toEqual(['lookup']);
     expect((await h.store.getRun(child!.id))!.status).toBe('completed');
+    const [find] = await h.store.listStepAttempts(child!.id);
+    expect(find!.startedAt.getTime()).toBeGreaterThanOrEqual(paused.createdAt.getTime());
   });
 
   it('Stop while the child is still being planned cancels it: no card, no call, and the slot is freed', async () => {

@@ -246,6 +246,13 @@ export class DelegationFlow {
     const now = await this.deps.store.getRun(run.id);
     if (now?.status !== 'running') return;
     await this.hooks.decide({ runId: run.id, revision: now.revision, action: 'pause', actor: run.requester });
+    // A Resume of the parent between the first read and that pause found this child running and let it be: look
+    // again, so the child never stays paused under a running parent (its Resume writes, then reads the children).
+    const after = await this.deps.store.getRun(run.parentRunId);
+    if (after?.status === 'paused') return;
+    const paused = await this.deps.store.getRun(run.id);
+    if (paused?.status !== 'paused') return;
+    await this.hooks.decide({ runId: run.id, revision: paused.revision, action: 'resume', actor: run.requester });
   }
 
   /**

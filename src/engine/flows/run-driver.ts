@@ -127,6 +127,8 @@ export class RunDriver {
   }
 
   start(): void {
+    // Let go of (a shutdown while a restored or delegated run's queued decisions were applied): nothing starts.
+    if (this.detached) return;
     this.apply(startDispatch(this.state));
   }
 
