@@ -519,8 +519,8 @@ export interface StoredDecision {
 /** Issues sign-in links to the web dashboard (absent when the dashboard is off). */
 export interface DashboardLinks {
   /**
-   * A new single-use link signing in this person, valid for a short while from `at`; `approverRole` when they hold a
-   * role named as an approver as they ask (a platform tells roles only with an action, so the link carries it).
+   * A new single-use link signing in this person, valid for a short while from `at`, with the roles named as
+   * approvers they hold as they ask (a platform tells roles only with an action, so the link carries them).
    */
-  issue(actor: Actor, at: Date, access?: { approverRole: boolean }): Promise<string>;
+  issue(actor: Actor, at: Date, access?: { approverRoles: readonly string[] }): Promise<string>;
 }

@@ -8,6 +8,7 @@ import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { StoredDecision, StoredRevision } from '../engine/ports.ts';
 import { TERMINAL_STATUSES, type Json } from '../engine/types.ts';
 import { listDecisions, listRevisions } from './run-history.ts';
+import { toJsonText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 type Db = Kysely<DatabaseSchema>;
@@ -360,8 +361,8 @@ export interface LinkPerson {
   channel: string;
   id: string;
   name: string | null;
-  /** They held a role named as an approver when they asked for the link. */
-  approverRole: boolean;
+  /** The roles named as approvers that they held when they asked for the link. */
+  approverRoles: string[];
 }
 
 /** Stores a new sign-in link by its token's hash. */
@@ -376,7 +377,7 @@ export async function insertDashboardLink(
       channel: link.channel,
       user_id: link.id,
       user_name: link.name,
-      approver_role: link.approverRole,
+      approver_roles: toJsonText(link.approverRoles),
       expires_at: link.expiresAt,
     })
     .execute();
@@ -393,7 +394,9 @@ export async function consumeDashboardLink(db: Db, tokenHash: string, at: Date):
     .where('token_hash', '=', tokenHash)
     .where('used_at', 'is', null)
     .where('expires_at', '>', at)
-    .returning(['channel', 'user_id', 'user_name', 'approver_role'])
+    .returning(['channel', 'user_id', 'user_name', 'approver_roles'])
     .executeTakeFirst();
-  return row ? { channel: row.channel, id: row.user_id, name: row.user_name, approverRole: row.approver_role } : null;
+  if (!row) return null;
+  const roles = Array.isArray(row.approver_roles) ? row.approver_roles.filter((r) => typeof r === 'string') : [];
+  return { channel: row.channel, id: row.user_id, name: row.user_name, approverRoles: roles };
 }

@@ -43,11 +43,11 @@ export class PgDashboard implements DashboardLinks {
     this.ttlMs = options.ttlMs ?? DASHBOARD_LINK_TTL_MS;
   }
 
-  async issue(actor: Actor, at: Date, access?: { approverRole: boolean }): Promise<string> {
+  async issue(actor: Actor, at: Date, access?: { approverRoles: readonly string[] }): Promise<string> {
     const token = randomBytes(32).toString('base64url');
     await insertDashboardLink(this.db, {
       ...{ tokenHash: hashLinkToken(token), channel: actor.channel, id: actor.id, name: actor.name ?? null },
-      approverRole: access?.approverRole ?? false,
+      approverRoles: [...(access?.approverRoles ?? [])],
       expiresAt: new Date(at.getTime() + this.ttlMs),
     });
     return `${this.baseUrl}/signin/${token}`;

@@ -355,7 +355,7 @@ export interface DashboardLinksTable {
   channel: string;
   user_id: string;
   user_name: string | null;
-  approver_role: ColumnType<boolean, boolean | undefined, never>;
+  approver_roles: ColumnType<Json, string | undefined, never>;
   expires_at: Date;
   used_at: ColumnType<Date | null, never, Date>;
   created_at: Timestamp;

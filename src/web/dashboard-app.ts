@@ -129,9 +129,9 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
         401,
         'You are not signed in. Ask Steward for a sign-in link with `/steward dashboard` (or `dashboard` in the console).',
       );
-    // By id as configured now; by role as held when the person asked for their link (roles come only with an action),
-    // while roles of their platform still name approvers.
-    const byRole = person.approverRole && options.approvers.some((a) => a.startsWith(`${person.channel}:role:`));
+    // By id as configured now; by a role held when the person asked for their link (roles come only with an action)
+    // that the setting still names.
+    const byRole = person.approverRoles.some((role) => options.approvers.includes(`${person.channel}:role:${role}`));
     const approver = byRole || options.approvers.includes(`${person.channel}:${person.id}`);
     c.set('viewer', { channel: person.channel, id: person.id, ...(person.name && { name: person.name }), approver });
     await next();

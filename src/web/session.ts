@@ -13,8 +13,8 @@ export interface SessionPerson {
   channel: string;
   id: string;
   name: string | null;
-  /** They held a role named as an approver when they asked for their sign-in link. */
-  approverRole: boolean;
+  /** The roles named as approvers they held when they asked for their sign-in link. */
+  approverRoles: string[];
 }
 
 const NAME = 'steward_session';
@@ -34,7 +34,7 @@ export async function startSession(
 ): Promise<void> {
   const value = JSON.stringify({
     ...{ c: person.channel, i: person.id, n: person.name, e: expiresAt.getTime() },
-    ...(person.approverRole && { r: true }),
+    ...(person.approverRoles.length > 0 && { r: person.approverRoles }),
   });
   await setSignedCookie(c, NAME, value, s.secret, {
     httpOnly: true,
@@ -55,7 +55,8 @@ export async function readSession(c: Context, s: SessionCookie, now: Date): Prom
     if (typeof parsed.c !== 'string' || typeof parsed.i !== 'string' || typeof parsed.e !== 'number') return null;
     if (parsed.e <= now.getTime()) return null;
     const name = typeof parsed.n === 'string' ? parsed.n : null;
-    return { channel: parsed.c, id: parsed.i, name, approverRole: parsed.r === true };
+    const roles = Array.isArray(parsed.r) ? parsed.r.filter((r): r is string => typeof r === 'string') : [];
+    return { channel: parsed.c, id: parsed.i, name, approverRoles: roles };
   } catch {
     return null;
   }

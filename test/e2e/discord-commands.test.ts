@@ -125,12 +125,12 @@ describe('/steward dashboard, end to end on postgres', () => {
     const links = new PgDashboard(h.db.db, { baseUrl: 'https://steward.example.com' });
     expect(await links.consumeLink(token!, new Date())).toMatchObject({
       ...{ channel: 'discord', id: h.bob.id },
-      approverRole: false,
+      approverRoles: [],
     });
     // Holding the Ops role (an approver role here) as they ask: the link says so, and the dashboard shows every run.
     const asOps = await privately(h, await h.slash('dashboard', {}, { user: h.bob, roles: [OPS_ROLE] }));
     const opsToken = /<https:\/\/steward\.example\.com\/signin\/([\w-]+)>/.exec(asOps)?.[1];
-    expect(await links.consumeLink(opsToken!, new Date())).toMatchObject({ id: h.bob.id, approverRole: true });
+    expect(await links.consumeLink(opsToken!, new Date())).toMatchObject({ id: h.bob.id, approverRoles: [OPS_ROLE] });
   });
 });
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
-import { ADA, BOB, CAROL, cookieOf, createDashboard, DAN, EVE, seedRun } from './dashboard-fixtures.ts';
+import { ADA, BOB, CAROL, cookieOf, createDashboard, DAN, EVE, OPS_ROLE, seedRun } from './dashboard-fixtures.ts';
 
 describe.each(['postgres', 'pglite'] as const)('dashboard access on %s', (kind) => {
   let database: TestDatabase;
@@ -128,19 +128,19 @@ describe.each(['postgres', 'pglite'] as const)('dashboard access on %s', (kind) 
     expect((await d.get(`/runs/${runs.bob}`, await d.signIn(ADA))).status).toBe(200);
   });
 
-  it('a Discord approver by role (held when they asked for the link) sees every run; without the role, none', async () => {
+  it('a Discord approver by role (held when they asked for the link) sees every run while that role names approvers', async () => {
     const listed = async (cookie: string) => {
       const text = await (await d.get('/runs', cookie)).text();
       return ['Ada in C1', 'Bob in C1', 'Carol in C2'].filter((r) => text.includes(r));
     };
-    const withRole = await d.signIn(EVE, { approverRole: true });
+    const withRole = await d.signIn(EVE, { approverRoles: [OPS_ROLE] });
     expect(await listed(withRole)).toEqual(['Ada in C1', 'Bob in C1', 'Carol in C2']);
     expect((await d.get(`/runs/${runs.carol}`, withRole)).status).toBe(200);
-    expect(await listed(await d.signIn(EVE, { approverRole: false }))).toEqual([]);
+    expect(await listed(await d.signIn(EVE, { approverRoles: [] }))).toEqual([]);
     expect(await listed(await d.signIn(EVE))).toEqual([]);
-    // Once no role names approvers any more (the setting changed), a session from such a link sees what Eve's own do.
-    const strict = createDashboard(database, { approvers: [`slack:${DAN.id}`] });
-    const res = await strict.useLink(await strict.data.issue(EVE, strict.clock.now, { approverRole: true }));
-    expect(await (await strict.get('/runs', cookieOf(res))).text()).not.toContain('Carol in C2');
+    // Once the setting names another role instead, a session from such a link sees what Eve's own runs are: none.
+    const other = createDashboard(database, { approvers: [`slack:${DAN.id}`, 'discord:role:700000000000000002'] });
+    const res = await other.useLink(await other.data.issue(EVE, other.clock.now, { approverRoles: [OPS_ROLE] }));
+    expect(await (await other.get('/runs', cookieOf(res))).text()).not.toContain('Carol in C2');
   });
 });

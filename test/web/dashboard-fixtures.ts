@@ -43,7 +43,7 @@ export function createDashboard(
       body: new URLSearchParams({ token: link.split('/signin/')[1] ?? '' }).toString(),
     });
   /** Signs this person in with a fresh link and returns their cookie. */
-  const signIn = async (actor: Actor, access?: { approverRole: boolean }): Promise<string> => {
+  const signIn = async (actor: Actor, access?: { approverRoles: string[] }): Promise<string> => {
     const res = await useLink(await data.issue(actor, clock.now, access));
     expect(res.status).toBe(303);
     return cookieOf(res);

@@ -17,7 +17,7 @@ import type { SentencePart } from '../messages.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
-import { isApproverByRole, mayDecide, plainText, sentence } from '../run/run-actions.ts';
+import { approverRoles, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
 import { parseAddress, type Assistant, type AssistantStore } from '../assistants.ts';
 import { DEFAULT_DELEGATION_LIMITS } from '../delegations.ts';
@@ -419,7 +419,7 @@ export class Steward implements InboundHandler {
     const links = this.deps.dashboardLinks;
     if (!links) return null;
     return links.issue(actor, this.deps.clock(), {
-      approverRole: isApproverByRole(actor, this.deps.settings.approvers ?? []),
+      approverRoles: approverRoles(actor, this.deps.settings.approvers ?? []),
     });
   }
 

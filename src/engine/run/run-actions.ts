@@ -41,12 +41,12 @@ export function mayDecide(run: Pick<StoredRun, 'requester'>, actor: Actor, appro
 
 /** A configured approver: by id (`<channel>:<id>`), or by a role held as they act (`<channel>:role:<role id>`). */
 export function isApprover(actor: Actor, approvers: readonly string[]): boolean {
-  return approvers.includes(`${actor.channel}:${actor.id}`) || isApproverByRole(actor, approvers);
+  return approvers.includes(`${actor.channel}:${actor.id}`) || approverRoles(actor, approvers).length > 0;
 }
 
-/** An approver by a role held as they act (`<channel>:role:<role id>`). */
-export function isApproverByRole(actor: Actor, approvers: readonly string[]): boolean {
-  return (actor.roles ?? []).some((role) => approvers.includes(`${actor.channel}:role:${role}`));
+/** The roles the actor holds as they act that name approvers (`<channel>:role:<role id>`). */
+export function approverRoles(actor: Actor, approvers: readonly string[]): string[] {
+  return (actor.roles ?? []).filter((role) => approvers.includes(`${actor.channel}:role:${role}`));
 }
 
 /** A person's name for messages. */
