@@ -2,6 +2,7 @@
  * The composition root: builds the concrete adapters from configuration and wires them to the engine.
  * Everything else receives its dependencies as parameters.
  */
+import { isIP } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
@@ -235,8 +236,8 @@ async function startDashboard(
 
 /** How a link names the host the dashboard listens on: every interface is reachable as localhost; IPv6 in brackets. */
 function urlHost(host: string): string {
-  if (host === '0.0.0.0' || host === '::') return 'localhost';
-  return host.includes(':') ? `[${host}]` : host;
+  if (isIP(host) !== 0 && /^[0.:]+$/.test(host)) return 'localhost';
+  return isIP(host) === 6 ? `[${host}]` : host;
 }
 
 /** Ready: the database answers with every migration applied, and every enabled MCP server is connected. */

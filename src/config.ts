@@ -2,6 +2,7 @@
  * Configuration from the environment (and `.env`), validated with zod at start.
  * A bad value stops start-up with one message naming the variable.
  */
+import { isIP } from 'node:net';
 import { z } from 'zod';
 import { StewardError } from './engine/errors.ts';
 import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
@@ -140,7 +141,10 @@ const envSchema = z.object({
     blankToUndefined,
     z
       .string()
-      .regex(/^[0-9A-Za-z.:-]+$/, 'an address to listen on, such as 127.0.0.1, 0.0.0.0 or ::')
+      .refine(
+        (h) => isIP(h) !== 0 || /^(?=.*[A-Za-z])[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/.test(h),
+        'an address to listen on (no port), such as 127.0.0.1, 0.0.0.0, ::1 or a host name of this machine',
+      )
       .default('127.0.0.1'),
   ),
   STEWARD_DASHBOARD_URL: httpUrl('https://steward.example.com'),

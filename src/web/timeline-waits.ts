@@ -72,7 +72,9 @@ export function attemptWaits(
     if (readyAt === null) continue;
     const used = claimed.get(a.stepId) ?? new Set<Moment>();
     claimed.set(a.stepId, used);
-    waits[i] = splitWait(readyAt, a.start, a.attempt > 1 ? 'backoff' : 'queued', moments, used);
+    // An approval releases only the steps of the revision it approved; a Resume, any.
+    const releasing = moments.filter((m) => m.action !== 'approve' || m.revision === a.revision);
+    waits[i] = splitWait(readyAt, a.start, a.attempt > 1 ? 'backoff' : 'queued', releasing, used);
   }
   return waits;
 }
@@ -91,13 +93,10 @@ function readiness(
   if (a.attempt > 1) return ended(a.stepId, a.attempt - 1) || null;
   const deps = steps.find((s) => s.id === a.stepId)?.dependsOn ?? [];
   if (deps.length) return deps.reduce((max, d) => Math.max(max, ended(d)), 0) || null;
-  // A first step is ready when its plan was approved: the first approval of the newest revision it could run under.
-  // That approval is stored just after the steps it let go started; then there was no wait to draw.
-  const approvals = moments.filter(
-    (m) => m.action === 'approve' && m.revision <= a.revision && m.at <= a.start + RELEASE_GRACE_MS,
-  );
-  const revision = Math.max(...approvals.map((m) => m.revision));
-  const approved = approvals.find((m) => m.revision === revision)?.at;
+  // A first step is ready when the revision it ran under was approved (its first approval). That approval is stored
+  // just after the steps it let go started; then there was no wait to draw. A revision nobody approved (an edit that
+  // needed no review) says nothing.
+  const approved = moments.find((m) => m.action === 'approve' && m.revision === a.revision)?.at;
   return approved !== undefined && approved < a.start ? approved : null;
 }
 

@@ -46,8 +46,11 @@ describe('dashboard settings', () => {
     const base = { OPENAI_API_KEY: 'k', STEWARD_DASHBOARD_PORT: '8080', STEWARD_DASHBOARD_SECRET: SECRET };
     expect(loadConfig({ ...base, STEWARD_DASHBOARD_HOST: '0.0.0.0' }).dashboard?.host).toBe('0.0.0.0');
     expect(loadConfig({ ...base, STEWARD_DASHBOARD_HOST: '::' }).dashboard?.host).toBe('::');
-    expect(() => loadConfig({ ...base, STEWARD_DASHBOARD_HOST: 'http://0.0.0.0/' })).toThrow(
-      /STEWARD_DASHBOARD_HOST: an address to listen on, such as 127.0.0.1, 0.0.0.0 or ::/,
-    );
+    expect(loadConfig({ ...base, STEWARD_DASHBOARD_HOST: '::1' }).dashboard?.host).toBe('::1');
+    expect(loadConfig({ ...base, STEWARD_DASHBOARD_HOST: 'localhost' }).dashboard?.host).toBe('localhost');
+    for (const bad of ['http://0.0.0.0/', '127.0.0.1:8080', ':::', '-', '0', 'a b'])
+      expect(() => loadConfig({ ...base, STEWARD_DASHBOARD_HOST: bad }), bad).toThrow(
+        /STEWARD_DASHBOARD_HOST: an address to listen on \(no port\)/,
+      );
   });
 });

@@ -134,6 +134,20 @@ describe('attemptWaits', () => {
     expect(first(1_000, [])).toEqual([]);
   });
 
+  it("lets an approval release only its own revision's steps", () => {
+    // A retry backing off while an unrelated revision 2 is approved, just after the retry started: still backing off.
+    const [, retry] = attemptWaits([createAttempt(), createAttempt({ attempt: 2, start: 3_000, end: 4_000 })], STEPS, [
+      decide('approve', 100, 'Dan'),
+      decide('approve', 3_500, 'Dan', { revision: 2 }),
+    ]);
+    expect(retry).toEqual([{ kind: 'backoff', from: 1_000, to: 3_000 }]);
+    // A first step added by an edit that needed no review (revision 2, never approved): no wait from revision 1's.
+    const [added] = attemptWaits([createAttempt({ start: 600_000, end: 600_100, revision: 2 })], STEPS, [
+      decide('approve', 100, 'Dan'),
+    ]);
+    expect(added).toEqual([]);
+  });
+
   it('draws no wait when the readiness is after the start (clocks of two processes)', () => {
     expect(summaryWaits(900, [])).toEqual([]);
   });
