@@ -1,16 +1,20 @@
 /**
  * The estimate on a plan card (pure): how long the plan will take, as the critical path of its DAG over each
- * tool's recent p50 and p90 durations, and what the run's model calls will spend, from recent per-role token counts
- * and the catalog's prices. A step with no history counts as instant and is named, so the range never pretends.
+ * step's recent p50 and p90 durations (those of its tool called with the same arguments when there are enough, else
+ * its tool's), and what the run's model calls will spend, from recent per-role token counts and the catalog's
+ * prices. A step with no history counts as instant and is named, so the range never pretends.
  */
 import {
   LLM_STEP_KEY,
+  type DurationStats,
   type EstimateHistoryData,
   type PlanEstimate,
   type Range,
   type RoleTokenStats,
 } from '../estimate-history.ts';
 import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
+import { canonicalJson } from '../plan/canonical-json.ts';
+import type { Step } from '../plan/plan-schema.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import type { Json } from '../types.ts';
 
@@ -38,7 +42,7 @@ export function estimatePlan(
   for (const s of v.plan.steps) {
     const key = s.kind === 'tool' ? s.tool : s.kind === 'llm' ? LLM_STEP_KEY : null;
     if (s.kind === 'llm' && !done.has(s.id)) llmSteps += 1;
-    const stats = key === null || done.has(s.id) ? undefined : history.tools[key];
+    const stats = key === null || done.has(s.id) ? undefined : durationsOf(history, key, s);
     if (key !== null && !done.has(s.id) && !stats) noHistory.add(key);
     if (stats) known += 1;
     low.set(s.id, stats?.p50Ms ?? 0);
@@ -47,6 +51,12 @@ export function estimatePlan(
   const durationMs = known > 0 ? { low: criticalPath(v, low), high: criticalPath(v, high) } : null;
   const spend = tokenSpend(history, llmSteps, prices);
   return { durationMs, ...spend, noHistory: [...noHistory].sort() };
+}
+
+/** A step's recent durations: its tool's with these very arguments (as written, references unresolved), else its tool's. */
+function durationsOf(history: EstimateHistoryData, key: string, step: Step): DurationStats | undefined {
+  const args = step.kind === 'condition' ? {} : step.args;
+  return history.byArgs?.[key]?.[canonicalJson(args)] ?? history.tools[key];
 }
 
 /** The longest path through the DAG, each step weighing its duration (steps in `layers` order: dependencies first). */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { EstimateHistoryData, RoleTokenStats } from '../../../src/engine/estimate-history.ts';
 import type { PricedModel } from '../../../src/engine/model-cost.ts';
 import { validatePlan, type ValidatedPlan } from '../../../src/engine/plan/validate-plan.ts';
+import { canonicalJson } from '../../../src/engine/plan/canonical-json.ts';
 import { estimateLine, estimatePlan, tookLine } from '../../../src/engine/run/estimates.ts';
 import { createPlan, createTool } from '../fixtures.ts';
 
@@ -66,6 +67,37 @@ describe('the estimated duration', () => {
       { id: 'b', tool: 'srv.fast', dependsOn: ['a'] },
     ]);
     expect(estimatePlan(v, history, [], { done: new Set(['a']) }).durationMs).toEqual({ low: 100, high: 200 });
+  });
+});
+
+describe('the estimated duration of a step called with arguments seen before', () => {
+  const v = validated([
+    { id: 'short', tool: 'srv.mid', args: { ms: 50, opts: { a: 1, b: [1, 2] } } },
+    { id: 'long', tool: 'srv.mid', args: { ms: 600 }, dependsOn: ['short'] },
+    { id: 'other', tool: 'srv.mid', args: { ms: 7 }, dependsOn: ['long'] },
+  ]);
+  const withArgs: EstimateHistoryData = {
+    ...history,
+    byArgs: {
+      // Keys as the store makes them from jsonb: canonical JSON, whatever order the plan wrote its keys in.
+      'srv.mid': {
+        [canonicalJson({ opts: { b: [1, 2], a: 1 }, ms: 50 })]: durations(50, 60),
+        [canonicalJson({ ms: 600 })]: durations(600, 650),
+      },
+    },
+  };
+
+  it("uses the tool's durations with those arguments, else the tool's", () => {
+    // 50 + 600 + 600 (the tool's, for arguments never seen) .. 60 + 650 + 900.
+    expect(estimatePlan(v, withArgs, []).durationMs).toEqual({ low: 1250, high: 1610 });
+    expect(estimatePlan(v, history, []).durationMs).toEqual({ low: 1800, high: 2700 });
+  });
+
+  it('names the tool of a step whose arguments were never seen when the tool has no history of its own', () => {
+    const only: EstimateHistoryData = { tools: {}, byArgs: withArgs.byArgs, roles: {} };
+    const e = estimatePlan(v, only, []);
+    expect(e.durationMs).toEqual({ low: 650, high: 710 });
+    expect(e.noHistory).toEqual(['srv.mid']);
   });
 });
 
