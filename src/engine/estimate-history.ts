@@ -51,7 +51,8 @@ export interface EstimateHistory {
 }
 
 /**
- * A plan's estimate. `durationMs` is the critical path over p50 .. over p90 (null when no step has history);
+ * A plan's estimate. `durationMs` is the plan's span over p50 .. over p90, its steps scheduled as the dispatcher
+ * would within `maxParallel` (null when no step has history);
  * `costMicroUsd` is null when a model had no price (unknown, never zero). `noHistory` names the tools (or `llm`)
  * nothing recent says anything about: their steps count as instant.
  */
