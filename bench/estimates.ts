@@ -123,13 +123,14 @@ function renderEstimates(rows: readonly EstimateRow[]): string[] {
   lines.push(
     `${estimated.length} runs after the first round (${new Set(estimated.map((r) => r.task)).size} tasks) carried a duration estimate.`,
     '',
-    `- Took a time inside the card's range (critical path over p50 .. p90): ${inside} of ${estimated.length} (${pct(inside / estimated.length)}).`,
+    `- Took a time inside the card's range (steps scheduled within maxParallel over p50 .. p90): ${inside} of ${estimated.length} (${pct(inside / estimated.length)}).`,
     `- Median absolute error of the p50 end: ${pct(median(p50Errors))}; of the range (0 inside it): ${pct(median(estimated.map(rangeError)))}.`,
     `- Median run: took ${Math.round(median(estimated.map((r) => r.tookMs)))} ms; estimated ${Math.round(median(estimated.map((r) => r.low ?? 0)))}–${Math.round(median(estimated.map((r) => r.high ?? 0)))} ms.`,
     '',
     'A run is timed from its start (its auto-approval, or its first step that started while the plan streamed) to',
-    "its end, as its card reports it. A tool's history is one distribution over all its calls, whatever their",
-    'arguments: `audit.sleep` asked for 50 ms and for 600 ms shares one p50, the main source of the error here.',
+    "its end, as its card reports it. A step's history is its tool's with the same arguments once 3 recent calls had",
+    "them (else the tool's), so ranges of repeated calls are narrow. What the estimate does not count: steps that",
+    'start while the plan streams start as they arrive, so a wide fan-out ends later than its steps alone take.',
     '',
   );
   return lines;

@@ -34,19 +34,25 @@ export type EstimatedRole = 'planner' | 'classifier' | 'synthesizer' | 'llm_step
 /** `llm` is the key of `llm` steps' durations among the tools'. */
 export const LLM_STEP_KEY = 'llm';
 
-/** Everything the estimator reads: per tool durations and per role token counts. */
+/**
+ * Everything the estimator reads: per tool durations, the same per tool and arguments (`byArgs[tool][argsKey]`, the
+ * key the canonical JSON of the step's arguments as the plan wrote them; only groups with enough samples), and per
+ * role token counts.
+ */
 export interface EstimateHistoryData {
   tools: Readonly<Record<string, DurationStats>>;
+  byArgs?: Readonly<Record<string, Readonly<Record<string, DurationStats>>>>;
   roles: Readonly<Partial<Record<EstimatedRole, RoleTokenStats>>>;
 }
 
-/** The port: reads recent history in one go (the store answers it in one or two statements). */
+/** The port: reads recent history in one go (the store answers it in one statement). */
 export interface EstimateHistory {
   readEstimateHistory(): Promise<EstimateHistoryData>;
 }
 
 /**
- * A plan's estimate. `durationMs` is the critical path over p50 .. over p90 (null when no step has history);
+ * A plan's estimate. `durationMs` is the plan's span over p50 .. over p90, its steps scheduled as the dispatcher
+ * would within `maxParallel` (null when no step has history);
  * `costMicroUsd` is null when a model had no price (unknown, never zero). `noHistory` names the tools (or `llm`)
  * nothing recent says anything about: their steps count as instant.
  */

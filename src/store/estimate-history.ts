@@ -2,7 +2,9 @@
  * Recent history for plan estimates, in one statement: per tool (and for `llm` steps) the p50 and p90 duration of
  * its last ended attempts, and per model role the p50 and p90 tokens it spent (per run for the planner, classifier
  * and synthesizer; per call for `llm` steps) with the model it used last. A step attempt does not name its tool:
- * the revision it ran under does, so attempts are joined to their plan's step.
+ * the revision it ran under does, so attempts are joined to their plan's step. The same durations also come per
+ * (tool, the step's arguments as the plan wrote them, references unresolved), for the most recently used such groups
+ * with enough samples: `audit.sleep` asked for 50 ms and for 600 ms are told apart.
  */
 import { sql, type Kysely } from 'kysely';
 import type {
@@ -12,20 +14,28 @@ import type {
   EstimatedRole,
   RoleTokenStats,
 } from '../engine/estimate-history.ts';
+import { canonicalJson } from '../engine/plan/canonical-json.ts';
+import type { Json } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
-/** How far back history counts, and how many of the newest samples per tool or role at most. */
+/**
+ * How far back history counts, and how many of the newest samples per tool or role at most; per (tool, arguments),
+ * groups count from `argSamples` samples, and only the `argGroups` most recently used are read.
+ */
 export interface HistoryWindow {
   days: number;
   samples: number;
+  argSamples: number;
+  argGroups: number;
 }
 
-export const DEFAULT_HISTORY_WINDOW: HistoryWindow = { days: 14, samples: 200 };
+export const DEFAULT_HISTORY_WINDOW: HistoryWindow = { days: 14, samples: 200, argSamples: 3, argGroups: 500 };
 
 interface HistoryRow {
-  kind: 'tool' | 'role';
+  kind: 'tool' | 'args' | 'role';
   key: string;
+  args: Json | null;
   samples: number;
   a50: number;
   a90: number;
@@ -52,11 +62,11 @@ export async function readEstimateHistory(
   db: Kysely<DatabaseSchema>,
   window: HistoryWindow = DEFAULT_HISTORY_WINDOW,
 ): Promise<EstimateHistoryData> {
-  const { days, samples } = window;
+  const { days, samples, argSamples, argGroups } = window;
   const { rows } = await sql<HistoryRow>`
     WITH ended AS (
       SELECT coalesce(s.step->>'tool', CASE WHEN s.step->>'kind' = 'llm' THEN 'llm' END) AS key, a.duration_ms,
-        a.ended_at
+        a.ended_at, coalesce(s.step->'args', '{}'::jsonb) AS args
       FROM step_attempts a
       JOIN plan_revisions p ON p.run_id = a.run_id AND p.revision = a.revision
       CROSS JOIN LATERAL jsonb_array_elements(p.plan->'steps') AS s(step)
@@ -67,6 +77,18 @@ export async function readEstimateHistory(
     ), attempts AS (
       SELECT key, duration_ms, row_number() OVER (PARTITION BY key ORDER BY ended_at DESC) AS n
       FROM ended WHERE key IS NOT NULL
+    ), arg_attempts AS (
+      SELECT key, args, duration_ms, ended_at,
+        row_number() OVER (PARTITION BY key, args ORDER BY ended_at DESC) AS n
+      FROM ended WHERE key IS NOT NULL
+    ), by_args AS (
+      -- jsonb compares by value, so key order and spacing in the stored plans do not split a group.
+      SELECT key, args, count(*)::integer AS samples,
+        percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS a50,
+        percentile_cont(0.9) WITHIN GROUP (ORDER BY duration_ms) AS a90
+      FROM arg_attempts WHERE n <= ${samples}
+      GROUP BY key, args HAVING count(*) >= ${argSamples}
+      ORDER BY max(ended_at) DESC LIMIT ${argGroups}
     ), spent AS (
       -- Per run for the roles a run spends once; per call for llm steps (one call each).
       SELECT role, sum(input_tokens) AS input, sum(output_tokens) AS output, max(created_at) AS at,
@@ -78,13 +100,15 @@ export async function readEstimateHistory(
     ), recent AS (
       SELECT *, row_number() OVER (PARTITION BY role ORDER BY at DESC) AS n FROM spent
     )
-    SELECT 'tool' AS kind, key, count(*)::integer AS samples,
+    SELECT 'tool' AS kind, key, NULL::jsonb AS args, count(*)::integer AS samples,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS a50,
       percentile_cont(0.9) WITHIN GROUP (ORDER BY duration_ms) AS a90,
       NULL::double precision AS b50, NULL::double precision AS b90, NULL AS model
     FROM attempts WHERE n <= ${samples} GROUP BY key
     UNION ALL
-    SELECT 'role', role, count(*)::integer,
+    SELECT 'args', key, args, samples, a50, a90, NULL, NULL, NULL FROM by_args
+    UNION ALL
+    SELECT 'role', role, NULL, count(*)::integer,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY input), percentile_cont(0.9) WITHIN GROUP (ORDER BY input),
       percentile_cont(0.5) WITHIN GROUP (ORDER BY output), percentile_cont(0.9) WITHIN GROUP (ORDER BY output),
       (array_agg(model ORDER BY at DESC))[1]
@@ -94,11 +118,15 @@ export async function readEstimateHistory(
 
 function fromRows(rows: readonly HistoryRow[]): EstimateHistoryData {
   const tools: Record<string, DurationStats> = {};
+  const byArgs: Record<string, Record<string, DurationStats>> = {};
   const roles: Partial<Record<EstimatedRole, RoleTokenStats>> = {};
   for (const r of rows) {
     const samples = Number(r.samples);
     if (r.kind === 'tool') {
       tools[r.key] = { p50Ms: Math.round(Number(r.a50)), p90Ms: Math.round(Number(r.a90)), samples };
+    } else if (r.kind === 'args') {
+      const stats = { p50Ms: Math.round(Number(r.a50)), p90Ms: Math.round(Number(r.a90)), samples };
+      (byArgs[r.key] ??= {})[canonicalJson(r.args ?? {})] = stats;
     } else {
       roles[r.key as EstimatedRole] = {
         input: { low: Math.round(Number(r.a50)), high: Math.round(Number(r.a90)) },
@@ -108,5 +136,5 @@ function fromRows(rows: readonly HistoryRow[]): EstimateHistoryData {
       };
     }
   }
-  return { tools, roles };
+  return { tools, byArgs, roles };
 }

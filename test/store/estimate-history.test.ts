@@ -1,10 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ErrorCode, StepStatus } from '../../src/engine/types.ts';
-import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
+import type { ErrorCode, Json, StepStatus } from '../../src/engine/types.ts';
+import { canonicalJson } from '../../src/engine/plan/canonical-json.ts';
+import { DEFAULT_HISTORY_WINDOW, PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { recordStatements, type StatementLog } from '../helpers/statement-log.ts';
 import { createNewRun, createRevisionPlan } from './builders.ts';
+
+const LIST_STEP = createRevisionPlan().steps[0];
+const LIST_ARGS = LIST_STEP?.kind === 'tool' ? LIST_STEP.args : {};
 
 const DAY = 24 * 3600 * 1000;
 
@@ -17,14 +21,20 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
   });
   afterAll(() => database?.close());
 
-  /** A run of the builder's plan (fs.list_directory, then an llm step) whose attempts took the given times. */
+  /**
+   * A run of the builder's plan (fs.list_directory, then an llm step) whose attempts took the given times; `args`
+   * replace the list step's arguments as the plan writes them.
+   */
   async function run(
-    list: { ms: number; status?: StepStatus; code?: ErrorCode; daysAgo?: number },
+    list: { ms: number; status?: StepStatus; code?: ErrorCode; daysAgo?: number; args?: Record<string, Json> },
     summaryMs: number,
   ): Promise<string> {
     const r = createNewRun();
     await store.createRun(r);
-    await store.saveRevision(r.id, 0, createRevisionPlan(), 'planned', new Date());
+    const plan = createRevisionPlan();
+    const [first, ...rest] = plan.steps;
+    if (list.args && first?.kind === 'tool') plan.steps = [{ ...first, args: list.args }, ...rest];
+    await store.saveRevision(r.id, 0, plan, 'planned', new Date());
     const ended = new Date(Date.now() - (list.daysAgo ?? 0) * DAY);
     for (const [stepId, ms, status, code] of [
       ['list', list.ms, list.status ?? 'succeeded', list.code],
@@ -47,7 +57,11 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
   }
 
   it('is empty before any run, and says so without guessing', async () => {
-    expect(await new PgEstimateHistory(database.db).readEstimateHistory()).toEqual({ tools: {}, roles: {} });
+    expect(await new PgEstimateHistory(database.db).readEstimateHistory()).toEqual({
+      tools: {},
+      byArgs: {},
+      roles: {},
+    });
   });
 
   it("reads each tool's p50 and p90 over recent ended attempts, and per-role tokens, in one statement", async () => {
@@ -85,6 +99,10 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
       if (log) expect(log.statements).toHaveLength(1);
       // list: 100, 200, 300, 300, 300, 400, 500 → p50 300, p90 440 (linear, as percentile_cont interpolates).
       expect(history.tools['fs.list_directory']).toEqual({ p50Ms: 300, p90Ms: 440, samples: 7 });
+      // Every list step so far had the builder's arguments: the same numbers for the tool with those arguments.
+      expect(history.byArgs?.['fs.list_directory']).toEqual({
+        [canonicalJson(LIST_ARGS)]: { p50Ms: 300, p90Ms: 440, samples: 7 },
+      });
       // Every llm step's attempt counts (the interrupted list attempts' runs still ran their summary).
       expect(history.tools.llm?.samples).toBe(9);
       expect(history.roles.planner).toEqual({
@@ -97,5 +115,33 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
     } finally {
       await log?.close();
     }
+  });
+
+  it('reads the durations per tool and arguments as the plan wrote them, from 3 samples, newest groups first', async () => {
+    // Key order in the plan does not split a group: jsonb compares by value, the engine keys by canonical JSON.
+    await run({ ms: 1000, daysAgo: 1, args: { path: '/a', options: { x: 1, y: [2, 3] } } }, 10);
+    await run({ ms: 2000, daysAgo: 1, args: { options: { y: [2, 3], x: 1 }, path: '/a' } }, 10);
+    await run({ ms: 3000, daysAgo: 1, args: { path: '/a', options: { y: [2, 3], x: 1 } } }, 10);
+    // Two samples say too little about these arguments; the tool's own numbers count them still.
+    for (const ms of [5000, 5000]) await run({ ms, args: { path: '/b' } }, 10);
+    for (const ms of [40, 50, 60]) await run({ ms, args: { path: '/c' } }, 10);
+
+    const history = await new PgEstimateHistory(database.db).readEstimateHistory();
+    const byArgs = history.byArgs?.['fs.list_directory'] ?? {};
+    expect(byArgs[canonicalJson({ options: { x: 1, y: [2, 3] }, path: '/a' })]).toEqual({
+      ...{ p50Ms: 2000, p90Ms: 2800, samples: 3 },
+    });
+    expect(byArgs[canonicalJson({ path: '/c' })]).toEqual({ p50Ms: 50, p90Ms: 58, samples: 3 });
+    expect(byArgs[canonicalJson({ path: '/b' })]).toBeUndefined();
+    expect(history.tools['fs.list_directory']?.samples).toBe(15);
+
+    // Only the most recently used groups are read: with room for two, the newest run's (its list and llm steps).
+    const window = { ...DEFAULT_HISTORY_WINDOW, argGroups: 2 };
+    const two = await new PgEstimateHistory(database.db, window).readEstimateHistory();
+    const groups = Object.entries(two.byArgs ?? {}).flatMap(([tool, g]) => Object.keys(g).map((args) => [tool, args]));
+    expect(groups.sort()).toEqual([
+      ['fs.list_directory', canonicalJson({ path: '/c' })],
+      ['llm', canonicalJson({ prompt: { $ref: 'steps.list.output.content[0].text' } })],
+    ]);
   });
 });

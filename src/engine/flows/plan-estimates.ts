@@ -31,6 +31,8 @@ export class PlanEstimates {
       clock: () => Date;
       log: Log;
       prices: readonly PricedModel[];
+      /** The dispatcher's `maxParallel` (settings), so the span counts the waves a wide fan-out runs in. */
+      maxParallel?: number;
     },
   ) {}
 
@@ -51,7 +53,7 @@ export class PlanEstimates {
         .filter(([, s]) => s.status !== 'pending' && s.status !== 'running')
         .map(([id]) => id),
     );
-    const estimate = estimatePlan(v, history, this.deps.prices, { done });
+    const estimate = estimatePlan(v, history, this.deps.prices, { done, maxParallel: this.deps.maxParallel });
     this.shown.set(runId, { revision, estimate });
     return estimate;
   }

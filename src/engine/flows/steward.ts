@@ -111,6 +111,7 @@ export class Steward implements InboundHandler {
     const estimates = new PlanEstimates({
       ...{ history: given.estimateHistory, clock: given.clock, log: given.log },
       prices: given.settings.modelPrices ?? [],
+      maxParallel: given.settings.maxParallel,
     });
     const deps = { ...given, tools: withBuiltinTools(given.tools, given.store, builtin), estimates };
     this.deps = deps;

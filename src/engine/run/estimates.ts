@@ -1,25 +1,34 @@
 /**
- * The estimate on a plan card (pure): how long the plan will take, as the critical path of its DAG over each
- * tool's recent p50 and p90 durations, and what the run's model calls will spend, from recent per-role token counts
- * and the catalog's prices. A step with no history counts as instant and is named, so the range never pretends.
+ * The estimate on a plan card (pure): how long the plan will take, as its span when its steps are scheduled as the
+ * dispatcher does (each as soon as its dependencies ended and one of `maxParallel` slots is free, in plan order) over
+ * each step's recent p50 and p90 durations (those of its tool called with the same arguments when there are enough,
+ * else its tool's), and what the run's model calls will spend, from recent per-role token counts and the catalog's
+ * prices. A step with no history counts as instant and is named, so the range never pretends.
  */
 import {
   LLM_STEP_KEY,
+  type DurationStats,
   type EstimateHistoryData,
   type PlanEstimate,
   type Range,
   type RoleTokenStats,
 } from '../estimate-history.ts';
 import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
+import { canonicalJson } from '../plan/canonical-json.ts';
+import type { Step } from '../plan/plan-schema.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import type { Json } from '../types.ts';
 
 /** Roles a run spends tokens on once, whatever its steps: planning, classifying replies, the report. */
 const PER_RUN_ROLES = ['planner', 'classifier', 'synthesizer'] as const;
 
-/** What to leave out: steps that already ended (a card shown mid-run estimates what is left). */
+/**
+ * What to leave out: steps that already ended (a card shown mid-run estimates what is left); and how many steps run
+ * at once (the dispatcher's `maxParallel`; unlimited if unset, which makes the span the critical path).
+ */
 export interface EstimateOptions {
   done?: ReadonlySet<string>;
+  maxParallel?: number;
 }
 
 /** The plan's estimate from recent history; `prices` are the model catalog's (none: cost unknown). */
@@ -38,15 +47,60 @@ export function estimatePlan(
   for (const s of v.plan.steps) {
     const key = s.kind === 'tool' ? s.tool : s.kind === 'llm' ? LLM_STEP_KEY : null;
     if (s.kind === 'llm' && !done.has(s.id)) llmSteps += 1;
-    const stats = key === null || done.has(s.id) ? undefined : history.tools[key];
+    const stats = key === null || done.has(s.id) ? undefined : durationsOf(history, key, s);
     if (key !== null && !done.has(s.id) && !stats) noHistory.add(key);
     if (stats) known += 1;
     low.set(s.id, stats?.p50Ms ?? 0);
     high.set(s.id, Math.max(stats?.p90Ms ?? 0, stats?.p50Ms ?? 0));
   }
-  const durationMs = known > 0 ? { low: criticalPath(v, low), high: criticalPath(v, high) } : null;
+  const slots = options.maxParallel ?? Infinity;
+  const durationMs = known > 0 ? { low: scheduledSpan(v, low, slots), high: scheduledSpan(v, high, slots) } : null;
   const spend = tokenSpend(history, llmSteps, prices);
   return { durationMs, ...spend, noHistory: [...noHistory].sort() };
+}
+
+/** A step's recent durations: its tool's with these very arguments (as written, references unresolved), else its tool's. */
+function durationsOf(history: EstimateHistoryData, key: string, step: Step): DurationStats | undefined {
+  const args = step.kind === 'condition' ? {} : step.args;
+  return history.byArgs?.[key]?.[canonicalJson(args)] ?? history.tools[key];
+}
+
+/**
+ * How long the plan takes when each step starts as soon as every step it depends on has ended and fewer than
+ * `maxParallel` steps are running, ready steps taking free slots in plan order (as the dispatcher's `schedule`).
+ * A step that takes no time (already ended, no history, a condition) needs no slot. With slots for every step
+ * that could run at once, this is the critical path.
+ */
+export function scheduledSpan(
+  v: ValidatedPlan,
+  durations: ReadonlyMap<string, number>,
+  maxParallel: number = Infinity,
+): number {
+  const slots = Math.max(1, maxParallel);
+  const steps = v.plan.steps;
+  const started = new Set<string>();
+  const ended = new Set<string>();
+  let running: { id: string; end: number }[] = [];
+  let now = 0;
+  for (;;) {
+    let changed = true;
+    while (changed) {
+      changed = false;
+      for (const s of steps) {
+        if (started.has(s.id) || !s.dependsOn.every((d) => ended.has(d))) continue;
+        const ms = durations.get(s.id) ?? 0;
+        if (ms > 0 && running.length >= slots) continue;
+        started.add(s.id);
+        if (ms > 0) running.push({ id: s.id, end: now + ms });
+        else ended.add(s.id);
+        changed = true;
+      }
+    }
+    if (running.length === 0) return now;
+    now = Math.min(...running.map((r) => r.end));
+    for (const r of running) if (r.end <= now) ended.add(r.id);
+    running = running.filter((r) => r.end > now);
+  }
 }
 
 /** The longest path through the DAG, each step weighing its duration (steps in `layers` order: dependencies first). */

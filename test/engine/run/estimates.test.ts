@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { EstimateHistoryData, RoleTokenStats } from '../../../src/engine/estimate-history.ts';
 import type { PricedModel } from '../../../src/engine/model-cost.ts';
 import { validatePlan, type ValidatedPlan } from '../../../src/engine/plan/validate-plan.ts';
-import { estimateLine, estimatePlan, tookLine } from '../../../src/engine/run/estimates.ts';
+import { canonicalJson } from '../../../src/engine/plan/canonical-json.ts';
+import {
+  criticalPath,
+  estimateLine,
+  estimatePlan,
+  scheduledSpan,
+  tookLine,
+} from '../../../src/engine/run/estimates.ts';
 import { createPlan, createTool } from '../fixtures.ts';
 
 const TOOLS = ['srv.fast', 'srv.slow', 'srv.mid', 'srv.new'].map((t) => createTool(t));
@@ -66,6 +73,119 @@ describe('the estimated duration', () => {
       { id: 'b', tool: 'srv.fast', dependsOn: ['a'] },
     ]);
     expect(estimatePlan(v, history, [], { done: new Set(['a']) }).durationMs).toEqual({ low: 100, high: 200 });
+  });
+});
+
+describe('the estimated duration within maxParallel', () => {
+  const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i + 1}`);
+  const equal = (v: ValidatedPlan, ms: number) => new Map(v.plan.steps.map((s) => [s.id, ms]));
+
+  it('of a fan-out of 10 equal steps with 4 slots is 3 waves', () => {
+    const v = validated(ids(10, 's').map((id) => ({ id, tool: 'srv.mid' })));
+    expect(scheduledSpan(v, equal(v, 600), 4)).toBe(1800);
+    expect(estimatePlan(v, history, [], { maxParallel: 4 }).durationMs).toEqual({ low: 1800, high: 2700 });
+    // Unlimited (no setting) it is one wave: the critical path.
+    expect(estimatePlan(v, history, []).durationMs).toEqual({ low: 600, high: 900 });
+  });
+
+  it('of a chain is its sum, whatever the slots', () => {
+    const v = validated([
+      { id: 'a', tool: 'srv.fast' },
+      { id: 'b', tool: 'srv.slow', dependsOn: ['a'] },
+      { id: 'c', tool: 'srv.mid', dependsOn: ['b'] },
+    ]);
+    for (const maxParallel of [1, 2, 8]) {
+      expect(estimatePlan(v, history, [], { maxParallel }).durationMs).toEqual({ low: 1700, high: 4100 });
+    }
+  });
+
+  it('of a diamond runs its two branches side by side with 2 slots, one after the other with 1', () => {
+    const v = validated([
+      { id: 'top', tool: 'srv.fast' },
+      { id: 'left', tool: 'srv.slow', dependsOn: ['top'] },
+      { id: 'right', tool: 'srv.mid', dependsOn: ['top'] },
+      { id: 'bottom', tool: 'srv.fast', dependsOn: ['left', 'right'] },
+    ]);
+    expect(estimatePlan(v, history, [], { maxParallel: 2 }).durationMs).toEqual({ low: 1200, high: 3400 });
+    expect(estimatePlan(v, history, [], { maxParallel: 1 }).durationMs).toEqual({ low: 1800, high: 4300 });
+  });
+
+  it('takes ready steps in plan order, so a long step late in the plan may wait for a slot', () => {
+    // One slot taken by a and then b (plan order) before the long c: 100 + 100 + 1000, not 1000 + ...
+    const v = validated([
+      { id: 'a', tool: 'srv.fast' },
+      { id: 'b', tool: 'srv.fast' },
+      { id: 'c', tool: 'srv.slow' },
+      { id: 'd', tool: 'srv.fast', dependsOn: ['a'] },
+    ]);
+    const ms = new Map([
+      ...[
+        ['a', 100],
+        ['b', 100],
+        ['c', 1000],
+        ['d', 100],
+      ].map(([id, n]) => [id, n] as [string, number]),
+    ]);
+    // Two slots: a, b start; at 100 c and d start (plan order: c before d); c ends at 1100.
+    expect(scheduledSpan(v, ms, 2)).toBe(1100);
+    expect(scheduledSpan(v, ms, 1)).toBe(1300);
+  });
+
+  it('with more slots than the plan is wide equals the critical path', () => {
+    const v = validated([
+      { id: 'alone', tool: 'srv.slow' },
+      { id: 'm1', tool: 'srv.mid' },
+      { id: 'm2', tool: 'srv.mid', dependsOn: ['m1'] },
+      { id: 'f1', tool: 'srv.fast', dependsOn: ['m1'] },
+      { id: 'f2', tool: 'srv.fast', dependsOn: ['m1'] },
+      { id: 'end', tool: 'srv.fast', dependsOn: ['m2', 'alone', 'f1'] },
+    ]);
+    const ms = new Map(v.plan.steps.map((s, i) => [s.id, 100 * (i + 1) + 7 * i * i]));
+    for (const maxParallel of [3, 6, 100, Infinity]) {
+      expect(scheduledSpan(v, ms, maxParallel)).toBe(criticalPath(v, ms));
+    }
+  });
+
+  it('leaves out steps already ended and steps that take no time, which need no slot', () => {
+    const v = validated([
+      ...ids(4, 'd').map((id) => ({ id, tool: 'srv.slow' })),
+      ...ids(4, 'n').map((id) => ({ id, tool: 'srv.new' })),
+      ...ids(4, 'm').map((id) => ({ id, tool: 'srv.mid' })),
+    ]);
+    const done = new Set(ids(4, 'd'));
+    // The 4 mid steps and 4 instant ones with 2 slots: two waves of mid.
+    expect(estimatePlan(v, history, [], { done, maxParallel: 2 }).durationMs).toEqual({ low: 1200, high: 1800 });
+  });
+});
+
+describe('the estimated duration of a step called with arguments seen before', () => {
+  const v = validated([
+    { id: 'short', tool: 'srv.mid', args: { ms: 50, opts: { a: 1, b: [1, 2] } } },
+    { id: 'long', tool: 'srv.mid', args: { ms: 600 }, dependsOn: ['short'] },
+    { id: 'other', tool: 'srv.mid', args: { ms: 7 }, dependsOn: ['long'] },
+  ]);
+  const withArgs: EstimateHistoryData = {
+    ...history,
+    byArgs: {
+      // Keys as the store makes them from jsonb: canonical JSON, whatever order the plan wrote its keys in.
+      'srv.mid': {
+        [canonicalJson({ opts: { b: [1, 2], a: 1 }, ms: 50 })]: durations(50, 60),
+        [canonicalJson({ ms: 600 })]: durations(600, 650),
+      },
+    },
+  };
+
+  it("uses the tool's durations with those arguments, else the tool's", () => {
+    // 50 + 600 + 600 (the tool's, for arguments never seen) .. 60 + 650 + 900.
+    expect(estimatePlan(v, withArgs, []).durationMs).toEqual({ low: 1250, high: 1610 });
+    expect(estimatePlan(v, history, []).durationMs).toEqual({ low: 1800, high: 2700 });
+  });
+
+  it('names the tool of a step whose arguments were never seen when the tool has no history of its own', () => {
+    const only: EstimateHistoryData = { tools: {}, byArgs: withArgs.byArgs, roles: {} };
+    const e = estimatePlan(v, only, []);
+    expect(e.durationMs).toEqual({ low: 650, high: 710 });
+    expect(e.noHistory).toEqual(['srv.mid']);
   });
 });
 
