@@ -30,6 +30,9 @@ export interface HistoryWindow {
   argGroups: number;
 }
 
+/** The largest arguments (as JSON text) a step's history is kept by; larger ones count under their tool only. */
+const MAX_ARGS_BYTES = 2_000;
+
 export const DEFAULT_HISTORY_WINDOW: HistoryWindow = { days: 14, samples: 200, argSamples: 3, argGroups: 500 };
 
 interface HistoryRow {
@@ -86,7 +89,8 @@ export async function readEstimateHistory(
       SELECT key, args, count(*)::integer AS samples,
         percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS a50,
         percentile_cont(0.9) WITHIN GROUP (ORDER BY duration_ms) AS a90
-      FROM arg_attempts WHERE n <= ${samples}
+      -- Small arguments only (a step writing a file's content is keyed by its tool): every read sends the groups back.
+      FROM arg_attempts WHERE n <= ${samples} AND octet_length(args::text) <= ${MAX_ARGS_BYTES}
       GROUP BY key, args HAVING count(*) >= ${argSamples}
       ORDER BY max(ended_at) DESC LIMIT ${argGroups}
     ), spent AS (
