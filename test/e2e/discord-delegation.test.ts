@@ -6,10 +6,9 @@
  * at the tool server. Tool calls are counted at the audit server, not in the database.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StoredRun } from '../../src/engine/ports.ts';
 import type { StoredMessage } from '../fakes/fake-discord-server.ts';
-import { byRole } from '../fakes/fake-llm-server.ts';
-import { createAuditServer, planReply, type AuditServer } from './harness.ts';
+import { HAND_OFF_CALLS, handOffScript, parentAndChild, untilStatus, waitOnOpsScript } from './delegation-fixtures.ts';
+import { createAuditServer, type AuditServer } from './harness.ts';
 import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
 
 let h: DiscordHarness | undefined;
@@ -22,8 +21,6 @@ afterEach(async () => {
 });
 
 const calls = () => (audit?.entries() ?? []).filter((e) => e.type === 'call');
-
-const delegate = (id: string, task: string) => ({ id, tool: 'steward.delegate', args: { assistant: 'ops', task } });
 
 /** `/steward assistant command: …` as Boss (an approver); resolves with its private answer. */
 async function assistantCommand(harness: DiscordHarness, command: string): Promise<string> {
@@ -48,55 +45,13 @@ function cards(harness: DiscordHarness, threadId: string): StoredMessage[] {
     .filter((m) => (m.message.embeds ?? []).some((e) => e.author?.name?.includes('· revision')));
 }
 
-/** Every run, oldest first. */
-async function runs(harness: DiscordHarness): Promise<StoredRun[]> {
-  const rows = await harness.db.db.selectFrom('runs').select('id').orderBy('created_at').orderBy('id').execute();
-  return Promise.all(rows.map(async (r) => (await harness.store.getRun(r.id))!));
-}
-
-/** The parent run and its child, once both exist. */
-function parentAndChild(harness: DiscordHarness): Promise<[StoredRun, StoredRun]> {
-  return harness.waitFor('the parent and its child run', async () => {
-    const all = await runs(harness);
-    const parent = all.find((r) => r.parentRunId === undefined);
-    const child = all.find((r) => r.parentRunId !== undefined);
-    return parent && child ? ([parent, child] as [StoredRun, StoredRun]) : undefined;
-  });
-}
-
-function untilStatus(harness: DiscordHarness, runId: string, status: string): Promise<StoredRun> {
-  return harness.waitFor(`run ${runId} to be ${status}`, async () => {
-    const run = await harness.store.getRun(runId);
-    return run?.status === status ? run : undefined;
-  });
-}
-
 describe('delegation on Discord, end to end on postgres', () => {
   it("the child's card is in the parent's thread and names ops; its report comes first and feeds the parent's step", async () => {
     audit = createAuditServer();
     h = await startDiscordHarness({
       db: 'postgres',
       servers: [audit.config()],
-      script: byRole({
-        planner: [
-          planReply(
-            [
-              delegate('ask', 'Find Ada in the contacts.'),
-              {
-                id: 'use',
-                tool: 'audit.lookup',
-                args: { answer: { $ref: 'steps.ask.output.content[0].text' } },
-                dependsOn: ['ask'],
-              },
-            ],
-            { summary: 'Ask ops where Ada is' },
-          ),
-          planReply([{ id: 'find', tool: 'audit.lookup', args: { answer: 'Ada Lovelace, room 12' } }], {
-            summary: 'Look Ada up',
-          }),
-        ],
-        synthesizer: ['Ada Lovelace is in room 12.', 'ops found Ada: room 12.'],
-      }),
+      script: handOffScript(),
     });
     await setUpOps(h);
 
@@ -130,10 +85,7 @@ describe('delegation on Discord, end to end on postgres', () => {
     expect(shownText(parentReport.message)).not.toContain('Report of the Assistant');
 
     // At the server: the child's lookup, then the parent's last step given the child's report.
-    expect(calls().map((c) => c.args?.['answer'])).toEqual([
-      'Ada Lovelace, room 12',
-      'Report of the Assistant "ops":\nAda Lovelace is in room 12.',
-    ]);
+    expect(calls().map((c) => c.args?.['answer'])).toEqual(HAND_OFF_CALLS);
   });
 
   it("Stop on the parent's card stops the child: its call in flight is cancelled at the server, both end stopped", async () => {
@@ -141,23 +93,7 @@ describe('delegation on Discord, end to end on postgres', () => {
     h = await startDiscordHarness({
       db: 'postgres',
       servers: [audit.config()],
-      script: byRole({
-        planner: [
-          planReply(
-            [
-              delegate('wait', 'Sleep for a minute.'),
-              { id: 'after', tool: 'audit.lookup', args: { answer: 'never' }, dependsOn: ['wait'] },
-            ],
-            { summary: 'Have ops wait' },
-          ),
-          planReply([{ id: 'nap', tool: 'audit.sleep', args: { ms: 60_000 } }], { summary: 'Sleep a minute' }),
-        ],
-        // Both runs write their report as they stop, in either order: each is answered by its own request.
-        synthesizer: (req) =>
-          req.lastUserText.includes('Sleep for a minute.')
-            ? 'Stopped before the minute was up.'
-            : 'Stopped: ops did not finish.',
-      }),
+      script: waitOnOpsScript(),
     });
     await setUpOps(h);
 
