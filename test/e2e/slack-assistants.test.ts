@@ -7,31 +7,13 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply } from './harness.ts';
-import { onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
-import { slashCommandBody } from './slack-requests.ts';
+import { onlyRunId, privateCommand, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-/** Runs `/steward <text>` and returns what was posted privately to its response_url. */
-async function command(harness: SlackHarness, text: string, user: string): Promise<string[]> {
-  const before = harness.slack.calls.length;
-  const body = slashCommandBody({
-    text,
-    user,
-    responseUrl: harness.slack.responseUrl(),
-    triggerId: harness.slack.newTriggerId(),
-  });
-  await harness.post(body, 'application/x-www-form-urlencoded');
-  await harness.channel.settled();
-  return harness.slack.calls
-    .slice(before)
-    .filter((c) => c.method === 'response_url')
-    .map((c) => String((c.args as { text?: string }).text));
-}
 
 describe('Assistants on Slack, end to end on postgres', () => {
   it('approvers set one up by /steward; `@Steward ask ops: …` is its run, with only its granted tools', async () => {
@@ -43,11 +25,13 @@ describe('Assistants on Slack, end to end on postgres', () => {
         synthesizer: 'Said hi.',
       }),
     });
-    expect(await command(h, 'assistant create ops "Operations"', 'U0BOB')).toEqual([
+    expect(await privateCommand(h, 'assistant create ops "Operations"', 'U0BOB')).toEqual([
       'Only approvers can create or change Assistants.',
     ]);
-    expect((await command(h, 'assistant create ops "Operations"', 'U0BOSS'))[0]).toMatch(/^Created the Assistant/);
-    expect(await command(h, 'assistant ops grant everything.echo allow', 'U0BOSS')).toEqual([
+    expect((await privateCommand(h, 'assistant create ops "Operations"', 'U0BOSS'))[0]).toMatch(
+      /^Created the Assistant/,
+    );
+    expect(await privateCommand(h, 'assistant ops grant everything.echo allow', 'U0BOSS')).toEqual([
       '"ops": allow the tool everything.echo.',
     ]);
 

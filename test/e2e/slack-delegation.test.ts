@@ -9,8 +9,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FakeMessage } from '../fakes/fake-slack-server.ts';
 import { HAND_OFF_CALLS, handOffScript, parentAndChild, untilStatus, waitOnOpsScript } from './delegation-fixtures.ts';
 import { createAuditServer, type AuditServer } from './harness.ts';
-import { messageText, startSlackHarness, type SlackHarness } from './slack-harness.ts';
-import { slashCommandBody } from './slack-requests.ts';
+import { messageText, privateCommand, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 
 let h: SlackHarness | undefined;
 let audit: AuditServer | undefined;
@@ -23,22 +22,8 @@ afterEach(async () => {
 
 const calls = () => (audit?.entries() ?? []).filter((e) => e.type === 'call');
 
-/** Runs `/steward <text>` as Boss (an approver) and returns what was posted privately to its response_url. */
-async function command(harness: SlackHarness, text: string): Promise<string[]> {
-  const before = harness.slack.calls.length;
-  const body = slashCommandBody({
-    text,
-    user: 'U0BOSS',
-    responseUrl: harness.slack.responseUrl(),
-    triggerId: harness.slack.newTriggerId(),
-  });
-  await harness.post(body, 'application/x-www-form-urlencoded');
-  await harness.channel.settled();
-  return harness.slack.calls
-    .slice(before)
-    .filter((c) => c.method === 'response_url')
-    .map((c) => String((c.args as { text?: string }).text));
-}
+/** Runs `/steward <text>` as Boss (an approver): the texts it answered privately. */
+const command = (harness: SlackHarness, text: string) => privateCommand(harness, text, 'U0BOSS');
 
 /** Boss makes `ops`, granted the audit server's lookup and sleep (both read-only). */
 async function setUpOps(harness: SlackHarness): Promise<void> {

@@ -23,6 +23,7 @@ import {
   interactionBody,
   newTs,
   sendSigned,
+  slashCommandBody,
 } from './slack-requests.ts';
 import { CANARY_KEY, checkInvariants, createSteward, onlyRun, recordingTools, type RecordedCall } from './harness.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
@@ -69,6 +70,21 @@ const SECRET = 'test-signing-secret-0123456789';
 /** What a person reads in a bot message: every text in its blocks, a line each. */
 export function messageText(m: FakeMessage): string {
   return allTexts(m.blocks).join('\n');
+}
+
+/** Runs `/steward <text>` as `user` and returns the texts posted privately to its response_url. */
+export async function privateCommand(harness: SlackHarness, text: string, user: string): Promise<string[]> {
+  const before = harness.slack.calls.length;
+  const body = slashCommandBody({
+    ...{ text, user },
+    ...{ responseUrl: harness.slack.responseUrl(), triggerId: harness.slack.newTriggerId() },
+  });
+  await harness.post(body, 'application/x-www-form-urlencoded');
+  await harness.channel.settled();
+  return harness.slack.calls
+    .slice(before)
+    .filter((c) => c.method === 'response_url')
+    .map((c) => String((c.args as { text?: string }).text));
 }
 
 /** The id of the one run a test made (the test fails if there is not exactly one). */
