@@ -6,7 +6,7 @@ import { html } from 'hono/html';
 import { cut } from '../engine/text.ts';
 import type { EstimatedRun } from '../store/dashboard-queries.ts';
 import { estimateErrorPercent, median, percentText } from './estimate-error.ts';
-import { dataTable, durationText, page, timeText, type Markup } from './page-layout.ts';
+import { dataTable, durationText, figure, page, timeText, type Markup } from './page-layout.ts';
 
 /** How many of the newest runs the page shows, and how many the recent median is over. */
 export const ESTIMATES_SHOWN = 200;
@@ -96,23 +96,26 @@ function errorChart(rows: (EstimatedRun & { error: number })[], recent: number, 
         text-anchor="${end ? 'end' : 'start'}"
         >${label}</text
       >`;
-  return html`<svg
-    id="error-chart"
-    role="img"
-    aria-label="estimate error over time"
-    viewBox="0 0 ${WIDTH} ${HEIGHT}"
-    width="${WIDTH}"
-    height="${HEIGHT}"
-  >
-    <line x1="${PAD.left}" x2="${PAD.left}" y1="${PAD.top}" y2="${PAD.top + plotH}" stroke="#8a94a6" />
-    <line x1="${PAD.left}" x2="${PAD.left + plotW}" y1="${PAD.top + plotH}" y2="${PAD.top + plotH}" stroke="#8a94a6" />
-    <text x="${PAD.left - 6}" y="${PAD.top + 10}" text-anchor="end" fill="#6b7280">${percentText(top)}</text>
-    <text x="${PAD.left - 6}" y="${PAD.top + plotH}" text-anchor="end" fill="#6b7280">0 %</text>
-    <text x="${PAD.left}" y="${HEIGHT - 6}" fill="#6b7280">${timeText(new Date(first))}</text>
-    <text x="${PAD.left + plotW}" y="${HEIGHT - 6}" text-anchor="end" fill="#6b7280">
-      ${timeText(new Date(first + span))}
-    </text>
-    ${medianLine(recent, '#b45309', `median, last ${Math.min(RECENT_MEDIAN_OF, rows.length)}: ${percentText(recent)}`, false)}
-    ${medianLine(all, '#047857', `median, all: ${percentText(all)}`, true)} ${dots}
-  </svg>`;
+  return figure(
+    'error-chart',
+    'estimate error over time',
+    WIDTH,
+    HEIGHT,
+    html`<line x1="${PAD.left}" x2="${PAD.left}" y1="${PAD.top}" y2="${PAD.top + plotH}" stroke="#8a94a6" />
+      <line
+        x1="${PAD.left}"
+        x2="${PAD.left + plotW}"
+        y1="${PAD.top + plotH}"
+        y2="${PAD.top + plotH}"
+        stroke="#8a94a6"
+      />
+      <text x="${PAD.left - 6}" y="${PAD.top + 10}" text-anchor="end" fill="#6b7280">${percentText(top)}</text>
+      <text x="${PAD.left - 6}" y="${PAD.top + plotH}" text-anchor="end" fill="#6b7280">0 %</text>
+      <text x="${PAD.left}" y="${HEIGHT - 6}" fill="#6b7280">${timeText(new Date(first))}</text>
+      <text x="${PAD.left + plotW}" y="${HEIGHT - 6}" text-anchor="end" fill="#6b7280">
+        ${timeText(new Date(first + span))}
+      </text>
+      ${medianLine(recent, '#b45309', `median, last ${Math.min(RECENT_MEDIAN_OF, rows.length)}: ${percentText(recent)}`, false)}
+      ${medianLine(all, '#047857', `median, all: ${percentText(all)}`, true)} ${dots}`,
+  );
 }

@@ -51,6 +51,20 @@ export function page(title: string, body: Markup, script?: { nonce: string; code
 }
 
 /** A status as a coloured label. */
+/** An SVG drawing of the page, `width` by `height`, named for screen readers. */
+export function figure(id: string, label: string, width: number, height: number, body: Markup): Markup {
+  return html`<svg
+    id="${id}"
+    role="img"
+    aria-label="${label}"
+    viewBox="0 0 ${width} ${height}"
+    width="${width}"
+    height="${height}"
+  >
+    ${body}
+  </svg>`;
+}
+
 /**
  * A table: its column headings, its rows, a line shown across all columns when there are no rows (`empty`), and an
  * optional footer row. Every table of the dashboard is drawn by this one function.

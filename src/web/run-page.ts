@@ -15,7 +15,7 @@ import {
   type TimelineLayout,
   type TimelineWait,
 } from './graph-layout.ts';
-import { dataTable, durationText, page, statusLabel, timeText, type Markup } from './page-layout.ts';
+import { dataTable, durationText, figure, page, statusLabel, timeText, type Markup } from './page-layout.ts';
 import { estimateErrorPercent, percentText } from './estimate-error.ts';
 import { rangeText } from './estimates-page.ts';
 import { planChanges } from './plan-changes.ts';
@@ -156,16 +156,7 @@ function graphSvg(g: GraphLayout, states: Map<string, string>): Markup {
       <text x="${n.x + 8}" y="${n.y + 35}" fill="#4b5563">${state}</text>
     </g>`;
   });
-  return html`<svg
-    id="plan-graph"
-    role="img"
-    aria-label="plan graph"
-    viewBox="0 0 ${g.width} ${g.height}"
-    width="${g.width}"
-    height="${g.height}"
-  >
-    ${edges}${nodes}
-  </svg>`;
+  return figure('plan-graph', 'plan graph', g.width, g.height, html`${edges}${nodes}`);
 }
 
 const LABEL_WIDTH = 150;
@@ -245,19 +236,9 @@ function timelineSvg(t: TimelineLayout): Markup {
         <text x="${20 + i * 100}" y="${axisY + 19}" fill="#4b5563">${k.name}</text>
       </g>`,
   );
-  return html`<svg
-    id="timeline"
-    role="img"
-    aria-label="step timeline"
-    viewBox="0 0 ${width} ${height}"
-    width="${width}"
-    height="${height}"
-  >
-    ${labels}${bars}
-    <text x="${LABEL_WIDTH}" y="${axisY}" fill="#6b7280">0</text>
-    <text x="${LABEL_WIDTH + t.width}" y="${axisY}" fill="#6b7280" text-anchor="end">${durationText(t.spanMs)}</text>
-    ${keys}
-  </svg>`;
+  const axis = html`<text x="${LABEL_WIDTH}" y="${axisY}" fill="#6b7280">0</text>
+    <text x="${LABEL_WIDTH + t.width}" y="${axisY}" fill="#6b7280" text-anchor="end">${durationText(t.spanMs)}</text>`;
+  return figure('timeline', 'step timeline', width, height, html`${labels}${bars}${axis}${keys}`);
 }
 
 /** The legend's keys: the kinds of wait, the states of attempts, and retries, as far as the timeline shows them. */
