@@ -50,7 +50,6 @@ export function page(title: string, body: Markup, script?: { nonce: string; code
     </html>`;
 }
 
-/** A status as a coloured label. */
 /** An SVG drawing of the page, `width` by `height`, named for screen readers. */
 export function figure(id: string, label: string, width: number, height: number, body: Markup): Markup {
   return html`<svg
@@ -96,6 +95,7 @@ export function dataTable(headings: readonly string[], rows: readonly Markup[], 
   </table>`;
 }
 
+/** A status as a coloured label. */
 export function statusLabel(status: string): Markup {
   return html`<span class="status s-${status.replace(/[^a-z_]/g, '')}">${status.replace(/_/g, ' ')}</span>`;
 }
