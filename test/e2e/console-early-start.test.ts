@@ -100,22 +100,60 @@ describe('steps start while the plan streams (console, postgres)', () => {
     expect((await onlyRun(h)).status).toBe('completed');
   });
 
-  it('a plan that turns out invalid after a step started: the person is told, the run stops, nothing else runs', async () => {
+  it('a chain whose first answer fails validation after its first step started is repaired, not stopped', async () => {
+    const chain = [
+      lookup('one'),
+      { tool: 'audit.lookup', args: { answer: { $ref: 's1.content[0].text' } }, optional: 'no' },
+    ];
+    const repaired = JSON.stringify({
+      steps: [lookup('one'), { tool: 'audit.lookup', args: { answer: { $ref: 's1.content[0].text' } } }],
+      summary: 'Look things up',
+    });
+    h = await t.start({
+      db: 'postgres',
+      servers: [t.audit.config()],
+      script: byRole({
+        planner: [
+          heldPlan(chain, '{"tool":"audit.lookup","args":{"answer":{"$ref"', () => called('lookup').length === 1),
+          repaired,
+        ],
+        synthesizer: ['Chained.'],
+      }),
+    });
+    await h.steward.setReviewPreference(actor, 'none');
+
+    await h.type('Look up one, then look up what it said');
+    await h.waitFor(/=== Report \(completed\) ===\nChained\./);
+    await h.steward.idle();
+
+    // The repair call was told that s1 had started, and kept it: s1 ran once, the rest after the repair.
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'planner', 'synthesizer']);
+    expect(JSON.stringify(h.llm.requests[1]!.body)).toContain('already started');
+    expect(called('lookup').map((e) => e.args?.['answer'])).toEqual(['one', 'one']);
+    expect(h.output()).not.toMatch(/turned out invalid/);
+    expect((await onlyRun(h)).status).toBe('completed');
+  });
+
+  it('a repair that changes a step that started early stops the run, naming the step and why', async () => {
     const steps = [lookup('one'), { tool: 'audit.nope', args: {} }];
-    h = await start(
-      'none',
-      heldPlan(steps, '{"tool":"audit.nope"', () => called('lookup').length === 1),
-      ['Stopped.'],
-    );
+    const contradicting = JSON.stringify({ steps: [lookup('two'), lookup('three')], summary: 'Look things up' });
+    h = await t.start({
+      db: 'postgres',
+      servers: [t.audit.config()],
+      script: byRole({
+        planner: [heldPlan(steps, '{"tool":"audit.nope"', () => called('lookup').length === 1), contradicting],
+        synthesizer: ['Stopped.'],
+      }),
+    });
+    await h.steward.setReviewPreference(actor, 'none');
 
     await h.type('Look up one, then something that does not exist');
     await h.waitFor(/=== Report \(stopped\) ===\nStopped\./);
     await h.steward.idle();
 
-    expect(h.output()).toMatch(/The plan turned out invalid after read-only steps had started \(s1\): .*audit\.nope/);
+    expect(h.output()).toMatch(/step s1 started before the plan was complete/);
     expect(called('lookup').map((e) => e.args)).toEqual([{ answer: 'one' }]);
-    // No repair: a repaired plan could reuse s1's id for other work.
-    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'synthesizer']);
+    expect(h.llm.requests.map((r) => r.role)).toEqual(['planner', 'planner', 'synthesizer']);
     expect((await onlyRun(h)).status).toBe('stopped');
   });
 

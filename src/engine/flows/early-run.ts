@@ -70,10 +70,10 @@ export class EarlyRun implements PlanStreaming {
       );
   }
 
-  refused(): boolean {
-    if (this.started().length > 0) return true;
-    this.drop();
-    return false;
+  refused(): Step[] {
+    const started = new Set(this.started());
+    if (started.size === 0) this.drop();
+    return this.driver.current.plan.steps.filter((s) => started.has(s.id));
   }
 
   /** Lets go of the driver; only while nothing started, so nothing is left unrecorded. */

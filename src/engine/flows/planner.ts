@@ -4,8 +4,9 @@
  * to be a plan gets none, since a model that wrote one will write the next just as long.
  */
 import { compactPlanJsonSchema } from '../plan/compact-schema.ts';
-import { expandCompactStep } from '../plan/compact-plan.ts';
+import { deriveSummary, expandCompactStep } from '../plan/compact-plan.ts';
 import type { Step } from '../plan/plan-schema.ts';
+import { toCompactPlan } from '../plan/to-compact-plan.ts';
 import { createPlanStream } from '../plan/plan-stream.ts';
 import {
   checkAnswer,
@@ -23,7 +24,7 @@ import { StewardError } from '../errors.ts';
 import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
 import { applyGrants, type Assistant, type AssistantStore } from '../assistants.ts';
-import type { Actor, ToolInfo } from '../types.ts';
+import type { Actor, Json, ToolInfo } from '../types.ts';
 import type { LlmForRun, Log } from './deps.ts';
 
 /**
@@ -33,8 +34,11 @@ import type { LlmForRun, Log } from './deps.ts';
 export interface PlanStreaming {
   /** A step of the first answer is complete in the stream (expanded to a full step; one that cannot be is dropped). */
   onStep(step: Step): void;
-  /** The first answer was refused: true when steps already started, so no repair may follow. */
-  refused(): boolean;
+  /**
+   * The first answer was refused: the steps that had started by then (none: the streaming ends here). A repair must
+   * keep each of them exactly as it started.
+   */
+  refused(): Step[];
 }
 
 /**
@@ -56,6 +60,7 @@ export async function writePlan(
   // The same text on every call, repairs included, so the provider's prompt cache serves them.
   const system = plannerSystemPrompt(input.offered ?? input.tools, input.assistant);
   let lastError = '';
+  let started: Step[] = [];
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
     const request: LlmRequest = { role: 'planner', system, messages, jsonSchema: schema, signal: options.signal };
     // Only the first answer streams: a repair reuses step ids, and nothing may start from a second answer.
@@ -69,16 +74,32 @@ export async function writePlan(
         ? streamed.check(input.tools, response.text)
         : checkAnswer(response.text, input.tools);
     if (checked.ok || oversized) return checked;
-    // Steps that started early hold their ids: a repaired plan could reuse them for other work.
-    if (streamed && options.streaming?.refused()) return checked;
+    // Steps that started early hold their ids: the repair is told to keep them as they are, and the early-start gate
+    // stops the run if it does not (`early-start.ts`, `changedSince`).
+    if (streamed) started = options.streaming?.refused() ?? [];
     lastError = checked.error;
     messages.push({ role: 'assistant', content: response.text.slice(0, 20_000) });
-    messages.push({
-      role: 'user',
-      content: `That plan was rejected:\n${checked.error}\nReply with the corrected plan as JSON only.`,
-    });
+    messages.push({ role: 'user', content: repairPrompt(checked.error, started) });
   }
   return { ok: false, error: lastError };
+}
+
+/** What a repair call is told: what was wrong, and the steps that already started, which it must keep as they are. */
+export function repairPrompt(error: string, started: readonly Step[]): string {
+  const kept =
+    started.length === 0
+      ? ''
+      : `\nThese steps already started while you wrote the plan. Keep each one exactly as it is (same id, tool, ` +
+        `arguments and dependencies); change only the rest:\n` +
+        JSON.stringify(compactSteps(started));
+  return `That plan was rejected:\n${error}${kept}\nReply with the corrected plan as JSON only.`;
+}
+
+/** Steps as the planner writes them, each with its id. */
+function compactSteps(steps: readonly Step[]): Json {
+  const plan = { summary: deriveSummary([...steps]), rationale: '', needsTools: true, answer: null, risks: [] };
+  const compact = toCompactPlan({ ...plan, steps: [...steps] }, { explicitIds: true });
+  return typeof compact === 'object' && compact !== null && 'steps' in compact ? (compact['steps'] ?? []) : [];
 }
 
 /** Reads a request's answer as it streams, handing each complete step on; `check` judges the answer as it read it. */

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createPlanWriter, sizeRefusal, writePlan } from '../../../src/engine/flows/planner.ts';
 import { compactPlanJsonSchema } from '../../../src/engine/plan/compact-schema.ts';
 import { MAX_PLAN_CHARS } from '../../../src/engine/plan/planner-prompt.ts';
+import type { Step } from '../../../src/engine/plan/plan-schema.ts';
 import type { LlmRequest, LlmResponse, ToolRunner } from '../../../src/engine/ports.ts';
 import { createTool } from '../fixtures.ts';
 
@@ -155,7 +156,7 @@ describe('the planner streaming its first answer', () => {
     const llm = plannerStreaming(7, '{"steps":[{"tool":"fs.nope"}]}', compact);
     const streaming = {
       onStep: (s: { id: string; dependsOn: string[] }) => steps.push(`${s.id}<${s.dependsOn.join(',')}`),
-      refused: () => false,
+      refused: () => [],
     };
     const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 1, streaming });
     expect(result.ok).toBe(true);
@@ -163,25 +164,30 @@ describe('the planner streaming its first answer', () => {
     expect(llm.seen.map((r) => r.onText !== undefined)).toEqual([true, false]);
   });
 
-  it('does not repair a refused first answer once steps started early (a repair would reuse their ids)', async () => {
+  it('repairs a refused first answer after steps started early, telling the repair to keep them as they started', async () => {
+    const started: Step[] = [];
     const llm = plannerStreaming(5, '{"steps":[{"tool":"fs.read"},{"tool":"fs.nope"}]}', compact);
-    const streaming = { onStep: () => undefined, refused: () => true };
+    const streaming = { onStep: (s: Step) => void started.push(s), refused: () => started.slice(0, 1) };
     const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 2, streaming });
-    expect(result.ok).toBe(false);
-    expect(llm.seen).toHaveLength(1);
+    expect(result.ok && result.value.plan.steps.map((s) => s.id)).toEqual(['s1', 'b']);
+    expect(llm.seen).toHaveLength(2);
+    const repair = llm.seen[1]!.messages.at(-1)!.content;
+    expect(repair).toContain('fs.nope');
+    expect(repair).toContain('already started');
+    expect(repair).toContain('[{"id":"s1","tool":"fs.read"}]');
   });
 
   it('reads the answer whole from a client that cannot stream, as before streaming', async () => {
     const llm = plannerAnswering({ text: compact });
-    const streaming = { onStep: () => undefined, refused: () => false };
+    const streaming = { onStep: () => undefined, refused: () => [] };
     const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 0, streaming });
     expect(result.ok && result.value.plan.steps.map((s) => s.id)).toEqual(['s1', 'b']);
   });
 
   it('checks the answer as the stream read it, refusing a stream that never closes its object', async () => {
     const llm = plannerStreaming(4, compact.slice(0, -1));
-    const streaming = { onStep: () => undefined, refused: () => true };
-    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 2, streaming });
+    const streaming = { onStep: () => undefined, refused: () => [] };
+    const result = await writePlan(llm, { request: 'read', tools }, { maxRepairs: 0, streaming });
     expect(result).toEqual({ ok: false, error: 'the answer ended before its JSON object did' });
   });
 });
