@@ -34,14 +34,25 @@ function heldPlan(
   return { text, chunks: [text.slice(0, k), text.slice(k)], beforeChunk };
 }
 
-async function start(preference: ReviewPreference, planner: FakeReply, synthesizer = ['Done.']): Promise<Harness> {
+async function start(
+  preference: ReviewPreference,
+  planner: FakeReply,
+  synthesizer = ['Done.'],
+  later: FakeReply[] = [],
+): Promise<Harness> {
   const harness = await t.start({
     db: 'postgres',
     servers: [t.audit.config()],
-    script: byRole({ planner: [planner], synthesizer }),
+    script: byRole({ planner: [planner, ...later], synthesizer }),
   });
   await harness.steward.setReviewPreference(actor, preference);
   return harness;
+}
+
+/** Two lookups that start while the plan streams, then a write that needs review (the most common first card). */
+function lookThenNote(): Extract<FakeReply, { text: string }> {
+  const steps = [lookup('one'), lookup('two'), { tool: 'audit.note', args: { text: 'remember' } }];
+  return heldPlan(steps, '{"tool":"audit.note"', () => called('lookup').length === 2);
 }
 
 describe('steps start while the plan streams (console, postgres)', () => {
@@ -75,22 +86,21 @@ describe('steps start while the plan streams (console, postgres)', () => {
     },
   );
 
-  it('a write step arriving after read-only ones ran waits for review, with them shown done; approve runs it', async () => {
-    const steps = [lookup('one'), lookup('two'), { tool: 'audit.note', args: { text: 'remember' } }];
-    h = await start(
-      'risky',
-      heldPlan(steps, '{"tool":"audit.note"', () => called('lookup').length === 2),
-    );
+  it('a write step arriving after read-only ones ran: an ordinary review card with them shown done; approve runs it', async () => {
+    h = await start('risky', lookThenNote());
 
     await h.type('Look up one and two, then note it');
-    await h.waitFor(/Type "approve" to let the held steps run/);
+    await h.waitFor(/Type "approve", "amend <what to change>" \(\d left\), or "cancel"\./);
     const card = h.output();
     expect(card).toMatch(/\[s1\] audit\.lookup .*✔ succeeded/);
     expect(card).toMatch(/\[s2\] audit\.lookup .*✔ succeeded/);
     expect(card).toMatch(/\[s3\] audit\.note .*— risk medium\n/);
+    expect(card).toContain('s1, s2 started while the plan was written');
+    // One card, one set of closing lines: no held-steps wording, nothing said twice.
+    expect(card).not.toMatch(/held steps|riskier than what was approved|waits for your review of the whole plan/);
+    expect(card.match(/=== Plan/g)).toHaveLength(1);
     expect(called('note')).toEqual([]);
-    const run = await onlyRun(h);
-    expect(run.status).toBe('awaiting_review');
+    expect((await onlyRun(h)).status).toBe('awaiting_review');
 
     await h.type('approve');
     await h.waitFor(/=== Report \(completed\) ===\nDone\./);
@@ -98,6 +108,71 @@ describe('steps start while the plan streams (console, postgres)', () => {
     expect(called('note').map((e) => e.args)).toEqual([{ text: 'remember' }]);
     expect(called('lookup')).toHaveLength(2);
     expect((await onlyRun(h)).status).toBe('completed');
+  });
+
+  it('amend at that first card re-plans only what has not run: the lookups are kept, the new card waits, approve runs it', async () => {
+    const amended = JSON.stringify({
+      steps: [lookup('one'), lookup('two'), { tool: 'audit.note', args: { text: 'remember both' } }],
+      summary: 'Look things up, then note both',
+    });
+    h = await start('risky', lookThenNote(), ['Done.'], [amended]);
+
+    await h.type('Look up one and two, then note it');
+    await h.waitFor(/or "cancel"\./);
+    const from = h.output().length;
+    await h.type('amend note both of them');
+    await h.waitFor(/=== Plan \(revision 1, .*[\s\S]*or "cancel"\./, undefined, from);
+    const card = h.output().slice(from);
+    expect(card).toMatch(/\[s1\] audit\.lookup .*✔ succeeded/);
+    expect(card).toMatch(/\[s3\] audit\.note \{"text":"remember both"\}/);
+    expect(card.match(/=== Plan/g)).toHaveLength(1);
+    // The planner saw what had run, and nothing of the revision ran before approval.
+    expect(JSON.stringify(h.llm.requests[1]!.body)).toContain('note both of them');
+    expect(called('note')).toEqual([]);
+    expect((await onlyRun(h)).status).toBe('awaiting_review');
+
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===\nDone\./);
+    await h.steward.idle();
+    expect(called('note').map((e) => e.args)).toEqual([{ text: 'remember both' }]);
+    expect(called('lookup')).toHaveLength(2);
+  });
+
+  it('edit at that first card changes only what has not run, and waits for approval again', async () => {
+    h = await start('risky', lookThenNote());
+
+    await h.type('Look up one and two, then note it');
+    await h.waitFor(/or "cancel"\./);
+    const from = h.output().length;
+    const full = (id: string, tool: string, args: object) => ({ id, kind: 'tool', tool, args, dependsOn: [] });
+    const edited = {
+      steps: [
+        full('s1', 'audit.lookup', { answer: 'one' }),
+        full('s2', 'audit.lookup', { answer: 'two' }),
+        full('s3', 'audit.note', { text: 'edited' }),
+      ],
+    };
+    await h.type(`edit ${JSON.stringify(edited)}`);
+    await h.waitFor(/=== Plan \(revision 1, [\s\S]*or "cancel"\./, undefined, from);
+    expect(called('note')).toEqual([]);
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===/);
+    await h.steward.idle();
+    expect(called('note').map((e) => e.args)).toEqual([{ text: 'edited' }]);
+  });
+
+  it('cancel at that first card runs nothing more, and the report says what ran', async () => {
+    h = await start('risky', lookThenNote(), ['Looked up one and two; nothing was noted.']);
+
+    await h.type('Look up one and two, then note it');
+    await h.waitFor(/or "cancel"\./);
+    await h.type('cancel');
+    await h.waitFor(/=== Report \(stopped\) ===\nLooked up one and two; nothing was noted\./);
+    await h.steward.idle();
+    expect(called('note')).toEqual([]);
+    expect(called('lookup')).toHaveLength(2);
+    const synthesizer = JSON.stringify(h.llm.requests.find((r) => r.role === 'synthesizer')!.body);
+    expect(synthesizer).toMatch(/s1 \(audit\.lookup[^"]*SUCCEEDED[^"]*s3 \(audit\.note[^"]*NEVER RAN/);
   });
 
   it('a chain whose first answer fails validation after its first step started is repaired, not stopped', async () => {
@@ -188,6 +263,32 @@ describe('steps start while the plan streams (console, postgres)', () => {
     expect(searchedAtHold).toBe(0);
     expect(called('search').map((e) => e.args)).toEqual([{ query: 'weather' }]);
     expect((await onlyRun(h)).status).toBe('completed');
+  });
+});
+
+describe('a restart between the first card after early start and the decision (postgres)', () => {
+  it('the next process shows the same review card once (no "Running", no "riskier"), and its approve runs the write', async () => {
+    h = await start('risky', lookThenNote());
+    await h.type('Look up one and two, then note it');
+    await h.waitFor(/or "cancel"\./);
+    const run = await onlyRun(h);
+    await h.steward.shutdown();
+
+    const { steward: next, said } = nextSteward(h);
+    await next.recover();
+    const cards = () => said.map((m) => JSON.parse(m) as Record<string, unknown>).filter((m) => m['kind'] === 'plan');
+    await waitUntil('the card to be shown again', () => cards().length > 0);
+    await next.decision({ runId: run.id, revision: 0, action: 'approve', actor });
+    await waitUntil('the report', () => said.some((m) => m.includes('"kind":"report"')));
+    await next.idle();
+    await next.shutdown();
+
+    expect(cards()).toHaveLength(1);
+    expect(cards()[0]).toMatchObject({ needsReview: true, actions: ['approve', 'amend', 'cancel'] });
+    expect(said.join('\n')).not.toMatch(/riskier than what was approved|continuing this run/);
+    expect(called('note').map((e) => e.args)).toEqual([{ text: 'remember' }]);
+    expect(called('lookup')).toHaveLength(2);
+    expect((await h.store.getRun(run.id))?.status).toBe('completed');
   });
 });
 

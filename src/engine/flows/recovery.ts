@@ -5,11 +5,11 @@
  */
 import type { Plan } from '../plan/plan-schema.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
-import { validatePlan } from '../plan/validate-plan.ts';
+import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import { isQuickRevision } from '../run/quick-loop.ts';
 import type { StoredRun, UnreportedRun } from '../ports.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { endedDispatch, restoreDispatch } from '../run/restore.ts';
+import { endedDispatch, restoreDispatch, restoreFirstReview } from '../run/restore.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
@@ -56,6 +56,10 @@ export class Recovery {
       this.timers.arm(run, run.revision, v.value.risk === 'high', run.reviewDueAt ?? undefined);
       return;
     }
+    // Nobody approved this plan yet (steps started early while it was written): its review card comes back as it was,
+    // shown by the dispatcher's hold (`RunLifecycle.onHold`), with the same deadline.
+    if (run.status === 'awaiting_review' && run.approvedRisk === null)
+      return this.recoverFirstReview(run, v.value, fence);
     const restored = restoreDispatch(v.value.plan, policiesFor(v.value.plan, tools.listTools()), attempts, run.status, {
       ...settings,
       approvedRisk: run.approvedRisk ?? v.value.risk,
@@ -96,6 +100,26 @@ export class Recovery {
     const event = { interrupted: restored.interrupted, retried: restored.retried, exhausted: restored.exhausted };
     await store.appendEvent(run.id, 'recovered', event, clock());
     this.lifecycle.start(run, v.value, await store.listPins(run.id), restored.state);
+  }
+
+  /** A first review after steps started early: steps in flight are marked interrupted, and the review goes on. */
+  private async recoverFirstReview(run: StoredRun, v: ValidatedPlan, fence: number): Promise<void> {
+    const { store, clock, settings, tools } = this.deps;
+    const attempts = (await store.listStepAttempts(run.id)).filter((a) => !isQuickRevision(a.revision));
+    const options = { ...settings, breakpoints: run.breakpoints };
+    const restored = restoreFirstReview(v.plan, policiesFor(v.plan, tools.listTools()), attempts, options);
+    const error = {
+      code: 'interrupted' as const,
+      message: 'Steward stopped while this step was running',
+      retryable: false,
+    };
+    for (const a of attempts.filter((x) => x.status === 'running')) {
+      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
+      await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
+    }
+    const event = { interrupted: [], retried: restored.retried, exhausted: restored.exhausted, firstReview: true };
+    await store.appendEvent(run.id, 'recovered', event, clock());
+    this.lifecycle.start(run, v, await store.listPins(run.id), restored.state);
   }
 
   /**

@@ -141,11 +141,11 @@ export class ReviewFlow {
     // The rest of the plan's tools, pinned as the planner was shown them (an early step may have changed one since).
     const pins = newPins(v.plan, early.catalog, early.driver.pinned);
     if (effect.type === 'holdForReview') {
-      // Low risk only, also after a restart: the steps not started wait for the review the whole plan needs.
-      const held = { at: clock(), approvedRisk: 'low' as const, pins };
+      // Nobody approved any of it: the approved risk stays unset (also what a restart reads as "first review"), and
+      // every step not started waits for the review the whole plan needs; `RunLifecycle.onHold` shows the card.
+      const held = { at: clock(), pins };
       if (!(await store.transition(run.id, ['planning'], 'awaiting_review', held))) return true;
       early.driver.pin(pins);
-      // The dispatcher asks for approval of the steps waiting; `RunLifecycle.onHold` shows the card.
       early.send(t.dispatch);
       return true;
     }

@@ -151,7 +151,7 @@ export class RunControl {
     const planned = await this.writePlan(run, run.request, { plan: state.plan, text, progress });
     if (!planned.ok) {
       driver.send({ type: 'amendEnded' });
-      return `The amendment could not be applied (${planned.error}); the run goes on with the current plan.`;
+      return `The amendment could not be applied (${planned.error}); ${goesOn(run).toLowerCase()}`;
     }
     return this.applyRevision(run, driver, planned.value.plan, `amendment ${round}`, true);
   }
@@ -173,7 +173,7 @@ export class RunControl {
     const errors = v.ok ? checkRevision(state.plan, next, new Set(startedSteps(state))) : v.error;
     if (!v.ok || errors.length > 0) {
       driver.send({ type: 'amendEnded' });
-      return `That revision was refused: ${errors.join('; ')}. The run goes on with the current plan.`;
+      return `That revision was refused: ${errors.join('; ')}. ${goesOn(run)}`;
     }
     const current = (await store.getRun(run.id)) ?? run;
     const revision = Math.max(current.revision, driver.revision) + 1;
@@ -185,7 +185,10 @@ export class RunControl {
     const rewritten = v.value.plan.steps.filter((s) => before.get(s.id) !== JSON.stringify(s));
     const approvalNeeded = byPlanner ? rewritten.filter((s) => policies[s.id]?.risk !== 'low').map((s) => s.id) : [];
     driver.revise(revision, pins, { plan: v.value.plan, policies, approvalNeeded });
-    await this.showRunning(current, revision, v.value, driver.current);
+    // Under its first review the revision waits for approval as a whole: the dispatcher asks again, and that card
+    // (`RunLifecycle.onHold`) is the one shown.
+    if (current.status !== 'awaiting_review' || current.approvedRisk !== null)
+      await this.showRunning(current, revision, v.value, driver.current);
     return null;
   }
 
@@ -215,4 +218,10 @@ export class RunControl {
     const payload = { actorId: d.actor.id, channel: d.actor.channel, action: d.action, tools };
     await this.deps.store.appendEvent(run.id, 'intervened', payload, this.deps.clock());
   }
+}
+
+/** What happens after a refused revision: the plan as it stands goes on, or still waits for its first review. */
+function goesOn(run: Pick<StoredRun, 'status' | 'approvedRisk'>): string {
+  const first = run.status === 'awaiting_review' && run.approvedRisk === null;
+  return first ? 'The plan as it stands still waits for your review.' : 'The run goes on with the current plan.';
 }

@@ -17,7 +17,7 @@ import type { RunStatus } from '../types.ts';
 import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
-import { EarlyRun } from './early-run.ts';
+import { EarlyRun, startedSteps } from './early-run.ts';
 import { writeReport } from './report.ts';
 import { untilStored } from './until-stored.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -234,7 +234,11 @@ export class RunLifecycle {
     if (!moved) return;
     const v = validatePlan(driver.current.plan, tools.listTools());
     if (!v.ok) return;
-    const why = describeHolds(driver.current, hold.holds, tools.listTools(), driver.pinned);
+    // Nobody approved this plan yet (steps started early while it was written): an ordinary review card, with
+    // Approve, Amend, Edit and Cancel, what ran shown done. Otherwise a card for the steps held mid-run.
+    const first = current.approvedRisk === null;
+    const holds = first ? hold.holds.filter((h) => h.why !== 'review') : hold.holds;
+    const why = describeHolds(driver.current, holds, tools.listTools(), driver.pinned);
     const estimate = await this.deps.estimates?.forCard(run.id, driver.revision, v.value, driver.current.steps);
     await this.messages.send(
       run.conversation,
@@ -244,9 +248,9 @@ export class RunLifecycle {
         needsReview: true,
         amendmentsLeft: this.messages.amendmentsLeft(current),
         requester: run.requester,
-        actions: heldActions(),
+        ...(first ? {} : { actions: heldActions() }),
         warnings: planWarnings(v.value.plan, tools.listTools()),
-        note: [...why, 'Approve to let them run, or stop the run (finished results are kept).'].join('\n'),
+        note: [...(first ? [ranEarlyNote(driver.current)] : []), ...why].join('\n') || undefined,
         outputs: outputsOf(driver.current),
         progress: driver.current.steps,
         estimate,
@@ -256,4 +260,13 @@ export class RunLifecycle {
     const kept = current.status === 'awaiting_review' ? (current.reviewDueAt ?? undefined) : undefined;
     this.timers.arm({ ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high', kept);
   }
+}
+
+/** What a first review says of the steps that ran while its plan was written (read-only, closed-world lookups). */
+function ranEarlyNote(state: DispatchState): string {
+  const started = startedSteps(state);
+  const running = started.filter((id) => state.steps[id]?.status === 'running');
+  const what = started.length === 1 ? 'read-only step' : 'read-only steps';
+  const still = running.length > 0 ? ` (${running.join(', ')} still running)` : '';
+  return `${started.join(', ')} started while the plan was written: ${what}, their results kept${still}. Nothing else runs until you approve; an amendment or edit changes only what has not run.`;
 }

@@ -119,7 +119,8 @@ function complete(state: DispatchState, event: Extract<DispatchEvent, { type: 'p
 
 /**
  * Takes a revised plan: steps that started keep their runtime; new or rewritten pending steps start fresh, lose
- * any earlier confirmation of their arguments, and wait for approval when listed in `approvalNeeded`.
+ * any earlier confirmation of their arguments, and wait for approval when listed in `approvalNeeded` (every pending
+ * step waits while the plan is still under its first review).
  */
 function revise(
   state: DispatchState,
@@ -135,7 +136,14 @@ function revise(
     steps[s.id] = old && old.status !== 'pending' ? old : { status: 'pending', attempt: old?.attempt ?? 0 };
   }
   const holds: Hold[] = state.holds.filter((h) => h.why === 'changed' && steps[h.stepId]?.status === 'pending');
-  for (const id of approvalNeeded) if (steps[id]?.status === 'pending') holds.push({ stepId: id, why: 'amended' });
+  // A plan nobody has approved yet (its review after steps started early) stays under review as it is revised: every
+  // step not started waits for the approval of the revision, whatever its risk.
+  const underReview = state.holds.some((h) => h.why === 'review');
+  for (const s of plan.steps) {
+    const why = underReview ? 'review' : approvalNeeded.includes(s.id) ? 'amended' : null;
+    if (why && steps[s.id]?.status === 'pending' && !holds.some((h) => h.stepId === s.id))
+      holds.push({ stepId: s.id, why });
+  }
   return {
     ...state,
     plan,

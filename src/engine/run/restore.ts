@@ -95,6 +95,26 @@ export function restoreDispatch(
 }
 
 /**
+ * A plan still under its first review after steps started early (nobody approved any of it): what ran stays done, a
+ * step that was in flight runs again once the plan is approved (it only read), and every step not started waits for
+ * that review, as before the restart.
+ */
+export function restoreFirstReview(
+  plan: Plan,
+  policies: Record<string, StepPolicy>,
+  attempts: readonly StoredStepAttempt[],
+  options: { maxParallel: number; maxAttempts: number; breakpoints: Breakpoint[] },
+): Restored {
+  const restored = restoreDispatch(plan, policies, attempts, 'awaiting_review', { ...options, approvedRisk: 'low' });
+  const state = { ...restored.state, phase: 'running' as const, pausedBy: null, heldAt: null };
+  state.holds = plan.steps
+    .filter((s) => state.steps[s.id]?.status === 'pending')
+    .map((s) => ({ stepId: s.id, why: 'review' as const }));
+  if (restored.state.phase === 'halting') Object.assign(state, { phase: 'halting', holds: [] });
+  return { ...restored, state, interrupted: [], retried: [...restored.retried, ...restored.interrupted] };
+}
+
+/**
  * The final state of a run that already ended (completed, failed or stopped), for writing its report: each step as
  * its latest attempt left it, nothing owed or retried. A step with no attempt never ran.
  */

@@ -15,6 +15,7 @@ import {
   type EarlyStartTransition,
 } from '../../../src/engine/run/early-start.ts';
 import { describeHolds } from '../../../src/engine/run/holds.ts';
+import { policiesFor } from '../../../src/engine/run/step-policies.ts';
 import { toPlanCard } from '../../../src/engine/run/plan-card.ts';
 import type { Json, ReviewPreference, ToolInfo } from '../../../src/engine/types.ts';
 import { createPlan, createStepError, createTool } from '../fixtures.ts';
@@ -267,6 +268,31 @@ describe('when the whole plan has arrived', () => {
     run.finish();
     expect(started(run.send({ type: 'holdsApproved', risk: 'medium' }))).toEqual(['c']);
     expect(run.succeed('c').at(-1)).toEqual({ type: 'finishRun', outcome: 'completed' });
+  });
+
+  it('a revision under that first review (an amendment) keeps every step not started waiting, even a read-only one', () => {
+    const run = createStreamingRun('risky');
+    run.arrive({ id: 'a', tool: 'fs.list', args: { path: '/' } });
+    run.succeed('a');
+    run.arrive({ id: 'c', tool: 'fs.write', dependsOn: ['a'], args: {} });
+    run.finish();
+    const revised = createPlan([
+      { id: 'a', tool: 'fs.list', args: { path: '/' } },
+      { id: 'b', tool: 'fs.read', args: { path: '/x' } },
+      { id: 'c', tool: 'fs.write', dependsOn: ['a', 'b'], args: { path: '/y' } },
+    ]);
+    const effects = run.send({ type: 'planRevised', plan: revised, policies: policiesFor(revised, TOOLS) });
+    expect(started(effects)).toEqual([]);
+    expect(ofType(effects, 'requestApproval')).toEqual([
+      {
+        type: 'requestApproval',
+        holds: [
+          { stepId: 'b', why: 'review' },
+          { stepId: 'c', why: 'review' },
+        ],
+      },
+    ]);
+    expect(started(run.send({ type: 'holdsApproved', risk: 'medium' }))).toEqual(['b']);
   });
 
   it('a step still running when review is needed goes on and is shown as running; nothing else starts', () => {
