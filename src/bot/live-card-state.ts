@@ -133,12 +133,13 @@ export function stepNotes(step: PlanCardStep, live: LiveCard): string[] {
   if (step.optional) notes.push('optional');
   if (step.risk !== 'low') notes.push(`risk ${step.risk}`);
   if (live.card.breakpoints.includes(step.id)) notes.push('breakpoint after');
-  if (live.card.suggestedBreakpoints.includes(step.id)) notes.push('suggested breakpoint before');
+  if (live.card.breakpointsBefore.includes(step.id)) notes.push('breakpoint before');
+  else if (live.card.suggestedBreakpoints.some((b) => b.stepId === step.id)) notes.push('breakpoint suggested before');
   return notes;
 }
 
 /** The card with the breakpoints as stored now, so the step lines and the picker show them. */
 export function withBreakpoints(live: LiveCard, breakpoints: readonly Breakpoint[]): LiveCard {
   const when = (w: Breakpoint['when']) => breakpoints.filter((b) => b.when === w).map((b) => b.stepId);
-  return { ...live, card: { ...live.card, breakpoints: when('after'), suggestedBreakpoints: when('before') } };
+  return { ...live, card: { ...live.card, breakpoints: when('after'), breakpointsBefore: when('before') } };
 }

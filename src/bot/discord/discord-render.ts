@@ -298,7 +298,7 @@ export function breakpointSelect(live: LiveCard, ref: CardRef): APIStringSelectC
   );
   if (pending.length === 0) return null;
   const shown = pending.slice(0, OPTIONS_MAX);
-  const held = new Set([...live.card.breakpoints, ...live.card.suggestedBreakpoints]);
+  const held = new Set([...live.card.breakpoints, ...live.card.breakpointsBefore]);
   const placeholder =
     pending.length > OPTIONS_MAX
       ? `Pause after step… (the first ${OPTIONS_MAX} of ${pending.length} steps not yet run)`

@@ -77,7 +77,7 @@ export function breakpointPicker(live: LiveCard, room = PICKER_TEXT_BUDGET): typ
   const options = shown.map((s) =>
     labelMax >= 10 ? option(`${s.number}. ${s.id}`, s.id, labelMax) : option(`#${s.number}`, s.id),
   );
-  const held = new Set([...live.card.breakpoints, ...live.card.suggestedBreakpoints]);
+  const held = new Set([...live.card.breakpoints, ...live.card.breakpointsBefore]);
   const initial = options.filter((o) => held.has(o.value ?? ''));
   return {
     type: 'multi_static_select',

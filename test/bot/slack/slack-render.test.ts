@@ -52,7 +52,7 @@ describe('slack card renderer', () => {
       revision: 2,
       warnings: ['tool fetch talks to the model'],
       breakpoints: ['step_1'],
-      suggestedBreakpoints: ['step_2'],
+      breakpointsBefore: ['step_2'],
     });
     const message = renderCard(createLiveCard(card, NOW), NOW);
     expectWithinLimits(message);
@@ -63,7 +63,7 @@ describe('slack card renderer', () => {
     expect(text).toContain('Requested by <@U0ADA>');
     expect(text).toContain('⚠️ *Before you approve*\n• tool fetch talks to the model');
     expect(text).toContain('breakpoint after');
-    expect(text).toContain('suggested breakpoint before');
+    expect(text).toContain('breakpoint before');
     expect(buttons(message).map((b) => [b.action_id, b.text.text])).toEqual([
       ['steward.approve', 'Approve'],
       ['steward.amend', 'Amend (3 left)'],
@@ -257,7 +257,7 @@ const byId = (row: { elements: Element[] }, id: string) => row.elements.find((e)
 
 describe('slack card steering controls', () => {
   it('a card under review offers Edit plan, a picker of its steps with the breakpoints picked, and history / help', () => {
-    const card = createPlanCard({ revision: 4, breakpoints: ['step_1'], suggestedBreakpoints: ['step_2'] });
+    const card = createPlanCard({ revision: 4, breakpoints: ['step_1'], breakpointsBefore: ['step_2'] });
     const message = renderCard(createLiveCard(card, NOW), NOW);
     expectWithinLimits(message);
     const row = controls(message);
