@@ -277,6 +277,35 @@ describe('slack card steering controls', () => {
     expect(byId(row, 'more')!.options!.map((o) => o.value)).toEqual(['history', 'help']);
   });
 
+  it('a suggested breakpoint is offered with its reason and an "Add suggested breakpoints" button, gone once taken', () => {
+    const why = 'you stopped a run using everything.echo before';
+    const card = createPlanCard({
+      revision: 3,
+      suggestedBreakpoints: [{ stepId: 'step_2', tool: 'everything.echo', why }],
+    });
+    const offered = renderCard(createLiveCard(card, NOW), NOW);
+    expectWithinLimits(offered);
+    const text = allTexts(offered.blocks).join('\n');
+    expect(text).toContain(`*Suggested breakpoints* (not set: Approve does not stop at them)\n• before step_2: ${why}`);
+    expect(text).toMatch(/\*2\.\*.*breakpoint suggested before/);
+    const row = controls(offered);
+    expect(row.elements.map((e) => e.action_id)).toEqual([
+      'steward.edit-plan',
+      'steward.take-suggestions',
+      'steward.breakpoints',
+      'steward.more',
+    ]);
+    expect(decodeCardRef(byId(row, 'take-suggestions')!.value)).toEqual({ runId: card.runId, revision: 3 });
+    // Not set: the picker shows no breakpoint until the person takes it; then the offer is gone and the hold shown.
+    expect(byId(row, 'breakpoints')!.initial_options).toBeUndefined();
+    const taken = withBreakpoints(createLiveCard(card, NOW), [{ stepId: 'step_2', when: 'before' }]);
+    const after = renderCard(taken, NOW);
+    expect(controls(after).elements.map((e) => e.action_id)).not.toContain('steward.take-suggestions');
+    expect(allTexts(after.blocks).join('\n')).not.toContain('Suggested breakpoints');
+    expect(allTexts(after.blocks).join('\n')).toMatch(/\*2\.\*.*breakpoint before/);
+    expect(byId(controls(after), 'breakpoints')!.initial_options!.map((o) => o.value)).toEqual(['step_2']);
+  });
+
   it('while running only steps not yet run are offered; a finished or stopping run keeps only history and help', () => {
     let live = createLiveCard(createPlanCard({ needsReview: false, actions: ['pause', 'stop'] }), NOW);
     live = withProgress(live, createProgress({ status: 'succeeded', finished: 1 }), NOW);
