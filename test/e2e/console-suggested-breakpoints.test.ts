@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { planSchema } from '../../src/engine/plan/plan-schema.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { planReply, type Harness, useAuditHarness } from './harness.ts';
@@ -98,5 +99,45 @@ describe('suggested breakpoints stay suggestions (issue 25), on the console with
 
     // That uneventful run retires the suggestion: one stop does not make every later plan hold, or even ask.
     expect(await cardFor(h, 'sleep three times, last time')).not.toContain('Suggested breakpoints');
+  });
+
+  it('a card shown again after a restart offers the same suggestion, and it is still only offered', async () => {
+    const h = await t.start({
+      db: 'postgres',
+      servers: [t.audit.config()],
+      script: byRole({ planner: [planReply([sleep('long', 20_000)])], synthesizer: ['stopped', 'done'] }),
+    });
+    await h.store.setReviewPreference({ id: 'ada', channel: 'console' }, 'all', new Date());
+    await cardFor(h, 'sleep a long time');
+    await h.type('approve');
+    await waitUntil('the server to receive the long sleep', () => callsAt().length === 1);
+    await h.type('stop');
+    await h.waitFor(/=== Report \(stopped\) ===/);
+    await h.steward.idle();
+
+    // A run left waiting for review by a process that died: this process takes it over and shows its card again.
+    const id = crypto.randomUUID();
+    const at = new Date();
+    await h.store.createRun({
+      ...{ id, conversation: { channel: 'console', key: 'console' }, requester: { id: 'ada', channel: 'console' } },
+      ...{ request: 'Sleep three times.', at },
+    });
+    await h.store.saveRevision(id, 0, planSchema.parse(JSON.parse(slowPlan(50))), 'planned', at);
+    await h.store.transition(id, ['planning'], 'awaiting_review', { at });
+    let from = h.output().length;
+    await h.steward.recover();
+    expect(await h.waitFor(/=== Plan[^]*?Type "approve"/, 15_000, from)).toContain(SUGGESTED);
+    expect((await h.store.getRun(id))!.breakpoints).toEqual([]);
+
+    from = h.output().length;
+    await h.type('approve');
+    await h.waitFor(/=== Report \(completed\) ===/, 15_000, from);
+    expect(h.output().slice(from)).not.toContain('=== Breakpoint');
+    expect(callsAt().slice(1)).toEqual([
+      'sleep {"ms":50}',
+      'sleep {"ms":51}',
+      'note {"text":"run 50"}',
+      'sleep {"ms":52}',
+    ]);
   });
 });
