@@ -2,13 +2,18 @@
 import {
   planTools,
   suggestBreakpoints,
-  suggestionWindowStart,
+  SUGGESTION_WINDOW_DAYS,
   type SuggestedBreakpoint,
 } from '../plan/breakpoint-suggestions.ts';
 import type { Breakpoint } from '../plan/breakpoints.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import type { Actor } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
+
+/** The oldest time an intervention may have happened and still count, seen from `now`. */
+export function suggestionWindowStart(now: Date): Date {
+  return new Date(now.getTime() - SUGGESTION_WINDOW_DAYS * 24 * 60 * 60 * 1000);
+}
 
 /**
  * The breakpoints to suggest on `plan` for `requester` now (`suggestBreakpoints` states the rule). With `asked`, the

@@ -28,11 +28,6 @@ export interface SuggestedBreakpoint {
 
 const DONE: Record<string, string> = { pause: 'paused', stop: 'stopped', edit: 'edited' };
 
-/** The oldest time an intervention may have happened and still count, seen from `now`. */
-export function suggestionWindowStart(now: Date): Date {
-  return new Date(now.getTime() - SUGGESTION_WINDOW_DAYS * 24 * 60 * 60 * 1000);
-}
-
 /**
  * The breakpoints to offer on `plan`: one per tool with a live signal, before its first step not yet started; none
  * for a tool whose first such step already holds before it (the suggestion was taken).

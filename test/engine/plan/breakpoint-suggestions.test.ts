@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { suggestionWindowStart } from '../../../src/engine/flows/breakpoint-offers.ts';
 import {
   type InterventionSignal,
   planTools,
   suggestBreakpoints,
-  suggestionWindowStart,
 } from '../../../src/engine/plan/breakpoint-suggestions.ts';
 import { setBefore } from '../../../src/engine/plan/breakpoints.ts';
 import { createPlan } from '../fixtures.ts';
