@@ -122,6 +122,7 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     claimDelivery: (id) => steward.claimDelivery(id),
     history: (runId, to) => steward.history(runId, to),
     setReviewPreference: (actor, p) => steward.setReviewPreference(actor, p),
+    setBreakpointSuggestions: (actor, on) => steward.setBreakpointSuggestions(actor, on),
     activeRuns: (actor) => steward.activeRuns(actor),
     recentRuns: (actor, limit) => steward.recentRuns(actor, limit),
     reviewPreference: (actor) => steward.reviewPreference(actor),

@@ -20,6 +20,7 @@ import { brakes } from './0014-brakes.ts';
 import { runParents } from './0015-run-parents.ts';
 import { dashboard } from './0016-dashboard.ts';
 import { dashboardRoles } from './0017-dashboard-roles.ts';
+import { breakpointSuggestionsPref } from './0018-breakpoint-suggestions-pref.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -40,4 +41,5 @@ export const migrations: Record<string, Migration> = {
   '0015-run-parents': runParents,
   '0016-dashboard': dashboard,
   '0017-dashboard-roles': dashboardRoles,
+  '0018-breakpoint-suggestions-pref': breakpointSuggestionsPref,
 };

@@ -209,6 +209,14 @@ export class ConsoleChannel implements ChannelAdapter {
         `i From now on you review ${preference === 'all' ? 'every plan' : preference === 'none' ? 'only high-risk plans' : 'medium- and high-risk plans'}.`,
       );
     }
+    if (command === 'suggestions' && (preference === 'on' || preference === 'off')) {
+      await handler.setBreakpointSuggestions(this.actor, preference === 'on');
+      return this.write(
+        preference === 'on'
+          ? 'i From now on your plan cards suggest breakpoints where you stepped in before.'
+          : 'i From now on your plan cards suggest no breakpoints ("suggestions on" brings them back).',
+      );
+    }
     const decision = this.toDecision(text.toLowerCase(), command, arg);
     if (decision === 'not-a-command') return this.toEngine(handler, text, false);
     if (typeof decision === 'string') return this.write(`! ${decision}`);
@@ -262,6 +270,8 @@ export class ConsoleChannel implements ChannelAdapter {
     const bare = BARE[lower];
     if (bare) return { action: bare };
     if (command === 'amend' && arg) return { action: 'amend', text: arg };
+    if (command === 'break' && arg.toLowerCase() === 'suggested')
+      return { action: 'breakpoint', suggested: true, on: true };
     if ((command === 'break' || command === 'unbreak') && /^[\w-]+(\s*,?\s*[\w-]+)*$/.test(arg)) {
       return { action: 'breakpoint', stepIds: arg.split(/[\s,]+/).filter(Boolean), on: command === 'break' };
     }
@@ -293,6 +303,7 @@ const HELP = `Type a request in plain words. On a plan card:
   amend <text>     ask for a change (re-plans; limited rounds)
   edit <json>      replace the plan, e.g. edit {"steps": [...]} (no model call; checked like any plan)
   break <ids>      hold the run after these steps end (unbreak <ids> clears)
+  break suggested  hold before the steps the card suggests (approve alone never stops there)
   cancel           drop the plan
 While a plan runs: pause, resume (or continue, after a breakpoint), stop; edit and break work on steps not yet run.
 While a request is being planned, "cancel" (or "stop") drops it at once.
@@ -302,6 +313,7 @@ new <request>    start another request even while a run is active. Only this com
 history          who decided what on the last run, and its plan revisions.
 dashboard        a sign-in link to the web dashboard (runs, plan graphs, timelines), when it is on.
 review all|risky|none   how much you review from now on (high risk always waits).
+suggestions on|off      whether your plan cards suggest breakpoints where you stepped in before.
 quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.
 Workflows (a run's approved plan, saved to run again or on a schedule):
 ${WORKFLOW_HELP_LINES.map((l) => `  ${l.form.padEnd(40)} ${l.what}`).join('\n')}

@@ -41,6 +41,15 @@ function amendmentsLeft(n: number): string {
   return n > 0 ? `${n} amendment(s) left` : 'No amendments left';
 }
 
+/** Breakpoints offered, not set: the person takes them with one command, or turns the offers off. */
+function suggestionLines(card: PlanCard): string[] {
+  return [
+    'Suggested breakpoints (not set; "approve" does not stop at them):',
+    ...card.suggestedBreakpoints.map((b) => `  before ${b.stepId}: ${b.why}`),
+    'Type "break suggested" to hold before them; suggestions off: "suggestions off".',
+  ];
+}
+
 function renderPlan(card: PlanCard): string {
   const lines = [
     `\n=== Plan (revision ${card.revision}, risk ${card.risk.toUpperCase()}) ===`,
@@ -62,11 +71,8 @@ function renderPlan(card: PlanCard): string {
   if (card.estimate) lines.push(estimateLine(card.estimate));
   if (card.risks.length > 0) lines.push(`Risks: ${card.risks.join('; ')}`);
   if (card.breakpoints.length > 0) lines.push(`Breakpoints (hold after): ${card.breakpoints.join(', ')}`);
-  if (card.suggestedBreakpoints.length > 0) {
-    lines.push(
-      `Suggested breakpoints (hold before, since you stopped, paused or edited their tools before): ${card.suggestedBreakpoints.join(', ')}; "unbreak <id>" drops one`,
-    );
-  }
+  if (card.breakpointsBefore.length > 0) lines.push(`Breakpoints (hold before): ${card.breakpointsBefore.join(', ')}`);
+  if (card.suggestedBreakpoints.length > 0) lines.push(...suggestionLines(card));
   if (card.note) lines.push(card.note);
   for (const w of card.warnings) lines.push(`⚠ ${w}`);
   if (card.needsReview && card.actions.includes('stop')) {

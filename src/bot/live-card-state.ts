@@ -3,6 +3,7 @@
  * updates, status changes and report that followed. Each platform's renderer draws it (Block Kit, Discord).
  */
 import type { PlanCard, PlanCardStep, ProgressUpdate, Report, RunStatusChange } from '../engine/messages.ts';
+import type { SuggestedBreakpoint } from '../engine/plan/breakpoint-suggestions.ts';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import { isTerminal, type DecisionAction, type RunStatus, type StepStatus } from '../engine/types.ts';
 
@@ -133,12 +134,21 @@ export function stepNotes(step: PlanCardStep, live: LiveCard): string[] {
   if (step.optional) notes.push('optional');
   if (step.risk !== 'low') notes.push(`risk ${step.risk}`);
   if (live.card.breakpoints.includes(step.id)) notes.push('breakpoint after');
-  if (live.card.suggestedBreakpoints.includes(step.id)) notes.push('suggested breakpoint before');
+  if (live.card.breakpointsBefore.includes(step.id)) notes.push('breakpoint before');
+  else if (openSuggestions(live).some((b) => b.stepId === step.id)) notes.push('breakpoint suggested before');
   return notes;
 }
 
 /** The card with the breakpoints as stored now, so the step lines and the picker show them. */
 export function withBreakpoints(live: LiveCard, breakpoints: readonly Breakpoint[]): LiveCard {
   const when = (w: Breakpoint['when']) => breakpoints.filter((b) => b.when === w).map((b) => b.stepId);
-  return { ...live, card: { ...live.card, breakpoints: when('after'), suggestedBreakpoints: when('before') } };
+  return { ...live, card: { ...live.card, breakpoints: when('after'), breakpointsBefore: when('before') } };
+}
+
+/** The breakpoints the card still offers: not taken yet, before steps not yet started, while the plan can change. */
+export function openSuggestions(live: LiveCard): SuggestedBreakpoint[] {
+  if (!['awaiting_review', 'running', 'paused'].includes(live.status)) return [];
+  return live.card.suggestedBreakpoints.filter(
+    (b) => !live.card.breakpointsBefore.includes(b.stepId) && (live.steps[b.stepId]?.status ?? 'pending') === 'pending',
+  );
 }

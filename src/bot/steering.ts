@@ -1,6 +1,6 @@
 /**
- * Steering a run from a card's controls, the same on every platform: which plans can still be edited, and a
- * breakpoint picker's whole selection turned into the engine's decisions.
+ * Steering a run from a card's controls, the same on every platform: which plans can still be edited, a
+ * breakpoint picker's whole selection turned into the engine's decisions, and taking the suggested breakpoints.
  */
 import type { EditablePlan, InboundHandler } from '../engine/channel.ts';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
@@ -43,5 +43,18 @@ export async function pickBreakpoints(
   const off = [...held].filter((id) => !picked.has(id));
   if (on.length > 0) await handler.decision({ ...ref, action: 'breakpoint', actor, stepIds: on, on: true });
   if (off.length > 0) await handler.decision({ ...ref, action: 'breakpoint', actor, stepIds: off, on: false });
+  return (await handler.editablePlan(ref.runId))?.breakpoints ?? null;
+}
+
+/**
+ * "Add suggested breakpoints": the engine sets the breakpoints the card offers. Returns the breakpoints as stored
+ * afterwards, for the card (null when the run has no plan).
+ */
+export async function takeSuggestions(
+  handler: InboundHandler,
+  ref: CardRef,
+  actor: Actor,
+): Promise<Breakpoint[] | null> {
+  await handler.decision({ ...ref, action: 'breakpoint', actor, suggested: true, on: true });
   return (await handler.editablePlan(ref.runId))?.breakpoints ?? null;
 }

@@ -41,6 +41,8 @@ export interface InboundDecision {
   /** For `breakpoint`: the steps to set (`on` true) or clear. */
   stepIds?: string[];
   on?: boolean;
+  /** For `breakpoint`: take the breakpoints the card suggests (set before their steps), instead of `stepIds`. */
+  suggested?: boolean;
 }
 
 /** One of a person's runs, as a line in a list (`/steward status`, `/steward runs`). */
@@ -113,6 +115,8 @@ export interface InboundHandler {
   checkEdit(decision: InboundDecision): Promise<string | null>;
   /** Stores how much this person wants to review from now on. */
   setReviewPreference(actor: Actor, preference: ReviewPreference): Promise<void>;
+  /** Stores whether this person's review cards offer suggested breakpoints from now on. */
+  setBreakpointSuggestions(actor: Actor, on: boolean): Promise<void>;
   /** This person's runs that are not finished (planning, waiting, running, paused, stopping), newest first. */
   activeRuns(actor: Actor): Promise<RunListing[]>;
   /** This person's latest runs, finished or not, newest first, at most `limit`. */

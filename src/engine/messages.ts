@@ -3,6 +3,7 @@
  * (console text, Block Kit, Discord components) with a pure function.
  */
 import type { PlanEstimate } from './estimate-history.ts';
+import type { SuggestedBreakpoint } from './plan/breakpoint-suggestions.ts';
 import type { Actor, DecisionAction, RiskLevel, RunStatus, StepStatus } from './types.ts';
 
 /** One row of a plan card. */
@@ -43,8 +44,13 @@ export interface PlanCard {
   actions: DecisionAction[];
   /** Steps that will hold the run when they end. */
   breakpoints: string[];
-  /** Steps the run will hold before (suggested: this person intervened on their tools before); they may be dropped. */
-  suggestedBreakpoints: string[];
+  /** Steps the run will hold before they start (suggestions the person took). */
+  breakpointsBefore: string[];
+  /**
+   * Breakpoints offered, not set (this person stepped in on these tools before): approving alone never stops at
+   * them; the `breakpoint` decision with `suggested` takes them.
+   */
+  suggestedBreakpoints: SuggestedBreakpoint[];
   note?: string;
   /** Things the person should know before approving (e.g. a tool whose description talks to the model). */
   warnings: string[];

@@ -2,6 +2,7 @@
  * What the engine needs from the outside world, shaped by what it calls and nothing wider.
  * Adapters in src/mcp, src/llm, src/store and src/bot implement these.
  */
+import type { InterventionSignal } from './plan/breakpoint-suggestions.ts';
 import type { Breakpoint } from './plan/breakpoints.ts';
 import type { Result } from './result.ts';
 import type {
@@ -431,8 +432,14 @@ export interface RunStore extends RunOwnership {
   claimInbound(key: string, at: Date): Promise<boolean>;
   /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
   listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
-  /** How often this person paused, stopped or edited a run while a step of `tool` was running or next. */
-  countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>>;
+  /**
+   * Per tool: the latest time since `since` this person paused, stopped or edited a run while a step of it was running
+   * or next, and whether a run of theirs using it completed after that (the input of `suggestBreakpoints`).
+   */
+  interventionSignals(actor: Actor, tools: string[], since: Date): Promise<Record<string, InterventionSignal>>;
+  /** Whether this person's review cards offer suggested breakpoints (on unless they turned them off). */
+  getBreakpointSuggestions(actor: Actor): Promise<boolean>;
+  setBreakpointSuggestions(actor: Actor, on: boolean, at: Date): Promise<void>;
   /** The turns of this run's conversation before it, newest first, at most `limit`. */
   earlierTurns(runId: string, limit: number): Promise<EarlierTurn[]>;
   /**

@@ -30,6 +30,7 @@ import {
   type RiskLevel,
   type RunStatus,
 } from '../engine/types.ts';
+import type { InterventionSignal } from '../engine/plan/breakpoint-suggestions.ts';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
@@ -429,8 +430,16 @@ export class PgRunStore implements RunStore {
     return this.attempt('listRunsOf', () => listRunsOf(this.db, actor, options));
   }
 
-  countInterventions(actor: Actor, tools: string[]): Promise<Record<string, number>> {
-    return this.attempt('countInterventions', () => steering.countInterventions(this.db, actor, tools));
+  interventionSignals(actor: Actor, tools: string[], since: Date): Promise<Record<string, InterventionSignal>> {
+    return this.attempt('interventionSignals', () => steering.interventionSignals(this.db, actor, tools, since));
+  }
+
+  getBreakpointSuggestions(actor: Actor): Promise<boolean> {
+    return this.attempt('getBreakpointSuggestions', () => steering.getBreakpointSuggestions(this.db, actor));
+  }
+
+  setBreakpointSuggestions(actor: Actor, on: boolean, at: Date): Promise<void> {
+    return this.attempt('setBreakpointSuggestions', () => steering.setBreakpointSuggestions(this.db, actor, on, at));
   }
 
   earlierTurns(runId: string, limit: number): Promise<EarlierTurn[]> {

@@ -83,7 +83,10 @@ export interface UserPreferencesTable {
   id: BigId;
   channel: string;
   user_id: string;
-  review: string;
+  /** Null when the person set only other preferences (then the default applies). */
+  review: string | null;
+  /** Whether the person's review cards offer suggested breakpoints. */
+  breakpoint_suggestions: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }

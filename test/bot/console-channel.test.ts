@@ -43,7 +43,8 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
       requester: fc.record({ id: text, name: text, channel: text }),
       actions,
       breakpoints: texts,
-      suggestedBreakpoints: texts,
+      breakpointsBefore: texts,
+      suggestedBreakpoints: fc.array(fc.record({ stepId: text, tool: text, why: text }), { maxLength: 2 }),
       note: fc.option(text, { nil: undefined }),
       warnings: texts,
     }),
@@ -137,6 +138,7 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           canDecide: async () => true,
           history: async () => channel.send(conversation, { kind: 'answer', text: thrown }),
           setReviewPreference: async () => {},
+          setBreakpointSuggestions: async () => {},
           activeRuns: async () => [],
           recentRuns: async () => [],
           reviewPreference: async () => 'risky',
@@ -211,6 +213,7 @@ describe('console channel: no line waits for a model', () => {
       claimDelivery: async () => true,
       history: async () => {},
       setReviewPreference: async () => {},
+      setBreakpointSuggestions: async () => {},
     };
     return { handler, seen };
   }
@@ -277,6 +280,7 @@ describe('console channel: workflow commands', () => {
       canDecide: async () => true,
       history: async () => {},
       setReviewPreference: async (_actor, preference) => void seen.push(`review ${preference}`),
+      setBreakpointSuggestions: async (_actor, on) => void seen.push(`suggestions ${on ? 'on' : 'off'}`),
       activeRuns: async () => [],
       recentRuns: async () => [],
       reviewPreference: async () => 'risky',

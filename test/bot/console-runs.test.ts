@@ -16,6 +16,7 @@ const card = (runId: string, needsReview: boolean, summary = 'Do the work'): Pla
   requester: { id: 'ada', channel: 'console' },
   actions: [],
   breakpoints: [],
+  breakpointsBefore: [],
   suggestedBreakpoints: [],
   warnings: [],
 });

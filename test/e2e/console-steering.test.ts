@@ -223,38 +223,4 @@ describe('steering a plan through the console (postgres)', () => {
       ['boss', 'stop', true],
     ]);
   });
-
-  it('a tool this person stopped before gets a suggested breakpoint before it on their next plan', async () => {
-    const p = planReply([slow('wait', 5)]);
-    h = await startHarness({
-      db: 'postgres',
-      servers: [everythingStdioConfig()],
-      script: byRole({
-        planner: [p, planReply([echo('e', 'hi'), slow('wait', 1, ['e'])])],
-        synthesizer: ['stopped', 'done'],
-      }),
-    });
-    await h.type('wait');
-    await h.waitFor(/▶ wait running/);
-    await h.type('stop');
-    await h.waitFor(/=== Report \(stopped\) ===/);
-    await h.steward.idle();
-    await h.store.setReviewPreference({ id: 'ada', channel: 'console' }, 'all', new Date());
-    await h.type('echo then wait');
-    await h.waitFor(
-      /Suggested breakpoints \(hold before, since you stopped, paused or edited their tools before\): wait; "unbreak <id>" drops one/,
-    );
-    await h.type('approve');
-    await h.waitFor(
-      /=== Breakpoint before wait ===\nIt will send: \{("steps":1,"duration":1|"duration":1,"steps":1)\}/,
-    );
-    expect(h.calls.map((c) => c.name)).toEqual(['everything.trigger-long-running-operation', 'everything.echo']);
-    await h.type('continue');
-    await h.waitFor(/=== Report \(completed\) ===/);
-    expect(h.calls.map((c) => c.name)).toEqual([
-      'everything.trigger-long-running-operation',
-      'everything.echo',
-      'everything.trigger-long-running-operation',
-    ]);
-  });
 });

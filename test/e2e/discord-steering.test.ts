@@ -9,6 +9,7 @@ import type { StoredMessage } from '../fakes/fake-discord-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply, waitForStoredEnd } from './harness.ts';
 import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
+import { createNewRun } from '../store/builders.ts';
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -262,6 +263,38 @@ describe('discord steering controls, end to end on postgres', () => {
       ['approve', true],
       ['resume', true],
     ]);
+  });
+
+  it('a suggested breakpoint is offered, not set: "Add suggested breakpoints" sets it and the run holds before its step', async () => {
+    const plan = planReply([echo('a', 'one'), echo('b', 'two', ['a'])]);
+    h = await startDiscordHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      script: byRole({ planner: [plan], synthesizer: ['stopped'] }),
+    });
+    // Ada stopped a run using everything.echo earlier.
+    const ada = { id: h.ada.id, channel: 'discord' };
+    const earlier = createNewRun({ requester: ada });
+    await h.store.createRun(earlier);
+    const stop = { actorId: ada.id, channel: 'discord', action: 'stop', tools: ['everything.echo'] };
+    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
+    const thread = await h.mention('two echoes');
+    const card = await h.waitFor('the card', () => h!.card(thread));
+    const runId = (await h.store.listRunsOf(ada, { activeOnly: true, limit: 5 }))[0]!.id;
+    expect(shownText(card.message)).toContain('you stopped a run using everything.echo before');
+    expect(h.buttons(card)).toContain('suggested');
+    expect((await h.store.getRun(runId))!.breakpoints).toEqual([]);
+
+    await h.press(card, 'suggested');
+    await h.waitFor('the offer gone from the card', () => !h!.buttons(h!.card(thread)).includes('suggested'));
+    expect((await h.store.getRun(runId))!.breakpoints).toEqual([{ stepId: 'a', when: 'before' }]);
+    expect(pickedSteps(h.card(thread))).toEqual(['a']);
+
+    await h.press(h.card(thread), 'approve');
+    await h.waitFor('the hold before a', () =>
+      h!.replies(thread).find((m) => shownText(m.message).includes('Holding before step `a`')),
+    );
+    expect(await h.store.listStepAttempts(runId)).toEqual([]);
   });
 
   it('someone who may not decide is refused privately on Edit, the select and the modal; History and Help are shown only to the presser', async () => {

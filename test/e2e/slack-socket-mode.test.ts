@@ -25,6 +25,7 @@ function recordingHandler() {
     canDecide: async () => true,
     claimDelivery: async () => true,
     setReviewPreference: async () => undefined,
+    setBreakpointSuggestions: async () => undefined,
     history: async () => undefined,
     activeRuns: async () => [],
     recentRuns: async () => [],

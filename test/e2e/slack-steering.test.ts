@@ -13,6 +13,7 @@ import {
   submitSteps,
 } from './slack-controls.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
+import { createNewRun } from '../store/builders.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
@@ -263,6 +264,39 @@ describe('slack steering controls, end to end on postgres', () => {
       ['approve', true],
       ['resume', true],
     ]);
+  });
+
+  it('a suggested breakpoint is offered, not set: "Add suggested breakpoints" sets it and the run holds before its step', async () => {
+    const plan = planReply([echo('a', 'one'), echo('b', 'two', ['a'])]);
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [reviewed()],
+      script: byRole({ planner: [plan], synthesizer: ['stopped'] }),
+    });
+    // Ada stopped a run using everything.echo earlier.
+    const earlier = createNewRun({ requester: { id: 'U0ADA', channel: 'slack' } });
+    await h.store.createRun(earlier);
+    const stop = { actorId: 'U0ADA', channel: 'slack', action: 'stop', tools: ['everything.echo'] };
+    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
+    const thread = await h.mention('two echoes');
+    const card = await h.waitFor('the card', () => h!.card(thread));
+    const runId = (await h.store.listRunsOf({ id: 'U0ADA', channel: 'slack' }, { activeOnly: true, limit: 5 }))[0]!.id;
+    expect(messageText(card)).toContain('before a: you stopped a run using everything.echo before');
+    expect((await h.store.getRun(runId))!.breakpoints).toEqual([]);
+
+    await h.press(card, 'take-suggestions');
+    await h.waitFor('the breakpoint drawn on the card', () =>
+      /\*1\.\*.*breakpoint before/.test(messageText(h!.card(thread))),
+    );
+    expect((await h.store.getRun(runId))!.breakpoints).toEqual([{ stepId: 'a', when: 'before' }]);
+    expect(messageText(h.card(thread))).not.toContain('Suggested breakpoints');
+    expect(() => h!.buttonValue(h!.card(thread), 'take-suggestions')).toThrow();
+
+    await h.press(h.card(thread), 'approve');
+    await h.waitFor('the hold before a', () =>
+      h!.replies(thread).find((m) => messageText(m).includes('Holding before step `a`')),
+    );
+    expect(await h.store.listStepAttempts(runId)).toEqual([]);
   });
 
   it('someone who may not decide is refused privately on Edit, the picker and the modal; history and help are shown only to the presser', async () => {

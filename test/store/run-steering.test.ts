@@ -46,17 +46,46 @@ describe.each(['postgres', 'pglite'] as const)('steering queries on %s', (kind) 
     expect(await store.getReviewPreference({ id: 'U7', channel: 'discord' })).toBeNull();
   });
 
-  it('counts a person’s interventions per tool from the event log', async () => {
-    const run = createNewRun();
-    await store.createRun(run);
-    const ev = (actorId: string, tools: string[]) =>
-      store.appendEvent(run.id, 'intervened', { actorId, channel: 'slack', action: 'stop', tools }, new Date());
-    await ev('U1', ['fs.write_file']);
-    await ev('U1', ['fs.write_file', 'web.fetch']);
-    await ev('U2', ['web.fetch']);
-    expect(
-      await store.countInterventions({ id: 'U1', channel: 'slack' }, ['fs.write_file', 'web.fetch', 'x.y']),
-    ).toEqual({ 'fs.write_file': 2, 'web.fetch': 1 });
-    expect(await store.countInterventions({ id: 'U1', channel: 'slack' }, [])).toEqual({});
+  it('stores whether a person’s cards suggest breakpoints, beside (and without) a review preference', async () => {
+    const bob = { id: 'U8', channel: 'slack' };
+    expect(await store.getBreakpointSuggestions(bob)).toBe(true);
+    await store.setBreakpointSuggestions(bob, false, new Date());
+    expect(await store.getBreakpointSuggestions(bob)).toBe(false);
+    expect(await store.getReviewPreference(bob)).toBeNull();
+    await store.setReviewPreference(bob, 'all', new Date());
+    expect(await store.getBreakpointSuggestions(bob)).toBe(false);
+    await store.setBreakpointSuggestions(bob, true, new Date());
+    expect([await store.getBreakpointSuggestions(bob), await store.getReviewPreference(bob)]).toEqual([true, 'all']);
+  });
+
+  it('reads a person’s latest intervention per tool, and whether a run using the tool completed after it', async () => {
+    const at = (minute: number) => new Date(Date.UTC(2026, 10, 30, 10, minute));
+    const u1 = { id: 'U1', name: 'Ada', channel: 'slack' };
+    const stopped = createNewRun({ requester: u1 });
+    await store.createRun(stopped);
+    const ev = (actorId: string, action: string, tools: string[], when: Date) =>
+      store.appendEvent(stopped.id, 'intervened', { actorId, channel: 'slack', action, tools }, when);
+    await ev('U1', 'pause', ['fs.write_file'], at(1));
+    await ev('U1', 'stop', ['fs.write_file', 'web.fetch'], at(2));
+    await ev('U2', 'edit', ['web.fetch'], at(9));
+    await ev('U1', 'stop', ['x.old'], new Date(Date.UTC(2026, 9, 1)));
+    // The run stopped on completes later (after a resume): it is not "another run that went fine".
+    await store.pinTools(stopped.id, [{ tool: 'fs.write_file', fingerprint: 'f', definition: {} }], at(0));
+    await store.transition(stopped.id, ['planning'], 'completed', { at: at(8) });
+    const completed = async (tool: string, when: Date, requester = u1) => {
+      const run = createNewRun({ requester });
+      await store.createRun(run);
+      await store.pinTools(run.id, [{ tool, fingerprint: 'f', definition: {} }], when);
+      await store.transition(run.id, ['planning'], 'completed', { at: when });
+    };
+    await completed('web.fetch', at(5));
+    await completed('fs.write_file', at(0));
+    await completed('fs.write_file', at(6), { id: 'U2', name: 'Bob', channel: 'slack' });
+    const tools = ['fs.write_file', 'web.fetch', 'x.old', 'x.never'];
+    expect(await store.interventionSignals(u1, tools, at(0))).toEqual({
+      'fs.write_file': { action: 'stop', at: at(2), completedSince: false },
+      'web.fetch': { action: 'stop', at: at(2), completedSince: true },
+    });
+    expect(await store.interventionSignals(u1, [], at(0))).toEqual({});
   });
 });

@@ -7,8 +7,11 @@ import type { DecisionAction } from '../../engine/types.ts';
 
 /** The decisions a card's buttons carry (edit and breakpoint have their own controls). */
 export const DECISION_KINDS = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'] as const;
-/** The card's controls: Edit plan, the breakpoint select, History, "Ask me first next time", Help, Save as workflow. */
-export const CONTROL_KINDS = ['edit', 'bp', 'history', 'askfirst', 'help', 'wfsave'] as const;
+/**
+ * The card's controls: Edit plan, the breakpoint select, "Add suggested breakpoints", History, "Ask me first next
+ * time", Help, Save as workflow.
+ */
+export const CONTROL_KINDS = ['edit', 'bp', 'suggested', 'history', 'askfirst', 'help', 'wfsave'] as const;
 /**
  * The modals: amend (words), edit (the whole plan as JSON), edit-steps (one box per step not yet run), and the name
  * of a workflow to save.

@@ -14,7 +14,7 @@ import {
 import type { InboundDecision } from '../../engine/channel.ts';
 import type { Actor } from '../../engine/types.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
-import { editRefusal, pickBreakpoints, type CardRef } from '../steering.ts';
+import { editRefusal, pickBreakpoints, takeSuggestions, type CardRef } from '../steering.ts';
 import { AMEND_INPUT, parseCustomId, type ParsedCustomId } from './discord-actions.ts';
 import { renderHelp, renderPreferenceSet } from './discord-command-text.ts';
 import { deliveryId } from './discord-inbound.ts';
@@ -97,6 +97,12 @@ async function onButton(
     case 'history':
       await i.deferUpdate();
       return handler.history(ref.runId, actor);
+    case 'suggested': {
+      await i.deferUpdate();
+      const after = await takeSuggestions(handler, ref, actor);
+      if (after) deps.showBreakpoints(ref.runId, after);
+      return;
+    }
     case 'askfirst':
       await i.deferUpdate();
       await handler.setReviewPreference(actor, 'all');

@@ -15,7 +15,7 @@ import {
 } from 'discord.js';
 import type { PlanCardStep } from '../../engine/messages.ts';
 import type { DecisionAction, RunStatus } from '../../engine/types.ts';
-import { isFinished, isHeldMidRun, stepNotes, type LiveCard } from '../live-card-state.ts';
+import { isFinished, isHeldMidRun, openSuggestions, stepNotes, type LiveCard } from '../live-card-state.ts';
 import { formatDuration } from '../slack/slack-text.ts';
 import { estimateText } from '../card-estimate.ts';
 import { DECISION_LABELS, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
@@ -139,6 +139,9 @@ function cardTail(live: LiveCard): string {
   if (estimate) blocks.push(safeText(estimate, 300));
   if (card.risks.length > 0) blocks.push(`**Risks**\n${bullets(card.risks, 500)}`);
   if (card.warnings.length > 0) blocks.push(`⚠️ **Before you approve**\n${bullets(card.warnings, 500)}`);
+  const offered = openSuggestions(live).map((b) => `before ${b.stepId}: ${b.why}`);
+  if (offered.length > 0)
+    blocks.push(`**Suggested breakpoints** (not set: Approve does not stop at them)\n${bullets(offered, 500)}`);
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.
   if (card.note) blocks.push(safeText(card.note, 1_200));
   return blocks.join('\n\n');
@@ -242,7 +245,9 @@ function cardRows(live: LiveCard): MessageRow[] {
       : [];
   const rows = buttonRows(decisionButtons(live.actions, ref, live.card.amendmentsLeft));
   if (!STEERABLE.has(live.status)) return rows;
-  const controls = [button('edit', 'Edit plan', ref), button('history', 'History', ref)];
+  const controls = [button('edit', 'Edit plan', ref)];
+  if (openSuggestions(live).length > 0) controls.push(button('suggested', 'Add suggested breakpoints', ref));
+  controls.push(button('history', 'History', ref));
   if (live.autoStarted && live.status === 'running') controls.push(button('askfirst', 'Ask me first next time', ref));
   controls.push(button('help', 'Help', ref));
   rows.push(...buttonRows(controls));
@@ -298,7 +303,7 @@ export function breakpointSelect(live: LiveCard, ref: CardRef): APIStringSelectC
   );
   if (pending.length === 0) return null;
   const shown = pending.slice(0, OPTIONS_MAX);
-  const held = new Set([...live.card.breakpoints, ...live.card.suggestedBreakpoints]);
+  const held = new Set([...live.card.breakpoints, ...live.card.breakpointsBefore]);
   const placeholder =
     pending.length > OPTIONS_MAX
       ? `Pause after step… (the first ${OPTIONS_MAX} of ${pending.length} steps not yet run)`

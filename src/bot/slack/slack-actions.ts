@@ -22,6 +22,8 @@ export const EDIT_VIEW = 'steward.edit';
 export const EDIT_INPUT = { block: 'plan', element: 'json' } as const;
 /** Action id of the breakpoint picker; each option's value is a step id. */
 export const BREAKPOINTS_ACTION = 'steward.breakpoints';
+/** Action id of "Add suggested breakpoints" (the engine sets the breakpoints the card offers). */
+export const SUGGESTIONS_ACTION = 'steward.take-suggestions';
 /** Action id of the card's overflow menu; each option's value is a `MenuChoice`. */
 export const MORE_ACTION = 'steward.more';
 /** Action id of the review-preference controls; each option's (or button's) value is a preference. */

@@ -1,6 +1,6 @@
 /**
  * What the card's steering controls do: Edit plan (a modal whose submission is checked before Slack's 3 s are up,
- * errors shown inside it), the breakpoint picker, history and help (privately), and the review preference. Every
+ * errors shown inside it), the breakpoint picker, "Add suggested breakpoints", history and help (privately), and the review preference. Every
  * change goes to the engine as a decision carrying the card's run and revision, so it refuses stale presses and
  * people who may not decide, as for any button.
  */
@@ -16,6 +16,7 @@ import {
   MORE_ACTION,
   refOfBlockId,
   REVIEW_ACTION,
+  SUGGESTIONS_ACTION,
   type CardRef,
 } from './slack-actions.ts';
 import { privateText, renderHelp, renderPreferenceSet, toPreference } from './slack-controls.ts';
@@ -28,7 +29,7 @@ import {
   stepsErrors,
   type ViewValues,
 } from './slack-edit-steps-modal.ts';
-import { editRefusal, pickBreakpoints } from '../steering.ts';
+import { editRefusal, pickBreakpoints, takeSuggestions } from '../steering.ts';
 import { toActor } from './slack-inbound.ts';
 import type { ListenerDeps, SeenAt } from './slack-listeners.ts';
 
@@ -55,6 +56,14 @@ export function onControl(action: BlockElementAction, press: ControlPress, deps:
     if (ref && chosen)
       track(
         pickBreakpoints(handler, ref, chosen, press.actor).then((after) => {
+          if (after) deps.showBreakpoints(ref.runId, after);
+        }),
+      );
+  } else if (action.action_id === SUGGESTIONS_ACTION) {
+    const ref = action.type === 'button' ? decodeCardRef(action.value) : null;
+    if (ref)
+      track(
+        takeSuggestions(handler, ref, press.actor).then((after) => {
           if (after) deps.showBreakpoints(ref.runId, after);
         }),
       );

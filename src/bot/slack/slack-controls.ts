@@ -1,6 +1,6 @@
 /**
- * The card's steering controls beyond the decision buttons (pure): "Edit plan", the breakpoint picker and the
- * overflow menu (history, help), in one actions row whose block id carries the card's run and revision. Also the
+ * The card's steering controls beyond the decision buttons (pure): "Edit plan", "Add suggested breakpoints", the
+ * breakpoint picker and the overflow menu (history, help), in one actions row whose block id carries the card's run and revision. Also the
  * private help and the review-preference messages those controls answer with.
  */
 import type { types } from '@slack/bolt';
@@ -12,9 +12,10 @@ import {
   encodeCardRef,
   MORE_ACTION,
   REVIEW_ACTION,
+  SUGGESTIONS_ACTION,
   type MenuChoice,
 } from './slack-actions.ts';
-import type { LiveCard } from '../live-card-state.ts';
+import { openSuggestions, type LiveCard } from '../live-card-state.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { cutText } from './slack-text.ts';
 
@@ -49,6 +50,13 @@ export function cardControls(live: LiveCard, textSoFar = 0): types.ActionsBlock 
       text: { type: 'plain_text', text: 'Edit plan' },
       value: encodeCardRef(ref),
     });
+    if (openSuggestions(live).length > 0)
+      elements.push({
+        type: 'button',
+        action_id: SUGGESTIONS_ACTION,
+        text: { type: 'plain_text', text: 'Add suggested breakpoints' },
+        value: encodeCardRef(ref),
+      });
     const picker = breakpointPicker(live, Math.floor((CARD_TEXT_MAX - textSoFar) / 2));
     if (picker) elements.push(picker);
   }
@@ -77,7 +85,7 @@ export function breakpointPicker(live: LiveCard, room = PICKER_TEXT_BUDGET): typ
   const options = shown.map((s) =>
     labelMax >= 10 ? option(`${s.number}. ${s.id}`, s.id, labelMax) : option(`#${s.number}`, s.id),
   );
-  const held = new Set([...live.card.breakpoints, ...live.card.suggestedBreakpoints]);
+  const held = new Set([...live.card.breakpoints, ...live.card.breakpointsBefore]);
   const initial = options.filter((o) => held.has(o.value ?? ''));
   return {
     type: 'multi_static_select',
@@ -93,6 +101,7 @@ const HELP = [
   '• *Approve / Amend / Cancel* while a plan waits; *Pause / Resume / Stop* while it runs. Cancel and Stop ask first.',
   '• *Edit plan* opens the whole plan as JSON (a long plan: a box per step not yet run): change the steps not yet run, add or remove steps, and save. Mistakes are shown in the form, and nothing changes until the plan is valid.',
   '• *Hold after steps…* picks the steps the run pauses after, so you see their output before it goes on; unpick a step to drop its hold. Steps already run are not offered.',
+  '• *Add suggested breakpoints* holds the run before the steps the card suggests (their tool you stopped, paused or edited lately); Approve alone never stops there.',
   '• *⋯ → Show history* lists the revisions and every decision (who, what, when), only to you.',
   '• Reply in the thread to ask how it is going, or to change the steps not yet run.',
   '• *Save as workflow*, once a run completed, saves its approved plan to run again or on a schedule (`/steward help` lists the workflow commands).',

@@ -8,7 +8,7 @@ import type { PlanCardStep } from '../../engine/messages.ts';
 import { estimateText } from '../card-estimate.ts';
 import { planButtons } from './slack-buttons.ts';
 import { HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
-import { isFinished, isHeldMidRun, stepNotes, type LiveCard } from '../live-card-state.ts';
+import { isFinished, isHeldMidRun, openSuggestions, stepNotes, type LiveCard } from '../live-card-state.ts';
 import { fitsPlanBlock, planBlock } from './slack-plan-block.ts';
 import { cardControls, textLength } from './slack-controls.ts';
 import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
@@ -79,6 +79,14 @@ function cardTail(live: LiveCard): types.KnownBlock[] {
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: safeMrkdwn(estimate, 300), verbatim: true }] });
   if (card.risks.length > 0) blocks.push(bullets('*Risks*', card.risks));
   if (card.warnings.length > 0) blocks.push(bullets('⚠️ *Before you approve*', card.warnings));
+  const offered = openSuggestions(live);
+  if (offered.length > 0)
+    blocks.push(
+      bullets(
+        '*Suggested breakpoints* (not set: Approve does not stop at them)',
+        offered.map((b) => `before ${b.stepId}: ${b.why}`),
+      ),
+    );
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.
   if (card.note)
     blocks.push({ type: 'section', text: { type: 'mrkdwn', text: safeMrkdwn(card.note, 2_500), verbatim: true } });

@@ -11,6 +11,7 @@ import type { StoredRun, UnreportedRun } from '../ports.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { endedDispatch, restoreDispatch, restoreFirstReview } from '../run/restore.ts';
 import { policiesFor } from '../run/step-policies.ts';
+import { breakpointOffers } from './breakpoint-offers.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -47,9 +48,12 @@ export class Recovery {
     if (run.status === 'awaiting_review' && attempts.length === 0) {
       // The card shown again carries an estimate as the first one did (remembered for its approval).
       const estimate = await this.deps.estimates?.forCard(run.id, run.revision, v.value);
+      // The same offers as the first card, so the card shown again reads the same.
+      const offers = await breakpointOffers(this.deps, run.requester, v.value.plan, { set: run.breakpoints });
       const card = toPlanCard(run.id, run.revision, v.value, {
         ...cardOptions,
         needsReview: true,
+        suggestedBreakpoints: offers,
         ...(estimate && { estimate }),
       });
       await this.messages.send(run.conversation, card);

@@ -3,7 +3,6 @@
  * Every decision names the revision it saw; the store refuses decisions on a stale revision.
  */
 import type { InboundDecision } from '../channel.ts';
-import type { Breakpoint } from '../plan/breakpoints.ts';
 import { parseEdit } from '../plan/plan-edit.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { newPins } from '../plan/tool-pins.ts';
@@ -21,6 +20,7 @@ import { estimateJson } from '../run/estimates.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import type { RunStatus } from '../types.ts';
 import { toolsForRun } from './assistant-grants.ts';
+import { breakpointOffers } from './breakpoint-offers.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
 import type { EarlyRun } from './early-run.ts';
@@ -83,11 +83,13 @@ export class ReviewFlow {
       if (shown) this.lifecycle.start({ ...run, revision, approvedRisk: v.risk }, v, pins);
       return;
     }
-    const breakpoints = await this.breakpointsFor(run, v.plan);
+    // The person's own breakpoints on steps still in the plan; suggested ones are only offered on the card.
+    const breakpoints = run.breakpoints.filter((b) => v.plan.steps.some((s) => s.id === b.stepId));
     await store.setBreakpoints(runId, breakpoints, clock());
+    const suggestedBreakpoints = await breakpointOffers(this.deps, run.requester, v.plan, { set: breakpoints });
     if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
     const shown = await this.showCard(run, 'awaiting_review', revision, v, {
-      ...{ needsReview: true, breakpoints, note },
+      ...{ needsReview: true, breakpoints, suggestedBreakpoints, note },
       estimate,
     });
     if (shown) this.timers.arm(run, revision, v.risk === 'high');
@@ -298,7 +300,10 @@ export class ReviewFlow {
     status: RunStatus,
     revision: number,
     v: ValidatedPlan,
-    options: Pick<PlanCardOptions, 'needsReview' | 'breakpoints' | 'progress' | 'outputs' | 'note' | 'estimate'>,
+    options: Pick<
+      PlanCardOptions,
+      'needsReview' | 'breakpoints' | 'suggestedBreakpoints' | 'progress' | 'outputs' | 'note' | 'estimate'
+    >,
   ): Promise<boolean> {
     const card = toPlanCard(run.id, revision, v, {
       ...options,
@@ -323,19 +328,6 @@ export class ReviewFlow {
         .catch((e: unknown) => log('error', `run ${run.id}: the requester could not be told: ${(e as Error).message}`));
       return false;
     }
-  }
-
-  /**
-   * Breakpoints for a plan under review: the person's own (on steps still in the plan), plus suggested ones before
-   * steps whose tool this person paused, stopped or edited before.
-   */
-  private async breakpointsFor(run: StoredRun, p: Plan): Promise<Breakpoint[]> {
-    const tools = [...new Set(p.steps.flatMap((s) => (s.kind === 'tool' ? [s.tool] : [])))];
-    const counts = await this.deps.store.countInterventions(run.requester, tools);
-    const suggested = p.steps.filter((s) => s.kind === 'tool' && (counts[s.tool] ?? 0) > 0).map((s) => s.id);
-    const kept = run.breakpoints.filter((b) => p.steps.some((s) => s.id === b.stepId));
-    const merged = [...kept, ...suggested.map((stepId) => ({ stepId, when: 'before' as const }))];
-    return merged.filter((b, i) => merged.findIndex((x) => x.stepId === b.stepId && x.when === b.when) === i);
   }
 
   /** Pins the definitions of the plan's tools as approved now. */

@@ -3,7 +3,7 @@
  * run. The store decides every status change; the dispatcher is told only after it did.
  */
 import type { InboundDecision } from '../channel.ts';
-import { describeBreakpoints, setAfter, type Breakpoint } from '../plan/breakpoints.ts';
+import { describeBreakpoints, setAfter, setBefore, type Breakpoint } from '../plan/breakpoints.ts';
 import { parseEdit } from '../plan/plan-edit.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { riskAbove } from '../plan/risk.ts';
@@ -20,6 +20,7 @@ import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
 import type { DecisionAction, RunStatus } from '../types.ts';
 import { toolsForRun } from './assistant-grants.ts';
+import { breakpointOffers } from './breakpoint-offers.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
 import type { PlanWriter } from './planner.ts';
@@ -89,13 +90,14 @@ export class RunControl {
     return (await this.deps.store.getRun(run.id))?.status === 'stopped';
   }
 
-  /** Sets or clears breakpoints on steps not yet started (at review, or while running). */
+  /** Sets or clears breakpoints on steps not yet started (at review, or while running), or takes the suggested ones. */
   async setBreakpoints(run: StoredRun, d: InboundDecision): Promise<string | null> {
     const driver = this.drivers.get(run.id);
     // Step ids are read off one revision: a newer one may use the same id for another step.
     const revision = driver?.revision ?? run.revision;
     if (d.revision !== revision)
       return `That card shows revision ${d.revision}, but the plan is now at revision ${revision}; use the newest card.`;
+    if (d.suggested) return this.takeSuggestions(run, driver);
     const ids = d.stepIds ?? [];
     const known = new Set(run.plan?.steps.map((s) => s.id) ?? []);
     const unknown = ids.filter((id) => !known.has(id));
@@ -107,6 +109,32 @@ export class RunControl {
     } else {
       next = setAfter(run.breakpoints, ids, d.on !== false);
     }
+    return this.breakpointsStored(run, next);
+  }
+
+  /**
+   * Sets the breakpoints the card offered, before their steps. They are worked out again by the same rule (the card
+   * named this revision, so the same steps), which also keeps the press free of step ids a platform could not carry.
+   */
+  private async takeSuggestions(run: StoredRun, driver: RunDriver | undefined): Promise<string | null> {
+    if (!run.plan) return 'There is no plan to set breakpoints on.';
+    const started = driver ? startedSteps(driver.current) : [];
+    const set = driver?.current.breakpoints ?? run.breakpoints;
+    const offers = await breakpointOffers(this.deps, run.requester, run.plan, { set, started, asked: true });
+    if (offers.length === 0) return 'No breakpoints are suggested on this plan now.';
+    const ids = offers.map((o) => o.stepId);
+    let next: Breakpoint[];
+    if (driver) {
+      driver.send({ type: 'breakpointsSet', stepIds: ids, on: true, when: 'before' });
+      next = driver.current.breakpoints;
+    } else {
+      next = setBefore(run.breakpoints, ids);
+    }
+    return this.breakpointsStored(run, next);
+  }
+
+  /** Stores the run's breakpoints and says what they are now. */
+  private async breakpointsStored(run: StoredRun, next: Breakpoint[]): Promise<null> {
     await this.deps.store.setBreakpoints(run.id, next, this.deps.clock());
     const text = next.length > 0 ? `Breakpoints: ${describeBreakpoints(next)}.` : 'No breakpoints.';
     await this.messages.notice(run, 'info', text);

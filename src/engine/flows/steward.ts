@@ -375,6 +375,10 @@ export class Steward implements InboundHandler {
     await this.deps.store.setReviewPreference(actor, preference, this.deps.clock());
   }
 
+  async setBreakpointSuggestions(actor: Actor, on: boolean): Promise<void> {
+    await this.deps.store.setBreakpointSuggestions(actor, on, this.deps.clock());
+  }
+
   async activeRuns(actor: Actor): Promise<RunListing[]> {
     return (await this.deps.store.listRunsOf(actor, { activeOnly: true, limit: 50 })).map(toListing);
   }

@@ -1,6 +1,7 @@
 /**
  * Breakpoints hold a run at a step of its plan: `after` the step ends (set by a person, who then sees its output),
- * or `before` it starts (suggested by Steward where this person intervened before; shows what it would send).
+ * or `before` it starts (offered by Steward where this person intervened before, set once they take the offer; shows
+ * what it would send).
  */
 
 /** When a breakpoint holds, relative to its step. */
@@ -26,6 +27,12 @@ export function withoutSteps(list: readonly Breakpoint[], stepIds: readonly stri
 export function setAfter(list: readonly Breakpoint[], stepIds: readonly string[], on: boolean): Breakpoint[] {
   const others = withoutSteps(list, stepIds);
   return on ? [...others, ...stepIds.map((stepId) => ({ stepId, when: 'after' as const }))] : others;
+}
+
+/** The list with `before` breakpoints added on the given steps (their `after` ones kept). */
+export function setBefore(list: readonly Breakpoint[], stepIds: readonly string[]): Breakpoint[] {
+  const fresh = stepIds.filter((stepId) => !hasBreakpoint(list, stepId, 'before'));
+  return [...list, ...fresh.map((stepId) => ({ stepId, when: 'before' as const }))];
 }
 
 /** Ids of the steps that hold the run at time `when`, in list order. */

@@ -64,7 +64,7 @@ export type DispatchEvent =
   | { type: 'pauseRequested' }
   | { type: 'resumeRequested' }
   | { type: 'stopRequested' }
-  | { type: 'breakpointsSet'; stepIds: string[]; on: boolean }
+  | { type: 'breakpointsSet'; stepIds: string[]; on: boolean; when?: BreakpointTime }
   | { type: 'amendStarted' }
   | { type: 'amendEnded' }
   | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy>; approvalNeeded?: string[] }

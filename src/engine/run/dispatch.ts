@@ -3,7 +3,7 @@
  * A step starts as soon as all it depends on has ended (not when its layer ends), within `maxParallel`.
  * Pause, breakpoints, amendments and approvals only ever stop new steps from starting; Stop also aborts.
  */
-import { hasBreakpoint, setAfter, withoutSteps } from '../plan/breakpoints.ts';
+import { hasBreakpoint, setAfter, setBefore, withoutSteps } from '../plan/breakpoints.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { clone, failStep, schedule } from './dispatch-schedule.ts';
 import type { DispatchEffect, DispatchEvent, DispatchState, Hold, StepRuntime, Transition } from './dispatch-state.ts';
@@ -35,9 +35,12 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       }
       return schedule(state, effects);
     case 'breakpointsSet': {
-      // Only steps not yet started take a breakpoint; clearing drops any kind.
+      // Only steps not yet started take a breakpoint; clearing drops any kind. `before` ones are taken suggestions.
       const settable = event.stepIds.filter((id) => state.steps[id]?.status === 'pending');
-      state.breakpoints = setAfter(withoutSteps(state.breakpoints, event.stepIds), settable, event.on);
+      state.breakpoints =
+        event.on && event.when === 'before'
+          ? setBefore(state.breakpoints, settable)
+          : setAfter(withoutSteps(state.breakpoints, event.stepIds), settable, event.on);
       return { state, effects };
     }
     case 'amendStarted':

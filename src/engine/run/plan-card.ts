@@ -1,6 +1,7 @@
 /** Builds the platform-neutral plan card from a validated plan. */
 import type { PlanEstimate } from '../estimate-history.ts';
 import type { PlanCard, PlanCardStep } from '../messages.ts';
+import type { SuggestedBreakpoint } from '../plan/breakpoint-suggestions.ts';
 import { stepsHeld, type Breakpoint } from '../plan/breakpoints.ts';
 import { jsonValueDepth, MAX_OUTPUT_DEPTH } from '../plan/json-depth.ts';
 import { collectRefs, resolveRefs } from '../plan/refs.ts';
@@ -18,6 +19,8 @@ export interface PlanCardOptions {
   requester: Actor;
   actions?: DecisionAction[];
   breakpoints?: readonly Breakpoint[];
+  /** Breakpoints offered on the card, not set. */
+  suggestedBreakpoints?: readonly SuggestedBreakpoint[];
   note?: string;
   /** Suspicious tool descriptions and the like, shown prominently. */
   warnings?: string[];
@@ -69,7 +72,8 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     requester: options.requester,
     actions: options.actions ?? actionsFor(options.needsReview ? 'awaiting_review' : 'running', options.amendmentsLeft),
     breakpoints: stepsHeld(options.breakpoints ?? [], 'after'),
-    suggestedBreakpoints: stepsHeld(options.breakpoints ?? [], 'before'),
+    breakpointsBefore: stepsHeld(options.breakpoints ?? [], 'before'),
+    suggestedBreakpoints: [...(options.suggestedBreakpoints ?? [])],
     ...(options.note ? { note: options.note } : {}),
     ...(options.assistant ? { assistant: options.assistant } : {}),
     ...(options.delegatedBy ? { delegatedBy: options.delegatedBy } : {}),

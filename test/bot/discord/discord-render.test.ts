@@ -113,6 +113,28 @@ describe('the plan card', () => {
     expect(picker?.options?.[0]?.default).toBeUndefined();
   });
 
+  it('a suggested breakpoint is offered with its reason and an "Add suggested breakpoints" button, gone once taken', () => {
+    const why = 'you stopped a run using everything.echo before';
+    const card = createPlanCard({ suggestedBreakpoints: [{ stepId: 'step_1', tool: 'everything.echo', why }] });
+    const offered = renderCard(createLiveCard(card, NOW), NOW);
+    expect(messageProblems(offered)).toEqual([]);
+    expect(offered.embeds[0]?.description).toContain(
+      `**Suggested breakpoints** (not set: Approve does not stop at them)\n• before step\\_1: ${why}`,
+    );
+    expect(buttons(offered).map((b) => [b.label, b.kind])).toContainEqual(['Add suggested breakpoints', 'suggested']);
+    const ref = parseCustomId(
+      components(offered)
+        .flat()
+        .find((c) => c.label === 'Add suggested breakpoints')?.custom_id,
+    );
+    expect(ref).toMatchObject({ runId: card.runId, revision: card.revision });
+    // Taken: the card shows the breakpoint as set, and offers nothing more.
+    const taken = renderCard(createLiveCard({ ...card, breakpointsBefore: ['step_1'] }, NOW), NOW);
+    expect(buttons(taken).map((b) => b.label)).not.toContain('Add suggested breakpoints');
+    expect(taken.embeds[0]?.description).not.toContain('Suggested breakpoints');
+    expect(select(taken)?.options?.[0]).toMatchObject({ value: 'step_1', default: true });
+  });
+
   it('a 60-step plan lists what fits, counts the rest, and offers the first 25 steps to pause after', () => {
     const steps = Array.from({ length: 60 }, (_, i) =>
       createStep(i + 1, {

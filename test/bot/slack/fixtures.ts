@@ -34,6 +34,7 @@ export function createPlanCard(overrides: Partial<PlanCard> = {}): PlanCard {
     requester: { id: 'U0ADA', channel: 'slack' },
     actions: ['approve', 'amend', 'cancel'],
     breakpoints: [],
+    breakpointsBefore: [],
     suggestedBreakpoints: [],
     warnings: [],
     ...overrides,

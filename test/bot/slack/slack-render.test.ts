@@ -52,7 +52,7 @@ describe('slack card renderer', () => {
       revision: 2,
       warnings: ['tool fetch talks to the model'],
       breakpoints: ['step_1'],
-      suggestedBreakpoints: ['step_2'],
+      breakpointsBefore: ['step_2'],
     });
     const message = renderCard(createLiveCard(card, NOW), NOW);
     expectWithinLimits(message);
@@ -63,7 +63,7 @@ describe('slack card renderer', () => {
     expect(text).toContain('Requested by <@U0ADA>');
     expect(text).toContain('⚠️ *Before you approve*\n• tool fetch talks to the model');
     expect(text).toContain('breakpoint after');
-    expect(text).toContain('suggested breakpoint before');
+    expect(text).toContain('breakpoint before');
     expect(buttons(message).map((b) => [b.action_id, b.text.text])).toEqual([
       ['steward.approve', 'Approve'],
       ['steward.amend', 'Amend (3 left)'],
@@ -257,7 +257,7 @@ const byId = (row: { elements: Element[] }, id: string) => row.elements.find((e)
 
 describe('slack card steering controls', () => {
   it('a card under review offers Edit plan, a picker of its steps with the breakpoints picked, and history / help', () => {
-    const card = createPlanCard({ revision: 4, breakpoints: ['step_1'], suggestedBreakpoints: ['step_2'] });
+    const card = createPlanCard({ revision: 4, breakpoints: ['step_1'], breakpointsBefore: ['step_2'] });
     const message = renderCard(createLiveCard(card, NOW), NOW);
     expectWithinLimits(message);
     const row = controls(message);
@@ -275,6 +275,35 @@ describe('slack card steering controls', () => {
     ]);
     expect(picker.initial_options!.map((o) => o.value)).toEqual(['step_1', 'step_2']);
     expect(byId(row, 'more')!.options!.map((o) => o.value)).toEqual(['history', 'help']);
+  });
+
+  it('a suggested breakpoint is offered with its reason and an "Add suggested breakpoints" button, gone once taken', () => {
+    const why = 'you stopped a run using everything.echo before';
+    const card = createPlanCard({
+      revision: 3,
+      suggestedBreakpoints: [{ stepId: 'step_2', tool: 'everything.echo', why }],
+    });
+    const offered = renderCard(createLiveCard(card, NOW), NOW);
+    expectWithinLimits(offered);
+    const text = allTexts(offered.blocks).join('\n');
+    expect(text).toContain(`*Suggested breakpoints* (not set: Approve does not stop at them)\n• before step_2: ${why}`);
+    expect(text).toMatch(/\*2\.\*.*breakpoint suggested before/);
+    const row = controls(offered);
+    expect(row.elements.map((e) => e.action_id)).toEqual([
+      'steward.edit-plan',
+      'steward.take-suggestions',
+      'steward.breakpoints',
+      'steward.more',
+    ]);
+    expect(decodeCardRef(byId(row, 'take-suggestions')!.value)).toEqual({ runId: card.runId, revision: 3 });
+    // Not set: the picker shows no breakpoint until the person takes it; then the offer is gone and the hold shown.
+    expect(byId(row, 'breakpoints')!.initial_options).toBeUndefined();
+    const taken = withBreakpoints(createLiveCard(card, NOW), [{ stepId: 'step_2', when: 'before' }]);
+    const after = renderCard(taken, NOW);
+    expect(controls(after).elements.map((e) => e.action_id)).not.toContain('steward.take-suggestions');
+    expect(allTexts(after.blocks).join('\n')).not.toContain('Suggested breakpoints');
+    expect(allTexts(after.blocks).join('\n')).toMatch(/\*2\.\*.*breakpoint before/);
+    expect(byId(controls(after), 'breakpoints')!.initial_options!.map((o) => o.value)).toEqual(['step_2']);
   });
 
   it('while running only steps not yet run are offered; a finished or stopping run keeps only history and help', () => {

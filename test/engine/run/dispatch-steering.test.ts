@@ -79,6 +79,19 @@ describe('dispatcher steering', () => {
     expect(t.state.breakpoints).toEqual([]);
   });
 
+  it('taken suggestions set breakpoints before steps not yet started, keeping those after; the run holds there', () => {
+    let t = setup(chain);
+    t = dispatchTransition(t.state, { type: 'breakpointsSet', stepIds: ['b'], on: true });
+    t = dispatchTransition(t.state, { type: 'breakpointsSet', stepIds: ['a', 'b'], on: true, when: 'before' });
+    expect(t.state.breakpoints).toEqual([
+      { stepId: 'b', when: 'after' },
+      { stepId: 'b', when: 'before' },
+    ]);
+    t = ok(t.state, 'a');
+    expect(started(t.effects)).toEqual([]);
+    expect(t.state.heldAt).toBe('b');
+  });
+
   it('while an amendment is planned nothing new starts and the run cannot end; the revision then runs', () => {
     let t = setup(chain);
     t = dispatchTransition(t.state, { type: 'amendStarted' });
