@@ -17,6 +17,7 @@ import type { RunStatus } from '../types.ts';
 import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
+import { breakpointOffers } from './breakpoint-offers.ts';
 import { EarlyRun, startedSteps } from './early-run.ts';
 import { writeReport } from './report.ts';
 import { untilStored } from './until-stored.ts';
@@ -240,9 +241,15 @@ export class RunLifecycle {
     const holds = first ? hold.holds.filter((h) => h.why !== 'review') : hold.holds;
     const why = describeHolds(driver.current, holds, tools.listTools(), driver.pinned);
     const estimate = await this.deps.estimates?.forCard(run.id, driver.revision, v.value, driver.current.steps);
+    // A first review offers suggested breakpoints as any review card does (on the steps not started).
+    const started = startedSteps(driver.current);
+    const set = driver.current.breakpoints;
+    const offers = first ? await breakpointOffers(this.deps, run.requester, v.value.plan, { set, started }) : [];
     await this.messages.send(
       run.conversation,
       toPlanCard(run.id, driver.revision, v.value, {
+        breakpoints: set,
+        suggestedBreakpoints: offers,
         assistant: run.assistant,
         delegatedBy: run.parentRunId,
         needsReview: true,
