@@ -41,6 +41,11 @@ export interface InboundDecision {
   /** For `breakpoint`: the steps to set (`on` true) or clear. */
   stepIds?: string[];
   on?: boolean;
+  /**
+   * Typed without naming a run (the channel chose it, as the console does): a pause, resume or stop whose run has
+   * ended goes to the person's only other active run in that conversation instead of being refused.
+   */
+  byWord?: boolean;
 }
 
 /** One of a person's runs, as a line in a list (`/steward status`, `/steward runs`). */

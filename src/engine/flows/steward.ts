@@ -46,6 +46,7 @@ import { PlanEstimates } from './plan-estimates.ts';
 import { WorkflowAmendments } from './workflow-amendments.ts';
 import { WorkflowFires } from './workflow-fires.ts';
 import { WorkflowFlow } from './workflow-flow.ts';
+import { controlEndedRun, type EndedControl } from '../run/ended-control.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
@@ -327,9 +328,11 @@ export class Steward implements InboundHandler {
     }
     // A press on the old card of a run that ended: only the presser hears about it.
     const ended = isTerminal(run.status);
+    const elsewhere = ended ? await this.endedControl(run, d) : null;
+    if (elsewhere?.kind === 'redirect') return this.redirect(run, d, elsewhere);
     const allowed = this.mayDecide(run, d.actor);
-    const refusal = ended
-      ? `This run has already ended (${run.status}); nothing changed.`
+    const refusal = elsewhere
+      ? elsewhere.text
       : allowed
         ? await this.handle(run, d)
         : sentence`Only ${run.requester} or an approver can ${d.action} this run.`;
@@ -344,6 +347,23 @@ export class Steward implements InboundHandler {
         this.deps.log('warn', `run ${run.id}: ${d.action} did not reach its delegated runs: ${(err as Error).message}`);
       });
     }
+  }
+
+  /** Pause, resume or stop on a run that ended: never a bare "already ended" while the person has another run here. */
+  private async endedControl(run: StoredRun, d: InboundDecision): Promise<EndedControl> {
+    const control = d.action === 'pause' || d.action === 'resume' || d.action === 'stop';
+    const runs = control ? await this.deps.store.listRunsOf(d.actor, { activeOnly: true, limit: 50 }) : [];
+    return controlEndedRun({ action: d.action, ended: run, runs, byWord: d.byWord === true });
+  }
+
+  /** A typed word whose run had ended goes to the person's only other active run there, saying so first. */
+  private async redirect(run: StoredRun, d: InboundDecision, to: { runId: string; revision: number; text: string }) {
+    await this.deps.store.recordDecision({
+      ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
+      ...{ accepted: false, note: to.text, at: this.deps.clock() },
+    });
+    await this.messages.notice(run, 'info', to.text, d.actor);
+    await this.decision({ ...d, runId: to.runId, revision: to.revision, byWord: false });
   }
 
   async canDecide(runId: string, actor: Actor): Promise<boolean> {
