@@ -22,6 +22,11 @@ export interface InboundMessage {
   /** The person said this is a new request: it starts a run even when the conversation has an active one. */
   newRequest?: boolean;
   /**
+   * The run a reply is for, where the channel knows which one the person means (the console's selected run): used
+   * while it is active in this conversation; otherwise the conversation's active run takes the reply.
+   */
+  runId?: string;
+  /**
    * Called when the reply was judged not to be about the conversation's active run and left alone, so a channel
    * where one person talks to Steward can say so (in a shared thread, chatter is simply left alone).
    */

@@ -188,7 +188,7 @@ export class Steward implements InboundHandler {
     const { store, clock, newId } = this.deps;
     if (m.deliveryId && !(await store.claimInbound(m.deliveryId, clock()))) return m.accepted?.();
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
-    const active = m.newRequest ? null : await store.findActiveRun(m.conversation);
+    const active = m.newRequest ? null : await this.repliedTo(m);
     if (active) {
       m.accepted?.();
       return this.reply(active, m);
@@ -200,6 +200,18 @@ export class Steward implements InboundHandler {
     await this.createHeld(run, request);
     m.accepted?.();
     await this.planner.plan(run, request);
+  }
+
+  /**
+   * The active run a reply is for: the one the channel named, while it is active here; else the conversation's (which
+   * also decides between a run and the runs it delegated to, so a named delegated run leaves it to that rule).
+   */
+  private async repliedTo(m: InboundMessage): Promise<StoredRun | null> {
+    const named = m.runId ? await this.deps.store.getRun(m.runId) : null;
+    const here =
+      named?.conversation.channel === m.conversation.channel && named.conversation.key === m.conversation.key;
+    if (named && here && !named.parentRunId && !isTerminal(named.status)) return named;
+    return this.deps.store.findActiveRun(m.conversation);
   }
 
   /**
