@@ -62,6 +62,8 @@ export interface RunListing {
   request: string;
   /** The plan's summary, once there is a plan. */
   summary: string | null;
+  /** The plan's revision now: what a control on a list of runs names, as a card's button does. */
+  revision: number;
   conversation: Conversation;
   createdAt: Date;
 }

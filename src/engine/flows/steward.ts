@@ -60,7 +60,8 @@ const ASSISTANT_LIST_MS = 5_000;
 /** A stored run as a line of a person's list. */
 const toListing = (run: StoredRun): RunListing => ({
   ...{ id: run.id, status: run.status, statusText: describeStatus(run.status), request: run.request },
-  ...{ summary: run.plan?.summary ?? null, conversation: run.conversation, createdAt: run.createdAt },
+  ...{ summary: run.plan?.summary ?? null, revision: run.revision, conversation: run.conversation },
+  createdAt: run.createdAt,
 });
 
 /** The background round that keeps this process's leases and takes over orphans. */
