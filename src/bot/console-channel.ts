@@ -1,14 +1,15 @@
 /**
- * The console channel: a chat in the terminal. Typed commands act on the run whose card was shown last,
- * the way a button press carries the run and revision of the card it sits on. The terminal is one thread:
- * while a run is active, other lines are replies to it (the engine classifies them); `new <request>` starts another.
+ * The console channel: a chat in the terminal. Typed commands act on the active run whose card was shown last (or
+ * the one picked with `use <id>`; `console-runs.ts` keeps the rule), the way a button press carries the run and
+ * revision of the card it sits on. The terminal is one thread: while a run is active, other lines are replies to it
+ * (the engine classifies them); `new <request>` starts another.
  * Lines are taken in order, but none waits for a model: a line waits only until the one before it is stored, and
  * `quit`, `cancel` and `stop` wait for nothing.
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { ChannelAdapter, InboundDecision, InboundHandler, InboundMessage } from '../engine/channel.ts';
-import { isTerminal, type ReviewPreference, type RunStatus } from '../engine/types.ts';
+import type { ChannelAdapter, InboundDecision, InboundHandler, InboundMessage, RunListing } from '../engine/channel.ts';
+import type { ReviewPreference, RunStatus } from '../engine/types.ts';
 import type { OutboundMessage, ReportStream } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
@@ -44,15 +45,14 @@ const PREFERENCES: readonly string[] = ['all', 'risky', 'none'];
 // never wait for a model, so normally far less), so that "approve" then "stop" typed quickly stops the started run.
 const URGENT: readonly string[] = ['cancel', 'stop'];
 const URGENT_WAIT_MS = 500;
+// `stop <id>` and the like take a run's id as Steward prints it (8 characters) or whole; "stop the build" is a request.
+const RUN_ID = /^(?:[0-9a-f]{8}|[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/i;
+const ON_RUN: readonly string[] = ['use', 'stop', 'pause', 'resume'];
 
 /** A channel adapter over a pair of streams. */
 export class ConsoleChannel implements ChannelAdapter {
   readonly name = 'console';
   private rl: Interface | null = null;
-  private current: { runId: string; revision: number } | null = null;
-  /** Delegated runs seen here, to the run that delegated each; and each run's last revision shown. */
-  private readonly parents = new Map<string, string>();
-  private readonly revisions = new Map<string, number>();
   private readonly actor: Actor;
   private readonly conversation: Conversation = { channel: 'console', key: 'console' };
   /** Lines being taken in order; each holds the next only until it is stored, never while a model writes. */
@@ -101,21 +101,6 @@ export class ConsoleChannel implements ChannelAdapter {
 
   /** Keeps track of the run typed decisions are for, and of what the person was shown. */
   private follow(message: OutboundMessage): void {
-    if ((message.kind === 'plan' || message.kind === 'runStatus') && message.delegatedBy)
-      this.parents.set(message.runId, message.delegatedBy);
-    if (message.kind === 'plan' || message.kind === 'breakpoint') {
-      this.current = { runId: message.runId, revision: message.revision };
-      this.revisions.set(message.runId, message.revision);
-    }
-    // A delegated run that ended (with a report, or with no card at all) hands the terminal back to its parent.
-    const ended = message.kind === 'report' || (message.kind === 'runStatus' && isTerminal(message.status));
-    if (ended && this.current?.runId === message.runId) {
-      const parent = this.parents.get(message.runId);
-      if (parent) this.current = { runId: parent, revision: this.revisions.get(parent) ?? 0 };
-    }
-    // A request being planned has no card yet: Cancel and Stop act on it.
-    if (message.kind === 'runStatus' && message.status === 'planning' && this.current?.runId !== message.runId)
-      this.current = { runId: message.runId, revision: 0 };
     this.runs.seen(message);
   }
 
@@ -134,7 +119,7 @@ export class ConsoleChannel implements ChannelAdapter {
     const lower = text.toLowerCase();
     if (lower === 'quit' || lower === 'exit') return this.quit();
     const handle = () => this.handle(text, handler).catch((err: unknown) => this.write(`✖ ${(err as Error).message}`));
-    if (!URGENT.includes(lower)) {
+    if (!URGENT.includes(lower) && !(lower.startsWith('stop ') && RUN_ID.test(lower.slice(5).trim()))) {
       this.queue = this.queue.then(handle);
       return;
     }
@@ -171,7 +156,7 @@ export class ConsoleChannel implements ChannelAdapter {
     const accepted = new Promise<void>((resolve) => (accept = resolve));
     const message: InboundMessage = {
       ...{ conversation: this.conversation, actor: this.actor, text, accepted: accept },
-      ...(newRequest && { newRequest }),
+      ...(newRequest ? { newRequest } : { runId: this.runs.current()?.runId }),
       leftAlone: (run) =>
         this.write(
           `i That does not look like it is about run ${shortId(run.id)} ("${cutTo(run.request, 60)}"), so it was left alone. Type "new <request>" to start another request, or "amend <text>" to change this one.`,
@@ -189,8 +174,12 @@ export class ConsoleChannel implements ChannelAdapter {
     const arg = text.slice(word.length).trim();
     if (text.toLowerCase() === 'help') return this.write(HELP);
     if (text.toLowerCase() === 'dashboard') return this.dashboard(handler);
-    if (text.toLowerCase() === 'history')
-      return this.current ? handler.history(this.current.runId) : this.write('! There is no run yet.');
+    if (text.toLowerCase() === 'history') {
+      const current = this.runs.current();
+      return current ? handler.history(current.runId) : this.write('! There is no run yet.');
+    }
+    if (text.toLowerCase() === 'runs') return this.listRuns(handler);
+    if (ON_RUN.includes(command) && rest.length === 1 && RUN_ID.test(arg)) return this.onRun(handler, command, arg);
     if (command === 'new') {
       return arg
         ? this.toEngine(handler, arg, true)
@@ -220,8 +209,12 @@ export class ConsoleChannel implements ChannelAdapter {
     const decision = this.toDecision(text.toLowerCase(), command, arg);
     if (decision === 'not-a-command') return this.toEngine(handler, text, false);
     if (typeof decision === 'string') return this.write(`! ${decision}`);
-    if (!this.current) return this.write('! There is no plan yet: type a request first.');
-    const decided = handler.decision({ ...this.addressed(decision.action), actor: this.actor, ...decision });
+    const current = this.runs.current();
+    if (!current) return this.write('! There is no plan yet: type a request first.');
+    // Pause, resume and stop go to the run the person started (they reach its delegated runs from there).
+    const control = decision.action === 'pause' || decision.action === 'resume' || decision.action === 'stop';
+    const run = control ? this.runs.started(current) : current;
+    const decided = handler.decision({ ...run, actor: this.actor, ...decision, byWord: true });
     // An amendment asks the planner again: the lines after it need not wait for the model.
     if (decision.action === 'amend') return this.track(decided);
     await decided;
@@ -249,16 +242,40 @@ export class ConsoleChannel implements ChannelAdapter {
     await answered;
   }
 
-  /**
-   * The run a typed decision is for: the run whose card was shown last, except that pause, resume and stop go to the
-   * run the person started (they reach its delegated runs from there), so "stop" stops the whole request.
-   */
-  private addressed(action: DecisionAction): { runId: string; revision: number } {
-    const current = this.current!;
-    if (action !== 'pause' && action !== 'resume' && action !== 'stop') return current;
-    let runId = current.runId;
-    for (let parent = this.parents.get(runId); parent; parent = this.parents.get(runId)) runId = parent;
-    return runId === current.runId ? current : { runId, revision: this.revisions.get(runId) ?? 0 };
+  /** `runs`: this person's active runs in the terminal, with their ids, the one typed commands go to marked. */
+  private async listRuns(handler: InboundHandler): Promise<void> {
+    const runs = await this.activeHere(handler);
+    if (runs.length === 0) return this.write('i No run is active.');
+    const current = this.runs.current()?.runId;
+    const width = Math.max(...runs.map((r) => r.statusText.length));
+    const lines = runs.map(
+      (r) => `${r.id === current ? '*' : ' '} ${shortId(r.id)}  ${r.statusText.padEnd(width)}  ${cutTo(r.request, 60)}`,
+    );
+    this.write(
+      [
+        'i Active runs (typed commands go to the one marked *):',
+        ...lines,
+        'Type "use <id>" to send them to another, or "stop <id>", "pause <id>", "resume <id>" to act on one directly.',
+      ].join('\n'),
+    );
+  }
+
+  /** `use <id>` picks the run typed commands go to; `stop <id>`, `pause <id>` and `resume <id>` act on it directly. */
+  private async onRun(handler: InboundHandler, command: string, id: string): Promise<void> {
+    const run = (await this.activeHere(handler)).find((r) => r.id.toLowerCase().startsWith(id.toLowerCase()));
+    if (!run) return this.write(`! No active run has the id ${id}; "runs" lists them.`);
+    if (command === 'use') {
+      this.runs.use(run.id, run.status);
+      return this.write(`i Commands now go to run ${shortId(run.id)} ("${cutTo(run.request, 60)}").`);
+    }
+    const action = command as DecisionAction;
+    await handler.decision({ runId: run.id, revision: this.runs.revisionOf(run.id), action, actor: this.actor });
+  }
+
+  /** This person's active runs in the terminal, newest first. */
+  private async activeHere(handler: InboundHandler): Promise<RunListing[]> {
+    const runs = await handler.activeRuns(this.actor);
+    return runs.filter((r) => r.conversation.channel === this.conversation.channel);
   }
 
   /** A typed command as a decision, an error sentence, or 'not-a-command'. */
@@ -266,7 +283,7 @@ export class ConsoleChannel implements ChannelAdapter {
     lower: string,
     command: string,
     arg: string,
-  ): Omit<InboundDecision, 'runId' | 'revision' | 'actor'> | string {
+  ): Omit<InboundDecision, 'runId' | 'revision' | 'actor' | 'byWord'> | string {
     const bare = BARE[lower];
     if (bare) return { action: bare };
     if (command === 'amend' && arg) return { action: 'amend', text: arg };
@@ -310,6 +327,10 @@ While a request is being planned, "cancel" (or "stop") drops it at once.
 Anything else you type while a run is active is a reply to it: ask how it is going, or ask for a change.
 new <request>    start another request even while a run is active. Only this command starts one: a reply the
                  model takes for another request is left alone (and said so), since a guess must not start work.
+Commands and replies go to the active run whose card you saw last; a run that ends (a quick answer, say) hands
+that place back to the run that had it before.
+runs             the active runs with their ids; commands go to the one marked *.
+use <id>         send commands and replies to that run; stop <id>, pause <id>, resume <id> act on it directly.
 history          who decided what on the last run, and its plan revisions.
 dashboard        a sign-in link to the web dashboard (runs, plan graphs, timelines), when it is on.
 review all|risky|none   how much you review from now on (high risk always waits).

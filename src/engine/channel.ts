@@ -22,6 +22,11 @@ export interface InboundMessage {
   /** The person said this is a new request: it starts a run even when the conversation has an active one. */
   newRequest?: boolean;
   /**
+   * The run a reply is for, where the channel knows which one the person means (the console's selected run): used
+   * while it is active in this conversation; otherwise the conversation's active run takes the reply.
+   */
+  runId?: string;
+  /**
    * Called when the reply was judged not to be about the conversation's active run and left alone, so a channel
    * where one person talks to Steward can say so (in a shared thread, chatter is simply left alone).
    */
@@ -43,6 +48,11 @@ export interface InboundDecision {
   on?: boolean;
   /** For `breakpoint`: take the breakpoints the card suggests (set before their steps), instead of `stepIds`. */
   suggested?: boolean;
+  /**
+   * Typed without naming a run (the channel chose it, as the console does): a pause, resume or stop whose run has
+   * ended goes to the person's only other active run in that conversation instead of being refused.
+   */
+  byWord?: boolean;
 }
 
 /** One of a person's runs, as a line in a list (`/steward status`, `/steward runs`). */
@@ -54,6 +64,8 @@ export interface RunListing {
   request: string;
   /** The plan's summary, once there is a plan. */
   summary: string | null;
+  /** The plan's revision now: what a control on a list of runs names, as a card's button does. */
+  revision: number;
   conversation: Conversation;
   createdAt: Date;
 }

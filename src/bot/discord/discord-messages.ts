@@ -2,7 +2,9 @@
  * Messages from Discord's gateway to the engine: a mention in a channel starts a request in a thread on that
  * message (or in the thread it was written in), a direct message is a request or a reply, and a plain reply in a
  * thread whose card is live goes to the engine when Discord lets Steward read it (the Message Content intent;
- * without it Discord sends such a message with no text, and a reply must mention the bot).
+ * without it Discord sends such a message with no text, and a reply must mention the bot). A DM is one thread, so
+ * a word there is about its run; a bare `stop`, `pause` or `status` while several runs are active there names none
+ * of them and gets a picker (`run-picker.ts`).
  */
 import {
   Events,
@@ -14,6 +16,7 @@ import {
   type APIInteractionGuildMember,
 } from 'discord.js';
 import type { InboundHandler } from '../../engine/channel.ts';
+import type { Conversation } from '../../engine/ports.ts';
 import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { Actor } from '../../engine/types.ts';
 import { deliveryId, requestText, threadName, toActor, toConversation } from './discord-inbound.ts';
@@ -21,6 +24,8 @@ import type { DiscordMessage } from './discord-render.ts';
 import { renderHelp } from './discord-command-text.ts';
 import type { TypingSigns } from './discord-typing.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
+import { createRunPicker, pickerWord } from '../run-picker.ts';
+import { renderRunPicker } from './discord-run-picker.ts';
 
 /** What the listeners need from the channel. */
 export interface DiscordDeps {
@@ -63,7 +68,9 @@ async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
   const claimed = () => deps.handler.claimDelivery(deliveryId(message.id));
   if (channel.isDMBased()) {
     if (!text || !(await claimed())) return;
-    return toEngine(deps, channel.id, { ...base, conversation: toConversation(null, channel.id) });
+    const conversation = toConversation(null, channel.id);
+    if (await offeredPicker(deps, actor, text, conversation, channel.id)) return;
+    return toEngine(deps, channel.id, { ...base, conversation });
   }
   const guildId = message.guildId;
   if (channel.isThread()) {
@@ -85,6 +92,26 @@ async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
     },
   );
   return toEngine(deps, where, { ...base, conversation: toConversation(guildId, where) });
+}
+
+/**
+ * Posts the run picker for a bare control word when the person has several runs active in this DM; false when not
+ * (with one, the word is a reply to it, as in any run's thread).
+ */
+async function offeredPicker(
+  deps: DiscordDeps,
+  actor: Actor,
+  text: string,
+  conversation: Conversation,
+  channelId: string,
+): Promise<boolean> {
+  const word = pickerWord(text);
+  if (!word) return false;
+  const runs = (await deps.handler.activeRuns(actor)).filter((r) => r.conversation.key === conversation.key);
+  const picker = runs.length > 1 ? createRunPicker(word, runs) : null;
+  if (!picker) return false;
+  await deps.post(channelId, renderRunPicker(picker));
+  return true;
 }
 
 /** Hands a message to the engine with "Steward is typing…" shown in its channel until Steward answers there. */

@@ -56,9 +56,17 @@ export function decisionActionId(action: DecisionAction): string {
   return `${ACTION_PREFIX}${action}`;
 }
 
-/** The decision named by an action id, or null for anything else (e.g. "ask me first"). */
+/**
+ * The action id of a decision button that shares its message with others of the same decision (a run picker's
+ * Stop per run): Slack refuses a message whose action ids repeat, so each carries its place after a colon.
+ */
+export function listedDecisionActionId(action: DecisionAction, index: number): string {
+  return `${decisionActionId(action)}:${index}`;
+}
+
+/** The decision named by an action id (a listed one's too), or null for anything else (e.g. "ask me first"). */
 export function decisionFromActionId(actionId: string): DecisionAction | null {
-  const name = actionId.startsWith(ACTION_PREFIX) ? actionId.slice(ACTION_PREFIX.length) : '';
+  const name = actionId.startsWith(ACTION_PREFIX) ? actionId.slice(ACTION_PREFIX.length).replace(/:\d+$/, '') : '';
   return DECISIONS.find((d) => d === name) ?? null;
 }
 

@@ -113,7 +113,10 @@ export class SlackChannel implements ChannelAdapter {
       this.signs.show(channel, threadTs, messageTs);
       return () => this.track(this.signs.clear(channel, threadTs));
     };
-    registerDirectMessages(this.slack.app, { handler, thinking, track: (work) => this.track(work) });
+    registerDirectMessages(this.slack.app, {
+      ...{ handler, thinking, track: (work) => this.track(work) },
+      ephemeral: (at, user, message) => this.ephemeral(at, user, message),
+    });
     registerCommands(this.slack.app, {
       handler,
       thinking,

@@ -46,6 +46,7 @@ import { PlanEstimates } from './plan-estimates.ts';
 import { WorkflowAmendments } from './workflow-amendments.ts';
 import { WorkflowFires } from './workflow-fires.ts';
 import { WorkflowFlow } from './workflow-flow.ts';
+import { controlEndedRun, type EndedControl } from '../run/ended-control.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
@@ -59,7 +60,8 @@ const ASSISTANT_LIST_MS = 5_000;
 /** A stored run as a line of a person's list. */
 const toListing = (run: StoredRun): RunListing => ({
   ...{ id: run.id, status: run.status, statusText: describeStatus(run.status), request: run.request },
-  ...{ summary: run.plan?.summary ?? null, conversation: run.conversation, createdAt: run.createdAt },
+  ...{ summary: run.plan?.summary ?? null, revision: run.revision, conversation: run.conversation },
+  createdAt: run.createdAt,
 });
 
 /** The background round that keeps this process's leases and takes over orphans. */
@@ -187,7 +189,7 @@ export class Steward implements InboundHandler {
     const { store, clock, newId } = this.deps;
     if (m.deliveryId && !(await store.claimInbound(m.deliveryId, clock()))) return m.accepted?.();
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
-    const active = m.newRequest ? null : await store.findActiveRun(m.conversation);
+    const active = m.newRequest ? null : await this.repliedTo(m);
     if (active) {
       m.accepted?.();
       return this.reply(active, m);
@@ -199,6 +201,18 @@ export class Steward implements InboundHandler {
     await this.createHeld(run, request);
     m.accepted?.();
     await this.planner.plan(run, request);
+  }
+
+  /**
+   * The active run a reply is for: the one the channel named, while it is active here; else the conversation's (which
+   * also decides between a run and the runs it delegated to, so a named delegated run leaves it to that rule).
+   */
+  private async repliedTo(m: InboundMessage): Promise<StoredRun | null> {
+    const named = m.runId ? await this.deps.store.getRun(m.runId) : null;
+    const here =
+      named?.conversation.channel === m.conversation.channel && named.conversation.key === m.conversation.key;
+    if (named && here && !named.parentRunId && !isTerminal(named.status)) return named;
+    return this.deps.store.findActiveRun(m.conversation);
   }
 
   /**
@@ -327,9 +341,11 @@ export class Steward implements InboundHandler {
     }
     // A press on the old card of a run that ended: only the presser hears about it.
     const ended = isTerminal(run.status);
+    const elsewhere = ended ? await this.endedControl(run, d) : null;
+    if (elsewhere?.kind === 'redirect') return this.redirect(run, d, elsewhere);
     const allowed = this.mayDecide(run, d.actor);
-    const refusal = ended
-      ? `This run has already ended (${run.status}); nothing changed.`
+    const refusal = elsewhere
+      ? elsewhere.text
       : allowed
         ? await this.handle(run, d)
         : sentence`Only ${run.requester} or an approver can ${d.action} this run.`;
@@ -344,6 +360,23 @@ export class Steward implements InboundHandler {
         this.deps.log('warn', `run ${run.id}: ${d.action} did not reach its delegated runs: ${(err as Error).message}`);
       });
     }
+  }
+
+  /** Pause, resume or stop on a run that ended: never a bare "already ended" while the person has another run here. */
+  private async endedControl(run: StoredRun, d: InboundDecision): Promise<EndedControl> {
+    const control = d.action === 'pause' || d.action === 'resume' || d.action === 'stop';
+    const runs = control ? await this.deps.store.listRunsOf(d.actor, { activeOnly: true, limit: 50 }) : [];
+    return controlEndedRun({ action: d.action, ended: run, runs, byWord: d.byWord === true });
+  }
+
+  /** A typed word whose run had ended goes to the person's only other active run there, saying so first. */
+  private async redirect(run: StoredRun, d: InboundDecision, to: { runId: string; revision: number; text: string }) {
+    await this.deps.store.recordDecision({
+      ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
+      ...{ accepted: false, note: to.text, at: this.deps.clock() },
+    });
+    await this.messages.notice(run, 'info', to.text, d.actor);
+    await this.decision({ ...d, runId: to.runId, revision: to.revision, byWord: false });
   }
 
   async canDecide(runId: string, actor: Actor): Promise<boolean> {

@@ -62,6 +62,7 @@ describe('/steward', () => {
       id: 'r1',
       status: 'running',
       statusText: 'running',
+      revision: 0,
       request: 'tidy [the] docs @here',
       summary: null,
       conversation: { channel: 'discord', key: 'x' },

@@ -129,6 +129,7 @@ describe('every Discord message, for hostile text', () => {
           id: RUN,
           status: 'running' as const,
           statusText: other,
+          revision: 0,
           request: text,
           summary: null,
           conversation: { channel: 'discord', key: 'x' },

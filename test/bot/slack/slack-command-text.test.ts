@@ -70,6 +70,7 @@ describe('/steward sub-commands', () => {
       id: `r${n}`,
       status: 'running',
       statusText: 'running',
+      revision: 0,
       request: `job ${n} <@U0EVE>`,
       summary: null,
       conversation: { channel: 'slack', key: `C0GENERAL:1700000000.00000${n}` },

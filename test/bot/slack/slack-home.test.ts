@@ -13,6 +13,7 @@ function createListing(n: number, overrides: Partial<RunListing> = {}): RunListi
     id: `run-${n}`,
     status: 'completed',
     statusText: 'completed',
+    revision: 0,
     request: `say hello ${n}`,
     summary: `Say hello ${n}`,
     conversation: { channel: 'slack', key: `C0GENERAL:1700000000.00000${n}` },
