@@ -46,7 +46,14 @@ export async function storeReport(
       SELECT id, 'reported', ${payload}::jsonb, ${at}::timestamptz FROM stored
     )
     SELECT EXISTS (SELECT 1 FROM stored) AS stored, report, owner, fence FROM runs WHERE id = ${runId}`.execute(db);
-  const row = rows[0];
+  let row = rows[0];
+  // Another writer stored its report first: this UPDATE waited for its commit and found the report set, but the
+  // statement's own snapshot (taken before that commit) still reads none. A new statement sees the one that stands.
+  if (row && !row.stored && row.report == null) {
+    const again = await sql<{ report: string | null; owner: string | null; fence: number }>`
+      SELECT report, owner, fence FROM runs WHERE id = ${runId}`.execute(db);
+    row = again.rows[0] && { ...again.rows[0], stored: false };
+  }
   const standing = row?.stored ? text : row?.report;
   if (!row || standing == null)
     throw new StewardError('store_failed', `run ${runId} has no report and none was stored`);

@@ -3,6 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { migrations } from '../../migrations/index.ts';
 import { migrateToLatest } from '../../src/store/database.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { storeReport as storeReportRow } from '../../src/store/run-reports.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { createNewRun, createRevisionPlan } from './builders.ts';
 
@@ -71,6 +73,28 @@ describe.each(['postgres', 'pglite'] as const)('reports owed and stored, on %s',
     expect(['Report A.', 'Report B.']).toContain(answers[0]);
     expect(await reportedEvents(runId)).toHaveLength(1);
   });
+
+  it.runIf(kind === 'postgres')(
+    'a report stored while another writer holds the row gets the one that stands once it commits (not an error)',
+    async () => {
+      const runId = await endedRun('completed');
+      let second: Promise<string> | undefined;
+      await database.db.transaction().execute(async (trx) => {
+        await storeReportRow(trx, runId, 'Report A.', 'completed', at(5));
+        second = store.storeReport(runId, 'Report B.', 'completed', at(5));
+        // The second writer's UPDATE waits for this transaction's row lock before this one commits.
+        await waitUntil('the second writer to wait for the row', async () => {
+          const { rows } = await sql<{ n: number }>`
+            SELECT count(*)::int AS n FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND query LIKE '%UPDATE runs SET report%'`.execute(
+            database.db,
+          );
+          return rows[0]!.n > 0;
+        });
+      });
+      expect(await second).toBe('Report A.');
+      expect(await reportedEvents(runId)).toHaveLength(1);
+    },
+  );
 
   it('has a partial index for owed reports, which holds only the runs that owe one', async () => {
     const { rows } = await sql<{ indexdef: string }>`
