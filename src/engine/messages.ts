@@ -134,6 +134,11 @@ export interface RunStatusChange {
   actions: DecisionAction[];
   /** The run whose `delegate` step this run carries out (on its first status, while it is planned). */
   delegatedBy?: string;
+  /**
+   * `planning` while the quick path may still answer it (no planner yet): channels show a neutral working sign, and
+   * a second `planning` status without it follows if the request is handed to the planner.
+   */
+  quick?: true;
   /** At the run's end: how long it took from its start, and what its card estimated then. */
   took?: { ms: number; estimate?: PlanEstimate };
 }
