@@ -86,7 +86,7 @@ function renderPlan(card: PlanCard): string {
     lines.push('This run is paused. Type "resume" or "stop".');
   } else {
     lines.push(
-      `${card.risk === 'low' ? 'Low risk: started at once' : 'Running'}. Type "pause" or "stop" while it runs.`,
+      `${card.autoStarted && card.risk === 'low' ? 'Low risk: started at once' : 'Running'}. Type "pause" or "stop" while it runs.`,
     );
   }
   return lines.join('\n');

@@ -36,6 +36,11 @@ export interface PlanCard {
   risks: string[];
   /** True when the plan waits for a person; false when it starts at once. */
   needsReview: boolean;
+  /**
+   * The plan started without review when it was first offered (low risk, or the requester's preference): only that
+   * card says so; a revision mid-run or a card shown again after a restart is only running.
+   */
+  autoStarted?: true;
   amendmentsLeft: number;
   /** Who asked; only they (or a configured approver) may decide on the plan. */
   requester: Actor;

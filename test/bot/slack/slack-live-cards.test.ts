@@ -89,7 +89,7 @@ describe('live cards', () => {
   });
 
   it('a revision while running keeps what the unchanged steps did; a revision at review starts afresh', () => {
-    const running = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    const running = createPlanCard({ needsReview: false, autoStarted: true, actions: ['pause', 'stop'] });
     let live = withProgress(
       createLiveCard(running, 1_000),
       createProgress({ status: 'succeeded', finished: 1 }),
