@@ -194,12 +194,19 @@ export class PlanningFlow {
     }
     this.planning.get(run.id)?.abort();
     const driver = this.drivers.get(run.id);
-    driver?.send({ type: 'stopRequested' });
-    // Stored as they ran, so the history, a restart and the report see the steps that started.
-    if (driver) await store.saveRevision(run.id, 0, driver.current.plan, 'stopped while it was being written', clock());
-    const text = sentence`Stopped by ${d.actor} while it was being planned: the read-only steps that had started (${started.join(', ')}) are stopped; finished results are kept.`;
-    await this.messages.notice(run, 'info', text);
-    await this.messages.status(run, 'stopping');
+    // The Stop is said before the steps it cancels are shown.
+    const release = driver?.holdMessages();
+    try {
+      driver?.send({ type: 'stopRequested' });
+      // Stored as they ran, so the history, a restart and the report see the steps that started.
+      if (driver)
+        await store.saveRevision(run.id, 0, driver.current.plan, 'stopped while it was being written', clock());
+      const text = sentence`Stopped by ${d.actor} while it was being planned: the read-only steps that had started (${started.join(', ')}) are stopped; finished results are kept.`;
+      await this.messages.notice(run, 'info', text);
+      await this.messages.status(run, 'stopping');
+    } finally {
+      release?.();
+    }
     return null;
   }
 
