@@ -4,6 +4,7 @@
  */
 import type { OutboundMessage } from '../engine/messages.ts';
 import { isTerminal, type RunStatus } from '../engine/types.ts';
+import { shortRunId } from '../engine/text.ts';
 
 interface Seen {
   status: RunStatus;
@@ -55,5 +56,5 @@ export class ConsoleRuns {
 
 /** The first eight characters of a run id: enough to tell runs apart on one terminal. */
 export function shortId(runId: string): string {
-  return runId.slice(0, 8);
+  return shortRunId(runId);
 }
