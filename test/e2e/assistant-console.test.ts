@@ -43,6 +43,9 @@ describe.each(['postgres', 'pglite'] as const)('Assistants on the console, %s', 
       }),
     });
     await setUpOps(h);
+    // Answers to Assistant commands are notices like every other, with the same prefix.
+    expect(h.output()).toMatch(/^i Created the Assistant "ops"\./m);
+    expect(h.output()).toMatch(/^i "ops": allow the tool audit\.note\.$/m);
     await h.type('ask nobody: who is Ada?');
     await h.waitFor(/There is no Assistant named "nobody"\. There are: ops\./);
 

@@ -60,13 +60,14 @@ describe('recurring workflows in the console', () => {
     },
   );
 
-  it('runs are named by their short id: the save and a run now say 8 characters, never the full id', async () => {
+  it('runs are named by their short id (the save and a run now say 8 characters, never the full id), in i-notices', async () => {
     const harness = await savedNap();
     const [first] = await harness.db.db.selectFrom('runs').select('id').execute();
     const short = first!.id.slice(0, 8);
-    expect(harness.output()).toContain(`Saved workflow "nap" (version 1) from run ${short}:`);
+    // Workflow answers are notices like every other, with the same prefix.
+    expect(harness.output()).toContain(`\ni Saved workflow "nap" (version 1) from run ${short}:`);
     await harness.type('workflow nap run');
-    await harness.waitFor(/Running "nap" version 1 now \(run [0-9a-f]{8}\)/);
+    await harness.waitFor(/^i Running "nap" version 1 now \(run [0-9a-f]{8}\)/m);
     await waitUntil('the fire to finish', () => sleeps().length === 2);
     await harness.steward.idle();
     await harness.type('workflow nap');
