@@ -189,7 +189,7 @@ export class ConsoleChannel implements ChannelAdapter {
     if (isWorkflowCommand(text)) return this.workflow(handler, text);
     if (isAssistantCommand(text)) {
       const answer = await handler.assistantCommand({ actor: this.actor, conversation: this.conversation, text });
-      return this.write(answer);
+      return this.answer(answer);
     }
     const preference = arg.toLowerCase();
     if (command === 'review' && rest.length === 1 && PREFERENCES.includes(preference)) {
@@ -237,7 +237,7 @@ export class ConsoleChannel implements ChannelAdapter {
   private async workflow(handler: InboundHandler, text: string): Promise<void> {
     const answered = handler
       .workflowCommand({ actor: this.actor, conversation: this.conversation, text })
-      .then((answer) => this.write(answer));
+      .then((answer) => this.answer(answer));
     if (/^\s*workflow\s+\S+\s+amend\b/i.test(text)) return this.track(answered);
     await answered;
   }
@@ -276,6 +276,11 @@ export class ConsoleChannel implements ChannelAdapter {
   private async activeHere(handler: InboundHandler): Promise<RunListing[]> {
     const runs = await handler.activeRuns(this.actor);
     return runs.filter((r) => r.conversation.channel === this.conversation.channel);
+  }
+
+  /** A workflow or Assistant command's answer: a notice like every other, with the same `i` before it. */
+  private answer(text: string): void {
+    if (text) this.write(renderConsole({ kind: 'notice', level: 'info', text }));
   }
 
   /** A typed command as a decision, an error sentence, or 'not-a-command'. */

@@ -29,9 +29,10 @@ export function renderConsole(message: OutboundMessage): string {
     case 'notice':
       return `${message.level === 'error' ? '✖' : message.level === 'warning' ? '!' : 'i'} ${message.text}`;
     case 'runStatus':
-      // The only status without a card or notice of its own: a request is with the planner.
+      // The only status without a card or notice of its own: a request is with the quick path, then the planner.
       if (message.took) return tookLine(message.took.ms, message.took.estimate);
-      return message.status === 'planning' ? '… planning (type "cancel" to drop it)' : '';
+      if (message.status !== 'planning') return '';
+      return `… ${message.quick ? 'looking into it' : 'planning'} (type "cancel" to drop it)`;
     case 'breakpoint':
       return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
   }
@@ -91,7 +92,7 @@ function renderPlan(card: PlanCard): string {
     lines.push('This run is paused. Type "resume" or "stop".');
   } else {
     lines.push(
-      `${card.risk === 'low' ? 'Low risk: started at once' : 'Running'}. Type "pause" or "stop" while it runs.`,
+      `${card.autoStarted && card.risk === 'low' ? 'Low risk: started at once' : 'Running'}. Type "pause" or "stop" while it runs.`,
     );
   }
   return lines.join('\n');

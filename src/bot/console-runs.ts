@@ -7,8 +7,8 @@
  * place, so a quick answer (a run that ends without a card) hands it back to the run that had it before.
  */
 import type { OutboundMessage } from '../engine/messages.ts';
-import { shortRunId } from '../engine/run/ended-control.ts';
 import { isTerminal, type RunStatus } from '../engine/types.ts';
+import { shortRunId } from '../engine/text.ts';
 
 /** A run and the revision of its card last shown: what a typed decision names. */
 export interface RunRef {

@@ -52,7 +52,7 @@ export function createLiveCard(card: PlanCard, now: number): LiveCard {
     total: card.steps.length,
     startedAt: started ? now : null,
     endedAt: null,
-    autoStarted: !card.needsReview,
+    autoStarted: card.autoStarted === true,
   };
 }
 

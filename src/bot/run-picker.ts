@@ -5,7 +5,7 @@
  * (`slack-run-picker.ts`, `discord-run-picker.ts`) turn it into buttons carrying each run's id and revision.
  */
 import type { RunListing } from '../engine/channel.ts';
-import { shortRunId } from '../engine/run/ended-control.ts';
+import { shortRunId } from '../engine/text.ts';
 import type { DecisionAction } from '../engine/types.ts';
 
 /** A word that asks for a picker when typed outside a run's thread. */

@@ -37,6 +37,11 @@ export interface PlanCard {
   risks: string[];
   /** True when the plan waits for a person; false when it starts at once. */
   needsReview: boolean;
+  /**
+   * The plan started without review when it was first offered (low risk, or the requester's preference): only that
+   * card says so; a revision mid-run or a card shown again after a restart is only running.
+   */
+  autoStarted?: true;
   amendmentsLeft: number;
   /** Who asked; only they (or a configured approver) may decide on the plan. */
   requester: Actor;
@@ -140,6 +145,11 @@ export interface RunStatusChange {
   actions: DecisionAction[];
   /** The run whose `delegate` step this run carries out (on its first status, while it is planned). */
   delegatedBy?: string;
+  /**
+   * `planning` while the quick path may still answer it (no planner yet): channels show a neutral working sign, and
+   * a second `planning` status without it follows if the request is handed to the planner.
+   */
+  quick?: true;
   /** At the run's end: how long it took from its start, and what its card estimated then. */
   took?: { ms: number; estimate?: PlanEstimate };
 }

@@ -17,6 +17,11 @@ export function outputText(output: Json | undefined): string {
   return JSON.stringify(output ?? null);
 }
 
+/** A run's id as people read it, everywhere it is shown: its first eight characters (the full id stays in links). */
+export function shortRunId(runId: string): string {
+  return runId.slice(0, 8);
+}
+
 /** Cuts text to `max` characters with a note saying how much was left out. */
 export function cut(text: string, max: number): string {
   return text.length <= max ? text : `${text.slice(0, max)}… [${text.length - max} more characters not shown]`;

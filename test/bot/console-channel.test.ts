@@ -321,7 +321,7 @@ describe('console channel: workflow commands', () => {
       conversation,
       text: 'save digest',
     });
-    for (const line of lines) expect(printed()).toContain(`\nanswer to ${line}\n`);
+    for (const line of lines) expect(printed()).toContain(`\ni answer to ${line}\n`);
     await channel.stop();
   });
 

@@ -43,11 +43,19 @@ describe.each(['postgres', 'pglite'] as const)('Assistants on the console, %s', 
       }),
     });
     await setUpOps(h);
+    // Answers to Assistant commands are notices like every other, with the same prefix.
+    expect(h.output()).toMatch(/^i Created the Assistant "ops"\./m);
+    expect(h.output()).toMatch(/^i "ops": allow the tool audit\.note\.$/m);
     await h.type('ask nobody: who is Ada?');
     await h.waitFor(/There is no Assistant named "nobody"\. There are: ops\./);
 
     await h.type('ask ops: who is Ada?');
     await h.waitFor(/=== Report \(completed\) ===\nReport of the Assistant "ops":\nFound Ada Lovelace\./);
+    await h.steward.idle();
+    // One report, once: streamed with the words that were stored, so it is never printed a second time.
+    expect(h.output().match(/Found Ada Lovelace\./g)).toHaveLength(1);
+    expect(h.output().match(/=== Report/g)).toHaveLength(1);
+    expect(h.output()).not.toContain('not the final report');
     expect(h.output()).toContain('Assistant ops: Do the work');
 
     const run = await onlyRun(h);

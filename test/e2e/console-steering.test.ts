@@ -135,6 +135,11 @@ describe('steering a plan through the console (postgres)', () => {
     await h.waitFor(/revision 1, risk LOW/);
     await h.waitFor(/=== Report \(completed\) ===/);
     await h.steward.idle();
+    // The first card started at once; the revision only runs: it does not say it was started at once again.
+    const [firstCard, revision] = h.output().split(/=== Plan \(revision 1/);
+    expect(firstCard).toContain('Low risk: started at once.');
+    expect(revision).toContain('Running. Type "pause" or "stop" while it runs.');
+    expect(revision).not.toContain('started at once');
     expect(h.calls.map((c) => c.args)).toEqual([
       { message: 'one' },
       { duration: 1, steps: 1 },

@@ -99,6 +99,10 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     expect(out).toContain('Assistant ops: Do the work');
     expect(out).toMatch(/handed over by run \S+; its report goes back to that run/);
     expect(out.indexOf('Report of the Assistant "ops"')).toBeLessThan(out.indexOf('ops found Ada: room 12.'));
+    // Each report once, streamed with the words stored: the child's is never printed a second time.
+    expect(out.match(/Ada Lovelace is in room 12\./g)).toHaveLength(1);
+    expect(out.match(/=== Report/g)).toHaveLength(2);
+    expect(out).not.toContain('not the final report');
 
     // At the server: the child's lookup, then the parent's step given the child's report.
     expect(calls().map((c) => c.args?.['answer'])).toEqual([

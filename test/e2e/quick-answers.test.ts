@@ -56,6 +56,17 @@ describe('quick answers (console, postgres)', () => {
     expect(h.llm.failures).toEqual([]);
   });
 
+  it('a quick answer is never said to be planned: a neutral working line, then the answer', async () => {
+    const h = await start({ butler: ['Steward is awake.'] });
+
+    await h.type('Are you there?');
+    await h.waitFor(/^Steward is awake\.$/m);
+    await h.steward.idle();
+
+    expect(h.output()).toMatch(/^… looking into it \(type "cancel" to drop it\)$/m);
+    expect(h.output()).not.toMatch(/planning/);
+  });
+
   it.each(['audit__note', 'audit.note'])(
     'the model calls the side-effect tool %s by name: refused, logged, nothing sent; the planner plans, a card waits',
     async (name) => {
@@ -91,6 +102,13 @@ describe('quick answers (console, postgres)', () => {
     await h.type('Send Bob a hello');
     await h.waitFor(/Type "approve"/);
 
+    // Said to be planned once, when it was handed over, after the quick path's neutral line.
+    const lines = h.output().split('\n');
+    const working = lines.findIndex((l) => l.startsWith('… looking into it'));
+    const planning = lines.findIndex((l) => l.startsWith('… planning (type "cancel" to drop it)'));
+    expect(working).toBeGreaterThanOrEqual(0);
+    expect(planning).toBeGreaterThan(working);
+    expect(lines.filter((l) => l.startsWith('… planning'))).toHaveLength(1);
     expect(roles(h)).toEqual(['butler', 'planner']);
     expect(calls()).toEqual([]);
     const run = await onlyRun(h);

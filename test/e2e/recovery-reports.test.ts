@@ -272,4 +272,23 @@ describe('a restart finishes what a kill left (postgres)', () => {
       [4, 'succeeded'],
     ]);
   });
+  it('an llm step interrupted by a restart is said to have asked the model, not to have a tool that acted', async () => {
+    const harness = await start(db, ['Summed up after resume.']);
+    const runId = await killedRun(harness, {
+      steps: [{ id: 'sum_up', kind: 'llm', args: { prompt: 'Sum up the week.' } }],
+      attempts: [{ stepId: 'sum_up', status: 'running' }],
+      status: 'running',
+      reportDue: false,
+    });
+
+    await harness.steward.recover();
+    await harness.waitFor(/sum_up was running\./);
+    expect(harness.output()).toContain(
+      'sum_up was running. Its model call may have been answered already; running it again asks the model again: resume to run it again, or stop.',
+    );
+    expect(harness.output()).not.toMatch(/tool may have acted/);
+    expect((await stored(harness, runId)).status).toBe('paused');
+    await harness.type('stop');
+    await harness.waitFor(/=== Report \(stopped\) ===/);
+  });
 });

@@ -36,6 +36,7 @@ describe('slack direct messages, end to end on postgres', () => {
     expect(card.channel).toBe('D0ADA');
     expect(messageText(card)).toContain('Say hi');
     expect(h.slack.callsOf('assistant.threads.setStatus').map((c) => [c.args.channel_id, c.args.status])).toEqual([
+      ['D0ADA', 'is looking into it…'],
       ['D0ADA', 'is planning…'],
       ['D0ADA', ''],
     ]);

@@ -39,9 +39,11 @@ describe('slack in mention-only mode, end to end on postgres', () => {
     // Both requests showed the sign in the run's thread, and neither left it up.
     const statuses = h.slack.callsOf('assistant.threads.setStatus').map((c) => [c.args.thread_ts, c.args.status]);
     expect(statuses).toEqual([
+      [thread, 'is looking into it…'],
       [thread, 'is planning…'],
       [thread, ''],
-      [thread, 'is planning…'],
+      // A reply is read before anything is planned: it is only looked into.
+      [thread, 'is looking into it…'],
       [thread, ''],
     ]);
   });

@@ -2,7 +2,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
-import { planReply } from './harness.ts';
+import { createAuditServer, planReply } from './harness.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { createMention, eventEnvelope, newTs } from './slack-requests.ts';
 
@@ -32,7 +32,7 @@ async function mentionNow(harness: SlackHarness, text: string) {
 }
 
 describe('slack never silent, end to end on postgres', () => {
-  it('a mention shows "is planning…" within a second, while the planner works; it is cleared once the card lands', async () => {
+  it('a mention shows "is looking into it…" within a second, "is planning…" while the planner works; it is cleared once the card lands', async () => {
     const planner = gatedPlanner(echo);
     h = await startSlackHarness({
       db: 'postgres',
@@ -53,11 +53,31 @@ describe('slack never silent, end to end on postgres', () => {
     await h.channel.settled();
     expect(h.slack.statuses.has(key)).toBe(false);
     const statusCalls = h.slack.callsOf('assistant.threads.setStatus').map((c) => c.args.status);
-    expect(statusCalls).toEqual(['is planning…', '']);
+    expect(statusCalls).toEqual(['is looking into it…', 'is planning…', '']);
     // The clear went out after the card was posted, not before.
     const cardPost = h.slack.calls.findIndex((c) => c.method === 'chat.postMessage' && c.args.thread_ts === thread);
     const clear = h.slack.calls.findIndex((c) => c.method === 'assistant.threads.setStatus' && c.args.status === '');
     expect(clear).toBeGreaterThan(cardPost);
+  });
+
+  it('a request the quick path answers is only "looked into", never said to be planned', async () => {
+    const audit = createAuditServer();
+    try {
+      h = await startSlackHarness({
+        db: 'postgres',
+        servers: [audit.config()],
+        script: byRole({ butler: ['Steward is awake.'] }),
+        settings: { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } },
+      });
+      const thread = await h.mention('are you there?');
+      await h.waitFor('the answer', () => h!.replies(thread).some((m) => messageText(m).includes('Steward is awake.')));
+      await h.channel.settled();
+      expect(h.llm.requests.map((r) => r.role)).toEqual(['butler']);
+      const statusCalls = h.slack.callsOf('assistant.threads.setStatus').map((c) => c.args.status);
+      expect(statusCalls).toEqual(['is looking into it…', '']);
+    } finally {
+      audit.remove();
+    }
   });
 
   it('where Slack refuses the loading status, an 👀 reaction on the mention shows instead and is removed after', async () => {

@@ -60,6 +60,22 @@ describe('recurring workflows in the console', () => {
     },
   );
 
+  it('runs are named by their short id (the save and a run now say 8 characters, never the full id), in i-notices', async () => {
+    const harness = await savedNap();
+    const [first] = await harness.db.db.selectFrom('runs').select('id').execute();
+    const short = first!.id.slice(0, 8);
+    // Workflow answers are notices like every other, with the same prefix.
+    expect(harness.output()).toContain(`\ni Saved workflow "nap" (version 1) from run ${short}:`);
+    await harness.type('workflow nap run');
+    await harness.waitFor(/^i Running "nap" version 1 now \(run [0-9a-f]{8}\)/m);
+    await waitUntil('the fire to finish', () => sleeps().length === 2);
+    await harness.steward.idle();
+    await harness.type('workflow nap');
+    await harness.waitFor(new RegExp(`saved from run ${short}\\b`));
+    const ids = (await harness.db.db.selectFrom('runs').select('id').execute()).map((r) => r.id);
+    for (const id of ids) expect(harness.output()).not.toContain(id);
+  });
+
   it('a stored schedule the cron library cannot read is logged and never holds back the other schedules', async () => {
     const harness = await savedNap();
     await harness.type('fork nap broken');

@@ -21,6 +21,7 @@ import { estimateText } from '../card-estimate.ts';
 import { DECISION_LABELS, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
 import { customId, DECISION_KINDS, type CardRef } from './discord-actions.ts';
 import { codeSpan, personText, plainText, safeText } from './discord-text.ts';
+import { shortRunId } from '../../engine/text.ts';
 
 /** A message row: buttons, or one select menu. */
 export type MessageRow = APIActionRowComponent<APIComponentInMessageActionRow>;
@@ -133,7 +134,7 @@ function cardTail(live: LiveCard): string {
   // An Assistant's name is a slug (letters, digits, - and _): nothing in it is markdown.
   if (card.assistant)
     blocks.push(
-      `**Assistant** ${card.assistant}${card.delegatedBy ? ` (a step of run \`${card.delegatedBy.slice(0, 8)}\`)` : ''}`,
+      `**Assistant** ${card.assistant}${card.delegatedBy ? ` (a step of run \`${shortRunId(card.delegatedBy)}\`)` : ''}`,
     );
   const estimate = estimateText(live);
   if (estimate) blocks.push(safeText(estimate, 300));

@@ -3,7 +3,7 @@
  * and revision as a card's buttons do (`stw:stop:<run>:<revision>`), so a press is handled like a card's.
  */
 import type { RunPicker } from '../run-picker.ts';
-import { shortRunId } from '../../engine/run/ended-control.ts';
+import { shortRunId } from '../../engine/text.ts';
 import { buttonRows, decisionButtons, textMessage, type DiscordMessage } from './discord-render.ts';
 import { inertMentions, safeText } from './discord-text.ts';
 

@@ -7,6 +7,7 @@ import { LEVEL_ICONS, reportTitle } from '../card-words.ts';
 import type { Answer, BreakpointHit, Notice, Report } from '../../engine/messages.ts';
 import { buttonRows, decisionButtons, DESCRIPTION_MAX, textMessage, type DiscordMessage } from './discord-render.ts';
 import { codeBlockText, codeSpan, neutraliseMentions, sentenceText, splitText } from './discord-text.ts';
+import { shortRunId } from '../../engine/text.ts';
 
 /** Characters of content a message holds. */
 export const CONTENT_MAX = 2_000;
@@ -19,7 +20,7 @@ const LEVEL_COLOURS: Record<Notice['level'], number> = { info: 0x5865f2, warning
 export function renderReport(report: Report): DiscordMessage[] {
   const title = reportTitle(report.status);
   const text = `**${title}**\n${neutraliseMentions(report.text)}`;
-  const where = ` The full report is stored with run ${report.runId}.`;
+  const where = ` The full report is stored with run ${shortRunId(report.runId)}.`;
   return splitText(text, CONTENT_MAX, MAX_PARTS, where).map((content) => textMessage(content));
 }
 

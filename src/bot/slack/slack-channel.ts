@@ -20,7 +20,7 @@ import { PlanBlockSwitch } from './slack-plan-block.ts';
 import { renderCard, type SlackMessage } from './slack-render.ts';
 import { SlackReportStream } from './slack-report-stream.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
-import { ThinkingSigns } from './slack-thinking.ts';
+import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
 
 const STOP_GRACE_MS = 10_000;
 /** How long `stop` waits for queued output (final card states first) before dropping what is left, logged. */
@@ -167,6 +167,9 @@ export class SlackChannel implements ChannelAdapter {
       case 'progress':
         return this.cards.change(message.runId, (live, now) => withProgress(live, message, now));
       case 'runStatus':
+        // Handed to the planner: the thread's working sign says so (the quick path's said only "looking into it").
+        if (where && message.status === 'planning' && !message.quick)
+          this.track(this.signs.relabel(where.channel, where.threadTs, PLANNING_STATUS));
         return this.cards.change(message.runId, (live, now) => withRunStatus(live, message, now), true);
       case 'report':
         // The card's final state goes first in the update lane; the report does not wait for it, since a throttled

@@ -11,6 +11,7 @@ import type { FireReview } from '../../engine/workflows.ts';
 import { RUN_ICONS } from '../card-words.ts';
 import { HOME_REVIEW_ACTION } from './slack-actions.ts';
 import { codeSpan, cutText, safeMrkdwn } from './slack-text.ts';
+import { shortRunId } from '../../engine/text.ts';
 
 /** The callback id of the Home view. */
 export const HOME_VIEW = 'steward.home';
@@ -107,7 +108,7 @@ function runLine(run: RunListing, options: HomeOptions): string {
   const base = options.dashboardUrl?.replace(/\/+$/, '');
   if (base) return `${head} · <${linkTarget(`${base}/runs/${encodeURIComponent(run.id)}`)}|Open on the dashboard>`;
   const thread = options.threadLinks?.get(run.id);
-  const id = `run ${codeSpan(run.id, 60)}`;
+  const id = `run ${codeSpan(shortRunId(run.id), 60)}`;
   return thread ? `${head} · <${linkTarget(thread)}|Open the thread> · ${id}` : `${head} · ${id}`;
 }
 

@@ -12,6 +12,7 @@ import { isFinished, isHeldMidRun, openSuggestions, stepNotes, type LiveCard } f
 import { fitsPlanBlock, planBlock } from './slack-plan-block.ts';
 import { cardControls, textLength } from './slack-controls.ts';
 import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
+import { shortRunId } from '../../engine/text.ts';
 
 /** A message body for chat.postMessage / chat.update. */
 export interface SlackMessage {
@@ -42,7 +43,7 @@ export function renderCard(live: LiveCard, now: number, options: { planBlocks?: 
       text: {
         type: 'mrkdwn',
         // An Assistant's name is a slug (letters, digits, - and _), safe in mrkdwn as it is; so is a run id.
-        text: `${card.assistant ? `Assistant *${card.assistant}*${card.delegatedBy ? ` (a step of run \`${card.delegatedBy.slice(0, 8)}\`)` : ''} · ` : ''}${safeMrkdwn(card.summary || '(no summary)', 800)}`,
+        text: `${card.assistant ? `Assistant *${card.assistant}*${card.delegatedBy ? ` (a step of run \`${shortRunId(card.delegatedBy)}\`)` : ''} · ` : ''}${safeMrkdwn(card.summary || '(no summary)', 800)}`,
         verbatim: true,
       },
     },

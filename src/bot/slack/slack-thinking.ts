@@ -1,13 +1,16 @@
 /**
- * The sign that Steward is working on a request: Slack's loading status under the thread ("is planning…"), set as
- * soon as a request arrives and cleared when Steward's first message lands in the thread or the request ends.
+ * The sign that Steward is working on a request: Slack's loading status under the thread ("is looking into it…", then
+ * "is planning…" once the request is handed to the planner), set as soon as a request arrives and cleared when
+ * Steward's first message lands in the thread or the request ends.
  * Where Slack refuses the status (a workspace or plan without it, a scope missing), an 👀 reaction on the message
  * that asked takes its place: it is as quick, leaves nothing behind once removed, and needs only `reactions:write`.
  */
 import type { WebClient } from '@slack/web-api';
 
-/** What the status line says while the planner works. */
-export const THINKING_STATUS = 'is planning…';
+/** What the status line says from a request's arrival: the quick path may still answer it without a plan. */
+export const THINKING_STATUS = 'is looking into it…';
+/** What it says once the request is with the planner. */
+export const PLANNING_STATUS = 'is planning…';
 /** The reaction used where the status is refused. */
 export const THINKING_REACTION = 'eyes';
 /** Slack drops a status after two minutes without a message: a long planning call gets it set again before that. */
@@ -27,6 +30,8 @@ type Shown = 'status' | 'reaction' | null;
 
 interface Sign {
   messageTs: string;
+  /** The status line's words (the refresh sets them again). */
+  label: string;
   shown: Promise<Shown>;
   refresh?: NodeJS.Timeout;
 }
@@ -46,16 +51,30 @@ export class ThinkingSigns {
   show(channel: string, threadTs: string, messageTs: string): void {
     const key = `${channel}:${threadTs}`;
     if (this.signs.has(key)) return;
-    const sign: Sign = { messageTs, shown: Promise.resolve(null) };
+    const sign: Sign = { messageTs, label: THINKING_STATUS, shown: Promise.resolve(null) };
     this.signs.set(key, sign);
     sign.shown = this.put(channel, threadTs, messageTs).then((how) => {
       // Still wanted: keep the status from lapsing while the planner works.
       if (how === 'status' && this.signs.get(key) === sign) {
-        sign.refresh = setInterval(() => void this.setStatus(channel, threadTs, THINKING_STATUS), this.refreshMs);
+        sign.refresh = setInterval(() => void this.setStatus(channel, threadTs, sign.label), this.refreshMs);
         sign.refresh.unref();
       }
       return how;
     });
+  }
+
+  /** Changes the words of a thread's status line, if one is up (a reaction has none). Never throws. */
+  async relabel(channel: string, threadTs: string, label: string): Promise<void> {
+    const key = `${channel}:${threadTs}`;
+    const sign = this.signs.get(key);
+    if (!sign || sign.label === label) return;
+    sign.label = label;
+    // Chained on the first set, and a clear waits for this one: Slack never ends on older words, nor on these.
+    sign.shown = sign.shown.then(async (how) => {
+      if (how === 'status' && this.signs.get(key) === sign) await this.setStatus(channel, threadTs, label);
+      return how;
+    });
+    await sign.shown;
   }
 
   /** Takes the sign off a thread, once it is shown; nothing when there is none. Never throws. */

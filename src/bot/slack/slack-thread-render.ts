@@ -9,6 +9,7 @@ import { AMEND_INPUT, AMEND_VIEW, encodeCardRef, type CardRef } from './slack-ac
 import { decisionButtons } from './slack-buttons.ts';
 import type { SlackMessage } from './slack-render.ts';
 import { codeSpan, escapeMrkdwn, safeMrkdwn, sentenceMrkdwn } from './slack-text.ts';
+import { shortRunId } from '../../engine/text.ts';
 
 /** Characters of body text a thread reply may carry (Slack refuses roughly 12,000 across all blocks). */
 export const REPLY_BUDGET = 10_000;
@@ -17,7 +18,7 @@ const SECTION_MAX = 2_900;
 /** The report, posted in the run's thread. */
 export function renderReport(report: Report): SlackMessage {
   const title = reportTitle(report.status);
-  return longText(`*${title}*`, report.text, `The full report is stored with run ${report.runId}.`);
+  return longText(`*${title}*`, report.text, `The full report is stored with run ${shortRunId(report.runId)}.`);
 }
 
 /** A direct answer. */

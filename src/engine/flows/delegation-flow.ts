@@ -16,7 +16,7 @@ import type { InboundDecision } from '../channel.ts';
 import type { ChildEnd, DelegationLimits, DelegationStore } from '../delegations.ts';
 import type { Conversation, RunStore, StoredRun, ToolCallOutcome } from '../ports.ts';
 import { delegationIdOf, parseDelegateArgs, type DelegateArgs } from '../run/delegate-tool.ts';
-import { cut } from '../text.ts';
+import { cut, shortRunId } from '../text.ts';
 import { isTerminal, type Actor, type Json, type StepError } from '../types.ts';
 import type { Log } from './deps.ts';
 
@@ -92,7 +92,7 @@ export class DelegationFlow {
     const { store, delegations, assistants, clock, limits, newId } = this.deps;
     const deadline = clock().getTime() + call.timeoutMs;
     const parent = await store.getRun(runId);
-    if (!parent) return failed(`run ${runId} does not exist`);
+    if (!parent) return failed(`run ${shortRunId(runId)} does not exist`);
     if (!(await assistants.getAssistant(a.assistant))) {
       const names = (await assistants.listAssistants()).map((x) => x.name);
       const there = names.length === 0 ? 'there are none' : `there are: ${names.join(', ')}`;

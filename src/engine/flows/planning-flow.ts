@@ -82,12 +82,14 @@ export class PlanningFlow {
     quick: boolean,
   ): Promise<void> {
     const { store, clock } = this.deps;
-    await this.planningStatus(run, 'planning', ['cancel']);
-    const planning = new AbortController();
-    this.planning.set(run.id, planning);
     // An Assistant's run is planned with only its granted tools: the quick loop, which knows no grants, is not for it;
     // nor is a person who reviews every plan: they see a card before any tool is called (as with early start).
-    if (quick && !run.assistant && this.quick?.hasTools() && (await this.mayCallUnreviewed(run))) {
+    const tryQuick = quick && !run.assistant && this.quick?.hasTools() === true && (await this.mayCallUnreviewed(run));
+    // A request the quick path may answer is not said to be planned until it is handed to the planner.
+    await this.planningStatus(run, 'planning', ['cancel'], tryQuick);
+    const planning = new AbortController();
+    this.planning.set(run.id, planning);
+    if (tryQuick) {
       // Cancel aborts the quick loop as it aborts the planner: the run stays `planning` meanwhile.
       const q = await this.quickAnswer(run, request, planning.signal).catch((err: unknown) => {
         this.planning.delete(run.id);
@@ -99,6 +101,7 @@ export class PlanningFlow {
         return this.answerDirectly(run, q.text, 'quick');
       }
       await store.setRoute(run.id, 'plan', clock());
+      await this.planningStatus(run, 'planning', ['cancel']);
     }
     // Unless every plan is reviewed, steps may start while the plan streams, on a driver of their own.
     const stored = await store.getRun(run.id);
@@ -154,10 +157,12 @@ export class PlanningFlow {
     run: Pick<StoredRun, 'id' | 'conversation' | 'parentRunId'>,
     status: RunStatus,
     actions: DecisionAction[],
+    quick = false,
   ) {
     // A delegated run says whose step it is from its first message, so a channel can keep it apart from its parent.
     const delegatedBy = run.parentRunId ? { delegatedBy: run.parentRunId } : {};
-    await this.messages.send(run.conversation, { kind: 'runStatus', runId: run.id, status, actions, ...delegatedBy });
+    const change = { kind: 'runStatus' as const, runId: run.id, status, actions, ...delegatedBy };
+    await this.messages.send(run.conversation, quick ? { ...change, quick: true } : change);
   }
 
   /** Cancel (or Stop) while a first plan is being written: the run ends and the planner call is abandoned. */
@@ -189,12 +194,19 @@ export class PlanningFlow {
     }
     this.planning.get(run.id)?.abort();
     const driver = this.drivers.get(run.id);
-    driver?.send({ type: 'stopRequested' });
-    // Stored as they ran, so the history, a restart and the report see the steps that started.
-    if (driver) await store.saveRevision(run.id, 0, driver.current.plan, 'stopped while it was being written', clock());
-    const text = sentence`Stopped by ${d.actor} while it was being planned: the read-only steps that had started (${started.join(', ')}) are stopped; finished results are kept.`;
-    await this.messages.notice(run, 'info', text);
-    await this.messages.status(run, 'stopping');
+    // The Stop is said before the steps it cancels are shown.
+    const release = driver?.holdMessages();
+    try {
+      driver?.send({ type: 'stopRequested' });
+      // Stored as they ran, so the history, a restart and the report see the steps that started.
+      if (driver)
+        await store.saveRevision(run.id, 0, driver.current.plan, 'stopped while it was being written', clock());
+      const text = sentence`Stopped by ${d.actor} while it was being planned: the read-only steps that had started (${started.join(', ')}) are stopped; finished results are kept.`;
+      await this.messages.notice(run, 'info', text);
+      await this.messages.status(run, 'stopping');
+    } finally {
+      release?.();
+    }
     return null;
   }
 

@@ -94,7 +94,7 @@ export class Recovery {
     await this.messages.send(run.conversation, card);
     if (restored.interrupted.length > 0) {
       await store.transition(run.id, ['running'], 'paused', { at: clock() });
-      await this.messages.notice(run, 'warning', interruptedNotice(restored.interrupted));
+      await this.messages.notice(run, 'warning', interruptedNotice(restored.interrupted, v.value.plan));
     } else {
       await this.messages.notice(run, 'info', 'Steward restarted; continuing this run where it left off.');
     }
@@ -152,13 +152,29 @@ export class Recovery {
   }
 }
 
-/** Why the run waits after a restart: steps that may have acted already and are not safe to repeat blindly. */
-function interruptedNotice(steps: readonly string[]): string {
+/**
+ * Why the run waits after a restart: steps that may have acted already and are not safe to repeat blindly. An `llm`
+ * step has no tool: it is said to have asked the model, which running it again does once more.
+ */
+function interruptedNotice(steps: readonly string[], plan: Plan): string {
   const many = steps.length > 1;
+  const asksModel = new Set(plan.steps.filter((s) => s.kind === 'llm').map((s) => s.id));
+  const tools = steps.filter((id) => !asksModel.has(id));
+  const models = steps.filter((id) => asksModel.has(id));
+  const toolWords = (they: string) =>
+    `${they} may have acted already and ${tools.length > 1 ? 'are' : 'is'} not safe to repeat blindly`;
+  const modelWords = (they: string) =>
+    `${they} may have been answered already; running ${models.length > 1 ? 'them' : 'it'} again asks the model again`;
+  const why =
+    models.length === 0
+      ? toolWords(many ? 'Their tools' : 'Its tool')
+      : tools.length === 0
+        ? modelWords(many ? 'Their model calls' : 'Its model call')
+        : `${toolWords(`The ${tools.length > 1 ? 'tools' : 'tool'} of ${tools.join(', ')}`)}; ` +
+          modelWords(`the model ${models.length > 1 ? 'calls' : 'call'} of ${models.join(', ')}`);
   return (
-    `Steward restarted while ${steps.join(', ')} ${many ? 'were' : 'was'} running. ` +
-    `${many ? 'Their tools' : 'Its tool'} may have acted already and ${many ? 'are' : 'is'} not safe to repeat ` +
-    `blindly: resume to run ${many ? 'them' : 'it'} again, or stop.`
+    `Steward restarted while ${steps.join(', ')} ${many ? 'were' : 'was'} running. ${why}: ` +
+    `resume to run ${many ? 'them' : 'it'} again, or stop.`
   );
 }
 

@@ -39,3 +39,23 @@ were cancelled or never ran, and do not claim results that are not in the step r
     return plainReport(input.outcome, lines, callFailure(err));
   }
 }
+
+/** The words an Assistant's report opens with, in every channel and in the stored text alike ('' for no Assistant). */
+export function reportHeading(assistant: string | null | undefined): string {
+  return assistant ? `Report of the Assistant "${assistant}":\n` : '';
+}
+
+/**
+ * Streams `heading` just before the model's first words (blank space before them dropped, as the stored text drops
+ * it), so the words streamed are the words stored and the channel never has to print the report a second time.
+ */
+export function headedStream(heading: string, onText: (delta: string) => void): (delta: string) => void {
+  let started = false;
+  return (delta) => {
+    if (started) return onText(delta);
+    const words = delta.trimStart();
+    if (!words) return;
+    started = true;
+    onText(heading + words);
+  };
+}

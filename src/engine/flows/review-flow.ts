@@ -79,7 +79,12 @@ export class ReviewFlow {
         return;
       }
       this.deps.estimates?.runStarted(runId, estimate);
-      const shown = await this.showCard(run, 'running', revision, v, { needsReview: false, note, estimate });
+      const shown = await this.showCard(run, 'running', revision, v, {
+        needsReview: false,
+        autoStarted: true,
+        note,
+        estimate,
+      });
       if (shown) this.lifecycle.start({ ...run, revision, approvedRisk: v.risk }, v, pins);
       return;
     }
@@ -102,7 +107,12 @@ export class ReviewFlow {
   async startApproved(run: StoredRun, v: ValidatedPlan, pins: PinnedTool[], note: string): Promise<void> {
     const estimate = await this.deps.estimates?.forCard(run.id, run.revision, v);
     this.deps.estimates?.runStarted(run.id, estimate);
-    const shown = await this.showCard(run, 'running', run.revision, v, { needsReview: false, note, estimate });
+    const shown = await this.showCard(run, 'running', run.revision, v, {
+      needsReview: false,
+      autoStarted: true,
+      note,
+      estimate,
+    });
     if (shown) this.lifecycle.start(run, v, pins);
   }
 
@@ -164,7 +174,12 @@ export class ReviewFlow {
     this.deps.estimates?.runStarted(run.id, estimate, early.firstStartedAt ?? undefined);
     early.driver.pin(pins);
     const progress = { progress: early.driver.current.steps, outputs: outputsOf(early.driver.current) };
-    const shown = await this.showCard(run, 'running', 0, v, { needsReview: false, ...progress, estimate });
+    const shown = await this.showCard(run, 'running', 0, v, {
+      needsReview: false,
+      autoStarted: true,
+      ...progress,
+      estimate,
+    });
     early.send(shown ? t.dispatch : [{ type: 'stopRequested' }]);
     return true;
   }
@@ -302,7 +317,14 @@ export class ReviewFlow {
     v: ValidatedPlan,
     options: Pick<
       PlanCardOptions,
-      'needsReview' | 'breakpoints' | 'suggestedBreakpoints' | 'progress' | 'outputs' | 'note' | 'estimate'
+      | 'needsReview'
+      | 'autoStarted'
+      | 'breakpoints'
+      | 'suggestedBreakpoints'
+      | 'progress'
+      | 'outputs'
+      | 'note'
+      | 'estimate'
     >,
   ): Promise<boolean> {
     const card = toPlanCard(run.id, revision, v, {

@@ -66,17 +66,23 @@ export class RunControl {
     if (!driver) return `Cannot ${d.action}: the run is not running in this process.`;
     // What was running or next when the person intervened, read before Stop changes it.
     const tools = interventionTools(driver.current);
-    // Stop cannot be undone and this process drives the run, so in-flight calls are aborted before the database
-    // is asked: at once, and even while the database is away. Pause and Resume wait for its verdict.
-    if (d.action === 'stop') driver.send({ type: move.event });
-    if (!(await this.deps.store.transition(run.id, move.from, move.to, { at: this.deps.clock() }))) {
-      if (!(d.action === 'stop' && (await this.endedByThisStop(run)))) {
-        return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
+    // What the decision does is said before what it did: the steps it cancels are shown after its notice.
+    const release = driver.holdMessages();
+    try {
+      // Stop cannot be undone and this process drives the run, so in-flight calls are aborted before the database
+      // is asked: at once, and even while the database is away. Pause and Resume wait for its verdict.
+      if (d.action === 'stop') driver.send({ type: move.event });
+      if (!(await this.deps.store.transition(run.id, move.from, move.to, { at: this.deps.clock() }))) {
+        if (!(d.action === 'stop' && (await this.endedByThisStop(run)))) {
+          return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
+        }
       }
+      if (d.action !== 'stop') driver.send({ type: move.event });
+      await this.messages.notice(run, 'info', sentence`${move.words} (${d.actor})`);
+      await this.messages.status(run, move.to);
+    } finally {
+      release();
     }
-    if (d.action !== 'stop') driver.send({ type: move.event });
-    await this.messages.notice(run, 'info', sentence`${move.words} (${d.actor})`);
-    await this.messages.status(run, move.to);
     if (d.action !== 'resume') await this.recordIntervention(run, d, tools);
     return null;
   }

@@ -4,6 +4,7 @@
  */
 import type { Plan, Step } from '../plan/plan-schema.ts';
 import { changedDefinition } from '../plan/tool-pins.ts';
+import type { OutboundMessage } from '../messages.ts';
 import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
 import { dispatchTransition, startDispatch } from '../run/dispatch.ts';
@@ -14,6 +15,7 @@ import { cut, outputText } from '../text.ts';
 import type { Json, RiskLevel, StepError } from '../types.ts';
 import { StewardError } from '../errors.ts';
 import type { Log } from './deps.ts';
+import { ProgressOutbox, type FillPlace } from './progress-outbox.ts';
 import { StepWave } from './step-writes.ts';
 import { untilStored } from './until-stored.ts';
 
@@ -68,6 +70,8 @@ export class RunDriver {
   private revisionNow: number;
   private readonly conversation: Conversation;
   private readonly fence: number;
+  /** The run's progress lines and notices, in the order the dispatcher decided them. */
+  private readonly outbox: ProgressOutbox<OutboundMessage>;
   /** Resolves once the run has finished and everything about it is stored. */
   readonly done: Promise<DispatchState>;
   readonly runId: string;
@@ -84,6 +88,22 @@ export class RunDriver {
     for (const pin of run.pins) this.pins.set(pin.tool, pin);
     this.state = initial;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
+    this.outbox = new ProgressOutbox((message) =>
+      deps.notifier
+        .send(this.conversation, message)
+        .catch((err: unknown) =>
+          deps.log('warn', `run ${this.runId}: ${message.kind} not delivered: ${(err as Error).message}`),
+        ),
+    );
+  }
+
+  /**
+   * Holds the run's progress lines while a flow says what a person's decision does (Stop's notice goes before the
+   * lines of the steps it cancels); the function returned lets them go on. They go on anyway after a second.
+   */
+  holdMessages(): () => void {
+    const fill = this.outbox.keepPlace();
+    return () => fill(null);
   }
 
   /** The current dispatch state (read-only snapshot). */
@@ -194,7 +214,11 @@ export class RunDriver {
         const k = key(effect.step.id, effect.attempt);
         this.inflight.set(k, controller);
         wave.expectStart(k, effect.step.id, effect.step.dependsOn);
-        void this.runStep(effect.step, effect.attempt, effect.args, effect.timeoutMs, { controller, wave });
+        // Its "running" line keeps its place among this transition's messages until its call goes out.
+        const running = this.outbox.keepPlace();
+        void this.runStep(effect.step, effect.attempt, effect.args, effect.timeoutMs, { controller, wave, running })
+          // Whichever way the step went, its place in line is given up.
+          .finally(() => running(null));
         return;
       }
       case 'abortStep':
@@ -217,8 +241,10 @@ export class RunDriver {
         });
         return;
       case 'finishRun':
-        // Everything about the steps is stored before the run counts as done (its end is stored by its owner).
-        void Promise.all(this.queues.values()).then(() => this.resolveDone(this.state));
+        // Everything about the steps is stored, and shown, before the run counts as done (its owner stores its end).
+        void Promise.all(this.queues.values())
+          .then(() => this.outbox.idle())
+          .then(() => this.resolveDone(this.state));
         return;
     }
   }
@@ -228,7 +254,7 @@ export class RunDriver {
     attempt: number,
     args: Json,
     timeoutMs: number,
-    { controller, wave }: { controller: AbortController; wave: StepWave },
+    { controller, wave, running }: { controller: AbortController; wave: StepWave; running: FillPlace<OutboundMessage> },
   ): Promise<void> {
     const { clock } = this.deps;
     const k = key(step.id, attempt);
@@ -274,7 +300,7 @@ export class RunDriver {
       });
       return;
     }
-    this.notifyProgress(step.id, 'running', step.kind === 'tool' ? `calling ${step.tool}` : step.kind);
+    running(this.progress(step.id, 'running', step.kind === 'tool' ? `calling ${step.tool}` : step.kind));
     if (controller.signal.aborted) {
       this.finishStep(step.id, attempt, {
         ok: false,
@@ -369,41 +395,37 @@ export class RunDriver {
    * mid-call: the pause is stored (the status is the authority a resume is judged by), then the person is told.
    */
   private async holdInterrupted(stepId: string, error: StepError): Promise<void> {
-    const { store, clock, notifier } = this.deps;
+    const { store, clock } = this.deps;
     let paused = false;
     await this.durably('the pause', async () => {
       paused = await store.transition(this.runId, ['running'], 'paused', { at: clock() });
     });
-    const { runId, conversation } = this;
-    if (paused)
-      await notifier.send(conversation, {
-        kind: 'runStatus',
-        runId,
-        status: 'paused',
-        actions: actionsFor('paused', 0),
-      });
+    const { runId } = this;
+    // After the step's own line, in the run's order.
+    if (paused) this.outbox.push({ kind: 'runStatus', runId, status: 'paused', actions: actionsFor('paused', 0) });
     const text =
       `${error.message.replace(/\.$/, '')}, so ${stepId} is not safe to repeat blindly: the run is paused. ` +
       'Resume to run it again, or stop.';
-    await notifier.send(conversation, { kind: 'notice', runId, level: 'warning', text });
+    this.outbox.push({ kind: 'notice', runId, level: 'warning', text });
+    await this.outbox.idle();
   }
 
   private notifyProgress(stepId: string, status: DispatchState['steps'][string]['status'], detail: string): void {
+    this.outbox.push(this.progress(stepId, status, detail));
+  }
+
+  private progress(stepId: string, status: DispatchState['steps'][string]['status'], detail: string): OutboundMessage {
     const all = Object.values(this.state.steps);
     const finished = all.filter((s) => s.status !== 'pending' && s.status !== 'running').length;
-    this.deps.notifier
-      .send(this.conversation, {
-        kind: 'progress',
-        runId: this.runId,
-        stepId,
-        status,
-        detail: cut(detail, 300),
-        finished,
-        total: all.length,
-      })
-      .catch((err: unknown) =>
-        this.deps.log('warn', `run ${this.runId}: progress not delivered: ${(err as Error).message}`),
-      );
+    return {
+      kind: 'progress',
+      runId: this.runId,
+      stepId,
+      status,
+      detail: cut(detail, 300),
+      finished,
+      total: all.length,
+    };
   }
 
   /**

@@ -19,7 +19,7 @@ import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
 import { breakpointOffers } from './breakpoint-offers.ts';
 import { EarlyRun, startedSteps } from './early-run.ts';
-import { writeReport } from './report.ts';
+import { headedStream, reportHeading, writeReport } from './report.ts';
 import { untilStored } from './until-stored.ts';
 import type { ReviewTimers } from './review-timers.ts';
 import { RunDriver, type HoldEffect } from './run-driver.ts';
@@ -189,13 +189,14 @@ export class RunLifecycle {
         if (fence !== undefined) await this.patiently(run, () => store.assertHeld(run.id, fence));
       } else {
         const input = { request: run.request, state: from.final, outcome: status };
+        // An Assistant's report says whose it is, in every channel and in the stored text alike: streamed too.
+        const heading = reportHeading(run.assistant);
         const written = await writeReport(
           this.llmFor(run),
-          preview ? { ...input, onText: (d) => preview.append(d) } : input,
+          preview ? { ...input, onText: headedStream(heading, (d) => preview.append(d)) } : input,
         );
         // The same statement reads the lease: a process that lost the run stores and posts nothing.
-        // An Assistant's report says whose it is, in every channel and in the stored text alike.
-        const said = run.assistant ? `Report of the Assistant "${run.assistant}":\n${written}` : written;
+        const said = heading + written;
         text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence));
       }
       // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.

@@ -265,9 +265,13 @@ export class Steward implements InboundHandler {
    * on a run that another process drives (or that waits for a new owner) is queued for that process.
    */
   async decision(d: InboundDecision): Promise<void> {
-    const stoppedHere = this.stopLocally(d);
-    if (!stoppedHere && (await this.forwarded(d))) return;
-    await this.decideHere(d, stoppedHere);
+    const stop = this.stopLocally(d);
+    try {
+      if (!stop && (await this.forwarded(d))) return;
+      await this.decideHere(d, stop?.run);
+    } finally {
+      stop?.release();
+    }
   }
 
   private async decideHere(d: InboundDecision, stoppedHere: StoredRun | undefined): Promise<void> {
@@ -285,14 +289,17 @@ export class Steward implements InboundHandler {
 
   /**
    * Stop cannot be undone: when this process drives the run and the person may stop it, in-flight calls are
-   * aborted before anything else, so Stop works at once and even while the database is away.
+   * aborted before anything else, so Stop works at once and even while the database is away. The run's progress
+   * lines wait meanwhile (`release` lets them go on), so the Stop's notice is read before the steps it cancelled.
    */
-  private stopLocally(d: InboundDecision): StoredRun | undefined {
+  private stopLocally(d: InboundDecision): { run: StoredRun; release: () => void } | undefined {
     if (d.action !== 'stop') return undefined;
     const run = this.drivers.runOf(d.runId);
-    if (!run || !this.mayDecide(run, d.actor)) return undefined;
-    this.drivers.get(d.runId)?.send({ type: 'stopRequested' });
-    return run;
+    const driver = this.drivers.get(d.runId);
+    if (!run || !driver || !this.mayDecide(run, d.actor)) return undefined;
+    const release = driver.holdMessages();
+    driver.send({ type: 'stopRequested' });
+    return { run, release };
   }
 
   /**
@@ -325,9 +332,12 @@ export class Steward implements InboundHandler {
     }
     for (const queued of await this.deps.store.takeDecisions(runId)) {
       const d = queued as unknown as InboundDecision;
-      await this.decideHere(d, this.stopLocally(d)).catch((err: unknown) =>
-        this.deps.log('error', `run ${runId}: a queued ${d.action} failed: ${(err as Error).message}`),
-      );
+      const stop = this.stopLocally(d);
+      await this.decideHere(d, stop?.run)
+        .catch((err: unknown) =>
+          this.deps.log('error', `run ${runId}: a queued ${d.action} failed: ${(err as Error).message}`),
+        )
+        .finally(() => stop?.release());
     }
   }
 

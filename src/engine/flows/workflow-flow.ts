@@ -22,6 +22,7 @@ import type { CronCalendar, NewVersion, StoredWorkflow, WorkflowStore } from '..
 import type { StewardDeps } from './deps.ts';
 import type { WorkflowAmendments } from './workflow-amendments.ts';
 import type { WorkflowFires } from './workflow-fires.ts';
+import { shortRunId } from '../text.ts';
 
 /** What the commands need. */
 export interface WorkflowFlowDeps extends Pick<StewardDeps, 'store' | 'tools' | 'clock' | 'newId' | 'log'> {
@@ -130,13 +131,13 @@ export class WorkflowFlow {
     const existing = await workflows.getWorkflow(c.name);
     if (existing) {
       if (!this.mayChange(existing, request.actor)) return `The name "${c.name}" is taken; choose another.`;
-      return this.addVersion(existing, { ...version, note: `saved from run ${run.id}` });
+      return this.addVersion(existing, { ...version, note: `saved from run ${shortRunId(run.id)}` });
     }
     const review = c.everyFire || v.value.risk === 'high' ? 'every_fire' : 'saved';
     const created = await workflows.createWorkflow(
       {
         ...{ id: newId(), name: c.name, owner: request.actor, conversation: run.conversation, review },
-        first: { ...version, note: `saved from run ${run.id}` },
+        first: { ...version, note: `saved from run ${shortRunId(run.id)}` },
       },
       clock(),
     );
@@ -145,7 +146,7 @@ export class WorkflowFlow {
       review === 'every_fire'
         ? 'each fire will wait for approval'
         : 'fires run on this approval unless a tool changes or becomes riskier';
-    return `Saved workflow "${c.name}" (version 1) from run ${run.id}: ${steps(plan)}, risk ${v.value.risk}; ${fires}. Its reports go where that run's did. Schedule it with: schedule ${c.name} "0 9 * * MON" Europe/Berlin`;
+    return `Saved workflow "${c.name}" (version 1) from run ${shortRunId(run.id)}: ${steps(plan)}, risk ${v.value.risk}; ${fires}. Its reports go where that run's did. Schedule it with: schedule ${c.name} "0 9 * * MON" Europe/Berlin`;
   }
 
   /** The run a save names, or the person's latest approved run (in this conversation if there is one). */
@@ -290,7 +291,7 @@ export class WorkflowFlow {
     const fire = await this.fires.runNow(workflow, version, previous, timeZone);
     if (fire.outcome === 'failed') return `"${workflow.name}" could not run: ${fire.note}`;
     const waits = fire.outcome === 'held' ? '; it waits for approval (the card says why)' : '';
-    return `Running "${workflow.name}" version ${version.version} now (run ${fire.run?.id ?? '?'})${waits}.`;
+    return `Running "${workflow.name}" version ${version.version} now (run ${fire.run ? shortRunId(fire.run.id) : '?'})${waits}.`;
   }
 }
 

@@ -7,6 +7,7 @@
 import type { Conversation, StoredRun } from '../ports.ts';
 import type { DecisionAction } from '../types.ts';
 import { isTerminal } from '../types.ts';
+import { shortRunId } from '../text.ts';
 
 /** What to do with the decision: refuse as before, apply it to another run, or refuse naming the active runs. */
 export type EndedControl =
@@ -53,11 +54,6 @@ export function controlEndedRun(o: {
       ? `${ended}; nothing changed. Your run ${lines[0]}.`
       : `${ended}; nothing changed. Your active runs here: ${lines.join('; ')}.`;
   return { kind: 'others', text };
-}
-
-/** The first eight characters of a run id, the form every channel shows. */
-export function shortRunId(runId: string): string {
-  return runId.slice(0, 8);
 }
 
 function describe(run: Candidate): string {

@@ -15,6 +15,8 @@ const ARGS_PREVIEW = 300;
 /** Options of a card: whether it waits for review, and what it shows besides the plan. */
 export interface PlanCardOptions {
   needsReview: boolean;
+  /** The plan starts now without review, at its first offer (see `PlanCard.autoStarted`). */
+  autoStarted?: boolean;
   amendmentsLeft: number;
   requester: Actor;
   actions?: DecisionAction[];
@@ -68,6 +70,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     risk: v.risk,
     risks: v.plan.risks,
     needsReview: options.needsReview,
+    ...(options.autoStarted && !options.needsReview ? { autoStarted: true as const } : {}),
     amendmentsLeft: options.amendmentsLeft,
     requester: options.requester,
     actions: options.actions ?? actionsFor(options.needsReview ? 'awaiting_review' : 'running', options.amendmentsLeft),

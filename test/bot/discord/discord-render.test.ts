@@ -84,7 +84,10 @@ describe('the plan card', () => {
   });
 
   it('running after starting at once: Pause/Stop, "Ask me first next time", time, finished steps not offered', () => {
-    let live = createLiveCard(createPlanCard({ needsReview: false, actions: ['pause', 'stop'], risk: 'low' }), NOW);
+    let live = createLiveCard(
+      createPlanCard({ needsReview: false, autoStarted: true, actions: ['pause', 'stop'], risk: 'low' }),
+      NOW,
+    );
     live = withProgress(live, createProgress({ stepId: 'step_1', status: 'succeeded', finished: 1 }), NOW);
     const message = renderCard(live, NOW + 65_000);
     expect(messageProblems(message)).toEqual([]);

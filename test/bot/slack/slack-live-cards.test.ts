@@ -89,7 +89,7 @@ describe('live cards', () => {
   });
 
   it('a revision while running keeps what the unchanged steps did; a revision at review starts afresh', () => {
-    const running = createPlanCard({ needsReview: false, actions: ['pause', 'stop'] });
+    const running = createPlanCard({ needsReview: false, autoStarted: true, actions: ['pause', 'stop'] });
     let live = withProgress(
       createLiveCard(running, 1_000),
       createProgress({ status: 'succeeded', finished: 1 }),
@@ -149,6 +149,8 @@ describe('live cards', () => {
       step_2: { status: 'pending', detail: '' },
     });
     expect([live.finished, live.startedAt]).toEqual([1, 5_000]);
+    // Running, not "started at once": that was said by the card of its first offer.
+    expect(live.autoStarted).toBe(false);
   });
 
   it('a final state goes at once, without the per-card pause, and the report after it sends nothing more', async () => {

@@ -73,7 +73,10 @@ describe('slack card renderer', () => {
   });
 
   it('an auto-started card says so and offers "ask me first next time"; running shows Pause / Stop and progress', () => {
-    let live = createLiveCard(createPlanCard({ needsReview: false, risk: 'low', actions: ['pause', 'stop'] }), NOW);
+    let live = createLiveCard(
+      createPlanCard({ needsReview: false, autoStarted: true, risk: 'low', actions: ['pause', 'stop'] }),
+      NOW,
+    );
     live = withProgress(live, createProgress({ status: 'succeeded', finished: 1 }), NOW + 1_000);
     live = withProgress(live, createProgress({ stepId: 'step_2', status: 'running', finished: 1 }), NOW + 2_000);
     const message = renderCard(live, NOW + 65_000);
@@ -108,7 +111,10 @@ describe('slack card renderer', () => {
 
   it('steps held mid-run: finished steps shown done, the real amendment count, Approve and Stop', () => {
     // Once the footer of such a card said "No amendments left" while 3 remained, and Stop was gone.
-    let live = createLiveCard(createPlanCard({ needsReview: false, actions: ['pause', 'stop'] }), NOW);
+    let live = createLiveCard(
+      createPlanCard({ needsReview: false, autoStarted: true, actions: ['pause', 'stop'] }),
+      NOW,
+    );
     live = withProgress(live, createProgress({ status: 'succeeded', finished: 1 }), NOW + 1_000);
     const base = createPlanCard();
     const held = createPlanCard({

@@ -41,8 +41,21 @@ describe('the working sign', () => {
     const signs = new ThinkingSigns(client, (m) => logs.push(m));
     signs.show('C1', '3.3', '3.3');
     await signs.clear('C1', '3.3');
-    expect(statusesOf('3.3')).toEqual(['is planning…', '']);
+    expect(statusesOf('3.3')).toEqual(['is looking into it…', '']);
     expect(slack.statuses.size).toBe(0);
+  });
+
+  it('a relabel changes the words, the refresh keeps the new ones, and a relabel after the clear sets nothing', async () => {
+    const signs = new ThinkingSigns(client, (m) => logs.push(m), 40);
+    signs.show('C1', '4.4', '4.4');
+    await signs.relabel('C1', '4.4', 'is planning…');
+    await waitUntil('a refresh after the relabel', () => statusesOf('4.4').length >= 3);
+    await signs.clear('C1', '4.4');
+    await signs.relabel('C1', '4.4', 'is planning…');
+    const said = statusesOf('4.4');
+    expect(said[0]).toBe('is looking into it…');
+    expect(said.slice(1, -1).every((s) => s === 'is planning…')).toBe(true);
+    expect(said.at(-1)).toBe('');
   });
 
   it('falls back to a reaction when the status is refused, and only logs when both are refused', async () => {

@@ -25,7 +25,10 @@ function buttonsOf(blocks: unknown[]): Button[] {
 }
 
 function ended(status: RunStatus, autoStarted = false) {
-  const live = createLiveCard(createPlanCard({ runId: RUN, revision: 2, needsReview: !autoStarted }), NOW);
+  const live = createLiveCard(
+    createPlanCard({ runId: RUN, revision: 2, needsReview: !autoStarted, ...(autoStarted && { autoStarted }) }),
+    NOW,
+  );
   const report = { kind: 'report' as const, runId: RUN, status, text: 'done' };
   return withReport(withRunStatus(live, { kind: 'runStatus', runId: RUN, status, actions: [] }, NOW), report, NOW);
 }
