@@ -86,7 +86,7 @@ describe('the Slack App Home tab, end to end on postgres', () => {
     const texts = allTexts(view.blocks).join('\n');
     const permalink = `https://test.slack.com/archives/C0GENERAL/p${thread.replace('.', '')}`;
     expect(texts).toContain(`✅ *finished*`);
-    expect(texts).toContain(`<${permalink}|Open the thread> · run \`${run!.id}\``);
+    expect(texts).toContain(`<${permalink}|Open the thread> · run \`${run!.id.slice(0, 8)}\``);
     expect(texts).toContain('Your workflows');
     expect(chosenReview(view)).toBe('risky');
 
