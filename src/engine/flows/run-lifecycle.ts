@@ -273,6 +273,8 @@ export class RunLifecycle {
 /** What a first review says of the steps that ran while its plan was written (read-only, closed-world lookups). */
 function ranEarlyNote(state: DispatchState): string {
   const started = startedSteps(state);
+  // After a restart, steps that were in flight wait to run again with the rest: then nothing is said of them here.
+  if (started.length === 0) return 'Nothing else runs until you approve.';
   const running = started.filter((id) => state.steps[id]?.status === 'running');
   const what = started.length === 1 ? 'read-only step' : 'read-only steps';
   const still = running.length > 0 ? ` (${running.join(', ')} still running)` : '';
