@@ -104,7 +104,9 @@ export function expandCompactPlan(raw: Json): Result<Plan> {
   if (Object.hasOwn(raw, 'needsTools')) return parseFullPlan(raw);
   const unknown = unknownKeys(raw, ROOT_KEYS);
   if (unknown) return fail(`(root):${unknown.slice(1)}; a plan has ${quoted(ROOT_KEYS, ', ')}`);
-  const root = fromZod(compactRoot.safeParse(raw), '', true);
+  // Models often write an optional field they leave empty as null ("why": null): that is the field left out, as it
+  // already is for a step's optional fields, not a plan to send back for repair.
+  const root = fromZod(compactRoot.safeParse(withoutNulls(raw)), '', true);
   if (!root.ok) return root;
   const { summary, risks = [], why = '', answer } = root.value;
   const steps = raw['steps'] ?? [];
@@ -244,4 +246,9 @@ function typeName(value: unknown): string {
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'a list';
   return typeof value === 'string' ? 'a string' : `a ${typeof value}`;
+}
+
+/** The root's fields, with those written as null left out (what "optional" means to a model that writes them). */
+function withoutNulls(raw: Record<string, Json>): Record<string, Json> {
+  return Object.fromEntries(Object.entries(raw).filter(([, value]) => value !== null));
 }

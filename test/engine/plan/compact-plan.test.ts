@@ -65,6 +65,11 @@ describe('expanding a compact plan', () => {
     expect(plan.steps[0]).toMatchObject({ id: 'w', description: 'save it', optional: true });
   });
 
+  it('an optional root field written as null is the field left out, not a plan to repair ("why": null)', () => {
+    const plan = expand({ steps: [{ tool: 'fs.read' }], summary: null, risks: null, why: null, answer: null });
+    expect(plan).toMatchObject({ summary: 'Run fs.read', risks: [], rationale: '', needsTools: true });
+  });
+
   it('a blank summary is derived too, never left empty', () => {
     const plan = expand({ steps: [{ tool: 'fs.read' }, { llm: 'sum up' }, { llm: 'again' }], summary: '  ' });
     expect(plan.summary).toBe('Run fs.read and 2 model steps');
