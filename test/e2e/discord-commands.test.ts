@@ -105,6 +105,7 @@ describe('the /steward command, end to end on postgres', () => {
     const offered = await h.mention('two echoes again');
     const again = await h.waitFor('the second card', () => h!.card(offered));
     expect(shownText(again.message)).toContain('you stopped a run using everything.echo before');
+    expect(shownText(again.message)).toContain('/steward suggestions off');
     expect(h.buttons(again)).toContain('suggested');
   });
 

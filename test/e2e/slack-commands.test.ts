@@ -135,6 +135,7 @@ describe('the /steward slash command, end to end on postgres', () => {
     const offered = await h.mention('two echoes again');
     const text = messageText(await h.waitFor('the second card', () => h!.card(offered)));
     expect(text).toContain('before a: you stopped a run using everything.echo before');
+    expect(text).toContain('`/steward suggestions off` stops these offers.');
   });
 
   it('ask posts who asked what in the channel and answers in its thread; status and runs list it with a link', async () => {
