@@ -9,6 +9,7 @@ import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply, recordWorkflowRequests } from './harness.ts';
 import { OPS_ROLE, shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
+import { createNewRun } from '../store/builders.ts';
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -39,6 +40,7 @@ describe('the /steward command, end to end on postgres', () => {
       'status',
       'runs',
       'review',
+      'suggestions',
       'workflow',
       'assistant',
       'dashboard',
@@ -49,7 +51,7 @@ describe('the /steward command, end to end on postgres', () => {
     const before = posted();
     const help = await h.slash('help');
     const helpText = await privately(h, help);
-    for (const sub of ['/steward ask', '/steward status', '/steward runs', '/steward review'])
+    for (const sub of ['/steward ask', '/steward status', '/steward runs', '/steward review', '/steward suggestions'])
       expect(helpText).toContain(sub);
 
     for (const preference of ['none', 'risky', 'all'] as const) {
@@ -65,6 +67,46 @@ describe('the /steward command, end to end on postgres', () => {
     const card = await h.waitFor('the card', () => h!.card(thread));
     expect(shownText(card.message)).toContain('📋 Plan waiting for review');
     expect(h.buttons(card)).toContain('approve');
+  });
+
+  it('suggestions off is stored for the person and confirmed privately: the next card offers no breakpoint; on brings the offer back', async () => {
+    const plan = planReply([
+      { id: 'a', tool: 'everything.echo', args: { message: 'one' } },
+      { id: 'b', tool: 'everything.echo', args: { message: 'two' }, dependsOn: ['a'] },
+    ]);
+    h = await startDiscordHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [plan, plan] }),
+    });
+    // Ada stopped a run using everything.echo earlier: her next plan using it would be offered a breakpoint.
+    const ada = { id: h.ada.id, channel: 'discord' };
+    const earlier = createNewRun({ requester: ada });
+    await h.store.createRun(earlier);
+    const stop = { actorId: ada.id, channel: 'discord', action: 'stop', tools: ['everything.echo'] };
+    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
+
+    const posted = () => h!.discord.messagesIn(h!.discord.channelId).filter((m) => !m.ephemeral).length;
+    const before = posted();
+    expect(await privately(h, await h.slash('suggestions', { offers: 'off' }))).toBe(
+      'Noted. From now on your plan cards offer no breakpoints (`/steward suggestions on` brings them back).',
+    );
+    expect(posted()).toBe(before);
+    expect(await h.store.getBreakpointSuggestions(ada)).toBe(false);
+    const quiet = await h.mention('two echoes');
+    const card = await h.waitFor('the card', () => h!.card(quiet));
+    expect(shownText(card.message)).toContain('📋 Plan waiting for review');
+    expect(shownText(card.message)).not.toContain('Suggested breakpoints');
+    expect(h.buttons(card)).not.toContain('suggested');
+
+    const on = await privately(h, await h.slash('suggestions', { offers: 'on' }));
+    expect(on).toMatch(/^Noted\. From now on your plan cards offer breakpoints /);
+    expect(await h.store.getBreakpointSuggestions(ada)).toBe(true);
+    const offered = await h.mention('two echoes again');
+    const again = await h.waitFor('the second card', () => h!.card(offered));
+    expect(shownText(again.message)).toContain('you stopped a run using everything.echo before');
+    expect(shownText(again.message)).toContain('/steward suggestions off');
+    expect(h.buttons(again)).toContain('suggested');
   });
 
   it('ask posts who asked what, starts a thread on that message with the card in it; status and runs list it privately with a link', async () => {

@@ -7,6 +7,7 @@ import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './
 import { slashCommandBody } from './slack-requests.ts';
 import { cardsOf } from '../helpers/slack-delivery.ts';
 import { PgDashboard } from '../../src/store/pg-dashboard.ts';
+import { createNewRun } from '../store/builders.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
@@ -43,13 +44,15 @@ describe('the /steward slash command, end to end on postgres', () => {
     expect(help.status).toBe(200);
     expect(help.ackMs).toBeLessThan(3_000);
     expect(help.acked).toMatchObject({ response_type: 'ephemeral' });
-    for (const sub of ['ask <request>', 'status', 'runs', 'review all|risky|none'])
+    for (const sub of ['ask <request>', 'status', 'runs', 'review all|risky|none', 'suggestions on|off'])
       expect(help.ack).toContain(`/steward ${sub}`);
     const unknown = await command(h, 'frobnicate now');
     expect(unknown.acked.text).toMatch(/^I do not know `frobnicate`\./);
     expect(unknown.acked.text).toContain('/steward status');
     const badReview = await command(h, 'review sometimes');
     expect(badReview.acked.text).toContain('takes one of `all`, `risky` or `none`');
+    const badSuggestions = await command(h, 'suggestions maybe');
+    expect(badSuggestions.acked.text).toMatch(/^`\/steward suggestions` takes `on` or `off`\./);
     expect(h.slack.calls.filter((c) => c.method === 'response_url')).toEqual([]);
   });
 
@@ -94,6 +97,45 @@ describe('the /steward slash command, end to end on postgres', () => {
     }
     const thread = await h.mention('say hi');
     expect(messageText(h.card(thread))).toContain('waiting for review');
+  });
+
+  it('suggestions off is stored for the person and confirmed privately: the next card offers no breakpoint; on brings the offer back', async () => {
+    const plan = planReply([
+      { id: 'a', tool: 'everything.echo', args: { message: 'one' } },
+      { id: 'b', tool: 'everything.echo', args: { message: 'two' }, dependsOn: ['a'] },
+    ]);
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [plan, plan] }),
+    });
+    // Ada stopped a run using everything.echo earlier: her next plan using it would be offered a breakpoint.
+    const ada = { id: 'U0ADA', channel: 'slack' };
+    const earlier = createNewRun({ requester: ada });
+    await h.store.createRun(earlier);
+    const stop = { actorId: ada.id, channel: 'slack', action: 'stop', tools: ['everything.echo'] };
+    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
+
+    const off = await command(h, 'suggestions off');
+    expect(off.ack).toBe('');
+    expect(off.responses).toEqual([expect.objectContaining({ response_type: 'ephemeral' })]);
+    expect(String(off.responses[0]!.text)).toBe(
+      'Noted. From now on your plan cards offer no breakpoints (`/steward suggestions on` brings them back).',
+    );
+    expect(await h.store.getBreakpointSuggestions(ada)).toBe(false);
+    const quiet = await h.mention('two echoes');
+    const card = await h.waitFor('the card', () => h!.card(quiet));
+    expect(messageText(card)).toContain('waiting for review');
+    expect(messageText(card)).not.toContain('Suggested breakpoints');
+    expect(() => h!.buttonValue(card, 'take-suggestions')).toThrow();
+
+    const on = await command(h, 'suggestions on');
+    expect(String(on.responses[0]!.text)).toMatch(/^Noted\. From now on your plan cards offer breakpoints /);
+    expect(await h.store.getBreakpointSuggestions(ada)).toBe(true);
+    const offered = await h.mention('two echoes again');
+    const text = messageText(await h.waitFor('the second card', () => h!.card(offered)));
+    expect(text).toContain('before a: you stopped a run using everything.echo before');
+    expect(text).toContain('`/steward suggestions off` stops these offers.');
   });
 
   it('ask posts who asked what in the channel and answers in its thread; status and runs list it with a link', async () => {

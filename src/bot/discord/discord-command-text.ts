@@ -1,6 +1,6 @@
 /**
  * The `/steward` slash command for Discord (pure): its definition as API JSON, and the private answers it gives
- * (help, run lists, the review preference) as Discord messages. Request text and summaries are escaped, so they
+ * (help, run lists, the review and suggestion preferences) as Discord messages. Request text and summaries are escaped, so they
  * can ping nobody.
  */
 import { RUN_ICONS } from '../card-words.ts';
@@ -14,7 +14,7 @@ import {
 import type { RunListing } from '../../engine/channel.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import type { Actor } from '../../engine/types.ts';
-import { RECENT_RUNS, reviewText } from '../slack/slack-command-text.ts';
+import { RECENT_RUNS, reviewText, suggestionsText } from '../slack/slack-command-text.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
 import { fromConversation } from './discord-inbound.ts';
 import { textMessage, type DiscordMessage } from './discord-render.ts';
@@ -71,6 +71,23 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
           description: 'High risk always waits',
           required: true,
           choices: (['all', 'risky', 'none'] as const).map((p) => ({ name: PREFERENCE_WORDS[p], value: p })),
+        },
+      ],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      name: 'suggestions',
+      description: 'Whether your plan cards offer breakpoints where you stepped in before',
+      options: [
+        {
+          type: ApplicationCommandOptionType.String,
+          name: 'offers',
+          description: 'Offered only: never set until you add them',
+          required: true,
+          choices: [
+            { name: 'on', value: 'on' },
+            { name: 'off', value: 'off' },
+          ],
         },
       ],
     },
@@ -133,11 +150,12 @@ export function renderHelp(note?: string): DiscordMessage {
   const lines = [
     ...(note ? [safeText(note, 300), ''] : []),
     '**Steward** plans multi-step work over your tools, shows you the plan, runs it and reports.',
-    '• `/steward ask request:` a new request, answered in a thread (or mention me, or message me directly)',
+    '• `/steward ask request:` a new request, answered in a thread (or mention me, or DM me)',
     '• `/steward status`: your runs that are not finished',
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs`,
     '• `/steward review`: which of your plans wait for your approval (high risk always does)',
-    '• `/steward dashboard`: a private sign-in link to the web pages of your runs',
+    '• `/steward suggestions`: whether your cards suggest breakpoints',
+    '• `/steward dashboard`: a private sign-in link to the dashboard',
     '',
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`${l.form}\`: ${l.what}`),
@@ -146,8 +164,8 @@ export function renderHelp(note?: string): DiscordMessage {
     '**Assistants**: `/steward assistant command:` `assistants` lists them',
     '**On a plan card**',
     '• **Approve / Amend / Cancel** while a plan waits; **Pause / Resume / Stop** while it runs.',
-    '• **Edit plan** opens the plan as JSON (a long plan: a box per step not yet run); it changes once valid.',
-    '• **Pause after step…** picks the steps the run pauses after, so you see their output first; unpick to drop one.',
+    '• **Edit plan** opens the plan as JSON (a long plan: a box per step not yet run).',
+    '• **Pause after step…** picks steps to pause after, to see their output first; unpick to drop one.',
     '• **History** shows the revisions and every decision, only to you.',
     '• **Save as workflow**, once a run completed, saves its plan to run again or on a schedule.',
     '• Reply in the thread to ask how it is going, or to change the steps not yet run.',
@@ -164,6 +182,11 @@ export function renderWorkflowAnswer(answer: string): DiscordMessage {
 /** The private confirmation of a new review preference (the wording Slack uses). */
 export function renderPreferenceSet(preference: ReviewPreference): DiscordMessage {
   return textMessage(reviewText(preference));
+}
+
+/** The private confirmation of `/steward suggestions` (the wording Slack uses). */
+export function renderSuggestionsSet(on: boolean): DiscordMessage {
+  return textMessage(suggestionsText(on));
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * The `/steward` slash command: `ask` posts the request and starts a thread on it (in a DM, answers there),
- * `status`, `runs`, `review`, `workflow` and `help` answer privately. Each is deferred at once (Discord allows 3
+ * `status`, `runs`, `review`, `suggestions`, `workflow` and `help` answer privately. Each is deferred at once (Discord allows 3
  * seconds), then the answer replaces the "thinking" reply.
  */
 import { Events, MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
@@ -14,6 +14,7 @@ import {
   renderHelp,
   renderPreferenceSet,
   renderRunList,
+  renderSuggestionsSet,
   renderWorkflowAnswer,
   runLinks,
 } from './discord-command-text.ts';
@@ -74,6 +75,16 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
       }
       await handler.setReviewPreference(actor, preference);
       await i.editReply(toMessageOptions(renderPreferenceSet(preference)));
+      return;
+    }
+    case 'suggestions': {
+      const choice = i.options.getString('offers');
+      if (choice !== 'on' && choice !== 'off') {
+        await i.editReply(toMessageOptions(renderHelp('`/steward suggestions` takes `on` or `off`.')));
+        return;
+      }
+      await handler.setBreakpointSuggestions(actor, choice === 'on');
+      await i.editReply(toMessageOptions(renderSuggestionsSet(choice === 'on')));
       return;
     }
     case 'workflow': {

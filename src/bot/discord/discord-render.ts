@@ -142,7 +142,10 @@ function cardTail(live: LiveCard): string {
   if (card.warnings.length > 0) blocks.push(`⚠️ **Before you approve**\n${bullets(card.warnings, 500)}`);
   const offered = openSuggestions(live).map((b) => `before ${b.stepId}: ${b.why}`);
   if (offered.length > 0)
-    blocks.push(`**Suggested breakpoints** (not set: Approve does not stop at them)\n${bullets(offered, 500)}`);
+    // The way to stop the offers is named where they are, so a person who finds them noise knows it.
+    blocks.push(
+      `**Suggested breakpoints** (not set: Approve does not stop at them)\n${bullets(offered, 500)}\n*\`/steward suggestions off\` stops these offers.*`,
+    );
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.
   if (card.note) blocks.push(safeText(card.note, 1_200));
   return blocks.join('\n\n');

@@ -1,6 +1,6 @@
 /**
  * The `/steward` slash command as text (pure): what a person typed, as a sub-command, and the private answers
- * (help, run lists, the review preference). Request text is escaped, so it can ping nobody.
+ * (help, run lists, the review and suggestion preferences). Request text is escaped, so it can ping nobody.
  */
 import { RUN_ICONS } from '../card-words.ts';
 import type { RunListing } from '../../engine/channel.ts';
@@ -26,6 +26,8 @@ export type StewardCommand =
   | { kind: 'runs' }
   | { kind: 'dashboard' }
   | { kind: 'review'; preference: ReviewPreference }
+  /** Whether the person's plan cards offer suggested breakpoints. */
+  | { kind: 'suggestions'; on: boolean }
   | { kind: 'ask'; request: string }
   /** A workflow command: the person's words as typed after `/steward` (Slack's escapes undone). */
   | { kind: 'workflow'; text: string }
@@ -56,6 +58,11 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
       if (preference && rest.length === 1) return { kind: 'review', preference };
       return { kind: 'help', note: '`/steward review` takes one of `all`, `risky` or `none`.' };
     }
+    case 'suggestions': {
+      const choice = rest.length === 1 ? rest[0]!.toLowerCase() : '';
+      if (choice === 'on' || choice === 'off') return { kind: 'suggestions', on: choice === 'on' };
+      return { kind: 'help', note: '`/steward suggestions` takes `on` or `off`.' };
+    }
     case 'ask':
       return arg ? { kind: 'ask', request: arg } : { kind: 'help', note: 'Say what to do after `ask`.' };
     default:
@@ -73,6 +80,7 @@ export function helpText(note?: string): string {
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs, with links`,
     '• `/steward dashboard`: a private sign-in link to the web dashboard (plan graphs, timelines), when it is on',
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
+    '• `/steward suggestions on|off`: whether your plan cards offer breakpoints where you stepped in before',
     '• `/steward help`: this list',
     "*Workflows* (a run's approved plan, saved to run again or on a schedule; the *Save as workflow* button on a completed run's card saves one too):",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`/steward ${l.form}\`: ${l.what}`),
@@ -103,6 +111,13 @@ export function reviewText(preference: ReviewPreference): string {
     none: 'your plans start at once, except high-risk ones, which always wait for your approval.',
   };
   return `Noted. From now on ${what[preference]}`;
+}
+
+/** What Steward says after `/steward suggestions on|off` (Discord says the same). */
+export function suggestionsText(on: boolean): string {
+  return on
+    ? 'Noted. From now on your plan cards offer breakpoints before tools you stepped in on before (never set until you add them).'
+    : 'Noted. From now on your plan cards offer no breakpoints (`/steward suggestions on` brings them back).';
 }
 
 /** A list of runs, a line each: status, what it is (linked to its thread when a link is known), and when. */

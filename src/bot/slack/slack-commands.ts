@@ -16,6 +16,7 @@ import {
   runListText,
   STEWARD_COMMAND,
   type StewardCommand,
+  suggestionsText,
   workflowAnswerText,
 } from './slack-command-text.ts';
 import { fromConversation, toActor, toChannelConversation, toConversation } from './slack-inbound.ts';
@@ -75,6 +76,9 @@ async function answer(
     case 'review':
       await handler.setReviewPreference(actor, parsed.preference);
       return reply(reviewText(parsed.preference));
+    case 'suggestions':
+      await handler.setBreakpointSuggestions(actor, parsed.on);
+      return reply(suggestionsText(parsed.on));
     case 'ask':
       return ask(deps, command.channel_id, actor, parsed.request, reply);
     case 'workflow': {

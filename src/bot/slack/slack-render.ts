@@ -86,6 +86,8 @@ function cardTail(live: LiveCard): types.KnownBlock[] {
       bullets(
         '*Suggested breakpoints* (not set: Approve does not stop at them)',
         offered.map((b) => `before ${b.stepId}: ${b.why}`),
+        // Named where the offer is, so a person who finds them noise knows how to stop them.
+        '_`/steward suggestions off` stops these offers._',
       ),
     );
   // The note carries what a held step would send or how a tool changed: the person must see it whole, not a teaser.
@@ -98,12 +100,12 @@ function cardTail(live: LiveCard): types.KnownBlock[] {
   return blocks;
 }
 
-function bullets(title: string, items: string[]): types.KnownBlock {
+function bullets(title: string, items: string[], after?: string): types.KnownBlock {
   return {
     type: 'section',
     text: {
       type: 'mrkdwn',
-      text: `${title}\n${safeMrkdwn(items.map((r) => `• ${r}`).join('\n'), 800)}`,
+      text: `${title}\n${safeMrkdwn(items.map((r) => `• ${r}`).join('\n'), 800)}${after ? `\n${after}` : ''}`,
       verbatim: true,
     },
   };

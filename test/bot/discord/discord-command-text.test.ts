@@ -5,6 +5,7 @@ import {
   renderHelp,
   renderPreferenceSet,
   renderRunList,
+  renderSuggestionsSet,
   renderWorkflowAnswer,
   STEWARD_COMMAND,
   STEWARD_GUILD_COMMAND,
@@ -20,6 +21,7 @@ describe('/steward', () => {
       'status',
       'runs',
       'review',
+      'suggestions',
       'workflow',
       'assistant',
       'dashboard',
@@ -32,12 +34,17 @@ describe('/steward', () => {
     ]);
     const review = STEWARD_COMMAND.options?.[3] as { options?: { choices?: { value: string }[] }[] };
     expect(review.options?.[0]?.choices?.map((c) => c.value)).toEqual(['all', 'risky', 'none']);
-    const workflow = STEWARD_COMMAND.options?.[4] as { options?: { name: string; description: string }[] };
+    const suggestions = STEWARD_COMMAND.options?.[4] as {
+      options?: { description: string; required?: boolean; choices?: { value: string }[] }[];
+    };
+    expect(suggestions.options?.[0]).toMatchObject({ required: true });
+    expect(suggestions.options?.[0]?.choices?.map((c) => c.value)).toEqual(['on', 'off']);
+    const workflow = STEWARD_COMMAND.options?.[5] as { options?: { name: string; description: string }[] };
     expect(workflow.options).toEqual([
       expect.objectContaining({ name: 'command', required: true, type: ApplicationCommandOptionType.String }),
     ]);
     // Discord refuses a command whose descriptions are over 100 characters.
-    for (const o of [...(STEWARD_COMMAND.options ?? []), ...(workflow.options ?? [])])
+    for (const o of [...(STEWARD_COMMAND.options ?? []), ...(workflow.options ?? []), ...(suggestions.options ?? [])])
       expect(o.description.length).toBeLessThanOrEqual(100);
     expect(STEWARD_GUILD_COMMAND).not.toHaveProperty('contexts');
     expect(STEWARD_GUILD_COMMAND).toMatchObject({ name: 'steward', options: STEWARD_COMMAND.options });
@@ -49,7 +56,7 @@ describe('/steward', () => {
     expect(messageProblems(help)).toEqual([]);
     for (const form of ['save <name>', 'workflows', 'workflow <name>', 'fork <name> <new name>', 'schedule <name>'])
       expect(help.content).toContain(`\`${form}`);
-    for (const sub of ['ask', 'status', 'runs', 'review', 'dashboard', 'workflow', 'assistant'])
+    for (const sub of ['ask', 'status', 'runs', 'review', 'suggestions', 'dashboard', 'workflow', 'assistant'])
       expect(help.content).toContain(`\`/steward ${sub}`);
     const answer = renderWorkflowAnswer(`No workflow @everyone <@123> [x](https://evil.test) ${'y'.repeat(5_000)}`);
     expect(messageProblems(answer)).toEqual([]);
@@ -58,6 +65,10 @@ describe('/steward', () => {
     expect(renderPreferenceSet('all').content).toBe(
       'Noted. From now on I will show you every plan and wait for your approval before running it.',
     );
+    expect(renderSuggestionsSet(false).content).toBe(
+      'Noted. From now on your plan cards offer no breakpoints (`/steward suggestions on` brings them back).',
+    );
+    expect(renderSuggestionsSet(true).content).toMatch(/^Noted\. From now on your plan cards offer breakpoints /);
     const run: RunListing = {
       id: 'r1',
       status: 'running',

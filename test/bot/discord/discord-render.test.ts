@@ -116,13 +116,13 @@ describe('the plan card', () => {
     expect(picker?.options?.[0]?.default).toBeUndefined();
   });
 
-  it('a suggested breakpoint is offered with its reason and an "Add suggested breakpoints" button, gone once taken', () => {
+  it('a suggested breakpoint is offered with its reason, an "Add suggested breakpoints" button and how to stop the offers, gone once taken', () => {
     const why = 'you stopped a run using everything.echo before';
     const card = createPlanCard({ suggestedBreakpoints: [{ stepId: 'step_1', tool: 'everything.echo', why }] });
     const offered = renderCard(createLiveCard(card, NOW), NOW);
     expect(messageProblems(offered)).toEqual([]);
     expect(offered.embeds[0]?.description).toContain(
-      `**Suggested breakpoints** (not set: Approve does not stop at them)\n• before step\\_1: ${why}`,
+      `**Suggested breakpoints** (not set: Approve does not stop at them)\n• before step\\_1: ${why}\n*\`/steward suggestions off\` stops these offers.*`,
     );
     expect(buttons(offered).map((b) => [b.label, b.kind])).toContainEqual(['Add suggested breakpoints', 'suggested']);
     const ref = parseCustomId(
@@ -135,6 +135,7 @@ describe('the plan card', () => {
     const taken = renderCard(createLiveCard({ ...card, breakpointsBefore: ['step_1'] }, NOW), NOW);
     expect(buttons(taken).map((b) => b.label)).not.toContain('Add suggested breakpoints');
     expect(taken.embeds[0]?.description).not.toContain('Suggested breakpoints');
+    expect(taken.embeds[0]?.description).not.toContain('suggestions off');
     expect(select(taken)?.options?.[0]).toMatchObject({ value: 'step_1', default: true });
   });
 

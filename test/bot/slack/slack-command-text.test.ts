@@ -21,6 +21,10 @@ describe('/steward sub-commands', () => {
       note: '`/steward review` takes one of `all`, `risky` or `none`.',
     });
     expect(parseCommand('review all please', BOT)).toMatchObject({ kind: 'help' });
+    expect(parseCommand('suggestions off', BOT)).toEqual({ kind: 'suggestions', on: false });
+    expect(parseCommand(' Suggestions  ON ', BOT)).toEqual({ kind: 'suggestions', on: true });
+    for (const bad of ['suggestions', 'suggestions maybe', 'suggestions off now'])
+      expect(parseCommand(bad, BOT)).toEqual({ kind: 'help', note: '`/steward suggestions` takes `on` or `off`.' });
     expect(parseCommand('ask  compare a &lt; b\nthen tell me', BOT)).toEqual({
       kind: 'ask',
       request: 'compare a < b\nthen tell me',

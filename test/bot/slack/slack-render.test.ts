@@ -283,7 +283,7 @@ describe('slack card steering controls', () => {
     expect(byId(row, 'more')!.options!.map((o) => o.value)).toEqual(['history', 'help']);
   });
 
-  it('a suggested breakpoint is offered with its reason and an "Add suggested breakpoints" button, gone once taken', () => {
+  it('a suggested breakpoint is offered with its reason, an "Add suggested breakpoints" button and how to stop the offers, gone once taken', () => {
     const why = 'you stopped a run using everything.echo before';
     const card = createPlanCard({
       revision: 3,
@@ -292,7 +292,9 @@ describe('slack card steering controls', () => {
     const offered = renderCard(createLiveCard(card, NOW), NOW);
     expectWithinLimits(offered);
     const text = allTexts(offered.blocks).join('\n');
-    expect(text).toContain(`*Suggested breakpoints* (not set: Approve does not stop at them)\n• before step_2: ${why}`);
+    expect(text).toContain(
+      `*Suggested breakpoints* (not set: Approve does not stop at them)\n• before step_2: ${why}\n_\`/steward suggestions off\` stops these offers._`,
+    );
     expect(text).toMatch(/\*2\.\*.*breakpoint suggested before/);
     const row = controls(offered);
     expect(row.elements.map((e) => e.action_id)).toEqual([
@@ -308,6 +310,7 @@ describe('slack card steering controls', () => {
     const after = renderCard(taken, NOW);
     expect(controls(after).elements.map((e) => e.action_id)).not.toContain('steward.take-suggestions');
     expect(allTexts(after.blocks).join('\n')).not.toContain('Suggested breakpoints');
+    expect(allTexts(after.blocks).join('\n')).not.toContain('suggestions off');
     expect(allTexts(after.blocks).join('\n')).toMatch(/\*2\.\*.*breakpoint before/);
     expect(byId(controls(after), 'breakpoints')!.initial_options!.map((o) => o.value)).toEqual(['step_2']);
   });
