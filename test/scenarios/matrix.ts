@@ -88,8 +88,14 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
   },
-  slack: { contexts: [], shapes: [] },
-  discord: { contexts: [], shapes: [] },
+  slack: {
+    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+  },
+  discord: {
+    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+  },
 };
 
 /** A cell's fate on one channel. */

@@ -17,12 +17,25 @@ export interface Expectation {
   tailHeldUntilLast: boolean;
   /** No MCP call at all reaches the server after the action (stop, cancel). */
   nothingAfter: boolean;
-  /** Words the person must see after the action, and must never see anywhere. */
-  shows: RegExp[];
-  neverShows: RegExp[];
+  /** What the person must see after the action, and must never see (each channel's person says how it looks). */
+  shows: Seen[];
+  neverShows: Seen[];
 }
 
-const report = (status: string) => new RegExp(`=== Report \\(${status}\\) ===`);
+/** Something a person sees, in a channel's own words. */
+export type Seen =
+  | 'report:completed'
+  | 'report:stopped'
+  | 'report:any'
+  | 'revision:1'
+  | `breakpoint:${string}`
+  | 'breakpoint:any'
+  | 'status'
+  | 'history'
+  | 'paused'
+  | 'quickAnswer'
+  | 'alreadyEnded'
+  | 'invalidStopped';
 
 /** The expectation for an action on a shape (the context adds its own checks in the driver). */
 export function expectationFor(cell: Cell): Expectation {
@@ -33,27 +46,28 @@ export function expectationFor(cell: Cell): Expectation {
     tail: tail.planned,
     tailHeldUntilLast: false,
     nothingAfter: false,
-    shows: [report('completed')],
-    // A suggestion is never a breakpoint nobody took; "already ended" is never said while this run is active.
-    neverShows: [/This run has already ended/, /turned out invalid/],
+    shows: ['report:completed'],
+    // "Already ended" is never said while this run is active; an invalid answer is repaired, not a reason to stop.
+    neverShows: ['alreadyEnded', 'invalidStopped'],
   };
-  const never = (...more: RegExp[]) => [...base.neverShows, ...more];
+  const never = (...more: Seen[]) => [...base.neverShows, ...more];
   switch (cell.action) {
     case 'approve':
-      return { ...base, neverShows: never(/=== Breakpoint after/) };
+      // A suggested breakpoint is offered, never set: approve stops at none.
+      return { ...base, neverShows: never('breakpoint:any') };
     case 'amend':
       return {
         ...base,
         tail: tail.amended,
         tailHeldUntilLast: at !== 'running',
-        shows: [/=== Plan \(revision 1,/, report('completed')],
+        shows: ['revision:1', 'report:completed'],
       };
     case 'edit':
       return {
         ...base,
         tail: tail.edited,
         tailHeldUntilLast: at !== 'running',
-        shows: [/=== Plan \(revision 1,/, report('completed')],
+        shows: ['revision:1', 'report:completed'],
       };
     case 'cancel':
       return { ...base, status: ['cancelled', 'stopped'], tail: null, nothingAfter: true, shows: [] };
@@ -62,18 +76,18 @@ export function expectationFor(cell: Cell): Expectation {
         ...base,
         // On a card the breakpoint goes after `think`; once `think` runs, only the tail has not started.
         tailHeldUntilLast: at === 'card',
-        shows: [new RegExp(`=== Breakpoint after ${at === 'card' ? 'think' : tail.id} ===`), report('completed')],
+        shows: [`breakpoint:${at === 'card' ? 'think' : tail.id}`, 'report:completed'],
       };
     case 'pause':
-      return { ...base, status: ['paused'], tail: null, shows: [/paused/i], neverShows: never(report('\\w+')) };
+      return { ...base, status: ['paused'], tail: null, shows: ['paused'], neverShows: never('report:any') };
     case 'resume':
-      return { ...base, tailHeldUntilLast: true, shows: [/paused/i, report('completed')] };
+      return { ...base, tailHeldUntilLast: true, shows: ['paused', 'report:completed'] };
     case 'stop':
-      return { ...base, status: ['stopped'], tail: null, nothingAfter: true, shows: [report('stopped')] };
+      return { ...base, status: ['stopped'], tail: null, nothingAfter: true, shows: ['report:stopped'] };
     case 'status':
-      return { ...base, shows: [/Run running/, report('completed')] };
+      return { ...base, shows: ['status', 'report:completed'] };
     case 'history':
-      return { ...base, shows: [/History of "Do the scenario work"/, report('completed')] };
+      return { ...base, shows: ['history', 'report:completed'] };
     case 'new':
       // `new <quick question>`, then `stop`: the stop reaches the run still active, not the finished quick answer.
       return {
@@ -81,7 +95,7 @@ export function expectationFor(cell: Cell): Expectation {
         status: ['stopped'],
         tail: null,
         nothingAfter: true,
-        shows: [/It is noon\./, report('stopped')],
+        shows: ['quickAnswer', 'report:stopped'],
       };
   }
 }
@@ -94,8 +108,8 @@ export interface Observation {
   tailValuesBeforeLast: string[];
   /** Calls the server received after the action (stop, cancel). */
   callsAfter: number;
-  /** What the person was shown from the request on. */
-  shown: string;
+  /** Whether the person was shown this from the action on (for `shows`), or anywhere from the request on. */
+  sees: (what: Seen, since: 'action' | 'request') => boolean;
   /** Report headers shown for the cell run. */
   reports: number;
 }
@@ -114,8 +128,8 @@ export function judge(e: Expectation, o: Observation): string[] {
       `the tail step reached the server before the person's decision: ${JSON.stringify(o.tailValuesBeforeLast)}`,
     );
   if (e.nothingAfter && o.callsAfter > 0) wrong.push(`${o.callsAfter} MCP call(s) reached the server after the action`);
-  for (const p of e.shows) if (!p.test(o.shown)) wrong.push(`the person never saw ${String(p)}`);
-  for (const p of e.neverShows) if (p.test(o.shown)) wrong.push(`the person saw ${String(p)}`);
+  for (const p of e.shows) if (!o.sees(p, 'action')) wrong.push(`the person never saw ${p}`);
+  for (const p of e.neverShows) if (o.sees(p, 'request')) wrong.push(`the person saw ${p}`);
   if (o.reports > 1) wrong.push(`the report was shown ${o.reports} times`);
   return wrong;
 }
