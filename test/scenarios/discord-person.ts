@@ -116,6 +116,8 @@ export async function discordPerson(script: FakeLlmScript): Promise<Person> {
     transcript,
     approve: () => press('approve'),
     async amend(words) {
+      // A card offers Amend (a modal); a running plan is amended in words, by a reply in its thread.
+      if (!h.discord.messagesIn(thread).some((m) => h.buttons(m).includes('amend'))) return h.reply(thread, words);
       await h.press(await offering('amend'), 'amend');
       await h.submitModal({ 'amend-text': words });
     },

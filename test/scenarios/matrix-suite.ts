@@ -22,7 +22,12 @@ export function matrixSuite(channel: Channel, start: (script: FakeLlmScript) => 
     it.each(cells)('%s', async (name, cell) => {
       ran++;
       const problems = await runCell(cell, start).catch((err: unknown) => [
-        err instanceof Error ? err.message.split('; console so far')[0]! : String(err),
+        // A wait's message ends with everything shown so far: kept whole only with STEWARD_SCENARIOS_VERBOSE.
+        err instanceof Error
+          ? process.env.STEWARD_SCENARIOS_VERBOSE
+            ? err.message
+            : err.message.slice(0, 200)
+          : String(err),
       ]);
       if (problems.length > 0) failed.push(`${name}: ${problems.join('; ')}`);
       expect(problems).toEqual([]);

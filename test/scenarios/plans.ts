@@ -133,7 +133,8 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
       if (!next) throw new Error('no planner answer left for this cell');
       return next;
     },
-    classifier: 'status',
+    // A reply to a running run: a change asked for in words is an amendment, anything else asks how it goes.
+    classifier: (req) => (req.lastUserText.includes(SAID.amend) ? 'amend' : 'status'),
     llm_step: async () => (await o.gate.opened, 'Thought it over.'),
     synthesizer: SAID.report,
   });

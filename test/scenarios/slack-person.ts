@@ -124,6 +124,8 @@ export async function slackPerson(script: FakeLlmScript): Promise<Person> {
     transcript,
     approve: () => press('approve'),
     async amend(text) {
+      // A card offers Amend (a modal); a running plan is amended in words, by a reply in its thread.
+      if (!inThread().some((m) => has(m, 'amend'))) return h.reply(thread, text);
       await h.press(await offering('amend'), 'amend');
       await h.submitAmend(text);
     },
