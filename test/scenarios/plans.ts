@@ -107,7 +107,8 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
   const plan = (value: string, extra: Record<string, unknown> = {}) =>
     JSON.stringify({ steps: shapeSteps(cell.shape, value), summary: 'Do the scenario work', ...extra });
   const first = plan(TAILS[cell.shape].planned);
-  const invalid = first.replace(`"id":"${TAILS[cell.shape].id}",`, `"id":"${TAILS[cell.shape].id}","note":null,`);
+  // One null in an optional field of the answer (after the steps, so steps may start before it is read).
+  const invalid = plan(TAILS[cell.shape].planned, { why: null });
   const early = cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape);
   const held = (text: string): FakeReply => (early ? heldUntil(text, '{"id":"think"', o.lookedUp) : text);
   const queue: FakeReply[] = [

@@ -9,7 +9,7 @@ import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { decisionPoint, REVIEW_ACTIONS, type Cell } from './matrix.ts';
 import { expectationFor, judge, type Observation } from './oracle.ts';
-import type { Person } from './person.ts';
+import type { Mark, Person } from './person.ts';
 import { cellScript, createGate, SAID, startsWithLookup, TAILS } from './plans.ts';
 
 const MOVING: readonly string[] = ['planning', 'running', 'stopping'];
@@ -53,16 +53,25 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   const from = p.mark();
   await p.ask(cell.context === 'secondActiveRun');
   const run = await waitUntil('the cell run to be stored', () => runOf(p, SAID.request));
+  // Waits that give up at once when the run ended instead (a plan stopped as invalid never shows its card).
+  const ended = async () => {
+    const now = (await p.store.getRun(run.id))!.status;
+    if (isTerminal(now)) throw new Error(`the run ended ${now} before it got there`);
+  };
   const thinking = () =>
-    waitUntil('the think step to be running', () => p.llm.requests.some((r) => r.role === 'llm_step'));
+    orEnded(
+      waitUntil('the think step to be running', () => p.llm.requests.some((r) => r.role === 'llm_step')),
+      ended,
+    );
+  const card = (mark: Mark) => orEnded(p.card(mark), ended);
 
   // The point of decision: the review card (checked as the context requires), else the running plan.
   if (at !== 'running') {
-    const card = await p.card(from);
+    const firstCard = await card(from);
     if (cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape)) {
-      if (!p.offersAmend(card))
+      if (!p.offersAmend(firstCard))
         problems.push('after early start, the first card is not an ordinary review card with Amend');
-      if (!/\ba\b[^\n]*(✔|succeeded)|✅ \*{1,2}1\.\*{1,2} `a`/.test(card))
+      if (!/\ba\b[^\n]*(✔|succeeded)|✅ \*{1,2}1\.\*{1,2} `a`/.test(firstCard))
         problems.push('after early start, the first card does not show the read step done');
     }
     if (cell.context === 'earlyStartOff' && calls().length > 0)
@@ -71,7 +80,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
       if (!p.restart) throw new Error('this channel cannot restart: the matrix should not have chosen this cell');
       const mark = p.mark();
       await p.restart();
-      await p.card(mark);
+      await card(mark);
       if (p.cards(mark) !== 1) problems.push('after a restart the card came back more than once');
       if (/riskier than what was approved|started at once/.test(p.transcript(mark)))
         problems.push('the card restored after a restart says "riskier than approved" or "started at once"');
@@ -87,7 +96,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
     await p.approve();
     if (review) {
       openGate();
-      await p.card(mark);
+      await card(mark);
     }
   }
   if (at === 'card' && !review) await p.approve();
@@ -98,7 +107,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   const mark = p.mark();
   const approveHold = async () => {
     if (cell.shape !== 'held') return;
-    await p.card(mark);
+    await card(mark);
     await p.approve();
   };
   switch (cell.action) {
@@ -189,6 +198,17 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   if (cell.context === 'secondActiveRun' && (await runOf(p, SAID.other))?.status !== 'running')
     problems.push('the other active run was touched by an action on this one');
   return [...problems, ...judge(expectationFor(cell), observed)];
+}
+
+/** `wait`, unless `ended` throws first (checked every 50 ms); the wait's own failure is kept from going unhandled. */
+async function orEnded<T>(wait: Promise<T>, ended: () => Promise<void>): Promise<T> {
+  let settled = false;
+  wait.catch(() => undefined).finally(() => (settled = true));
+  while (!settled) {
+    await ended();
+    await Promise.race([wait.catch(() => undefined), new Promise((r) => setTimeout(r, 50))]);
+  }
+  return wait;
 }
 
 /** A cell that has not told its story in 40 s fails with what was shown (the test's own limit is 60 s). */
