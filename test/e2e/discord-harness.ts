@@ -294,7 +294,17 @@ export async function startDiscordHarness(options: {
       await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
       // What the bot sent to Discord is what people saw; the token travels only in the Authorization header.
       const shown = [...logs, ...discord.calls.map((c) => JSON.stringify(c.body ?? null))];
-      const problems = await checkInvariants({ store, db, calls, llm, shown, canaries: [CANARY_KEY, discord.token] });
+      // As the console harness: steps started early are read-only closed-world calls of these tools.
+      const tools = host.listTools();
+      const problems = await checkInvariants({
+        store,
+        db,
+        calls,
+        llm,
+        shown,
+        canaries: [CANARY_KEY, discord.token],
+        tools,
+      });
       const refused = discord.calls.filter((c) => c.problems.length > 0);
       const pinging = discord.calls.filter(
         (c) => c.allowedMentions !== undefined && JSON.stringify(c.allowedMentions) !== '{"parse":[]}',

@@ -220,6 +220,8 @@ export async function startSlackHarness(options: {
         llm,
         shown,
         canaries: [CANARY_KEY, slack.botToken, SECRET],
+        // As the console harness: steps started early are read-only closed-world calls of these tools.
+        tools: host.listTools(),
       });
       await steward.shutdown();
       await channel.stop();

@@ -1,0 +1,90 @@
+/** A person at the console: every action is a line typed, every sight a line printed (test/scenarios/person.ts). */
+import { waitUntil } from '../helpers/wait.ts';
+import { startConsoleStage } from './console-stage.ts';
+import type { Seen } from './oracle.ts';
+import type { Person } from './person.ts';
+import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
+import { SAID } from './plans.ts';
+
+const CARD = /=== Plan \(revision (\d+), risk \w+\) ===[^]*?\nType "approve"[^\n]*\n/;
+
+/** How each thing the oracle names is printed on the console. */
+const LOOKS: Record<string, RegExp> = {
+  'report:completed': /=== Report \(completed\) ===/,
+  'report:stopped': /=== Report \(stopped\) ===/,
+  'report:any': /=== Report \(/,
+  'revision:1': /=== Plan \(revision 1,/,
+  'breakpoint:any': /=== Breakpoint after/,
+  status: /Run running/,
+  history: /History of "Do the scenario work"/,
+  paused: /Paused/,
+  quickAnswer: /It is noon\./,
+  alreadyEnded: /This run has already ended/,
+  invalidStopped: /turned out invalid/,
+};
+
+function looks(what: Seen): RegExp {
+  const id = /^breakpoint:(?!any$)(.+)$/.exec(what)?.[1];
+  return id ? new RegExp(`=== Breakpoint after ${id} ===`) : LOOKS[what]!;
+}
+
+/** Starts a console stage for a cell and the person at it. */
+export async function consolePerson(script: FakeLlmScript): Promise<Person> {
+  const s = await startConsoleStage(script);
+  const calls = () => s.audit.entries().filter((e) => e.type === 'call');
+  let besides = false;
+  return {
+    llm: s.llm,
+    audit: s.audit,
+    db: s.db,
+    store: s.store,
+    steward: () => s.steward,
+    reviewAll: () => s.type('review all'),
+    async askQuick() {
+      await s.type(SAID.quick);
+      await s.waitFor(LOOKS.quickAnswer!);
+    },
+    async startOther() {
+      await s.type(`new ${SAID.other}`);
+      await waitUntil('the other run to be running', () => calls().some((e) => e.name === 'sleep'));
+    },
+    async ask(others) {
+      besides = others;
+      await s.type(besides ? `new ${SAID.request}` : SAID.request);
+    },
+    mark: () => s.output().length,
+    card: (from) => s.waitFor(CARD, from, 10_000),
+    offersAmend: (card) => /Type "approve", "amend/.test(card),
+    cards: (from) =>
+      (
+        s
+          .output()
+          .slice(from)
+          .match(/=== Plan \(/g) ?? []
+      ).length,
+    waitSeen: async (what, from) => void (await s.waitFor(looks(what), from, 20_000)),
+    seen: (what, from) => looks(what).test(s.output().slice(from)),
+    reports: (from) =>
+      (
+        s
+          .output()
+          .slice(from)
+          .match(/=== Report \(/g) ?? []
+      ).length,
+    transcript: (from) => s.output().slice(from),
+    restart: () => s.restart(),
+    approve: () => s.type('approve'),
+    amend: (text) => s.type(`amend ${text}`),
+    edit: (steps) => s.type(`edit ${JSON.stringify({ steps })}`),
+    cancel: () => s.type('cancel'),
+    breakpoint: (id) => s.type(`break ${id}`),
+    continueRun: () => s.type('continue'),
+    pause: () => s.type('pause'),
+    resume: () => s.type('resume'),
+    stop: () => s.type('stop'),
+    askStatus: () => s.type('how is it going?'),
+    history: () => s.type('history'),
+    newQuick: () => s.type(`new ${SAID.quick}`),
+    close: () => s.close(),
+  };
+}

@@ -1,0 +1,129 @@
+/**
+ * The console as the scenario matrix drives it: the e2e harness's parts (the real engine on PostgreSQL, the audit
+ * MCP server, the fake LLM through the openai SDK) with README defaults (quick answers on), and a `restart` that
+ * stops this Steward and its terminal and starts the next on the same database, as a person restarting it would.
+ */
+import { PassThrough } from 'node:stream';
+import { ConsoleChannel } from '../../src/bot/console-channel.ts';
+import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
+import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
+import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
+import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
+import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import { mcpConfig } from '../helpers/mcp-servers.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import {
+  CANARY_KEY,
+  checkInvariants,
+  createAuditServer,
+  createSteward,
+  recordingTools,
+  type AuditServer,
+  type RecordedCall,
+} from '../e2e/harness.ts';
+
+/** Quick answers as the README's defaults turn them on. */
+export const README_DEFAULTS: Partial<StewardSettings> = { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } };
+
+/** One console scenario's world. */
+export interface ConsoleStage {
+  llm: FakeLlm;
+  db: TestDatabase;
+  store: PgRunStore;
+  audit: AuditServer;
+  steward: Steward;
+  /** Types a line and waits until the console handled it (not for the models it asked). */
+  type(line: string): Promise<void>;
+  output(): string;
+  /** Waits until the console printed text matching `pattern` after `from` characters; returns the match. */
+  waitFor(pattern: RegExp, from?: number, timeoutMs?: number): Promise<string>;
+  /** Steward stops (as at a deploy) and the next one starts on the same database, with a new terminal. */
+  restart(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Starts a console stage; `close` stops every part and fails on an MCP call outside an approved plan. */
+export async function startConsoleStage(script: FakeLlmScript): Promise<ConsoleStage> {
+  const llm = await startFakeLlm(script);
+  const audit = createAuditServer();
+  const db = await createTestDatabase('postgres');
+  const { host, failures } = await McpHost.connect(mcpConfig(audit.config()));
+  if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
+  const calls: RecordedCall[] = [];
+  const store = new PgRunStore(db.db);
+  const logs: string[] = [];
+  let printed = '';
+  const open = async () => {
+    const input = new PassThrough();
+    const out = new PassThrough();
+    out.on('data', (chunk: Buffer) => void (printed += chunk.toString('utf8')));
+    const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
+    const steward = createSteward({
+      llm,
+      tools: recordingTools(host, calls),
+      store,
+      notifier: channel,
+      log: (level, message) => logs.push(`${level} ${message}`),
+      settings: README_DEFAULTS,
+      signals: db.signals,
+      workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
+      calendar: new CronerCalendar(),
+      assistants: new PgAssistantStore(db.db),
+      delegations: new PgDelegationStore(db.db),
+    });
+    await channel.start(steward);
+    return { input, channel, steward };
+  };
+  let now = await open();
+  const stage: ConsoleStage = {
+    llm,
+    db,
+    store,
+    audit,
+    steward: now.steward,
+    async type(line) {
+      now.input.write(`${line}\n`);
+      await new Promise((r) => setImmediate(r));
+      await now.channel.settled();
+    },
+    output: () => printed,
+    async waitFor(pattern, from = 0, timeoutMs = 15_000) {
+      const found = await waitUntil(String(pattern), () => pattern.exec(printed.slice(from)), {
+        timeoutMs,
+        details: () => `console so far:\n${printed}\nlogs:\n${logs.join('\n')}`,
+      });
+      return found[0];
+    },
+    async restart() {
+      await now.steward.shutdown();
+      await now.channel.stop();
+      now = await open();
+      stage.steward = now.steward;
+      await now.steward.recover();
+    },
+    async close() {
+      await Promise.race([now.steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
+      const problems = await checkInvariants({
+        store,
+        db,
+        calls,
+        llm,
+        shown: [printed, ...logs],
+        canaries: [CANARY_KEY],
+        tools: host.listTools(),
+      });
+      await now.steward.shutdown();
+      await now.channel.stop();
+      await host.close();
+      await db.close();
+      await llm.close();
+      audit.remove();
+      if (problems.length > 0) throw new Error(`MCP calls outside an approved plan:\n${problems.join('\n')}`);
+    },
+  };
+  return stage;
+}

@@ -1,0 +1,141 @@
+/**
+ * The scenario matrix of issue 25, as data: every steering action × plan shape × what else is in play × channel.
+ * A cell either runs (a channel's driver performs it and the oracle judges it), is not applicable (with the reason,
+ * counted and listed), or is not driven yet on that channel (listed too: a gap, never a silent drop).
+ */
+import { allPairs, product, type Combination } from './pairwise.ts';
+
+/** What the person does, as they would on the channel. */
+export const ACTIONS = [
+  'approve',
+  'amend',
+  'edit',
+  'cancel',
+  'pause',
+  'resume',
+  'stop',
+  'breakpoint',
+  'status',
+  'history',
+  'new',
+] as const;
+
+/** The plan the planner writes (test/scenarios/plans.ts). */
+export const SHAPES = ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'] as const;
+
+/** What else is in play. Every context but `earlyStartOff` runs under review preference `risky` (the README default). */
+export const CONTEXTS = [
+  'earlyStartOn',
+  'earlyStartOff',
+  'invalidFirstAnswer',
+  'quickAnswerBefore',
+  'secondActiveRun',
+  'assistant',
+  'workflowFire',
+  'restartBeforeDecision',
+  'secondProcess',
+] as const;
+
+export const CHANNELS = ['console', 'slack', 'discord'] as const;
+
+export type Action = (typeof ACTIONS)[number];
+export type Shape = (typeof SHAPES)[number];
+export type Context = (typeof CONTEXTS)[number];
+export type Channel = (typeof CHANNELS)[number];
+
+/** The three dimensions the covering set pairs (the channel is a fourth, run separately: all pairs per channel). */
+export const DIMENSIONS = { action: ACTIONS, shape: SHAPES, context: CONTEXTS } as const;
+export type Cell = Combination<typeof DIMENSIONS>;
+
+/** Actions taken on a plan card (or, where the plan started at once, on the running plan). */
+export const REVIEW_ACTIONS: readonly Action[] = ['approve', 'amend', 'edit', 'cancel', 'breakpoint'];
+
+/**
+ * Where the person decides: at the review card (`card`), at the card of a step held mid-run (`hold`), or on a
+ * run that started at once with no card (`running`): a read-only plan is low risk, which `risky` does not review.
+ */
+export function decisionPoint(c: Pick<Cell, 'shape' | 'context'>): 'card' | 'hold' | 'running' {
+  if (c.shape === 'held') return 'hold';
+  if (c.shape === 'readOnly' && c.context !== 'earlyStartOff') return 'running';
+  return 'card';
+}
+
+/** Why a cell cannot apply, or null when it can. Reasons are sentences, listed in the run's summary. */
+export function notApplicable(c: Cell): string | null {
+  const at = decisionPoint(c);
+  if (at === 'running' && (c.action === 'approve' || c.action === 'cancel'))
+    return `${c.action} × read-only plan under review "risky": a low-risk plan starts at once, so there is no card to ${c.action} (stop covers ending it)`;
+  if (at === 'running' && c.context === 'restartBeforeDecision')
+    return 'restart between card and decision × read-only plan under "risky": the plan starts at once, there is no card to restart between';
+  return null;
+}
+
+/** Preconditions performed before an action, as data: a cell's driver does these first. */
+export const BEFORE: Partial<Record<Action, { action: Action; why: string }>> = {
+  resume: { action: 'pause', why: 'resume needs a paused run: it is performed after a pause' },
+};
+
+/** The contexts each channel's driver can set up; a cell with another context is listed as not driven yet. */
+export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: readonly Shape[] }> = {
+  console: {
+    contexts: [
+      'earlyStartOn',
+      'earlyStartOff',
+      'invalidFirstAnswer',
+      'quickAnswerBefore',
+      'secondActiveRun',
+      'restartBeforeDecision',
+    ],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+  },
+  slack: {
+    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+  },
+  discord: {
+    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+  },
+};
+
+/** A cell's fate on one channel. */
+export type Planned =
+  | { cell: Cell; fate: 'run' }
+  | { cell: Cell; fate: 'notApplicable'; reason: string }
+  | { cell: Cell; fate: 'notDriven'; reason: string };
+
+/**
+ * The cells to run on a channel: the all-pairs covering set over what its driver sets up (seeded, so the same every
+ * time), or with `full` the whole product; plus every cell left out, with why.
+ */
+export function planFor(channel: Channel, o: { full: boolean; seed?: number }): Planned[] {
+  const driven = DRIVEN[channel];
+  const drivable = (c: Cell) => driven.contexts.includes(c.context) && driven.shapes.includes(c.shape);
+  const everything = product(DIMENSIONS);
+  const chosen = o.full
+    ? everything.filter((c) => drivable(c) && notApplicable(c) === null)
+    : allPairs(
+        { action: ACTIONS, shape: driven.shapes, context: driven.contexts },
+        { seed: o.seed ?? 25, applicable: (c) => notApplicable(c) === null },
+      ).cells;
+  const run = chosen.map((cell): Planned => ({ cell, fate: 'run' }));
+  const left = everything.flatMap((cell): Planned[] => {
+    const reason = notApplicable(cell);
+    if (reason) return [{ cell, fate: 'notApplicable', reason }];
+    if (!drivable(cell))
+      return [
+        {
+          cell,
+          fate: 'notDriven',
+          reason: `${channel}'s scenario driver does not set up this ${driven.contexts.includes(cell.context) ? 'shape' : 'context'} yet`,
+        },
+      ];
+    return [];
+  });
+  return [...run, ...left];
+}
+
+/** A cell as one line, for test names and the summary. */
+export function cellName(c: Cell): string {
+  return `${c.action} × ${c.shape} × ${c.context}`;
+}

@@ -1,0 +1,261 @@
+/**
+ * Performs one matrix cell through a person on a channel: sets up what else is in play, drives the plan to the point
+ * of decision, takes the action, and judges what happened against the oracle, plus what the context itself requires
+ * (an ordinary first card after early start, one repair call, the card shown once after a restart).
+ */
+import type { StoredRun } from '../../src/engine/ports.ts';
+import { isTerminal } from '../../src/engine/types.ts';
+import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
+import { waitUntil } from '../helpers/wait.ts';
+import { decisionPoint, REVIEW_ACTIONS, type Cell } from './matrix.ts';
+import { expectationFor, judge, type Observation } from './oracle.ts';
+import type { Mark, Person } from './person.ts';
+import { cellScript, createGate, SAID, startsWithLookup, TAILS } from './plans.ts';
+
+const MOVING: readonly string[] = ['planning', 'running', 'stopping'];
+type Calls = () => { name: string; args?: Record<string, unknown> }[];
+
+/** Runs a cell on a fresh stage of a channel; resolves with what fell short (empty: the cell passes). */
+export async function runCell(cell: Cell, start: (script: FakeLlmScript) => Promise<Person>): Promise<string[]> {
+  const gate = createGate();
+  // The script needs to see the server before the stage exists (the plan is held until the first lookup arrives).
+  const box: { person?: Person } = {};
+  const calls: Calls = () => box.person!.audit.entries().filter((e) => e.type === 'call');
+  const first = cell.shape === 'held' ? 'ada' : 'one';
+  const lookedUp = () => calls().some((e) => e.name === 'lookup' && e.args?.['answer'] === first);
+  const person = (box.person = await start(cellScript(cell, { gate, lookedUp })));
+  try {
+    const problems = await withDeadline(drive(person, cell, gate.open, calls), person);
+    if (problems.length > 0 && process.env.STEWARD_SCENARIOS_VERBOSE) problems.push(`shown:\n${person.transcript(0)}`);
+    return problems;
+  } finally {
+    gate.open();
+    await stopWhatIsLeft(person);
+    await person.close();
+  }
+}
+
+async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls): Promise<string[]> {
+  const problems: string[] = [];
+  const tail = TAILS[cell.shape];
+  const values = new Set([tail.planned, tail.amended, tail.edited]);
+  const tailValues = () =>
+    calls()
+      .filter((e) => e.name === tail.tool && values.has(String(e.args?.[tail.field])))
+      .map((e) => String(e.args?.[tail.field]));
+  const at = decisionPoint(cell);
+  const planners = () => p.llm.requests.filter((r) => r.role === 'planner').length;
+
+  // What else is in play, set up as a person would.
+  if (cell.context === 'earlyStartOff') await p.reviewAll();
+  if (cell.context === 'quickAnswerBefore') await p.askQuick();
+  if (cell.context === 'secondActiveRun') await p.startOther();
+  const from = p.mark();
+  await p.ask(cell.context === 'secondActiveRun');
+  const run = await waitUntil('the cell run to be stored', () => runOf(p, SAID.request));
+  // Waits that give up at once when the run ended instead (a plan stopped as invalid never shows its card).
+  const ended = async () => {
+    const now = (await p.store.getRun(run.id))!.status;
+    if (isTerminal(now)) throw new Error(`the run ended ${now} before it got there`);
+  };
+  const thinking = () =>
+    orEnded(
+      waitUntil('the think step to be running', () => p.llm.requests.some((r) => r.role === 'llm_step')),
+      ended,
+    );
+  const card = (mark: Mark) => orEnded(p.card(mark), ended);
+
+  // The point of decision: the review card (checked as the context requires), else the running plan.
+  if (at !== 'running') {
+    const firstCard = await card(from);
+    if (cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape)) {
+      if (!p.offersAmend(firstCard))
+        problems.push('after early start, the first card is not an ordinary review card with Amend');
+      if (!/\ba\b[^\n]*(✔|succeeded)|✅ \*{1,2}1\.\*{1,2} `a`/.test(firstCard))
+        problems.push('after early start, the first card does not show the read step done');
+    }
+    if (cell.context === 'earlyStartOff' && calls().length > 0)
+      problems.push('a tool was called before approval under review "all"');
+    if (cell.context === 'restartBeforeDecision') {
+      if (!p.restart) throw new Error('this channel cannot restart: the matrix should not have chosen this cell');
+      const mark = p.mark();
+      await p.restart();
+      await card(mark);
+      if (p.cards(mark) !== 1) problems.push('after a restart the card came back more than once');
+      if (/riskier than what was approved|started at once/.test(p.transcript(mark)))
+        problems.push('the card restored after a restart says "riskier than approved" or "started at once"');
+    }
+  } else await thinking();
+  if (cell.context === 'invalidFirstAnswer' && planners() !== 2)
+    problems.push(`the invalid first answer took ${planners()} planner call(s), expected 1 repair`);
+
+  const review = REVIEW_ACTIONS.includes(cell.action);
+  // A held step's card comes after the plan's own: approve that first (open the gate so the run reaches the hold).
+  if (at === 'hold') {
+    const mark = p.mark();
+    await p.approve();
+    if (review) {
+      openGate();
+      await card(mark);
+    }
+  }
+  if (at === 'card' && !review) await p.approve();
+  if (!review) await thinking();
+
+  const callsAt = calls().length;
+  let beforeLast: string[] = [];
+  const mark = p.mark();
+  const approveHold = async () => {
+    if (cell.shape !== 'held') return;
+    await card(mark);
+    await p.approve();
+  };
+  switch (cell.action) {
+    case 'approve':
+      beforeLast = tailValues();
+      await p.approve();
+      openGate();
+      await p.waitSeen('report:any', mark);
+      break;
+    case 'amend':
+    case 'edit': {
+      if (cell.action === 'amend') await p.amend(SAID.amend);
+      else
+        await p.edit(edited((await p.store.getRun(run.id))!, tail.id, tail.field, tail.edited), {
+          stepId: tail.id,
+          from: tail.planned,
+          to: tail.edited,
+        });
+      await p.waitSeen('revision:1', mark);
+      beforeLast = tailValues();
+      if (at !== 'running') await p.approve();
+      openGate();
+      await p.waitSeen('report:any', mark);
+      break;
+    }
+    case 'cancel':
+      await p.cancel();
+      openGate();
+      await waitUntil('the run to end', async () => isTerminal((await p.store.getRun(run.id))!.status));
+      break;
+    case 'breakpoint': {
+      const step = at === 'card' ? 'think' : tail.id;
+      await p.breakpoint(step);
+      if (at !== 'running') await p.approve();
+      openGate();
+      await p.waitSeen(`breakpoint:${step}`, mark);
+      beforeLast = tailValues();
+      await p.continueRun();
+      await p.waitSeen('report:any', mark);
+      break;
+    }
+    case 'pause':
+    case 'resume':
+      await p.pause();
+      openGate();
+      await waitUntil('the run to be paused', async () => (await p.store.getRun(run.id))!.status === 'paused');
+      await waitUntil('think to end', async () =>
+        (await p.store.listStepAttempts(run.id)).some((a) => a.stepId === 'think' && a.endedAt),
+      );
+      if (cell.action === 'pause') break;
+      beforeLast = tailValues();
+      await p.resume();
+      await approveHold();
+      await p.waitSeen('report:any', mark);
+      break;
+    case 'stop':
+      await p.stop();
+      openGate();
+      await p.waitSeen('report:any', mark);
+      break;
+    case 'status':
+    case 'history':
+      if (cell.action === 'status') await p.askStatus();
+      else await p.history();
+      await p.waitSeen(cell.action, mark);
+      openGate();
+      await approveHold();
+      await p.waitSeen('report:any', mark);
+      break;
+    case 'new':
+      await p.newQuick();
+      await p.waitSeen('quickAnswer', mark);
+      await p.stop();
+      openGate();
+      await p.waitSeen('report:any', mark);
+      break;
+  }
+  // The story is told once the cell's run rests (another active run may go on: idle() would wait for it too).
+  await waitUntil('the cell run to rest', async () => !MOVING.includes((await p.store.getRun(run.id))!.status));
+  const observed: Observation = {
+    status: (await p.store.getRun(run.id))!.status,
+    tailValues: tailValues(),
+    tailValuesBeforeLast: beforeLast,
+    callsAfter: cell.action === 'new' ? 0 : calls().length - callsAt,
+    sees: (what, since) => p.seen(what, since === 'action' ? mark : from),
+    reports: p.reports(from),
+  };
+  if (cell.context === 'secondActiveRun' && (await runOf(p, SAID.other))?.status !== 'running')
+    problems.push('the other active run was touched by an action on this one');
+  return [...problems, ...judge(expectationFor(cell), observed)];
+}
+
+/** `wait`, unless `ended` throws first (checked every 50 ms); the wait's own failure is kept from going unhandled. */
+async function orEnded<T>(wait: Promise<T>, ended: () => Promise<void>): Promise<T> {
+  let settled = false;
+  wait.catch(() => undefined).finally(() => (settled = true));
+  while (!settled) {
+    await ended();
+    await Promise.race([wait.catch(() => undefined), new Promise((r) => setTimeout(r, 50))]);
+  }
+  return wait;
+}
+
+/** A cell that has not told its story in 40 s fails with what was shown (the test's own limit is 60 s). */
+async function withDeadline<T>(work: Promise<T>, p: Person): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => {
+      void statuses(p).then((runs) => reject(new Error(`the cell took over 40 s (runs: ${runs})`)));
+    }, 40_000);
+  });
+  try {
+    return await Promise.race([work, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Each run's request and status, for a failure's message. */
+async function statuses(p: Person): Promise<string> {
+  const rows = await p.db.db.selectFrom('runs').select(['request', 'status']).execute();
+  return rows.map((r) => `${r.request}: ${r.status}`).join(', ');
+}
+
+/** The run for a request, once stored. */
+async function runOf(p: Person, request: string): Promise<StoredRun | null | undefined> {
+  const rows = await p.db.db.selectFrom('runs').select(['id', 'request']).execute();
+  const row = rows.find((r) => r.request === request);
+  return row ? p.store.getRun(row.id) : undefined;
+}
+
+/** The run's stored steps with one argument of one step changed: what a person's edit sends. */
+function edited(run: StoredRun, stepId: string, field: string, value: string): unknown[] {
+  return run.plan!.steps.map((step) =>
+    step.id === stepId && step.kind === 'tool' ? { ...step, args: { ...step.args, [field]: value } } : step,
+  );
+}
+
+/** Stops every run still active (the clean-up, not part of the story): through the engine, since the story is told. */
+async function stopWhatIsLeft(p: Person): Promise<void> {
+  const rows = await p.db.db.selectFrom('runs').select(['id']).execute();
+  for (const { id } of rows) {
+    const run = await p.store.getRun(id);
+    if (!run || isTerminal(run.status)) continue;
+    await p
+      .steward()
+      .decision({ runId: id, revision: run.revision, action: 'stop', actor: run.requester })
+      .catch(() => undefined);
+  }
+  await Promise.race([p.steward().idle(), new Promise((r) => setTimeout(r, 3000))]);
+}

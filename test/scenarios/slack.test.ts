@@ -1,0 +1,8 @@
+/**
+ * The scenario matrix in Slack (issue 25): the real Bolt app over the fake Slack, each cell in its own thread on its
+ * own stage; the all-pairs covering set in `npm test`, the whole product with STEWARD_SCENARIOS=all.
+ */
+import { matrixSuite } from './matrix-suite.ts';
+import { slackPerson } from './slack-person.ts';
+
+matrixSuite('slack', slackPerson);
