@@ -107,8 +107,9 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
   const plan = (value: string, extra: Record<string, unknown> = {}) =>
     JSON.stringify({ steps: shapeSteps(cell.shape, value), summary: 'Do the scenario work', ...extra });
   const first = plan(TAILS[cell.shape].planned);
-  // One null in an optional field of the answer (after the steps, so steps may start before it is read).
-  const invalid = plan(TAILS[cell.shape].planned, { why: null });
+  // One wrong type in an optional field of the answer (after the steps, so steps may start before it is read); a
+  // null there is the field left out, so it would not do.
+  const invalid = plan(TAILS[cell.shape].planned, { risks: 'none' });
   const early = cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape);
   const held = (text: string): FakeReply => (early ? heldUntil(text, '{"id":"think"', o.lookedUp) : text);
   const queue: FakeReply[] = [
