@@ -8,7 +8,14 @@
  */
 import { createInterface, type Interface } from 'node:readline';
 import type { Readable, Writable } from 'node:stream';
-import type { ChannelAdapter, InboundDecision, InboundHandler, InboundMessage, RunListing } from '../engine/channel.ts';
+import type {
+  ChannelAdapter,
+  CommandAnswer,
+  InboundDecision,
+  InboundHandler,
+  InboundMessage,
+  RunListing,
+} from '../engine/channel.ts';
 import type { ReviewPreference, RunStatus } from '../engine/types.ts';
 import type { OutboundMessage, ReportStream } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
@@ -278,9 +285,9 @@ export class ConsoleChannel implements ChannelAdapter {
     return runs.filter((r) => r.conversation.channel === this.conversation.channel);
   }
 
-  /** A workflow or Assistant command's answer: a notice like every other, with the same `i` before it. */
-  private answer(text: string): void {
-    if (text) this.write(renderConsole({ kind: 'notice', level: 'info', text }));
+  /** A workflow or Assistant command's answer: a notice like every other, `i` before it, or `!` before a refusal. */
+  private answer({ text, level }: CommandAnswer): void {
+    if (text) this.write(renderConsole({ kind: 'notice', level, text }));
   }
 
   /** A typed command as a decision, an error sentence, or 'not-a-command'. */

@@ -99,6 +99,27 @@ export interface WorkflowRequest {
   runId?: string;
 }
 
+/**
+ * The answer to a workflow or Assistant command, with its level as a notice has one: `info` when it did what was
+ * asked (or shows what was asked for), `warning` when it refused or could not (a refused decision is a `warning` too),
+ * so the console prints a refusal with `!` as it prints its others. Slack and Discord answer these privately in
+ * plain words, as they answer every other slash command, refusals included, so they show the words alone.
+ */
+export interface CommandAnswer {
+  readonly text: string;
+  readonly level: 'info' | 'warning';
+}
+
+/** An answer that did what was asked. */
+export function info(text: string): CommandAnswer {
+  return { text, level: 'info' };
+}
+
+/** An answer that refused, or could not do what was asked, and says why. */
+export function refusal(text: string): CommandAnswer {
+  return { text, level: 'warning' };
+}
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
@@ -141,9 +162,9 @@ export interface InboundHandler {
    * A command about workflows (`save`, `workflows`, `workflow`, `fork`, `schedule`; `workflow/workflow-commands.ts`
    * has the words): resolves to the answer, meant for the person who asked. Never throws for bad input.
    */
-  workflowCommand(request: WorkflowRequest): Promise<string>;
+  workflowCommand(request: WorkflowRequest): Promise<CommandAnswer>;
   /** An Assistant command (`assistants`, `assistant <name> …`, see `assistant-commands.ts`), answered in words. */
-  assistantCommand(request: WorkflowRequest): Promise<string>;
+  assistantCommand(request: WorkflowRequest): Promise<CommandAnswer>;
   /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
   dashboardLink(actor: Actor): Promise<string | null>;
 }

@@ -3,7 +3,14 @@ import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import { renderConsole } from '../../src/bot/console-render.ts';
-import type { InboundDecision, InboundHandler, WorkflowRequest } from '../../src/engine/channel.ts';
+import {
+  info,
+  refusal,
+  type CommandAnswer,
+  type InboundDecision,
+  type InboundHandler,
+  type WorkflowRequest,
+} from '../../src/engine/channel.ts';
 import type { OutboundMessage } from '../../src/engine/messages.ts';
 import type { Conversation } from '../../src/engine/ports.ts';
 import type { DecisionAction } from '../../src/engine/types.ts';
@@ -145,8 +152,8 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           workflowsOf: async () => null,
           editablePlan: async () => null,
           checkEdit: async () => null,
-          workflowCommand: async () => thrown,
-          assistantCommand: async () => thrown,
+          workflowCommand: async () => refusal(thrown),
+          assistantCommand: async () => info(thrown),
           dashboardLink: async () => thrown,
         };
         await channel.start(handler);
@@ -202,8 +209,8 @@ describe('console channel: no line waits for a model', () => {
       workflowsOf: async () => null,
       editablePlan: async () => null,
       checkEdit: async () => null,
-      workflowCommand: async () => '',
-      assistantCommand: async () => '',
+      workflowCommand: async () => info(''),
+      assistantCommand: async () => info(''),
       dashboardLink: async () => null,
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
@@ -267,7 +274,7 @@ describe('console channel: no line waits for a model', () => {
 
 describe('console channel: workflow commands', () => {
   /** A handler that records what reaches the engine and answers workflow commands with `answer`. */
-  function recordingEngine(answer: (text: string) => Promise<string>) {
+  function recordingEngine(answer: (text: string) => Promise<CommandAnswer>) {
     const seen: string[] = [];
     const requests: WorkflowRequest[] = [];
     const handler: InboundHandler = {
@@ -294,7 +301,7 @@ describe('console channel: workflow commands', () => {
       },
       assistantCommand: async (request) => {
         seen.push(`assistant ${request.text}`);
-        return 'assistant answer';
+        return info('assistant answer');
       },
       dashboardLink: async () => null,
     };
@@ -303,7 +310,7 @@ describe('console channel: workflow commands', () => {
 
   it('a line starting with a workflow word goes to the engine as a workflow command, and its answer is printed', async () => {
     const { channel, input, printed } = consoleOnBuffer();
-    const { handler, seen, requests } = recordingEngine(async (text) => `answer to ${text}`);
+    const { handler, seen, requests } = recordingEngine(async (text) => info(`answer to ${text}`));
     await channel.start(handler);
     const lines = [
       'save digest',
@@ -325,9 +332,21 @@ describe('console channel: workflow commands', () => {
     await channel.stop();
   });
 
+  it('an answer the engine marks as a refusal is printed with "!", one that did its work with "i"', async () => {
+    const { channel, input, printed } = consoleOnBuffer();
+    const { handler } = recordingEngine(async (text) =>
+      text === 'workflows' ? info('Workflows (1):') : refusal('There is no workflow named "nope".'),
+    );
+    await channel.start(handler);
+    input.write('workflow nope run\nworkflows\n');
+    await waitUntil('both answers', () => printed().includes('Workflows (1):'));
+    expect(printed()).toContain('\n! There is no workflow named "nope".\ni Workflows (1):\n');
+    await channel.stop();
+  });
+
   it('other commands keep their meaning, and words that only begin like a workflow word are requests', async () => {
     const { channel, input } = consoleOnBuffer();
-    const { handler, seen } = recordingEngine(async () => 'no');
+    const { handler, seen } = recordingEngine(async () => info('no'));
     await channel.start(handler);
     input.write('review all\nsavefile notes\nnew save the logs\nschedules please\n');
     await waitUntil('four lines handled', () => seen.length === 4);
@@ -337,7 +356,7 @@ describe('console channel: workflow commands', () => {
 
   it('the answer is made inert like any text, and help lists the workflow commands', async () => {
     const { channel, input, printed } = consoleOnBuffer();
-    const { handler } = recordingEngine(async () => 'Saved \x1b]0;pwned\x07 digest\u202e.');
+    const { handler } = recordingEngine(async () => info('Saved \x1b]0;pwned\x07 digest\u202e.'));
     await channel.start(handler);
     input.write('save digest\nhelp\n');
     await waitUntil('help printed', () => printed().includes('Workflows'));
@@ -351,15 +370,15 @@ describe('console channel: workflow commands', () => {
 
   it('"workflow <name> amend …" asks the planner: the lines after it do not wait for its answer', async () => {
     const { channel, input, printed } = consoleOnBuffer();
-    let answer = (_: string) => {};
+    let answer = (_: CommandAnswer) => {};
     const { handler, seen } = recordingEngine((text) =>
-      text.includes('amend') ? new Promise((resolve) => (answer = resolve)) : Promise.resolve(`ok ${text}`),
+      text.includes('amend') ? new Promise((resolve) => (answer = resolve)) : Promise.resolve(info(`ok ${text}`)),
     );
     await channel.start(handler);
     input.write('workflow digest amend also send it to ops\nworkflows\n');
     await waitUntil('the list answered', () => printed().includes('ok workflows'));
     expect(seen).toEqual(['workflow workflow digest amend also send it to ops', 'workflow workflows']);
-    answer('Version 2 of digest is ready.');
+    answer(info('Version 2 of digest is ready.'));
     await channel.settled();
     expect(printed()).toContain('Version 2 of digest is ready.');
     await channel.stop();

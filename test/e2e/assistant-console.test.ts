@@ -149,3 +149,21 @@ describe.each(['postgres', 'pglite'] as const)('Assistants on the console, %s', 
     expect(calledTools()).toEqual(['lookup']);
   });
 });
+
+describe('Assistant command answers on the console', () => {
+  it('a refusal prints with "!", as every other refusal on the console; a list shown or a change made with "i"', async () => {
+    audit = createAuditServer();
+    h = await startHarness({ db: 'postgres', servers: [audit.config()], script: byRole({}) });
+    // Ada is no approver here.
+    await h.type('assistant create ops "Operations"');
+    await h.waitFor(/^! Only approvers can create or change Assistants\.$/m);
+    await h.type('assistant ghost');
+    await h.waitFor(/^! There is no Assistant named "ghost"\. There are none yet\.$/m);
+    await h.type('assistant ops grant');
+    await h.waitFor(/^! Name a tool \(server\.tool\) or a server: /m);
+    await h.type('assistants');
+    await h.waitFor(/^i There are no Assistants yet\./m);
+    expect(h.output()).not.toMatch(/^i (Only approvers|There is no Assistant)/m);
+    expect(await h.db.db.selectFrom('assistants').select('name').execute()).toEqual([]);
+  });
+});

@@ -132,7 +132,8 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
       text: 'save lookups',
       runId: child!.id,
     });
-    expect(saveChild).toMatch(/^That run is the Assistant "ops"'s, and a workflow's fires do not carry/);
+    expect(saveChild.level).toBe('warning');
+    expect(saveChild.text).toMatch(/^That run is the Assistant "ops"'s, and a workflow's fires do not carry/);
     expect(await h.db.db.selectFrom('workflows').select('id').execute()).toEqual([]);
   });
 

@@ -150,13 +150,13 @@ describe('the Slack App Home tab, end to end on postgres', () => {
     await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Said hi.')));
     const ada = { id: 'U0ADA', name: 'u0ada', channel: 'slack' };
     const conversation = { channel: 'slack', key: `C0GENERAL:${thread}` };
-    expect(await h.steward.workflowCommand({ actor: ada, conversation, text: 'save digest' })).toMatch(/^Saved/);
+    expect((await h.steward.workflowCommand({ actor: ada, conversation, text: 'save digest' })).text).toMatch(/^Saved/);
     const scheduled = await h.steward.workflowCommand({
       actor: ada,
       conversation,
       text: 'schedule digest "0 9 * * MON" Europe/Berlin',
     });
-    expect(scheduled).toMatch(/^Scheduled digest/);
+    expect(scheduled.text).toMatch(/^Scheduled digest/);
 
     await openHome(h, 'U0ADA');
     const texts = allTexts((h.slack.homeViews.get('U0ADA') as View).blocks).join('\n');

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SlackChannel } from '../../src/bot/slack/slack-channel.ts';
-import type { InboundDecision, InboundHandler, InboundMessage } from '../../src/engine/channel.ts';
+import { info, type InboundDecision, type InboundHandler, type InboundMessage } from '../../src/engine/channel.ts';
 import { startFakeSlack, type FakeSlack } from '../fakes/fake-slack-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { createBlockAction, createMention, eventEnvelope } from './slack-requests.ts';
@@ -33,8 +33,8 @@ function recordingHandler() {
     workflowsOf: async () => null,
     editablePlan: async () => null,
     checkEdit: async () => null,
-    workflowCommand: async () => '',
-    assistantCommand: async () => '',
+    workflowCommand: async () => info(''),
+    assistantCommand: async () => info(''),
     dashboardLink: async () => null,
   };
   return { handler, messages, decisions };

@@ -76,6 +76,22 @@ describe('recurring workflows in the console', () => {
     for (const id of ids) expect(harness.output()).not.toContain(id);
   });
 
+  it('a refused workflow command prints with "!", as every other refusal on the console; one that did its work with "i"', async () => {
+    const harness = await savedNap();
+    await harness.type('workflow nope run');
+    await harness.waitFor(/^! There is no workflow named "nope"\. `workflows` lists yours\.$/m);
+    await harness.type('schedule nap pause');
+    await harness.waitFor(/^! "nap" has no schedule\.$/m);
+    await harness.type('workflow nap review sometimes');
+    await harness.waitFor(/^! Say every-fire or saved: /m);
+    await harness.type('workflow nap review every-fire');
+    await harness.waitFor(/^i Each fire of "nap" now waits for approval\.$/m);
+    await harness.type('workflows');
+    await harness.waitFor(/^i Workflows \(1\):$/m);
+    // Only the answers that did what was asked read as information.
+    expect(harness.output()).not.toMatch(/^i (There is no workflow|"nap" has no schedule|Say every-fire)/m);
+  });
+
   it('a stored schedule the cron library cannot read is logged and never holds back the other schedules', async () => {
     const harness = await savedNap();
     await harness.type('fork nap broken');
@@ -100,7 +116,7 @@ describe('recurring workflows in the console', () => {
   it('a schedule that cannot fire is refused with the reason; a valid one shows its next three times', async () => {
     const harness = await savedNap();
     await harness.type('schedule nap "0 9 * * FUNDAY" Europe/Berlin');
-    await harness.waitFor(/That schedule was refused: .*/);
+    await harness.waitFor(/^! That schedule was refused: .*/m);
     await harness.type('schedule nap "0 9 * * MON" Mars/Base');
     await harness.waitFor(/Unknown time zone "Mars\/Base"/);
     await harness.type('schedule nap "0 9 * * MON" Europe/Berlin');

@@ -148,30 +148,35 @@ describe.each(['postgres', 'pglite'] as const)('PgAssistantStore on %s', (kind) 
     expect(changes[2]).toMatchObject({ before: { purpose: 'Operations' }, after: { purpose: 'Ops, renamed' } });
   });
 
-  it('lets anyone list and show, and only approvers change; unknown names, tools and words are refused', async () => {
+  it('lets anyone list and show, and only approvers change; unknown names, tools and words are refused (as warnings)', async () => {
     const flow = new AssistantFlow({ assistants: store, tools, clock: () => at(9), approvers: ['slack:U1'] });
-    const say = (actor: Actor, text: string) =>
-      flow.command({ actor, conversation: { channel: 'slack', key: 'C1' }, text });
+    // Each answer as its level and words, the level as the console marks it: `!` a refusal, `i` the rest.
+    const say = async (actor: Actor, text: string) => {
+      const answer = await flow.command({ actor, conversation: { channel: 'slack', key: 'C1' }, text });
+      return `${answer.level === 'info' ? 'i' : '!'} ${answer.text}`;
+    };
     const name = `cmd-${kind}`;
 
     expect(await say(bob, `assistant create ${name} "Reads files"`)).toBe(
-      'Only approvers can create or change Assistants.',
+      '! Only approvers can create or change Assistants.',
     );
     expect(await store.getAssistant(name)).toBeNull();
-    expect(await say(ada, `assistant create ${name} "Reads files"`)).toMatch(/^Created the Assistant/);
+    expect(await say(ada, `assistant create ${name} "Reads files"`)).toMatch(/^i Created the Assistant/);
     expect(await say(bob, `assistant ${name} grant fs.read allow`)).toBe(
-      'Only approvers can create or change Assistants.',
+      '! Only approvers can create or change Assistants.',
     );
-    expect(await say(ada, `assistant ${name} grant fs.nope allow`)).toMatch(/There is no tool named "fs\.nope"/);
-    expect(await say(ada, `assistant ${name} grant nope allow`)).toMatch(/There is no server named "nope"/);
-    expect(await say(ada, `assistant ${name} grant fs.read maybe`)).toMatch(/Say allow or deny/);
-    expect(await say(ada, `assistant ghost grant fs.read allow`)).toMatch(/There is no Assistant named "ghost"/);
-    expect(await say(ada, `assistant ${name} grant fs.read allow`)).toBe(`"${name}": allow the tool fs.read.`);
+    expect(await say(ada, `assistant ${name} grant fs.nope allow`)).toMatch(/^! There is no tool named "fs\.nope"/);
+    expect(await say(ada, `assistant ${name} grant nope allow`)).toMatch(/^! There is no server named "nope"/);
+    expect(await say(ada, `assistant ${name} grant fs.read maybe`)).toMatch(/^! Say allow or deny/);
+    expect(await say(ada, `assistant ghost grant fs.read allow`)).toMatch(/^! There is no Assistant named "ghost"/);
+    expect(await say(ada, `assistant ${name} revoke fs.write`)).toMatch(/^! "cmd-\w+" has no grant for tool fs\.write/);
+    expect(await say(ada, `assistant ${name} grant fs.read allow`)).toBe(`i "${name}": allow the tool fs.read.`);
 
     const shown = await say(bob, `assistant ${name}`);
-    expect(shown).toContain(`Assistant ${name}: Reads files`);
+    expect(shown).toMatch(new RegExp(`^i Assistant ${name}: Reads files`));
     expect(shown).toContain('allow tool fs.read');
     expect(shown).toContain('grant by Ada');
+    expect(await say(bob, 'assistants')).toMatch(/^i Assistants/);
     expect(await say(bob, 'assistants')).toContain(`${name}: Reads files (1 grant; default deny)`);
     // Refusals change nothing: the only rows are Ada's create and grant.
     expect((await store.listChanges(name, 10)).map((c) => c.action)).toEqual(['grant', 'create']);
@@ -180,7 +185,8 @@ describe.each(['postgres', 'pglite'] as const)('PgAssistantStore on %s', (kind) 
   it("sets an Assistant's model per role only to a model the catalog names, for a role a run has", async () => {
     const models = ['fast', 'thinker'];
     const flow = new AssistantFlow({ assistants: store, tools, clock: () => at(10), approvers: ['slack:U1'], models });
-    const say = (text: string) => flow.command({ actor: ada, conversation: { channel: 'slack', key: 'C1' }, text });
+    const say = async (text: string) =>
+      (await flow.command({ actor: ada, conversation: { channel: 'slack', key: 'C1' }, text })).text;
     const name = `models-${kind}`;
     await say(`assistant create ${name} "Thinks"`);
 
@@ -194,7 +200,7 @@ describe.each(['postgres', 'pglite'] as const)('PgAssistantStore on %s', (kind) 
 
     const bare = new AssistantFlow({ assistants: store, tools, clock: () => at(11), approvers: ['slack:U1'] });
     const text = `assistant ${name} model planner thinker`;
-    expect(await bare.command({ actor: ada, conversation: { channel: 'slack', key: 'C1' }, text })).toMatch(
+    expect((await bare.command({ actor: ada, conversation: { channel: 'slack', key: 'C1' }, text })).text).toMatch(
       /there is none \(see models\.json\.example\)/,
     );
   });

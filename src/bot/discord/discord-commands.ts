@@ -96,7 +96,7 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
       }
       const conversation = toConversation(i.guildId, i.channelId);
       const answer = await handler.workflowCommand({ actor, conversation, text });
-      await i.editReply(toMessageOptions(renderWorkflowAnswer(answer)));
+      await i.editReply(toMessageOptions(renderWorkflowAnswer(answer.text)));
       return;
     }
     case 'assistant': {
@@ -105,7 +105,7 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
       const command = isAssistantCommand(text) ? text : `assistant ${text}`;
       const conversation = toConversation(i.guildId, i.channelId);
       const answer = await handler.assistantCommand({ actor, conversation, text: command });
-      await i.editReply(toMessageOptions(renderWorkflowAnswer(answer)));
+      await i.editReply(toMessageOptions(renderWorkflowAnswer(answer.text)));
       return;
     }
     default:

@@ -47,5 +47,5 @@ export async function submitSaveWorkflow(
   if (!i.channelId) return void (await answer(privateText('Steward could not tell where this is; nothing was saved.')));
   const conversation = toConversation(i.guildId, i.channelId);
   const saved = await deps.handler.workflowCommand({ actor, conversation, text: text.value, runId: ref.runId });
-  await answer(renderWorkflowAnswer(saved));
+  await answer(renderWorkflowAnswer(saved.text));
 }

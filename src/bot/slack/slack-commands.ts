@@ -83,11 +83,13 @@ async function answer(
       return ask(deps, command.channel_id, actor, parsed.request, reply);
     case 'workflow': {
       const conversation = toChannelConversation(command.channel_id);
-      return reply(workflowAnswerText(await handler.workflowCommand({ actor, conversation, text: parsed.text })));
+      const answer = await handler.workflowCommand({ actor, conversation, text: parsed.text });
+      return reply(workflowAnswerText(answer.text));
     }
     case 'assistant': {
       const conversation = toChannelConversation(command.channel_id);
-      return reply(workflowAnswerText(await handler.assistantCommand({ actor, conversation, text: parsed.text })));
+      const answer = await handler.assistantCommand({ actor, conversation, text: parsed.text });
+      return reply(workflowAnswerText(answer.text));
     }
   }
 }

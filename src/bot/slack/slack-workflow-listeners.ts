@@ -54,7 +54,7 @@ async function save({ target, text }: SaveRequest, actor: Actor, deps: ListenerD
   const conversation = toConversation(target.channel, target.threadTs);
   let answer: string;
   try {
-    answer = await deps.handler.workflowCommand({ actor, conversation, text, runId: target.runId });
+    answer = (await deps.handler.workflowCommand({ actor, conversation, text, runId: target.runId })).text;
   } catch (err) {
     await tell('Steward could not save this workflow just now; nothing was saved. Please try again in a moment.');
     throw err;

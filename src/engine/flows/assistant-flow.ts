@@ -1,12 +1,13 @@
 /**
  * What people do with Assistants: list and show them (anyone), and create, edit, grant, revoke, set the default and
- * delete (approvers only). Every answer is a sentence for the person who asked; a refusal says why. The store writes
+ * delete (approvers only). Every answer is a sentence for the person who asked, marked `info` or, for a refusal
+ * (which says why), `warning`. The store writes
  * each change with its audit row.
  */
 import { describeAssistant, describeAssistantList, parseAssistantCommand } from '../assistant-commands.ts';
 import type { AssistantCommand } from '../assistant-commands.ts';
 import type { AssistantStore, GrantScope } from '../assistants.ts';
-import type { WorkflowRequest } from '../channel.ts';
+import { info, refusal, type CommandAnswer, type WorkflowRequest } from '../channel.ts';
 import type { ToolRunner } from '../ports.ts';
 import { isApprover } from '../run/run-actions.ts';
 import type { Actor } from '../types.ts';
@@ -33,18 +34,19 @@ export class AssistantFlow {
   constructor(private readonly deps: AssistantFlowDeps) {}
 
   /** A command's answer; bad words, an unknown Assistant or tool, or a person without the right are answered. */
-  async command(request: WorkflowRequest): Promise<string> {
+  async command(request: WorkflowRequest): Promise<CommandAnswer> {
     const parsed = parseAssistantCommand(request.text);
-    if (!parsed.ok) return parsed.error;
+    if (!parsed.ok) return refusal(parsed.error);
     const c = parsed.value;
     const { assistants } = this.deps;
-    if (c.kind === 'list') return describeAssistantList(await assistants.listAssistants());
+    if (c.kind === 'list') return info(describeAssistantList(await assistants.listAssistants()));
     if (c.kind === 'show') {
       const a = await assistants.getAssistant(c.name);
       if (!a) return this.unknown(c.name);
-      return describeAssistant(a, await assistants.listChanges(c.name, SHOWN_CHANGES));
+      return info(describeAssistant(a, await assistants.listChanges(c.name, SHOWN_CHANGES)));
     }
-    if (!isApprover(request.actor, this.deps.approvers)) return 'Only approvers can create or change Assistants.';
+    if (!isApprover(request.actor, this.deps.approvers))
+      return refusal('Only approvers can create or change Assistants.');
     return this.change(c, request.actor);
   }
 
@@ -62,60 +64,66 @@ export class AssistantFlow {
       : `There is no model named "${model}" in the model catalog; it has ${names.join(', ')}.`;
   }
 
-  async unknown(name: string): Promise<string> {
+  async unknown(name: string): Promise<CommandAnswer> {
     const names = (await this.deps.assistants.listAssistants()).map((a) => a.name);
     const there = names.length === 0 ? 'There are none yet.' : `There are: ${names.join(', ')}.`;
-    return `There is no Assistant named "${name}". ${there}`;
+    return refusal(`There is no Assistant named "${name}". ${there}`);
   }
 
-  private async change(c: Exclude<AssistantCommand, { kind: 'list' | 'show' }>, by: Actor): Promise<string> {
+  private async change(c: Exclude<AssistantCommand, { kind: 'list' | 'show' }>, by: Actor): Promise<CommandAnswer> {
     const { assistants, clock } = this.deps;
     const at = clock();
     switch (c.kind) {
       case 'create': {
         const def = { name: c.name, purpose: c.purpose, instructions: '', models: {}, defaultGrant: 'deny' as const };
         if (!(await assistants.createAssistant({ ...def, grants: [] }, by, at)))
-          return `There is already an Assistant named "${c.name}".`;
-        return `Created the Assistant "${c.name}". It may use no tool until you grant some: assistant ${c.name} grant <server.tool>|<server> allow.`;
+          return refusal(`There is already an Assistant named "${c.name}".`);
+        return info(
+          `Created the Assistant "${c.name}". It may use no tool until you grant some: assistant ${c.name} grant <server.tool>|<server> allow.`,
+        );
       }
       case 'purpose':
       case 'instructions': {
         if (!(await assistants.editAssistant(c.name, { [c.kind]: c.text }, by, at))) return this.unknown(c.name);
-        return c.kind === 'purpose' ? `Set the purpose of "${c.name}".` : `Set the instructions of "${c.name}".`;
+        return info(c.kind === 'purpose' ? `Set the purpose of "${c.name}".` : `Set the instructions of "${c.name}".`);
       }
       case 'model': {
-        const refusal = this.modelRefusal(c.role, c.spec);
-        if (refusal) return refusal;
+        const refused = this.modelRefusal(c.role, c.spec);
+        if (refused) return refusal(refused);
         const a = await assistants.getAssistant(c.name);
         if (!a) return this.unknown(c.name);
         const models = { ...a.models };
         if (c.spec === null) delete models[c.role];
         else models[c.role] = c.spec;
         await assistants.editAssistant(c.name, { models }, by, at);
-        return c.spec === null
-          ? `"${c.name}" uses Steward's own ${c.role} model.`
-          : `"${c.name}" uses ${c.spec} as its ${c.role} model.`;
+        return info(
+          c.spec === null
+            ? `"${c.name}" uses Steward's own ${c.role} model.`
+            : `"${c.name}" uses ${c.spec} as its ${c.role} model.`,
+        );
       }
       case 'grant': {
         const missing = this.missing(c.scope, c.target);
-        if (missing) return missing;
+        if (missing) return refusal(missing);
         const done = await assistants.setGrant(c.name, { scope: c.scope, target: c.target, effect: c.effect }, by, at);
         if (!done) return this.unknown(c.name);
-        return `"${c.name}": ${c.effect} ${c.scope === 'tool' ? 'the tool' : 'every tool of the server'} ${c.target}.`;
+        return info(
+          `"${c.name}": ${c.effect} ${c.scope === 'tool' ? 'the tool' : 'every tool of the server'} ${c.target}.`,
+        );
       }
       case 'revoke': {
         const outcome = await assistants.revokeGrant(c.name, c.scope, c.target, by, at);
         if (outcome === 'gone') return this.unknown(c.name);
-        if (outcome === 'none') return `"${c.name}" has no grant for ${c.scope} ${c.target}; nothing changed.`;
-        return `Revoked the grant of "${c.name}" for ${c.scope} ${c.target}.`;
+        if (outcome === 'none') return refusal(`"${c.name}" has no grant for ${c.scope} ${c.target}; nothing changed.`);
+        return info(`Revoked the grant of "${c.name}" for ${c.scope} ${c.target}.`);
       }
       case 'default': {
         if (!(await assistants.editAssistant(c.name, { defaultGrant: c.effect }, by, at))) return this.unknown(c.name);
-        return `Tools without a grant are now ${c.effect === 'allow' ? 'allowed' : 'denied'} to "${c.name}".`;
+        return info(`Tools without a grant are now ${c.effect === 'allow' ? 'allowed' : 'denied'} to "${c.name}".`);
       }
       case 'delete':
         if (!(await assistants.deleteAssistant(c.name, by, at))) return this.unknown(c.name);
-        return `Deleted the Assistant "${c.name}" and its grants; its history stays.`;
+        return info(`Deleted the Assistant "${c.name}" and its grants; its history stays.`);
     }
   }
 

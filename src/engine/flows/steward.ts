@@ -4,14 +4,16 @@
  * through ports, and the store decides every state change (conditional updates), so a duplicate, stale or
  * unauthorized decision changes nothing.
  */
-import type {
-  EditablePlan,
-  InboundDecision,
-  InboundHandler,
-  InboundMessage,
-  RunListing,
-  WorkflowOverview,
-  WorkflowRequest,
+import {
+  refusal as refused,
+  type CommandAnswer,
+  type EditablePlan,
+  type InboundDecision,
+  type InboundHandler,
+  type InboundMessage,
+  type RunListing,
+  type WorkflowOverview,
+  type WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
 import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
@@ -246,7 +248,7 @@ export class Steward implements InboundHandler {
     if (!(await this.deps.assistants.getAssistant(address.name))) {
       const names = (await this.deps.assistants.listAssistants()).map((a) => a.name);
       if (names.length === 0) return null;
-      refusal = `${await this.assistants.unknown(address.name)} To ask Steward itself, say it without "${address.name}:".`;
+      refusal = `${(await this.assistants.unknown(address.name)).text} To ask Steward itself, say it without "${address.name}:".`;
     } else if (address.task === '') {
       refusal = `Say what to ask ${address.name}: ask ${address.name}: <request>`;
     }
@@ -455,8 +457,8 @@ export class Steward implements InboundHandler {
     );
   }
 
-  async assistantCommand(request: WorkflowRequest): Promise<string> {
-    if (!this.assistants) return 'Assistants are not set up in this Steward.';
+  async assistantCommand(request: WorkflowRequest): Promise<CommandAnswer> {
+    if (!this.assistants) return refused('Assistants are not set up in this Steward.');
     const answer = await this.assistants.command(request);
     this.assistantList = undefined;
     return answer;
@@ -485,8 +487,8 @@ export class Steward implements InboundHandler {
     return this.assistantList.list;
   }
 
-  async workflowCommand(request: WorkflowRequest): Promise<string> {
-    if (!this.workflows) return 'Workflows are not set up in this Steward.';
+  async workflowCommand(request: WorkflowRequest): Promise<CommandAnswer> {
+    if (!this.workflows) return refused('Workflows are not set up in this Steward.');
     return this.workflows.command(request);
   }
 

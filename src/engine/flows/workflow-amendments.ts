@@ -3,7 +3,7 @@
  * whose plan card waits for review like any amendment (Approve, Amend again, Edit, Cancel). Approving it saves the
  * plan as the workflow's next version and runs nothing; Cancel keeps the version as it was.
  */
-import type { InboundDecision } from '../channel.ts';
+import { info, refusal, type CommandAnswer, type InboundDecision } from '../channel.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
 import { delegationRefusal } from '../run/delegate-tool.ts';
@@ -34,14 +34,16 @@ export class WorkflowAmendments {
   constructor(private readonly deps: WorkflowAmendmentsDeps) {}
 
   /** Writes the amended plan and shows it for review in the workflow's conversation; the answer says where. */
-  async amend(workflow: StoredWorkflow, text: string, actor: Actor): Promise<string> {
+  async amend(workflow: StoredWorkflow, text: string, actor: Actor): Promise<CommandAnswer> {
     const { workflows, store, clock, newId, leases, writePlan, review } = this.deps;
     const current = await workflows.getVersion(workflow.id, workflow.version);
-    if (!current) return `"${workflow.name}" has no current version.`;
+    if (!current) return refusal(`"${workflow.name}" has no current version.`);
     const n = current.version;
     // The planner is shown plans it can validate; built-in values are not tools' references.
     if (fireParamsUsed(current.plan).length > 0) {
-      return `"${workflow.name}" reads built-in values (${fireParamsUsed(current.plan).join(', ')}), so it is changed as JSON: workflow ${workflow.name} edit {...}`;
+      return refusal(
+        `"${workflow.name}" reads built-in values (${fireParamsUsed(current.plan).join(', ')}), so it is changed as JSON: workflow ${workflow.name} edit {...}`,
+      );
     }
     const run = { id: newId(), conversation: workflow.conversation, requester: actor };
     const request = `Amend workflow ${workflow.name} (version ${n}): ${text}`;
@@ -54,12 +56,14 @@ export class WorkflowAmendments {
       await store.transition(run.id, ['planning'], 'failed', { at: clock() });
       await leases.release(run.id);
       const why = planned.ok ? 'the amended plan had no steps' : planned.error;
-      return `The amendment could not be written (${why}); "${workflow.name}" stays at version ${n}.`;
+      return refusal(`The amendment could not be written (${why}); "${workflow.name}" stays at version ${n}.`);
     }
     await store.saveRevision(run.id, 1, planned.value.plan, 'amendment 1', clock());
     const note = `Amendment of workflow ${workflow.name} (version ${n}): Approve saves this plan as version ${n + 1} without running it; Cancel keeps version ${n}.`;
     await review.offer(run.id, 1, planned.value, 'planning', 'always', note);
-    return `The amended plan for "${workflow.name}" waits for approval in its conversation: Approve saves it as version ${n + 1}; Cancel keeps version ${n}.`;
+    return info(
+      `The amended plan for "${workflow.name}" waits for approval in its conversation: Approve saves it as version ${n + 1}; Cancel keeps version ${n}.`,
+    );
   }
 
   /** Approve on an amendment's card: its plan becomes the workflow's next version; nothing runs. */

@@ -1,10 +1,10 @@
 /**
  * What people do with workflows: save an approved run's plan, list and show them, edit (a new version), fork,
  * choose whether fires wait for a person, schedule, pause, resume, delete, and run now. Every answer is a sentence
- * for the person who asked; a refusal says why. Changes are theirs to make only if they own the workflow or are
+ * for the person who asked, marked `info` or, for a refusal (which says why), `warning`. Changes are theirs to make only if they own the workflow or are
  * approvers; the database decides every race (a name taken twice, two edits of one version).
  */
-import type { WorkflowRequest } from '../channel.ts';
+import { info, refusal, type CommandAnswer, type WorkflowRequest } from '../channel.ts';
 import { jsonTextDepth, MAX_PLAN_DEPTH, TOO_DEEP } from '../plan/json-depth.ts';
 import { parseEdit } from '../plan/plan-edit.ts';
 import type { Plan } from '../plan/plan-schema.ts';
@@ -44,17 +44,17 @@ export class WorkflowFlow {
   ) {}
 
   /** A command's answer; bad words, a missing workflow or a lost race are answered, never thrown. */
-  async command(request: WorkflowRequest): Promise<string> {
+  async command(request: WorkflowRequest): Promise<CommandAnswer> {
     const parsed = parseWorkflowCommand(request.text);
-    if (!parsed.ok) return parsed.error;
+    if (!parsed.ok) return refusal(parsed.error);
     const c = parsed.value;
     if (c.kind === 'list') return this.list(request.actor);
     if (c.kind === 'save') return this.save(c, request);
     const workflow = await this.deps.workflows.getWorkflow(c.name);
-    if (!workflow) return `There is no workflow named "${c.name}". \`workflows\` lists yours.`;
+    if (!workflow) return refusal(`There is no workflow named "${c.name}". \`workflows\` lists yours.`);
     // A plan may carry what its channel said (arguments, addresses): only its owner and approvers see or touch it.
     if (!this.mayChange(workflow, request.actor)) {
-      return `Only the owner of "${workflow.name}" or an approver can see, change, run or fork it.`;
+      return refusal(`Only the owner of "${workflow.name}" or an approver can see, change, run or fork it.`);
     }
     switch (c.kind) {
       case 'show':
@@ -72,7 +72,9 @@ export class WorkflowFlow {
       case 'delete':
         await this.deps.workflows.deleteWorkflow(workflow.id, this.deps.clock());
         this.fires.soon();
-        return `Deleted workflow "${workflow.name}" and its schedules; its runs and versions stay in the history.`;
+        return info(
+          `Deleted workflow "${workflow.name}" and its schedules; its runs and versions stay in the history.`,
+        );
       case 'schedule':
         return this.schedule(workflow, c, request.actor);
       case 'scheduleSet':
@@ -87,7 +89,7 @@ export class WorkflowFlow {
   }
 
   /** The workflows this person may see: their own, or every one for an approver. */
-  private async list(actor: Actor): Promise<string> {
+  private async list(actor: Actor): Promise<CommandAnswer> {
     const { workflows } = this.deps;
     const all = (await workflows.listWorkflows()).filter((w) => this.mayChange(w, actor));
     const items = await Promise.all(
@@ -97,40 +99,42 @@ export class WorkflowFlow {
         lastFire: (await workflows.listFires(workflow.id, 1))[0] ?? null,
       })),
     );
-    return describeWorkflowList(items);
+    return info(describeWorkflowList(items));
   }
 
-  private async show(workflow: StoredWorkflow, version: number | null): Promise<string> {
+  private async show(workflow: StoredWorkflow, version: number | null): Promise<CommandAnswer> {
     const { workflows } = this.deps;
     const shown = await workflows.getVersion(workflow.id, version ?? workflow.version);
-    if (!shown) return `"${workflow.name}" has no version ${version}; it is at version ${workflow.version}.`;
+    if (!shown) return refusal(`"${workflow.name}" has no version ${version}; it is at version ${workflow.version}.`);
     const [versions, schedules, fires] = await Promise.all([
       workflows.listVersions(workflow.id),
       workflows.listSchedules(workflow.id),
       workflows.listFires(workflow.id, 10),
     ]);
-    return describeWorkflow({ workflow, shown, versions, schedules, fires, params: fireParamsUsed(shown.plan) });
+    return info(describeWorkflow({ workflow, shown, versions, schedules, fires, params: fireParamsUsed(shown.plan) }));
   }
 
   /** Saves the run's approved plan as a new workflow, or as a new version of the person's workflow of that name. */
-  private async save(c: Command<'save'>, request: WorkflowRequest): Promise<string> {
+  private async save(c: Command<'save'>, request: WorkflowRequest): Promise<CommandAnswer> {
     const { workflows, tools, clock, newId, store } = this.deps;
     const run = await this.runToSave(request);
-    if (typeof run === 'string') return run;
+    if (typeof run === 'string') return refusal(run);
     const plan = run.plan as Plan;
     if (run.assistant)
-      return `That run is the Assistant "${run.assistant}"'s, and a workflow's fires do not carry an Assistant's grants yet, so it cannot be saved. Ask Steward itself for the work, then save that run.`;
+      return refusal(
+        `That run is the Assistant "${run.assistant}"'s, and a workflow's fires do not carry an Assistant's grants yet, so it cannot be saved. Ask Steward itself for the work, then save that run.`,
+      );
     const delegates = delegationRefusal(plan);
-    if (delegates) return `That run's plan cannot be saved: ${delegates}.`;
+    if (delegates) return refusal(`That run's plan cannot be saved: ${delegates}.`);
     const v = validatePlan(plan, tools.listTools());
-    if (!v.ok) return `That run's plan is no longer valid, so it cannot be saved: ${v.error.join('; ')}`;
+    if (!v.ok) return refusal(`That run's plan is no longer valid, so it cannot be saved: ${v.error.join('; ')}`);
     // The definitions as the person approved them; a tool pinned later (a hold they approved) as pinned then.
     const pinned = new Map((await store.listPins(run.id)).map((p) => [p.tool, p]));
     const pins = [...plannedPins(plan, pinned), ...newPins(plan, tools.listTools(), pinned)];
     const version = { plan, pins, risk: v.value.risk, sourceRunId: run.id, createdBy: request.actor };
     const existing = await workflows.getWorkflow(c.name);
     if (existing) {
-      if (!this.mayChange(existing, request.actor)) return `The name "${c.name}" is taken; choose another.`;
+      if (!this.mayChange(existing, request.actor)) return refusal(`The name "${c.name}" is taken; choose another.`);
       return this.addVersion(existing, { ...version, note: `saved from run ${shortRunId(run.id)}` });
     }
     const review = c.everyFire || v.value.risk === 'high' ? 'every_fire' : 'saved';
@@ -141,15 +145,17 @@ export class WorkflowFlow {
       },
       clock(),
     );
-    if (!created) return `The name "${c.name}" is taken; choose another.`;
+    if (!created) return refusal(`The name "${c.name}" is taken; choose another.`);
     const fires =
       review === 'every_fire'
         ? 'each fire will wait for approval'
         : 'fires run on this approval unless a tool changes or becomes riskier';
-    return `Saved workflow "${c.name}" (version 1) from run ${shortRunId(run.id)}: ${steps(plan)}, risk ${v.value.risk}; ${fires}. Its reports go where that run's did. Schedule it with: schedule ${c.name} "0 9 * * MON" Europe/Berlin`;
+    return info(
+      `Saved workflow "${c.name}" (version 1) from run ${shortRunId(run.id)}: ${steps(plan)}, risk ${v.value.risk}; ${fires}. Its reports go where that run's did. Schedule it with: schedule ${c.name} "0 9 * * MON" Europe/Berlin`,
+    );
   }
 
-  /** The run a save names, or the person's latest approved run (in this conversation if there is one). */
+  /** The run a save names, or the person's latest approved run (in this conversation if there is one); else why not. */
   private async runToSave(request: WorkflowRequest): Promise<StoredRun | string> {
     const { store } = this.deps;
     const approved = (r: StoredRun | null): r is StoredRun =>
@@ -173,34 +179,36 @@ export class WorkflowFlow {
     );
   }
 
-  private async addVersion(workflow: StoredWorkflow, v: NewVersion): Promise<string> {
+  private async addVersion(workflow: StoredWorkflow, v: NewVersion): Promise<CommandAnswer> {
     const added = await this.deps.workflows.addVersion(workflow.id, workflow.version, v, this.deps.clock());
     if (added === null)
-      return `"${workflow.name}" changed meanwhile; look at it again (\`workflow ${workflow.name}\`).`;
-    return `Workflow "${workflow.name}" is now at version ${added} (${v.note}): ${steps(v.plan)}, risk ${v.risk}. Its next fires run this version.`;
+      return refusal(`"${workflow.name}" changed meanwhile; look at it again (\`workflow ${workflow.name}\`).`);
+    return info(
+      `Workflow "${workflow.name}" is now at version ${added} (${v.note}): ${steps(v.plan)}, risk ${v.risk}. Its next fires run this version.`,
+    );
   }
 
   /** A new version from the person's JSON: checked like any plan, with sample values in its parameters. */
-  private async edit(workflow: StoredWorkflow, json: string, actor: Actor): Promise<string> {
+  private async edit(workflow: StoredWorkflow, json: string, actor: Actor): Promise<CommandAnswer> {
     const { workflows, tools } = this.deps;
     const current = await workflows.getVersion(workflow.id, workflow.version);
-    if (!current) return `"${workflow.name}" has no current version.`;
-    if (jsonTextDepth(json, MAX_PLAN_DEPTH + 1) > MAX_PLAN_DEPTH) return `That edit was refused: ${TOO_DEEP}.`;
+    if (!current) return refusal(`"${workflow.name}" has no current version.`);
+    if (jsonTextDepth(json, MAX_PLAN_DEPTH + 1) > MAX_PLAN_DEPTH) return refusal(`That edit was refused: ${TOO_DEEP}.`);
     let value: Json;
     try {
       value = JSON.parse(json) as Json;
     } catch (err) {
-      return `An edit takes JSON: ${(err as Error).message}`;
+      return refusal(`An edit takes JSON: ${(err as Error).message}`);
     }
     const parsed = parseEdit(current.plan, value);
-    if (!parsed.ok) return parsed.error;
+    if (!parsed.ok) return refusal(parsed.error);
     const unknown = checkFireParams(parsed.value);
-    if (unknown.length > 0) return `That edit was refused: ${unknown.join('; ')}`;
+    if (unknown.length > 0) return refusal(`That edit was refused: ${unknown.join('; ')}`);
     const delegates = delegationRefusal(parsed.value);
-    if (delegates) return `That edit was refused: ${delegates}.`;
+    if (delegates) return refusal(`That edit was refused: ${delegates}.`);
     const sample = bindFireParams(parsed.value, { time: this.deps.clock(), previous: null, timeZone: 'UTC' });
     const v = validatePlan(sample, tools.listTools());
-    if (!v.ok) return `That edit was refused: ${v.error.join('; ')}`;
+    if (!v.ok) return refusal(`That edit was refused: ${v.error.join('; ')}`);
     const pins = newPins(parsed.value, tools.listTools(), new Map());
     const note = `edited by ${actor.name ?? actor.id}`;
     return this.addVersion(workflow, {
@@ -213,23 +221,25 @@ export class WorkflowFlow {
     });
   }
 
-  private async setReview(workflow: StoredWorkflow, review: StoredWorkflow['review']): Promise<string> {
+  private async setReview(workflow: StoredWorkflow, review: StoredWorkflow['review']): Promise<CommandAnswer> {
     const { workflows, clock } = this.deps;
     const current = await workflows.getVersion(workflow.id, workflow.version);
     if (review === 'saved' && current?.risk === 'high') {
-      return `"${workflow.name}" is high risk, so every fire waits for approval; that cannot be turned off.`;
+      return refusal(`"${workflow.name}" is high risk, so every fire waits for approval; that cannot be turned off.`);
     }
     await workflows.setReview(workflow.id, review, clock());
-    return review === 'every_fire'
-      ? `Each fire of "${workflow.name}" now waits for approval.`
-      : `Fires of "${workflow.name}" now run on the approval given when it was saved (unless a tool changes or becomes riskier).`;
+    return info(
+      review === 'every_fire'
+        ? `Each fire of "${workflow.name}" now waits for approval.`
+        : `Fires of "${workflow.name}" now run on the approval given when it was saved (unless a tool changes or becomes riskier).`,
+    );
   }
 
   /** Copies the current version under a new name, owned by the person; an approver's copy of someone else's waits at every fire. */
-  private async fork(workflow: StoredWorkflow, newName: string, request: WorkflowRequest): Promise<string> {
+  private async fork(workflow: StoredWorkflow, newName: string, request: WorkflowRequest): Promise<CommandAnswer> {
     const { workflows, clock, newId } = this.deps;
     const current = await workflows.getVersion(workflow.id, workflow.version);
-    if (!current) return `"${workflow.name}" has no current version.`;
+    if (!current) return refusal(`"${workflow.name}" has no current version.`);
     const review = this.mayChange(workflow, request.actor) ? workflow.review : 'every_fire';
     const first = { ...current, note: `forked from ${workflow.name} v${current.version}`, createdBy: request.actor };
     const created = await workflows.createWorkflow(
@@ -237,33 +247,35 @@ export class WorkflowFlow {
       { id: newId(), name: newName, owner: request.actor, conversation: workflow.conversation, review, first },
       clock(),
     );
-    if (!created) return `The name "${newName}" is taken; choose another.`;
+    if (!created) return refusal(`The name "${newName}" is taken; choose another.`);
     const waits = review === 'every_fire' ? ' Each of its fires waits for your approval.' : '';
-    return `Forked "${workflow.name}" (version ${current.version}) as "${newName}", version 1, reporting where "${workflow.name}" does.${waits}`;
+    return info(
+      `Forked "${workflow.name}" (version ${current.version}) as "${newName}", version 1, reporting where "${workflow.name}" does.${waits}`,
+    );
   }
 
-  private async schedule(workflow: StoredWorkflow, c: Command<'schedule'>, actor: Actor): Promise<string> {
+  private async schedule(workflow: StoredWorkflow, c: Command<'schedule'>, actor: Actor): Promise<CommandAnswer> {
     const { workflows, calendar, clock, newId } = this.deps;
     const timeZone = c.timeZone ?? this.deps.timeZone;
     const problem = calendar.check(c.cron, timeZone);
-    if (problem) return `That schedule was refused: ${problem}`;
+    if (problem) return refusal(`That schedule was refused: ${problem}`);
     const next = calendar.next(c.cron, timeZone, clock(), 3);
-    if (next.length === 0) return `That schedule was refused: \`${c.cron}\` never fires again.`;
+    if (next.length === 0) return refusal(`That schedule was refused: \`${c.cron}\` never fires again.`);
     const schedule = {
       ...{ id: newId(), workflowId: workflow.id, cron: c.cron, timeZone, catchUp: c.catchUp, overlap: c.overlap },
       ...{ nextFireAt: next[0] as Date, createdBy: actor },
     };
     await workflows.addSchedule(schedule, clock());
     this.fires.soon();
-    return describeScheduled(workflow.name, { ...schedule, paused: false, createdAt: clock() }, next);
+    return info(describeScheduled(workflow.name, { ...schedule, paused: false, createdAt: clock() }, next));
   }
 
-  private async setSchedules(workflow: StoredWorkflow, c: Command<'scheduleSet'>): Promise<string> {
+  private async setSchedules(workflow: StoredWorkflow, c: Command<'scheduleSet'>): Promise<CommandAnswer> {
     const { workflows, calendar, clock } = this.deps;
     const all = await workflows.listSchedules(workflow.id);
-    if (all.length === 0) return `"${workflow.name}" has no schedule.`;
+    if (all.length === 0) return refusal(`"${workflow.name}" has no schedule.`);
     if (c.index !== null && !all[c.index - 1])
-      return `"${workflow.name}" has ${all.length} schedule(s); there is no number ${c.index}.`;
+      return refusal(`"${workflow.name}" has ${all.length} schedule(s); there is no number ${c.index}.`);
     const chosen = c.index === null ? all : [all[c.index - 1]!];
     for (const s of chosen) {
       if (c.action === 'delete') await workflows.deleteSchedule(s.id, clock());
@@ -278,20 +290,24 @@ export class WorkflowFlow {
     }
     this.fires.soon();
     const what = { pause: 'Paused', resume: 'Resumed', delete: 'Deleted' }[c.action];
-    return `${what} ${chosen.length === 1 ? 'the schedule' : `${chosen.length} schedules`} of "${workflow.name}".`;
+    return info(
+      `${what} ${chosen.length === 1 ? 'the schedule' : `${chosen.length} schedules`} of "${workflow.name}".`,
+    );
   }
 
-  private async runNow(workflow: StoredWorkflow): Promise<string> {
+  private async runNow(workflow: StoredWorkflow): Promise<CommandAnswer> {
     const { workflows, calendar, clock } = this.deps;
     const version = await workflows.getVersion(workflow.id, workflow.version);
-    if (!version) return `"${workflow.name}" has no current version.`;
+    if (!version) return refusal(`"${workflow.name}" has no current version.`);
     const [schedule] = await workflows.listSchedules(workflow.id);
     const timeZone = schedule?.timeZone ?? this.deps.timeZone;
     const previous = schedule ? calendar.previous(schedule.cron, timeZone, clock()) : null;
     const fire = await this.fires.runNow(workflow, version, previous, timeZone);
-    if (fire.outcome === 'failed') return `"${workflow.name}" could not run: ${fire.note}`;
+    if (fire.outcome === 'failed') return refusal(`"${workflow.name}" could not run: ${fire.note}`);
     const waits = fire.outcome === 'held' ? '; it waits for approval (the card says why)' : '';
-    return `Running "${workflow.name}" version ${version.version} now (run ${fire.run ? shortRunId(fire.run.id) : '?'})${waits}.`;
+    return info(
+      `Running "${workflow.name}" version ${version.version} now (run ${fire.run ? shortRunId(fire.run.id) : '?'})${waits}.`,
+    );
   }
 }
 
