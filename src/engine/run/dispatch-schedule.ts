@@ -223,6 +223,8 @@ function finishIfDone(state: DispatchState, effects: DispatchEffect[]): void {
   if (runningCount(state) > 0 || state.amending || state.streaming) return;
   const pending = Object.values(state.steps).some((s) => s.status === 'pending');
   if (pending && (state.phase === 'running' || state.phase === 'paused')) return;
+  // A breakpoint after the last step holds the run too: the person reads that output before the report; Continue ends it.
+  if (state.phase === 'paused' && state.pausedBy === 'breakpoint') return;
   const outcome = state.phase === 'stopping' ? 'stopped' : state.phase === 'halting' ? 'failed' : 'completed';
   state.phase = 'done';
   state.outcome = outcome;

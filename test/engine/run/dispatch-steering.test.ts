@@ -62,6 +62,16 @@ describe('dispatcher steering', () => {
     expect(started(t.effects)).toEqual(['b']);
   });
 
+  it('a breakpoint after the last step holds the run before it ends (it used to show and then complete at once)', () => {
+    let t = setup(chain.slice(0, 1), { breakpoints: [{ stepId: 'a', when: 'after' }] });
+    t = ok(t.state, 'a', { v: 1 });
+    expect(t.effects).toContainEqual({ type: 'showBreakpoint', stepId: 'a', when: 'after' });
+    expect(t.effects.some((e) => e.type === 'finishRun')).toBe(false);
+    expect(t.state.phase).toBe('paused');
+    t = dispatchTransition(t.state, { type: 'resumeRequested' });
+    expect(t.effects).toEqual([{ type: 'finishRun', outcome: 'completed' }]);
+  });
+
   it('a before-breakpoint holds the run as its step is about to start; resume starts it', () => {
     let t = setup(chain, { breakpoints: [{ stepId: 'b', when: 'before' }] });
     t = ok(t.state, 'a');
