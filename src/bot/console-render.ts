@@ -38,10 +38,6 @@ export function renderConsole(message: OutboundMessage): string {
   }
 }
 
-function amendmentsLeft(n: number): string {
-  return n > 0 ? `${n} amendment(s) left` : 'No amendments left';
-}
-
 /** Breakpoints offered, not set: the person takes them with one command, or turns the offers off. */
 function suggestionLines(card: PlanCard): string[] {
   return [
@@ -77,10 +73,9 @@ function renderPlan(card: PlanCard): string {
   if (card.note) lines.push(card.note);
   for (const w of card.warnings) lines.push(`⚠ ${w}`);
   if (card.needsReview && card.actions.includes('stop')) {
-    // Steps held mid-run: amendments wait until the run goes on.
-    lines.push(
-      `Type "approve" to let the held steps run, or "stop" (finished results are kept). ${amendmentsLeft(card.amendmentsLeft)} once the run goes on.`,
-    );
+    // Steps held mid-run: an amendment or edit changes only the steps not yet run.
+    const amend = card.actions.includes('amend') ? `, "amend <what to change>" (${card.amendmentsLeft} left)` : '';
+    lines.push(`Type "approve" to let the held steps run${amend}, or "stop" (finished results are kept).`);
   } else if (card.needsReview && card.actions.includes('amend')) {
     lines.push(`Type "approve", "amend <what to change>" (${card.amendmentsLeft} left), or "cancel".`);
   } else if (card.needsReview) {

@@ -27,14 +27,18 @@ const long = {
 };
 
 describe('slack card truth, end to end on postgres', () => {
-  it('an amendment mid-run that holds a new step keeps finished steps done and Stop on the card; a press on the ended run answers privately', async () => {
+  it('an amendment mid-run that holds a new step keeps finished steps done, Amend and Stop on the card; another amendment at the hold waits again; a press on the ended run answers privately', async () => {
     dir = mkdtempSync(join(tmpdir(), 'steward-card-'));
     const save = { id: 'save', tool: 'fs.write_file', args: { path: join(dir, 'out.txt'), content: 'x' } };
     h = await startSlackHarness({
       db: 'postgres',
       servers: [everythingStdioConfig(), filesystemStdioConfig(dir)],
       script: byRole({
-        planner: [planReply([quick, long]), planReply([quick, long, save])],
+        planner: [
+          planReply([quick, long]),
+          planReply([quick, long, save]),
+          planReply([quick, long, { ...save, args: { ...save.args, content: 'y' } }]),
+        ],
         classifier: ['amend', 'amend'],
         synthesizer: ['Stopped; kept what finished.'],
       }),
@@ -57,24 +61,25 @@ describe('slack card truth, end to end on postgres', () => {
     expect(text).toMatch(/⚪ \*3\.\* `save`/);
     expect(text).toContain('Step 1/3');
     expect(text).toContain('✋ Steps waiting for approval · revision 1');
-    expect(text).toContain('2 amendment(s) left once it runs again.');
+    expect(text).toContain('Amend changes the steps not yet run (2 left).');
     expect(text).not.toContain('No amendments left');
     const actions = held.blocks.flatMap((b) =>
       b.type === 'actions' ? (b.elements as Array<{ action_id: string }>).map((e) => e.action_id) : [],
     );
     expect(actions).toEqual([
-      ...['steward.approve', 'steward.stop', 'steward.ask-first'],
+      ...['steward.approve', 'steward.amend', 'steward.stop', 'steward.ask-first'],
       // The steering row: the plan may still be edited and held after steps not yet run.
       ...['steward.edit-plan', 'steward.breakpoints', 'steward.more'],
     ]);
     expect((await h.store.getRun(runId))!.status).toBe('awaiting_review');
     const oldApprove = h.buttonValue(held, 'approve');
 
-    // Another change while steps are held is refused with what to do instead, in line with the card's footer.
-    await h.reply(thread, 'and also save y');
-    await h.waitFor('the refusal', () =>
-      h!.replies(thread).find((m) => messageText(m).includes('approve or stop them first')),
+    // Another change while steps are held is taken as an amendment of the steps not yet run: it waits again.
+    await h.reply(thread, 'and save y instead');
+    await h.waitFor('the held card of revision 2', () =>
+      messageText(h!.card(thread)).includes('✋ Steps waiting for approval · revision 2'),
     );
+    expect(messageText(h.card(thread))).toMatch(/"content":\s*"y"/);
 
     expect(await h.press(held, 'stop')).toBe(200);
     await h.waitFor('the report', () =>
@@ -101,7 +106,7 @@ describe('slack card truth, end to end on postgres', () => {
     );
     expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted])).toEqual([
       ['amend', true],
-      ['amend', false],
+      ['amend', true],
       ['stop', true],
       ['approve', false],
     ]);

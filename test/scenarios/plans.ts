@@ -63,7 +63,14 @@ export function shapeSteps(shape: Shape, value: string): unknown[] {
       return [
         lookup('a', 'ada'),
         think(['a']),
-        { id: 's', tool: 'audit.send', args: { to: value, body: ref('a') }, after: ['think'] },
+        // Its body comes from the llm step, which runs only after approval: nobody has seen the value when the plan
+        // is approved, so the data-flow guard holds the send mid-run with the value it would send.
+        {
+          id: 's',
+          tool: 'audit.send',
+          args: { to: value, body: { $ref: 'steps.think.output.text' } },
+          after: ['think'],
+        },
       ];
     case 'delegate':
       return [{ id: 'd', tool: 'steward.delegate', args: { assistant: 'ops', task: 'Look it up.' } }, think(['d'])];

@@ -224,7 +224,7 @@ function footnote(live: LiveCard, now: number, options: CardOptions): string {
   let words: string;
   if (isHeldMidRun(live)) {
     const stop = live.actions.includes('stop') ? ' Stop ends the run and keeps what finished.' : '';
-    const later = left > 0 ? ` ${left} amendment(s) left once it runs again.` : ' No amendments left.';
+    const later = live.actions.includes('amend') ? ` Amend changes the steps not yet run (${left} left).` : '';
     words = `${deciders} Approve lets the held steps run.${stop}${later}`;
   } else if (live.status === 'awaiting_review') {
     const amend = live.actions.includes('amend') ? `${left} amendment(s) left.` : left > 0 ? '' : 'No amendments left.';

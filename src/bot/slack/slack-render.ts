@@ -134,7 +134,7 @@ function footnote(live: LiveCard): string {
   const left = live.card.amendmentsLeft;
   if (isHeldMidRun(live)) {
     const stop = live.actions.includes('stop') ? ' Stop ends the run and keeps what finished.' : '';
-    const later = left > 0 ? ` ${left} amendment(s) left once it runs again.` : ' No amendments left.';
+    const later = live.actions.includes('amend') ? ` Amend changes the steps not yet run (${left} left).` : '';
     return `${deciders} Approve lets the held steps run.${stop}${later}`;
   }
   if (live.status === 'awaiting_review') {

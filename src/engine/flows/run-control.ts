@@ -219,10 +219,17 @@ export class RunControl {
     const rewritten = v.value.plan.steps.filter((s) => before.get(s.id) !== JSON.stringify(s));
     const approvalNeeded = byPlanner ? rewritten.filter((s) => policies[s.id]?.risk !== 'low').map((s) => s.id) : [];
     driver.revise(revision, pins, { plan: v.value.plan, policies, approvalNeeded });
-    // Under its first review the revision waits for approval as a whole: the dispatcher asks again, and that card
-    // (`RunLifecycle.onHold`) is the one shown.
-    if (current.status !== 'awaiting_review' || current.approvedRisk !== null)
-      await this.showRunning(current, revision, v.value, driver.current);
+    let shown = current;
+    if (current.status === 'awaiting_review') {
+      // Steps still wait (always under a first review): the dispatcher asked again, and that card
+      // (`RunLifecycle.onHold`) is the one shown. A revision that left nothing waiting runs on.
+      if (driver.current.holds.length > 0) return null;
+      if (await store.transition(run.id, ['awaiting_review'], 'running', { at: clock() })) {
+        await this.messages.status(current, 'running');
+        shown = { ...current, status: 'running' };
+      }
+    }
+    await this.showRunning(shown, revision, v.value, driver.current);
     return null;
   }
 
@@ -238,7 +245,9 @@ export class RunControl {
       needsReview: held,
       amendmentsLeft: this.messages.amendmentsLeft(run),
       requester: run.requester,
-      actions: held ? heldActions() : actionsFor(run.status === 'paused' ? 'paused' : 'running', 0),
+      actions: held
+        ? heldActions(this.messages.amendmentsLeft(run))
+        : actionsFor(run.status === 'paused' ? 'paused' : 'running', 0),
       note: needsApproval ? 'Steps riskier than what was approved will wait for approval.' : undefined,
       outputs: outputsOf(state),
       progress: state.steps,

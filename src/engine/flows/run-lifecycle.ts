@@ -256,7 +256,7 @@ export class RunLifecycle {
         needsReview: true,
         amendmentsLeft: this.messages.amendmentsLeft(current),
         requester: run.requester,
-        ...(first ? {} : { actions: heldActions() }),
+        ...(first ? {} : { actions: heldActions(this.messages.amendmentsLeft(current)) }),
         warnings: planWarnings(v.value.plan, tools.listTools()),
         note: [...(first ? [ranEarlyNote(driver.current)] : []), ...why].join('\n') || undefined,
         outputs: outputsOf(driver.current),

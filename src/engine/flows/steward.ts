@@ -655,11 +655,10 @@ export class Steward implements InboundHandler {
   private async amend(run: StoredRun, d: InboundDecision, text: string): Promise<string | null> {
     if (!text.trim()) return 'Say what to change, e.g. "amend also save the result to notes.txt".';
     if (run.status === 'awaiting_review' && !this.drivers.has(run.id)) return this.review.amend(run, d, text.trim());
-    // A plan under its first review after steps started early re-plans what has not run, as a running one does.
-    const firstReview = run.status === 'awaiting_review' && run.approvedRisk === null;
-    if (run.status === 'running' || run.status === 'paused' || firstReview) return this.control.amend(run, text.trim());
-    if (run.status === 'awaiting_review')
-      return 'Steps of this run are waiting for approval: approve or stop them first; it can be amended again once it goes on.';
+    // A plan under its first review after steps started early, or with steps held mid-run, re-plans what has not
+    // run, as a running one does.
+    if (run.status === 'running' || run.status === 'paused' || run.status === 'awaiting_review')
+      return this.control.amend(run, text.trim());
     return `This run is ${run.status.replace('_', ' ')}; it cannot be amended.`;
   }
 

@@ -8,7 +8,7 @@ import type { Plan, Step } from '../plan/plan-schema.ts';
 import { collectRefs, resolveRefs } from '../plan/refs.ts';
 import { riskAbove } from '../plan/risk.ts';
 import type { Json, StepError } from '../types.ts';
-import type { DispatchEffect, DispatchState, StepRuntime, Transition } from './dispatch-state.ts';
+import type { DispatchEffect, DispatchState, Hold, StepRuntime, Transition } from './dispatch-state.ts';
 import { DEFAULT_STEP_TIMEOUT_MS } from './step-policies.ts';
 
 /**
@@ -167,10 +167,22 @@ function holdBefore(state: DispatchState, step: Step, effects: DispatchEffect[])
 }
 
 function announceApprovals(state: DispatchState, effects: DispatchEffect[]): void {
-  const fresh = state.holds.filter((h) => !state.announced.includes(h.stepId));
-  if (fresh.length === 0) return;
+  const isFresh = (h: Hold) => !state.announced.includes(h.stepId);
+  if (!state.holds.some(isFresh)) return;
+  // A step whose references can be filled in now is shown to the person with the values it would send, so approving
+  // it confirms them too (`holdsApproved`): an amended data-flow step is not held a second time for the same values.
+  state.holds = state.holds.map((h) => (isFresh(h) ? withValues(state, h) : h));
+  const fresh = state.holds.filter(isFresh);
   state.announced.push(...fresh.map((h) => h.stepId));
   effects.push({ type: 'requestApproval', holds: fresh });
+}
+
+/** A hold with the arguments its step would send, when its references can be filled in now. */
+function withValues(state: DispatchState, hold: Hold): Hold {
+  const step = state.plan.steps.find((s) => s.id === hold.stepId);
+  if (hold.args !== undefined || step?.kind !== 'tool' || collectRefs(step.args).length === 0) return hold;
+  const args = resolveRefs(step.args, outputsOf(state));
+  return args.ok ? { ...hold, args: args.value } : hold;
 }
 
 function evaluate(state: DispatchState, step: Extract<Step, { kind: 'condition' }>, effects: DispatchEffect[]): void {

@@ -13,7 +13,10 @@ import type { StepPolicy } from './step-policies.ts';
 export interface Hold {
   stepId: string;
   why: 'risk' | 'confirm' | 'changed' | 'amended' | 'review';
-  /** For `confirm`: the arguments as they would be sent. */
+  /**
+   * The arguments as they would be sent, when they were known as the person was asked (always for `confirm`); a hold
+   * approved with them confirms them.
+   */
   args?: Json;
 }
 

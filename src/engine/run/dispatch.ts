@@ -63,7 +63,8 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       if (!state.streaming) return { state: prev, effects: [] };
       return schedule(complete(state, event), effects);
     case 'holdsApproved': {
-      const confirmed = state.holds.filter((h) => h.why === 'confirm').map((h) => h.stepId);
+      // Holds shown with the values their steps would send confirm those values (a data-flow guard's question).
+      const confirmed = state.holds.filter((h) => h.args !== undefined).map((h) => h.stepId);
       Object.assign(state, {
         approvedRisk: event.risk,
         holds: [],

@@ -23,11 +23,12 @@ export function actionsFor(status: RunStatus, amendments: number): DecisionActio
 }
 
 /**
- * The buttons (or commands) of a card shown while steps of a started run wait for approval: approve them, or stop the
- * run, keeping what finished (`cancel` is still understood there, and does the same as Stop).
+ * The buttons (or commands) of a card shown while steps of a started run wait for approval: approve them, amend the
+ * steps not yet run (while rounds are left), or stop the run, keeping what finished (`cancel` is still understood
+ * there, and does the same as Stop).
  */
-export function heldActions(): DecisionAction[] {
-  return ['approve', 'stop'];
+export function heldActions(amendments: number): DecisionAction[] {
+  return amendments > 0 ? ['approve', 'amend', 'stop'] : ['approve', 'stop'];
 }
 
 /**

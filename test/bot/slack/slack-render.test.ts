@@ -109,7 +109,7 @@ describe('slack card renderer', () => {
     expect(allTexts(message.blocks).join('\n')).toContain('⏱️ 3 s');
   });
 
-  it('steps held mid-run: finished steps shown done, the real amendment count, Approve and Stop', () => {
+  it('steps held mid-run: finished steps shown done, the real amendment count, Approve, Amend and Stop', () => {
     // Once the footer of such a card said "No amendments left" while 3 remained, and Stop was gone.
     let live = createLiveCard(
       createPlanCard({ needsReview: false, autoStarted: true, actions: ['pause', 'stop'] }),
@@ -119,7 +119,7 @@ describe('slack card renderer', () => {
     const base = createPlanCard();
     const held = createPlanCard({
       revision: 1,
-      actions: ['approve', 'stop'],
+      actions: ['approve', 'amend', 'stop'],
       amendmentsLeft: 3,
       steps: [{ ...base.steps[0]!, status: 'succeeded', detail: '' }, base.steps[1]!],
       note: 'Step step_2 (everything.echo) was added or changed by an amendment written after seeing tool outputs.',
@@ -131,9 +131,11 @@ describe('slack card renderer', () => {
     expect(text).toMatch(/✅ \*1\.\*/);
     expect(text).toMatch(/⚪ \*2\.\*/);
     expect(text).toContain('Step 1/2');
-    expect(text).toContain('3 amendment(s) left');
+    expect(text).toContain('Amend changes the steps not yet run (3 left).');
     expect(text).not.toContain('No amendments left');
-    expect(buttons(message).map((b) => b.action_id)).toEqual(['steward.approve', 'steward.stop', 'steward.ask-first']);
+    expect(buttons(message).map((b) => b.action_id)).toEqual([
+      ...['steward.approve', 'steward.amend', 'steward.stop', 'steward.ask-first'],
+    ]);
   });
 
   it('at first review the footer counts the amendments left, and says none only when none are', () => {

@@ -230,4 +230,23 @@ describe('dispatcher data-flow and amendment holds', () => {
     expect(t.state.confirmed).toEqual([]);
     expect(t.state.holds).toContainEqual({ stepId: 'extra', why: 'amended' });
   });
+
+  it('an amended guarded step is shown with the values it would send, so one approval sends them (not a second hold)', () => {
+    let t = guarded(flow);
+    t = ok(t.state, 'read', { addr: 'a@example.com' });
+    t = dispatchTransition(t.state, { type: 'amendStarted' });
+    const rewritten = createPlan([flow[0], { ...flow[1], args: { ...flow[1]!.args, body: 'changed' } }]);
+    t = dispatchTransition(t.state, {
+      type: 'planRevised',
+      plan: rewritten,
+      policies: t.state.policies,
+      approvalNeeded: ['send'],
+    });
+    expect(t.effects).toContainEqual({
+      type: 'requestApproval',
+      holds: [{ stepId: 'send', why: 'amended', args: { to: 'a@example.com', body: 'changed' } }],
+    });
+    t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
+    expect(started(t.effects)).toEqual(['send']);
+  });
 });
