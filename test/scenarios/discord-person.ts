@@ -130,7 +130,7 @@ export async function discordPerson(script: FakeLlmScript): Promise<Person> {
         await h.submitModal({ ...inputs, [key]: inputs[key]!.replace(change.from, change.to) });
       }
     },
-    cancel: () => press('cancel'),
+    cancel: () => press(h.discord.messagesIn(thread).some((m) => h.buttons(m).includes('cancel')) ? 'cancel' : 'stop'),
     breakpoint: async (id) => void (await h.select(await offering('bp'), 'bp', [id])),
     continueRun: () => press('resume'),
     pause: () => press('pause'),

@@ -48,6 +48,7 @@ export interface Person {
   amend(text: string): Promise<void>;
   /** Sends the steps as an edit of the plan (`change` says the same, for channels that edit one step's text). */
   edit(steps: unknown[], change: { stepId: string; from: string; to: string }): Promise<void>;
+  /** Cancel on the card; a card for steps held mid-run offers Stop in its place (it does the same there). */
   cancel(): Promise<void>;
   breakpoint(stepId: string): Promise<void>;
   continueRun(): Promise<void>;

@@ -133,7 +133,7 @@ export async function slackPerson(script: FakeLlmScript): Promise<Person> {
       await h.press(await offering('edit-plan'), 'edit-plan');
       await submitEdit(h, JSON.stringify({ steps }));
     },
-    cancel: () => press('cancel'),
+    cancel: () => press(inThread().some((m) => has(m, 'cancel')) ? 'cancel' : 'stop'),
     breakpoint: async (id) => void (await pickBreakpoints(h, card(), [id])),
     continueRun: () => press('resume'),
     pause: () => press('pause'),
