@@ -177,10 +177,15 @@ function announceApprovals(state: DispatchState, effects: DispatchEffect[]): voi
   effects.push({ type: 'requestApproval', holds: fresh });
 }
 
-/** A hold with the arguments its step would send, when its references can be filled in now. */
+/**
+ * A hold with the arguments its step would send, when its references can be filled in now: its card says "it would
+ * send …" (`describeHolds`), so approving it confirms them.
+ */
 function withValues(state: DispatchState, hold: Hold): Hold {
   const step = state.plan.steps.find((s) => s.id === hold.stepId);
-  if (hold.args !== undefined || step?.kind !== 'tool' || collectRefs(step.args).length === 0) return hold;
+  // A first review's card shows the plan, not each held step's values with where they came from: those still ask.
+  if (hold.why === 'review' || hold.args !== undefined) return hold;
+  if (step?.kind !== 'tool' || collectRefs(step.args).length === 0) return hold;
   const args = resolveRefs(step.args, outputsOf(state));
   return args.ok ? { ...hold, args: args.value } : hold;
 }
