@@ -13,6 +13,7 @@ const LOOKS: Record<string, RegExp> = {
   'report:completed': /=== Report \(completed\) ===/,
   'report:stopped': /=== Report \(stopped\) ===/,
   'report:any': /=== Report \(/,
+  'report:assistant': /=== Report \(\w+\) ===\nReport of the Assistant "ops":/,
   'revision:1': /=== Plan \(revision 1,/,
   'breakpoint:any': /=== Breakpoint after/,
   status: /Run running/,
@@ -48,9 +49,15 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
       await s.type(`new ${SAID.other}`);
       await waitUntil('the other run to be running', () => calls().some((e) => e.name === 'sleep'));
     },
-    async ask(others) {
+    async makeAssistant() {
+      await s.type('assistant create ops "Operations"');
+      await s.type('assistant ops grant audit allow');
+      await s.waitFor(/"ops": allow/);
+    },
+    async ask(others, assistant) {
       besides = others;
-      await s.type(besides ? `new ${SAID.request}` : SAID.request);
+      const said = assistant ? `ask ${assistant}: ${SAID.request}` : SAID.request;
+      await s.type(besides ? `new ${said}` : said);
     },
     mark: () => s.output().length,
     card: (from) => s.waitFor(CARD, from, 10_000),

@@ -29,6 +29,9 @@ import {
 /** Quick answers as the README's defaults turn them on. */
 export const README_DEFAULTS: Partial<StewardSettings> = { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } };
 
+/** The person at the console is an approver, so they may set up the Assistant a cell asks. */
+const SETTINGS: Partial<StewardSettings> = { ...README_DEFAULTS, approvers: ['console:ada'] };
+
 /** One console scenario's world. */
 export interface ConsoleStage {
   llm: FakeLlm;
@@ -68,7 +71,7 @@ export async function startConsoleStage(script: FakeLlmScript): Promise<ConsoleS
       store,
       notifier: channel,
       log: (level, message) => logs.push(`${level} ${message}`),
-      settings: README_DEFAULTS,
+      settings: SETTINGS,
       signals: db.signals,
       workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
       calendar: new CronerCalendar(),

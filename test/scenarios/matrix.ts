@@ -85,6 +85,7 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'quickAnswerBefore',
       'secondActiveRun',
       'restartBeforeDecision',
+      'assistant',
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
   },

@@ -27,6 +27,7 @@ export type Seen =
   | 'report:completed'
   | 'report:stopped'
   | 'report:any'
+  | 'report:assistant'
   | 'revision:1'
   | `breakpoint:${string}`
   | 'breakpoint:any'

@@ -26,8 +26,10 @@ export interface Person {
   askQuick(): Promise<void>;
   /** Starts the other request, which stays active. */
   startOther(): Promise<void>;
-  /** Asks the cell's request (with another run active when `besides`). */
-  ask(besides: boolean): Promise<void>;
+  /** Sets up the Assistant "ops" (granted the audit server's tools); absent where the channel's driver cannot. */
+  makeAssistant?: () => Promise<void>;
+  /** Asks the cell's request (with another run active when `besides`; of the Assistant `assistant` when given). */
+  ask(besides: boolean, assistant?: string): Promise<void>;
   mark(): Mark;
   /** The next card offering Approve after `from`, as text. */
   card(from: Mark): Promise<string>;

@@ -82,6 +82,14 @@ export function startsWithLookup(shape: Shape): boolean {
   return shape === 'readOnly' || shape === 'readThenWrite' || shape === 'chain' || shape === 'held';
 }
 
+/**
+ * Whether a cell's first lookup starts while its plan streams: not under review "all", and never for an Assistant
+ * (its steps wait for the plan as a whole).
+ */
+export function startsEarly(cell: Pick<Cell, 'shape' | 'context'>): boolean {
+  return cell.context !== 'earlyStartOff' && cell.context !== 'assistant' && startsWithLookup(cell.shape);
+}
+
 /** A gate the `think` step's answer waits for. */
 export interface Gate {
   open: () => void;
@@ -117,7 +125,7 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
   // One wrong type in an optional field of the answer (after the steps, so steps may start before it is read); a
   // null there is the field left out, so it would not do.
   const invalid = plan(TAILS[cell.shape].planned, { risks: 'none' });
-  const early = cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape);
+  const early = startsEarly(cell);
   const held = (text: string): FakeReply => (early ? heldUntil(text, '{"id":"think"', o.lookedUp) : text);
   const queue: FakeReply[] = [
     ...(cell.context === 'invalidFirstAnswer' ? [held(invalid), first] : [held(first)]),

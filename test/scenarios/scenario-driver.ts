@@ -10,7 +10,7 @@ import { waitUntil } from '../helpers/wait.ts';
 import { decisionPoint, REVIEW_ACTIONS, type Cell } from './matrix.ts';
 import { expectationFor, judge, type Observation } from './oracle.ts';
 import type { Mark, Person } from './person.ts';
-import { cellScript, createGate, SAID, startsWithLookup, TAILS } from './plans.ts';
+import { cellScript, createGate, SAID, startsEarly, TAILS } from './plans.ts';
 
 const MOVING: readonly string[] = ['planning', 'running', 'stopping'];
 type Calls = () => { name: string; args?: Record<string, unknown> }[];
@@ -50,8 +50,13 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   if (cell.context === 'earlyStartOff') await p.reviewAll();
   if (cell.context === 'quickAnswerBefore') await p.askQuick();
   if (cell.context === 'secondActiveRun') await p.startOther();
+  if (cell.context === 'assistant') {
+    if (!p.makeAssistant)
+      throw new Error('this channel cannot set up an Assistant: the matrix should not have chosen this cell');
+    await p.makeAssistant();
+  }
   const from = p.mark();
-  await p.ask(cell.context === 'secondActiveRun');
+  await p.ask(cell.context === 'secondActiveRun', cell.context === 'assistant' ? 'ops' : undefined);
   const run = await waitUntil('the cell run to be stored', () => runOf(p, SAID.request));
   // Waits that give up at once when the run ended instead (a plan stopped as invalid never shows its card).
   const ended = async () => {
@@ -68,7 +73,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   // The point of decision: the review card (checked as the context requires), else the running plan.
   if (at !== 'running') {
     const firstCard = await card(from);
-    if (cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape)) {
+    if (startsEarly(cell)) {
       if (!p.offersAmend(firstCard))
         problems.push('after early start, the first card is not an ordinary review card with Amend');
       if (!/\ba\b[^\n]*(✔|succeeded)|✅ \*{1,2}1\.\*{1,2} `a`/.test(firstCard))
@@ -197,7 +202,14 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   };
   if (cell.context === 'secondActiveRun' && (await runOf(p, SAID.other))?.status !== 'running')
     problems.push('the other active run was touched by an action on this one');
-  return [...problems, ...judge(expectationFor(cell), observed)];
+  const expected = expectationFor(cell);
+  if (cell.context === 'assistant' && expected.shows.some((s) => s.startsWith('report:'))) {
+    // An Assistant's report is streamed as it is stored: shown once, and as the Assistant's.
+    if (observed.reports !== 1)
+      problems.push(`the Assistant's report was shown ${observed.reports} times, expected once`);
+    if (!observed.sees('report:assistant', 'action')) problems.push("the report was not shown as the Assistant's");
+  }
+  return [...problems, ...judge(expected, observed)];
 }
 
 /** `wait`, unless `ended` throws first (checked every 50 ms); the wait's own failure is kept from going unhandled. */
