@@ -6,15 +6,24 @@ import type { Person } from './person.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { SAID } from './plans.ts';
 
+/**
+ * A report of the cell's run, read to its words (it streams): not the report ops gives back to a parent in the
+ * delegate shape, which says other words.
+ */
+const report = (status: string) =>
+  new RegExp(`=== Report \\(${status}\\) ===\\n(Report of the Assistant "ops":\\n)?${SAID.report}`);
+const REPORT = report('\\w+');
+
 const CARD = /=== Plan \(revision (\d+), risk \w+\) ===[^]*?\nType "approve"[^\n]*\n/;
 
 /** How each thing the oracle names is printed on the console. */
 const LOOKS: Record<string, RegExp> = {
-  'report:completed': /=== Report \(completed\) ===/,
-  'report:stopped': /=== Report \(stopped\) ===/,
-  'report:any': /=== Report \(/,
-  'report:assistant': /=== Report \(\w+\) ===\nReport of the Assistant "ops":/,
+  'report:completed': report('completed'),
+  'report:stopped': report('stopped'),
+  'report:any': REPORT,
+  'report:assistant': new RegExp(`=== Report \\(\\w+\\) ===\\nReport of the Assistant "ops":\\n${SAID.report}`),
   'revision:1': /=== Plan \(revision 1,/,
+  'card:child': /\(handed over by run \S+; its report goes back to that run\)\n[^]*?\nType "approve"/,
   'breakpoint:any': /=== Breakpoint after/,
   status: /Run running/,
   history: /History of "Do the scenario work"/,
@@ -52,7 +61,9 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
     async makeAssistant() {
       await s.type('assistant create ops "Operations"');
       await s.type('assistant ops grant audit allow');
-      await s.waitFor(/"ops": allow/);
+      // So that ops's own plan may hand work on (the delegate shape asked of ops): the depth brake stops a third.
+      await s.type('assistant ops grant steward.delegate allow');
+      await s.waitFor(/"ops": allow the tool steward\.delegate/);
     },
     async ask(others, assistant) {
       besides = others;
@@ -71,13 +82,7 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
       ).length,
     waitSeen: async (what, from) => void (await s.waitFor(looks(what), from, 20_000)),
     seen: (what, from) => looks(what).test(s.output().slice(from)),
-    reports: (from) =>
-      (
-        s
-          .output()
-          .slice(from)
-          .match(/=== Report \(/g) ?? []
-      ).length,
+    reports: (from) => (s.output().slice(from).match(new RegExp(REPORT, 'g')) ?? []).length,
     transcript: (from) => s.output().slice(from),
     restart: () => s.restart(),
     approve: () => s.type('approve'),

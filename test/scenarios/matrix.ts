@@ -75,6 +75,27 @@ export const BEFORE: Partial<Record<Action, { action: Action; why: string }>> = 
   resume: { action: 'pause', why: 'resume needs a paused run: it is performed after a pause' },
 };
 
+/**
+ * The delegate shape hands `d` to the Assistant "ops", whose child run (its own card, one lookup, which starts at
+ * once) reports back before the parent's `think`. Every action applies to the parent only: review actions are taken
+ * on the parent's card, before the child exists; the others while the parent's `think` runs, after the child
+ * reported. So the child ends as it would untouched, or never starts when the parent is cancelled at its card. (A
+ * stop reaching a child mid-run is told in test/e2e/delegation-console.test.ts.)
+ */
+export const DELEGATE_CHILD: Record<Action, 'completed' | 'none'> = {
+  approve: 'completed',
+  amend: 'completed',
+  edit: 'completed',
+  cancel: 'none',
+  pause: 'completed',
+  resume: 'completed',
+  stop: 'completed',
+  breakpoint: 'completed',
+  status: 'completed',
+  history: 'completed',
+  new: 'completed',
+};
+
 /** The contexts each channel's driver can set up; a cell with another context is listed as not driven yet. */
 export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: readonly Shape[] }> = {
   console: {
@@ -87,7 +108,7 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'restartBeforeDecision',
       'assistant',
     ],
-    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },
   slack: {
     contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],

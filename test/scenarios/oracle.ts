@@ -29,6 +29,7 @@ export type Seen =
   | 'report:any'
   | 'report:assistant'
   | 'revision:1'
+  | 'card:child'
   | `breakpoint:${string}`
   | 'breakpoint:any'
   | 'status'

@@ -73,7 +73,12 @@ export function shapeSteps(shape: Shape, value: string): unknown[] {
         },
       ];
     case 'delegate':
-      return [{ id: 'd', tool: 'steward.delegate', args: { assistant: 'ops', task: 'Look it up.' } }, think(['d'])];
+      // The child run (ops) plans one lookup, which starts at once: its report is `d`'s output, before `think`.
+      return [
+        { id: 'd', tool: 'steward.delegate', args: { assistant: 'ops', task: SAID.task } },
+        think(['d']),
+        note('w', value, ['think']),
+      ];
   }
 }
 
@@ -111,7 +116,14 @@ export const SAID = {
   other: 'keep watch for a minute',
   amend: 'make the last step say amended',
   report: 'The work is over.',
+  /** What the delegate shape hands to ops, ops's plan's lookup, and the report ops gives back. */
+  task: 'Look it up.',
+  childLookup: 'child',
+  childReport: 'Looked it up for the parent.',
 };
+
+/** Whether a model request is about the task handed to ops (its prompt starts with that request). */
+const forChild = (text: string) => text.includes(`Request:\n${SAID.task}`);
 
 /**
  * The model for a cell: the butler (quick answers) answers the quick question and hands every other request to the
@@ -138,6 +150,11 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
         ? SAID.quickAnswer
         : { text: '', toolCalls: [{ id: 'call_1', name: 'plan_request', args: { reason: 'needs tools' } }] },
     planner: (req) => {
+      if (forChild(req.lastUserText))
+        return JSON.stringify({
+          steps: [lookup('c', SAID.childLookup)],
+          summary: 'Look it up',
+        });
       // Under review "all" there are no quick answers: the planner answers the quick question itself.
       if (lastAsked(req.lastUserText) === SAID.quick)
         return JSON.stringify({ steps: [], summary: 'Tell the time', answer: SAID.quickAnswer });
@@ -153,7 +170,7 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
     // A reply to a running run: a change asked for in words is an amendment, anything else asks how it goes.
     classifier: (req) => (req.lastUserText.includes(SAID.amend) ? 'amend' : 'status'),
     llm_step: async () => (await o.gate.opened, 'Thought it over.'),
-    synthesizer: SAID.report,
+    synthesizer: (req) => (forChild(req.lastUserText) ? SAID.childReport : SAID.report),
   });
 }
 

@@ -7,7 +7,7 @@ import type { StoredRun } from '../../src/engine/ports.ts';
 import { isTerminal } from '../../src/engine/types.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { decisionPoint, REVIEW_ACTIONS, type Cell } from './matrix.ts';
+import { decisionPoint, DELEGATE_CHILD, REVIEW_ACTIONS, type Cell } from './matrix.ts';
 import { expectationFor, judge, type Observation } from './oracle.ts';
 import type { Mark, Person } from './person.ts';
 import { cellScript, createGate, SAID, startsEarly, TAILS } from './plans.ts';
@@ -50,7 +50,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   if (cell.context === 'earlyStartOff') await p.reviewAll();
   if (cell.context === 'quickAnswerBefore') await p.askQuick();
   if (cell.context === 'secondActiveRun') await p.startOther();
-  if (cell.context === 'assistant') {
+  if (cell.context === 'assistant' || cell.shape === 'delegate') {
     if (!p.makeAssistant)
       throw new Error('this channel cannot set up an Assistant: the matrix should not have chosen this cell');
     await p.makeAssistant();
@@ -94,6 +94,15 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   if (cell.context === 'invalidFirstAnswer' && planners() !== 2)
     problems.push(`the invalid first answer took ${planners()} planner call(s), expected 1 repair`);
 
+  // Under review "all" the run handed to ops has its own card to approve, once the parent's was approved.
+  const approve = async () => {
+    const before = p.mark();
+    await p.approve();
+    if (cell.shape !== 'delegate' || cell.context !== 'earlyStartOff') return;
+    await p.waitSeen('card:child', before);
+    await p.approve();
+  };
+
   const review = REVIEW_ACTIONS.includes(cell.action);
   // A held step's card comes after the plan's own: approve that first (open the gate so the run reaches the hold).
   if (at === 'hold') {
@@ -104,7 +113,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
       await card(mark);
     }
   }
-  if (at === 'card' && !review) await p.approve();
+  if (at === 'card' && !review) await approve();
   if (!review) await thinking();
 
   const callsAt = calls().length;
@@ -118,7 +127,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   switch (cell.action) {
     case 'approve':
       beforeLast = tailValues();
-      await p.approve();
+      await approve();
       openGate();
       await p.waitSeen('report:any', mark);
       break;
@@ -133,7 +142,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
         });
       await p.waitSeen('revision:1', mark);
       beforeLast = tailValues();
-      if (at !== 'running') await p.approve();
+      if (at !== 'running') await approve();
       openGate();
       await p.waitSeen('report:any', mark);
       break;
@@ -146,7 +155,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
     case 'breakpoint': {
       const step = at === 'card' ? 'think' : tail.id;
       await p.breakpoint(step);
-      if (at !== 'running') await p.approve();
+      if (at !== 'running') await approve();
       openGate();
       await p.waitSeen(`breakpoint:${step}`, mark);
       beforeLast = tailValues();
@@ -202,6 +211,12 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   };
   if (cell.context === 'secondActiveRun' && (await runOf(p, SAID.other))?.status !== 'running')
     problems.push('the other active run was touched by an action on this one');
+  if (cell.shape === 'delegate') {
+    const child = await runOf(p, SAID.task);
+    const want = DELEGATE_CHILD[cell.action];
+    if ((child?.status ?? 'none') !== want)
+      problems.push(`the run handed to ops ended ${child?.status ?? 'never started'}, expected ${want}`);
+  }
   const expected = expectationFor(cell);
   if (cell.context === 'assistant' && expected.shows.some((s) => s.startsWith('report:'))) {
     // An Assistant's report is streamed as it is stored: shown once, and as the Assistant's.
