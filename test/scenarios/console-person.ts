@@ -26,7 +26,7 @@ const LOOKS: Record<string, RegExp> = {
   'card:child': /\(handed over by run \S+; its report goes back to that run\)\n[^]*?\nType "approve"/,
   'breakpoint:any': /=== Breakpoint after/,
   status: /Run running/,
-  history: /History of "Do the scenario work"/,
+  history: /History of "(Do the scenario work|Workflow scenario v1: run now)/,
   paused: /Paused/,
   quickAnswer: /It is noon\./,
   alreadyEnded: /This run has already ended/,
@@ -65,6 +65,13 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
       await s.type('assistant ops grant steward.delegate allow');
       await s.waitFor(/"ops": allow the tool steward\.delegate/);
     },
+    async saveWorkflow() {
+      await s.type(`save ${SAID.workflow}`);
+      await s.waitFor(/Saved workflow "scenario" \(version 1\)/);
+      await s.type(`workflow ${SAID.workflow} review every-fire`);
+      await s.waitFor(/Each fire of "scenario" now waits for approval/);
+    },
+    fire: () => s.type(`workflow ${SAID.workflow} run`),
     async ask(others, assistant) {
       besides = others;
       const said = assistant ? `ask ${assistant}: ${SAID.request}` : SAID.request;

@@ -56,7 +56,8 @@ export const REVIEW_ACTIONS: readonly Action[] = ['approve', 'amend', 'edit', 'c
  */
 export function decisionPoint(c: Pick<Cell, 'shape' | 'context'>): 'card' | 'hold' | 'running' {
   if (c.shape === 'held') return 'hold';
-  if (c.shape === 'readOnly' && c.context !== 'earlyStartOff') return 'running';
+  // A workflow's fire is reviewed as its review setting says: the matrix sets every-fire, so each fire has a card.
+  if (c.shape === 'readOnly' && c.context !== 'earlyStartOff' && c.context !== 'workflowFire') return 'running';
   return 'card';
 }
 
@@ -65,6 +66,8 @@ export function notApplicable(c: Cell): string | null {
   const at = decisionPoint(c);
   if (at === 'running' && (c.action === 'approve' || c.action === 'cancel'))
     return `${c.action} × read-only plan under review "risky": a low-risk plan starts at once, so there is no card to ${c.action} (stop covers ending it)`;
+  if (c.shape === 'delegate' && c.context === 'workflowFire')
+    return "workflow fire × delegate plan: a run that hands work to an Assistant cannot be saved as a workflow (its fires never plan, and would not carry the Assistant's grants)";
   if (at === 'running' && c.context === 'restartBeforeDecision')
     return 'restart between card and decision × read-only plan under "risky": the plan starts at once, there is no card to restart between';
   return null;
@@ -107,6 +110,7 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'secondActiveRun',
       'restartBeforeDecision',
       'assistant',
+      'workflowFire',
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },

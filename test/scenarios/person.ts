@@ -28,6 +28,10 @@ export interface Person {
   startOther(): Promise<void>;
   /** Sets up the Assistant "ops" (granted the audit server's tools); absent where the channel's driver cannot. */
   makeAssistant?: () => Promise<void>;
+  /** Saves the last run as the workflow SAID.workflow, each fire waiting for approval; absent where not driven. */
+  saveWorkflow?: () => Promise<void>;
+  /** Fires the saved workflow now. */
+  fire?: () => Promise<void>;
   /** Asks the cell's request (with another run active when `besides`; of the Assistant `assistant` when given). */
   ask(besides: boolean, assistant?: string): Promise<void>;
   mark(): Mark;

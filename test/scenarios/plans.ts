@@ -92,7 +92,9 @@ export function startsWithLookup(shape: Shape): boolean {
  * (its steps wait for the plan as a whole).
  */
 export function startsEarly(cell: Pick<Cell, 'shape' | 'context'>): boolean {
-  return cell.context !== 'earlyStartOff' && cell.context !== 'assistant' && startsWithLookup(cell.shape);
+  // A workflow's fire never plans: what it runs was saved.
+  const planned = cell.context !== 'workflowFire';
+  return planned && cell.context !== 'earlyStartOff' && cell.context !== 'assistant' && startsWithLookup(cell.shape);
 }
 
 /** A gate the `think` step's answer waits for. */
@@ -115,6 +117,9 @@ export const SAID = {
   quickAnswer: 'It is noon.',
   other: 'keep watch for a minute',
   amend: 'make the last step say amended',
+  /** The workflow saved from the cell's first run, and how its fires' runs are named. */
+  workflow: 'scenario',
+  fire: 'Workflow scenario v1: run now',
   report: 'The work is over.',
   /** What the delegate shape hands to ops, ops's plan's lookup, and the report ops gives back. */
   task: 'Look it up.',
@@ -143,6 +148,7 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
     ...(cell.context === 'invalidFirstAnswer' ? [held(invalid), first] : [held(first)]),
     plan(TAILS[cell.shape].amended),
   ];
+  let thoughts = 0;
   return byRole({
     // Earlier turns travel with a request: the newest thing asked decides (a quick question never needs a plan).
     butler: (req) =>
@@ -169,7 +175,11 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
     },
     // A reply to a running run: a change asked for in words is an amendment, anything else asks how it goes.
     classifier: (req) => (req.lastUserText.includes(SAID.amend) ? 'amend' : 'status'),
-    llm_step: async () => (await o.gate.opened, 'Thought it over.'),
+    // The run a workflow is saved from thinks at once: only the fire's `think` waits for the gate.
+    llm_step: async () => {
+      if (cell.context !== 'workflowFire' || thoughts++ > 0) await o.gate.opened;
+      return 'Thought it over.';
+    },
     synthesizer: (req) => (forChild(req.lastUserText) ? SAID.childReport : SAID.report),
   });
 }

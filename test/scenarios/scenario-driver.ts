@@ -13,14 +13,17 @@ import type { Mark, Person } from './person.ts';
 import { cellScript, createGate, SAID, startsEarly, TAILS } from './plans.ts';
 
 const MOVING: readonly string[] = ['planning', 'running', 'stopping'];
-type Calls = () => { name: string; args?: Record<string, unknown> }[];
+/** The MCP calls the server received, from the cell's run on (`skip` starts them afresh, after a setting-up run). */
+type Calls = (() => { name: string; args?: Record<string, unknown> }[]) & { skip: () => void };
 
 /** Runs a cell on a fresh stage of a channel; resolves with what fell short (empty: the cell passes). */
 export async function runCell(cell: Cell, start: (script: FakeLlmScript) => Promise<Person>): Promise<string[]> {
   const gate = createGate();
   // The script needs to see the server before the stage exists (the plan is held until the first lookup arrives).
   const box: { person?: Person } = {};
-  const calls: Calls = () => box.person!.audit.entries().filter((e) => e.type === 'call');
+  let skipped = 0;
+  const all = () => box.person!.audit.entries().filter((e) => e.type === 'call');
+  const calls: Calls = Object.assign(() => all().slice(skipped), { skip: () => void (skipped = all().length) });
   const first = cell.shape === 'held' ? 'ada' : 'one';
   const lookedUp = () => calls().some((e) => e.name === 'lookup' && e.args?.['answer'] === first);
   const person = (box.person = await start(cellScript(cell, { gate, lookedUp })));
@@ -45,6 +48,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
       .map((e) => String(e.args?.[tail.field]));
   const at = decisionPoint(cell);
   const planners = () => p.llm.requests.filter((r) => r.role === 'planner').length;
+  const thoughts = () => p.llm.requests.filter((r) => r.role === 'llm_step').length;
 
   // What else is in play, set up as a person would.
   if (cell.context === 'earlyStartOff') await p.reviewAll();
@@ -55,9 +59,15 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
       throw new Error('this channel cannot set up an Assistant: the matrix should not have chosen this cell');
     await p.makeAssistant();
   }
+  if (cell.context === 'workflowFire') await savedWorkflow(p, cell);
+  calls.skip();
+  const thoughtsBefore = thoughts();
+  const plannersBefore = planners();
   const from = p.mark();
-  await p.ask(cell.context === 'secondActiveRun', cell.context === 'assistant' ? 'ops' : undefined);
-  const run = await waitUntil('the cell run to be stored', () => runOf(p, SAID.request));
+  if (cell.context === 'workflowFire') await p.fire!();
+  else await p.ask(cell.context === 'secondActiveRun', cell.context === 'assistant' ? 'ops' : undefined);
+  const request = cell.context === 'workflowFire' ? SAID.fire : SAID.request;
+  const run = await waitUntil('the cell run to be stored', () => runOf(p, request));
   // Waits that give up at once when the run ended instead (a plan stopped as invalid never shows its card).
   const ended = async () => {
     const now = (await p.store.getRun(run.id))!.status;
@@ -65,7 +75,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   };
   const thinking = () =>
     orEnded(
-      waitUntil('the think step to be running', () => p.llm.requests.some((r) => r.role === 'llm_step')),
+      waitUntil('the think step to be running', () => thoughts() > thoughtsBefore),
       ended,
     );
   const card = (mark: Mark) => orEnded(p.card(mark), ended);
@@ -217,6 +227,8 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
     if ((child?.status ?? 'none') !== want)
       problems.push(`the run handed to ops ended ${child?.status ?? 'never started'}, expected ${want}`);
   }
+  if (cell.context === 'workflowFire' && planners() - plannersBefore !== (cell.action === 'amend' ? 1 : 0))
+    problems.push(`the fire took ${planners() - plannersBefore} planner call(s), expected none but an amendment's`);
   const expected = expectationFor(cell);
   if (cell.context === 'assistant' && expected.shows.some((s) => s.startsWith('report:'))) {
     // An Assistant's report is streamed as it is stored: shown once, and as the Assistant's.
@@ -225,6 +237,29 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
     if (!observed.sees('report:assistant', 'action')) problems.push("the report was not shown as the Assistant's");
   }
   return [...problems, ...judge(expected, observed)];
+}
+
+/**
+ * The workflow a fire runs: the cell's request asked and run to completion as the person would (approved at its card
+ * and at its hold where the shape has them), then saved, each fire waiting for approval.
+ */
+async function savedWorkflow(p: Person, cell: Cell): Promise<void> {
+  if (!p.saveWorkflow || !p.fire)
+    throw new Error('this channel cannot save a workflow: the matrix should not have chosen this cell');
+  const from = p.mark();
+  await p.ask(false);
+  if (decisionPoint({ shape: cell.shape, context: 'earlyStartOn' }) !== 'running') {
+    await p.card(from);
+    const mark = p.mark();
+    await p.approve();
+    if (cell.shape === 'held') {
+      await p.card(mark);
+      await p.approve();
+    }
+  }
+  await p.waitSeen('report:completed', from);
+  await waitUntil('the first run to be completed', async () => (await runOf(p, SAID.request))?.status === 'completed');
+  await p.saveWorkflow();
 }
 
 /** `wait`, unless `ended` throws first (checked every 50 ms); the wait's own failure is kept from going unhandled. */
@@ -259,10 +294,10 @@ async function statuses(p: Person): Promise<string> {
   return rows.map((r) => `${r.request}: ${r.status}`).join(', ');
 }
 
-/** The run for a request, once stored. */
+/** The run for a request (a workflow's fire: whose request starts so), once stored. */
 async function runOf(p: Person, request: string): Promise<StoredRun | null | undefined> {
   const rows = await p.db.db.selectFrom('runs').select(['id', 'request']).execute();
-  const row = rows.find((r) => r.request === request);
+  const row = rows.find((r) => (request === SAID.fire ? r.request.startsWith(request) : r.request === request));
   return row ? p.store.getRun(row.id) : undefined;
 }
 
