@@ -5,6 +5,7 @@ import type { Seen } from './oracle.ts';
 import type { Person } from './person.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { SAID } from './plans.ts';
+import type { Cell } from './matrix.ts';
 
 /**
  * A report of the cell's run, read to its words (it streams): not the report ops gives back to a parent in the
@@ -39,8 +40,9 @@ function looks(what: Seen): RegExp {
 }
 
 /** Starts a console stage for a cell and the person at it. */
-export async function consolePerson(script: FakeLlmScript): Promise<Person> {
-  const s = await startConsoleStage(script);
+export async function consolePerson(script: FakeLlmScript, cell?: Cell): Promise<Person> {
+  const s = await startConsoleStage(script, { secondProcess: cell?.context === 'secondProcess' });
+  const other = s.other;
   const calls = () => s.audit.entries().filter((e) => e.type === 'call');
   let besides = false;
   return {
@@ -49,6 +51,10 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
     db: s.db,
     store: s.store,
     steward: () => s.steward,
+    other: other && {
+      calls: () => other.calls.length,
+      showedRun: () => /=== (Plan|Report) \(/.test(other.output()),
+    },
     reviewAll: () => s.type('review all'),
     async askQuick() {
       await s.type(SAID.quick);

@@ -111,6 +111,7 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'restartBeforeDecision',
       'assistant',
       'workflowFire',
+      'secondProcess',
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },

@@ -48,6 +48,8 @@ export interface Person {
   reports(from: Mark): number;
   /** Everything shown after `from`, for a failure's message. */
   transcript(from: Mark): string;
+  /** With a second Steward process on the database: the MCP calls it made, and whether it showed a card or report. */
+  other?: { calls: () => number; showedRun: () => boolean };
   /** Steward restarts between the card and the decision; absent where the channel's stage cannot. */
   restart?: () => Promise<void>;
   approve(): Promise<void>;

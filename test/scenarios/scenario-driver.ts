@@ -17,7 +17,10 @@ const MOVING: readonly string[] = ['planning', 'running', 'stopping'];
 type Calls = (() => { name: string; args?: Record<string, unknown> }[]) & { skip: () => void };
 
 /** Runs a cell on a fresh stage of a channel; resolves with what fell short (empty: the cell passes). */
-export async function runCell(cell: Cell, start: (script: FakeLlmScript) => Promise<Person>): Promise<string[]> {
+export async function runCell(
+  cell: Cell,
+  start: (script: FakeLlmScript, cell: Cell) => Promise<Person>,
+): Promise<string[]> {
   const gate = createGate();
   // The script needs to see the server before the stage exists (the plan is held until the first lookup arrives).
   const box: { person?: Person } = {};
@@ -26,7 +29,7 @@ export async function runCell(cell: Cell, start: (script: FakeLlmScript) => Prom
   const calls: Calls = Object.assign(() => all().slice(skipped), { skip: () => void (skipped = all().length) });
   const first = cell.shape === 'held' ? 'ada' : 'one';
   const lookedUp = () => calls().some((e) => e.name === 'lookup' && e.args?.['answer'] === first);
-  const person = (box.person = await start(cellScript(cell, { gate, lookedUp })));
+  const person = (box.person = await start(cellScript(cell, { gate, lookedUp }), cell));
   try {
     const problems = await withDeadline(drive(person, cell, gate.open, calls), person);
     if (problems.length > 0 && process.env.STEWARD_SCENARIOS_VERBOSE) problems.push(`shown:\n${person.transcript(0)}`);
@@ -226,6 +229,13 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
     const want = DELEGATE_CHILD[cell.action];
     if ((child?.status ?? 'none') !== want)
       problems.push(`the run handed to ops ended ${child?.status ?? 'never started'}, expected ${want}`);
+  }
+  if (cell.context === 'secondProcess') {
+    if (!p.other)
+      throw new Error('this channel cannot start a second process: the matrix should not have chosen this cell');
+    // The run is this process's: the other one, only there, neither calls its tools nor shows its cards or report.
+    if (p.other.calls() > 0) problems.push(`the second process made ${p.other.calls()} MCP call(s)`);
+    if (p.other.showedRun()) problems.push("the second process's terminal showed a card or report of the run");
   }
   if (cell.context === 'workflowFire' && planners() - plannersBefore !== (cell.action === 'amend' ? 1 : 0))
     problems.push(`the fire took ${planners() - plannersBefore} planner call(s), expected none but an amendment's`);
