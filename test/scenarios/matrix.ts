@@ -120,7 +120,14 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
   },
   discord: {
-    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
+    contexts: [
+      'earlyStartOn',
+      'earlyStartOff',
+      'invalidFirstAnswer',
+      'quickAnswerBefore',
+      'secondActiveRun',
+      'assistant',
+    ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
   },
 };
