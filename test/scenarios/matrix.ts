@@ -116,7 +116,14 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },
   slack: {
-    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
+    contexts: [
+      'earlyStartOn',
+      'earlyStartOff',
+      'invalidFirstAnswer',
+      'quickAnswerBefore',
+      'secondActiveRun',
+      'assistant',
+    ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
   },
   discord: {
