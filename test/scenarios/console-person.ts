@@ -5,18 +5,29 @@ import type { Seen } from './oracle.ts';
 import type { Person } from './person.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { SAID } from './plans.ts';
+import type { Cell } from './matrix.ts';
+
+/**
+ * A report of the cell's run, read to its words (it streams): not the report ops gives back to a parent in the
+ * delegate shape, which says other words.
+ */
+const report = (status: string) =>
+  new RegExp(`=== Report \\(${status}\\) ===\\n(Report of the Assistant "ops":\\n)?${SAID.report}`);
+const REPORT = report('\\w+');
 
 const CARD = /=== Plan \(revision (\d+), risk \w+\) ===[^]*?\nType "approve"[^\n]*\n/;
 
 /** How each thing the oracle names is printed on the console. */
 const LOOKS: Record<string, RegExp> = {
-  'report:completed': /=== Report \(completed\) ===/,
-  'report:stopped': /=== Report \(stopped\) ===/,
-  'report:any': /=== Report \(/,
+  'report:completed': report('completed'),
+  'report:stopped': report('stopped'),
+  'report:any': REPORT,
+  'report:assistant': new RegExp(`=== Report \\(\\w+\\) ===\\nReport of the Assistant "ops":\\n${SAID.report}`),
   'revision:1': /=== Plan \(revision 1,/,
+  'card:child': /\(handed over by run \S+; its report goes back to that run\)\n[^]*?\nType "approve"/,
   'breakpoint:any': /=== Breakpoint after/,
   status: /Run running/,
-  history: /History of "Do the scenario work"/,
+  history: /History of "(Do the scenario work|Workflow scenario v1: run now)/,
   paused: /Paused/,
   quickAnswer: /It is noon\./,
   alreadyEnded: /This run has already ended/,
@@ -29,8 +40,9 @@ function looks(what: Seen): RegExp {
 }
 
 /** Starts a console stage for a cell and the person at it. */
-export async function consolePerson(script: FakeLlmScript): Promise<Person> {
-  const s = await startConsoleStage(script);
+export async function consolePerson(script: FakeLlmScript, cell?: Cell): Promise<Person> {
+  const s = await startConsoleStage(script, { secondProcess: cell?.context === 'secondProcess' });
+  const other = s.other;
   const calls = () => s.audit.entries().filter((e) => e.type === 'call');
   let besides = false;
   return {
@@ -39,6 +51,10 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
     db: s.db,
     store: s.store,
     steward: () => s.steward,
+    other: other && {
+      calls: () => other.calls.length,
+      showedRun: () => /=== (Plan|Report) \(/.test(other.output()),
+    },
     reviewAll: () => s.type('review all'),
     async askQuick() {
       await s.type(SAID.quick);
@@ -48,9 +64,24 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
       await s.type(`new ${SAID.other}`);
       await waitUntil('the other run to be running', () => calls().some((e) => e.name === 'sleep'));
     },
-    async ask(others) {
+    async makeAssistant() {
+      await s.type('assistant create ops "Operations"');
+      await s.type('assistant ops grant audit allow');
+      // So that ops's own plan may hand work on (the delegate shape asked of ops): the depth brake stops a third.
+      await s.type('assistant ops grant steward.delegate allow');
+      await s.waitFor(/"ops": allow the tool steward\.delegate/);
+    },
+    async saveWorkflow() {
+      await s.type(`save ${SAID.workflow}`);
+      await s.waitFor(/Saved workflow "scenario" \(version 1\)/);
+      await s.type(`workflow ${SAID.workflow} review every-fire`);
+      await s.waitFor(/Each fire of "scenario" now waits for approval/);
+    },
+    fire: () => s.type(`workflow ${SAID.workflow} run`),
+    async ask(others, assistant) {
       besides = others;
-      await s.type(besides ? `new ${SAID.request}` : SAID.request);
+      const said = assistant ? `ask ${assistant}: ${SAID.request}` : SAID.request;
+      await s.type(besides ? `new ${said}` : said);
     },
     mark: () => s.output().length,
     card: (from) => s.waitFor(CARD, from, 10_000),
@@ -64,13 +95,7 @@ export async function consolePerson(script: FakeLlmScript): Promise<Person> {
       ).length,
     waitSeen: async (what, from) => void (await s.waitFor(looks(what), from, 20_000)),
     seen: (what, from) => looks(what).test(s.output().slice(from)),
-    reports: (from) =>
-      (
-        s
-          .output()
-          .slice(from)
-          .match(/=== Report \(/g) ?? []
-      ).length,
+    reports: (from) => (s.output().slice(from).match(new RegExp(REPORT, 'g')) ?? []).length,
     transcript: (from) => s.output().slice(from),
     restart: () => s.restart(),
     approve: () => s.type('approve'),

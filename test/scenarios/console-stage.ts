@@ -29,6 +29,9 @@ import {
 /** Quick answers as the README's defaults turn them on. */
 export const README_DEFAULTS: Partial<StewardSettings> = { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } };
 
+/** The person at the console is an approver, so they may set up the Assistant a cell asks. */
+const SETTINGS: Partial<StewardSettings> = { ...README_DEFAULTS, approvers: ['console:ada'] };
+
 /** One console scenario's world. */
 export interface ConsoleStage {
   llm: FakeLlm;
@@ -43,11 +46,16 @@ export interface ConsoleStage {
   waitFor(pattern: RegExp, from?: number, timeoutMs?: number): Promise<string>;
   /** Steward stops (as at a deploy) and the next one starts on the same database, with a new terminal. */
   restart(): Promise<void>;
+  /** With `secondProcess`: another Steward on the same database, with its own store owner, tools and terminal. */
+  other?: { calls: readonly RecordedCall[]; output: () => string };
   close(): Promise<void>;
 }
 
 /** Starts a console stage; `close` stops every part and fails on an MCP call outside an approved plan. */
-export async function startConsoleStage(script: FakeLlmScript): Promise<ConsoleStage> {
+export async function startConsoleStage(
+  script: FakeLlmScript,
+  o: { secondProcess?: boolean } = {},
+): Promise<ConsoleStage> {
   const llm = await startFakeLlm(script);
   const audit = createAuditServer();
   const db = await createTestDatabase('postgres');
@@ -57,18 +65,18 @@ export async function startConsoleStage(script: FakeLlmScript): Promise<ConsoleS
   const store = new PgRunStore(db.db);
   const logs: string[] = [];
   let printed = '';
-  const open = async () => {
+  const open = async (to = (text: string) => void (printed += text), recorded = calls, runs = store) => {
     const input = new PassThrough();
     const out = new PassThrough();
-    out.on('data', (chunk: Buffer) => void (printed += chunk.toString('utf8')));
+    out.on('data', (chunk: Buffer) => to(chunk.toString('utf8')));
     const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
     const steward = createSteward({
       llm,
-      tools: recordingTools(host, calls),
-      store,
+      tools: recordingTools(host, recorded),
+      store: runs,
       notifier: channel,
       log: (level, message) => logs.push(`${level} ${message}`),
-      settings: README_DEFAULTS,
+      settings: SETTINGS,
       signals: db.signals,
       workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
       calendar: new CronerCalendar(),
@@ -79,12 +87,20 @@ export async function startConsoleStage(script: FakeLlmScript): Promise<ConsoleS
     return { input, channel, steward };
   };
   let now = await open();
+  // The second process starts as the app does (recovering what needs an owner), and then is only there.
+  const otherCalls: RecordedCall[] = [];
+  let otherPrinted = '';
+  const other = o.secondProcess
+    ? await open((t) => void (otherPrinted += t), otherCalls, new PgRunStore(db.db))
+    : undefined;
+  await other?.steward.recover();
   const stage: ConsoleStage = {
     llm,
     db,
     store,
     audit,
     steward: now.steward,
+    other: other && { calls: otherCalls, output: () => otherPrinted },
     async type(line) {
       now.input.write(`${line}\n`);
       await new Promise((r) => setImmediate(r));
@@ -110,14 +126,16 @@ export async function startConsoleStage(script: FakeLlmScript): Promise<ConsoleS
       const problems = await checkInvariants({
         store,
         db,
-        calls,
+        calls: [...calls, ...otherCalls],
         llm,
-        shown: [printed, ...logs],
+        shown: [printed, otherPrinted, ...logs],
         canaries: [CANARY_KEY],
         tools: host.listTools(),
       });
       await now.steward.shutdown();
       await now.channel.stop();
+      await other?.steward.shutdown();
+      await other?.channel.stop();
       await host.close();
       await db.close();
       await llm.close();

@@ -20,6 +20,7 @@ const LOOKS: Record<string, RegExp> = {
   'report:completed': /The work is over\.[^]*|Completed/,
   'report:stopped': /Stopped/,
   'report:any': /The work is over\./,
+  'report:assistant': /Report of the Assistant "ops":\nThe work is over\./,
   'revision:1': /revision 1\b/,
   'breakpoint:any': /Holding (after|before) step/,
   status: /Run running|running: \d+\/\d+ steps/i,
@@ -91,8 +92,18 @@ export async function discordPerson(script: FakeLlmScript): Promise<Person> {
       await h.mention(SAID.other);
       await waitUntil('the other run to be running', () => calls().some((e) => e.name === 'sleep'));
     },
-    async ask() {
-      thread = await h.mention(SAID.request);
+    async makeAssistant() {
+      // Only approvers change Assistants: the boss sets ops up; Ada asks it.
+      for (const command of ['create ops "Operations"', 'ops grant audit allow'])
+        await h.slash('assistant', { command }, { user: h.boss });
+    },
+    async ask(_besides, assistant) {
+      if (!assistant) return void (thread = await h.mention(SAID.request));
+      await h.slash('ask', { request: `${assistant}: ${SAID.request}` });
+      const run = await waitUntil('the run asked of the Assistant', () =>
+        h.db.db.selectFrom('runs').select('conversation_key').where('request', '=', SAID.request).executeTakeFirst(),
+      );
+      thread = run.conversation_key.split(':')[1]!;
     },
     mark: () => h.discord.calls.length,
     async card(from) {

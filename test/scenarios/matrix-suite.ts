@@ -4,13 +4,13 @@
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
-import { planFor, type Channel } from './matrix.ts';
+import { planFor, type Cell, type Channel } from './matrix.ts';
 import type { Person } from './person.ts';
 import { runCell } from './scenario-driver.ts';
 import { tally, testName } from './summary.ts';
 
 /** Declares the suite of `channel`, whose person starts with `start`. */
-export function matrixSuite(channel: Channel, start: (script: FakeLlmScript) => Promise<Person>): void {
+export function matrixSuite(channel: Channel, start: (script: FakeLlmScript, cell: Cell) => Promise<Person>): void {
   const planned = planFor(channel, { full: process.env.STEWARD_SCENARIOS === 'all' });
   const failed: string[] = [];
   let ran = 0;

@@ -56,7 +56,8 @@ export const REVIEW_ACTIONS: readonly Action[] = ['approve', 'amend', 'edit', 'c
  */
 export function decisionPoint(c: Pick<Cell, 'shape' | 'context'>): 'card' | 'hold' | 'running' {
   if (c.shape === 'held') return 'hold';
-  if (c.shape === 'readOnly' && c.context !== 'earlyStartOff') return 'running';
+  // A workflow's fire is reviewed as its review setting says: the matrix sets every-fire, so each fire has a card.
+  if (c.shape === 'readOnly' && c.context !== 'earlyStartOff' && c.context !== 'workflowFire') return 'running';
   return 'card';
 }
 
@@ -65,6 +66,8 @@ export function notApplicable(c: Cell): string | null {
   const at = decisionPoint(c);
   if (at === 'running' && (c.action === 'approve' || c.action === 'cancel'))
     return `${c.action} × read-only plan under review "risky": a low-risk plan starts at once, so there is no card to ${c.action} (stop covers ending it)`;
+  if (c.shape === 'delegate' && c.context === 'workflowFire')
+    return "workflow fire × delegate plan: a run that hands work to an Assistant cannot be saved as a workflow (its fires never plan, and would not carry the Assistant's grants)";
   if (at === 'running' && c.context === 'restartBeforeDecision')
     return 'restart between card and decision × read-only plan under "risky": the plan starts at once, there is no card to restart between';
   return null;
@@ -73,6 +76,27 @@ export function notApplicable(c: Cell): string | null {
 /** Preconditions performed before an action, as data: a cell's driver does these first. */
 export const BEFORE: Partial<Record<Action, { action: Action; why: string }>> = {
   resume: { action: 'pause', why: 'resume needs a paused run: it is performed after a pause' },
+};
+
+/**
+ * The delegate shape hands `d` to the Assistant "ops", whose child run (its own card, one lookup, which starts at
+ * once) reports back before the parent's `think`. Every action applies to the parent only: review actions are taken
+ * on the parent's card, before the child exists; the others while the parent's `think` runs, after the child
+ * reported. So the child ends as it would untouched, or never starts when the parent is cancelled at its card. (A
+ * stop reaching a child mid-run is told in test/e2e/delegation-console.test.ts.)
+ */
+export const DELEGATE_CHILD: Record<Action, 'completed' | 'none'> = {
+  approve: 'completed',
+  amend: 'completed',
+  edit: 'completed',
+  cancel: 'none',
+  pause: 'completed',
+  resume: 'completed',
+  stop: 'completed',
+  breakpoint: 'completed',
+  status: 'completed',
+  history: 'completed',
+  new: 'completed',
 };
 
 /** The contexts each channel's driver can set up; a cell with another context is listed as not driven yet. */
@@ -85,15 +109,32 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'quickAnswerBefore',
       'secondActiveRun',
       'restartBeforeDecision',
+      'assistant',
+      'workflowFire',
+      'secondProcess',
+    ],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
+  },
+  slack: {
+    contexts: [
+      'earlyStartOn',
+      'earlyStartOff',
+      'invalidFirstAnswer',
+      'quickAnswerBefore',
+      'secondActiveRun',
+      'assistant',
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
   },
-  slack: {
-    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
-    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
-  },
   discord: {
-    contexts: ['earlyStartOn', 'earlyStartOff', 'invalidFirstAnswer', 'quickAnswerBefore', 'secondActiveRun'],
+    contexts: [
+      'earlyStartOn',
+      'earlyStartOff',
+      'invalidFirstAnswer',
+      'quickAnswerBefore',
+      'secondActiveRun',
+      'assistant',
+    ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
   },
 };

@@ -27,7 +27,9 @@ export type Seen =
   | 'report:completed'
   | 'report:stopped'
   | 'report:any'
+  | 'report:assistant'
   | 'revision:1'
+  | 'card:child'
   | `breakpoint:${string}`
   | 'breakpoint:any'
   | 'status'

@@ -26,8 +26,14 @@ export interface Person {
   askQuick(): Promise<void>;
   /** Starts the other request, which stays active. */
   startOther(): Promise<void>;
-  /** Asks the cell's request (with another run active when `besides`). */
-  ask(besides: boolean): Promise<void>;
+  /** Sets up the Assistant "ops" (granted the audit server's tools); absent where the channel's driver cannot. */
+  makeAssistant?: () => Promise<void>;
+  /** Saves the last run as the workflow SAID.workflow, each fire waiting for approval; absent where not driven. */
+  saveWorkflow?: () => Promise<void>;
+  /** Fires the saved workflow now. */
+  fire?: () => Promise<void>;
+  /** Asks the cell's request (with another run active when `besides`; of the Assistant `assistant` when given). */
+  ask(besides: boolean, assistant?: string): Promise<void>;
   mark(): Mark;
   /** The next card offering Approve after `from`, as text. */
   card(from: Mark): Promise<string>;
@@ -42,6 +48,8 @@ export interface Person {
   reports(from: Mark): number;
   /** Everything shown after `from`, for a failure's message. */
   transcript(from: Mark): string;
+  /** With a second Steward process on the database: the MCP calls it made, and whether it showed a card or report. */
+  other?: { calls: () => number; showedRun: () => boolean };
   /** Steward restarts between the card and the decision; absent where the channel's stage cannot. */
   restart?: () => Promise<void>;
   approve(): Promise<void>;

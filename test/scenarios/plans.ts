@@ -73,13 +73,28 @@ export function shapeSteps(shape: Shape, value: string): unknown[] {
         },
       ];
     case 'delegate':
-      return [{ id: 'd', tool: 'steward.delegate', args: { assistant: 'ops', task: 'Look it up.' } }, think(['d'])];
+      // The child run (ops) plans one lookup, which starts at once: its report is `d`'s output, before `think`.
+      return [
+        { id: 'd', tool: 'steward.delegate', args: { assistant: 'ops', task: SAID.task } },
+        think(['d']),
+        note('w', value, ['think']),
+      ];
   }
 }
 
 /** Whether a shape's plan starts with a read-only closed-world lookup, which may start while the plan streams. */
 export function startsWithLookup(shape: Shape): boolean {
   return shape === 'readOnly' || shape === 'readThenWrite' || shape === 'chain' || shape === 'held';
+}
+
+/**
+ * Whether a cell's first lookup starts while its plan streams: not under review "all", and never for an Assistant
+ * (its steps wait for the plan as a whole).
+ */
+export function startsEarly(cell: Pick<Cell, 'shape' | 'context'>): boolean {
+  // A workflow's fire never plans: what it runs was saved.
+  const planned = cell.context !== 'workflowFire';
+  return planned && cell.context !== 'earlyStartOff' && cell.context !== 'assistant' && startsWithLookup(cell.shape);
 }
 
 /** A gate the `think` step's answer waits for. */
@@ -102,8 +117,18 @@ export const SAID = {
   quickAnswer: 'It is noon.',
   other: 'keep watch for a minute',
   amend: 'make the last step say amended',
+  /** The workflow saved from the cell's first run, and how its fires' runs are named. */
+  workflow: 'scenario',
+  fire: 'Workflow scenario v1: run now',
   report: 'The work is over.',
+  /** What the delegate shape hands to ops, ops's plan's lookup, and the report ops gives back. */
+  task: 'Look it up.',
+  childLookup: 'child',
+  childReport: 'Looked it up for the parent.',
 };
+
+/** Whether a model request is about the task handed to ops (its prompt starts with that request). */
+const forChild = (text: string) => text.includes(`Request:\n${SAID.task}`);
 
 /**
  * The model for a cell: the butler (quick answers) answers the quick question and hands every other request to the
@@ -117,12 +142,13 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
   // One wrong type in an optional field of the answer (after the steps, so steps may start before it is read); a
   // null there is the field left out, so it would not do.
   const invalid = plan(TAILS[cell.shape].planned, { risks: 'none' });
-  const early = cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape);
+  const early = startsEarly(cell);
   const held = (text: string): FakeReply => (early ? heldUntil(text, '{"id":"think"', o.lookedUp) : text);
   const queue: FakeReply[] = [
     ...(cell.context === 'invalidFirstAnswer' ? [held(invalid), first] : [held(first)]),
     plan(TAILS[cell.shape].amended),
   ];
+  let thoughts = 0;
   return byRole({
     // Earlier turns travel with a request: the newest thing asked decides (a quick question never needs a plan).
     butler: (req) =>
@@ -130,6 +156,11 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
         ? SAID.quickAnswer
         : { text: '', toolCalls: [{ id: 'call_1', name: 'plan_request', args: { reason: 'needs tools' } }] },
     planner: (req) => {
+      if (forChild(req.lastUserText))
+        return JSON.stringify({
+          steps: [lookup('c', SAID.childLookup)],
+          summary: 'Look it up',
+        });
       // Under review "all" there are no quick answers: the planner answers the quick question itself.
       if (lastAsked(req.lastUserText) === SAID.quick)
         return JSON.stringify({ steps: [], summary: 'Tell the time', answer: SAID.quickAnswer });
@@ -144,8 +175,12 @@ export function cellScript(cell: Cell, o: { gate: Gate; lookedUp: () => boolean 
     },
     // A reply to a running run: a change asked for in words is an amendment, anything else asks how it goes.
     classifier: (req) => (req.lastUserText.includes(SAID.amend) ? 'amend' : 'status'),
-    llm_step: async () => (await o.gate.opened, 'Thought it over.'),
-    synthesizer: SAID.report,
+    // The run a workflow is saved from thinks at once: only the fire's `think` waits for the gate.
+    llm_step: async () => {
+      if (cell.context !== 'workflowFire' || thoughts++ > 0) await o.gate.opened;
+      return 'Thought it over.';
+    },
+    synthesizer: (req) => (forChild(req.lastUserText) ? SAID.childReport : SAID.report),
   });
 }
 

@@ -7,23 +7,29 @@ import type { StoredRun } from '../../src/engine/ports.ts';
 import { isTerminal } from '../../src/engine/types.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { decisionPoint, REVIEW_ACTIONS, type Cell } from './matrix.ts';
+import { decisionPoint, DELEGATE_CHILD, REVIEW_ACTIONS, type Cell } from './matrix.ts';
 import { expectationFor, judge, type Observation } from './oracle.ts';
 import type { Mark, Person } from './person.ts';
-import { cellScript, createGate, SAID, startsWithLookup, TAILS } from './plans.ts';
+import { cellScript, createGate, SAID, startsEarly, TAILS } from './plans.ts';
 
 const MOVING: readonly string[] = ['planning', 'running', 'stopping'];
-type Calls = () => { name: string; args?: Record<string, unknown> }[];
+/** The MCP calls the server received, from the cell's run on (`skip` starts them afresh, after a setting-up run). */
+type Calls = (() => { name: string; args?: Record<string, unknown> }[]) & { skip: () => void };
 
 /** Runs a cell on a fresh stage of a channel; resolves with what fell short (empty: the cell passes). */
-export async function runCell(cell: Cell, start: (script: FakeLlmScript) => Promise<Person>): Promise<string[]> {
+export async function runCell(
+  cell: Cell,
+  start: (script: FakeLlmScript, cell: Cell) => Promise<Person>,
+): Promise<string[]> {
   const gate = createGate();
   // The script needs to see the server before the stage exists (the plan is held until the first lookup arrives).
   const box: { person?: Person } = {};
-  const calls: Calls = () => box.person!.audit.entries().filter((e) => e.type === 'call');
+  let skipped = 0;
+  const all = () => box.person!.audit.entries().filter((e) => e.type === 'call');
+  const calls: Calls = Object.assign(() => all().slice(skipped), { skip: () => void (skipped = all().length) });
   const first = cell.shape === 'held' ? 'ada' : 'one';
   const lookedUp = () => calls().some((e) => e.name === 'lookup' && e.args?.['answer'] === first);
-  const person = (box.person = await start(cellScript(cell, { gate, lookedUp })));
+  const person = (box.person = await start(cellScript(cell, { gate, lookedUp }), cell));
   try {
     const problems = await withDeadline(drive(person, cell, gate.open, calls), person);
     if (problems.length > 0 && process.env.STEWARD_SCENARIOS_VERBOSE) problems.push(`shown:\n${person.transcript(0)}`);
@@ -45,14 +51,26 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
       .map((e) => String(e.args?.[tail.field]));
   const at = decisionPoint(cell);
   const planners = () => p.llm.requests.filter((r) => r.role === 'planner').length;
+  const thoughts = () => p.llm.requests.filter((r) => r.role === 'llm_step').length;
 
   // What else is in play, set up as a person would.
   if (cell.context === 'earlyStartOff') await p.reviewAll();
   if (cell.context === 'quickAnswerBefore') await p.askQuick();
   if (cell.context === 'secondActiveRun') await p.startOther();
+  if (cell.context === 'assistant' || cell.shape === 'delegate') {
+    if (!p.makeAssistant)
+      throw new Error('this channel cannot set up an Assistant: the matrix should not have chosen this cell');
+    await p.makeAssistant();
+  }
+  if (cell.context === 'workflowFire') await savedWorkflow(p, cell);
+  calls.skip();
+  const thoughtsBefore = thoughts();
+  const plannersBefore = planners();
   const from = p.mark();
-  await p.ask(cell.context === 'secondActiveRun');
-  const run = await waitUntil('the cell run to be stored', () => runOf(p, SAID.request));
+  if (cell.context === 'workflowFire') await p.fire!();
+  else await p.ask(cell.context === 'secondActiveRun', cell.context === 'assistant' ? 'ops' : undefined);
+  const request = cell.context === 'workflowFire' ? SAID.fire : SAID.request;
+  const run = await waitUntil('the cell run to be stored', () => runOf(p, request));
   // Waits that give up at once when the run ended instead (a plan stopped as invalid never shows its card).
   const ended = async () => {
     const now = (await p.store.getRun(run.id))!.status;
@@ -60,7 +78,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   };
   const thinking = () =>
     orEnded(
-      waitUntil('the think step to be running', () => p.llm.requests.some((r) => r.role === 'llm_step')),
+      waitUntil('the think step to be running', () => thoughts() > thoughtsBefore),
       ended,
     );
   const card = (mark: Mark) => orEnded(p.card(mark), ended);
@@ -68,7 +86,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   // The point of decision: the review card (checked as the context requires), else the running plan.
   if (at !== 'running') {
     const firstCard = await card(from);
-    if (cell.context !== 'earlyStartOff' && startsWithLookup(cell.shape)) {
+    if (startsEarly(cell)) {
       if (!p.offersAmend(firstCard))
         problems.push('after early start, the first card is not an ordinary review card with Amend');
       if (!/\ba\b[^\n]*(✔|succeeded)|✅ \*{1,2}1\.\*{1,2} `a`/.test(firstCard))
@@ -89,6 +107,15 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   if (cell.context === 'invalidFirstAnswer' && planners() !== 2)
     problems.push(`the invalid first answer took ${planners()} planner call(s), expected 1 repair`);
 
+  // Under review "all" the run handed to ops has its own card to approve, once the parent's was approved.
+  const approve = async () => {
+    const before = p.mark();
+    await p.approve();
+    if (cell.shape !== 'delegate' || cell.context !== 'earlyStartOff') return;
+    await p.waitSeen('card:child', before);
+    await p.approve();
+  };
+
   const review = REVIEW_ACTIONS.includes(cell.action);
   // A held step's card comes after the plan's own: approve that first (open the gate so the run reaches the hold).
   if (at === 'hold') {
@@ -99,7 +126,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
       await card(mark);
     }
   }
-  if (at === 'card' && !review) await p.approve();
+  if (at === 'card' && !review) await approve();
   if (!review) await thinking();
 
   const callsAt = calls().length;
@@ -113,7 +140,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   switch (cell.action) {
     case 'approve':
       beforeLast = tailValues();
-      await p.approve();
+      await approve();
       openGate();
       await p.waitSeen('report:any', mark);
       break;
@@ -128,7 +155,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
         });
       await p.waitSeen('revision:1', mark);
       beforeLast = tailValues();
-      if (at !== 'running') await p.approve();
+      if (at !== 'running') await approve();
       openGate();
       await p.waitSeen('report:any', mark);
       break;
@@ -141,7 +168,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
     case 'breakpoint': {
       const step = at === 'card' ? 'think' : tail.id;
       await p.breakpoint(step);
-      if (at !== 'running') await p.approve();
+      if (at !== 'running') await approve();
       openGate();
       await p.waitSeen(`breakpoint:${step}`, mark);
       beforeLast = tailValues();
@@ -197,7 +224,52 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   };
   if (cell.context === 'secondActiveRun' && (await runOf(p, SAID.other))?.status !== 'running')
     problems.push('the other active run was touched by an action on this one');
-  return [...problems, ...judge(expectationFor(cell), observed)];
+  if (cell.shape === 'delegate') {
+    const child = await runOf(p, SAID.task);
+    const want = DELEGATE_CHILD[cell.action];
+    if ((child?.status ?? 'none') !== want)
+      problems.push(`the run handed to ops ended ${child?.status ?? 'never started'}, expected ${want}`);
+  }
+  if (cell.context === 'secondProcess') {
+    if (!p.other)
+      throw new Error('this channel cannot start a second process: the matrix should not have chosen this cell');
+    // The run is this process's: the other one, only there, neither calls its tools nor shows its cards or report.
+    if (p.other.calls() > 0) problems.push(`the second process made ${p.other.calls()} MCP call(s)`);
+    if (p.other.showedRun()) problems.push("the second process's terminal showed a card or report of the run");
+  }
+  if (cell.context === 'workflowFire' && planners() - plannersBefore !== (cell.action === 'amend' ? 1 : 0))
+    problems.push(`the fire took ${planners() - plannersBefore} planner call(s), expected none but an amendment's`);
+  const expected = expectationFor(cell);
+  if (cell.context === 'assistant' && expected.shows.some((s) => s.startsWith('report:'))) {
+    // An Assistant's report is streamed as it is stored: shown once, and as the Assistant's.
+    if (observed.reports !== 1)
+      problems.push(`the Assistant's report was shown ${observed.reports} times, expected once`);
+    if (!observed.sees('report:assistant', 'action')) problems.push("the report was not shown as the Assistant's");
+  }
+  return [...problems, ...judge(expected, observed)];
+}
+
+/**
+ * The workflow a fire runs: the cell's request asked and run to completion as the person would (approved at its card
+ * and at its hold where the shape has them), then saved, each fire waiting for approval.
+ */
+async function savedWorkflow(p: Person, cell: Cell): Promise<void> {
+  if (!p.saveWorkflow || !p.fire)
+    throw new Error('this channel cannot save a workflow: the matrix should not have chosen this cell');
+  const from = p.mark();
+  await p.ask(false);
+  if (decisionPoint({ shape: cell.shape, context: 'earlyStartOn' }) !== 'running') {
+    await p.card(from);
+    const mark = p.mark();
+    await p.approve();
+    if (cell.shape === 'held') {
+      await p.card(mark);
+      await p.approve();
+    }
+  }
+  await p.waitSeen('report:completed', from);
+  await waitUntil('the first run to be completed', async () => (await runOf(p, SAID.request))?.status === 'completed');
+  await p.saveWorkflow();
 }
 
 /** `wait`, unless `ended` throws first (checked every 50 ms); the wait's own failure is kept from going unhandled. */
@@ -232,10 +304,10 @@ async function statuses(p: Person): Promise<string> {
   return rows.map((r) => `${r.request}: ${r.status}`).join(', ');
 }
 
-/** The run for a request, once stored. */
+/** The run for a request (a workflow's fire: whose request starts so), once stored. */
 async function runOf(p: Person, request: string): Promise<StoredRun | null | undefined> {
   const rows = await p.db.db.selectFrom('runs').select(['id', 'request']).execute();
-  const row = rows.find((r) => r.request === request);
+  const row = rows.find((r) => (request === SAID.fire ? r.request.startsWith(request) : r.request === request));
   return row ? p.store.getRun(row.id) : undefined;
 }
 

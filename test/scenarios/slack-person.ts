@@ -30,6 +30,7 @@ const LOOKS: Record<string, RegExp> = {
   'report:completed': /The work is over\.[^]*|Completed/,
   'report:stopped': /Stopped/,
   'report:any': /The work is over\./,
+  'report:assistant': /Report of the Assistant "ops":\s*The work is over\./,
   'revision:1': /revision 1\b/,
   'breakpoint:any': /Holding (after|before) step/,
   status: /Run running|running: \d+\/\d+ steps/i,
@@ -100,8 +101,13 @@ export async function slackPerson(script: FakeLlmScript): Promise<Person> {
       await h.mention(SAID.other);
       await waitUntil('the other run to be running', () => calls().some((e) => e.name === 'sleep'));
     },
-    async ask() {
-      thread = await h.mention(SAID.request);
+    async makeAssistant() {
+      // Only approvers change Assistants: the boss sets ops up; Ada asks it.
+      for (const command of ['assistant create ops "Operations"', 'assistant ops grant audit allow'])
+        await privateCommand(h, command, 'U0BOSS');
+    },
+    async ask(_besides, assistant) {
+      thread = await h.mention(assistant ? `ask ${assistant}: ${SAID.request}` : SAID.request);
     },
     mark: () => h.slack.calls.length,
     async card(from) {
