@@ -72,7 +72,7 @@ export async function discordPerson(script: FakeLlmScript): Promise<Person> {
           .messagesIn(thread)
           .filter((m) => h.buttons(m).includes(kind) || kinds(m.message as Shown).includes(kind))
           .at(-1),
-      { timeoutMs: 10_000, details: () => transcript(0) },
+      { timeoutMs: 20_000, details: () => transcript(0) },
     );
   const press = async (kind: string) => void (await h.press(await offering(kind), kind));
   const cardBodies = (from: number) =>
@@ -108,7 +108,7 @@ export async function discordPerson(script: FakeLlmScript): Promise<Person> {
     mark: () => h.discord.calls.length,
     async card(from) {
       const found = await waitUntil('a card offering Approve', () => cardBodies(from)[0], {
-        timeoutMs: 10_000,
+        timeoutMs: 20_000,
         details: () => transcript(0),
       });
       return `${text(found)}\n${kinds(found).join(' ')}`;

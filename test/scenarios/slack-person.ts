@@ -73,7 +73,7 @@ export async function slackPerson(script: FakeLlmScript): Promise<Person> {
           .filter((x) => has(x, action))
           .at(-1),
       {
-        timeoutMs: 10_000,
+        timeoutMs: 20_000,
         details: () => transcript(0),
       },
     );
@@ -112,7 +112,7 @@ export async function slackPerson(script: FakeLlmScript): Promise<Person> {
     mark: () => h.slack.calls.length,
     async card(from) {
       const found = await waitUntil('a card offering Approve', () => cardCalls(from)[0], {
-        timeoutMs: 10_000,
+        timeoutMs: 20_000,
         details: () => transcript(0),
       });
       return textOf(found.args);
