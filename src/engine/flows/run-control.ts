@@ -77,9 +77,12 @@ export class RunControl {
           return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
         }
       }
-      if (d.action !== 'stop') driver.send({ type: move.event });
+      if (d.action === 'pause') driver.send({ type: move.event });
       await this.messages.notice(run, 'info', sentence`${move.words} (${d.actor})`);
       await this.messages.status(run, move.to);
+      // Resumed only once "running" is out: a step that then holds shows its card after it, and a live card (Slack,
+      // Discord) is never turned back to "running" by this status arriving after the hold's card.
+      if (d.action === 'resume') driver.send({ type: move.event });
     } finally {
       release();
     }
