@@ -130,6 +130,9 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   if (!review) await thinking();
 
   const callsAt = calls().length;
+  // Calls already under way as the person acts (a lookup started while the plan streamed, still running at the card)
+  // may reach the server a moment later: they were sent before the action, so they do not count as after it.
+  const underWay = await callsUnderWay(p, run.id);
   let beforeLast: string[] = [];
   const mark = p.mark();
   const approveHold = async () => {
@@ -218,7 +221,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
     status: (await p.store.getRun(run.id))!.status,
     tailValues: tailValues(),
     tailValuesBeforeLast: beforeLast,
-    callsAfter: cell.action === 'new' ? 0 : calls().length - callsAt,
+    callsAfter: cell.action === 'new' ? 0 : withoutUnderWay(calls().slice(callsAt), underWay).length,
     sees: (what, since) => p.seen(what, since === 'action' ? mark : from),
     reports: p.reports(from),
   };
@@ -331,3 +334,25 @@ async function stopWhatIsLeft(p: Person): Promise<void> {
   }
   await Promise.race([p.steward().idle(), new Promise((r) => setTimeout(r, 3000))]);
 }
+
+/** The calls of the run's tool steps stored as running (their intent is stored before the call is sent). */
+async function callsUnderWay(p: Person, runId: string): Promise<string[]> {
+  const run = await p.store.getRun(runId);
+  const tools = new Map((run?.plan?.steps ?? []).flatMap((s) => (s.kind === 'tool' ? [[s.id, s.tool]] : [])));
+  return (await p.store.listStepAttempts(runId))
+    .filter((a) => a.status === 'running' && tools.get(a.stepId)?.startsWith('audit.'))
+    .map((a) => callKey(tools.get(a.stepId)!.slice('audit.'.length), a.args));
+}
+
+/** The calls received, less one for each call that was under way before the action. */
+function withoutUnderWay<T extends { name: string; args?: unknown }>(received: T[], underWay: string[]): T[] {
+  const left = [...underWay];
+  return received.filter((c) => {
+    const i = left.indexOf(callKey(c.name, c.args ?? {}));
+    if (i < 0) return true;
+    left.splice(i, 1);
+    return false;
+  });
+}
+
+const callKey = (tool: string, args: unknown) => `${tool} ${JSON.stringify(args)}`;
