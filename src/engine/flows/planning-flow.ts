@@ -11,6 +11,7 @@ import { sentence } from '../run/run-actions.ts';
 import type { DecisionAction, RunStatus } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
 import { startedSteps } from './early-run.ts';
+import { endInterrupted } from './interrupted-steps.ts';
 import type { PlanWriter } from './planner.ts';
 import type { QuickAnswers } from './quick-answer.ts';
 import type { ReviewFlow } from './review-flow.ts';
@@ -218,10 +219,12 @@ export class PlanningFlow {
     const { store, clock, tools } = this.deps;
     const all = await store.listStepAttempts(run.id);
     // The quick path's calls only read, and are kept apart from any plan's steps (their own revision).
-    await this.endQuickCalls(
-      run,
-      fence,
+    await endInterrupted(
+      this.deps,
+      run.id,
       all.filter((a) => isQuickRevision(a.revision)),
+      fence,
+      'call',
     );
     const attempts = all.filter((a) => !isQuickRevision(a.revision));
     // Steps started while the plan streamed: a plan written again could reuse their ids for other work.
@@ -249,32 +252,10 @@ export class PlanningFlow {
     await this.review.offer(run.id, run.revision, v.value, 'planning', 'always');
   }
 
-  /** Quick calls that were in flight at a restart: they end as interrupted (they only read; none is sent again). */
-  private async endQuickCalls(run: StoredRun, fence: number, calls: StoredStepAttempt[]): Promise<void> {
-    const { store, clock } = this.deps;
-    const error = {
-      code: 'interrupted' as const,
-      message: 'Steward stopped while this call was running',
-      retryable: false,
-    };
-    for (const a of calls.filter((x) => x.status === 'running')) {
-      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
-      await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
-    }
-  }
-
   /** A run that restarted while its plan was written after steps had started early: it fails, and says why. */
   private async failEarlyPlanning(run: StoredRun, fence: number, attempts: StoredStepAttempt[]): Promise<void> {
     const { store, clock } = this.deps;
-    const error = {
-      code: 'interrupted' as const,
-      message: 'Steward stopped while this step was running',
-      retryable: false,
-    };
-    for (const a of attempts.filter((x) => x.status === 'running')) {
-      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
-      await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
-    }
+    await endInterrupted(this.deps, run.id, attempts, fence);
     if (!(await store.transition(run.id, ['planning'], 'failed', { at: clock(), fence }))) return;
     await this.planningStatus(run, 'failed', []);
     const steps = [...new Set(attempts.map((a) => a.stepId))].join(', ');

@@ -12,6 +12,7 @@ import { toPlanCard } from '../run/plan-card.ts';
 import { endedDispatch, restoreDispatch, restoreFirstReview } from '../run/restore.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { breakpointOffers } from './breakpoint-offers.ts';
+import { endInterrupted } from './interrupted-steps.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -112,15 +113,7 @@ export class Recovery {
     const attempts = (await store.listStepAttempts(run.id)).filter((a) => !isQuickRevision(a.revision));
     const options = { ...settings, breakpoints: run.breakpoints };
     const restored = restoreFirstReview(v.plan, policiesFor(v.plan, tools.listTools()), attempts, options);
-    const error = {
-      code: 'interrupted' as const,
-      message: 'Steward stopped while this step was running',
-      retryable: false,
-    };
-    for (const a of attempts.filter((x) => x.status === 'running')) {
-      const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
-      await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
-    }
+    await endInterrupted(this.deps, run.id, attempts, fence);
     const event = { interrupted: [], retried: restored.retried, exhausted: restored.exhausted, firstReview: true };
     await store.appendEvent(run.id, 'recovered', event, clock());
     this.lifecycle.start(run, v, await store.listPins(run.id), restored.state);
