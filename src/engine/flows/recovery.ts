@@ -10,6 +10,7 @@ import { isQuickRevision } from '../run/quick-loop.ts';
 import type { StoredRun, UnreportedRun } from '../ports.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { endedDispatch, restoreDispatch, restoreFirstReview } from '../run/restore.ts';
+import { atFirstReview } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { breakpointOffers } from './breakpoint-offers.ts';
 import { endInterrupted } from './interrupted-steps.ts';
@@ -63,8 +64,7 @@ export class Recovery {
     }
     // Nobody approved this plan yet (steps started early while it was written): its review card comes back as it was,
     // shown by the dispatcher's hold (`RunLifecycle.onHold`), with the same deadline.
-    if (run.status === 'awaiting_review' && run.approvedRisk === null)
-      return this.recoverFirstReview(run, v.value, fence);
+    if (atFirstReview(run)) return this.recoverFirstReview(run, v.value, fence);
     const restored = restoreDispatch(v.value.plan, policiesFor(v.value.plan, tools.listTools()), attempts, run.status, {
       ...settings,
       approvedRisk: run.approvedRisk ?? v.value.risk,

@@ -15,7 +15,7 @@ import { outputsOf } from '../run/dispatch-schedule.ts';
 import type { DispatchState } from '../run/dispatch-state.ts';
 import { interventionTools } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { actionsFor, heldActions, sentence, who } from '../run/run-actions.ts';
+import { actionsFor, atFirstReview, heldActions, sentence, who } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
 import type { DecisionAction, RunStatus } from '../types.ts';
@@ -268,6 +268,7 @@ export class RunControl {
 
 /** What happens after a refused revision: the plan as it stands goes on, or still waits for its first review. */
 function goesOn(run: Pick<StoredRun, 'status' | 'approvedRisk'>): string {
-  const first = run.status === 'awaiting_review' && run.approvedRisk === null;
-  return first ? 'The plan as it stands still waits for your review.' : 'The run goes on with the current plan.';
+  return atFirstReview(run)
+    ? 'The plan as it stands still waits for your review.'
+    : 'The run goes on with the current plan.';
 }

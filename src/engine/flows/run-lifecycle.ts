@@ -10,7 +10,7 @@ import { createStreamingDispatch } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
 import { breakpointView, describeHolds } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { heldActions } from '../run/run-actions.ts';
+import { atFirstReview, heldActions } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
 import type { RunStatus } from '../types.ts';
@@ -238,7 +238,7 @@ export class RunLifecycle {
     if (!v.ok) return;
     // Nobody approved this plan yet (steps started early while it was written): an ordinary review card, with
     // Approve, Amend, Edit and Cancel, what ran shown done. Otherwise a card for the steps held mid-run.
-    const first = current.approvedRisk === null;
+    const first = atFirstReview(current);
     const holds = first ? hold.holds.filter((h) => h.why !== 'review') : hold.holds;
     const why = describeHolds(driver.current, holds, tools.listTools(), driver.pinned);
     const estimate = await this.deps.estimates?.forCard(run.id, driver.revision, v.value, driver.current.steps);

@@ -23,6 +23,14 @@ export function actionsFor(status: RunStatus, amendments: number): DecisionActio
 }
 
 /**
+ * A plan waiting for its first review: nobody approved any of it (a plan held after steps started early, or any
+ * plan before its approval), so Amend and Edit revise it and all of it waits again.
+ */
+export function atFirstReview(run: Pick<StoredRun, 'status' | 'approvedRisk'>): boolean {
+  return run.status === 'awaiting_review' && run.approvedRisk === null;
+}
+
+/**
  * The buttons (or commands) of a card shown while steps of a started run wait for approval: approve them, amend the
  * steps not yet run (while rounds are left), or stop the run, keeping what finished (`cancel` is still understood
  * there, and does the same as Stop).
