@@ -12,29 +12,11 @@ import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import type { StoredMessage } from '../fakes/fake-discord-rest.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { README_DEFAULTS } from './console-stage.ts';
-import type { Seen } from './oracle.ts';
+import { chatLooks } from './chat-looks.ts';
 import type { Person } from './person.ts';
 import { SAID } from './plans.ts';
 
-const LOOKS: Record<string, RegExp> = {
-  'report:completed': /The work is over\.[^]*|Completed/,
-  'report:stopped': /Stopped/,
-  'report:any': /The work is over\./,
-  'report:assistant': /Report of the Assistant "ops":\nThe work is over\./,
-  'revision:1': /revision 1\b/,
-  'breakpoint:any': /Holding (after|before) step/,
-  status: /Run running|running: \d+\/\d+ steps/i,
-  history: /History of/,
-  paused: /Paused/,
-  quickAnswer: /It is noon\./,
-  alreadyEnded: /already ended/,
-  invalidStopped: /turned out invalid/,
-};
-
-function looks(what: Seen): RegExp {
-  const id = /^breakpoint:(?!any$)(.+)$/.exec(what)?.[1];
-  return id ? new RegExp(`Holding after step \`${id}\``) : LOOKS[what]!;
-}
+const looks = chatLooks;
 
 type Shown = { content?: string; embeds?: APIEmbed[]; components?: unknown[] };
 
@@ -86,7 +68,7 @@ export async function discordPerson(script: FakeLlmScript): Promise<Person> {
     reviewAll: async () => void (await h.slash('review', { preference: 'all' })),
     async askQuick() {
       await h.mention(SAID.quick);
-      await waitUntil('the quick answer', () => LOOKS.quickAnswer!.test(transcript(0)));
+      await waitUntil('the quick answer', () => looks('quickAnswer').test(transcript(0)));
     },
     async startOther() {
       await h.mention(SAID.other);

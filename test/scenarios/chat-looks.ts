@@ -1,0 +1,23 @@
+/** How each thing the oracle names reads on a chat card or message, the same in Slack and Discord. */
+import type { Seen } from './oracle.ts';
+
+const LOOKS: Record<string, RegExp> = {
+  'report:completed': /The work is over\.[^]*|Completed/,
+  'report:stopped': /Stopped/,
+  'report:any': /The work is over\./,
+  'report:assistant': /Report of the Assistant "ops":\s*The work is over\./,
+  'revision:1': /revision 1\b/,
+  'breakpoint:any': /Holding (after|before) step/,
+  status: /Run running|running: \d+\/\d+ steps/i,
+  history: /History of/,
+  paused: /Paused/,
+  quickAnswer: /It is noon\./,
+  alreadyEnded: /already ended/,
+  invalidStopped: /turned out invalid/,
+};
+
+/** The pattern that shows `what` in a chat transcript. */
+export function chatLooks(what: Seen): RegExp {
+  const id = /^breakpoint:(?!any$)(.+)$/.exec(what)?.[1];
+  return id ? new RegExp(`Holding after step \`${id}\``) : LOOKS[what]!;
+}
