@@ -274,7 +274,11 @@ export interface EarlierOutput {
 }
 
 export interface RunStore extends RunOwnership {
-  /** Stores a new run with its `requested` event; with `leaseMs`, this process holds its lease from the start. */
+  /**
+   * Stores a new run with its `requested` event; with `leaseMs`, this process holds its lease from the start. With
+   * `deliveryId`, the platform event that asked for it is claimed in the same transaction: false (nothing stored)
+   * when that event was claimed before, so a kill leaves both the claim and the run, or neither.
+   */
   createRun(run: {
     id: string;
     conversation: Conversation;
@@ -286,7 +290,9 @@ export interface RunStore extends RunOwnership {
     assistant?: string;
     /** The run whose `delegate` step this run carries out. */
     parentRunId?: string;
-  }): Promise<void>;
+    /** The platform event (a mention) this run answers, claimed with it. */
+    deliveryId?: string;
+  }): Promise<boolean>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**

@@ -71,7 +71,20 @@ export class PgRunStore implements RunStore {
     return withRetries(action, work, this.retry);
   }
 
-  async createRun(run: Port<'createRun'>[0]): Promise<void> {
+  async createRun(run: Port<'createRun'>[0]): Promise<boolean> {
+    // One transaction: the mention's claim (its op is the run's id, so a repeat of this very write claims it again),
+    // then the run.
+    return this.attempt('createRun', () =>
+      this.db.transaction().execute(async (trx) => {
+        if (run.deliveryId && !(await safety.claimInbound(trx, run.id, run.deliveryId, run.at))) return false;
+        await this.insertRun(trx, run);
+        return true;
+      }),
+    );
+  }
+
+  /** One statement: the run and its `requested` event; a repeat of this very insert (its answer lost) is fine. */
+  private async insertRun(db: Kysely<DatabaseSchema>, run: Port<'createRun'>[0]): Promise<void> {
     const row = {
       id: run.id,
       status: 'planning',
@@ -89,44 +102,41 @@ export class PgRunStore implements RunStore {
         : { owner: this.owner, lease_expires_at: sql<Date>`now() + ${run.leaseMs} * interval '1 millisecond'` }),
     };
     const payload = toJsonText({ actor: run.requester.id, channel: run.requester.channel });
-    await this.attempt('createRun', async () => {
-      // One statement: the run and its `requested` event.
-      const inserted = await this.db
-        .with('created', (db) =>
-          db
-            .insertInto('runs')
-            .values(row)
-            .onConflict((oc) => oc.column('id').doNothing())
-            .returning('id'),
-        )
-        .insertInto('run_events')
-        .columns(['run_id', 'type', 'payload', 'created_at'])
-        .expression((eb) =>
-          eb
-            .selectFrom('created')
-            .select((r) => [
-              r.ref('created.id').as('run_id'),
-              sql.lit('requested').as('type'),
-              sql`${payload}::jsonb`.as('payload'),
-              sql`${run.at}::timestamptz`.as('created_at'),
-            ]),
-        )
-        .returning('run_id')
-        .executeTakeFirst();
-      if (inserted !== undefined) return;
-      // The id is taken: fine if by this very write, repeated after its answer was lost; refused otherwise.
-      const same = await this.db
-        .selectFrom('runs')
-        .select('id')
-        .where('id', '=', row.id)
-        .where('channel', '=', row.channel)
-        .where('conversation_key', '=', row.conversation_key)
-        .where('requester_id', '=', row.requester_id)
-        .where('request', '=', row.request)
-        .where('created_at', '=', row.created_at)
-        .executeTakeFirst();
-      if (same === undefined) throw new StewardError('store_failed', `a run with id ${run.id} already exists`);
-    });
+    const inserted = await db
+      .with('created', (q) =>
+        q
+          .insertInto('runs')
+          .values(row)
+          .onConflict((oc) => oc.column('id').doNothing())
+          .returning('id'),
+      )
+      .insertInto('run_events')
+      .columns(['run_id', 'type', 'payload', 'created_at'])
+      .expression((eb) =>
+        eb
+          .selectFrom('created')
+          .select((r) => [
+            r.ref('created.id').as('run_id'),
+            sql.lit('requested').as('type'),
+            sql`${payload}::jsonb`.as('payload'),
+            sql`${row.created_at}::timestamptz`.as('created_at'),
+          ]),
+      )
+      .returning('run_id')
+      .executeTakeFirst();
+    if (inserted !== undefined) return;
+    // The id is taken: fine if by this very write, repeated after its answer was lost; refused otherwise.
+    const same = await db
+      .selectFrom('runs')
+      .select('id')
+      .where('id', '=', row.id)
+      .where('channel', '=', row.channel)
+      .where('conversation_key', '=', row.conversation_key)
+      .where('requester_id', '=', row.requester_id)
+      .where('request', '=', row.request)
+      .where('created_at', '=', row.created_at)
+      .executeTakeFirst();
+    if (same === undefined) throw new StewardError('store_failed', `a run with id ${row.id} already exists`);
   }
 
   /** One statement: the revision (never overwritten; a repeat of this very save is fine) and the run's pointer. */

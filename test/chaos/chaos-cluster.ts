@@ -56,7 +56,7 @@ export interface ChaosClusterOptions {
   llmScript?: FakeLlmScript;
 }
 
-const SIGNING_SECRET = 'chaos-signing-secret-0123456789';
+export const SIGNING_SECRET = 'chaos-signing-secret-0123456789';
 
 /** Starts PostgreSQL, the fakes and the process handles; the processes themselves are not started. */
 export async function startChaosCluster(o: ChaosClusterOptions): Promise<ChaosCluster> {

@@ -5,10 +5,10 @@
  * how many times, the run's end and its reports.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { startChaosCluster, type AuditLine, type ChaosCluster } from '../chaos/chaos-cluster.ts';
+import { SIGNING_SECRET, startChaosCluster, type AuditLine, type ChaosCluster } from '../chaos/chaos-cluster.ts';
 import { requestText, stepTag } from '../chaos/chaos-plans.ts';
 import { privatePostgresMissing } from '../helpers/private-postgres.ts';
-import { buttonOf, cardOf, reportsIn } from '../helpers/slack-delivery.ts';
+import { buttonOf, cardOf, createSlackDelivery, reportsIn } from '../helpers/slack-delivery.ts';
 import type { StewardProcess } from '../helpers/steward-process.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
@@ -118,6 +118,39 @@ describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
     expect(reportsIn(c.slack, thread)).toEqual(['completed']);
     expect(received(c, ['call', 'cancelled'])).toEqual([
       ['p1', 'call', 'a'],
+      ['p2', 'call', 'b'],
+    ]);
+  });
+
+  it("a mention that arrives while PostgreSQL is away is refused, not lost: the process that took it is killed, and Slack's retry becomes one run", async () => {
+    const [p1, p2, c] = await twoProcesses({});
+    await c.postgres.stop();
+    // The first try reaches p1, which cannot store the request; then p1 dies and the database comes back, and Slack's
+    // retries (as many as it takes, here) reach p2. Before, p1 answered 200 after 2.5 s and the request was lost.
+    let picks = 0;
+    let ready = false;
+    const patient = createSlackDelivery({ slack: c.slack, signingSecret: SIGNING_SECRET, retries: 60 });
+    const sent = await patient.mention(
+      () => {
+        picks++;
+        if (picks === 1) return p1.eventsUrl;
+        if (picks === 2)
+          void (async () => {
+            await p1.kill('SIGKILL');
+            await c.postgres.start();
+            ready = true;
+          })();
+        return ready ? p2.eventsUrl : undefined;
+      },
+      { text: requestText(1, 'long'), user: 'U0ADA' },
+    );
+    expect(sent.tries[0]).toMatchObject({ url: p1.eventsUrl, status: 500 });
+    expect(sent.ok).toBe(true);
+    await waitUntil('the report', () => reportsIn(c.slack, sent.threadTs).length > 0, { timeoutMs: 30_000 });
+    const { rows } = await c.pool.query<{ status: string }>('SELECT status FROM runs');
+    expect(rows).toEqual([{ status: 'completed' }]);
+    expect(received(c)).toEqual([
+      ['p2', 'call', 'a'],
       ['p2', 'call', 'b'],
     ]);
   });

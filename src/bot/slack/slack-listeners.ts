@@ -127,13 +127,15 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   registerSaveWorkflowModal(app, deps);
 }
 
-/** Slack waits 3 s for an event's answer; the answer goes out once the message is stored, or after this long. */
+/** Slack waits 3 s for an event's answer: past this, the message is answered as not taken, so Slack sends it again. */
 const ACCEPT_WAIT_MS = 2_500;
 
 /**
  * Hands a message to the engine and returns once the engine stored it (in HTTP mode Bolt answers Slack when the
- * listener returns), or when the engine is done, or after `ACCEPT_WAIT_MS`; throws when the engine failed first.
- * The rest runs tracked; `done` is called when the engine is done.
+ * listener returns), or when the engine is done. Throws when the engine failed first, or did not store the message
+ * within `ACCEPT_WAIT_MS` (the database away): Bolt then answers with an error and Slack delivers the event again,
+ * so a process killed before storing it loses nothing; a redelivery of an event that was stored after all is
+ * dropped by the engine's claim. The rest runs tracked; `done` is called when the engine is done.
  */
 export async function untilAccepted(
   deps: Pick<ListenerDeps, 'handler' | 'track'>,
@@ -141,14 +143,14 @@ export async function untilAccepted(
   done?: () => void,
 ): Promise<void> {
   let accepted!: () => void;
-  const stored = new Promise<void>((resolve) => (accepted = resolve));
+  const stored = new Promise<boolean>((resolve) => (accepted = () => resolve(true)));
   const work = deps.handler.message({ ...m, accepted });
   deps.track(done ? work.finally(done) : work);
   let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ACCEPT_WAIT_MS)));
+  const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ACCEPT_WAIT_MS)));
   try {
-    // A failure before the message was stored answers Slack with an error, so Slack delivers it again.
-    await Promise.race([stored, work, late]);
+    const taken = await Promise.race([stored, work.then(() => true), late]);
+    if (!taken) throw new Error(`the message was not stored within ${ACCEPT_WAIT_MS} ms; Slack will send it again`);
   } finally {
     clearTimeout(timer);
   }

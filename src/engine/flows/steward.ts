@@ -186,23 +186,37 @@ export class Steward implements InboundHandler {
     }
   }
 
-  /** A message: a reply in the thread of an active run is classified; anything else is a new request. */
+  /**
+   * A message: a reply in the thread of an active run is classified; anything else is a new request. A platform event
+   * is handled once across redeliveries and processes: a reply's is claimed before it is acted on, a new request's
+   * together with its run (a kill leaves both or neither, so the platform's retry, or a peer, creates the run).
+   */
   async message(m: InboundMessage): Promise<void> {
     const { store, clock, newId } = this.deps;
-    if (m.deliveryId && !(await store.claimInbound(m.deliveryId, clock()))) return m.accepted?.();
+    const claimed = async () => !m.deliveryId || (await store.claimInbound(m.deliveryId, clock()));
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
     const active = m.newRequest ? null : await this.repliedTo(m);
     if (active) {
+      if (!(await claimed())) return m.accepted?.();
       m.accepted?.();
       return this.reply(active, m);
     }
     const addressed = this.assistants ? await this.addressed(m) : null;
-    if (addressed === 'answered') return;
+    if (typeof addressed === 'string') {
+      if (!(await claimed())) return m.accepted?.();
+      m.accepted?.();
+      return this.deps.notifier.send(m.conversation, {
+        kind: 'notice',
+        level: 'warning',
+        text: addressed,
+        to: m.actor,
+      });
+    }
     const request = addressed?.task ?? m.text;
     const run = { id: newId(), conversation: m.conversation, requester: m.actor, assistant: addressed?.name };
-    await this.createHeld(run, request);
+    const created = await this.createHeld(run, request, m.deliveryId);
     m.accepted?.();
-    await this.planner.plan(run, request);
+    if (created) await this.planner.plan(run, request);
   }
 
   /**
@@ -224,9 +238,13 @@ export class Steward implements InboundHandler {
   private async createHeld(
     run: Omit<ChildRun, 'request' | 'assistant' | 'parentRunId'> & { assistant?: string; parentRunId?: string },
     request: string,
-  ) {
-    await this.deps.store.createRun({ ...run, request, at: this.deps.clock(), leaseMs: this.leases.ttlMs });
+    deliveryId?: string,
+  ): Promise<boolean> {
+    const { store, clock } = this.deps;
+    if (!(await store.createRun({ ...run, request, at: clock(), leaseMs: this.leases.ttlMs, deliveryId })))
+      return false;
     this.leases.hold(run.id, 0);
+    return true;
   }
 
   /** A delegate step's child run: stored and held here, then planned as the Assistant's (never a quick answer). */
@@ -236,12 +254,12 @@ export class Steward implements InboundHandler {
   }
 
   /**
-   * A request addressed to an Assistant (`ask <name>: <task>`): the Assistant and the task; `answered` when the task
-   * is empty, or when the name is unknown while Assistants exist (answered with their names, in case of a typo: a
+   * A request addressed to an Assistant (`ask <name>: <task>`): the Assistant and the task; the refusal to answer
+   * when the task is empty, or when the name is unknown while Assistants exist (it names them, in case of a typo: a
    * request meant for a narrowly granted Assistant must not quietly become Steward's own); null when it addresses
    * nobody. Where there are no Assistants, `Question: …` or `ask John: …` is simply Steward's own request.
    */
-  private async addressed(m: InboundMessage): Promise<{ name: string; task: string } | 'answered' | null> {
+  private async addressed(m: InboundMessage): Promise<{ name: string; task: string } | string | null> {
     const address = parseAddress(m.text);
     if (!address || !this.assistants || !this.deps.assistants) return null;
     let refusal: string | null = null;
@@ -252,10 +270,7 @@ export class Steward implements InboundHandler {
     } else if (address.task === '') {
       refusal = `Say what to ask ${address.name}: ask ${address.name}: <request>`;
     }
-    if (refusal === null) return address;
-    m.accepted?.();
-    await this.deps.notifier.send(m.conversation, { kind: 'notice', level: 'warning', text: refusal, to: m.actor });
-    return 'answered';
+    return refusal ?? address;
   }
 
   claimDelivery(deliveryId: string): Promise<boolean> {
