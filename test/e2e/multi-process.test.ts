@@ -8,7 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { SIGNING_SECRET, startChaosCluster, type AuditLine, type ChaosCluster } from '../chaos/chaos-cluster.ts';
 import { requestText, stepTag } from '../chaos/chaos-plans.ts';
 import { privatePostgresMissing } from '../helpers/private-postgres.ts';
-import { buttonOf, cardOf, createSlackDelivery, reportsIn } from '../helpers/slack-delivery.ts';
+import { buttonOf, cardOf, createSlackDelivery, postsIn, reportsIn } from '../helpers/slack-delivery.ts';
 import type { StewardProcess } from '../helpers/steward-process.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
@@ -120,6 +120,8 @@ describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
       ['p1', 'call', 'a'],
       ['p2', 'call', 'b'],
     ]);
+    // Nothing was in flight at the handover, so nothing about the run changed: the thread is not told of a restart.
+    expect(postsIn(c.slack, thread).filter((text) => /restarted/i.test(text))).toEqual([]);
   });
 
   it("a mention that arrives while PostgreSQL is away is refused, not lost: the process that took it is killed, and Slack's retry becomes one run", async () => {

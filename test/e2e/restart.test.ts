@@ -117,7 +117,7 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
     ]);
 
     const b = startSteward(everything());
-    await b.waitFor(/Steward restarted; continuing this run where it left off\./);
+    await b.waitFor(/Steward restarted while slow was running; running it again/);
     await b.waitFor(/=== Report \(completed\) ===\nAll done after a restart\./);
     // The card shown again is of a run that is running, not one that just started at once.
     expect(b.output()).toContain('Running. Type "pause" or "stop" while it runs.');

@@ -96,8 +96,9 @@ export class Recovery {
     if (restored.interrupted.length > 0) {
       await store.transition(run.id, ['running'], 'paused', { at: clock() });
       await this.messages.notice(run, 'warning', interruptedNotice(restored.interrupted, v.value.plan));
-    } else {
-      await this.messages.notice(run, 'info', 'Steward restarted; continuing this run where it left off.');
+    } else if (restored.retried.length > 0) {
+      // Only what changed is said: a takeover between steps carries on with nothing to tell (the card shows it).
+      await this.messages.notice(run, 'info', retriedNotice(restored.retried));
     }
     if (restored.exhausted.length > 0) {
       await this.messages.notice(run, 'warning', exhaustedNotice(restored.exhausted, settings.maxAttempts));
@@ -149,6 +150,14 @@ export class Recovery {
  * Why the run waits after a restart: steps that may have acted already and are not safe to repeat blindly. An `llm`
  * step has no tool: it is said to have asked the model, which running it again does once more.
  */
+/** Steps in flight at a restart that are safe to repeat, and run again. */
+function retriedNotice(steps: readonly string[]): string {
+  const which = steps.join(', ');
+  return steps.length > 1
+    ? `Steward restarted while ${which} were running; running them again (their tools are safe to repeat).`
+    : `Steward restarted while ${which} was running; running it again (its tool is safe to repeat).`;
+}
+
 function interruptedNotice(steps: readonly string[], plan: Plan): string {
   const many = steps.length > 1;
   const asksModel = new Set(plan.steps.filter((s) => s.kind === 'llm').map((s) => s.id));

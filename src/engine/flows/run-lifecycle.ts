@@ -116,9 +116,13 @@ export class RunLifecycle {
         checkGrant: grantCheckFor(this.deps, run),
       },
     );
-    this.drivers.track(driver, run, finish, (err) =>
-      this.deps.log('error', `run ${run.id}: could not finish: ${(err as Error).message}`),
-    );
+    this.drivers.track(driver, run, finish, (err) => {
+      this.deps.log(
+        'error',
+        `run ${run.id}: could not finish: ${(err as Error).message}; letting it go to be taken over`,
+      );
+      this.abandon(run.id);
+    });
     if (drain && (restored || run.parentRunId !== undefined)) {
       // A run taken over or restored may have decisions queued while it had no driver (a Stop pressed through another
       // process while its holder was down): they apply before anything starts, so no call goes out after that Stop.
@@ -131,6 +135,16 @@ export class RunLifecycle {
       if (drain) void this.hooks.afterStart(run);
     }
     return driver;
+  }
+
+  /**
+   * Work on a held run ended here without finishing it (the database or the channel failed past their retries): its
+   * lease is let go, so a process (this one too) takes it over and carries it on. Kept, it would be renewed for as long
+   * as this process lives with nobody driving the run.
+   */
+  abandon(runId: string): void {
+    // Left to lapse rather than released: a fault that persists is then tried again once a lease, not in a tight loop.
+    this.leases.forget(runId);
   }
 
   /** Another process took the run over: stop driving it here, at once, recording nothing more. */
@@ -203,6 +217,7 @@ export class RunLifecycle {
       const report = { kind: 'report' as const, runId: run.id, status, text };
       await (preview ? preview.finish(report) : this.messages.send(run.conversation, report));
       delivered = true;
+      this.deps.log('info', `run ${run.id}: report sent (${status}, fence ${fence ?? 'none'})`);
     } finally {
       if (preview && !delivered) await preview.fail().catch(() => undefined);
     }

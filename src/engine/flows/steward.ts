@@ -16,7 +16,7 @@ import {
   type WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
-import type { ClaimedRun, RunSignal, StoredRun } from '../ports.ts';
+import type { ClaimedRun, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { approverRoles, mayDecide, plainText, sentence } from '../run/run-actions.ts';
@@ -42,6 +42,7 @@ import { RunControl } from './run-control.ts';
 import { RunDrivers } from './run-drivers.ts';
 import { DEFAULT_LEASE_MS, RunLeases } from './run-leases.ts';
 import { RunLifecycle } from './run-lifecycle.ts';
+import { startOwnershipWatch, type OwnershipWatch } from './ownership-watch.ts';
 import { RunMessages } from './run-messages.ts';
 import { RunViews } from './run-views.ts';
 import { PlanEstimates } from './plan-estimates.ts';
@@ -67,12 +68,6 @@ const toListing = (run: StoredRun): RunListing => ({
 });
 
 /** The background round that keeps this process's leases and takes over orphans. */
-interface Watch {
-  /** Runs a round now (or right after the one under way). */
-  soon(): void;
-  stop(): Promise<void>;
-}
-
 /** The engine, as the channels see it. */
 export class Steward implements InboundHandler {
   private readonly drivers = new RunDrivers();
@@ -93,7 +88,7 @@ export class Steward implements InboundHandler {
   private readonly assistants: AssistantFlow | undefined;
   private readonly delegation: DelegationFlow | undefined;
   private assistantList: { at: number; list: Promise<Assistant[]> } | undefined;
-  private watch: Watch | undefined;
+  private watch: OwnershipWatch | undefined;
 
   private readonly deps: StewardDeps;
 
@@ -530,12 +525,18 @@ export class Steward implements InboundHandler {
 
   private async resume({ run, fence }: ClaimedRun): Promise<void> {
     this.leases.hold(run.id, fence);
+    this.deps.log(
+      'info',
+      `run ${run.id}: taken over (${run.status}${run.report === null ? '' : ', report stored'}, fence ${fence})`,
+    );
     try {
       if (isTerminal(run.status)) await this.recovery.report(run);
       else if (run.status === 'planning') await this.replan(run, fence);
       else await this.recovery.recover(run, fence);
     } catch (err) {
       this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
+      // Not held with nobody driving it: let go, it is taken over again (here too) once the fault passes.
+      this.lifecycle.abandon(run.id);
     }
   }
 
@@ -550,56 +551,22 @@ export class Steward implements InboundHandler {
     for (const runId of await this.deps.store.runsWithDecisions()) await this.drain(runId);
   }
 
-  /** One round of the watch: renew leases (letting go of runs taken over), take over orphans, apply decisions. */
-  private async tick(): Promise<void> {
-    for (const runId of await this.leases.renew()) this.lifecycle.lose(runId);
-    await this.takeOver();
-    await this.drainAll();
-    // Slots of delegations whose end was lost with their parent's process are freed once their child has ended.
-    await this.delegation?.sweep();
-  }
-
-  /** The watch: a round every third of a lease, sooner when a peer lets a run go; and signals from peers. */
-  private startWatching(): Watch {
+  /** The watch: leases renewed, orphans taken over and queued decisions applied, while the process lives. */
+  private startWatching(): OwnershipWatch {
     const { log, signals } = this.deps;
-    let running: Promise<void> | undefined;
-    let again = false;
-    const round = () => {
-      if (running) {
-        again = true;
-        return;
-      }
-      running = this.tick()
-        .catch((err: unknown) => log('warn', `run ownership: ${(err as Error).message}; trying again shortly`))
-        .finally(() => {
-          running = undefined;
-          if (again) {
-            again = false;
-            round();
-          }
-        });
-    };
-    const timer = setInterval(round, Math.max(50, Math.floor(this.leases.ttlMs / 3)));
-    timer.unref();
-    const onSignal = (signal: RunSignal) => {
-      if (signal.kind !== 'decision') return round();
-      void this.drain(signal.runId).catch((err: unknown) =>
-        log('warn', `run ${signal.runId}: queued decisions not applied yet: ${(err as Error).message}`),
-      );
-    };
-    const listening = signals?.listen(onSignal).catch((err: unknown) => {
-      log('warn', `not listening for other processes (${(err as Error).message}); polling instead`);
-      return undefined;
-    });
-    return {
-      soon: round,
-      stop: async () => {
-        clearInterval(timer);
-        const unlisten = await listening;
-        await unlisten?.();
-        await running;
+    const rounds = {
+      renew: async () => {
+        for (const runId of await this.leases.renew()) this.lifecycle.lose(runId);
       },
+      takeOver: async () => {
+        await this.takeOver();
+        await this.drainAll();
+        // Slots of delegations whose end was lost with their parent's process are freed once their child has ended.
+        await this.delegation?.sweep();
+      },
+      drain: (runId: string) => this.drain(runId),
     };
+    return startOwnershipWatch(rounds, { everyMs: Math.max(50, Math.floor(this.leases.ttlMs / 3)), signals, log });
   }
 
   /** Resolves when every run this process is driving has finished and reported. */
