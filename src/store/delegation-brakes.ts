@@ -274,7 +274,8 @@ export async function releaseOrphanDelegations(
               THEN ${'The delegated run ended with no report.'}
               ELSE ${'The delegated run never started.'} END)
       WHERE d.ended_at IS NULL
-        AND (EXISTS (SELECT 1 FROM runs r WHERE r.id = d.child_run_id AND r.status IN (${terminal}))
+        -- A child that ended still owing its report is not done: its report is the reply (as childEnd waits for).
+        AND (EXISTS (SELECT 1 FROM runs r WHERE r.id = d.child_run_id AND r.status IN (${terminal}) AND NOT r.report_due)
           OR (d.created_at < ${unstartedBefore}
             AND NOT EXISTS (SELECT 1 FROM runs r WHERE r.id = d.child_run_id)))
       RETURNING d.requester_channel, d.requester_id

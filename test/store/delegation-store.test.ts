@@ -279,23 +279,30 @@ describe.each(['postgres', 'pglite'] as const)('PgDelegationStore.releaseOrphans
 
   it('frees the slots of children whose end was lost: ended runs (their report kept) and runs never created in time', async () => {
     const ada = person();
-    const l = only('concurrency', 4);
-    const [finished, unstarted, running, young] = Array.from({ length: 4 }, () => newDelegation({ requester: ada }));
-    if (!finished || !unstarted || !running || !young) throw new Error('four delegations');
-    for (const d of [finished, unstarted, running]) expect(await store.spawn(d, l, at(20))).toMatchObject({ ok: true });
+    const l = only('concurrency', 5);
+    const delegations = Array.from({ length: 5 }, () => newDelegation({ requester: ada }));
+    const [finished, unstarted, running, young, reporting] = delegations;
+    if (!finished || !unstarted || !running || !young || !reporting) throw new Error('five delegations');
+    for (const d of [finished, unstarted, running, reporting])
+      expect(await store.spawn(d, l, at(20))).toMatchObject({ ok: true });
     expect(await store.spawn(young, l, at(30))).toMatchObject({ ok: true });
-    await runs.createRun(createNewRun({ id: finished.childRunId }));
-    await runs.createRun(createNewRun({ id: running.childRunId }));
+    for (const d of [finished, running, reporting]) await runs.createRun(createNewRun({ id: d.childRunId }));
     await database.db
       .updateTable('runs')
       .set({ status: 'completed', report: 'The deploy is fixed.' })
       .where('id', '=', finished.childRunId)
       .execute();
+    // Found by the chaos run: a child that ended and is still writing its report is not done; its report is the reply.
+    await database.db
+      .updateTable('runs')
+      .set({ status: 'completed', report_due: true })
+      .where('id', '=', reporting.childRunId)
+      .execute();
     expect(await store.spawn(newDelegation({ requester: ada }), l, at(31))).toMatchObject({ brake: 'concurrency' });
 
     // Delegations older than 09:25 with no run count as never started; the younger one may still get its run.
     expect(await store.releaseOrphans(at(25), at(32))).toBe(2);
-    expect(await store.releaseOrphans(at(25), at(33))).toBe(0);
+    expect(await store.releaseOrphans(at(25), at(32))).toBe(0);
     expect(await store.delegationOfRun(finished.childRunId)).toMatchObject({
       reply: 'The deploy is fixed.',
       endedAt: at(32),
@@ -305,12 +312,20 @@ describe.each(['postgres', 'pglite'] as const)('PgDelegationStore.releaseOrphans
     });
     expect(await store.delegationOfRun(running.childRunId)).toMatchObject({ endedAt: null });
     expect(await store.delegationOfRun(young.childRunId)).toMatchObject({ endedAt: null });
-    // Two slots free again, and ending a released one later frees nothing more.
+    expect(await store.delegationOfRun(reporting.childRunId)).toMatchObject({ endedAt: null });
+    await database.db
+      .updateTable('runs')
+      .set({ report: 'The build is green.', report_due: false })
+      .where('id', '=', reporting.childRunId)
+      .execute();
+    expect(await store.releaseOrphans(at(25), at(33))).toBe(1);
+    expect(await store.delegationOfRun(reporting.childRunId)).toMatchObject({ reply: 'The build is green.' });
+    // Three slots free again, and ending a released one later frees nothing more.
     expect(await store.endChild(finished.id, 'late', at(34))).toBe(false);
     const again = await Promise.all(
       Array.from({ length: 10 }, () => store.spawn(newDelegation({ requester: ada }), l, at(35))),
     );
-    expect(won(again)).toHaveLength(2);
+    expect(won(again)).toHaveLength(3);
   });
 });
 
