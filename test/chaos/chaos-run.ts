@@ -246,7 +246,15 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
     );
 
     const observations = await observe(cluster, requests, stops, query);
-    if (o.artifactsDir) saveArtifacts(o.artifactsDir, cluster);
+    if (o.artifactsDir) {
+      saveArtifacts(o.artifactsDir, cluster);
+      // Each run's stored story (its row and events), to read a failing run's end next to the processes' logs.
+      const stored = await query(
+        'SELECT id, status, owner, fence, report_due, lease_expires_at FROM runs ORDER BY created_at',
+      );
+      const events = await query('SELECT run_id, type, payload, created_at FROM run_events ORDER BY id');
+      writeFileSync(join(o.artifactsDir, 'runs.json'), JSON.stringify({ runs: stored, events }, null, 1));
+    }
     return { tally: tallyChaos(observations), events, observations };
   } finally {
     await cluster.close();

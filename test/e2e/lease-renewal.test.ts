@@ -1,9 +1,10 @@
 /**
- * Leases stay renewed while their holder is busy (issue 26): found by the chaos run, where a process that took over
- * many runs at once spent longer than a lease writing and posting their reports, let the leases of the runs it was
- * driving lapse meanwhile, and a peer took them over, so both posted the same report. Here the console harness holds
- * a run at its card while it takes over a run whose report the model takes four leases to write, and a peer store
- * (another process, by its owner name) tries to take runs over all the while.
+ * Leases stay renewed while their holder is busy (issue 26). Found by the chaos run: a process that took over many
+ * runs at once spent longer than a lease writing and posting their reports, one after the other; the leases of the
+ * runs it was driving, and of the runs it had claimed but not reached yet, lapsed meanwhile, and a peer took them
+ * over, so both posted the same report. Here the console harness holds a run at its card while it takes over two runs
+ * that ended owing their reports, the first of which the model takes four leases to write, and a peer store (another
+ * process, by its owner name) tries to take runs over all the while.
  */
 import { afterEach, expect, it } from 'vitest';
 import { planSchema } from '../../src/engine/plan/plan-schema.ts';
@@ -22,41 +23,46 @@ afterEach(async () => {
 const LEASE_MS = 1_000;
 const oneEcho = [{ id: 'say', tool: 'everything.echo', args: { message: 'hello' } }];
 
+/** A run a dead process left ended and owing its report. */
+async function endedOwingReport(harness: Harness, request: string): Promise<void> {
+  const id = crypto.randomUUID();
+  const at = new Date();
+  const { store } = harness;
+  const conversation = { channel: 'console', key: 'console' };
+  await store.createRun({ id, conversation, requester: { id: 'ada', channel: 'console' }, request, at });
+  await store.saveRevision(id, 0, planSchema.parse(JSON.parse(planReply(oneEcho))), 'planned', at);
+  await store.transition(id, ['planning'], 'completed', { at, reportDue: true });
+}
+
 it('a takeover round longer than a lease lets no lease of this process lapse, so no peer takes its runs', async () => {
-  h = await startHarness({
+  const synthesizer = [{ text: 'Said hello first.', delayMs: 4 * LEASE_MS }, 'Said hello second.'];
+  const harness = await startHarness({
     db: 'postgres',
     servers: [everythingStdioConfig()],
     settings: { leaseMs: LEASE_MS },
-    script: byRole({ planner: [planReply(oneEcho)], synthesizer: [{ text: 'Said hello.', delayMs: 4 * LEASE_MS }] }),
+    script: byRole({ planner: [planReply(oneEcho)], synthesizer }),
   });
-  await h.steward.recover();
+  h = harness;
+  await harness.steward.recover();
   // A run this process holds: waiting at its card, under review "all".
-  await h.type('review all');
-  await h.type('say hello');
-  await h.waitFor(/Type "approve"/);
-  // A run a dead process left ended and owing its report: the next takeover round writes it, slowly.
-  const orphan = crypto.randomUUID();
-  const at = new Date();
-  await h.store.createRun({
-    id: orphan,
-    conversation: { channel: 'console', key: 'console' },
-    requester: { id: 'ada', channel: 'console' },
-    request: 'say hello earlier',
-    at,
-  });
-  await h.store.saveRevision(orphan, 0, planSchema.parse(JSON.parse(planReply(oneEcho))), 'planned', at);
-  await h.store.transition(orphan, ['planning'], 'completed', { at, reportDue: true });
-
-  const harness = h;
-  await waitUntil('the takeover to ask the model for the report', () =>
+  await harness.type('review all');
+  await harness.type('say hello');
+  await harness.waitFor(/Type "approve"/);
+  // Two runs to take over in one round; the first one's report takes four leases to write.
+  await endedOwingReport(harness, 'say hello first');
+  await endedOwingReport(harness, 'say hello second');
+  await waitUntil('the takeover to ask the model for the first report', () =>
     harness.llm.requests.some((r) => r.role === 'synthesizer'),
   );
-  const peer = new PgRunStore(h.db.db);
+  const peer = new PgRunStore(harness.db.db);
   const taken: string[] = [];
-  while (!/=== Report \(completed\) ===\nSaid hello\./.test(h.output())) {
-    taken.push(...(await peer.claimOrphanedRuns(LEASE_MS, 20, [])).map((c) => c.run.id));
+  while (!/=== Report \(completed\) ===\nSaid hello second\./.test(harness.output())) {
+    taken.push(...(await peer.claimOrphanedRuns(LEASE_MS, 20, [])).map((c) => c.run.request));
     await new Promise((r) => setTimeout(r, 100));
   }
-  expect(h.llm.requests.filter((r) => r.role === 'synthesizer')).toHaveLength(1);
+  expect(harness.output().match(/=== Report \(completed\) ===\n.*/g)).toEqual([
+    '=== Report (completed) ===\nSaid hello first.',
+    '=== Report (completed) ===\nSaid hello second.',
+  ]);
   expect(taken).toEqual([]);
 }, 30_000);

@@ -519,12 +519,13 @@ export class Steward implements InboundHandler {
     for (;;) {
       const claimed = await this.deps.store.claimOrphanedRuns(this.leases.ttlMs, 20, this.leases.ids());
       if (claimed.length === 0) return;
+      // Every run claimed is held (so renewed) at once: resuming each in turn may take longer than a lease.
+      for (const { run, fence } of claimed) this.leases.hold(run.id, fence);
       for (const c of claimed) await this.resume(c);
     }
   }
 
   private async resume({ run, fence }: ClaimedRun): Promise<void> {
-    this.leases.hold(run.id, fence);
     this.deps.log(
       'info',
       `run ${run.id}: taken over (${run.status}${run.report === null ? '' : ', report stored'}, fence ${fence})`,
