@@ -97,6 +97,11 @@ export interface Report {
   runId: string;
   status: RunStatus;
   text: string;
+  /**
+   * Sent by a process that took the run over after it stored its report: the one before may have shown it already
+   * (killed before it noted that), so a channel that can find that message changes it instead of posting again.
+   */
+  again?: boolean;
 }
 
 /**

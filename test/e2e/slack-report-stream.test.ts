@@ -115,3 +115,29 @@ describe('slack: the report streams into the thread as the model writes it', () 
     ).toBeNull();
   });
 });
+
+describe('slack: a report is shown once across a kill between posting it and noting that it was sent', () => {
+  it('the process that takes the run over finds the report in the thread by its metadata and changes it, instead of posting it again', async () => {
+    const { harness, thread } = await start('The sum of 2 and 3 is 5.');
+    const shown = await finalReport(harness, thread);
+    // As a process killed right after posting the report leaves the run: ended, its report stored, still owed.
+    const run = await onlyRun(harness);
+    await harness.db.db.updateTable('runs').set({ report_due: true }).where('id', '=', run.id).execute();
+    const posts = harness.slack.callsOf('chat.postMessage').length;
+
+    await harness.steward.recover();
+    await harness.waitFor('the run to owe nothing', async () => {
+      const row = await harness.db.db.selectFrom('runs').select('report_due').where('id', '=', run.id).execute();
+      return row[0]?.report_due === false;
+    });
+    expect(harness.slack.callsOf('chat.postMessage').slice(posts)).toEqual([]);
+    expect(harness.replies(thread).filter((m) => m.text.includes('Report') || m.stream)).toEqual([
+      expect.objectContaining({
+        ts: shown.ts,
+        metadata: { event_type: 'steward_report', event_payload: { run_id: run.id } },
+      }),
+    ]);
+    const looked = harness.slack.callsOf('conversations.replies').at(-1)?.args;
+    expect([looked?.ts, String(looked?.include_all_metadata)]).toEqual([thread, 'true']);
+  });
+});

@@ -58,6 +58,8 @@ export interface FakeMessage {
   blocks: Array<Record<string, unknown>>;
   /** For a streamed message: the markdown streamed so far, and whether the stream is still open. */
   stream?: { markdown: string; open: boolean };
+  /** The app's metadata on the message (https://docs.slack.dev/messaging/message-metadata). */
+  metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }
 
 /** A running fake. */
@@ -132,6 +134,8 @@ export async function startFakeSlack(
     'chat.postMessage': (args) => {
       const problem = messageProblem(args, 50, planBlocks);
       if (problem) return problem;
+      const metadata = metadataOf(args);
+      if (metadata === 'invalid') return { ok: false, error: 'invalid_metadata_format' };
       const ts = nextTs();
       const message: FakeMessage = {
         channel: String(args.channel),
@@ -139,6 +143,7 @@ export async function startFakeSlack(
         threadTs: args.thread_ts as string | undefined,
         text: payloadText(args.text),
         blocks: (args.blocks as FakeMessage['blocks']) ?? [],
+        ...(metadata && { metadata }),
       };
       messages.set(`${message.channel}:${ts}`, message);
       // Like Slack, the app's message in a thread ends the loading status shown there.
@@ -156,8 +161,12 @@ export async function startFakeSlack(
       if (found.stream?.open) return { ok: false, error: 'cant_update_message' };
       const problem = messageProblem(args, 50, planBlocks);
       if (problem) return problem;
+      const metadata = metadataOf(args);
+      if (metadata === 'invalid') return { ok: false, error: 'invalid_metadata_format' };
       found.text = payloadText(args.text);
       found.blocks = (args.blocks as FakeMessage['blocks']) ?? [];
+      // chat.update: without `metadata` the message keeps the metadata it had.
+      if (metadata) found.metadata = metadata;
       return { ok: true, channel: found.channel, ts: found.ts, text: found.text };
     },
     'chat.startStream': (args) => {
@@ -199,6 +208,33 @@ export async function startFakeSlack(
       found.stream.open = false;
       found.text = found.stream.markdown;
       return { ok: true, channel: found.channel, ts: found.ts };
+    },
+    // conversations.replies: a thread's messages oldest first, `limit` at a time (Slack's default and maximum is
+    // 1,000), the next page by `cursor`; metadata only with include_all_metadata. The fake knows the app's messages.
+    'conversations.replies': (args) => {
+      if (typeof args.channel !== 'string' || !args.channel) return { ok: false, error: 'channel_not_found' };
+      if (typeof args.ts !== 'string' || !/^\d+\.\d+$/.test(args.ts)) return { ok: false, error: 'thread_not_found' };
+      const withMetadata = args.include_all_metadata === true || args.include_all_metadata === 'true';
+      const thread = [...messages.values()]
+        .filter((m) => m.channel === args.channel && (m.ts === args.ts || m.threadTs === args.ts))
+        .sort((a, b) => Number(a.ts) - Number(b.ts));
+      const limit = Math.min(1000, Math.max(1, Number(args.limit ?? 1000) || 1000));
+      const from = typeof args.cursor === 'string' && args.cursor ? Number(args.cursor) : 0;
+      const page = thread.slice(from, from + limit).map((m) => ({
+        type: 'message',
+        ts: m.ts,
+        ...(m.threadTs && { thread_ts: m.threadTs }),
+        text: m.text,
+        bot_id: BOT.bot_id,
+        ...(withMetadata && m.metadata && { metadata: m.metadata }),
+      }));
+      const more = from + limit < thread.length;
+      return {
+        ok: true,
+        messages: page,
+        has_more: more,
+        response_metadata: { next_cursor: more ? String(from + limit) : '' },
+      };
     },
     'chat.postEphemeral': (args) => {
       if (typeof args.user !== 'string' || !args.user) return { ok: false, error: 'user_not_found' };
@@ -401,6 +437,21 @@ function invalid(problems: string[]): Record<string, unknown> {
 }
 
 // Web API clients send form fields; Block Kit arrays and objects arrive JSON-encoded inside them.
+/**
+ * A message's `metadata` argument: absent, as Slack stores it, or invalid (an `event_type` string and an
+ * `event_payload` object are required: https://docs.slack.dev/messaging/message-metadata).
+ */
+function metadataOf(args: Record<string, unknown>): FakeMessage['metadata'] | 'invalid' | undefined {
+  const raw = args.metadata;
+  if (raw === undefined) return undefined;
+  const m = typeof raw === 'string' ? tryJson(raw) : raw;
+  if (typeof m !== 'object' || m === null) return 'invalid';
+  const { event_type: type, event_payload: payload } = m as Record<string, unknown>;
+  if (typeof type !== 'string' || !/^\w+$/.test(type)) return 'invalid';
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return 'invalid';
+  return { event_type: type, event_payload: payload as Record<string, unknown> };
+}
+
 function parseBody(raw: string, contentType: string): Record<string, unknown> {
   if (contentType.includes('application/json')) return raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
   const out: Record<string, unknown> = {};

@@ -202,17 +202,18 @@ export function reportsIn(slack: FakeSlack, threadTs: string): string[] {
       .filter((c) => c.args.thread_ts === threadTs && c.response.ok === true)
       .map((c) => c.response.ts),
   );
-  return slack.calls
-    .filter((c) => c.response.ok === true)
-    .filter(
-      (c) =>
-        (c.method === 'chat.postMessage' && c.args.thread_ts === threadTs) ||
-        (c.method === 'chat.update' && streamed.has(c.args.ts)),
-    )
-    .flatMap((c) => {
-      const m = REPORT_TITLE.exec(typeof c.args.text === 'string' ? c.args.text : '');
-      return m ? [m[1] ?? 'completed'] : [];
-    });
+  // A report is a message: posted whole, or streamed and then updated to the report. The same message updated again
+  // (a process that took the run over finishing the report another posted) is still one report.
+  const byMessage = new Map<string, string>();
+  for (const c of slack.calls.filter((x) => x.response.ok === true)) {
+    const posted = c.method === 'chat.postMessage' && c.args.thread_ts === threadTs;
+    const ts = posted ? c.response.ts : c.args.ts;
+    if (typeof ts !== 'string' || !(posted || (c.method === 'chat.update' && (streamed.has(ts) || byMessage.has(ts)))))
+      continue;
+    const m = REPORT_TITLE.exec(typeof c.args.text === 'string' ? c.args.text : '');
+    if (m) byMessage.set(ts, m[1] ?? 'completed');
+  }
+  return [...byMessage.values()];
 }
 
 /** The text of every message Slack accepted in a thread (chat.postMessage), in order. */

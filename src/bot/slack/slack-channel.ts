@@ -19,7 +19,7 @@ import { Priority, SlackOutbox } from './slack-outbox.ts';
 import { PlanBlockSwitch } from './slack-plan-block.ts';
 import { renderCard, type SlackMessage } from './slack-render.ts';
 import { SlackReportStream } from './slack-report-stream.ts';
-import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
+import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
 
 const STOP_GRACE_MS = 10_000;
@@ -176,7 +176,7 @@ export class SlackChannel implements ChannelAdapter {
         // update would hold the report for its Retry-After.
         this.cards.change(message.runId, (live, now) => withReport(live, message, now), true);
         this.refreshHome(this.home?.refreshFor(message.runId));
-        if (where) await this.post(where.channel, where.threadTs, renderReport(message));
+        if (where) await this.postReport(where.channel, where.threadTs, message);
         return;
       case 'breakpoint':
         if (where) await this.post(where.channel, where.threadTs, renderBreakpoint(message));
@@ -243,6 +243,41 @@ export class SlackChannel implements ChannelAdapter {
         await client.chat.update({ channel, ts, ...renderReport(report) });
       },
     });
+  }
+
+  /**
+   * Posts a report; one sent again after a takeover changes the report message the process before posted (and died
+   * before noting) rather than posting it twice.
+   */
+  private async postReport(channel: string, threadTs: string, report: Report): Promise<void> {
+    const shown = report.again ? await this.reportShown(channel, threadTs, report.runId) : null;
+    if (shown) await this.replaceWithReport(channel, shown, report);
+    else await this.post(channel, threadTs, renderReport(report));
+  }
+
+  /**
+   * The ts of the run's report message in its thread, found by its metadata (null when there is none, or the thread
+   * cannot be read: in mention-only mode the app lacks the history scopes, and the report is posted as before).
+   */
+  private async reportShown(channel: string, threadTs: string, runId: string): Promise<string | null> {
+    const client = this.slack.app.client;
+    try {
+      let cursor: string | undefined;
+      for (let page = 0; page < 10; page++) {
+        const res = await client.conversations.replies({ channel, ts: threadTs, include_all_metadata: true, cursor });
+        const found = res.messages?.find(
+          (m) =>
+            m.metadata?.event_type === REPORT_EVENT &&
+            (m.metadata.event_payload as Record<string, unknown> | undefined)?.['run_id'] === runId,
+        );
+        if (found?.ts) return found.ts;
+        cursor = res.response_metadata?.next_cursor;
+        if (!res.has_more || !cursor) return null;
+      }
+    } catch (err) {
+      this.options.log('warn', `slack: could not look for an earlier report in ${channel} (${(err as Error).message})`);
+    }
+    return null;
   }
 
   /** The workspace's team id (Slack asks for it with the recipient of a stream outside a DM); asked for once. */

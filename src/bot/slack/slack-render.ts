@@ -18,6 +18,8 @@ import { shortRunId } from '../../engine/text.ts';
 export interface SlackMessage {
   text: string;
   blocks: types.KnownBlock[];
+  /** What the message is to Steward, kept with it by Slack (a report says whose run it reports). */
+  metadata?: types.MessageMetadata;
 }
 
 /** Character budget of all step lines together, when the rest of the card leaves room for it. */

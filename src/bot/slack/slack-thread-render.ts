@@ -18,7 +18,14 @@ const SECTION_MAX = 2_900;
 /** The report, posted in the run's thread. */
 export function renderReport(report: Report): SlackMessage {
   const title = reportTitle(report.status);
-  return longText(`*${title}*`, report.text, `The full report is stored with run ${shortRunId(report.runId)}.`);
+  const text = longText(`*${title}*`, report.text, `The full report is stored with run ${shortRunId(report.runId)}.`);
+  return { ...text, metadata: reportMetadata(report.runId) };
+}
+
+/** The metadata every report message carries, so a process that takes the run over can find it in the thread. */
+export const REPORT_EVENT = 'steward_report';
+export function reportMetadata(runId: string): types.MessageMetadata {
+  return { event_type: REPORT_EVENT, event_payload: { run_id: runId } };
 }
 
 /** A direct answer. */

@@ -214,7 +214,7 @@ export class RunLifecycle {
         text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence));
       }
       // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.
-      const report = { kind: 'report' as const, runId: run.id, status, text };
+      const report = { kind: 'report' as const, runId: run.id, status, text, ...('stored' in from && { again: true }) };
       await (preview ? preview.finish(report) : this.messages.send(run.conversation, report));
       delivered = true;
       this.deps.log('info', `run ${run.id}: report sent (${status}, fence ${fence ?? 'none'})`);
