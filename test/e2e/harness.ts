@@ -147,6 +147,8 @@ export async function startHarness(options: {
   modelStreams?: boolean;
   /** Serve the web dashboard on a free port, as the app does with STEWARD_DASHBOARD_PORT (events polled every 100 ms). */
   dashboard?: boolean;
+  /** The run store on the test's database (default: a plain PgRunStore), e.g. one that holds a write at a gate. */
+  store?: (db: TestDatabase['db']) => PgRunStore;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
@@ -154,7 +156,7 @@ export async function startHarness(options: {
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const calls: RecordedCall[] = [];
   const tools = recordingTools(host, calls);
-  const store = new PgRunStore(db.db);
+  const store = options.store?.(db.db) ?? new PgRunStore(db.db);
   const input = new PassThrough();
   const out = new PassThrough();
   let printed = '';

@@ -64,6 +64,9 @@ export class RunControl {
     const move = MOVES[d.action];
     const driver = this.drivers.get(run.id);
     if (!driver) return `Cannot ${d.action}: the run is not running in this process.`;
+    // Every step already ended (the press crossed the last one finishing): the run is ending as it is, report to come.
+    if (driver.current.phase === 'done')
+      return `Cannot ${d.action}: every step has already finished; the report is coming.`;
     // What was running or next when the person intervened, read before Stop changes it.
     const tools = interventionTools(driver.current);
     // What the decision does is said before what it did: the steps it cancels are shown after its notice.
