@@ -37,8 +37,10 @@ export interface SlackHarness {
   slack: FakeSlack;
   store: PgRunStore;
   db: TestDatabase;
-  steward: Steward;
-  channel: SlackChannel;
+  /** The Steward running now (after `restart`, the next one). */
+  readonly steward: Steward;
+  /** The SlackChannel running now, to which Slack delivers events (after `restart`, the next one). */
+  readonly channel: SlackChannel;
   logs: string[];
   /** Mentions Steward at the top of #general; returns the new thread's ts. */
   mention(text: string, user?: string): Promise<string>;
@@ -62,7 +64,37 @@ export interface SlackHarness {
   replies(threadTs: string): FakeMessage[];
   /** Polls until `check` returns a truthy value (a check that throws counts as not yet). */
   waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Found<T>>;
+  /**
+   * Stops this Steward and its SlackChannel as a deploy would, then starts the next on the same database and the same
+   * fake Slack (same bot token and workspace; Slack now delivers to its URL) and has it recover.
+   */
+  restart(): Promise<void>;
+  /**
+   * Starts another Steward process with its own SlackChannel on the same database and workspace, and has it recover.
+   * Slack delivers events to one Request URL, the first process's; the other is only there. It calls Slack with a
+   * bot token of its own for the same bot, so its calls are `slack.calls` with its `token`. `close` stops it.
+   */
+  startSecondProcess(): Promise<SecondSlackProcess>;
+  /** Stops every process and fails on an MCP call outside an approved plan by any of them, or a leaked secret. */
   close(): Promise<void>;
+}
+
+/** A second Steward process on the harness's database and fake Slack. */
+export interface SecondSlackProcess {
+  steward: Steward;
+  channel: SlackChannel;
+  /** Its bot token: its Slack calls are those made with it. */
+  token: string;
+  /** The MCP calls it made. */
+  calls: readonly RecordedCall[];
+}
+
+/** One Steward process: its engine and the SlackChannel it answers Slack through. */
+interface SlackProcess {
+  steward: Steward;
+  channel: SlackChannel;
+  /** Where Slack posts its events and interactions. */
+  url: string;
 }
 
 const SECRET = 'test-signing-secret-0123456789';
@@ -112,35 +144,43 @@ export async function startSlackHarness(options: {
   const calls: RecordedCall[] = [];
   const logs: string[] = [];
   const log = (level: string, message: string) => logs.push(`${level} ${message}`);
-  const channel = new SlackChannel({
-    botToken: slack.botToken,
-    signingSecret: SECRET,
-    port: 0,
-    apiUrl: slack.apiUrl,
-    log,
-    planBlocks: options.planBlocks?.channel,
-  });
-  const steward = createSteward({
-    llm,
-    tools: recordingTools(host, calls),
-    store,
-    notifier: channel,
-    log,
-    settings: { approvers: ['slack:U0BOSS'], ...options.settings },
-    signals: db.signals,
+  const open = async (o: { runs: PgRunStore; recorded: RecordedCall[]; botToken: string }): Promise<SlackProcess> => {
+    const channel = new SlackChannel({
+      botToken: o.botToken,
+      signingSecret: SECRET,
+      port: 0,
+      apiUrl: slack.apiUrl,
+      log,
+      planBlocks: options.planBlocks?.channel,
+    });
+    const steward = createSteward({
+      llm,
+      tools: recordingTools(host, o.recorded),
+      store: o.runs,
+      notifier: channel,
+      log,
+      settings: { approvers: ['slack:U0BOSS'], ...options.settings },
+      signals: db.signals,
 
-    workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
-    calendar: new CronerCalendar(),
-    assistants: new PgAssistantStore(db.db),
-    delegations: new PgDelegationStore(db.db),
-    ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
-  });
-  await channel.start(steward);
-  const url = `http://127.0.0.1:${channel.port}/slack/events`;
-  const post: SlackHarness['post'] = (body, type, forge) => sendSigned(url, SECRET, body, type, forge);
+      workflows: new PgWorkflowStore(db.db, { owner: o.runs.owner }),
+      calendar: new CronerCalendar(),
+      assistants: new PgAssistantStore(db.db),
+      delegations: new PgDelegationStore(db.db),
+      ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
+    });
+    await channel.start(steward);
+    return { steward, channel, url: `http://127.0.0.1:${channel.port}/slack/events` };
+  };
+  const stop = async (p: SlackProcess) => {
+    await p.steward.shutdown();
+    await p.channel.stop();
+  };
+  let now = await open({ runs: store, recorded: calls, botToken: slack.botToken });
+  const others: (SecondSlackProcess & SlackProcess)[] = [];
+  const post: SlackHarness['post'] = (body, type, forge) => sendSigned(now.url, SECRET, body, type, forge);
   const ok = async (res: Promise<Response>) => {
     const r = await res;
-    await channel.settled();
+    await now.channel.settled();
     return r.status;
   };
   const botMessages = (threadTs: string) => [...slack.messages.values()].filter((m) => m.threadTs === threadTs);
@@ -166,8 +206,12 @@ export async function startSlackHarness(options: {
     slack,
     store,
     db,
-    steward,
-    channel,
+    get steward() {
+      return now.steward;
+    },
+    get channel() {
+      return now.channel;
+    },
     logs,
     post,
     card,
@@ -209,22 +253,36 @@ export async function startSlackHarness(options: {
     replies: (threadTs) => botMessages(threadTs).filter((m) => m.blocks[0]?.type !== 'header'),
     waitFor: (what, check, timeoutMs = 20_000) =>
       waitUntil(what, check, { timeoutMs, details: () => `logs:\n${logs.join('\n')}` }),
+    async restart() {
+      await stop(now);
+      // A new process: a new owner of the runs it takes over, as after a deploy.
+      now = await open({ runs: new PgRunStore(db.db), recorded: calls, botToken: slack.botToken });
+      await now.steward.recover();
+    },
+    async startSecondProcess() {
+      const recorded: RecordedCall[] = [];
+      const token = slack.issueBotToken();
+      const other = await open({ runs: new PgRunStore(db.db), recorded, botToken: token });
+      others.push({ ...other, token, calls: recorded });
+      await other.steward.recover();
+      return { steward: other.steward, channel: other.channel, token, calls: recorded };
+    },
     async close() {
-      await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
+      const idle = Promise.all([now, ...others].map((p) => p.steward.idle()));
+      await Promise.race([idle, new Promise((r) => setTimeout(r, 2000))]);
       // What the bot sent to Slack is what people saw; the bot token travels only in the Authorization header.
       const shown = [...logs, ...slack.calls.map(({ args: { token: _transport, ...args } }) => JSON.stringify(args))];
       const problems = await checkInvariants({
         store,
         db,
-        calls,
+        calls: [...calls, ...others.flatMap((o) => o.calls)],
         llm,
         shown,
-        canaries: [CANARY_KEY, slack.botToken, SECRET],
+        canaries: [CANARY_KEY, slack.botToken, ...others.map((o) => o.token), SECRET],
         // As the console harness: steps started early are read-only closed-world calls of these tools.
         tools: host.listTools(),
       });
-      await steward.shutdown();
-      await channel.stop();
+      for (const p of [now, ...others]) await stop(p);
       await host.close();
       await db.close();
       await llm.close();

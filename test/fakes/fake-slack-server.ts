@@ -75,6 +75,11 @@ export interface FakeSlack {
   messages: Map<string, FakeMessage>;
   /** A fresh trigger id, as Slack puts in an interaction payload (valid 3 s, once). */
   newTriggerId(): string;
+  /**
+   * Another valid bot token for the same bot user, as Slack's token rotation leaves two valid at once (the new one and
+   * the old until it expires): a second process given it is the same bot, and `SlackCall.token` tells its calls apart.
+   */
+  issueBotToken(): string;
   /** Calls of one method, in order. */
   callsOf(method: string): SlackCall[];
   /** Calls answered 429 so far, by method (empty without rate limits). */
@@ -110,6 +115,7 @@ export async function startFakeSlack(
   } = {},
 ): Promise<FakeSlack> {
   const botToken = options.botToken ?? 'xoxb-test-bot-token';
+  const botTokens = new Set([botToken]);
   const appToken = options.appToken ?? 'xapp-1-test-app-token';
   const calls: SlackCall[] = [];
   const messages = new Map<string, FakeMessage>();
@@ -305,7 +311,7 @@ export async function startFakeSlack(
     if (req.method !== 'POST' || !method) response = { ok: false, error: 'unknown_method' };
     else if (!token) response = { ok: false, error: 'not_authed' };
     // Socket Mode's handshake takes the app-level token; every other method the bot token.
-    else if (token !== (method === 'apps.connections.open' ? appToken : botToken))
+    else if (method === 'apps.connections.open' ? token !== appToken : !botTokens.has(token))
       response = { ok: false, error: 'invalid_auth' };
     else {
       const retryAfterS = refusal(method, payloadText(args.channel)) ?? limiter.take(method, payloadText(args.channel));
@@ -346,6 +352,11 @@ export async function startFakeSlack(
       const id = `${Date.now()}.${randomBytes(6).toString('hex')}`;
       triggers.set(id, Date.now());
       return id;
+    },
+    issueBotToken: () => {
+      const issued = `xoxb-test-bot-token-${botTokens.size + 1}`;
+      botTokens.add(issued);
+      return issued;
     },
     callsOf: (method) => calls.filter((c) => c.method === method),
     rateLimited: limiter.refused,

@@ -122,9 +122,12 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'invalidFirstAnswer',
       'quickAnswerBefore',
       'secondActiveRun',
+      'restartBeforeDecision',
       'assistant',
+      'workflowFire',
+      'secondProcess',
     ],
-    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },
   discord: {
     contexts: [
