@@ -7,6 +7,8 @@ const LOOKS: Record<string, RegExp> = {
   'report:any': /The work is over\./,
   'report:assistant': /Report of the Assistant "ops":\s*The work is over\./,
   'revision:1': /revision 1\b/,
+  // The card of a run handed to ops names it and the parent's step (Slack: Assistant *ops*; Discord: **Assistant** ops).
+  'card:child': /\*{0,2}Assistant\*{0,2} \*{0,2}ops\*{0,2} \(a step of run `\w+`\)/,
   'breakpoint:any': /Holding (after|before) step/,
   status: /Run running|running: \d+\/\d+ steps/i,
   history: /History of/,
