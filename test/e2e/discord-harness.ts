@@ -33,13 +33,25 @@ import {
 /** The role whose members may decide on anyone's runs. */
 export const OPS_ROLE = '700000000000000001';
 
+/** One Steward process on the fake Discord: its engine, its discord.js channel, its store (owner) and MCP calls. */
+export interface DiscordProcess {
+  steward: Steward;
+  channel: DiscordChannel;
+  store: PgRunStore;
+  calls: RecordedCall[];
+  /** The fake's `caller` on this process's REST calls; undefined for the harness's own (through `discord.apiUrl`). */
+  caller?: string;
+}
+
 export interface DiscordHarness {
   llm: FakeLlm;
   discord: FakeDiscord;
+  /** The current process's (after `restart`, the new one's). */
   store: PgRunStore;
   db: TestDatabase;
   steward: Steward;
   channel: DiscordChannel;
+  /** The MCP calls of the harness's process, over all its starts. */
   calls: RecordedCall[];
   logs: string[];
   ada: APIUser;
@@ -78,6 +90,16 @@ export interface DiscordHarness {
   /** Everything private sent for an interaction (ephemeral replies and follow-ups), as text. */
   privateTexts(interactionId: string): string[];
   waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Found<T>>;
+  /**
+   * Steward stops as at a deploy (its engine, then its gateway session) and the next one starts on the same database
+   * and bot token, with a new store owner, and recovers; `steward`, `channel` and `store` are then the new one's.
+   */
+  restart(): Promise<void>;
+  /**
+   * Starts another Steward process on the same database and bot token (its own store owner, MCP host and gateway
+   * session; its REST calls marked `caller`), recovered as the app starts; `close` stops it and checks its calls too.
+   */
+  startProcess(caller: string): Promise<DiscordProcess>;
   close(): Promise<void>;
 }
 
@@ -127,45 +149,61 @@ export async function startDiscordHarness(options: {
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
   const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
-  const store = new PgRunStore(db.db);
   const calls: RecordedCall[] = [];
   const logs: string[] = [];
   const log = (level: string, message: string) => logs.push(`${level} ${message}`);
   const ada = discord.defaultUser;
   const bob = discord.user({ username: 'bob' });
   const boss = discord.user({ username: 'boss' });
-  const channel = new DiscordChannel({
-    token: discord.token,
-    apiUrl: discord.apiUrl,
-    guildId: discord.guildId,
-    messageContent: options.messageContent ?? true,
-    log,
-    minUpdateIntervalMs: options.minUpdateIntervalMs,
-    now: options.now,
-  });
-  const steward = createSteward({
-    llm,
-    tools: recordingTools(host, calls),
-    store,
-    notifier: channel,
-    log,
-    settings: { approvers: [`discord:${boss.id}`, `discord:role:${OPS_ROLE}`], ...options.settings },
-    signals: db.signals,
+  // Messages each process's client has received. Steward's listener was registered first, so once an id is here its
+  // work is tracked and `channel.settled()` waits for it; without this a reply could be "settled" before it arrived.
+  const received = new Map<DiscordProcess, Set<string>>();
+  const launch = async (o: { calls: RecordedCall[]; tools: McpHost; caller?: string }): Promise<DiscordProcess> => {
+    const store = new PgRunStore(db.db);
+    const channel = new DiscordChannel({
+      token: discord.token,
+      apiUrl: o.caller ? discord.apiUrlAs(o.caller) : discord.apiUrl,
+      guildId: discord.guildId,
+      messageContent: options.messageContent ?? true,
+      log,
+      minUpdateIntervalMs: options.minUpdateIntervalMs,
+      now: options.now,
+    });
+    const steward = createSteward({
+      llm,
+      tools: recordingTools(o.tools, o.calls),
+      store,
+      notifier: channel,
+      log,
+      settings: { approvers: [`discord:${boss.id}`, `discord:role:${OPS_ROLE}`], ...options.settings },
+      signals: db.signals,
 
-    workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
-    calendar: new CronerCalendar(),
-    assistants: new PgAssistantStore(db.db),
-    delegations: new PgDelegationStore(db.db),
-    ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
-  });
-  await channel.start(steward);
-  // Messages the client has received. Steward's listener was registered first, so once an id is here its work is
-  // tracked and `channel.settled()` waits for it; without this a reply could be "settled" before it even arrived.
-  const received = new Set<string>();
-  channel.client.on(Events.MessageCreate, (m) => received.add(m.id));
+      workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
+      calendar: new CronerCalendar(),
+      assistants: new PgAssistantStore(db.db),
+      delegations: new PgDelegationStore(db.db),
+      ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
+    });
+    await channel.start(steward);
+    const started: DiscordProcess = { steward, channel, store, calls: o.calls, ...(o.caller && { caller: o.caller }) };
+    const ids = new Set<string>();
+    channel.client.on(Events.MessageCreate, (m) => ids.add(m.id));
+    received.set(started, ids);
+    return started;
+  };
+  const stop = async (p: DiscordProcess) => {
+    received.delete(p);
+    await p.steward.shutdown();
+    await p.channel.stop();
+  };
+  let main = await launch({ calls, tools: host });
+  const others: { process: DiscordProcess; host: McpHost }[] = [];
+  const live = () => [...received.keys()];
+  const settled = () => Promise.all(live().map((p) => p.channel.settled()));
   const delivered = async (id: string, sent: unknown) => {
-    if (sent !== undefined) await waitUntil('the client to receive the message', () => received.has(id));
-    await channel.settled();
+    if (sent !== undefined)
+      await waitUntil('every process to receive the message', () => [...received.values()].every((r) => r.has(id)));
+    await settled();
   };
 
   const fromBot = (m: StoredMessage) => m.message.author.id === discord.botUser.id && !m.ephemeral;
@@ -175,7 +213,7 @@ export async function startDiscordHarness(options: {
       timeoutMs: 5_000,
       details: () => `logs:\n${logs.join('\n')}`,
     });
-    await channel.settled();
+    await settled();
     return id;
   };
   const componentId = (m: StoredMessage, kind: string) => {
@@ -193,10 +231,16 @@ export async function startDiscordHarness(options: {
   return {
     llm,
     discord,
-    store,
+    get store() {
+      return main.store;
+    },
     db,
-    steward,
-    channel,
+    get steward() {
+      return main.steward;
+    },
+    get channel() {
+      return main.channel;
+    },
     calls,
     logs,
     ada,
@@ -290,16 +334,30 @@ export async function startDiscordHarness(options: {
     },
     waitFor: (what, check, timeoutMs = 20_000) =>
       waitUntil(what, check, { timeoutMs, details: () => `logs:\n${logs.join('\n')}` }),
+    async restart() {
+      await stop(main);
+      main = await launch({ calls, tools: host });
+      await main.steward.recover();
+    },
+    async startProcess(caller) {
+      const connected = await McpHost.connect(mcpConfig(...options.servers));
+      if (connected.failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(connected.failures)}`);
+      const started = await launch({ calls: [], tools: connected.host, caller });
+      others.push({ process: started, host: connected.host });
+      await started.steward.recover();
+      return started;
+    },
     async close() {
-      await Promise.race([steward.idle(), new Promise((r) => setTimeout(r, 2000))]);
+      const idle = Promise.all(live().map((p) => p.steward.idle()));
+      await Promise.race([idle, new Promise((r) => setTimeout(r, 2000))]);
       // What the bot sent to Discord is what people saw; the token travels only in the Authorization header.
       const shown = [...logs, ...discord.calls.map((c) => JSON.stringify(c.body ?? null))];
       // As the console harness: steps started early are read-only closed-world calls of these tools.
       const tools = host.listTools();
       const problems = await checkInvariants({
-        store,
+        store: main.store,
         db,
-        calls,
+        calls: [...calls, ...others.flatMap((o) => o.process.calls)],
         llm,
         shown,
         canaries: [CANARY_KEY, discord.token],
@@ -309,8 +367,11 @@ export async function startDiscordHarness(options: {
       const pinging = discord.calls.filter(
         (c) => c.allowedMentions !== undefined && JSON.stringify(c.allowedMentions) !== '{"parse":[]}',
       );
-      await steward.shutdown();
-      await channel.stop();
+      for (const o of others) {
+        await stop(o.process);
+        await o.host.close();
+      }
+      await stop(main);
       await host.close();
       await db.close();
       await llm.close();

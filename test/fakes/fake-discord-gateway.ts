@@ -68,12 +68,18 @@ export class FakeDiscordGateway {
   dispatch(t: string, d: unknown): GatewayDispatch | undefined {
     let newest: GatewayDispatch | undefined;
     for (const session of this.sessions.values()) {
-      const payload: GatewayDispatch = { op: 0, t, s: ++session.seq, d };
-      session.log.push(payload);
-      this.send(session.socket, payload);
+      const payload = this.dispatchTo(session, t, d);
       if (session === this.current) newest = payload;
     }
     return newest;
+  }
+
+  /** Sends one dispatch to one session with its next sequence number, kept for its resume. */
+  private dispatchTo(session: GatewaySession, t: string, d: unknown): GatewayDispatch {
+    const payload: GatewayDispatch = { op: 0, t, s: ++session.seq, d };
+    session.log.push(payload);
+    this.send(session.socket, payload);
+    return payload;
   }
 
   /**
@@ -86,10 +92,7 @@ export class FakeDiscordGateway {
     if (!session?.socket) return;
     const socket = session.socket;
     session.socket = undefined;
-    if (!resumable) {
-      this.sessions.delete(session.id);
-      this.current = undefined;
-    }
+    if (!resumable) this.forget(session);
     socket.close(resumable ? GatewayCloseCodes.UnknownError : 1000, resumable ? 'Unknown error' : 'Session ended');
   }
 
@@ -107,8 +110,14 @@ export class FakeDiscordGateway {
       return;
     }
     socket.on('message', (raw) => this.receive(socket, raw));
-    socket.on('close', () => {
-      for (const s of this.sessions.values()) if (s.socket === socket) s.socket = undefined;
+    socket.on('close', (code) => {
+      for (const s of this.sessions.values()) {
+        if (s.socket !== socket) continue;
+        s.socket = undefined;
+        // "If you close with 1000 or 1001, your session will be invalidated" (Discord, Gateway: Disconnections):
+        // a client that closed so (discord.js's destroy) can no longer resume it, and it gets no more events.
+        if (code === 1000 || code === 1001) this.forget(s);
+      }
     });
     this.send(socket, { op: GatewayOpcodes.Hello, d: { heartbeat_interval: this.host.heartbeatIntervalMs } });
   }
@@ -147,12 +156,13 @@ export class FakeDiscordGateway {
     const session: GatewaySession = { id: `session-${this.nextSession++}`, intents, seq: 0, log: [], socket };
     this.sessions.set(session.id, session);
     this.current = session;
-    this.dispatch('READY', {
+    // READY and the guilds after it go to the session that identified, never to the others on the token.
+    this.dispatchTo(session, 'READY', {
       ...this.host.readyPayload(),
       session_id: session.id,
       resume_gateway_url: this.host.resumeUrl(),
     });
-    for (const guild of this.host.guildCreates()) this.dispatch('GUILD_CREATE', guild);
+    for (const guild of this.host.guildCreates()) this.dispatchTo(session, 'GUILD_CREATE', guild);
   }
 
   private resume(socket: WebSocket, d: Record<string, unknown>): void {
@@ -169,6 +179,12 @@ export class FakeDiscordGateway {
     const from = this.host.replayLastOnResume ? seq : seq + 1;
     for (const event of session.log) if (event.s >= from) this.send(socket, event);
     this.send(socket, { op: 0, t: 'RESUMED', s: ++session.seq, d: {} });
+  }
+
+  /** Ends a session for good; the newest one left (another process on the token) becomes the current one. */
+  private forget(session: GatewaySession): void {
+    this.sessions.delete(session.id);
+    if (this.current === session) this.current = [...this.sessions.values()].at(-1);
   }
 
   private send(socket: WebSocket | undefined, payload: unknown): void {

@@ -31,6 +31,8 @@ export interface DiscordCall {
   allowedMentions?: unknown;
   /** The interaction a callback or webhook call belongs to. */
   interactionId?: string;
+  /** Which of several processes on the bot token sent it, when it came through `apiUrlAs` (test bookkeeping). */
+  caller?: string;
   at: number;
   /** performance.now() when answered (to compare with other fakes in this process). */
   tick: number;
@@ -419,8 +421,11 @@ export function createRestHandler(
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = req.method ?? 'GET';
     const raw = await readBody(req);
-    const path = url.pathname.replace(/^\/api\/v10/, '');
-    const found = url.pathname.startsWith('/api/v10/') ? match(routes, method, path) : undefined;
+    // `/as/<caller>/api/...` is the same API, each call marked with the process that sent it (`apiUrlAs`).
+    const as = /^\/as\/([\w-]+)(?=\/api\/)/.exec(url.pathname);
+    const pathname = as ? url.pathname.slice(as[0].length) : url.pathname;
+    const path = pathname.replace(/^\/api\/v10/, '');
+    const found = pathname.startsWith('/api/v10/') ? match(routes, method, path) : undefined;
     let body: unknown;
     try {
       body = raw ? (JSON.parse(raw) as unknown) : {};
@@ -435,6 +440,7 @@ export function createRestHandler(
       body,
       status: 0,
       problems: [],
+      ...(as && { caller: as[1] }),
       at: s.now(),
       tick: 0,
     };

@@ -77,6 +77,11 @@ export interface InteractionWhere {
 export interface FakeDiscord {
   /** For `new Client({ rest: { api } })`: `http://127.0.0.1:PORT/api`. */
   apiUrl: string;
+  /**
+   * The same API for one of several processes on this bot token, its calls recorded with `caller`: Discord cannot
+   * tell two processes on one token apart (they hold the same token), tests can.
+   */
+  apiUrlAs(caller: string): string;
   gatewayUrl: string;
   token: string;
   botUser: APIUser;
@@ -88,7 +93,10 @@ export interface FakeDiscord {
   channelId: string;
   /** A user who is a member of the guild, the default author and actor. */
   defaultUser: APIUser;
-  /** Sends a gateway dispatch to the connected session (kept for a resume); undefined when filtered out by intents. */
+  /**
+   * Sends a gateway dispatch to every session on the token (kept for a resume); returns the newest session's payload,
+   * undefined when there is none or the intents filter it out.
+   */
   dispatch(type: string, data: unknown): GatewayDispatch | undefined;
   /** Closes the gateway socket: resumable (4000, client sends RESUME) or not (1000, client identifies again). */
   dropConnection(options?: { resumable?: boolean }): void;
@@ -290,6 +298,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
 
   const fake: FakeDiscord = {
     apiUrl: `http://127.0.0.1:${port}/api`,
+    apiUrlAs: (caller) => `http://127.0.0.1:${port}/as/${encodeURIComponent(caller)}/api`,
     gatewayUrl: `ws://127.0.0.1:${port}`,
     token: state.token,
     botUser,

@@ -379,3 +379,54 @@ describe('fake Discord refusals at login', () => {
     }
   });
 });
+
+describe('fake Discord with two processes on one bot token', () => {
+  it('gives each session its own READY and both every event; a destroyed client loses its session', async () => {
+    const shared = await startFakeDiscord();
+    const start = async (api: string) => {
+      const c = new Client({ intents: INTENTS, partials: [Partials.Channel], rest: { api } });
+      const raw: string[] = [];
+      c.on('raw', (p: { t?: string; d?: { id?: string; session_id?: string } }) =>
+        raw.push(`${p.t}:${p.d?.session_id ?? p.d?.id}`),
+      );
+      await c.login(shared.token);
+      await waitUntil('the client to be ready', () => c.isReady());
+      return { c, raw };
+    };
+    const one = await start(shared.apiUrlAs('one'));
+    const two = await start(shared.apiUrlAs('two'));
+    try {
+      // Discord sends READY to the session that identified, never to the others on the token.
+      expect(one.raw.filter((t) => t.startsWith('READY'))).toEqual(['READY:session-1']);
+      expect(two.raw.filter((t) => t.startsWith('READY'))).toEqual(['READY:session-2']);
+      const mention = shared.messageCreate({ content: 'who takes this?', mentionsBot: true });
+      shared.dispatch('MESSAGE_CREATE', mention);
+      await waitUntil('both sessions to get the mention', () =>
+        [one, two].every((p) => p.raw.includes(`MESSAGE_CREATE:${mention.id}`)),
+      );
+
+      // Each process's REST calls are told apart by the door it came through (the token is the same).
+      const say = (c: Client, content: string) =>
+        (c.channels.cache.get(shared.channelId) as TextChannel).send({ content, allowedMentions: NO_PINGS });
+      await say(one.c, 'one');
+      await say(two.c, 'two');
+      const posts = shared.callsTo('POST', '/channels/:channel/messages');
+      expect(posts.map((c) => [c.caller, (c.body as { content?: string }).content])).toEqual([
+        ['one', 'one'],
+        ['two', 'two'],
+      ]);
+
+      // destroy() closes with 1000, which ends the session for good: the other one goes on alone.
+      await one.c.destroy();
+      await waitUntil('the session to end', () => shared.sessions === 1);
+      const later = shared.messageCreate({ content: 'still here?', mentionsBot: true });
+      expect(shared.dispatch('MESSAGE_CREATE', later)?.s).toBeGreaterThan(0);
+      await waitUntil('the other session to get it', () => two.raw.includes(`MESSAGE_CREATE:${later.id}`));
+      expect(one.raw).not.toContain(`MESSAGE_CREATE:${later.id}`);
+    } finally {
+      await one.c.destroy();
+      await two.c.destroy();
+      await shared.close();
+    }
+  });
+});

@@ -7,7 +7,7 @@ const LOOKS: Record<string, RegExp> = {
   'report:any': /The work is over\./,
   'report:assistant': /Report of the Assistant "ops":\s*The work is over\./,
   'revision:1': /revision 1\b/,
-  // The card of the run handed to ops names the run whose step it is (Slack: "Assistant *ops* (a step of run `…`)").
+  // The card of a run handed to ops names it and the parent's step (Slack: Assistant *ops*; Discord: **Assistant** ops).
   'card:child': /Assistant\W+ops\W+\(a step of run `\w+`\)/,
   'breakpoint:any': /Holding (after|before) step/,
   status: /Run running|running: \d+\/\d+ steps/i,

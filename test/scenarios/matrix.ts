@@ -137,8 +137,11 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'quickAnswerBefore',
       'secondActiveRun',
       'assistant',
+      'workflowFire',
+      'restartBeforeDecision',
+      'secondProcess',
     ],
-    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held'],
+    shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },
 };
 
