@@ -64,8 +64,10 @@ export class RunControl {
     const move = MOVES[d.action];
     const driver = this.drivers.get(run.id);
     if (!driver) return `Cannot ${d.action}: the run is not running in this process.`;
-    // Every step already ended (the press crossed the last one finishing): the run is ending as it is, report to come.
-    if (driver.current.phase === 'done')
+    // The run ended on its own (the press crossed its last step finishing): it ends as it is, its report to come. A
+    // run this very Stop ended already (stopped locally, before the database was asked) goes on to be accepted below.
+    const { phase, outcome } = driver.current;
+    if (phase === 'done' && !(d.action === 'stop' && outcome === 'stopped'))
       return `Cannot ${d.action}: every step has already finished; the report is coming.`;
     // What was running or next when the person intervened, read before Stop changes it.
     const tools = interventionTools(driver.current);
