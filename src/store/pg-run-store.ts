@@ -72,11 +72,13 @@ export class PgRunStore implements RunStore {
   }
 
   async createRun(run: Port<'createRun'>[0]): Promise<boolean> {
-    // One transaction: the mention's claim (its op is the run's id, so a repeat of this very write claims it again),
-    // then the run.
+    // With a mention, one transaction: its claim (whose op is the run's id, so a repeat of this very write claims it
+    // again), then the run. Without, the one statement that stores the run.
+    const { deliveryId } = run;
+    if (!deliveryId) return this.attempt('createRun', () => this.insertRun(this.db, run).then(() => true));
     return this.attempt('createRun', () =>
       this.db.transaction().execute(async (trx) => {
-        if (run.deliveryId && !(await safety.claimInbound(trx, run.id, run.deliveryId, run.at))) return false;
+        if (!(await safety.claimInbound(trx, run.id, deliveryId, run.at))) return false;
         await this.insertRun(trx, run);
         return true;
       }),
