@@ -22,7 +22,8 @@ async function savedNap(db: 'postgres' | 'pglite' = 'postgres'): Promise<Harness
   // As the app does at start: resume what needs an owner, then keep the schedules' timer.
   await harness.steward.recover();
   await harness.type('nap for a millisecond');
-  await harness.waitFor(/=== Report \(completed\) ===/);
+  // The whole report, to its last line: its heading is printed as it starts streaming.
+  await harness.waitFor(/=== Report \(completed\) ===\nNapped\.\n/);
   await harness.type('save nap');
   await harness.waitFor(/Saved workflow "nap" \(version 1\) from run/);
   return harness;
