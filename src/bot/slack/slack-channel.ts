@@ -263,6 +263,7 @@ export class SlackChannel implements ChannelAdapter {
     const client = this.slack.app.client;
     try {
       let cursor: string | undefined;
+      // The report follows its card within a few replies; ten pages (of up to 1,000) bound a thread gone long.
       for (let page = 0; page < 10; page++) {
         const res = await client.conversations.replies({ channel, ts: threadTs, include_all_metadata: true, cursor });
         const found = res.messages?.find(

@@ -188,24 +188,21 @@ export class Steward implements InboundHandler {
    */
   async message(m: InboundMessage): Promise<void> {
     const { store, clock, newId } = this.deps;
-    const claimed = async () => !m.deliveryId || (await store.claimInbound(m.deliveryId, clock()));
+    // Claims the event for what is not a new run (a reply, a refusal); answers the platform either way: taken here or
+    // before, it is handled.
+    const handledHere = async () => {
+      const mine = !m.deliveryId || (await store.claimInbound(m.deliveryId, clock()));
+      m.accepted?.();
+      return mine;
+    };
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
     const active = m.newRequest ? null : await this.repliedTo(m);
-    if (active) {
-      if (!(await claimed())) return m.accepted?.();
-      m.accepted?.();
-      return this.reply(active, m);
-    }
+    if (active) return (await handledHere()) ? this.reply(active, m) : undefined;
     const addressed = this.assistants ? await this.addressed(m) : null;
     if (typeof addressed === 'string') {
-      if (!(await claimed())) return m.accepted?.();
-      m.accepted?.();
-      return this.deps.notifier.send(m.conversation, {
-        kind: 'notice',
-        level: 'warning',
-        text: addressed,
-        to: m.actor,
-      });
+      if (!(await handledHere())) return;
+      const refusal = { kind: 'notice' as const, level: 'warning' as const, text: addressed, to: m.actor };
+      return this.deps.notifier.send(m.conversation, refusal);
     }
     const request = addressed?.task ?? m.text;
     const run = { id: newId(), conversation: m.conversation, requester: m.actor, assistant: addressed?.name };
@@ -236,10 +233,9 @@ export class Steward implements InboundHandler {
     deliveryId?: string,
   ): Promise<boolean> {
     const { store, clock } = this.deps;
-    if (!(await store.createRun({ ...run, request, at: clock(), leaseMs: this.leases.ttlMs, deliveryId })))
-      return false;
-    this.leases.hold(run.id, 0);
-    return true;
+    const created = await store.createRun({ ...run, request, at: clock(), leaseMs: this.leases.ttlMs, deliveryId });
+    if (created) this.leases.hold(run.id, 0);
+    return created;
   }
 
   /** A delegate step's child run: stored and held here, then planned as the Assistant's (never a quick answer). */
