@@ -8,13 +8,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { StoredStepAttempt } from '../../src/engine/ports.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import type { DatabaseSchema } from '../../src/store/schema.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { createAuditServer, onlyRun, planReply, startHarness, type AuditServer, type Harness } from './harness.ts';
+import {
+  createAuditServer,
+  onlyRun,
+  planReply,
+  startHarness,
+  waitForStoredEnd,
+  type AuditServer,
+  type Harness,
+} from './harness.ts';
 
 const sleepStep = (id: string, ms: number, dependsOn: string[] = []) => ({
   id,
@@ -75,7 +86,11 @@ describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
   });
 
   /** A fresh database on the private cluster, and the harness on it with the audit server and the given plan. */
-  async function start(steps: unknown[], synthesizer: string): Promise<Harness> {
+  async function start(
+    steps: unknown[],
+    synthesizer: string,
+    store?: (db: Kysely<DatabaseSchema>) => PgRunStore,
+  ): Promise<Harness> {
     const name = `steward_fault_${randomBytes(6).toString('hex')}`;
     const admin = new pg.Client({ connectionString: server.url, connectionTimeoutMillis: 5_000 });
     await admin.connect();
@@ -90,9 +105,13 @@ describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
       db: { url: url.toString() },
       servers: [audit.config()],
       script: byRole({ planner: [planReply(steps)], synthesizer: [synthesizer] }),
+      store,
     });
     return h;
   }
+
+  /** A store that gives up on the database after 2 s (the default waits 15 s): an outage outlasts it quickly. */
+  const impatient = (db: Kysely<DatabaseSchema>) => new PgRunStore(db, { retry: { budgetMs: 2_000 } });
 
   /** Types the request, approves its (medium-risk) plan, and waits until the audit server received `count` calls. */
   async function runUntilCalls(harness: Harness, count: number): Promise<void> {
@@ -266,4 +285,59 @@ describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
       },
     );
   }
+  // Pause and Resume reach the driver of a run this process drives even when the database stays away longer than the
+  // store will wait: the person hears at once that it took effect, and it is recorded once the database is back.
+  it(
+    'pause and resume during outages longer than the store waits: each takes effect here, nothing new starts while paused, both are recorded once the database is back',
+    { timeout: 90_000 },
+    async () => {
+      const harness = await start(
+        [
+          sleepStep('first', 3_000),
+          noteStep('second', 'after the pause', ['first']),
+          sleepStep('third', 10, ['second']),
+        ],
+        'Paused, resumed, done.',
+        impatient,
+      );
+      await runUntilCalls(harness, 1);
+      const run = await onlyRun(harness);
+
+      await server.stop();
+      const paused = harness.type('pause');
+      await harness.waitFor(/Paused: nothing new starts until you resume\. \(.*the database is unreachable/, 20_000);
+      // The call in flight ends during the outage; its end is stored with whatever starts next, once the database is back.
+      await harness.waitFor(/✔ first succeeded/, 10_000);
+      await server.start();
+      await paused;
+      await waitForStoredEnd(harness.store, run.id, 'first');
+      await waitUntil('the pause to be stored', async () => (await harness.store.getRun(run.id))?.status === 'paused');
+      expect(received(audit), 'a step started after the pause').toEqual([['call', 'sleep', { ms: 3_000 }]]);
+      expect(Object.keys(await storedSteps(harness, run.id))).toEqual(['first']);
+
+      await server.stop();
+      const resumed = harness.type('resume');
+      await harness.waitFor(/Resumed\. \(.*the database is unreachable/, 20_000);
+      expect(received(audit), 'a call went out while the database was away').toEqual([
+        ['call', 'sleep', { ms: 3_000 }],
+      ]);
+      await server.start();
+      await resumed;
+      await harness.waitFor(/=== Report \(completed\) ===\nPaused, resumed, done\./, 30_000);
+      await harness.steward.idle();
+
+      expect(received(audit)).toEqual([
+        ['call', 'sleep', { ms: 3_000 }],
+        ['call', 'note', { text: 'after the pause' }],
+        ['call', 'sleep', { ms: 10 }],
+      ]);
+      expect((await harness.store.getRun(run.id))?.status).toBe('completed');
+      const controls = (await harness.store.listDecisions(run.id)).filter((d) => d.action !== 'approve');
+      expect(controls.map((d) => [d.action, d.accepted, d.note])).toEqual([
+        ['pause', true, 'applied while the database was unreachable'],
+        ['resume', true, 'applied while the database was unreachable'],
+      ]);
+      expect(reports(harness)).toEqual(['completed']);
+    },
+  );
 });

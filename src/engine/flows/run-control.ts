@@ -96,6 +96,28 @@ export class RunControl {
   }
 
   /**
+   * Records a Pause or Resume that reached the driver while the database was away (`Steward` told the person then):
+   * the status moves and the card follows, with no second notice. `tools`: what was running or next at the press. A run that moved on meanwhile (ended, or held for
+   * a person) keeps its newer status; the decision stands as applied.
+   */
+  async storeApplied(
+    run: StoredRun,
+    d: InboundDecision & { action: 'pause' | 'resume' },
+    tools: string[],
+  ): Promise<void> {
+    const { store, clock } = this.deps;
+    const move = MOVES[d.action];
+    const moved = await store.transition(run.id, move.from, move.to, { at: clock() });
+    const note = 'applied while the database was unreachable';
+    await store.recordDecision({
+      ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
+      ...{ accepted: true, note, at: clock() },
+    });
+    if (moved) await this.messages.status(run, move.to);
+    if (d.action === 'pause') await this.recordIntervention(run, d, tools);
+  }
+
+  /**
    * Stop aborts the run's calls before its move to `stopping` is stored, so a run with nothing left to wait for can
    * end `stopped` first: that Stop was accepted, and the person hears so rather than a refusal.
    */

@@ -428,6 +428,11 @@ export class RunDriver {
     };
   }
 
+  /** A write about this run that waits out a database outage for as long as this process drives the run. */
+  whenStored(what: string, write: () => Promise<void>): Promise<void> {
+    return this.durably(what, write);
+  }
+
   /**
    * Runs a store write until it is stored: a retryable failure (the database is away for longer than the store's
    * own retries) is tried again with backoff for as long as this process drives the run, so a finished step's

@@ -20,6 +20,7 @@ import type { ClaimedRun, StoredRun } from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { approverRoles, mayDecide, plainText, sentence } from '../run/run-actions.ts';
+import { interventionTools } from '../run/holds.ts';
 import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
 import { parseAddress, type Assistant, type AssistantStore } from '../assistants.ts';
 import { DEFAULT_DELEGATION_LIMITS } from '../delegations.ts';
@@ -286,13 +287,48 @@ export class Steward implements InboundHandler {
     try {
       await this.decide(d);
     } catch (err) {
+      if (!(err instanceof StewardError) || !err.retryable) throw err;
+      if (!stoppedHere) {
+        if (!(await this.pausedOrResumedHere(d, err))) throw err;
+        return;
+      }
       // The run stops all the same: its driver ends it and reports once the database is back.
-      if (!stoppedHere || !(err instanceof StewardError) || !err.retryable) throw err;
       const run = stoppedHere;
       this.deps.log('warn', `run ${run.id}: Stop applied while the database is unreachable: ${err.message}`);
       const text = sentence`Stopping: steps in flight are cancelled; finished results are kept. (${d.actor}; the database is unreachable, so the run ends and reports once it is back.)`;
       await this.messages.notice(run, 'warning', text);
     }
+  }
+
+  /**
+   * Pause or Resume while the database is away, on a run this process drives: as with Stop, the driver is told at
+   * once and the person hears so; the decision is stored (and the card's status follows) once the database is back.
+   * No call goes out meanwhile anyway (a step's intent is stored first), so what the press changes is what starts
+   * when the database returns. False when there is nothing to do here (another process drives the run, the person
+   * may not decide, or the run is not in a state the action leaves).
+   */
+  private async pausedOrResumedHere(d: InboundDecision, err: StewardError): Promise<boolean> {
+    if (d.action !== 'pause' && d.action !== 'resume') return false;
+    const run = this.drivers.runOf(d.runId);
+    const driver = this.drivers.get(d.runId);
+    if (!run || !driver || !this.mayDecide(run, d.actor)) return false;
+    if (driver.current.phase !== (d.action === 'pause' ? 'running' : 'paused')) return false;
+    const tools = interventionTools(driver.current);
+    driver.send({ type: d.action === 'pause' ? 'pauseRequested' : 'resumeRequested' });
+    this.deps.log('warn', `run ${run.id}: ${d.action} applied while the database is unreachable: ${err.message}`);
+    const words = d.action === 'pause' ? 'Paused: nothing new starts until you resume.' : 'Resumed.';
+    await this.messages.notice(
+      run,
+      'warning',
+      sentence`${words} (${d.actor}; the database is unreachable, so this is recorded once it is back.)`,
+    );
+    const action = d.action;
+    void driver
+      .whenStored(`the ${action}`, () => this.control.storeApplied(run, { ...d, action }, tools))
+      .catch((e: unknown) =>
+        this.deps.log('warn', `run ${run.id}: the ${action} was not recorded: ${(e as Error).message}`),
+      );
+    return true;
   }
 
   /**
