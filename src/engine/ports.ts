@@ -436,6 +436,11 @@ export interface RunStore extends RunOwnership {
   }): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
   claimInbound(key: string, at: Date): Promise<boolean>;
+  /**
+   * Forgets the notes that only guard against repeats (token ledger operations, handled platform event ids, queued
+   * decisions taken or left on ended runs) older than `olderThanMs`, by the database's clock; the counts removed.
+   */
+  pruneLedgers(olderThanMs: number): Promise<PrunedLedgers>;
   /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
   listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
   /**
@@ -520,6 +525,13 @@ export interface StoredRevision {
 }
 
 /** One recorded decision. */
+/** How many rows `RunStore.pruneLedgers` removed, per table. */
+export interface PrunedLedgers {
+  tokenOperations: number;
+  inboundEvents: number;
+  runCommands: number;
+}
+
 export interface StoredDecision {
   revision: number;
   actor: Actor;

@@ -13,6 +13,7 @@ import type {
   EarlierTurn,
   GrantedCap,
   PinnedTool,
+  PrunedLedgers,
   RunStore,
   StepAttemptWrite,
   StoredRun,
@@ -496,6 +497,10 @@ export class PgRunStore implements RunStore {
   claimInbound(key: string, at: Date): Promise<boolean> {
     const op = randomUUID();
     return this.attempt('claimInbound', () => safety.claimInbound(this.db, op, key, at));
+  }
+
+  pruneLedgers(olderThanMs: number): Promise<PrunedLedgers> {
+    return this.attempt('pruneLedgers', () => safety.pruneLedgers(this.db, olderThanMs));
   }
 
   claimRun(runId: string, ttlMs: number): Promise<number | null> {

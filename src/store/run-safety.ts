@@ -1,7 +1,7 @@
 /** Queries for safety: pinned tool definitions and token budgets (judged by conditional updates). */
 import { sql, type Kysely } from 'kysely';
-import type { GrantedCap, PinnedTool, RunStore, TokenBudgets, TokenRequest } from '../engine/ports.ts';
-import type { Actor, Json } from '../engine/types.ts';
+import type { GrantedCap, PinnedTool, PrunedLedgers, RunStore, TokenBudgets, TokenRequest } from '../engine/ports.ts';
+import { TERMINAL_STATUSES, type Actor, type Json } from '../engine/types.ts';
 import { toJsonText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
 
@@ -153,4 +153,37 @@ export async function claimInbound(db: Db, op: string, key: string, at: Date): P
     .returning('id')
     .executeTakeFirst();
   return row !== undefined;
+}
+
+/**
+ * Forgets what only guards against a repeat that can no longer come, once older than `olderThanMs` (database time):
+ * token ledger notes (a reservation or settlement is repeated within the store's seconds-long retries), handled
+ * platform event ids (Slack retries for minutes, a Discord resume replays for minutes), and queued decisions that
+ * were taken, or that wait on a run that has ended. One statement per table; the counts removed.
+ */
+export async function pruneLedgers(db: Db, olderThanMs: number): Promise<PrunedLedgers> {
+  const cutoff = sql<Date>`now() - make_interval(secs => ${olderThanMs / 1000})`;
+  const tokens = await db.deleteFrom('token_operations').where('created_at', '<', cutoff).executeTakeFirst();
+  const events = await db.deleteFrom('inbound_events').where('created_at', '<', cutoff).executeTakeFirst();
+  const commands = await db
+    .deleteFrom('run_commands')
+    .where('created_at', '<', cutoff)
+    .where((eb) =>
+      eb.or([
+        eb('taken_op', 'is not', null),
+        eb.exists(
+          eb
+            .selectFrom('runs')
+            .select('runs.id')
+            .whereRef('runs.id', '=', 'run_commands.run_id')
+            .where('runs.status', 'in', [...TERMINAL_STATUSES]),
+        ),
+      ]),
+    )
+    .executeTakeFirst();
+  return {
+    tokenOperations: Number(tokens.numDeletedRows),
+    inboundEvents: Number(events.numDeletedRows),
+    runCommands: Number(commands.numDeletedRows),
+  };
 }

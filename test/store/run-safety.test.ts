@@ -206,3 +206,74 @@ describe.each(['postgres', 'pglite'] as const)('inbound deliveries on %s', (kind
     }
   });
 });
+
+describe.each(['postgres', 'pglite'] as const)('pruning old repeat guards on %s', (kind) => {
+  let database: TestDatabase;
+  let store: PgRunStore;
+  beforeAll(async () => {
+    database = await createTestDatabase(kind);
+    store = new PgRunStore(database.db);
+  });
+  afterAll(() => database?.close());
+
+  const WEEK_MS = 7 * 24 * 3_600_000;
+
+  it('forgets token ledger notes, handled event ids and spent decisions older than the cutoff; keeps the rest', async () => {
+    const active = createNewRun();
+    const ended = createNewRun();
+    await store.createRun(active);
+    await store.createRun(ended);
+    await sql`UPDATE runs SET status = 'completed' WHERE id = ${ended.id}`.execute(database.db);
+    const tag = active.id;
+    // Old and new notes of each kind; "old" is eight days back by the database's clock.
+    const old = sql`now() - interval '8 days'`;
+    for (const [suffix, at] of [
+      ['old', old],
+      ['new', sql`now()`],
+    ] as const) {
+      await sql`INSERT INTO token_operations (op, created_at) VALUES (${`${tag}-${suffix}`}, ${at})`.execute(
+        database.db,
+      );
+      await sql`INSERT INTO inbound_events (key, created_at) VALUES (${`${tag}-${suffix}`}, ${at})`.execute(
+        database.db,
+      );
+      for (const [run, taken] of [
+        [active.id, `${tag}-${suffix}-taken`],
+        [active.id, null],
+        [ended.id, null],
+      ] as const) {
+        await sql`INSERT INTO run_commands (run_id, command, taken_op, created_at)
+                  VALUES (${run}, ${JSON.stringify({ suffix, taken })}::jsonb, ${taken}, ${at})`.execute(database.db);
+      }
+    }
+
+    const pruned = await store.pruneLedgers(WEEK_MS);
+
+    expect(pruned).toEqual({ tokenOperations: 1, inboundEvents: 1, runCommands: 2 });
+    const left = async (table: 'token_operations' | 'inbound_events', column: 'op' | 'key') =>
+      (
+        await sql<{
+          v: string;
+        }>`SELECT ${sql.ref(column)} AS v FROM ${sql.table(table)} WHERE ${sql.ref(column)} LIKE ${`${tag}-%`}`.execute(
+          database.db,
+        )
+      ).rows.map((r) => r.v);
+    expect(await left('token_operations', 'op')).toEqual([`${tag}-new`]);
+    expect(await left('inbound_events', 'key')).toEqual([`${tag}-new`]);
+    const commands = await sql<{ command: { suffix: string; taken: string | null }; run_id: string }>`
+      SELECT run_id, command FROM run_commands WHERE run_id IN (${active.id}, ${ended.id}) ORDER BY id`.execute(
+      database.db,
+    );
+    expect(
+      commands.rows.map((r) => [r.run_id === active.id ? 'active' : 'ended', r.command.suffix, r.command.taken]),
+    ).toEqual([
+      // An old decision nobody took yet, on a run still going: its owner will take it.
+      ['active', 'old', null],
+      ['active', 'new', `${tag}-new-taken`],
+      ['active', 'new', null],
+      ['ended', 'new', null],
+    ]);
+    // A repeat finds nothing more to forget.
+    expect(await store.pruneLedgers(WEEK_MS)).toEqual({ tokenOperations: 0, inboundEvents: 0, runCommands: 0 });
+  });
+});

@@ -3,6 +3,7 @@
  * an owner, and applies decisions other processes queued. Renewal runs on a timer of its own: a takeover round can
  * take long (it may write and post reports, show cards again), and a lease that waited for it would lapse while its
  * holder is alive, so another process would take the run and both would drive it (and both post its report).
+ * Now and then (`tidyEveryMs`) it also forgets the old notes that only guard against repeats.
  */
 import type { RunSignal, RunSignals } from '../ports.ts';
 import type { Log } from './deps.ts';
@@ -15,6 +16,8 @@ export interface OwnershipRounds {
   takeOver: () => Promise<void>;
   /** Applies the decisions queued for one run. */
   drain: (runId: string) => Promise<void>;
+  /** Forgets old repeat-guarding notes (see `RunStore.pruneLedgers`). */
+  tidy: () => Promise<void>;
 }
 
 /** A running watch. */
@@ -27,7 +30,7 @@ export interface OwnershipWatch {
 /** Starts the watch: both rounds every `everyMs`, a takeover round sooner when a peer signals, decisions at once. */
 export function startOwnershipWatch(
   rounds: OwnershipRounds,
-  o: { everyMs: number; signals?: RunSignals; log: Log },
+  o: { everyMs: number; tidyEveryMs: number; signals?: RunSignals; log: Log },
 ): OwnershipWatch {
   const { log } = o;
   const renewal = serialRound(rounds.renew, (err) =>
@@ -36,7 +39,12 @@ export function startOwnershipWatch(
   const takeover = serialRound(rounds.takeOver, (err) =>
     log('warn', `run ownership: ${err.message}; trying again shortly`),
   );
-  const timers = [setInterval(renewal.run, o.everyMs), setInterval(takeover.run, o.everyMs)];
+  const tidying = serialRound(rounds.tidy, (err) => log('warn', `old notes not pruned yet: ${err.message}`));
+  const timers = [
+    setInterval(renewal.run, o.everyMs),
+    setInterval(takeover.run, o.everyMs),
+    setInterval(tidying.run, o.tidyEveryMs),
+  ];
   for (const t of timers) t.unref();
   const onSignal = (signal: RunSignal) => {
     if (signal.kind !== 'decision') return takeover.run();
@@ -56,16 +64,21 @@ export function startOwnershipWatch(
       for (const t of timers) clearInterval(t);
       const unlisten = await listening;
       await unlisten?.();
-      await Promise.all([renewal.settled(), takeover.settled()]);
+      await Promise.all([renewal.settled(), takeover.settled(), tidying.settled()]);
     },
   };
 }
 
-/** A round that never overlaps itself: asked while under way, it runs once more right after. */
+/**
+ * A round that never overlaps itself: asked while under way, it runs once more right after. `settled` ends it: no
+ * round starts after it, and it resolves when the one under way has ended.
+ */
 function serialRound(work: () => Promise<void>, onError: (err: Error) => void) {
   let running: Promise<void> | undefined;
   let again = false;
+  let ended = false;
   const run = (): void => {
+    if (ended) return;
     if (running) {
       again = true;
       return;
@@ -80,5 +93,9 @@ function serialRound(work: () => Promise<void>, onError: (err: Error) => void) {
         }
       });
   };
-  return { run, settled: async () => void (await running) };
+  const settled = async () => {
+    ended = true;
+    await running;
+  };
+  return { run, settled };
 }

@@ -60,6 +60,9 @@ const needsDriver = (run: StoredRun) =>
 
 /** How long the list of Assistants a plan may delegate to is kept before it is read again. */
 const ASSISTANT_LIST_MS = 5_000;
+/** Notes that only guard against repeats are kept a week (repeats come within minutes); pruned hourly. */
+const LEDGER_RETENTION_MS = 7 * 24 * 3_600_000;
+const TIDY_EVERY_MS = 3_600_000;
 
 /** A stored run as a line of a person's list. */
 const toListing = (run: StoredRun): RunListing => ({
@@ -598,8 +601,14 @@ export class Steward implements InboundHandler {
         await this.delegation?.sweep();
       },
       drain: (runId: string) => this.drain(runId),
+      tidy: async () => {
+        const pruned = await this.deps.store.pruneLedgers(LEDGER_RETENTION_MS);
+        const counts = Object.entries(pruned).filter(([, n]) => n > 0);
+        if (counts.length > 0) log('info', `pruned old notes: ${counts.map(([k, n]) => `${n} ${k}`).join(', ')}`);
+      },
     };
-    return startOwnershipWatch(rounds, { everyMs: Math.max(50, Math.floor(this.leases.ttlMs / 3)), signals, log });
+    const everyMs = Math.max(50, Math.floor(this.leases.ttlMs / 3));
+    return startOwnershipWatch(rounds, { everyMs, tidyEveryMs: TIDY_EVERY_MS, signals, log });
   }
 
   /** Resolves when every run this process is driving has finished and reported. */
