@@ -153,8 +153,23 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
     expect(b.output()).toContain('This run is paused. Type "resume" or "stop".');
     const [run] = await db.db.selectFrom('runs').select(['id', 'status']).execute();
     expect(run!.status).toBe('paused');
-    b.type('resume');
-    await b.waitFor(/=== Report \(completed\) ===/);
+
+    // Killed again while it waits: nothing about the run changed, so the next process says nothing more about it.
+    await kill(b);
+    const c = startSteward(server);
+    await waitUntil('the second takeover to be recorded', async () => {
+      const recovered = await db.db
+        .selectFrom('run_events')
+        .select('id')
+        .where('run_id', '=', run!.id)
+        .where('type', '=', 'recovered')
+        .execute();
+      return recovered.length === 2;
+    });
+    await c.waitFor(/This run is paused\. Type "resume" or "stop"\./);
+    expect(c.output()).not.toMatch(/Steward restarted while/);
+    c.type('resume');
+    await c.waitFor(/=== Report \(completed\) ===/);
     expect(await attemptsOf(run!.id)).toHaveLength(4);
   });
 

@@ -70,6 +70,10 @@ export class Recovery {
       approvedRisk: run.approvedRisk ?? v.value.risk,
       breakpoints: run.breakpoints,
     });
+    // Only what this takeover found in flight is news: a step an earlier takeover already found interrupted (and
+    // told of, the run paused since) is told of again by no one, however often the run changes hands while it waits.
+    const inFlight = new Set(attempts.filter((a) => a.status === 'running').map((a) => a.stepId));
+    const news = (steps: readonly string[]) => steps.filter((id) => inFlight.has(id));
     for (const a of attempts.filter((x) => x.status === 'running')) {
       // A step whose last attempt this was keeps the restored error, which says its attempts are used up.
       const used = restored.exhausted.includes(a.stepId) ? restored.state.steps[a.stepId]?.error : undefined;
@@ -93,15 +97,15 @@ export class Recovery {
       ...(estimate && { estimate }),
     });
     await this.messages.send(run.conversation, card);
-    if (restored.interrupted.length > 0) {
-      await store.transition(run.id, ['running'], 'paused', { at: clock() });
-      await this.messages.notice(run, 'warning', interruptedNotice(restored.interrupted, v.value.plan));
-    } else if (restored.retried.length > 0) {
-      // Only what changed is said: a takeover between steps carries on with nothing to tell (the card shows it).
-      await this.messages.notice(run, 'info', retriedNotice(restored.retried));
+    if (restored.interrupted.length > 0) await store.transition(run.id, ['running'], 'paused', { at: clock() });
+    // Only what changed is said: a takeover between steps carries on with nothing to tell (the card shows it).
+    if (news(restored.interrupted).length > 0) {
+      await this.messages.notice(run, 'warning', interruptedNotice(news(restored.interrupted), v.value.plan));
+    } else if (news(restored.retried).length > 0) {
+      await this.messages.notice(run, 'info', retriedNotice(news(restored.retried)));
     }
-    if (restored.exhausted.length > 0) {
-      await this.messages.notice(run, 'warning', exhaustedNotice(restored.exhausted, settings.maxAttempts));
+    if (news(restored.exhausted).length > 0) {
+      await this.messages.notice(run, 'warning', exhaustedNotice(news(restored.exhausted), settings.maxAttempts));
     }
     const event = { interrupted: restored.interrupted, retried: restored.retried, exhausted: restored.exhausted };
     await store.appendEvent(run.id, 'recovered', event, clock());
