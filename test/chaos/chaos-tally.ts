@@ -167,6 +167,23 @@ export function tallyChaos(o: ChaosObservations): ChaosTally {
     if (a.some((x) => x.status === 'succeeded') && c.length === 0) uncalled.add(`${tag}: succeeded, never called`);
   }
 
+  // A restart notice is news: each step it names was found in flight by a takeover (its attempt ended interrupted
+  // then), so a run waiting through several takeovers is not told the same thing again at each one.
+  const repeated = new CheckList('restart notices naming steps no takeover found in flight');
+  for (const r of o.runs) {
+    const named = (o.posts.get(threadOf(r.conversation_key)) ?? []).flatMap((t) => {
+      const m = /Steward restarted while (.+?) (?:was|were) running/u.exec(t);
+      return m ? m[1]!.split(', ') : [];
+    });
+    for (const [step, times] of countBy(named)) {
+      const found = o.attempts.filter(
+        (a) => a.run_id === r.id && a.step_id === step && (a.error as { code?: string } | null)?.code === 'interrupted',
+      ).length;
+      if (times > found)
+        repeated.add(`${label(r)}: ${step} named in ${times} notices, found in flight ${found} time(s)`);
+    }
+  }
+
   const waitingWhy = o.runs
     .filter((r) => WAITING.has(r.status))
     .map((r) => {
@@ -204,7 +221,7 @@ export function tallyChaos(o: ChaosObservations): ChaosTally {
   ];
   return {
     counts,
-    checks: [duplicated, again, noReport, twoReports, stuck, lost, stopMissed, unrecorded, uncalled],
+    checks: [duplicated, again, noReport, twoReports, stuck, lost, stopMissed, unrecorded, uncalled, repeated],
     notes: [
       { name: 'Runs waiting on a person, with the last warning or hold posted in their thread', lines: waitingWhy },
     ],
@@ -244,6 +261,12 @@ class CheckList implements Check {
 function groupBy<T>(items: T[], key: (item: T) => string): Map<string, T[]> {
   const out = new Map<string, T[]>();
   for (const item of items) out.set(key(item), [...(out.get(key(item)) ?? []), item]);
+  return out;
+}
+
+function countBy(items: string[]): Map<string, number> {
+  const out = new Map<string, number>();
+  for (const item of items) out.set(item, (out.get(item) ?? 0) + 1);
   return out;
 }
 
