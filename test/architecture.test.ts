@@ -26,3 +26,68 @@ describe('ARCHITECTURE.md', () => {
     expect(documentedFiles().sort()).toEqual(engineFiles().sort());
   });
 });
+
+const SRC = join(ROOT, 'src');
+
+function sourceFiles(dir = SRC): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name);
+    if (statSync(path).isDirectory()) return sourceFiles(path);
+    return name.endsWith('.ts') ? [relative(SRC, path)] : [];
+  });
+}
+
+/** The modules a file imports (static imports and re-exports), as written. */
+function importsOf(text: string): string[] {
+  return [...text.matchAll(/^(?:import|export)\b[^;]*?\bfrom\s+'([^']+)'/gms)].map((m) => m[1] as string);
+}
+
+/** Problems: a chat platform's files importing another platform's (shared wording lives in src/bot). */
+function platformImports(files: Array<{ path: string; text: string }>): string[] {
+  const platforms = ['slack', 'discord'];
+  return files.flatMap(({ path, text }) => {
+    const own = platforms.find((p) => path.startsWith(`bot/${p}/`));
+    if (!own) return [];
+    return importsOf(text)
+      .filter((m) => platforms.some((p) => p !== own && new RegExp(`(^|/)${p}/`).test(m)))
+      .map((m) => `${path} imports ${m}`);
+  });
+}
+
+const RUN_STATUS = /'(planning|awaiting_review|running|paused|stopping|completed|failed|cancelled|stopped)'/g;
+
+/** Problems: a list of three or more run statuses written out anywhere but src/engine/types.ts. */
+function statusSets(files: Array<{ path: string; text: string }>): string[] {
+  return files.flatMap(({ path, text }) => {
+    if (path === 'engine/types.ts') return [];
+    return [...text.matchAll(/\[([^[\]]*)\]/g)]
+      .filter((m) => {
+        const items = (m[1] as string)
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        return items.length >= 3 && items.every((s) => new RegExp(`^${RUN_STATUS.source}$`).test(s));
+      })
+      .map((m) => `${path}: ${m[0].replace(/\s+/g, ' ')}`);
+  });
+}
+
+const read = (path: string) => ({ path, text: readFileSync(join(SRC, path), 'utf8') });
+
+describe('one rule once', () => {
+  it('no chat platform imports another', () => {
+    expect(platformImports(sourceFiles().map(read))).toEqual([]);
+    // The check itself sees such an import.
+    const discord = { path: 'bot/discord/x.ts', text: "import { formatDuration } from '../slack/slack-text.ts';" };
+    expect(platformImports([discord])).toEqual(['bot/discord/x.ts imports ../slack/slack-text.ts']);
+  });
+
+  it('run status sets are declared in src/engine/types.ts only', () => {
+    expect(statusSets(sourceFiles().map(read))).toEqual([]);
+    const steering = {
+      path: 'bot/x.ts',
+      text: "const EDITABLE = new Set([\n  'awaiting_review',\n  'running',\n  'paused',\n]);",
+    };
+    expect(statusSets([steering])).toEqual(["bot/x.ts: [ 'awaiting_review', 'running', 'paused', ]"]);
+  });
+});

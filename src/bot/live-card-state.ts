@@ -5,7 +5,7 @@
 import type { PlanCard, PlanCardStep, ProgressUpdate, Report, RunStatusChange } from '../engine/messages.ts';
 import type { SuggestedBreakpoint } from '../engine/plan/breakpoint-suggestions.ts';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
-import { isTerminal, type DecisionAction, type RunStatus, type StepStatus } from '../engine/types.ts';
+import { isSteerable, isTerminal, type DecisionAction, type RunStatus, type StepStatus } from '../engine/types.ts';
 
 /** What the card shows about one step. */
 export interface LiveStep {
@@ -147,7 +147,7 @@ export function withBreakpoints(live: LiveCard, breakpoints: readonly Breakpoint
 
 /** The breakpoints the card still offers: not taken yet, before steps not yet started, while the plan can change. */
 export function openSuggestions(live: LiveCard): SuggestedBreakpoint[] {
-  if (!['awaiting_review', 'running', 'paused'].includes(live.status)) return [];
+  if (!isSteerable(live.status)) return [];
   return live.card.suggestedBreakpoints.filter(
     (b) => !live.card.breakpointsBefore.includes(b.stepId) && (live.steps[b.stepId]?.status ?? 'pending') === 'pending',
   );

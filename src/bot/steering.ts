@@ -4,7 +4,7 @@
  */
 import type { EditablePlan, InboundHandler } from '../engine/channel.ts';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
-import type { Actor } from '../engine/types.ts';
+import { isSteerable, type Actor } from '../engine/types.ts';
 
 /** A card's run and the revision it shows. */
 export interface CardRef {
@@ -12,11 +12,9 @@ export interface CardRef {
   revision: number;
 }
 
-const EDITABLE = new Set(['awaiting_review', 'running', 'paused']);
-
 /** Why this plan cannot be edited from this card now (gone, finished, or a newer revision), or null when it can. */
 export function editRefusal(editable: EditablePlan | null, ref: CardRef): string | null {
-  if (!editable || !EDITABLE.has(editable.status))
+  if (!editable || !isSteerable(editable.status))
     return `That plan can no longer be edited${editable ? ` (it is ${editable.status.replace('_', ' ')})` : ''}.`;
   if (editable.revision !== ref.revision)
     return `This card shows revision ${ref.revision}, but the plan is now at revision ${editable.revision}; use the newest card.`;

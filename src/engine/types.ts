@@ -82,6 +82,28 @@ export const TERMINAL_STATUSES = [
   'stopped',
 ] as const satisfies readonly RunStatus[];
 
+/** Every run status, in lifecycle order (for lists and filters). */
+export const RUN_STATUSES = [...ACTIVE_STATUSES, ...TERMINAL_STATUSES] as const satisfies readonly RunStatus[];
+
+/** Statuses in which a person can still change the plan (edit, amend, breakpoints) and stop it from its card. */
+export const STEERABLE_STATUSES = ['awaiting_review', 'running', 'paused'] as const satisfies readonly RunStatus[];
+
+/** Active statuses once the run has a plan: every active status but `planning`. */
+export const PLANNED_STATUSES = [
+  'awaiting_review',
+  'running',
+  'paused',
+  'stopping',
+] as const satisfies readonly RunStatus[];
+
+/** Statuses of a run driven step by step: its decisions go to its driver. */
+export const DRIVEN_STATUSES = ['running', 'paused', 'stopping'] as const satisfies readonly RunStatus[];
+
+/** Whether a person can still change the plan of a run in this status (see `STEERABLE_STATUSES`). */
+export function isSteerable(status: string): boolean {
+  return (STEERABLE_STATUSES as readonly string[]).includes(status);
+}
+
 /** Whether a run in this status is finished for good. */
 export function isTerminal(status: RunStatus): boolean {
   return (TERMINAL_STATUSES as readonly RunStatus[]).includes(status);

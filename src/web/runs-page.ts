@@ -2,19 +2,8 @@
 import { html } from 'hono/html';
 import type { RunFilters, RunSummary } from '../store/dashboard-queries.ts';
 import { cut } from '../engine/text.ts';
+import { RUN_STATUSES } from '../engine/types.ts';
 import { dataTable, page, statusLabel, timeText, type Markup } from './page-layout.ts';
-
-const STATUSES = [
-  'planning',
-  'awaiting_review',
-  'running',
-  'paused',
-  'stopping',
-  'completed',
-  'failed',
-  'cancelled',
-  'stopped',
-];
 
 /** The list page for these filters; `more` says whether a next page exists. */
 export function runsPage(who: string, filters: RunFilters, runs: RunSummary[], more: boolean): Markup {
@@ -35,7 +24,7 @@ export function runsPage(who: string, filters: RunFilters, runs: RunSummary[], m
     <form class="filters" method="get" action="/runs">
       <select name="status" aria-label="status">
         <option value="">any status</option>
-        ${STATUSES.map((s) => html`<option value="${s}" ${filters.status === s ? 'selected' : ''}>${s}</option>`)}
+        ${RUN_STATUSES.map((s) => html`<option value="${s}" ${filters.status === s ? 'selected' : ''}>${s}</option>`)}
       </select>
       <input name="person" placeholder="person" value="${filters.person ?? ''}" />
       <input name="channel" placeholder="channel" value="${filters.channel ?? ''}" />

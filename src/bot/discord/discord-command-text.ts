@@ -14,13 +14,11 @@ import {
 import type { RunListing } from '../../engine/channel.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import type { Actor } from '../../engine/types.ts';
-import { RECENT_RUNS, reviewText, suggestionsText } from '../slack/slack-command-text.ts';
+import { RECENT_RUNS, reviewText, suggestionsText } from '../command-words.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
 import { fromConversation } from './discord-inbound.ts';
 import { textMessage, type DiscordMessage } from './discord-render.ts';
 import { personText, safeText } from './discord-text.ts';
-
-export { RECENT_RUNS };
 
 /** The command's name, as typed after the slash. */
 export const COMMAND_NAME = 'steward';

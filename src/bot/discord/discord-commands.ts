@@ -5,10 +5,10 @@
  */
 import { Events, MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
 import type { Actor, ReviewPreference } from '../../engine/types.ts';
+import { RECENT_RUNS } from '../command-words.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
 import {
   COMMAND_NAME,
-  RECENT_RUNS,
   renderDashboardLink,
   renderAskPosted,
   renderHelp,

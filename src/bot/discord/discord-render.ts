@@ -14,11 +14,11 @@ import {
   type APIStringSelectComponent,
 } from 'discord.js';
 import type { PlanCardStep } from '../../engine/messages.ts';
-import type { DecisionAction, RunStatus } from '../../engine/types.ts';
+import { isSteerable, type DecisionAction, type RunStatus } from '../../engine/types.ts';
 import { isFinished, isHeldMidRun, openSuggestions, stepNotes, type LiveCard } from '../live-card-state.ts';
-import { formatDuration } from '../slack/slack-text.ts';
+
 import { estimateText } from '../card-estimate.ts';
-import { DECISION_LABELS, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
+import { DECISION_LABELS, formatDuration, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
 import { customId, DECISION_KINDS, type CardRef } from './discord-actions.ts';
 import { codeSpan, personText, plainText, safeText } from './discord-text.ts';
 import { shortRunId } from '../../engine/text.ts';
@@ -88,9 +88,6 @@ const STYLES: Partial<Record<DecisionAction, ButtonStyle.Success | ButtonStyle.D
   cancel: ButtonStyle.Danger,
   stop: ButtonStyle.Danger,
 };
-
-/** The statuses in which a plan can still change (edit, breakpoints). */
-const STEERABLE = new Set<RunStatus>(['awaiting_review', 'running', 'paused']);
 
 /** How the card is drawn for this bot. */
 export interface CardOptions {
@@ -248,7 +245,7 @@ function cardRows(live: LiveCard): MessageRow[] {
       ? buttonRows([button('wfsave', 'Save as workflow', ref, ButtonStyle.Primary)])
       : [];
   const rows = buttonRows(decisionButtons(live.actions, ref, live.card.amendmentsLeft));
-  if (!STEERABLE.has(live.status)) return rows;
+  if (!isSteerable(live.status)) return rows;
   const controls = [button('edit', 'Edit plan', ref)];
   if (openSuggestions(live).length > 0) controls.push(button('suggested', 'Add suggested breakpoints', ref));
   controls.push(button('history', 'History', ref));

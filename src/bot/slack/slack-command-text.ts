@@ -3,6 +3,7 @@
  * (help, run lists, the review and suggestion preferences). Request text is escaped, so it can ping nobody.
  */
 import { RUN_ICONS } from '../card-words.ts';
+import { RECENT_RUNS } from '../command-words.ts';
 import type { RunListing } from '../../engine/channel.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
@@ -14,8 +15,6 @@ import { safeMrkdwn } from './slack-text.ts';
 
 /** The command's name, as in the manifest. */
 export const STEWARD_COMMAND = '/steward';
-/** How many runs `/steward runs` lists. */
-export const RECENT_RUNS = 10;
 /** The most lines a list shows; the rest is counted. */
 const MAX_LINES = 20;
 
@@ -101,23 +100,6 @@ export function workflowAnswerText(answer: string): string {
 export function dashboardText(link: string | null): string {
   if (!link) return 'The web dashboard is not turned on in this Steward (an operator sets `STEWARD_DASHBOARD_PORT`).';
   return `<${link}|Open the dashboard>: this sign-in link is only for you, works once, and expires in 15 minutes.`;
-}
-
-/** What Steward says after `/steward review <preference>`. */
-export function reviewText(preference: ReviewPreference): string {
-  const what: Record<ReviewPreference, string> = {
-    all: 'I will show you every plan and wait for your approval before running it.',
-    risky: 'plans with medium or high risk wait for your approval; low-risk plans start at once.',
-    none: 'your plans start at once, except high-risk ones, which always wait for your approval.',
-  };
-  return `Noted. From now on ${what[preference]}`;
-}
-
-/** What Steward says after `/steward suggestions on|off` (Discord says the same). */
-export function suggestionsText(on: boolean): string {
-  return on
-    ? 'Noted. From now on your plan cards offer breakpoints before tools you stepped in on before (never set until you add them).'
-    : 'Noted. From now on your plan cards offer no breakpoints (`/steward suggestions on` brings them back).';
 }
 
 /** A list of runs, a line each: status, what it is (linked to its thread when a link is known), and when. */

@@ -11,14 +11,12 @@ import {
   dashboardText,
   helpText,
   parseCommand,
-  RECENT_RUNS,
-  reviewText,
   runListText,
   STEWARD_COMMAND,
   type StewardCommand,
-  suggestionsText,
   workflowAnswerText,
 } from './slack-command-text.ts';
+import { RECENT_RUNS, reviewText, suggestionsText } from '../command-words.ts';
 import { fromConversation, toActor, toChannelConversation, toConversation } from './slack-inbound.ts';
 import type { ListenerDeps } from './slack-listeners.ts';
 import { askCommandText } from '../assistant-words.ts';

@@ -4,7 +4,7 @@
  * private help and the review-preference messages those controls answer with.
  */
 import type { types } from '@slack/bolt';
-import type { ReviewPreference } from '../../engine/types.ts';
+import { isSteerable, type ReviewPreference } from '../../engine/types.ts';
 import {
   BREAKPOINTS_ACTION,
   controlsBlockId,
@@ -27,9 +27,6 @@ const CARD_TEXT_MAX = 11_500;
 const OPTION_TEXT_MAX = 75;
 const OPTIONS_MAX = 100;
 
-/** The statuses in which a plan can still change (edit, breakpoints). */
-const STEERABLE = new Set(['awaiting_review', 'running', 'paused']);
-
 const PREFERENCE_WORDS: Record<ReviewPreference, string> = {
   all: 'every plan',
   risky: 'medium- and high-risk plans (low-risk plans start at once)',
@@ -43,7 +40,7 @@ const PREFERENCE_WORDS: Record<ReviewPreference, string> = {
 export function cardControls(live: LiveCard, textSoFar = 0): types.ActionsBlock {
   const ref = { runId: live.card.runId, revision: live.card.revision };
   const elements: types.ActionsBlockElement[] = [];
-  if (STEERABLE.has(live.status)) {
+  if (isSteerable(live.status)) {
     elements.push({
       type: 'button',
       action_id: EDIT_ACTION,

@@ -7,11 +7,11 @@ import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
 import { estimateText } from '../card-estimate.ts';
 import { planButtons } from './slack-buttons.ts';
-import { HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
+import { formatDuration, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
 import { isFinished, isHeldMidRun, openSuggestions, stepNotes, type LiveCard } from '../live-card-state.ts';
 import { fitsPlanBlock, planBlock } from './slack-plan-block.ts';
 import { cardControls, textLength } from './slack-controls.ts';
-import { codeSpan, cutText, formatDuration, mentionUser, safeMrkdwn } from './slack-text.ts';
+import { codeSpan, cutText, mentionUser, safeMrkdwn } from './slack-text.ts';
 import { shortRunId } from '../../engine/text.ts';
 
 /** A message body for chat.postMessage / chat.update. */

@@ -18,7 +18,7 @@ import { toPlanCard } from '../run/plan-card.ts';
 import { actionsFor, atFirstReview, heldActions, sentence, who } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
-import type { DecisionAction, RunStatus } from '../types.ts';
+import { STEERABLE_STATUSES, type DecisionAction, type RunStatus } from '../types.ts';
 import { toolsForRun } from './assistant-grants.ts';
 import { breakpointOffers } from './breakpoint-offers.ts';
 import type { StewardDeps } from './deps.ts';
@@ -43,7 +43,7 @@ const MOVES: Record<
   },
   resume: { from: ['paused'], to: 'running', event: 'resumeRequested', words: 'Resumed.' },
   stop: {
-    from: ['running', 'paused', 'awaiting_review'],
+    from: [...STEERABLE_STATUSES],
     to: 'stopping',
     event: 'stopRequested',
     words: 'Stopping: steps in flight are cancelled; finished results are kept.',

@@ -13,7 +13,7 @@ import { toPlanCard } from '../run/plan-card.ts';
 import { atFirstReview, heldActions } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
-import type { RunStatus } from '../types.ts';
+import { PLANNED_STATUSES, STEERABLE_STATUSES, type RunStatus } from '../types.ts';
 import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
@@ -81,8 +81,7 @@ export class RunLifecycle {
     // A run stopped before its plan was whole ends as any run; one still planning or cancelled ends nowhere here.
     const finish = async (final: DispatchState) => {
       const now = await store.getRun(run.id);
-      if (now && ['running', 'paused', 'stopping', 'awaiting_review'].includes(now.status))
-        await this.finish(run, final);
+      if (now && (PLANNED_STATUSES as readonly RunStatus[]).includes(now.status)) await this.finish(run, final);
     };
     // No decisions queue for a run being planned here (they are decided at once), so none are drained.
     const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false);
@@ -169,7 +168,7 @@ export class RunLifecycle {
     const patiently = <T>(write: () => Promise<T>) => this.patiently(run, write);
     const fence = this.leases.fenceOf(run.id);
     if (fence === undefined) return;
-    const from: RunStatus[] = ['running', 'paused', 'stopping', 'awaiting_review'];
+    const from = [...PLANNED_STATUSES];
     // Fenced: a process that lost the run ends nothing (a `fenced` error); its new holder finishes it. The report is
     // noted as owed in the same write, so the run is never seen ended without owing it.
     const event = { type: 'dispatchFinished', payload: { outcome: status } };
@@ -245,7 +244,7 @@ export class RunLifecycle {
       return;
     }
     // From awaiting_review too: after a restart the hold is found again and must be shown again.
-    const moved = await store.transition(run.id, ['running', 'paused', 'awaiting_review'], 'awaiting_review', {
+    const moved = await store.transition(run.id, [...STEERABLE_STATUSES], 'awaiting_review', {
       at: clock(),
     });
     if (!moved) return;

@@ -7,11 +7,8 @@ import { checkEdit } from '../plan/plan-edit.ts';
 import type { StoredRun } from '../ports.ts';
 import { who } from '../run/run-actions.ts';
 import { describeStatus } from '../run/run-status.ts';
-import type { Actor, Json, RunStatus } from '../types.ts';
+import { isSteerable, type Actor, type Json } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
-
-/** A run's plan can change while it waits for review, runs, or is paused. */
-const EDITABLE: readonly RunStatus[] = ['awaiting_review', 'running', 'paused'];
 
 /** Reads runs for edit forms; changes nothing. */
 export class RunViews {
@@ -38,8 +35,7 @@ export class RunViews {
     const run = await this.deps.store.getRun(d.runId);
     if (!run) return 'That run does not exist.';
     if (!this.mayDecide(run, d.actor)) return `Only ${who(run.requester)} or an approver can edit this run.`;
-    if (!EDITABLE.includes(run.status))
-      return `That plan is ${describeStatus(run.status)}; it can no longer be edited.`;
+    if (!isSteerable(run.status)) return `That plan is ${describeStatus(run.status)}; it can no longer be edited.`;
     if (run.revision !== d.revision)
       return `This form shows revision ${d.revision}, but the plan is now at revision ${run.revision}; edit the newest card.`;
     const checked = checkEdit(run.plan, d.plan, this.deps.tools.listTools(), new Set(await this.started(run.id)));

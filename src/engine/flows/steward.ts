@@ -25,7 +25,15 @@ import { describeHistory, describeRun, describeStatus } from '../run/run-status.
 import { parseAddress, type Assistant, type AssistantStore } from '../assistants.ts';
 import { DEFAULT_DELEGATION_LIMITS } from '../delegations.ts';
 import { StewardError } from '../errors.ts';
-import { isTerminal, type Actor, type DecisionAction, type Json, type ReviewPreference } from '../types.ts';
+import {
+  DRIVEN_STATUSES,
+  isTerminal,
+  type Actor,
+  type DecisionAction,
+  type Json,
+  type ReviewPreference,
+  type RunStatus,
+} from '../types.ts';
 import { AssistantFlow } from './assistant-flow.ts';
 import { withAssistantModels } from './assistant-grants.ts';
 import { withBuiltinTools } from './builtin-tools.ts';
@@ -54,9 +62,8 @@ import { controlEndedRun, type EndedControl } from '../run/ended-control.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
-/** A run in one of these states is driven step by step: its decisions go to its driver. */
-const needsDriver = (run: StoredRun) =>
-  run.status === 'running' || run.status === 'paused' || run.status === 'stopping';
+/** A run driven step by step: its decisions go to its driver. */
+const needsDriver = (run: StoredRun) => (DRIVEN_STATUSES as readonly RunStatus[]).includes(run.status);
 
 /** How long the list of Assistants a plan may delegate to is kept before it is read again. */
 const ASSISTANT_LIST_MS = 5_000;
