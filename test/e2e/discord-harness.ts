@@ -139,6 +139,11 @@ export async function startDiscordHarness(options: {
   now?: () => number;
   /** The dashboard's address: `/steward dashboard` then answers with sign-in links to it (else: it is off). */
   dashboardUrl?: string;
+  /**
+   * The first process's run store (default: a plain PgRunStore), e.g. one that never notes a report sent; a restart
+   * or another process gets a plain one.
+   */
+  store?: (db: TestDatabase['db']) => PgRunStore;
 }): Promise<DiscordHarness> {
   const llm = await startFakeLlm(options.script);
   const discord = await startFakeDiscord({
@@ -158,8 +163,13 @@ export async function startDiscordHarness(options: {
   // Messages each process's client has received. Steward's listener was registered first, so once an id is here its
   // work is tracked and `channel.settled()` waits for it; without this a reply could be "settled" before it arrived.
   const received = new Map<DiscordProcess, Set<string>>();
-  const launch = async (o: { calls: RecordedCall[]; tools: McpHost; caller?: string }): Promise<DiscordProcess> => {
-    const store = new PgRunStore(db.db);
+  const launch = async (o: {
+    calls: RecordedCall[];
+    tools: McpHost;
+    caller?: string;
+    store?: PgRunStore;
+  }): Promise<DiscordProcess> => {
+    const store = o.store ?? new PgRunStore(db.db);
     const channel = new DiscordChannel({
       token: discord.token,
       apiUrl: o.caller ? discord.apiUrlAs(o.caller) : discord.apiUrl,
@@ -196,7 +206,7 @@ export async function startDiscordHarness(options: {
     await p.steward.shutdown();
     await p.channel.stop();
   };
-  let main = await launch({ calls, tools: host });
+  let main = await launch({ calls, tools: host, store: options.store?.(db.db) });
   const others: { process: DiscordProcess; host: McpHost }[] = [];
   const live = () => [...received.keys()];
   const settled = () => Promise.all(live().map((p) => p.channel.settled()));

@@ -191,6 +191,8 @@ export interface MessageParts {
   webhookId?: string;
   interactionMetadata?: Record<string, unknown>;
   reference?: { message_id: string; channel_id: string; guild_id?: string };
+  /** The nonce the message was created with, echoed in MESSAGE_CREATE as Discord does. */
+  nonce?: string | number;
 }
 
 /** A message as MESSAGE_CREATE carries it: the API's message plus, in a guild, `guild_id` and `member`. */
@@ -220,6 +222,7 @@ export function createMessage(p: MessageParts): GatewayMessage {
     ...(p.webhookId ? { webhook_id: p.webhookId } : {}),
     ...(p.interactionMetadata ? { interaction_metadata: p.interactionMetadata } : {}),
     ...(p.reference ? { message_reference: { type: 0, ...p.reference } } : {}),
+    ...(p.nonce !== undefined ? { nonce: p.nonce } : {}),
   } as GatewayMessage;
 }
 

@@ -1,14 +1,15 @@
 /**
  * The fake Discord's REST API (`/api/v10/...`): the routes Steward's adapter uses, with Discord's status codes and
  * error bodies (`{ code, message }`), plausible `x-ratelimit-*` headers, opt-in 429s (`throttle`), the limits of
- * test/fakes/discord-limits.ts on every message body (400, code 50035). Channels, messages, threads, DMs, users,
- * the application and its commands live here; the interaction endpoints in fake-discord-interactions.ts share the
- * state and helpers. Every call is recorded with its route template, body, status and problems.
+ * test/fakes/discord-limits.ts on every message body (400, code 50035), and Create Message's `nonce` and
+ * `enforce_nonce` (fake-discord-nonces.ts). Channels, messages, threads, DMs, users, the application and its commands
+ * live here; the interaction endpoints in fake-discord-interactions.ts share the state and helpers. Every call is recorded with its route template, body, status and problems.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { text as readBody } from 'node:stream/consumers';
 import { ChannelType, MessageFlags, type APIChannel, type APIMessage, type APIUser } from 'discord.js';
 import { messageProblems } from './discord-limits.ts';
+import { earlierWithNonce, nonceProblems } from './fake-discord-nonces.ts';
 import { createDmChannel, createMessage, createThread } from './fake-discord-payloads.ts';
 
 /** One REST call as the fake answered it. */
@@ -139,11 +140,12 @@ export function refuseInvalid(c: Ctx, problems: string[]): Answer | undefined {
   return fail(400, 50035, 'Invalid Form Body', errors);
 }
 
-export function checkMessage(c: Ctx, body: Body): Answer | undefined {
+/** Refuses a message body over Discord's limits (and `more` problems a route adds); notes its `allowed_mentions`. */
+export function checkMessage(c: Ctx, body: Body, more: string[] = []): Answer | undefined {
   // Text sent without allowed_mentions pings what it names (Discord's default): recorded as null, for tests to see.
   if ('allowed_mentions' in body) c.call.allowedMentions = body.allowed_mentions;
   else if (typeof body.content === 'string' && body.content !== '') c.call.allowedMentions = null;
-  return refuseInvalid(c, messageProblems(body));
+  return refuseInvalid(c, [...messageProblems(body), ...more]);
 }
 
 export const isEmpty = (b: Body) =>
@@ -168,6 +170,7 @@ export function postMessage(
     embeds: body.embeds as unknown[] | undefined,
     components: body.components as unknown[] | undefined,
     flags: Number(body.flags ?? 0),
+    ...((typeof body.nonce === 'string' || typeof body.nonce === 'number') && { nonce: body.nonce }),
     ...(extra.interactionId ? { webhookId: s.applicationId } : {}),
     ...(ref?.message_id
       ? { reference: { message_id: ref.message_id, channel_id: channel.id, guild_id: guildId } }
@@ -213,10 +216,11 @@ const channelRoutes: Route[] = [
     run: (s, c) => {
       const channel = channelOf(s, c.params.channel);
       if (!channel) return unknownChannel();
-      const refused = checkMessage(c, c.body);
+      const refused = checkMessage(c, c.body, nonceProblems(c.body));
       if (refused) return refused;
       if (isEmpty(c.body)) return fail(400, 50006, 'Cannot send an empty message');
-      return ok(postMessage(s, channel, c.body));
+      // A repeat of an enforced nonce gets the message it made, and nothing is created or dispatched.
+      return ok(earlierWithNonce(s, s.botUser.id, c.body) ?? postMessage(s, channel, c.body));
     },
   },
   {

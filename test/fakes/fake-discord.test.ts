@@ -21,10 +21,13 @@ import {
 } from 'discord.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { waitUntil } from '../helpers/wait.ts';
+import { NONCE_WINDOW_MS } from './fake-discord-nonces.ts';
 import { startFakeDiscord, type FakeDiscord } from './fake-discord-server.ts';
 
 const INTENTS = [GatewayIntentBits.Guilds, GatewayIntentBits.GuildMessages, GatewayIntentBits.DirectMessages];
 const NO_PINGS = { parse: [] };
+/** discord.js options for a message that pings nobody. */
+const QUIET = { allowedMentions: NO_PINGS };
 
 let fake: FakeDiscord;
 let client: Client;
@@ -292,6 +295,51 @@ describe('fake Discord with the real discord.js client', () => {
     expect(await refused).toBe(50035);
     const call = fake.callsTo('POST', '/channels/:channel/messages').at(-1);
     expect([call?.status, call?.problems]).toEqual([400, ['content: 2,001 > 2,000']]);
+  });
+
+  it('refuses a nonce over 25 characters with 50035 naming it, and creates nothing', async () => {
+    const before = fake.messages.size;
+    const long = textChannel().send({ content: 'once', nonce: 'n'.repeat(26), enforceNonce: true, ...QUIET });
+    expect(await codeOf(long)).toBe(50035);
+    const call = fake.callsTo('POST', '/channels/:channel/messages').at(-1);
+    expect([call?.status, call?.problems]).toEqual([400, ['nonce: 26 > 25']]);
+    expect(fake.messages.size).toBe(before);
+    // Twenty-five is allowed, and the nonce comes back on the message, as Discord echoes it.
+    const sent = await textChannel().send({ content: 'once', nonce: 'n'.repeat(25), enforceNonce: true, ...QUIET });
+    expect(fake.messages.get(sent.id)?.message.nonce).toBe('n'.repeat(25));
+  });
+
+  it('with enforce_nonce, a repeat within the window returns the first message and creates and dispatches nothing', async () => {
+    const nonce = `once-${Date.now()}`;
+    const first = await textChannel().send({ content: 'report', nonce, enforceNonce: true, ...QUIET });
+    const repeat = await textChannel().send({ content: 'report again', nonce, enforceNonce: true, ...QUIET });
+    expect(repeat.id).toBe(first.id);
+    expect(repeat.content).toBe('report');
+    expect(fake.callsTo('POST', '/channels/:channel/messages').at(-1)?.status).toBe(200);
+    // The reference names only the author: the same nonce from the bot in another channel is the same message too.
+    const thread = await textChannel().threads.create({ name: 'Elsewhere' });
+    expect((await thread.send({ content: 'elsewhere', nonce, enforceNonce: true, ...QUIET })).id).toBe(first.id);
+    // The gateway keeps order: a later message's MESSAGE_CREATE arriving means no repeat's went out before it.
+    const later = await textChannel().send({ content: 'later', ...QUIET });
+    await waitUntil('the later message', () => dispatches.includes(`MESSAGE_CREATE:${later.id}`));
+    expect(dispatches.filter((d) => d === `MESSAGE_CREATE:${first.id}`)).toHaveLength(1);
+    expect([...fake.messages.values()].filter((m) => m.message.nonce === nonce)).toHaveLength(1);
+  });
+
+  it('a nonce is not enforced without enforce_nonce, nor after the window (five minutes of the fake clock)', async () => {
+    const nonce = `twice-${Date.now()}`;
+    const first = await textChannel().send({ content: 'one', nonce, enforceNonce: true, ...QUIET });
+    const unenforced = await textChannel().send({ content: 'two', nonce, ...QUIET });
+    expect(unenforced.id).not.toBe(first.id);
+    try {
+      skewMs = NONCE_WINDOW_MS + 1_000;
+      const late = await textChannel().send({ content: 'three', nonce, enforceNonce: true, ...QUIET });
+      expect(late.id).not.toBe(first.id);
+      // ...which stands for the nonce from now on (the one unenforced is as old as the first).
+      expect((await textChannel().send({ content: 'four', nonce, enforceNonce: true, ...QUIET })).id).toBe(late.id);
+    } finally {
+      skewMs = 0;
+    }
   });
 
   it('refuses a modal over Discord limits with 50035, leaving the interaction unacknowledged', async () => {

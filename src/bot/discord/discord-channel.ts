@@ -4,9 +4,10 @@
  * sent through discord.js's REST client, which keeps Discord's per-route rate limits and retries a 429 after its
  * `retry_after`; card edits are coalesced by `LiveCards` first, so a busy card asks for at most one edit a second.
  */
+import { createHash } from 'node:crypto';
 import { MessageFlags, Routes, type Client, type RepliableInteraction } from 'discord.js';
 import type { ChannelAdapter, InboundHandler } from '../../engine/channel.ts';
-import type { OutboundMessage } from '../../engine/messages.ts';
+import type { OutboundMessage, Report } from '../../engine/messages.ts';
 import type { Conversation } from '../../engine/ports.ts';
 import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { Actor } from '../../engine/types.ts';
@@ -27,6 +28,14 @@ const STOP_GRACE_MS = 10_000;
 const TOKEN_MAX_AGE_MS = 14 * 60_000;
 /** Card edits try again after a network error or a 5xx this many times (discord.js retries 429s itself). */
 const UPDATE_TRANSIENT_RETRIES = 4;
+
+/** A message Discord creates at most once per nonce within a few minutes (Create Message, `enforce_nonce`). */
+type OnceMessage = DiscordMessage & { nonce: string; enforce_nonce: true };
+
+/** The nonce of one part of a run's report: the same in every process, at most Discord's 25 characters. */
+function reportNonce(runId: string, part: number): string {
+  return createHash('sha256').update(`report:${runId}:${part}`).digest('base64url').slice(0, 25);
+}
 
 /** Discord settings plus the log, and how often one card's progress is edited (default 1 s; a final state at once). */
 export interface DiscordChannelOptions extends DiscordSettings {
@@ -130,7 +139,7 @@ export class DiscordChannel implements ChannelAdapter {
       case 'report':
         // The card's final state is an edit on its own route; the report is a new message and does not wait for it.
         this.cards.change(message.runId, (live, now) => withReport(live, message, now), true);
-        if (where) await this.postAll(where.channelId, renderReport(message));
+        if (where) await this.postReport(where.channelId, message);
         return;
       case 'breakpoint':
         if (where) await this.post(where.channelId, renderBreakpoint(message));
@@ -173,8 +182,19 @@ export class DiscordChannel implements ChannelAdapter {
     await this.post(to, message);
   }
 
+  /**
+   * Posts a report, each of its messages with a nonce of the run and the part that Discord enforces. A process killed
+   * after posting a report but before noting it sent leaves it owed, and the process that takes the run over sends it
+   * again: with the same nonces Discord returns the messages already there instead of creating a second report. The
+   * first post carries the nonce too (it cannot know it will die), and Discord remembers one only a few minutes.
+   */
+  private async postReport(channelId: string, report: Report): Promise<void> {
+    for (const [part, message] of renderReport(report).entries())
+      await this.post(channelId, { ...message, nonce: reportNonce(report.runId, part), enforce_nonce: true });
+  }
+
   /** Posts a message in a channel or thread and returns its id; Steward's first message ends the typing sign. */
-  private async post(channelId: string, message: DiscordMessage): Promise<string> {
+  private async post(channelId: string, message: DiscordMessage | OnceMessage): Promise<string> {
     const res = (await this.client.rest.post(Routes.channelMessages(channelId), { body: message })) as { id: string };
     this.typing.clear(channelId);
     return res.id;
