@@ -4,6 +4,7 @@
 import { createHash } from 'node:crypto';
 import type { CallToolResult, CompatibilityCallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Json, ToolInfo, ToolOutput } from '../engine/types.ts';
+import { canonicalJson } from '../engine/plan/canonical-json.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 
 const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
@@ -74,15 +75,6 @@ export function fingerprintOf(
     server: serverInfo ?? null,
   } as unknown as Json;
   return { fingerprint: createHash('sha256').update(canonicalJson(definition)).digest('hex'), definition };
-}
-
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const keys = Object.keys(value).sort();
-    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
-  }
-  return JSON.stringify(value ?? null);
 }
 
 /** The hard cap for a call that keeps reporting progress, tool override first. */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { describe, expect, it } from 'vitest';
 import { toStepError } from '../../src/mcp/call-errors.ts';
 import { OUTPUT_TOO_LARGE } from '../../src/mcp/oversized-message.ts';
-import { maxTotalTimeoutFor, toToolInfo, toToolOutput } from '../../src/mcp/tool-mapping.ts';
+import { fingerprintOf, maxTotalTimeoutFor, toToolInfo, toToolOutput } from '../../src/mcp/tool-mapping.ts';
 import { serverConfig } from '../helpers/mcp-servers.ts';
 
 const tool = (name: string, annotations: Record<string, unknown> = {}) => ({
@@ -189,5 +189,36 @@ describe('output bound', () => {
     expect((cut.content[0] as { text: string }).text).toMatch(
       /^x+\n\[output cut: 1000\d+ bytes in all, sha256 [0-9a-f]{64}; the rest was not kept\]$/,
     );
+  });
+});
+
+describe('fingerprintOf', () => {
+  const writeFile = {
+    name: 'write_file',
+    description: 'Write a file',
+    inputSchema: {
+      type: 'object' as const,
+      properties: { path: { type: 'string' }, content: { type: 'string' } },
+      required: ['path', 'content'],
+    },
+    annotations: { destructiveHint: true, idempotentHint: false },
+  };
+
+  it('is unchanged for definitions pinned before canonical JSON became one function (stored pins still match)', () => {
+    // Computed by the implementation before issue 27 merged the two canonical JSON functions; runs in databases
+    // today hold these, and a changed hash would make every approved run see its tools as changed.
+    expect(fingerprintOf(writeFile, { name: 'srv', version: '1.0.0' }).fingerprint).toBe(
+      'd34063b95a3b2b4fe98f090777d150bb1d372f2e722067f5f25f464793da1a3c',
+    );
+    expect(fingerprintOf(writeFile).fingerprint).toBe(
+      '0b76797f5134ef17dc948783c264d377ab6dd181e5b951c712377e69c6317506',
+    );
+  });
+
+  it('ignores key order and changes with any part of the definition', () => {
+    const reordered = { annotations: writeFile.annotations, inputSchema: writeFile.inputSchema, name: writeFile.name };
+    const same = fingerprintOf({ ...reordered, description: 'Write a file' }).fingerprint;
+    expect(same).toBe(fingerprintOf(writeFile).fingerprint);
+    expect(fingerprintOf({ ...writeFile, description: 'Write a file!' }).fingerprint).not.toBe(same);
   });
 });
