@@ -186,16 +186,26 @@ export async function startApp(options: {
       database,
       log,
       async close(closeOptions = {}) {
-        if (closeOptions.graceMs === undefined) {
-          await steward.shutdown();
-          await channel.stop();
-        } else {
-          // Requests stop first; the channel still sends what the runs say while their steps end.
-          await channel.stop();
-          await steward.handOver(closeOptions.graceMs);
+        // Each part closes even when the one before it failed: the database and the MCP servers are let go last.
+        try {
+          if (closeOptions.graceMs === undefined) {
+            try {
+              await steward.shutdown();
+            } finally {
+              await channel.stop();
+            }
+          } else {
+            // Requests stop first; the channel still sends what the runs say while their steps end.
+            try {
+              await channel.stop();
+            } finally {
+              await steward.handOver(closeOptions.graceMs);
+            }
+          }
+        } finally {
+          for (const fn of cleanup)
+            await fn().catch((err: unknown) => log('warn', `shutdown: ${(err as Error).message}`));
         }
-        for (const fn of cleanup)
-          await fn().catch((err: unknown) => log('warn', `shutdown: ${(err as Error).message}`));
       },
     };
   } catch (err) {

@@ -1,5 +1,5 @@
 /**
- * The interface every chat channel implements (the console and Slack today; `src/bot` holds the adapters).
+ * The interface every chat channel implements (the console, Slack and Discord; `src/bot` holds the adapters).
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
 import type { Conversation, Notifier } from './ports.ts';

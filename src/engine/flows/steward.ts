@@ -632,9 +632,12 @@ export class Steward implements InboundHandler {
     const quiet = Promise.all(this.drivers.all().map((driver) => driver.quiet()));
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => (timer = setTimeout(resolve, graceMs)));
-    await Promise.race([quiet, grace]);
-    clearTimeout(timer);
-    await this.shutdown();
+    try {
+      await Promise.race([quiet, grace]);
+    } finally {
+      clearTimeout(timer);
+      await this.shutdown();
+    }
   }
 
   /**
