@@ -14,7 +14,7 @@ import { privatePostgresMissing } from '../helpers/private-postgres.ts';
 const title = `chaos, short${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
 
 describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
-  it.each([11, 12])(
+  it.each([11, 12, 13])(
     'seed %i: 12 runs across 3 processes under kills, PostgreSQL restarts and Stops: nothing runs twice, every run ends once or waits on a person',
     async (seed) => {
       const lines: string[] = [];
