@@ -21,6 +21,7 @@ import { runParents } from './0015-run-parents.ts';
 import { dashboard } from './0016-dashboard.ts';
 import { dashboardRoles } from './0017-dashboard-roles.ts';
 import { breakpointSuggestionsPref } from './0018-breakpoint-suggestions-pref.ts';
+import { claimOps } from './0019-claim-ops.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '0016-dashboard': dashboard,
   '0017-dashboard-roles': dashboardRoles,
   '0018-breakpoint-suggestions-pref': breakpointSuggestionsPref,
+  '0019-claim-ops': claimOps,
 };

@@ -518,9 +518,17 @@ export class PgRunStore implements RunStore {
 
   /** Orphans: runs whose holder let the lease lapse, or died on this machine (its pid is gone: no need to wait). */
   async claimOrphanedRuns(ttlMs: number, limit: number, held: readonly string[]): Promise<ClaimedRun[]> {
+    const op = randomUUID();
+    let tried = false;
     const claimed = await this.attempt('claimOrphanedRuns', async () => {
+      // Tried again after an error: the first try may have taken runs before its answer was lost.
+      if (tried) {
+        const earlier = await leases.claimedBy(this.db, this.owner, op);
+        if (earlier.length > 0) return earlier;
+      }
+      tried = true;
       const dead = deadLocalOwners(await leases.listHolders(this.db, this.owner), this.owner);
-      return leases.claimOrphans(this.db, this.owner, ttlMs, limit, dead, held);
+      return leases.claimOrphans(this.db, this.owner, ttlMs, limit, dead, held, op);
     });
     if (claimed.length === 0) return [];
     const rows = await this.attempt('claimOrphanedRuns', () =>

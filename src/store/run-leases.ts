@@ -80,7 +80,7 @@ export async function listHolders(db: Db, owner: string): Promise<string[]> {
  * Claims up to `limit` runs that need an owner and have none: unfinished, or finished and still owing their report;
  * never held, released, lapsed (this owner's own lapsed lease too, unless the run is in `held`), or held by one of
  * `deadOwners`. Runs another claimer has locked are skipped. Returns the claimed ids with their new fences, oldest
- * run first.
+ * run first. The claim is marked with `op`, so that a repeat after a lost answer finds its runs (`claimedBy`).
  */
 export async function claimOrphans(
   db: Db,
@@ -89,6 +89,7 @@ export async function claimOrphans(
   limit: number,
   deadOwners: readonly string[],
   held: readonly string[],
+  op: string,
 ): Promise<{ id: string; fence: number }[]> {
   const rows = await db
     .with('orphans', (q) =>
@@ -118,11 +119,26 @@ export async function claimOrphans(
         .skipLocked(),
     )
     .updateTable('runs')
-    .set((eb) => ({ owner, lease_expires_at: expiresIn(ttlMs), fence: eb('runs.fence', '+', 1) }))
+    .set((eb) => ({ owner, lease_expires_at: expiresIn(ttlMs), fence: eb('runs.fence', '+', 1), claim_op: op }))
     .from('orphans')
     .whereRef('runs.id', '=', 'orphans.id')
     .returning(['runs.id', 'runs.fence', 'runs.created_at'])
     .execute();
+  return oldestFirst(rows);
+}
+
+/** The runs the claim `op` took that `owner` still holds under that claim's lease (none if it took none). */
+export async function claimedBy(db: Db, owner: string, op: string): Promise<{ id: string; fence: number }[]> {
+  const rows = await db
+    .selectFrom('runs')
+    .select(['id', 'fence', 'created_at'])
+    .where('claim_op', '=', op)
+    .where('owner', '=', owner)
+    .execute();
+  return oldestFirst(rows);
+}
+
+function oldestFirst(rows: Array<{ id: string; fence: number; created_at: Date }>): { id: string; fence: number }[] {
   return rows
     .sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || a.id.localeCompare(b.id))
     .map((r) => ({ id: r.id, fence: r.fence }));

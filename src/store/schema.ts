@@ -37,6 +37,8 @@ export interface RunsTable {
   lease_expires_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** Raised by every new lease: writes carrying an older fence are refused. */
   fence: Generated<number>;
+  /** Operation id of the takeover claim that gave the current lease (a repeat of that claim finds its runs). */
+  claim_op: ColumnType<string | null, string | null | undefined, string | null>;
   /** When the review now awaited runs out (set each time a review starts; read when the run changes hands). */
   review_due_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   /** The Assistant the run belongs to, by name (null: Steward's own). */

@@ -165,6 +165,38 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
     expect(taken.sort()).toEqual([...ids].sort());
   });
 
+  it('a takeover claim whose answer was lost after it committed is tried again and finds the runs it took', async () => {
+    const runId = await heldRun(a);
+    await lapse(runId);
+    // The claim's statement commits, then its answer is lost (as a connection reset after the commit would).
+    const claims = new WeakSet<object>();
+    let lost = 0;
+    const losing = new PgRunStore(
+      database.db.withPlugin({
+        transformQuery: ({ node, queryId }) => {
+          if (node.kind === 'UpdateQueryNode' && node.with) claims.add(queryId);
+          return node;
+        },
+        transformResult: async ({ queryId, result }) => {
+          if (!claims.has(queryId) || lost > 0) return result;
+          lost += 1;
+          throw Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+        },
+      }),
+    );
+    const claimed = await losing.claimOrphanedRuns(LONG, 100, []);
+    expect(lost).toBe(1);
+    expect(claimed.map((c) => c.run.id)).toContain(runId);
+    const row = await database.db
+      .selectFrom('runs')
+      .select(['owner', 'fence'])
+      .where('id', '=', runId)
+      .executeTakeFirst();
+    // Taken once, by the claimer, under the fence it was given.
+    expect(row).toEqual({ owner: losing.owner, fence: claimed.find((c) => c.run.id === runId)?.fence });
+    expect(row?.fence).toBe(1);
+  });
+
   it('the runs of a holder on this machine whose process is gone are taken at once, without waiting for the lease', async () => {
     const child = spawn(process.execPath, ['-e', '']);
     await once(child, 'exit');
