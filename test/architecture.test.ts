@@ -4,14 +4,18 @@ import { describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..');
 const ENGINE = join(ROOT, 'src/engine');
+const TEST = join(ROOT, 'test');
 
-function engineFiles(dir = ENGINE): string[] {
+/** The .ts files under `root`, relative to it. */
+function tsFiles(root: string, dir = root): string[] {
   return readdirSync(dir).flatMap((name) => {
     const path = join(dir, name);
-    if (statSync(path).isDirectory()) return engineFiles(path);
-    return name.endsWith('.ts') ? [relative(ENGINE, path)] : [];
+    if (statSync(path).isDirectory()) return tsFiles(root, path);
+    return name.endsWith('.ts') ? [relative(root, path)] : [];
   });
 }
+
+const engineFiles = () => tsFiles(ENGINE);
 
 /** File names in the first column of ARCHITECTURE.md's engine file table. */
 function documentedFiles(): string[] {
@@ -28,14 +32,7 @@ describe('ARCHITECTURE.md', () => {
 });
 
 const SRC = join(ROOT, 'src');
-
-function sourceFiles(dir = SRC): string[] {
-  return readdirSync(dir).flatMap((name) => {
-    const path = join(dir, name);
-    if (statSync(path).isDirectory()) return sourceFiles(path);
-    return name.endsWith('.ts') ? [relative(SRC, path)] : [];
-  });
-}
+const sourceFiles = () => tsFiles(SRC);
 
 /** The modules a file imports (static imports and re-exports), as written. */
 function importsOf(text: string): string[] {
@@ -89,5 +86,50 @@ describe('one rule once', () => {
       text: "const EDITABLE = new Set([\n  'awaiting_review',\n  'running',\n  'paused',\n]);",
     };
     expect(statusSets([steering])).toEqual(["bot/x.ts: [ 'awaiting_review', 'running', 'paused', ]"]);
+  });
+});
+
+// A skip, a todo or an `only` (which skips the rest of its file) written into a test: `describe.skip`,
+// `it.skipIf(...)`, `test.concurrent.runIf(...)`, `describe.only`... Only test/helpers/needs.ts may decide to skip,
+// so that .ci/run's STEWARD_REQUIRE_ALL turns every such skip into a failure.
+const OWN_SKIP = /\b(?:describe|suite|it|test|bench)(?:\.\w+)*\.(?:skip|skipIf|runIf|todo|only)\b/g;
+// A test's context skipping at run time: `({ skip }) => ...`, `ctx.skip()`, `context.skip()`.
+const CONTEXT_SKIP = /\(\s*\{[^}]*\bskip\b[^}]*\}\s*\)\s*=>|\b(?:ctx|context)\.skip\s*\(/g;
+
+function ownSkips(text: string): string[] {
+  return [...text.matchAll(OWN_SKIP), ...text.matchAll(CONTEXT_SKIP)].map((m) => m[0]);
+}
+
+describe('skipping a test', () => {
+  it('is decided in test/helpers/needs.ts only, never by a test file on its own', () => {
+    // This file names the forms it refuses, below.
+    const allowed = new Set(['helpers/needs.ts', 'architecture.test.ts']);
+    const found = tsFiles(TEST)
+      .filter((path) => !allowed.has(path))
+      .flatMap((path) => ownSkips(readFileSync(join(TEST, path), 'utf8')).map((skip) => `${path}: ${skip}`));
+    expect(found).toEqual([]);
+  });
+
+  it.each([
+    ["describe.skipIf(privatePostgresMissing !== undefined)('x', () => {});", 'describe.skipIf'],
+    ["it.skip('x', async () => {});", 'it.skip'],
+    ["it.runIf(kind === 'postgres')('x', async () => {});", 'it.runIf'],
+    ["test.todo('x');", 'test.todo'],
+    ["describe.concurrent.skip('x', () => {});", 'describe.concurrent.skip'],
+    ["describe.only('x', () => {});", 'describe.only'],
+    ["it('x', ({ skip }) => skip());", '({ skip }) =>'],
+    ["it('x', (ctx) => { ctx.skip(); });", 'ctx.skip('],
+  ])('finds %s', (text, skip) => {
+    expect(ownSkips(text)).toEqual([skip]);
+  });
+
+  it.each([
+    "describeNeeding(privatePostgresMissing, 'x', () => {});",
+    "itNeeding(noOutside, 'x', async () => {});",
+    "describe.each(['postgres', 'pglite'])('x', () => {});",
+    'calls.skip();',
+    "it('skips a missed fire', () => expect(decide(at, { catchUp: 'skip' }).kind).toBe('skipped'));",
+  ])('lets %s be', (text) => {
+    expect(ownSkips(text)).toEqual([]);
   });
 });

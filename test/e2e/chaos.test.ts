@@ -6,14 +6,13 @@
  * a fault schedule that passes on one proves little (issue 26: the long run passed on its tuned seed and failed on
  * others); a seed that fails is a bug to find, never a retry.
  */
-import { describe, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { runChaos } from '../chaos/chaos-run.ts';
 import { chaosPassed, formatTally } from '../chaos/chaos-tally.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing } from '../helpers/private-postgres.ts';
 
-const title = `chaos, short${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
-
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'chaos, short', () => {
   it.each([11, 12, 13])(
     'seed %i: 12 runs across 3 processes under kills, PostgreSQL restarts and Stops: nothing runs twice, every run ends once or waits on a person',
     async (seed) => {

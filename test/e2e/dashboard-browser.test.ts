@@ -7,9 +7,10 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
 
@@ -66,8 +67,9 @@ const shot = (page: Page, name: string) => {
   return page.screenshot({ path: join(ARTIFACTS, name), fullPage: true });
 };
 
-describe.skipIf(!existsSync(CHROMIUM))(
-  `the dashboard in chromium (skipped: ${CHROMIUM} is missing; .ci/run installs it)`,
+describeNeeding(
+  existsSync(CHROMIUM) ? undefined : `${CHROMIUM} is missing; .ci/run installs it`,
+  'the dashboard in chromium',
   () => {
     it('lists runs and shows a finished run with its graph, timeline and hostile output as text', async () => {
       const hostile =

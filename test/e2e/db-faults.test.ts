@@ -10,11 +10,12 @@ import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import type { StoredStepAttempt } from '../../src/engine/ports.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import type { DatabaseSchema } from '../../src/store/schema.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import {
@@ -61,9 +62,7 @@ async function storedSteps(h: Harness, runId: string) {
   );
 }
 
-const title = `runs across PostgreSQL faults (private cluster)${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
-
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'runs across PostgreSQL faults (private cluster)', () => {
   let server: PrivatePostgres;
   let audit: AuditServer;
   let h: Harness | undefined;

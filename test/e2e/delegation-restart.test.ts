@@ -8,15 +8,14 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { startChaosCluster, type ChaosCluster } from '../chaos/chaos-cluster.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing } from '../helpers/private-postgres.ts';
 import { reportsIn } from '../helpers/slack-delivery.ts';
 import type { StewardProcess } from '../helpers/steward-process.ts';
 import { waitUntil } from '../helpers/wait.ts';
-
-const title = `a delegation across a SIGKILL${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
 
 const plan = (steps: unknown[]) =>
   JSON.stringify({ summary: 'Do the work', rationale: 'test', needsTools: true, answer: null, risks: [], steps });
@@ -38,7 +37,7 @@ const script = byRole({
   classifier: 'unrelated',
 });
 
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'a delegation across a SIGKILL', () => {
   let cluster: ChaosCluster | undefined;
   let dir: string | undefined;
   afterEach(async () => {

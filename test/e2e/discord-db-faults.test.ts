@@ -4,15 +4,14 @@
  */
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { createAuditServer, onlyRun, planReply, type AuditServer } from './harness.ts';
 import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
 
-const title = `discord while PostgreSQL is away (private cluster)${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
-
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'discord while PostgreSQL is away (private cluster)', () => {
   let server: PrivatePostgres;
   let audit: AuditServer | undefined;
   let h: DiscordHarness | undefined;

@@ -7,10 +7,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { startApp, type App } from '../../src/app.ts';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
 import { stewardError } from '../helpers/steward-error.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -20,7 +21,7 @@ interface Readiness {
   checks: { name: string; ok: boolean; detail?: string }[];
 }
 
-describe.skipIf(privatePostgresMissing !== undefined)('health endpoints', () => {
+describeNeeding(privatePostgresMissing, 'health endpoints', () => {
   let server: PrivatePostgres;
   let llm: FakeLlm;
   let app: App;

@@ -4,17 +4,16 @@
  * really receives (test/chaos/chaos-cluster.ts). What a person would notice is checked: which process called what,
  * how many times, the run's end and its reports.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { SIGNING_SECRET, startChaosCluster, type AuditLine, type ChaosCluster } from '../chaos/chaos-cluster.ts';
 import { requestText, stepTag } from '../chaos/chaos-plans.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing } from '../helpers/private-postgres.ts';
 import { buttonOf, cardOf, createSlackDelivery, postsIn, reportsIn } from '../helpers/slack-delivery.ts';
 import type { StewardProcess } from '../helpers/steward-process.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
-const title = `several processes on one database${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
-
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'several processes on one database', () => {
   let cluster: ChaosCluster | undefined;
   afterEach(async () => {
     await cluster?.close();

@@ -6,21 +6,20 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, expect, it } from 'vitest';
 import { planSchema } from '../../src/engine/plan/plan-schema.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { CHAOS_AUDIT_SCRIPT, startChaosCluster, type ChaosCluster } from '../chaos/chaos-cluster.ts';
 import { mcpConfig, serverConfig } from '../helpers/mcp-servers.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing } from '../helpers/private-postgres.ts';
 import type { StewardProcess } from '../helpers/steward-process.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { databaseAt } from './harness.ts';
 
-const title = `workflow fires across processes${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
-
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'workflow fires across processes', () => {
   let cluster: ChaosCluster | undefined;
   const closing: Array<() => Promise<void> | void> = [];
   afterEach(async () => {

@@ -5,13 +5,12 @@
 import { existsSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, expect, it } from 'vitest';
 import { waitUntil } from './wait.ts';
+import { describeNeeding } from './needs.ts';
 import { privatePostgresMissing, startPrivatePostgres, type PrivatePostgres } from './private-postgres.ts';
 
-const title = `private PostgreSQL cluster${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
-
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'private PostgreSQL cluster', () => {
   let server: PrivatePostgres;
   const timings: string[] = [];
   beforeAll(async () => {

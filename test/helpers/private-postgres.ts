@@ -17,7 +17,7 @@
  * the test process exits (a test that failed before its afterAll) is stopped by an exit handler.
  *
  * Where `initdb` and `pg_ctl` cannot be found (on the PATH, else under /usr/lib/postgresql/<version>/bin),
- * `privatePostgresMissing` says why, and tests should skip with it: see private-postgres.test.ts.
+ * `privatePostgresMissing` says why; a suite passes it to `describeNeeding` (needs.ts), which skips, or fails in CI.
  */
 import { execFile, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';

@@ -74,9 +74,9 @@ describe.each(['postgres', 'pglite'] as const)('reports owed and stored, on %s',
     expect(await reportedEvents(runId)).toHaveLength(1);
   });
 
-  it.runIf(kind === 'postgres')(
-    'a report stored while another writer holds the row gets the one that stands once it commits (not an error)',
-    async () => {
+  // PostgreSQL only: PGlite serves one connection at a time, so no second writer can wait on the row's lock there.
+  if (kind === 'postgres') {
+    it('a report stored while another writer holds the row gets the one that stands once it commits (not an error)', async () => {
       const runId = await endedRun('completed');
       let second: Promise<string> | undefined;
       await database.db.transaction().execute(async (trx) => {
@@ -93,8 +93,8 @@ describe.each(['postgres', 'pglite'] as const)('reports owed and stored, on %s',
       });
       expect(await second).toBe('Report A.');
       expect(await reportedEvents(runId)).toHaveLength(1);
-    },
-  );
+    });
+  }
 
   it('has a partial index for owed reports, which holds only the runs that owe one', async () => {
     const { rows } = await sql<{ indexdef: string }>`

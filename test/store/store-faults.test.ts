@@ -12,11 +12,12 @@ import { tmpdir } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, expect, it } from 'vitest';
 import { StewardError } from '../../src/engine/errors.ts';
 import { openDatabase, type StoreDatabase } from '../../src/store/database.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startLossyProxy, type LossyProxy } from '../helpers/lossy-proxy.ts';
+import { describeNeeding } from '../helpers/needs.ts';
 import {
   privatePostgresMissing,
   startPrivatePostgres,
@@ -74,9 +75,7 @@ async function within(ms: number, outcome: Promise<Outcome>): Promise<Outcome> {
   }
 }
 
-const title = `store writes across PostgreSQL faults${privatePostgresMissing ? ` (skipped: ${privatePostgresMissing})` : ''}`;
-
-describe.skipIf(privatePostgresMissing !== undefined)(title, () => {
+describeNeeding(privatePostgresMissing, 'store writes across PostgreSQL faults', () => {
   let server: PrivatePostgres;
   let proxy: LossyProxy;
   let direct: StoreDatabase;
