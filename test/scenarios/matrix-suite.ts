@@ -9,16 +9,28 @@ import type { Person } from './person.ts';
 import { runCell } from './scenario-driver.ts';
 import { tally, testName } from './summary.ts';
 
-/** Declares the suite of `channel`, whose person starts with `start`. */
-export function matrixSuite(channel: Channel, start: (script: FakeLlmScript, cell: Cell) => Promise<Person>): void {
+/**
+ * Declares the suite of `channel`, whose person starts with `start`. With `part` ([k, n]) it runs every n-th cell
+ * from the k-th (1-based), so a channel's cells spread over n files that vitest runs side by side.
+ */
+export function matrixSuite(
+  channel: Channel,
+  start: (script: FakeLlmScript, cell: Cell) => Promise<Person>,
+  part: readonly [number, number] = [1, 1],
+): void {
+  const [k, n] = part;
   const planned = planFor(channel, { full: process.env.STEWARD_SCENARIOS === 'all' });
   const failed: string[] = [];
   let ran = 0;
   const started = performance.now();
-  afterAll(() => console.log(tally(channel, planned, ran, failed, performance.now() - started)));
+  const label = n > 1 ? `${channel} (part ${k} of ${n})` : channel;
+  afterAll(() => console.log(tally(label, planned, ran, failed, performance.now() - started)));
 
-  describe(`scenario matrix: ${channel}`, () => {
-    const cells = planned.filter((p) => p.fate === 'run').map((p) => [testName(p), p.cell] as const);
+  describe(`scenario matrix: ${label}`, () => {
+    const cells = planned
+      .filter((p) => p.fate === 'run')
+      .filter((_, i) => i % n === k - 1)
+      .map((p) => [testName(p), p.cell] as const);
     it.each(cells)('%s', async (name, cell) => {
       ran++;
       const problems = await runCell(cell, start).catch((err: unknown) => [

@@ -2,16 +2,13 @@
  * The matrix's tally for one channel, printed after its cells ran: cells run, passed and failed, and every cell not
  * applicable or not driven yet, with why (the same reason once, with how many cells it covers).
  */
-import { ACTIONS, cellName, CONTEXTS, SHAPES, type Channel, type Planned } from './matrix.ts';
+import { ACTIONS, cellName, CONTEXTS, SHAPES, type Planned } from './matrix.ts';
 
-/** The lines to print for a channel's plan, the cells that ran and those that failed. */
-export function tally(
-  channel: Channel,
-  planned: Planned[],
-  ran: number,
-  failed: readonly string[],
-  ms: number,
-): string {
+/**
+ * The lines to print for a channel's plan, the cells that ran and those that failed. `channel` names the channel,
+ * with its part when its cells are spread over several files.
+ */
+export function tally(channel: string, planned: Planned[], ran: number, failed: readonly string[], ms: number): string {
   const grouped = new Map<string, number>();
   for (const p of planned)
     if (p.fate !== 'run')
