@@ -6,10 +6,11 @@
  *
  * PostgreSQL: `TEST_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/test) must let us CREATE DATABASE.
  * Each call clones a migrated template (`CREATE DATABASE ... TEMPLATE`), which is made once per migration set.
- * PGlite: a fresh data folder under the OS temp dir, removed on close. Expect ~2 s to open one (WASM start-up).
+ * PGlite: a copy of a migrated data folder (made once per migration set, kept under the OS temp dir) in a folder of
+ * its own, removed on close. Expect ~0.5 s to open one (WASM start-up).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { access, cp, mkdir, mkdtemp, readdir, readFile, rename, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -28,6 +29,7 @@ const TEMPLATE_LOCK_KEY = 7_406_173_001;
 const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
 
 let template: Promise<string> | undefined;
+let pgliteTemplate: Promise<string> | undefined;
 
 /** Opens a new, migrated, empty database of the given kind; `close()` also deletes it. */
 export async function createTestDatabase(kind: 'postgres' | 'pglite'): Promise<TestDatabase> {
@@ -68,10 +70,14 @@ async function createPostgresDatabase(): Promise<TestDatabase> {
 }
 
 async function createPgliteDatabase(): Promise<TestDatabase> {
+  pgliteTemplate ??= ensurePgliteTemplate();
+  const template = await pgliteTemplate;
   const dir = await mkdtemp(join(tmpdir(), 'steward-test-'));
   const remove = () => rm(dir, { recursive: true, force: true });
   let store: StoreDatabase;
   try {
+    // A copy of a migrated data folder opens in a fraction of the time a new one takes to create and migrate.
+    await cp(template, join(dir, 'pglite'), { recursive: true });
     store = await openDatabase({ dataDir: dir });
   } catch (error) {
     await remove();
@@ -89,6 +95,35 @@ async function createPgliteDatabase(): Promise<TestDatabase> {
     },
   };
 }
+
+/**
+ * A migrated PGlite data folder to copy, made once per migration set and shared by every test process: built in a
+ * folder of its own and renamed into place, so a process never copies a half-made one (when two build at once, the
+ * rename of the second fails and it uses the first's).
+ */
+async function ensurePgliteTemplate(): Promise<string> {
+  const root = join(tmpdir(), 'steward-pglite-templates');
+  const ready = join(root, await migrationsHash());
+  if (await exists(join(ready, 'PG_VERSION'))) return ready;
+  await mkdir(root, { recursive: true });
+  const building = await mkdtemp(join(root, 'building-'));
+  try {
+    const store = await openDatabase({ dataDir: building });
+    await store.close();
+    await rename(join(building, 'pglite'), ready).catch(async (error: unknown) => {
+      if (!(await exists(join(ready, 'PG_VERSION')))) throw error;
+    });
+  } finally {
+    await rm(building, { recursive: true, force: true });
+  }
+  return ready;
+}
+
+const exists = (path: string) =>
+  access(path).then(
+    () => true,
+    () => false,
+  );
 
 /** Makes the migrated template once per migration set, even when many test processes ask at the same moment. */
 async function ensureTemplate(): Promise<string> {
