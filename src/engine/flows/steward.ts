@@ -16,8 +16,7 @@ import {
   type WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
-import type { ClaimedRun, StoredRun } from '../ports.ts';
-import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
+import type { StoredRun } from '../ports.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { approverRoles, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
@@ -25,15 +24,7 @@ import { describeHistory, describeRun, describeStatus } from '../run/run-status.
 import { parseAddress, type Assistant, type AssistantStore } from '../assistants.ts';
 import { DEFAULT_DELEGATION_LIMITS } from '../delegations.ts';
 import { StewardError } from '../errors.ts';
-import {
-  DRIVEN_STATUSES,
-  isTerminal,
-  type Actor,
-  type DecisionAction,
-  type Json,
-  type ReviewPreference,
-  type RunStatus,
-} from '../types.ts';
+import { isTerminal, type Actor, type DecisionAction, type ReviewPreference } from '../types.ts';
 import { AssistantFlow } from './assistant-flow.ts';
 import { withAssistantModels } from './assistant-grants.ts';
 import { withBuiltinTools } from './builtin-tools.ts';
@@ -51,7 +42,7 @@ import { RunControl } from './run-control.ts';
 import { RunDrivers } from './run-drivers.ts';
 import { DEFAULT_LEASE_MS, RunLeases } from './run-leases.ts';
 import { RunLifecycle } from './run-lifecycle.ts';
-import { startOwnershipWatch, type OwnershipWatch } from './ownership-watch.ts';
+import { RunOwnership } from './run-ownership.ts';
 import { RunMessages } from './run-messages.ts';
 import { RunViews } from './run-views.ts';
 import { PlanEstimates } from './plan-estimates.ts';
@@ -62,14 +53,8 @@ import { controlEndedRun, type EndedControl } from '../run/ended-control.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
-/** A run driven step by step: its decisions go to its driver. */
-const needsDriver = (run: StoredRun) => (DRIVEN_STATUSES as readonly RunStatus[]).includes(run.status);
-
 /** How long the list of Assistants a plan may delegate to is kept before it is read again. */
 const ASSISTANT_LIST_MS = 5_000;
-/** Notes that only guard against repeats are kept a week (repeats come within minutes); pruned hourly. */
-const LEDGER_RETENTION_MS = 7 * 24 * 3_600_000;
-const TIDY_EVERY_MS = 3_600_000;
 
 /** A stored run as a line of a person's list. */
 const toListing = (run: StoredRun): RunListing => ({
@@ -90,7 +75,7 @@ export class Steward implements InboundHandler {
   private readonly writePlan: PlanWriter;
   private readonly review: ReviewFlow;
   private readonly control: RunControl;
-  private readonly recovery: Recovery;
+  private readonly ownership: RunOwnership;
   private readonly planner: PlanningFlow;
   private readonly views: RunViews;
   private readonly fires: WorkflowFires | undefined;
@@ -99,7 +84,6 @@ export class Steward implements InboundHandler {
   private readonly assistants: AssistantFlow | undefined;
   private readonly delegation: DelegationFlow | undefined;
   private assistantList: { at: number; list: Promise<Assistant[]> } | undefined;
-  private watch: OwnershipWatch | undefined;
 
   private readonly deps: StewardDeps;
 
@@ -162,9 +146,11 @@ export class Steward implements InboundHandler {
     }
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       afterStart: async (run) => {
-        await this.drain(run.id).catch((err: unknown) =>
-          log('warn', `run ${run.id}: queued decisions not applied yet: ${(err as Error).message}`),
-        );
+        await this.ownership
+          .drain(run.id)
+          .catch((err: unknown) =>
+            log('warn', `run ${run.id}: queued decisions not applied yet: ${(err as Error).message}`),
+          );
         await this.delegation
           ?.started(run)
           .catch((err: unknown) => log('warn', `run ${run.id}: not paused with its parent: ${(err as Error).message}`));
@@ -174,7 +160,15 @@ export class Steward implements InboundHandler {
     this.lifecycle = lifecycle;
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);
     this.control = new RunControl(deps, this.drivers, this.messages, this.writePlan);
-    this.recovery = new Recovery(deps, this.timers, this.messages, lifecycle);
+    const recovery = new Recovery(deps, this.timers, this.messages, lifecycle);
+    this.ownership = new RunOwnership(deps, this.leases, this.drivers, lifecycle, {
+      report: (run) => recovery.report(run),
+      recover: (run, fence) => recovery.recover(run, fence),
+      replan: (run, fence) => this.replan(run, fence),
+      apply: (d) => this.decideQueued(d),
+      // Slots of delegations whose end was lost with their parent's process are freed once their child has ended.
+      afterRound: async () => void (await this.delegation?.sweep()),
+    });
     const quick = settings.quickAnswers
       ? new QuickAnswers(deps, this.llmFor, settings.quickAnswers, earlier)
       : undefined;
@@ -286,7 +280,17 @@ export class Steward implements InboundHandler {
   async decision(d: InboundDecision): Promise<void> {
     const stop = this.stopLocally(d);
     try {
-      if (!stop && (await this.forwarded(d))) return;
+      if (!stop && (await this.ownership.forwarded(d))) return;
+      await this.decideHere(d, stop?.run);
+    } finally {
+      stop?.release();
+    }
+  }
+
+  /** A decision another process queued for a run held here: decided here (a Stop reaches the driver first). */
+  private async decideQueued(d: InboundDecision): Promise<void> {
+    const stop = this.stopLocally(d);
+    try {
       await this.decideHere(d, stop?.run);
     } finally {
       stop?.release();
@@ -354,45 +358,6 @@ export class Steward implements InboundHandler {
     const release = driver.holdMessages();
     driver.send({ type: 'stopRequested' });
     return { run, release };
-  }
-
-  /**
-   * Queues the decision for the process that holds the run when this one does not: the run is active and held by
-   * another process, or by none (its holder died; the next round here or elsewhere takes it over and applies it).
-   */
-  private async forwarded(d: InboundDecision): Promise<boolean> {
-    if (this.drivers.has(d.runId)) return false;
-    // An edit too deep to store is refused here, by the same rule the holder would apply.
-    if (d.plan !== undefined && jsonValueDepth(d.plan, MAX_PLAN_DEPTH + 1) > MAX_PLAN_DEPTH) return false;
-    const run = await this.deps.store.getRun(d.runId);
-    if (!run || isTerminal(run.status)) return false;
-    const held = this.leases.has(d.runId);
-    // Held here, but its driver is still starting (an approval or a takeover under way): queued for the driver.
-    if (held && !needsDriver(run)) return false;
-    await this.deps.store.forwardDecision(d.runId, d as unknown as Json);
-    if (!held) this.watch?.soon();
-    // Its driver may have started (and drained the queue) while this was being stored: drain again.
-    else if (this.drivers.has(d.runId)) await this.drain(d.runId);
-    return true;
-  }
-
-  /** Applies the decisions queued for a run this process holds (from other processes, or waiting for its driver). */
-  private async drain(runId: string): Promise<void> {
-    if (!this.leases.has(runId)) return;
-    if (!this.drivers.has(runId)) {
-      const run = await this.deps.store.getRun(runId);
-      // Its driver is starting: it drains the queue once it runs (`afterStart`).
-      if (run && needsDriver(run)) return;
-    }
-    for (const queued of await this.deps.store.takeDecisions(runId)) {
-      const d = queued as unknown as InboundDecision;
-      const stop = this.stopLocally(d);
-      await this.decideHere(d, stop?.run)
-        .catch((err: unknown) =>
-          this.deps.log('error', `run ${runId}: a queued ${d.action} failed: ${(err as Error).message}`),
-        )
-        .finally(() => stop?.release());
-    }
   }
 
   private async decide(d: InboundDecision): Promise<void> {
@@ -550,37 +515,8 @@ export class Steward implements InboundHandler {
    * died are taken over, and decisions queued by other processes are applied. Resolves after the first pass.
    */
   async recover(): Promise<void> {
-    this.watch ??= this.startWatching();
-    await this.takeOver();
-    await this.drainAll();
+    await this.ownership.start();
     this.fires?.start();
-  }
-
-  /** Claims orphaned runs until none is left, and resumes or reports each. */
-  private async takeOver(): Promise<void> {
-    for (;;) {
-      const claimed = await this.deps.store.claimOrphanedRuns(this.leases.ttlMs, 20, this.leases.ids());
-      if (claimed.length === 0) return;
-      // Every run claimed is held (so renewed) at once: resuming each in turn may take longer than a lease.
-      for (const { run, fence } of claimed) this.leases.hold(run.id, fence);
-      for (const c of claimed) await this.resume(c);
-    }
-  }
-
-  private async resume({ run, fence }: ClaimedRun): Promise<void> {
-    this.deps.log(
-      'info',
-      `run ${run.id}: taken over (${run.status}${run.report === null ? '' : ', report stored'}, fence ${fence})`,
-    );
-    try {
-      if (isTerminal(run.status)) await this.recovery.report(run);
-      else if (run.status === 'planning') await this.replan(run, fence);
-      else await this.recovery.recover(run, fence);
-    } catch (err) {
-      this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
-      // Not held with nobody driving it: let go, it is taken over again (here too) once the fault passes.
-      this.lifecycle.abandon(run.id);
-    }
   }
 
   /** A run taken over while planned: a workflow's fire is offered again (never planned), any other run re-planned. */
@@ -588,34 +524,6 @@ export class Steward implements InboundHandler {
     const fire = this.fires ? await this.deps.workflows?.fireOfRun(run.id) : null;
     if (fire && this.fires) return this.fires.offerFire(run, fire);
     return this.planner.replan(run, fence);
-  }
-
-  private async drainAll(): Promise<void> {
-    for (const runId of await this.deps.store.runsWithDecisions()) await this.drain(runId);
-  }
-
-  /** The watch: leases renewed, orphans taken over and queued decisions applied, while the process lives. */
-  private startWatching(): OwnershipWatch {
-    const { log, signals } = this.deps;
-    const rounds = {
-      renew: async () => {
-        for (const runId of await this.leases.renew()) this.lifecycle.lose(runId);
-      },
-      takeOver: async () => {
-        await this.takeOver();
-        await this.drainAll();
-        // Slots of delegations whose end was lost with their parent's process are freed once their child has ended.
-        await this.delegation?.sweep();
-      },
-      drain: (runId: string) => this.drain(runId),
-      tidy: async () => {
-        const pruned = await this.deps.store.pruneLedgers(LEDGER_RETENTION_MS);
-        const counts = Object.entries(pruned).filter(([, n]) => n > 0);
-        if (counts.length > 0) log('info', `pruned old notes: ${counts.map(([k, n]) => `${n} ${k}`).join(', ')}`);
-      },
-    };
-    const everyMs = Math.max(50, Math.floor(this.leases.ttlMs / 3));
-    return startOwnershipWatch(rounds, { everyMs, tidyEveryMs: TIDY_EVERY_MS, signals, log });
   }
 
   /** Resolves when every run this process is driving has finished and reported. */
@@ -651,10 +559,7 @@ export class Steward implements InboundHandler {
     // A run being planned stays in `planning`: whoever takes it over next plans it again.
     this.planner.abandonAll();
     this.drivers.detachAll();
-    const watch = this.watch;
-    this.watch = undefined;
-    await watch?.stop();
-    await this.leases.releaseAll();
+    await this.ownership.stop();
   }
 
   private mayDecide(run: StoredRun, actor: Actor): boolean {

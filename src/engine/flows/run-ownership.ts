@@ -1,0 +1,158 @@
+/**
+ * What this process does so that every run has exactly one driver across processes and restarts: it takes over runs
+ * that need an owner (resumes, re-plans or reports each), keeps the ownership watch going (leases renewed, orphans
+ * taken over, queued decisions applied, old notes pruned), queues a decision for the process that drives its run,
+ * and hands its leases back at shutdown. `Steward` routes; this owns.
+ */
+import type { InboundDecision } from '../channel.ts';
+import type { ClaimedRun, StoredRun, UnreportedRun } from '../ports.ts';
+import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
+import { DRIVEN_STATUSES, isTerminal, type Json, type RunStatus } from '../types.ts';
+import type { StewardDeps } from './deps.ts';
+import { startOwnershipWatch, type OwnershipWatch } from './ownership-watch.ts';
+import type { RunDrivers } from './run-drivers.ts';
+import type { RunLeases } from './run-leases.ts';
+import type { RunLifecycle } from './run-lifecycle.ts';
+
+/** Notes that only guard against repeats are kept a week (repeats come within minutes); pruned hourly. */
+const LEDGER_RETENTION_MS = 7 * 24 * 3_600_000;
+const TIDY_EVERY_MS = 3_600_000;
+/** How many orphans one claim takes. */
+const CLAIM_BATCH = 20;
+
+/** A run driven step by step: its decisions go to its driver. */
+const needsDriver = (run: StoredRun) => (DRIVEN_STATUSES as readonly RunStatus[]).includes(run.status);
+
+/** How a run taken over goes on, by where it stood; and how a decision taken from the queue is applied here. */
+export interface TakeoverSteps {
+  /** A run that ended without its report sent: the report. */
+  report(run: UnreportedRun): Promise<void>;
+  /** A run taken over while planned: planned again (or its workflow fire offered again). */
+  replan(run: StoredRun, fence: number): Promise<void>;
+  /** A run past planning: resumed from its stored steps. */
+  recover(run: StoredRun, fence: number): Promise<void>;
+  /** A decision another process queued for a run held here. */
+  apply(d: InboundDecision): Promise<void>;
+  /** After each takeover round (delegation slots whose end was lost are freed). */
+  afterRound?(): Promise<void>;
+}
+
+export class RunOwnership {
+  private watch: OwnershipWatch | undefined;
+
+  constructor(
+    private readonly deps: Pick<StewardDeps, 'store' | 'log' | 'signals'>,
+    private readonly leases: RunLeases,
+    private readonly drivers: RunDrivers,
+    private readonly lifecycle: RunLifecycle,
+    private readonly steps: TakeoverSteps,
+  ) {}
+
+  /** Starts the watch (once) and takes over every run that needs an owner now, applying what was queued for them. */
+  async start(): Promise<void> {
+    this.watch ??= this.startWatching();
+    await this.takeOver();
+    await this.drainAll();
+  }
+
+  /** Stops the watch and hands every lease back, so the next process takes those runs over at once. */
+  async stop(): Promise<void> {
+    const watch = this.watch;
+    this.watch = undefined;
+    await watch?.stop();
+    await this.leases.releaseAll();
+  }
+
+  /**
+   * Queues the decision for the process that holds the run when this one does not: the run is active and held by
+   * another process, or by none (its holder died; the next round here or elsewhere takes it over and applies it).
+   * False when it is for this process to decide.
+   */
+  async forwarded(d: InboundDecision): Promise<boolean> {
+    if (this.drivers.has(d.runId)) return false;
+    // An edit too deep to store is refused here, by the same rule the holder would apply.
+    if (d.plan !== undefined && jsonValueDepth(d.plan, MAX_PLAN_DEPTH + 1) > MAX_PLAN_DEPTH) return false;
+    const run = await this.deps.store.getRun(d.runId);
+    if (!run || isTerminal(run.status)) return false;
+    const held = this.leases.has(d.runId);
+    // Held here, but its driver is still starting (an approval or a takeover under way): queued for the driver.
+    if (held && !needsDriver(run)) return false;
+    await this.deps.store.forwardDecision(d.runId, d as unknown as Json);
+    if (!held) this.watch?.soon();
+    // Its driver may have started (and drained the queue) while this was being stored: drain again.
+    else if (this.drivers.has(d.runId)) await this.drain(d.runId);
+    return true;
+  }
+
+  /** Applies the decisions queued for a run this process holds (from other processes, or waiting for its driver). */
+  async drain(runId: string): Promise<void> {
+    if (!this.leases.has(runId)) return;
+    if (!this.drivers.has(runId)) {
+      const run = await this.deps.store.getRun(runId);
+      // Its driver is starting: it drains the queue once it runs (`afterStart`).
+      if (run && needsDriver(run)) return;
+    }
+    for (const queued of await this.deps.store.takeDecisions(runId)) {
+      const d = queued as unknown as InboundDecision;
+      await this.steps
+        .apply(d)
+        .catch((err: unknown) =>
+          this.deps.log('error', `run ${runId}: a queued ${d.action} failed: ${(err as Error).message}`),
+        );
+    }
+  }
+
+  /** Claims orphaned runs until none is left, and resumes or reports each. */
+  private async takeOver(): Promise<void> {
+    for (;;) {
+      const claimed = await this.deps.store.claimOrphanedRuns(this.leases.ttlMs, CLAIM_BATCH, this.leases.ids());
+      if (claimed.length === 0) return;
+      // Every run claimed is held (so renewed) at once: resuming each in turn may take longer than a lease.
+      for (const { run, fence } of claimed) this.leases.hold(run.id, fence);
+      for (const c of claimed) await this.resume(c);
+    }
+  }
+
+  private async resume({ run, fence }: ClaimedRun): Promise<void> {
+    this.deps.log(
+      'info',
+      `run ${run.id}: taken over (${run.status}${run.report === null ? '' : ', report stored'}, fence ${fence})`,
+    );
+    try {
+      if (isTerminal(run.status)) await this.steps.report(run);
+      else if (run.status === 'planning') await this.steps.replan(run, fence);
+      else await this.steps.recover(run, fence);
+    } catch (err) {
+      this.deps.log('error', `run ${run.id}: could not be taken over: ${(err as Error).message}`);
+      // Not held with nobody driving it: let go, it is taken over again (here too) once the fault passes.
+      this.lifecycle.abandon(run.id);
+    }
+  }
+
+  private async drainAll(): Promise<void> {
+    for (const runId of await this.deps.store.runsWithDecisions()) await this.drain(runId);
+  }
+
+  /** The watch: leases renewed, orphans taken over and queued decisions applied, while the process lives. */
+  private startWatching(): OwnershipWatch {
+    const { log, signals, store } = this.deps;
+    const rounds = {
+      renew: async () => {
+        for (const runId of await this.leases.renew()) this.lifecycle.lose(runId);
+      },
+      takeOver: async () => {
+        await this.takeOver();
+        await this.drainAll();
+        await this.steps.afterRound?.();
+      },
+      drain: (runId: string) => this.drain(runId),
+      tidy: async () => {
+        const pruned = await store.pruneLedgers(LEDGER_RETENTION_MS);
+        const counts = Object.entries(pruned).filter(([, n]) => n > 0);
+        if (counts.length > 0) log('info', `pruned old notes: ${counts.map(([k, n]) => `${n} ${k}`).join(', ')}`);
+      },
+    };
+    const everyMs = Math.max(50, Math.floor(this.leases.ttlMs / 3));
+    return startOwnershipWatch(rounds, { everyMs, tidyEveryMs: TIDY_EVERY_MS, signals, log });
+  }
+}
