@@ -53,6 +53,12 @@ export interface InboundDecision {
    * ended goes to the person's only other active run in that conversation instead of being refused.
    */
   byWord?: boolean;
+  /**
+   * Called once the decision is recorded (queued for the process that drives its run, or decided and stored; a Stop
+   * once the run is stored as stopping), before slower work: a platform that answers the press then leaves a press
+   * that a process killed before recording it unanswered, rather than answered and lost.
+   */
+  accepted?: () => void;
 }
 
 /** One of a person's runs, as a line in a list (`/steward status`, `/steward runs`). */

@@ -48,8 +48,15 @@ export interface SlackHarness {
   reply(threadTs: string, text: string, user?: string): Promise<void>;
   /** The value of a button on a card as it is now. */
   buttonValue(card: FakeMessage, action: string): string;
-  /** Presses a button on a card (the value as shown now, unless given); resolves with the HTTP status. */
-  press(card: FakeMessage, action: string, o?: { user?: string; value?: string }): Promise<number>;
+  /**
+   * Presses a button on a card (the value as shown now, unless given); resolves with the HTTP status once the engine
+   * is done with the press (`answerOnly`: as soon as Slack's request is answered).
+   */
+  press(
+    card: FakeMessage,
+    action: string,
+    o?: { user?: string; value?: string; answerOnly?: boolean },
+  ): Promise<number>;
   /** Submits the modal opened last, with this text. */
   submitAmend(text: string, user?: string): Promise<number>;
   /** Posts any body signed with the right (or a forged) secret. */
@@ -134,13 +141,15 @@ export async function startSlackHarness(options: {
   planBlocks?: { channel: boolean; workspace?: boolean };
   /** The dashboard's address: `/steward dashboard` then answers with sign-in links to it (else: it is off). */
   dashboardUrl?: string;
+  /** The first process's run store (a restart or another process gets a plain one). */
+  store?: (db: TestDatabase['db']) => PgRunStore;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
   const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace });
   const db = await createTestDatabase(options.db);
   const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
-  const store = new PgRunStore(db.db);
+  const store = options.store?.(db.db) ?? new PgRunStore(db.db);
   const calls: RecordedCall[] = [];
   const logs: string[] = [];
   const log = (level: string, message: string) => logs.push(`${level} ${message}`);
@@ -237,7 +246,8 @@ export async function startSlackHarness(options: {
         triggerId: slack.newTriggerId(),
         botUserId: slack.botUserId,
       });
-      return ok(post(interactionBody(payload), 'application/x-www-form-urlencoded'));
+      const answer = post(interactionBody(payload), 'application/x-www-form-urlencoded');
+      return o.answerOnly ? answer.then((r) => r.status) : ok(answer);
     },
     submitAmend(text, user) {
       const opened = slack.callsOf('views.open').at(-1);

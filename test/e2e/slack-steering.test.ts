@@ -14,6 +14,7 @@ import {
 } from './slack-controls.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { createNewRun } from '../store/builders.ts';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
@@ -143,6 +144,50 @@ describe('slack steering controls, end to end on postgres', () => {
     await h.steward.idle();
     expect(JSON.stringify((await waitForStoredEnd(h.store, runId, 'after')).output)).toContain('edited words');
     expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted])).toEqual([['edit', true]]);
+  });
+
+  it('a Stop press is answered once the run is stored as stopping (or after 2.5 s waiting for it), never before: a kill in between leaves it unanswered, not lost', async () => {
+    const plan = planReply([
+      { id: 'slow', tool: 'everything.trigger-long-running-operation', args: { duration: 30, steps: 30 } },
+      echo('after', 'never', ['slow']),
+    ]);
+    // The move to `stopping` waits at a gate this test opens.
+    let open!: () => void;
+    const gate = new Promise<void>((resolve) => (open = resolve));
+    class GatedStore extends PgRunStore {
+      override async transition(...args: Parameters<PgRunStore['transition']>): Promise<boolean> {
+        if (args[2] === 'stopping') await gate;
+        return super.transition(...args);
+      }
+    }
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [plan], synthesizer: ['Stopped.'] }),
+      store: (db) => new GatedStore(db),
+    });
+    const thread = await h.mention('slow, then talk');
+    const runId = await onlyRunId(h);
+    await h.waitFor('the slow step to run', async () =>
+      (await h!.store.listStepAttempts(runId)).some((a) => a.stepId === 'slow' && a.status === 'running'),
+    );
+    await h.waitFor('the running card', () => messageText(h!.card(thread)).includes('▶️ Running'));
+
+    try {
+      const pressedAt = Date.now();
+      const status = await h.press(h.card(thread), 'stop', { answerOnly: true });
+      const answeredAfter = Date.now() - pressedAt;
+      // Answered while the record still waits: only once the listener's 2.5 s wait for it ran out, never at once.
+      expect(status).toBe(200);
+      expect(answeredAfter, 'Slack was answered before the Stop was stored').toBeGreaterThanOrEqual(2_400);
+      expect((await h.store.listDecisions(runId)).map((d) => d.action)).toEqual([]);
+      // The Stop reached the driver meanwhile: its call was cancelled at once.
+      expect((await h.store.listStepAttempts(runId)).find((a) => a.stepId === 'slow')?.status).toBe('cancelled');
+    } finally {
+      open();
+    }
+    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('Stopped.')));
+    expect((await h.store.getRun(runId))?.status).toBe('stopped');
   });
 
   it('a plan too long for one box opens a box per step: change one, drop one, add one, and a mistake is shown under its box', async () => {

@@ -1,10 +1,11 @@
 /**
- * Bolt listeners: each Slack payload becomes one engine call. Button presses and modal submissions are
- * acknowledged first (Slack allows 3 s); the engine's work runs after the ack and is tracked, not awaited. Messages
- * are answered once the engine stored them, so Slack delivers again an event that a killed process never stored.
+ * Bolt listeners: each Slack payload becomes one engine call. Messages are answered once the engine stored them, so
+ * Slack delivers again an event that a killed process never stored; a decision button (approve, cancel, pause,
+ * resume, stop) once the engine recorded the press (within Slack's 3 s), so a press is never answered and then lost.
+ * Other controls and modal submissions are acknowledged first; the engine's work runs after and is tracked.
  */
 import type { App, types } from '@slack/bolt';
-import type { InboundHandler, InboundMessage } from '../../engine/channel.ts';
+import type { InboundDecision, InboundHandler, InboundMessage } from '../../engine/channel.ts';
 import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { Actor } from '../../engine/types.ts';
 import {
@@ -72,16 +73,23 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   app.action(
     { type: 'block_actions', action_id: new RegExp(`^${ACTION_PREFIX.replace('.', '\\.')}`) },
     async ({ ack, body, action, client }) => {
-      await ack();
       const actor = toActor(body.user);
-      // A choice on the App Home tab: no channel or thread, it is answered by publishing the view again.
-      if (onHomeAction(action, actor, deps)) return;
       // A press on a private message (help, a confirmation) has no message in its payload; its container says where.
       const at: SeenAt = {
         channel: body.channel?.id ?? stringField(body.container, 'channel_id') ?? '',
         threadTs:
           stringField(body.message, 'thread_ts') ?? body.message?.ts ?? stringField(body.container, 'thread_ts'),
       };
+      // A decision button is answered once the engine recorded the press; every other control at once.
+      const pressed = action.type === 'button' ? decisionOf(action.action_id, action.value) : null;
+      if (pressed) {
+        if (at.channel) deps.seen(actor, at);
+        await untilDecided(deps, { ...pressed, actor });
+        return void (await ack());
+      }
+      await ack();
+      // A choice on the App Home tab: no channel or thread, it is answered by publishing the view again.
+      if (onHomeAction(action, actor, deps)) return;
       if (at.channel) deps.seen(actor, at);
       const openModal = async (view: types.ModalView) => {
         await client.views.open({ trigger_id: body.trigger_id, view });
@@ -99,8 +107,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
         );
         return;
       }
-      const decision = decisionFromActionId(action.action_id);
-      if (decision === 'amend') {
+      if (decisionFromActionId(action.action_id) === 'amend') {
         // trigger_id lives 3 s: open the modal at once, and only for someone who may decide. Anyone else's press
         // still goes to the engine, which refuses it, tells them privately and records it.
         track(
@@ -110,8 +117,6 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
             await openModal(renderAmendModal(ref, deps.summaryOf(ref.runId)));
           })(),
         );
-      } else if (decision) {
-        track(handler.decision({ ...ref, action: decision, actor }));
       }
     },
   );
@@ -151,6 +156,34 @@ export async function untilAccepted(
   try {
     const taken = await Promise.race([stored, work.then(() => true), late]);
     if (!taken) throw new Error(`the message was not stored within ${ACCEPT_WAIT_MS} ms; Slack will send it again`);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The decision a card button stands for (approve, cancel, pause, resume, stop), or null for any other button. */
+function decisionOf(actionId: string, value: string | undefined): Omit<InboundDecision, 'actor'> | null {
+  const action = decisionFromActionId(actionId);
+  const ref = decodeCardRef(value);
+  return action && action !== 'amend' && ref ? { ...ref, action } : null;
+}
+
+/**
+ * Hands a press's decision to the engine and returns once the engine recorded it (queued for its run's holder, or
+ * decided and stored), or is done, or `ACCEPT_WAIT_MS` passed: Slack is answered then, so a process killed between
+ * the press and its record leaves Slack unanswered (the person sees the press fail) instead of answered and lost.
+ * Past the wait it is answered all the same (the engine is still at it, the database slow). Throws when the engine
+ * failed first: Bolt answers with an error. The rest runs tracked.
+ */
+async function untilDecided(deps: Pick<ListenerDeps, 'handler' | 'track'>, d: InboundDecision): Promise<void> {
+  let accepted!: () => void;
+  const recorded = new Promise<void>((resolve) => (accepted = resolve));
+  const work = deps.handler.decision({ ...d, accepted });
+  deps.track(work);
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ACCEPT_WAIT_MS)));
+  try {
+    await Promise.race([recorded, work, late]);
   } finally {
     clearTimeout(timer);
   }

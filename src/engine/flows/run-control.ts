@@ -82,6 +82,8 @@ export class RunControl {
           return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
         }
       }
+      // Stored: whoever drives the run next (after a crash here, too) finds it stopping or paused.
+      d.accepted?.();
       if (d.action === 'pause') driver.send({ type: move.event });
       await this.messages.notice(run, 'info', sentence`${move.words} (${d.actor})`);
       await this.messages.status(run, move.to);

@@ -280,7 +280,7 @@ export class Steward implements InboundHandler {
   async decision(d: InboundDecision): Promise<void> {
     const stop = this.stopLocally(d);
     try {
-      if (!stop && (await this.ownership.forwarded(d))) return;
+      if (!stop && (await this.ownership.forwarded(d))) return d.accepted?.();
       await this.decideHere(d, stop?.run);
     } finally {
       stop?.release();
@@ -308,6 +308,7 @@ export class Steward implements InboundHandler {
       }
       // The run stops all the same: its driver ends it and reports once the database is back.
       const run = stoppedHere;
+      d.accepted?.();
       this.deps.log('warn', `run ${run.id}: Stop applied while the database is unreachable: ${err.message}`);
       const text = sentence`Stopping: steps in flight are cancelled; finished results are kept. (${d.actor}; the database is unreachable, so the run ends and reports once it is back.)`;
       await this.messages.notice(run, 'warning', text);
@@ -329,6 +330,7 @@ export class Steward implements InboundHandler {
     if (driver.current.phase !== (d.action === 'pause' ? 'running' : 'paused')) return false;
     const tools = interventionTools(driver.current);
     driver.send({ type: d.action === 'pause' ? 'pauseRequested' : 'resumeRequested' });
+    d.accepted?.();
     this.deps.log('warn', `run ${run.id}: ${d.action} applied while the database is unreachable: ${err.message}`);
     const words = d.action === 'pause' ? 'Paused: nothing new starts until you resume.' : 'Resumed.';
     await this.messages.notice(
@@ -382,6 +384,7 @@ export class Steward implements InboundHandler {
       ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
       ...{ accepted: refusal === null, note: refusal === null ? undefined : asText(refusal), at: clock() },
     });
+    d.accepted?.();
     if (refusal) await this.messages.notice(run, 'warning', refusal, allowed && !ended ? undefined : d.actor);
     else if (this.delegation && (d.action === 'pause' || d.action === 'resume' || d.action === 'stop')) {
       // The run's delegated children follow it; one that cannot be reached now is told on the next try by the person.
