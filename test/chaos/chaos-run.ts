@@ -253,7 +253,13 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
         'SELECT id, status, owner, fence, report_due, lease_expires_at FROM runs ORDER BY created_at',
       );
       const events = await query('SELECT run_id, type, payload, created_at FROM run_events ORDER BY id');
-      writeFileSync(join(o.artifactsDir, 'runs.json'), JSON.stringify({ runs: stored, events }, null, 1));
+      // Decisions as recorded, and the Stops as pressed (with when), to time a Stop against the run's end.
+      const decided = observations.decisions;
+      const pressed = stops.map((s) => ({ ...s, at: new Date(s.at).toISOString() }));
+      writeFileSync(
+        join(o.artifactsDir, 'runs.json'),
+        JSON.stringify({ runs: stored, events, decisions: decided, stops: pressed }, null, 1),
+      );
     }
     return { tally: tallyChaos(observations), events, observations };
   } finally {
