@@ -107,6 +107,8 @@ export class RunOwnership {
     for (;;) {
       const claimed = await this.deps.store.claimOrphanedRuns(this.leases.ttlMs, CLAIM_BATCH, this.leases.ids());
       if (claimed.length === 0) return;
+      const named = claimed.map(({ run, fence }) => `${run.id} (${run.status}, fence ${fence})`).join(', ');
+      this.deps.log('info', `claimed ${claimed.length} run(s) needing an owner: ${named}`);
       // Every run claimed is held (so renewed) at once: resuming each in turn may take longer than a lease.
       for (const { run, fence } of claimed) this.leases.hold(run.id, fence);
       for (const c of claimed) await this.resume(c);
