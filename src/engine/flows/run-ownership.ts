@@ -116,6 +116,9 @@ export class RunOwnership {
   }
 
   private async resume({ run, fence }: ClaimedRun): Promise<void> {
+    // A batch's runs are held from the claim and resumed in turn, so a decision may reach one here first (an Approve
+    // starts its driver): a run that moved since the claim was moved by this process, which drives it on already.
+    if (await this.movedSinceClaim(run, fence)) return;
     this.deps.log(
       'info',
       `run ${run.id}: taken over (${run.status}${run.report === null ? '' : ', report stored'}, fence ${fence})`,
@@ -129,6 +132,19 @@ export class RunOwnership {
       // Not held with nobody driving it: let go, it is taken over again (here too) once the fault passes.
       this.lifecycle.abandon(run.id);
     }
+  }
+
+  private async movedSinceClaim(claimed: StoredRun, fence: number): Promise<boolean> {
+    let why: string | null = null;
+    if (this.drivers.has(claimed.id)) why = 'a driver here has it already';
+    else if (this.leases.fenceOf(claimed.id) !== fence) why = 'it is no longer held under that claim';
+    else {
+      const now = await this.deps.store.getRun(claimed.id);
+      if (now && now.status !== claimed.status) why = `it is ${now.status.replace('_', ' ')} now`;
+    }
+    if (why === null) return false;
+    this.deps.log('info', `run ${claimed.id}: claimed ${claimed.status.replace('_', ' ')}, but ${why}; not resumed`);
+    return true;
   }
 
   private async drainAll(): Promise<void> {
