@@ -162,59 +162,6 @@ describe.each(['postgres', 'pglite'] as const)('safety queries on %s', (kind) =>
     expect(await counters()).toEqual([0, 0]);
     expect(await store.llmUsageForRun(run.id)).toMatchObject({ calls: 1 });
   });
-});
-
-describe.each(['postgres', 'pglite'] as const)('inbound deliveries on %s', (kind) => {
-  it('a delivery id is claimed once, even by concurrent claims', async () => {
-    const database = await createTestDatabase(kind);
-    try {
-      const store = new PgRunStore(database.db);
-      const claims = await Promise.all(Array.from({ length: 5 }, () => store.claimInbound('slack:Ev1', new Date())));
-      expect(claims.filter(Boolean)).toHaveLength(1);
-      expect(await store.claimInbound('slack:Ev2', new Date())).toBe(true);
-    } finally {
-      await database.close();
-    }
-  });
-
-  it('a mention and its run are stored together: one run per delivery, and a run that cannot be stored leaves the mention unclaimed', async () => {
-    const database = await createTestDatabase(kind);
-    try {
-      const store = new PgRunStore(database.db);
-      const at = new Date();
-      const run = (id: string, request = 'do it') => ({
-        id,
-        conversation: { channel: 'slack', key: 'C1:1.0' },
-        requester: { id: 'U1', channel: 'slack' },
-        request,
-        at,
-        deliveryId: 'slack:EvMention',
-      });
-      // Two processes given the same mention: one run.
-      const made = await Promise.all([store.createRun(run('r-1')), store.createRun(run('r-2'))]);
-      expect(made.filter(Boolean)).toHaveLength(1);
-      const stored = await database.db.selectFrom('runs').select('id').execute();
-      expect(stored).toHaveLength(1);
-      // The same write repeated (its answer lost) stands.
-      expect(await store.createRun(run(stored[0]!.id))).toBe(true);
-      // A run that fails to be stored takes its mention's claim down with it, so a redelivery can make the run.
-      const failing = { ...run(stored[0]!.id, 'something else'), deliveryId: 'slack:EvOther' };
-      await expect(store.createRun(failing)).rejects.toThrow(/already exists/);
-      expect(await store.claimInbound('slack:EvOther', at)).toBe(true);
-    } finally {
-      await database.close();
-    }
-  });
-});
-
-describe.each(['postgres', 'pglite'] as const)('pruning old repeat guards on %s', (kind) => {
-  let database: TestDatabase;
-  let store: PgRunStore;
-  beforeAll(async () => {
-    database = await createTestDatabase(kind);
-    store = new PgRunStore(database.db);
-  });
-  afterAll(() => database?.close());
 
   const WEEK_MS = 7 * 24 * 3_600_000;
 
@@ -275,5 +222,48 @@ describe.each(['postgres', 'pglite'] as const)('pruning old repeat guards on %s'
     ]);
     // A repeat finds nothing more to forget.
     expect(await store.pruneLedgers(WEEK_MS)).toEqual({ tokenOperations: 0, inboundEvents: 0, runCommands: 0 });
+  });
+});
+
+describe.each(['postgres', 'pglite'] as const)('inbound deliveries on %s', (kind) => {
+  it('a delivery id is claimed once, even by concurrent claims', async () => {
+    const database = await createTestDatabase(kind);
+    try {
+      const store = new PgRunStore(database.db);
+      const claims = await Promise.all(Array.from({ length: 5 }, () => store.claimInbound('slack:Ev1', new Date())));
+      expect(claims.filter(Boolean)).toHaveLength(1);
+      expect(await store.claimInbound('slack:Ev2', new Date())).toBe(true);
+    } finally {
+      await database.close();
+    }
+  });
+
+  it('a mention and its run are stored together: one run per delivery, and a run that cannot be stored leaves the mention unclaimed', async () => {
+    const database = await createTestDatabase(kind);
+    try {
+      const store = new PgRunStore(database.db);
+      const at = new Date();
+      const run = (id: string, request = 'do it') => ({
+        id,
+        conversation: { channel: 'slack', key: 'C1:1.0' },
+        requester: { id: 'U1', channel: 'slack' },
+        request,
+        at,
+        deliveryId: 'slack:EvMention',
+      });
+      // Two processes given the same mention: one run.
+      const made = await Promise.all([store.createRun(run('r-1')), store.createRun(run('r-2'))]);
+      expect(made.filter(Boolean)).toHaveLength(1);
+      const stored = await database.db.selectFrom('runs').select('id').execute();
+      expect(stored).toHaveLength(1);
+      // The same write repeated (its answer lost) stands.
+      expect(await store.createRun(run(stored[0]!.id))).toBe(true);
+      // A run that fails to be stored takes its mention's claim down with it, so a redelivery can make the run.
+      const failing = { ...run(stored[0]!.id, 'something else'), deliveryId: 'slack:EvOther' };
+      await expect(store.createRun(failing)).rejects.toThrow(/already exists/);
+      expect(await store.claimInbound('slack:EvOther', at)).toBe(true);
+    } finally {
+      await database.close();
+    }
   });
 });

@@ -147,15 +147,27 @@ export async function untilAccepted(
   m: Omit<InboundMessage, 'accepted'>,
   done?: () => void,
 ): Promise<void> {
+  const taken = await acceptedInTime(deps, (accepted) => deps.handler.message({ ...m, accepted }), done);
+  if (!taken) throw new Error(`the message was not stored within ${ACCEPT_WAIT_MS} ms; Slack will send it again`);
+}
+
+/**
+ * Starts engine work that calls `accepted` once it stored what it was given, and tracks it: true once it did (or the
+ * work ended), false once `ACCEPT_WAIT_MS` passed first. Rejects when the work failed first.
+ */
+async function acceptedInTime(
+  deps: Pick<ListenerDeps, 'track'>,
+  start: (accepted: () => void) => Promise<void>,
+  done?: () => void,
+): Promise<boolean> {
   let accepted!: () => void;
   const stored = new Promise<boolean>((resolve) => (accepted = () => resolve(true)));
-  const work = deps.handler.message({ ...m, accepted });
+  const work = start(accepted);
   deps.track(done ? work.finally(done) : work);
   let timer: NodeJS.Timeout | undefined;
   const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ACCEPT_WAIT_MS)));
   try {
-    const taken = await Promise.race([stored, work.then(() => true), late]);
-    if (!taken) throw new Error(`the message was not stored within ${ACCEPT_WAIT_MS} ms; Slack will send it again`);
+    return await Promise.race([stored, work.then(() => true), late]);
   } finally {
     clearTimeout(timer);
   }
@@ -176,17 +188,7 @@ function decisionOf(actionId: string, value: string | undefined): Omit<InboundDe
  * failed first: Bolt answers with an error. The rest runs tracked.
  */
 async function untilDecided(deps: Pick<ListenerDeps, 'handler' | 'track'>, d: InboundDecision): Promise<void> {
-  let accepted!: () => void;
-  const recorded = new Promise<void>((resolve) => (accepted = resolve));
-  const work = deps.handler.decision({ ...d, accepted });
-  deps.track(work);
-  let timer: NodeJS.Timeout | undefined;
-  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, ACCEPT_WAIT_MS)));
-  try {
-    await Promise.race([recorded, work, late]);
-  } finally {
-    clearTimeout(timer);
-  }
+  await acceptedInTime(deps, (accepted) => deps.handler.decision({ ...d, accepted }));
 }
 
 /** A string field of a payload part that Bolt types as `any` (a container, a message); otherwise undefined. */
