@@ -3,6 +3,7 @@ import { WRITING_HEADING } from '../../src/bot/slack/slack-report-stream.ts';
 import { renderReport } from '../../src/bot/slack/slack-thread-render.ts';
 import { byRole, type FakeReply } from '../fakes/fake-llm-server.ts';
 import type { FakeMessage } from '../fakes/fake-slack-server.ts';
+import { markdownLinks } from '../fakes/markdown-links.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply } from './harness.ts';
 import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
@@ -82,6 +83,36 @@ describe('slack: the report streams into the thread as the model writes it', () 
     const delay = started!.tick! - harness.llm.written[0]!.at;
     // A figure, not a bound: timing targets live in the bench (a test under CI load cannot hold one).
     console.log(`slack: first token to chat.startStream answered: ${delay.toFixed(1)} ms`);
+  });
+
+  it('a model-written link stays text while it streams, showing its address, as the final report shows it', async () => {
+    // Links cut across pieces as a model streams them: a hidden link, an image, and a reference link.
+    const chunks = [
+      'Log in at [bank',
+      '.com](https://evil.example/login) ',
+      '![logo](https://evil.example/p.png',
+      ') or [here]',
+      '\n\n[here]: https://evil.example/r\n',
+    ];
+    const { harness, thread } = await start({ text: chunks.join(''), chunks, chunkDelayMs: 200 });
+
+    const final = await finalReport(harness, thread);
+    // What the thread showed after each streaming call Slack accepted, up to the whole streamed text.
+    const calls = harness.slack.calls.filter((c) => c.method.endsWith('Stream') && c.response.ok === true);
+    expect(calls.length).toBeGreaterThan(2);
+    let shown = '';
+    for (const c of calls) {
+      shown += String(c.args.markdown_text ?? '');
+      expect(markdownLinks(shown)).toEqual([]);
+    }
+    expect(shown).toBe(final.stream!.markdown);
+    // Every address stays in sight as text.
+    for (const address of ['https://evil.example/login', 'https://evil.example/p.png', 'https://evil.example/r'])
+      expect(shown).toContain(address);
+    expect(markdownLinks(`[bank.com](https://evil.example/login)`)).toHaveLength(1);
+
+    expect(markdownLinks(final.stream!.markdown)).toEqual([]);
+    expect(await storedReport(harness)).toBe(chunks.join('').trim());
   });
 
   it('a stream cut midway still ends with one complete report: the plain one, saying why', async () => {

@@ -10,7 +10,7 @@ import type { Report, ReportStream } from '../../engine/messages.ts';
 import { classifyFailure } from './slack-pacing.ts';
 import type { SlackOutbox } from './slack-outbox.ts';
 import { REPLY_BUDGET } from './slack-thread-render.ts';
-import { escapeMrkdwn } from './slack-text.ts';
+import { inertMarkdown } from './slack-text.ts';
 
 /** The streaming methods of the Web API, as Steward calls them. */
 export interface StreamMethods {
@@ -70,8 +70,8 @@ export class SlackReportStream implements ReportStream {
 
   append(delta: string): void {
     if (!delta || this.state === 'broken' || this.state === 'done') return;
-    // Escaped like every model text Steward shows, so a `<!channel>` in the report pings nobody while it streams.
-    this.pending += escapeMrkdwn(delta);
+    // Inert like every model text Steward shows: a `<!channel>` pings nobody and a Markdown link shows its address.
+    this.pending += inertMarkdown(delta);
     if (this.state === 'idle') {
       this.state = 'open';
       this.work = this.start();

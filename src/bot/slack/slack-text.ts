@@ -13,6 +13,20 @@ export function escapeMrkdwn(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
+/** A zero-width space: invisible, and it breaks Markdown's link syntax where it stands. */
+const ZWSP = '\u200b';
+
+/**
+ * Model text made inert for Slack's Markdown (`markdown_text`, used while a report streams): escaped as
+ * `escapeMrkdwn` does (no `<!channel>`, no `<url>` autolink), and with a zero-width space after every `]`, so
+ * `[bank.com](https://evil…)`, `![x](url)`, `[text][ref]` and `[ref]: url` stay text showing their address, as the
+ * final mrkdwn rendering shows them (mrkdwn has no such links). Works on any cut of the text: each piece of a stream
+ * can be made inert alone.
+ */
+export function inertMarkdown(text: string): string {
+  return escapeMrkdwn(text).replace(/\]/g, `]${ZWSP}`);
+}
+
 /**
  * Cuts text to at most `max` characters (counted before escaping), ending with a short note.
  * Cuts never split a UTF-16 surrogate pair, so an emoji is never broken in half.
