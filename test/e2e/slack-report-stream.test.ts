@@ -102,7 +102,7 @@ describe('slack: the report streams into the thread as the model writes it', () 
     expect(calls.length).toBeGreaterThan(2);
     let shown = '';
     for (const c of calls) {
-      shown += String(c.args.markdown_text ?? '');
+      shown += typeof c.args.markdown_text === 'string' ? c.args.markdown_text : '';
       expect(markdownLinks(shown)).toEqual([]);
     }
     expect(shown).toBe(final.stream!.markdown);
