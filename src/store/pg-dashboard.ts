@@ -1,7 +1,8 @@
 /**
  * The dashboard over the database: `DashboardLinks` for the engine, and the reads the web pages make (all their SQL is
  * in `dashboard-queries.ts`). A link carries 32 random bytes; the table keeps only their SHA-256, so the link is the
- * one place the token exists. It signs in the person it was issued to, once, within `ttlMs`.
+ * one place the token exists. It signs in the person it was issued to, once, within `ttlMs`, starting a session
+ * kept in the database (`dashboard-sessions.ts`) under another random id, of which the table keeps only the hash too.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -21,6 +22,7 @@ import {
   type RunSummary,
   type Viewer,
 } from './dashboard-queries.ts';
+import { endSessions, endSessionsBeyondRoles, readSession, startSessionByLink } from './dashboard-sessions.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 /** How long a sign-in link stays usable. */
@@ -45,6 +47,9 @@ export class PgDashboard implements DashboardLinks {
 
   async issue(actor: Actor, at: Date, access?: { approverRoles: readonly string[] }): Promise<string> {
     const token = randomBytes(32).toString('base64url');
+    // The person's roles, as the platform told them with this action: a role they no longer hold ends the sessions
+    // it gave more sight to.
+    if (access) await endSessionsBeyondRoles(this.db, actor, access.approverRoles, at);
     await insertDashboardLink(this.db, {
       ...{ tokenHash: hashLinkToken(token), channel: actor.channel, id: actor.id, name: actor.name ?? null },
       approverRoles: [...(access?.approverRoles ?? [])],
@@ -56,6 +61,32 @@ export class PgDashboard implements DashboardLinks {
   /** The person a link signs in, using it up; null when it is unknown, used or expired. */
   consumeLink(token: string, at: Date): Promise<LinkPerson | null> {
     return consumeDashboardLink(this.db, hashLinkToken(token), at);
+  }
+
+  /**
+   * Uses a sign-in link and starts a session until `expiresAt`: its id (for the cookie) and the person, or null when
+   * the link is used, expired or unknown.
+   */
+  async signIn(token: string, at: Date, expiresAt: Date): Promise<{ sessionId: string; person: LinkPerson } | null> {
+    const sessionId = randomBytes(32).toString('base64url');
+    const tokenHash = hashLinkToken(token);
+    const person = await startSessionByLink(this.db, {
+      tokenHash,
+      sessionHash: hashLinkToken(sessionId),
+      at,
+      expiresAt,
+    });
+    return person && { sessionId, person };
+  }
+
+  /** The person of a live session; null once it is ended, expired or unknown. */
+  session(sessionId: string, at: Date): Promise<LinkPerson | null> {
+    return readSession(this.db, hashLinkToken(sessionId), at);
+  }
+
+  /** Ends a session, or with `everywhere` every live session of its person; how many ended. */
+  signOut(sessionId: string, at: Date, everywhere: boolean): Promise<number> {
+    return endSessions(this.db, hashLinkToken(sessionId), at, everywhere);
   }
 
   listRuns(viewer: Viewer, filters: RunFilters, pageSize: number): Promise<{ runs: RunSummary[]; more: boolean }> {

@@ -366,6 +366,18 @@ export interface DashboardLinksTable {
   created_at: Timestamp;
 }
 
+export interface DashboardSessionsTable {
+  id: BigId;
+  session_hash: string;
+  channel: string;
+  user_id: string;
+  user_name: string | null;
+  approver_roles: ColumnType<Json, string | undefined, never>;
+  created_at: Timestamp;
+  expires_at: Date;
+  ended_at: ColumnType<Date | null, never, Date>;
+}
+
 /** The whole database as Kysely sees it. */
 export interface DatabaseSchema {
   runs: RunsTable;
@@ -393,4 +405,5 @@ export interface DatabaseSchema {
   assistant_grants: AssistantGrantsTable;
   assistant_changes: AssistantChangesTable;
   dashboard_links: DashboardLinksTable;
+  dashboard_sessions: DashboardSessionsTable;
 }

@@ -1,7 +1,7 @@
 /**
  * The dashboard's routes (hono): sign-in by link, the run list, a run's page, its live fragment and its events, and
  * the estimates page (estimated against actual durations).
- * Read-only: the only writes are a sign-in link being used up and the session cookie.
+ * Read-only: the only writes are a sign-in link being used up and sessions starting and ending.
  */
 import { Hono, type Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
@@ -15,16 +15,21 @@ import { ESTIMATES_SHOWN, estimatesPage } from './estimates-page.ts';
 import { page, type Markup } from './page-layout.ts';
 import { runFragment, runPage } from './run-page.ts';
 import { runsPage } from './runs-page.ts';
-import { endSession, readSession, SESSION_MS, startSession, type SessionPerson } from './session.ts';
+import { clearSessionCookie, SESSION_MS, sessionIdOf, setSessionCookie, type SessionPerson } from './session.ts';
 
 /** How long one live-update stream lasts before the page opens another (its access checked again). */
 const STREAM_MS = 5 * 60_000;
 /** How often an idle stream sends a comment, so a client gone without closing is noticed. */
 const PING_MS = 20_000;
 
-/** What the dashboard reads (and the one write: using up a sign-in link). */
+/** What the dashboard reads (and its writes: using up a sign-in link, starting and ending sessions). */
 export interface DashboardData {
-  consumeLink(token: string, at: Date): Promise<SessionPerson | null>;
+  /** Uses a sign-in link and starts a session until `expiresAt`; null when the link is used, expired or unknown. */
+  signIn(token: string, at: Date, expiresAt: Date): Promise<{ sessionId: string; person: SessionPerson } | null>;
+  /** The person of a live session; null once it is ended, expired or unknown. */
+  session(sessionId: string, at: Date): Promise<SessionPerson | null>;
+  /** Ends a session, or with `everywhere` every live session of its person; how many ended. */
+  signOut(sessionId: string, at: Date, everywhere: boolean): Promise<number>;
   listRuns(viewer: Viewer, filters: RunFilters, pageSize: number): Promise<{ runs: RunSummary[]; more: boolean }>;
   runDetail(viewer: Viewer, runId: string): Promise<RunDetail | null>;
   /** The newest ended runs the viewer may see that had a duration estimate, newest first. */
@@ -82,7 +87,8 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
   app.use('/signin', csrf({ origin }));
   // Signing out is a form too: another site may not sign a person out. Sign-in bodies are one short token.
   app.use('/signout', csrf({ origin }));
-  app.use('/signin', bodyLimit({ maxSize: 4_096, onError: (c) => refusal(c, 413, 'That sign-in form is too large.') }));
+  for (const path of ['/signin', '/signout'])
+    app.use(path, bodyLimit({ maxSize: 4_096, onError: (c) => refusal(c, 413, 'That form is too large.') }));
 
   app.get('/', (c) => c.redirect('/runs'));
   // A GET never uses the link up: chat apps fetch links to preview them, which would spend it before the person.
@@ -102,27 +108,41 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
     const body = await c.req.parseBody();
     const token = typeof body.token === 'string' ? body.token : '';
     const now = options.clock();
-    const person = token ? await options.data.consumeLink(token, now) : null;
-    if (!person)
+    const expiresAt = new Date(now.getTime() + SESSION_MS);
+    const started = token ? await options.data.signIn(token, now, expiresAt) : null;
+    if (!started)
       return refusal(
         c,
         403,
         'This sign-in link is used, expired or unknown. Ask Steward for a new one with `/steward dashboard` (or `dashboard` in the console).',
       );
-    await startSession(c, cookie, person, new Date(now.getTime() + SESSION_MS));
-    options.log?.('info', `dashboard: ${person.channel}:${person.id} signed in`);
+    await setSessionCookie(c, cookie, started.sessionId, expiresAt);
+    options.log?.('info', `dashboard: ${started.person.channel}:${started.person.id} signed in`);
     return c.redirect('/runs', 303);
   });
-  app.post('/signout', (c) => {
-    endSession(c, cookie);
-    return c.redirect('/runs', 303);
+  // Ends the session in the database, so a copy of the cookie stops working too; `everywhere` ends every session of
+  // the person (another browser, a cookie someone took).
+  app.post('/signout', async (c) => {
+    const body = await c.req.parseBody();
+    const id = await sessionIdOf(c, cookie);
+    const ended = id ? await options.data.signOut(id, options.clock(), body.everywhere === 'yes') : 0;
+    if (ended > 0) options.log?.('info', `dashboard: ${ended} session${ended === 1 ? '' : 's'} signed out`);
+    clearSessionCookie(c, cookie);
+    return c.html(
+      page(
+        'Signed out',
+        html`<h1>Signed out</h1>
+          <p>Ask Steward for a new sign-in link to come back.</p>`,
+      ),
+    );
   });
 
   app.use('/runs/*', signedIn);
   app.use('/runs', signedIn);
   app.use('/estimates', signedIn);
   async function signedIn(c: Context<Env>, next: () => Promise<void>) {
-    const person = await readSession(c, cookie, options.clock());
+    const id = await sessionIdOf(c, cookie);
+    const person = id ? await options.data.session(id, options.clock()) : null;
     if (!person)
       return refusal(
         c,

@@ -21,6 +21,10 @@ export function runsPage(who: string, filters: RunFilters, runs: RunSummary[], m
       </tr>`,
   );
   const body = html`<p class="muted">Signed in as ${who}.</p>
+    <form class="filters" method="post" action="/signout">
+      <button type="submit">Sign out</button>
+      <button type="submit" name="everywhere" value="yes">Sign out everywhere</button>
+    </form>
     <form class="filters" method="get" action="/runs">
       <select name="status" aria-label="status">
         <option value="">any status</option>

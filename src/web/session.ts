@@ -1,6 +1,7 @@
 /**
- * The dashboard's session: a signed cookie (hono's HMAC-SHA256 signed cookies) holding the person and an expiry.
- * HttpOnly, SameSite=Lax, and Secure with the `__Host-` prefix when the dashboard is served over https.
+ * The dashboard's session cookie: a random session id, signed (hono's HMAC-SHA256 signed cookies), whose session is
+ * kept in the database (ended by signing out, on every process at once). HttpOnly, SameSite=Lax, and Secure with
+ * the `__Host-` prefix when the dashboard is served over https.
  */
 import type { Context } from 'hono';
 import { deleteCookie, getSignedCookie, setSignedCookie } from 'hono/cookie';
@@ -25,18 +26,14 @@ export interface SessionCookie {
   secure: boolean;
 }
 
-/** Sets the session cookie for this person until `expiresAt`. */
-export async function startSession(
+/** Sets the cookie carrying `sessionId` until `expiresAt`. */
+export async function setSessionCookie(
   c: Context,
   s: SessionCookie,
-  person: SessionPerson,
+  sessionId: string,
   expiresAt: Date,
 ): Promise<void> {
-  const value = JSON.stringify({
-    ...{ c: person.channel, i: person.id, n: person.name, e: expiresAt.getTime() },
-    ...(person.approverRoles.length > 0 && { r: person.approverRoles }),
-  });
-  await setSignedCookie(c, NAME, value, s.secret, {
+  await setSignedCookie(c, NAME, sessionId, s.secret, {
     httpOnly: true,
     sameSite: 'Lax',
     path: '/',
@@ -46,23 +43,13 @@ export async function startSession(
   });
 }
 
-/** The signed-in person, or null without a cookie, with a forged or altered one, or after it expired. */
-export async function readSession(c: Context, s: SessionCookie, now: Date): Promise<SessionPerson | null> {
+/** The session id the cookie carries; null without a cookie, or with a forged or altered one. */
+export async function sessionIdOf(c: Context, s: SessionCookie): Promise<string | null> {
   const value = await getSignedCookie(c, s.secret, NAME, s.secure ? 'host' : undefined);
-  if (!value) return null;
-  try {
-    const parsed = JSON.parse(value) as { c?: unknown; i?: unknown; n?: unknown; e?: unknown; r?: unknown };
-    if (typeof parsed.c !== 'string' || typeof parsed.i !== 'string' || typeof parsed.e !== 'number') return null;
-    if (parsed.e <= now.getTime()) return null;
-    const name = typeof parsed.n === 'string' ? parsed.n : null;
-    const roles = Array.isArray(parsed.r) ? parsed.r.filter((r): r is string => typeof r === 'string') : [];
-    return { channel: parsed.c, id: parsed.i, name, approverRoles: roles };
-  } catch {
-    return null;
-  }
+  return typeof value === 'string' && value ? value : null;
 }
 
-/** Removes the session cookie. */
-export function endSession(c: Context, s: SessionCookie): void {
+/** Removes the session cookie (the session itself is ended in the database). */
+export function clearSessionCookie(c: Context, s: SessionCookie): void {
   deleteCookie(c, NAME, { path: '/', secure: s.secure, ...(s.secure && { prefix: 'host' as const }) });
 }

@@ -82,6 +82,15 @@ describe('the app with STEWARD_DASHBOARD_PORT', () => {
     expect(await runs.text()).toContain('Signed in as ada (console)');
     expect((await signIn()).status).toBe(403);
 
+    // Signing out ends the session itself: the cookie, copied before, no longer opens anything.
+    const out = await fetch(`http://127.0.0.1:${port}/signout`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: `http://127.0.0.1:${port}`, cookie },
+      body: '',
+    });
+    expect(out.status).toBe(200);
+    expect((await fetch(`http://127.0.0.1:${port}/runs`, { headers: { cookie } })).status).toBe(401);
+
     const log = readFileSync(join(dir, 'steward.log'), 'utf8');
     expect(log).toContain('dashboard: console:ada signed in');
     expect(`${log}${printed}`).not.toContain(SECRET);

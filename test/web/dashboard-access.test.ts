@@ -83,10 +83,10 @@ describe.each(['postgres', 'pglite'] as const)('dashboard access on %s', (kind) 
     const cookie = await d.signIn(ADA);
     expect((await d.get('/runs', cookie)).status).toBe(200);
 
-    // Ada rewrites her cookie to be Dan (an approver), keeping the old signature.
+    // Ada alters the session id her cookie carries (to guess another's), keeping the old signature.
     const [name = '', rest = ''] = cookie.split('=');
     const value = decodeURIComponent(rest);
-    const forged = `${name}=${encodeURIComponent(value.replace(ADA.id, DAN.id))}`;
+    const forged = `${name}=${encodeURIComponent(`${value[0] === 'A' ? 'B' : 'A'}${value.slice(1)}`)}`;
     expect(forged).not.toBe(cookie);
     expect((await d.get('/runs', forged)).status).toBe(401);
     expect((await d.get(`/runs/${runs.carol}`, forged)).status).toBe(401);
@@ -98,6 +98,55 @@ describe.each(['postgres', 'pglite'] as const)('dashboard access on %s', (kind) 
     } finally {
       d.clock.now = later;
     }
+  });
+
+  it('signing out ends the session on the server: a copy of the cookie taken before is refused at once', async () => {
+    const cookie = await d.signIn(ADA);
+    const copied = cookie;
+    const elsewhere = await d.signIn(ADA);
+    expect((await d.get('/runs', copied)).status).toBe(200);
+
+    const out = await d.signOut(cookie);
+    expect(out.status).toBe(200);
+    expect(out.headers.get('set-cookie')).toMatch(/steward_session=;/);
+    expect((await d.get('/runs', copied)).status).toBe(401);
+    expect((await d.get(`/runs/${runs.ada}`, copied)).status).toBe(401);
+    // Only that session: Ada's other browser stays signed in, and the row keeps no session id in clear.
+    expect((await d.get('/runs', elsewhere)).status).toBe(200);
+    const id = decodeURIComponent(copied.split('=')[1] ?? '').split('.')[0] ?? '';
+    const rows = await database.db.selectFrom('dashboard_sessions').selectAll().execute();
+    expect(id.length).toBeGreaterThan(40);
+    expect(rows.some((r) => JSON.stringify(r).includes(id))).toBe(false);
+    // Signing out again with the ended cookie ends nothing else.
+    await d.signOut(copied, { everywhere: true });
+    expect((await d.get('/runs', elsewhere)).status).toBe(200);
+  });
+
+  it('"sign out everywhere" ends every session of the person, and no one else\'s', async () => {
+    const here = await d.signIn(BOB);
+    const there = await d.signIn(BOB);
+    const carol = await d.signIn(CAROL);
+    const runsPage = await (await d.get('/runs', here)).text();
+    expect(runsPage).toContain('name="everywhere" value="yes"');
+
+    expect((await d.signOut(there, { everywhere: true })).status).toBe(200);
+    expect((await d.get('/runs', here)).status).toBe(401);
+    expect((await d.get('/runs', there)).status).toBe(401);
+    expect((await d.get('/runs', carol)).status).toBe(200);
+  });
+
+  it('a person seen without an approver role ends the sessions that role gave every run to', async () => {
+    const plain = await d.signIn(EVE, { approverRoles: [] });
+    const withRole = await d.signIn(EVE, { approverRoles: [OPS_ROLE] });
+    expect(await (await d.get('/runs', withRole)).text()).toContain('approver: every run');
+    // Eve asks for a new link after losing the role: the platform tells her roles with that action.
+    await d.data.issue(EVE, d.clock.now, { approverRoles: [] });
+    expect((await d.get('/runs', withRole)).status).toBe(401);
+    expect((await d.get('/runs', plain)).status).toBe(200);
+    // Still holding it: nothing ends.
+    const again = await d.signIn(EVE, { approverRoles: [OPS_ROLE] });
+    await d.data.issue(EVE, d.clock.now, { approverRoles: [OPS_ROLE] });
+    expect((await d.get('/runs', again)).status).toBe(200);
   });
 
   it("a person cannot open another's run by guessing its id: the answer is the one for a run that does not exist", async () => {

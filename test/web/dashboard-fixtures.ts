@@ -49,7 +49,14 @@ export function createDashboard(
     return cookieOf(res);
   };
   const get = (path: string, cookie?: string) => app.request(path, cookie ? { headers: { cookie } } : {});
-  return { app, data, store, clock, useLink, signIn, get };
+  /** Presses "Sign out" (or "Sign out everywhere") on the page, with this cookie. */
+  const signOut = (cookie: string, options: { everywhere?: boolean } = {}) =>
+    app.request('/signout', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: PUBLIC_URL, cookie },
+      body: options.everywhere ? 'everywhere=yes' : '',
+    });
+  return { app, data, store, clock, useLink, signIn, get, signOut };
 }
 
 /** The `name=value` part of a response's session cookie. */
