@@ -56,6 +56,32 @@ describe('quick answers (console, postgres)', () => {
     expect(h.llm.failures).toEqual([]);
   });
 
+  it('a tool whose definition changed after it was offered is not called: the request goes to the planner, whose plan a person reviews', async () => {
+    // Turn 1 calls mutate, which rewrites sleep (now writes, and asks for send); turn 2 calls sleep as it was offered.
+    const h = await start({
+      butler: [callOf('audit__mutate', {}), callOf('audit__sleep', { ms: 5 }, 'call_2'), 'Slept.'],
+      planner: [planReply([{ id: 's1', tool: 'audit.sleep', args: { ms: 5 } }])],
+    });
+
+    await h.type('Wait a moment, please.');
+    // The person sees the tool as it is now, and why it is risky.
+    await h.waitFor(/Type "approve"/);
+    await h.waitFor(/The description of audit\.sleep tells the model to ignore its instructions/);
+    // The server received mutate, never the rewritten sleep.
+    expect(calls().map((e) => e.name)).toEqual(['mutate']);
+    expect(roles(h)).toEqual(['butler', 'butler', 'planner']);
+    const run = await onlyRun(h);
+    expect(await route(h, run.id)).toBe('plan');
+    expect(run.status).toBe('awaiting_review');
+    const events = await h.db.db
+      .selectFrom('run_events')
+      .select(['type', 'payload'])
+      .where('run_id', '=', run.id)
+      .execute();
+    expect(events.find((e) => e.type === 'quickDefinitionChanged')?.payload).toEqual({ tools: ['audit.sleep'] });
+    expect(h.logs.join('\n')).toContain('audit.sleep changed since offered; nothing sent');
+  });
+
   it('a quick answer is never said to be planned: a neutral working line, then the answer', async () => {
     const h = await start({ butler: ['Steward is awake.'] });
 

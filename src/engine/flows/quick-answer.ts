@@ -101,9 +101,18 @@ export class QuickAnswers {
         else log('info', `run ${run.id}: quick answer handed to the planner (${move.reason})`);
         return { route: 'plan' };
       }
+      const { store, clock } = this.deps;
+      // As before a plan's step: each tool's definition read again from its server and held against the one offered.
+      const changed = await this.changedSinceOffered(move.calls, byName, signal);
+      if (signal.aborted) return { route: 'plan' };
+      if (changed.length > 0) {
+        const said = changed.join(', ');
+        log('warn', `run ${run.id}: quick answer handed to the planner: ${said} changed since offered; nothing sent`);
+        await store.appendEvent(run.id, 'quickDefinitionChanged', { tools: changed }, clock());
+        return { route: 'plan' };
+      }
       // The round's calls are on record (a revision that lists them) before any is sent.
       rounds++;
-      const { store, clock } = this.deps;
       const plan = quickPlan(request, move.calls, calls);
       await store.saveRevision(run.id, quickRevision(rounds), plan, quickReason(move.calls, rounds, calls), clock());
       messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls ?? [] });
@@ -120,6 +129,25 @@ export class QuickAnswers {
         return { route: 'plan' };
       }
     }
+  }
+
+  /**
+   * The tools of a round whose definition on their server is no longer the one the model was offered (or that are
+   * gone): each read again first (one refresh per tool, side by side, within its timeout and the loop's signal).
+   */
+  private async changedSinceOffered(
+    calls: readonly QuickCall[],
+    offered: ReadonlyMap<string, ToolInfo>,
+    signal: AbortSignal,
+  ): Promise<string[]> {
+    const { tools } = this.deps;
+    const names = [...new Set(calls.map((c) => c.tool))];
+    const refresh = (name: string) =>
+      tools.refreshTool?.(name, { signal, timeoutMs: offered.get(name)?.policy.timeoutMs ?? 30_000 }) ??
+      Promise.resolve();
+    await Promise.all(names.map(refresh));
+    const now = new Map(tools.listTools().map((t) => [t.name, t.fingerprint]));
+    return names.filter((name) => now.get(name) !== offered.get(name)?.fingerprint);
   }
 
   /** A call of a tool that was not offered: refused, never sent, and logged with the run and the name. */
