@@ -10,6 +10,7 @@
  * Standalone: `npx tsx bench/workflow-fires.ts` prints the section and writes its rows to
  * bench/out/workflow-fires.jsonl.
  */
+import { NO_SCHEDULE_CAPS } from '../src/engine/workflows.ts';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -130,15 +131,11 @@ async function seedWorkflows(app: WorkflowSteward, count: number): Promise<strin
 /** One daily schedule per workflow, next due at `at` (cron `M H * * *` in UTC). */
 async function seedSchedules(app: WorkflowSteward, ids: readonly string[], at: Date): Promise<void> {
   const cron = `${at.getUTCMinutes()} ${at.getUTCHours()} * * *`;
-  await eachAtMost(SEED_AT_ONCE, ids.length, (i) =>
-    app.workflows.addSchedule(
-      {
-        ...{ id: `sch_${ids[i]}`, workflowId: ids[i] as string, cron, timeZone: 'UTC' },
-        ...{ catchUp: 'once', overlap: 'skip', nextFireAt: at, createdBy: OWNER },
-      },
-      new Date(),
-    ),
-  );
+  await eachAtMost(SEED_AT_ONCE, ids.length, async (i) => {
+    const id = `sch_${ids[i]}`;
+    const schedule = { id, workflowId: ids[i] as string, cron, timeZone: 'UTC', nextFireAt: at, createdBy: OWNER };
+    await app.workflows.addSchedule({ ...schedule, catchUp: 'once', overlap: 'skip' }, new Date(), NO_SCHEDULE_CAPS);
+  });
 }
 
 /** The figures, from the database (fires, step starts), the audit server's log and the fake LLM's counts. */

@@ -2,6 +2,7 @@
  * Configuration from the environment (and `.env`), validated with zod at start.
  * A bad value stops start-up with one message naming the variable.
  */
+import type { ScheduleLimits } from './engine/workflow/schedule-limits.ts';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { StewardError } from './engine/errors.ts';
@@ -96,6 +97,12 @@ const envSchema = z.object({
     blankToUndefined,
     z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin or UTC').default('UTC'),
   ),
+  // Schedule limits (engine/workflow/schedule-limits.ts): how often, how many, and whether to the second.
+  STEWARD_SCHEDULE_MIN_MINUTES: z.preprocess(blankToUndefined, z.coerce.number().min(0).max(1440).default(5)),
+  STEWARD_SCHEDULES_PER_PERSON: positiveInt(10),
+  STEWARD_SCHEDULES_PER_CHANNEL: positiveInt(20),
+  STEWARD_WORKFLOW_FIRES_PER_DAY: positiveInt(48),
+  STEWARD_SCHEDULE_SECONDS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('off')),
   STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
   STEWARD_TOKENS_PER_USER_PER_DAY: positiveInt(2_000_000),
   STEWARD_MAX_OUTPUT_TOKENS_PLANNER: positiveInt(DEFAULT_OUTPUT_CAPS.planner),
@@ -185,6 +192,8 @@ export interface Config {
     plannerTools: number;
     /** The zone of a workflow schedule that names none. */
     timeZone: string;
+    /** How often schedules may fire, and how many may be live. */
+    scheduleLimits: ScheduleLimits;
     /** Quick answers' caps; undefined when STEWARD_QUICK_ANSWERS is off. */
     quickAnswers: { maxTurns: number; maxTokens: number } | undefined;
     /** `perCall`: the most tokens one answer of each role may take (lowered further by what the budgets have left). */
@@ -367,6 +376,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         .filter(Boolean),
       plannerTools: e.STEWARD_PLANNER_TOOLS,
       timeZone: e.STEWARD_TIME_ZONE,
+      scheduleLimits: {
+        minIntervalMs: e.STEWARD_SCHEDULE_MIN_MINUTES * 60_000,
+        perPerson: e.STEWARD_SCHEDULES_PER_PERSON,
+        perChannel: e.STEWARD_SCHEDULES_PER_CHANNEL,
+        firesPerDay: e.STEWARD_WORKFLOW_FIRES_PER_DAY,
+        seconds: e.STEWARD_SCHEDULE_SECONDS === 'on',
+      },
       quickAnswers: quick ? { maxTurns: e.STEWARD_QUICK_MAX_TURNS, maxTokens: e.STEWARD_QUICK_MAX_TOKENS } : undefined,
       budgets: {
         perRun: e.STEWARD_TOKENS_PER_RUN,

@@ -70,7 +70,7 @@ export interface StoredSchedule {
 }
 
 /** What became of a fire (`failed`: its plan is no longer valid against the tools connected, so its run failed). */
-export type FireOutcome = 'started' | 'held' | 'failed' | 'skipped_missed' | 'skipped_overlap';
+export type FireOutcome = 'started' | 'held' | 'failed' | 'skipped_missed' | 'skipped_overlap' | 'skipped_limit';
 
 /** One fire as recorded, with its run's status when it has a run. */
 export interface StoredFire {
@@ -97,6 +97,8 @@ export interface DueSchedule {
   version: WorkflowVersion;
   /** A run of this workflow (any fire) is not finished yet. */
   active: boolean;
+  /** The workflow's fires that started a run in the 24 hours before now. */
+  firesToday: number;
 }
 
 /** A run a fire creates: stored with revision 0 (the version's plan, parameters bound), its lease held by the
@@ -147,6 +149,25 @@ export interface NewWorkflow {
 /** A schedule to add: a stored one before it exists (not paused), with who added it. */
 export type NewSchedule = Omit<StoredSchedule, 'paused' | 'createdAt'> & { createdBy: Actor };
 
+/** The most live (not paused, not deleted) schedules one person may have added, and one channel may receive. */
+export interface ScheduleCaps {
+  perPerson: number;
+  perChannel: number;
+}
+
+/** No cap: for tools that seed schedules on purpose (tests, the bench). */
+export const NO_SCHEDULE_CAPS: ScheduleCaps = {
+  perPerson: Number.POSITIVE_INFINITY,
+  perChannel: Number.POSITIVE_INFINITY,
+};
+
+/** A cap a schedule would pass: the person's or the channel's, how many are live, and the cap. */
+export interface ScheduleCapHit {
+  over: 'person' | 'channel';
+  live: number;
+  limit: number;
+}
+
 /** Durable state of workflows. Every race (a name taken twice, a version added twice, a fire claimed twice) is
  * decided by a conditional statement or a unique row, never in memory. */
 export interface WorkflowStore {
@@ -165,11 +186,22 @@ export interface WorkflowStore {
   /** Deletes a workflow and its schedules (rows stay, marked deleted, so its fires and versions remain readable). */
   deleteWorkflow(workflowId: string, at: Date): Promise<void>;
 
-  addSchedule(s: NewSchedule, at: Date): Promise<void>;
+  /** Adds a schedule unless it would pass a cap (then nothing is written, and the cap is answered). */
+  addSchedule(s: NewSchedule, at: Date, caps: ScheduleCaps): Promise<ScheduleCapHit | null>;
   /** Schedules not deleted, oldest first. */
   listSchedules(workflowId: string): Promise<StoredSchedule[]>;
-  /** Pauses, or resumes from `nextFireAt` (the next time after now: paused time is not caught up). */
-  setSchedulePaused(scheduleId: string, paused: boolean, nextFireAt: Date | null, at: Date): Promise<void>;
+  /** Pauses a schedule. */
+  pauseSchedule(scheduleId: string, at: Date): Promise<void>;
+  /**
+   * Resumes a paused schedule from `nextFireAt` (the next time after now: paused time is not caught up), unless it
+   * would pass a cap (then it stays paused, and the cap is answered).
+   */
+  resumeSchedule(
+    scheduleId: string,
+    nextFireAt: Date | null,
+    at: Date,
+    caps: ScheduleCaps,
+  ): Promise<ScheduleCapHit | null>;
   deleteSchedule(scheduleId: string, at: Date): Promise<void>;
 
   /** Schedules not paused or deleted whose `nextFireAt` is at or before `now`, earliest first, at most `limit`. */

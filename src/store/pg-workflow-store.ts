@@ -5,12 +5,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import type { Actor } from '../engine/types.ts';
 import type {
   DueSchedule,
   FireClaim,
   FireReview,
   NewSchedule,
+  ScheduleCapHit,
+  ScheduleCaps,
   NewVersion,
   NewWorkflow,
   StoredFire,
@@ -19,6 +20,7 @@ import type {
   WorkflowStore,
   WorkflowVersion,
 } from '../engine/workflows.ts';
+import { addScheduleWithinCaps, resumeScheduleWithinCaps } from './schedule-caps.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 import { claimChunk, CLAIM_CHUNK, inLockOrder } from './workflow-claims.ts';
@@ -115,25 +117,8 @@ export class PgWorkflowStore implements WorkflowStore {
   }
 
   /** Idempotent by the schedule's id: a repeat leaves the first write. */
-  async addSchedule(s: NewSchedule, at: Date): Promise<void> {
-    await this.attempt('addSchedule', () =>
-      this.db
-        .insertInto('workflow_schedules')
-        .values({
-          id: s.id,
-          workflow_id: s.workflowId,
-          cron: s.cron,
-          time_zone: s.timeZone,
-          catch_up: s.catchUp,
-          overlap: s.overlap,
-          next_fire_at: s.nextFireAt,
-          ...createdBy(s.createdBy),
-          created_at: at,
-          updated_at: at,
-        })
-        .onConflict((oc) => oc.column('id').doNothing())
-        .execute(),
-    );
+  addSchedule(s: NewSchedule, at: Date, caps: ScheduleCaps): Promise<ScheduleCapHit | null> {
+    return this.attempt('addSchedule', () => addScheduleWithinCaps(this.db, s, at, caps));
   }
 
   async listSchedules(workflowId: string): Promise<StoredSchedule[]> {
@@ -151,15 +136,24 @@ export class PgWorkflowStore implements WorkflowStore {
   }
 
   /** A pause keeps the stored `nextFireAt` (for display); a resume sets it to the one given. */
-  async setSchedulePaused(scheduleId: string, paused: boolean, nextFireAt: Date | null, at: Date): Promise<void> {
-    await this.attempt('setSchedulePaused', () =>
+  async pauseSchedule(scheduleId: string, at: Date): Promise<void> {
+    await this.attempt('pauseSchedule', () =>
       this.db
         .updateTable('workflow_schedules')
-        .set((eb) => ({ paused, next_fire_at: paused ? eb.ref('next_fire_at') : nextFireAt, updated_at: at }))
+        .set({ paused: true, updated_at: at })
         .where('id', '=', scheduleId)
         .where('deleted_at', 'is', null)
         .execute(),
     );
+  }
+
+  resumeSchedule(
+    scheduleId: string,
+    nextFireAt: Date | null,
+    at: Date,
+    caps: ScheduleCaps,
+  ): Promise<ScheduleCapHit | null> {
+    return this.attempt('resumeSchedule', () => resumeScheduleWithinCaps(this.db, scheduleId, nextFireAt, at, caps));
   }
 
   async deleteSchedule(scheduleId: string, at: Date): Promise<void> {
@@ -240,8 +234,4 @@ export class PgWorkflowStore implements WorkflowStore {
     );
     return row ? { workflow: fromWorkflowRow(row), version: row.amended } : null;
   }
-}
-
-function createdBy(actor: Actor) {
-  return { created_by_id: actor.id, created_by_name: actor.name ?? null, created_by_channel: actor.channel };
 }

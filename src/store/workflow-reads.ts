@@ -10,6 +10,8 @@ import { fromFireRow, fromScheduleRow, fromVersionRow, fromWorkflowRow } from '.
 
 type Db = Kysely<DatabaseSchema>;
 
+const DAY_MS = 24 * 60 * 60_000;
+
 /** Schedules not paused or deleted, of workflows not deleted, due at `now`: earliest first, at most `limit`. */
 export async function dueSchedules(db: Db, now: Date, limit: number): Promise<DueSchedule[]> {
   const rows = await db
@@ -52,6 +54,16 @@ export async function dueSchedules(db: Db, now: Date, limit: number): Promise<Du
         )
         .as('active'),
     )
+    .select((eb) =>
+      // The workflow's fires that started a run in the 24 hours before now (by the workflow_id, started_at index).
+      eb
+        .selectFrom('workflow_fires as f')
+        .select((f) => f.fn.countAll().as('n'))
+        .whereRef('f.workflow_id', '=', 's.workflow_id')
+        .where('f.run_id', 'is not', null)
+        .where('f.started_at', '>', new Date(now.getTime() - DAY_MS))
+        .as('fires_today'),
+    )
     .where('s.paused', '=', false)
     .where('s.deleted_at', 'is', null)
     .where('s.next_fire_at', '<=', now)
@@ -88,6 +100,7 @@ export async function dueSchedules(db: Db, now: Date, limit: number): Promise<Du
       created_at: r.v_created_at,
     }),
     active: Boolean(r.active),
+    firesToday: Number(r.fires_today ?? 0),
   }));
 }
 

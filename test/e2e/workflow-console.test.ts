@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
-import { planReply, useAuditHarness, type Harness } from './harness.ts';
+import type { StewardSettings } from '../../src/engine/flows/deps.ts';
+import { DEFAULT_SCHEDULE_LIMITS } from '../../src/engine/workflow/schedule-limits.ts';
+import { startHarness, planReply, useAuditHarness, type Harness } from './harness.ts';
 
 const t = useAuditHarness();
 
@@ -10,14 +12,27 @@ const NAP = planReply([{ id: 'nap', tool: 'audit.sleep', args: { ms: 1 } }]);
 /** The planner requests the fake model received: a workflow's fire must add none. */
 const plannerCalls = (harness: Harness) => harness.llm.requests.filter((r) => r.role === 'planner').length;
 
+/** A line the console must show, word for word. */
+const line = (text: string) => new RegExp(`^${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm');
+
 /** The sleep calls the audit server received, by their `ms` argument. */
 const sleeps = () => t.audit.entries().filter((e) => e.name === 'sleep');
 
-async function savedNap(db: 'postgres' | 'pglite' = 'postgres'): Promise<Harness> {
-  const harness = await t.start({
+/** The operator's limits these tests fire under: to the second, so a fire comes within a second. */
+const EVERY_SECOND: Partial<StewardSettings> = {
+  scheduleLimits: { ...DEFAULT_SCHEDULE_LIMITS, seconds: true, minIntervalMs: 0 },
+};
+
+async function savedNap(
+  db: 'postgres' | 'pglite' | { url: string } = 'postgres',
+  settings: Partial<StewardSettings> = EVERY_SECOND,
+  start: typeof startHarness = t.start,
+): Promise<Harness> {
+  const harness = await start({
     db,
     servers: [t.audit.config()],
     script: byRole({ planner: [NAP], synthesizer: 'Napped.' }),
+    settings,
   });
   // As the app does at start: resume what needs an owner, then keep the schedules' timer.
   await harness.steward.recover();
@@ -61,6 +76,87 @@ describe('recurring workflows in the console', () => {
     },
   );
 
+  it('with the README defaults, a schedule to the second or every minute is refused, saying what would be allowed', async () => {
+    const harness = await savedNap('postgres', {});
+    await harness.type('schedule nap "* * * * * *" UTC');
+    await harness.waitFor(
+      line(
+        "! That schedule was refused: schedules to the second are off here (the operator's STEWARD_SCHEDULE_SECONDS); without the seconds field it reads `* * * * *`.",
+      ),
+    );
+    await harness.type('schedule nap "* * * * *" UTC');
+    await harness.waitFor(
+      line(
+        "! That schedule was refused: `* * * * *` fires every minute at its closest, and schedules here fire at most every 5 minutes (the operator's STEWARD_SCHEDULE_MIN_MINUTES). Try `*/5 * * * *`.",
+      ),
+    );
+    // Two times close together once a day are as much a burst as every minute.
+    await harness.type('schedule nap "0,1 9 * * *" UTC');
+    await harness.waitFor(/! That schedule was refused: `0,1 9 \* \* \*` fires every minute at its closest/);
+    await harness.type('schedule nap "*/5 * * * *" UTC');
+    await harness.waitFor(/^i Scheduled nap/m);
+    const stored = await harness.db.db.selectFrom('workflow_schedules').select('cron').execute();
+    expect(stored).toEqual([{ cron: '*/5 * * * *' }]);
+  });
+
+  it('a person may have only so many live schedules: the next is refused, and so is resuming one past the cap', async () => {
+    const harness = await savedNap('postgres', { scheduleLimits: { ...DEFAULT_SCHEDULE_LIMITS, perPerson: 2 } });
+    for (const name of ['nap-b', 'nap-c']) await harness.type(`fork nap ${name}`);
+    await harness.type('schedule nap "0 9 * * *" UTC');
+    await harness.type('schedule nap-b "0 10 * * *" UTC');
+    await harness.waitFor(/^i Scheduled nap-b/m);
+    await harness.type('schedule nap-c "0 11 * * *" UTC');
+    await harness.waitFor(
+      line(
+        "! That schedule was refused: you have 2 live schedules, the most one person may have (the operator's STEWARD_SCHEDULES_PER_PERSON). Pause or delete one first (`workflows` lists them).",
+      ),
+    );
+    // Pausing one makes room; resuming it once the room is taken again is refused, and it stays paused.
+    await harness.type('schedule nap pause');
+    await harness.waitFor(/^i Paused the schedule of "nap"/m);
+    await harness.type('schedule nap-c "0 11 * * *" UTC');
+    await harness.waitFor(/^i Scheduled nap-c/m);
+    await harness.type('schedule nap resume');
+    await harness.waitFor(/^! No more can be resumed: you have 2 live schedules/m);
+    const rows = await harness.db.db
+      .selectFrom('workflow_schedules')
+      .innerJoin('workflows', 'workflows.id', 'workflow_schedules.workflow_id')
+      .select(['workflows.name', 'workflow_schedules.paused'])
+      .orderBy('workflows.name')
+      .execute();
+    expect(rows).toEqual([
+      { name: 'nap', paused: true },
+      { name: 'nap-b', paused: false },
+      { name: 'nap-c', paused: false },
+    ]);
+  });
+
+  it('a workflow past its fires a day is skipped and recorded at each fire, never queued into a burst', async () => {
+    const harness = await savedNap('postgres', {
+      scheduleLimits: { ...DEFAULT_SCHEDULE_LIMITS, seconds: true, minIntervalMs: 0, firesPerDay: 2 },
+    });
+    await harness.type('schedule nap "* * * * * *" UTC');
+    await harness.waitFor(/Scheduled nap/);
+    const fires = await waitUntil('two fires skipped over the limit', async () => {
+      const rows = await harness.db.db.selectFrom('workflow_fires').select(['outcome', 'run_id', 'note']).execute();
+      return rows.filter((r) => r.outcome === 'skipped_limit').length >= 2 && rows;
+    });
+    await harness.type('schedule nap pause');
+    await harness.waitFor(/Paused the schedule of "nap"/);
+    await harness.steward.idle();
+    const started = fires.filter((f) => f.run_id !== null);
+    expect(started).toHaveLength(2);
+    expect(fires.filter((f) => f.outcome === 'skipped_limit').every((f) => f.run_id === null)).toBe(true);
+    // The server saw the first run's call and the two fires' calls; nothing more came later.
+    await harness.steward.idle();
+    expect(sleeps()).toHaveLength(3);
+    expect(fires.find((f) => f.outcome === 'skipped_limit')?.note).toContain(
+      "this workflow started 2 runs in the last 24 hours, its limit (the operator's STEWARD_WORKFLOW_FIRES_PER_DAY)",
+    );
+    await harness.type('workflow nap');
+    await harness.waitFor(/skipped, over the limit of fires a day: this workflow started 2 runs/);
+  });
+
   it('runs are named by their short id (the save and a run now say 8 characters, never the full id), in i-notices', async () => {
     const harness = await savedNap();
     const [first] = await harness.db.db.selectFrom('runs').select('id').execute();
@@ -96,10 +192,14 @@ describe('recurring workflows in the console', () => {
   it('a stored schedule the cron library cannot read is logged and never holds back the other schedules', async () => {
     const harness = await savedNap();
     await harness.type('fork nap broken');
-    await harness.type('schedule broken "* * * * * *" UTC');
+    // Far ahead, so it cannot fire before its zone is lost below (a busy machine may take seconds between the two).
+    await harness.type('schedule broken "0 9 1 1 *" UTC');
     await harness.waitFor(/Scheduled broken/);
-    // As if this machine's time-zone data lost the zone after the schedule was stored.
-    await harness.db.db.updateTable('workflow_schedules').set({ time_zone: 'Mars/Base' }).execute();
+    // As if this machine's time-zone data lost the zone after the schedule was stored; and it is due now.
+    await harness.db.db
+      .updateTable('workflow_schedules')
+      .set({ time_zone: 'Mars/Base', next_fire_at: new Date() })
+      .execute();
     await harness.type('schedule nap "* * * * * *" UTC');
     await waitUntil('a fire of nap to finish', () => sleeps().length >= 2);
     await harness.type('schedule nap pause');

@@ -3,6 +3,7 @@
  * PostgreSQL, all with the same schedule, fire each scheduled time once, and one killed midway loses no fire. What
  * counts is what the tool server really received: every call carries its fire's scheduled time (`fire.time`).
  */
+import { NO_SCHEDULE_CAPS } from '../../src/engine/workflows.ts';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,7 +71,11 @@ describeNeeding(privatePostgresMissing, 'workflow fires across processes', () =>
     const cron = '*/2 * * * * *';
     const [nextFireAt] = new CronerCalendar().next(cron, 'UTC', new Date(at.getTime() + 3_000), 1);
     const schedule = { id: 'sch-tick', workflowId: 'wf-tick', cron, timeZone: 'UTC', nextFireAt: nextFireAt! };
-    await workflows.addSchedule({ ...schedule, catchUp: 'once', overlap: 'skip', createdBy: owner }, at);
+    await workflows.addSchedule(
+      { ...schedule, catchUp: 'once', overlap: 'skip', createdBy: owner },
+      at,
+      NO_SCHEDULE_CAPS,
+    );
     return { workflows, scheduleId: schedule.id };
   }
 
@@ -98,7 +103,7 @@ describeNeeding(privatePostgresMissing, 'workflow fires across processes', () =>
     await waitUntil('three more fires, with p1 gone', () => endedByFire(c).size >= afterKill + 3, {
       timeoutMs: 30_000,
     });
-    await workflows.setSchedulePaused(scheduleId, true, null, new Date());
+    await workflows.pauseSchedule(scheduleId, new Date());
 
     const { rows } = await c.pool.query<{ scheduled_at: Date; outcome: string; run_id: string | null }>(
       "SELECT scheduled_at, outcome, run_id FROM workflow_fires WHERE workflow_id = 'wf-tick'",

@@ -10,6 +10,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/engine/types.ts';
 import type { DueSchedule, FireClaim, NewSchedule, NewVersion, NewWorkflow } from '../../src/engine/workflows.ts';
+import { NO_SCHEDULE_CAPS } from '../../src/engine/workflows.ts';
 import { openDatabase, type StoreDatabase } from '../../src/store/database.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
@@ -104,7 +105,7 @@ describe.each(['postgres', 'pglite'] as const)('PgWorkflowStore on %s', (kind) =
     const w = newWorkflow();
     expect(await store.createWorkflow(w, at(0))).toBe(true);
     const s = newSchedule(w.id, next);
-    await store.addSchedule(s, at(0));
+    await store.addSchedule(s, at(0), NO_SCHEDULE_CAPS);
     const due = (await store.dueSchedules(next, 10_000)).find((d) => d.schedule.id === s.id);
     if (!due) throw new Error(`schedule ${s.id} is not due at ${next.toISOString()}`);
     return due;
@@ -198,8 +199,8 @@ describe.each(['postgres', 'pglite'] as const)('PgWorkflowStore on %s', (kind) =
     expect((await store.getWorkflow(w.name))?.review).toBe('every_fire');
 
     const s = newSchedule(w.id, at(30), { catchUp: 'skip', overlap: 'queue' });
-    await store.addSchedule(s, at(3));
-    await store.addSchedule({ ...s, cron: '* * * * *' }, at(4));
+    await store.addSchedule(s, at(3), NO_SCHEDULE_CAPS);
+    await store.addSchedule({ ...s, cron: '* * * * *' }, at(4), NO_SCHEDULE_CAPS);
     const listed = {
       id: s.id,
       workflowId: w.id,
@@ -212,9 +213,9 @@ describe.each(['postgres', 'pglite'] as const)('PgWorkflowStore on %s', (kind) =
       createdAt: at(3),
     };
     expect(await store.listSchedules(w.id)).toEqual([listed]);
-    await store.setSchedulePaused(s.id, true, null, at(5));
+    await store.pauseSchedule(s.id, at(5));
     expect(await store.listSchedules(w.id)).toEqual([{ ...listed, paused: true }]);
-    await store.setSchedulePaused(s.id, false, at(45), at(40));
+    await store.resumeSchedule(s.id, at(45), at(40), NO_SCHEDULE_CAPS);
     expect(await store.listSchedules(w.id)).toEqual([{ ...listed, nextFireAt: at(45) }]);
     await store.deleteSchedule(s.id, at(41));
     expect(await store.listSchedules(w.id)).toEqual([]);
@@ -233,12 +234,12 @@ describe.each(['postgres', 'pglite'] as const)('PgWorkflowStore on %s', (kind) =
     const deleted = newSchedule(w.id, before(20));
     const future = newSchedule(w.id, new Date(now.getTime() + 60_000));
     const never = newSchedule(w.id, null);
-    for (const s of [onTime, late, paused, deleted, future, never]) await store.addSchedule(s, at(3));
-    await store.setSchedulePaused(paused.id, true, null, at(4));
+    for (const s of [onTime, late, paused, deleted, future, never]) await store.addSchedule(s, at(3), NO_SCHEDULE_CAPS);
+    await store.pauseSchedule(paused.id, at(4));
     await store.deleteSchedule(deleted.id, at(4));
     const gone = newWorkflow();
     await store.createWorkflow(gone, at(1));
-    await store.addSchedule(newSchedule(gone.id, before(5)), at(3));
+    await store.addSchedule(newSchedule(gone.id, before(5)), at(3), NO_SCHEDULE_CAPS);
     await store.deleteWorkflow(gone.id, at(4));
 
     const mine = (due: DueSchedule[]) => due.filter((d) => [w.id, gone.id].includes(d.workflow.id));
@@ -382,7 +383,7 @@ describe.each(['postgres', 'pglite'] as const)('PgWorkflowStore on %s', (kind) =
       { id: skipped.fire.id, outcome: 'skipped_overlap', note: 'the 09:00 fire still runs', runId: null },
     ]);
 
-    await store.setSchedulePaused(due.schedule.id, true, null, at(15));
+    await store.pauseSchedule(due.schedule.id, at(15));
     expect(await store.claimFires([{ ...claimOf(due, at(30)), expectedNext: at(20) }], at(20), LONG)).toEqual([]);
 
     const now1 = { ...claimOf(due, null), scheduleId: null, expectedNext: null };
@@ -395,7 +396,7 @@ describe.each(['postgres', 'pglite'] as const)('PgWorkflowStore on %s', (kind) =
   it('two schedules of one workflow firing at the same time make one fire and one run', async () => {
     const due = await dueWorkflow(at(10));
     const second = newSchedule(due.workflow.id, at(10), { cron: '0 9 * * MON' });
-    await store.addSchedule(second, at(0));
+    await store.addSchedule(second, at(0), NO_SCHEDULE_CAPS);
     const dues = (await store.dueSchedules(at(10), 10_000)).filter((d) => d.workflow.id === due.workflow.id);
     const claims = dues.map((d) => claimOf(d, at(50)));
     const won = await store.claimFires(claims, at(10), LONG);
@@ -450,7 +451,7 @@ describe('PgWorkflowStore, three processes on one PostgreSQL database', () => {
     for (let i = 0; i < 50; i++) {
       const w = newWorkflow({ name: `report-${i}` });
       await first.store.createWorkflow(w, at(0));
-      await first.store.addSchedule(newSchedule(w.id, fireAt), at(0));
+      await first.store.addSchedule(newSchedule(w.id, fireAt), at(0), NO_SCHEDULE_CAPS);
     }
     const claimsOf = await Promise.all(
       processes.map(async (p) => (await p.store.dueSchedules(fireAt, 1000)).map((d) => claimOf(d, at(60)))),
@@ -479,7 +480,7 @@ describe('PgWorkflowStore, three processes on one PostgreSQL database', () => {
     const w = newWorkflow();
     await first.store.createWorkflow(w, at(0));
     const schedule = newSchedule(w.id, at(30));
-    await first.store.addSchedule(schedule, at(0));
+    await first.store.addSchedule(schedule, at(0), NO_SCHEDULE_CAPS);
     const due = (await first.store.dueSchedules(at(30), 1000)).find((d) => d.schedule.id === schedule.id);
     if (!due) throw new Error('the schedule is due');
     const claims = [claimOf(due, at(45)), { ...claimOf(due, null), scheduleId: null, expectedNext: null }];
@@ -501,5 +502,28 @@ describe('PgWorkflowStore, three processes on one PostgreSQL database', () => {
       expect(await first.runs.listRevisions(runId)).toHaveLength(1);
     }
     expect((await first.store.listSchedules(w.id))[0]?.nextFireAt).toEqual(at(45));
+  });
+
+  it('schedules added at once from three processes never pass a cap: the live count stops at it exactly', async () => {
+    const [first] = processes;
+    if (!first) throw new Error('three processes');
+    const maker = { id: 'U0CAP', channel: 'slack' as const };
+    const workflows = Array.from({ length: 6 }, (_, i) => newWorkflow({ name: `capped-${i}` }));
+    for (const w of workflows) await first.store.createWorkflow(w, at(0));
+    const caps = { perPerson: 4, perChannel: 1000 };
+    // Each process adds one schedule to each workflow, all at once: 18 adds racing for 4 places.
+    const results = await Promise.all(
+      processes.flatMap((p) =>
+        workflows.map((w) => p.store.addSchedule(newSchedule(w.id, at(60), { createdBy: maker }), at(0), caps)),
+      ),
+    );
+    expect(results.filter((r) => r === null)).toHaveLength(4);
+    expect(results.filter((r) => r !== null).every((r) => r?.over === 'person' && r.live === 4)).toBe(true);
+    const live = await database.db
+      .selectFrom('workflow_schedules')
+      .select((eb) => eb.fn.countAll().as('n'))
+      .where('created_by_id', '=', maker.id)
+      .executeTakeFirstOrThrow();
+    expect(Number(live.n)).toBe(4);
   });
 });

@@ -1,4 +1,5 @@
 /** What Steward is built from: the ports, the clock and id source, a log, and the settings. */
+import type { ScheduleLimits } from '../workflow/schedule-limits.ts';
 import type {
   DashboardLinks,
   LlmClient,
@@ -35,6 +36,8 @@ export interface StewardSettings {
   leaseMs?: number;
   /** The IANA zone of a workflow schedule that names none (default UTC). */
   timeZone?: string;
+  /** How often schedules may fire, and how many may be live (defaults: `DEFAULT_SCHEDULE_LIMITS`). */
+  scheduleLimits?: ScheduleLimits;
   /** Prices of the catalog's models, so each call's cost is recorded; a model without one costs "unknown". */
   modelPrices?: readonly PricedModel[];
   /** The model catalog's names: the models an Assistant may be given per role (none without a catalog). */

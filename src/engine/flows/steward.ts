@@ -4,6 +4,7 @@
  * through ports, and the store decides every state change (conditional updates), so a duplicate, stale or
  * unauthorized decision changes nothing.
  */
+import { DEFAULT_SCHEDULE_LIMITS } from '../workflow/schedule-limits.ts';
 import {
   refusal as refused,
   type CommandAnswer,
@@ -177,12 +178,13 @@ export class Steward implements InboundHandler {
     if (deps.workflows && deps.calendar) {
       const { workflows, calendar } = deps;
       const owners = { leases: this.leases, review: this.review, messages: this.messages };
-      this.fires = new WorkflowFires({ ...deps, workflows, calendar, ...owners });
+      const limits = settings.scheduleLimits ?? DEFAULT_SCHEDULE_LIMITS;
+      this.fires = new WorkflowFires({ ...deps, workflows, calendar, ...owners, firesPerDay: limits.firesPerDay });
       const writePlan = this.writePlan;
       this.amendments = new WorkflowAmendments({ ...deps, workflows, writePlan, ...owners, timers: this.timers });
       const flowDeps = { ...deps, workflows, calendar, approvers: settings.approvers ?? [] };
       const timeZone = settings.timeZone ?? 'UTC';
-      this.workflows = new WorkflowFlow({ ...flowDeps, timeZone }, this.fires, this.amendments);
+      this.workflows = new WorkflowFlow({ ...flowDeps, timeZone, limits }, this.fires, this.amendments);
     }
   }
 

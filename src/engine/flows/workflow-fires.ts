@@ -45,6 +45,8 @@ export interface WorkflowFiresDeps extends Pick<StewardDeps, 'store' | 'tools' |
   leases: RunLeases;
   review: ReviewFlow;
   messages: RunMessages;
+  /** Most fires of one workflow that start a run in any 24 hours (`ScheduleLimits.firesPerDay`). */
+  firesPerDay: number;
 }
 
 /** A fire decided here and about to be claimed, with its plan as validated (null: invalid, or skipped). */
@@ -91,7 +93,9 @@ export class WorkflowFires {
       // Schedules alike (the same expression, zone, policies and time due) are decided once per round.
       const now = clock();
       const decisions = new Map<string, FireDecision>();
-      const claims = due.flatMap((d) => this.decideSafely(d, now, decisions));
+      // Runs each workflow has started in the last 24 hours, this round's included as they are decided.
+      const started = new Map(due.map((d) => [d.workflow.id, d.firesToday]));
+      const claims = due.flatMap((d) => this.decideSafely(d, now, decisions, started));
       const won = new Set(claims.length > 0 ? await workflows.claimFires(claims, clock(), leases.ttlMs) : []);
       const fired = claims.filter((c) => won.has(c.fire.id));
       for (const c of fired) if (c.fire.run) leases.hold(c.fire.run.id, 0);
@@ -131,9 +135,14 @@ export class WorkflowFires {
    * One schedule that cannot be decided (a zone this machine's time-zone data no longer knows, a stored expression
    * the cron library now refuses) is logged and left due; it never holds back the others' fires.
    */
-  private decideSafely(d: DueSchedule, now: Date, decisions: Map<string, FireDecision>): Prepared[] {
+  private decideSafely(
+    d: DueSchedule,
+    now: Date,
+    decisions: Map<string, FireDecision>,
+    started: Map<string, number>,
+  ): Prepared[] {
     try {
-      return this.decide(d, now, decisions);
+      return this.decide(d, now, decisions, started);
     } catch (err) {
       const what = `workflow ${d.workflow.name}, schedule \`${d.schedule.cron}\` in ${d.schedule.timeZone}`;
       this.deps.log('error', `${what} cannot fire: ${(err as Error).message}`);
@@ -142,7 +151,12 @@ export class WorkflowFires {
   }
 
   /** A due schedule's claim, if it has one now (a queued fire waits, claiming nothing). */
-  private decide(d: DueSchedule, now: Date, decisions: Map<string, FireDecision>): Prepared[] {
+  private decide(
+    d: DueSchedule,
+    now: Date,
+    decisions: Map<string, FireDecision>,
+    started: Map<string, number>,
+  ): Prepared[] {
     const { schedule, workflow, version } = d;
     const s = schedule;
     const key = [s.cron, s.timeZone, s.nextFireAt?.getTime(), s.catchUp, s.overlap, s.paused, d.active].join('\n');
@@ -173,8 +187,16 @@ export class WorkflowFires {
     if (decision.kind === 'skipOverlap') {
       return skipped('skipped_overlap', 'the previous fire of this workflow had not finished (running or waiting)');
     }
+    const today = started.get(workflow.id) ?? 0;
+    if (today >= this.deps.firesPerDay) {
+      return skipped(
+        'skipped_limit',
+        `this workflow started ${today} runs in the last 24 hours, its limit (the operator's STEWARD_WORKFLOW_FIRES_PER_DAY)`,
+      );
+    }
     const values = { time: decision.scheduledAt, previous: decision.previousAt, timeZone: schedule.timeZone };
     const { fire, validated } = this.prepare(workflow, version, values, false);
+    if (fire.run) started.set(workflow.id, today + 1);
     // A late fire caught up: what it stands for is said with it (the earlier times are only counted).
     if (decision.missed > 0) fire.note = [`caught up late${before}`, fire.note].filter(Boolean).join('; ');
     return [{ ...base, fire, validated }];

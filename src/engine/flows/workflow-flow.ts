@@ -18,7 +18,8 @@ import { bindFireParams, checkFireParams, fireParamsUsed } from '../workflow/fir
 import { firstFireAt } from '../workflow/fire-rules.ts';
 import { parseWorkflowCommand, type WorkflowCommand } from '../workflow/workflow-commands.ts';
 import { describeScheduled, describeWorkflow, describeWorkflowList } from '../workflow/workflow-text.ts';
-import type { CronCalendar, NewVersion, StoredWorkflow, WorkflowStore } from '../workflows.ts';
+import { INTERVAL_SAMPLE, scheduleRefusal, type ScheduleLimits } from '../workflow/schedule-limits.ts';
+import type { CronCalendar, NewVersion, ScheduleCapHit, StoredWorkflow, WorkflowStore } from '../workflows.ts';
 import type { StewardDeps } from './deps.ts';
 import type { WorkflowAmendments } from './workflow-amendments.ts';
 import type { WorkflowFires } from './workflow-fires.ts';
@@ -31,6 +32,8 @@ export interface WorkflowFlowDeps extends Pick<StewardDeps, 'store' | 'tools' | 
   approvers: readonly string[];
   /** The zone of a schedule that names none. */
   timeZone: string;
+  /** How often schedules may fire, and how many may be live. */
+  limits: ScheduleLimits;
 }
 
 type Command<K extends WorkflowCommand['kind']> = Extract<WorkflowCommand, { kind: K }>;
@@ -259,13 +262,23 @@ export class WorkflowFlow {
     const timeZone = c.timeZone ?? this.deps.timeZone;
     const problem = calendar.check(c.cron, timeZone);
     if (problem) return refusal(`That schedule was refused: ${problem}`);
-    const next = calendar.next(c.cron, timeZone, clock(), 3);
+    const upcoming = calendar.next(c.cron, timeZone, clock(), INTERVAL_SAMPLE);
+    const next = upcoming.slice(0, 3);
     if (next.length === 0) return refusal(`That schedule was refused: \`${c.cron}\` never fires again.`);
+    const tooOften = scheduleRefusal(c.cron, upcoming, this.deps.limits);
+    if (tooOften) return refusal(`That schedule was refused: ${tooOften}`);
     const schedule = {
-      ...{ id: newId(), workflowId: workflow.id, cron: c.cron, timeZone, catchUp: c.catchUp, overlap: c.overlap },
-      ...{ nextFireAt: next[0] as Date, createdBy: actor },
+      id: newId(),
+      workflowId: workflow.id,
+      cron: c.cron,
+      timeZone,
+      catchUp: c.catchUp,
+      overlap: c.overlap,
+      nextFireAt: next[0] as Date,
+      createdBy: actor,
     };
-    await workflows.addSchedule(schedule, clock());
+    const hit = await workflows.addSchedule(schedule, clock(), this.deps.limits);
+    if (hit) return refusal(`That schedule was refused: ${capWords(hit)}`);
     this.fires.soon();
     return info(describeScheduled(workflow.name, { ...schedule, paused: false, createdAt: clock() }, next));
   }
@@ -277,22 +290,24 @@ export class WorkflowFlow {
     if (c.index !== null && !all[c.index - 1])
       return refusal(`"${workflow.name}" has ${all.length} schedule(s); there is no number ${c.index}.`);
     const chosen = c.index === null ? all : [all[c.index - 1]!];
+    let done = 0;
+    let held: ScheduleCapHit | null = null;
     for (const s of chosen) {
       if (c.action === 'delete') await workflows.deleteSchedule(s.id, clock());
+      else if (c.action === 'pause') await workflows.pauseSchedule(s.id, clock());
       // Resumed from the next time after now: time spent paused is not caught up.
-      else
-        await workflows.setSchedulePaused(
-          s.id,
-          c.action === 'pause',
-          c.action === 'pause' ? s.nextFireAt : firstFireAt(s.cron, s.timeZone, clock(), calendar),
-          clock(),
-        );
+      else if (s.paused) {
+        const from = firstFireAt(s.cron, s.timeZone, clock(), calendar);
+        held = await workflows.resumeSchedule(s.id, from, clock(), this.deps.limits);
+        if (held) break;
+      }
+      done++;
     }
     this.fires.soon();
     const what = { pause: 'Paused', resume: 'Resumed', delete: 'Deleted' }[c.action];
-    return info(
-      `${what} ${chosen.length === 1 ? 'the schedule' : `${chosen.length} schedules`} of "${workflow.name}".`,
-    );
+    const said = `${what} ${done === 1 ? 'the schedule' : `${done} schedules`} of "${workflow.name}".`;
+    if (!held) return info(said);
+    return refusal(`${done > 0 ? `${said} ` : ''}No more can be resumed: ${capWords(held)}`);
   }
 
   private async runNow(workflow: StoredWorkflow): Promise<CommandAnswer> {
@@ -329,4 +344,13 @@ function steps(plan: Plan): string {
 function sameConversation(run: StoredRun, request: WorkflowRequest): boolean {
   const [a, b] = [run.conversation, request.conversation];
   return a.channel === b.channel && (a.key === b.key || a.key.startsWith(`${b.key}:`));
+}
+
+/** A cap a schedule would pass, in words: whose, and what to do. */
+function capWords(hit: ScheduleCapHit): string {
+  const whose =
+    hit.over === 'person'
+      ? `you have ${hit.live} live schedules, the most one person may have (the operator's STEWARD_SCHEDULES_PER_PERSON)`
+      : `the channel this workflow reports to has ${hit.live} live schedules, its most (the operator's STEWARD_SCHEDULES_PER_CHANNEL)`;
+  return `${whose}. Pause or delete one first (\`workflows\` lists them).`;
 }

@@ -103,6 +103,7 @@ function fireLine(f: StoredFire, zone: string, zoneName = ''): string {
     failed: `could not run${note}`,
     skipped_missed: `skipped as missed${note}`,
     skipped_overlap: `skipped, the previous fire was still running${note}`,
+    skipped_limit: `skipped, over the limit of fires a day${note}`,
   }[f.outcome];
   const run = f.runStatus ? `; run ${describeStatus(f.runStatus)}` : '';
   return `${head}, version ${f.version}: ${outcome}${run}`;
