@@ -11,7 +11,7 @@ import {
   sliceOutput,
   stepOutputToolInfo,
 } from '../run/earlier-turns.ts';
-import { DELEGATE_TOOL, delegateToolInfo } from '../run/delegate-tool.ts';
+import { DELEGATE_TOOL, delegateToolInfo } from '../assistant/delegate-tool.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import type { DelegationFlow } from './delegation-flow.ts';
 

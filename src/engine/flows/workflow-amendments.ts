@@ -6,7 +6,7 @@
 import { info, refusal, type CommandAnswer, type InboundDecision } from '../channel.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
-import { delegationRefusal } from '../run/delegate-tool.ts';
+import { delegationRefusal } from '../assistant/delegate-tool.ts';
 import type { StoredRun } from '../ports.ts';
 import { sentence, who } from '../run/run-actions.ts';
 import type { Actor } from '../types.ts';

@@ -10,7 +10,7 @@ import { parseEdit } from '../plan/plan-edit.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
-import { delegationRefusal } from '../run/delegate-tool.ts';
+import { delegationRefusal } from '../assistant/delegate-tool.ts';
 import type { PinnedTool, StoredRun } from '../ports.ts';
 import { mayDecide } from '../run/run-actions.ts';
 import type { Actor, Json } from '../types.ts';
