@@ -14,7 +14,7 @@ import type { AssistantStore } from '../assistant/assistants.ts';
 import { brakeSentence, escalationText } from '../assistant/brake-text.ts';
 import type { InboundDecision } from '../channel.ts';
 import type { ChildEnd, DelegationLimits, DelegationStore } from '../assistant/delegations.ts';
-import type { Conversation, RunStore, StoredRun, ToolCallOutcome } from '../ports.ts';
+import type { Conversation, RunRecords, StoredRun, ToolCallOutcome } from '../ports.ts';
 import { delegationIdOf, parseDelegateArgs, type DelegateArgs } from '../assistant/delegate-tool.ts';
 import { cut, shortRunId } from '../text.ts';
 import { isTerminal, type Actor, type Json, type StepError } from '../types.ts';
@@ -27,7 +27,7 @@ const UNSTARTED_GRACE_MS = 60 * 60_000;
 
 /** What delegation needs from the world. */
 export interface DelegationFlowDeps {
-  store: Pick<RunStore, 'getRun'>;
+  store: Pick<RunRecords, 'getRun'>;
   delegations: DelegationStore;
   assistants: AssistantStore;
   clock: () => Date;
