@@ -10,7 +10,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import pg from 'pg';
 import type { ChannelAdapter, InboundHandler } from '../src/engine/channel.ts';
 import type { OutboundMessage } from '../src/engine/messages.ts';
-import type { Conversation, ToolCallOutcome, ToolRunner } from '../src/engine/ports.ts';
+import type { Conversation, RunStore, ToolCallOutcome, ToolRunner } from '../src/engine/ports.ts';
 import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
 import type { RunStatus } from '../src/engine/types.ts';
 import { DEFAULT_DB_POOL_SIZE, DEFAULT_MAX_PARALLEL } from '../src/config.ts';
@@ -21,6 +21,7 @@ import type { DatabaseSchema } from '../src/store/schema.ts';
 import { createTestDatabase, testDatabaseUrlFor, type TestDatabase } from '../test/helpers/databases.ts';
 import { auditStdioConfig, mcpConfig } from '../test/helpers/mcp-servers.ts';
 import { epochNow } from './slack-peers.ts';
+import { withOverrides } from './store-overrides.ts';
 
 /** Steward's defaults from src/config.ts (STEWARD_MAX_PARALLEL and friends, token budgets included). */
 export const PRODUCTION_SETTINGS: StewardSettings = {
@@ -51,7 +52,7 @@ export interface StewardHooks {
 export interface BenchSteward<C extends ChannelAdapter> {
   steward: Steward;
   channel: C;
-  store: PgRunStore;
+  store: RunStore;
   pool: pg.Pool;
   /** The pool's size: Steward's default (STEWARD_DB_POOL_SIZE) unless the bench asked for another. */
   poolMax: number;
@@ -71,31 +72,26 @@ export interface LogTally {
   first: string[];
 }
 
-/** A PgRunStore that reports each committed state change. */
-class TimedStore extends PgRunStore {
-  constructor(
-    db: Kysely<DatabaseSchema>,
-    private readonly hooks: StewardHooks,
-  ) {
-    super(db);
-  }
-
-  override async transition(
-    runId: string,
-    from: readonly RunStatus[],
-    to: RunStatus,
-    options?: { revision?: number; at?: Date },
-  ): Promise<boolean> {
-    const won = await super.transition(runId, from, to, options);
-    if (won) this.hooks.committed?.(runId, to, epochNow());
-    return won;
-  }
-
-  /** Every start is written here (a step's end and its dependents' starts go together). */
-  override async recordSteps(w: Parameters<PgRunStore['recordSteps']>[0]): Promise<void> {
-    await super.recordSteps(w);
-    for (const s of w.started) this.hooks.stepStarted?.(w.runId, s.stepId, epochNow());
-  }
+/**
+ * `store`, reporting each committed state change and each step start to `hooks`. A start is written either in a wave
+ * (`recordSteps`, with the ends before it) or alone (`recordStepStarted`, a quick answer's call): both are tapped.
+ */
+function hookedStore(store: RunStore, hooks: StewardHooks): RunStore {
+  return withOverrides(store, {
+    async transition(runId, from, to, options) {
+      const won = await store.transition(runId, from, to, options);
+      if (won) hooks.committed?.(runId, to, epochNow());
+      return won;
+    },
+    async recordSteps(w) {
+      await store.recordSteps(w);
+      for (const s of w.started) hooks.stepStarted?.(w.runId, s.stepId, epochNow());
+    },
+    async recordStepStarted(a) {
+      await store.recordStepStarted(a);
+      hooks.stepStarted?.(a.runId, a.stepId, epochNow());
+    },
+  });
 }
 
 function timedTools(host: McpHost, hooks: StewardHooks): ToolRunner {
@@ -219,7 +215,7 @@ export async function startBenchSteward<C extends ChannelAdapter>(o: {
       if (level !== 'info' && logs.first.length < 50) logs.first.push(`${level} ${message}`);
     };
     const channel = o.channel(log);
-    const store = new TimedStore(kysely, o.hooks);
+    const store = hookedStore(new PgRunStore(kysely), o.hooks);
     const models = {
       planner: 'planner-model',
       classifier: 'classifier-model',

@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createDispatchState } from '../src/engine/run/dispatch-state.ts';
-import type { Notifier, RunStore, ToolRunner } from '../src/engine/ports.ts';
+import type { Notifier, RunRecords, StepLog, ToolRunner } from '../src/engine/ports.ts';
 import { RunDriver } from '../src/engine/flows/run-driver.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
 import { openDatabase, type StoreDatabase } from '../src/store/database.ts';
@@ -42,7 +42,10 @@ const instantTools: ToolRunner = {
   callTool: async (_name, args) => ({ ok: true, value: { content: [{ type: 'text', text: JSON.stringify(args) }] } }),
 };
 const silent: Notifier = { send: async () => undefined };
-const noStore = new Proxy({}, { get: () => async () => undefined }) as RunStore;
+/** What a driven run needs stored: its row and plan, and its step attempts. */
+type DriverStore = RunRecords & StepLog;
+
+const noStore = new Proxy({}, { get: () => async () => undefined }) as DriverStore;
 
 function planFor(shape: OverheadShape, server: string) {
   return createPlan(
@@ -59,7 +62,7 @@ function planFor(shape: OverheadShape, server: string) {
 export async function runDriverOnce(
   plan: ReturnType<typeof createPlan>,
   tools: ToolRunner,
-  store: RunStore,
+  store: DriverStore,
   runId: string,
 ): Promise<number> {
   const policies = Object.fromEntries(
@@ -113,7 +116,7 @@ async function openAsyncCommit(name: string): Promise<StoreDatabase> {
 }
 
 /** `runs` 50-step chains with tools that answer at once on `store` (for the CPU profile). */
-export async function driverChains(store: RunStore, runs: number): Promise<void> {
+export async function driverChains(store: DriverStore, runs: number): Promise<void> {
   for (let i = 0; i < runs; i++)
     await runDriverOnce(planFor('chain', 'everything'), instantTools, store, `profile-${i}-${crypto.randomUUID()}`);
 }
@@ -145,7 +148,7 @@ export async function benchOverhead(options: {
   const postgres = await createTestDatabase('postgres');
   const asyncCommit = await openAsyncCommit(postgres.name);
   const timeline = new Timeline();
-  const stores: Record<string, RunStore> = {
+  const stores: Record<string, DriverStore> = {
     none: noStore,
     postgres: new PgRunStore(postgres.db),
     'postgres, async commit': new PgRunStore(asyncCommit.db),

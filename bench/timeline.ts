@@ -3,7 +3,7 @@
  * timeline (runs in the bench are sequential, so the timeline is reset per run). Interval helpers measure how much
  * of one kind of span is not hidden behind another.
  */
-import type { LlmClient, RunStore, ToolRunner } from '../src/engine/ports.ts';
+import type { LlmClient, ToolRunner } from '../src/engine/ports.ts';
 
 /** One timed call: `name` is the LLM role, the tool name or the store method. */
 export interface Span {
@@ -62,8 +62,8 @@ export function flooredTools(inner: ToolRunner, floorMs: number): ToolRunner {
   };
 }
 
-/** A RunStore whose every method is recorded. */
-export function timedStore(inner: RunStore, timeline: Timeline): RunStore {
+/** A store (any of the run store's ports) whose every method is recorded. */
+export function timedStore<S extends object>(inner: S, timeline: Timeline): S {
   return new Proxy(inner, {
     get(target, prop, receiver) {
       const value: unknown = Reflect.get(target, prop, receiver);

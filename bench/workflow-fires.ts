@@ -183,10 +183,10 @@ async function measure(
       fires: perWorkflow.get(id) ?? 0,
       outcome: f?.outcome ?? null,
       claimMs: f ? f.started_at.getTime() - T : null,
-      runningMs: (app.store.runningAt.get(runId) ?? NaN) - T,
+      runningMs: (app.times.runningAt.get(runId) ?? NaN) - T,
       startMs: f?.step_at ? f.step_at.getTime() - T : null,
-      completedMs: (app.store.completedAt.get(runId) ?? NaN) - T,
-      reportedMs: (app.store.reportedAt.get(runId) ?? NaN) - T,
+      completedMs: (app.times.completedAt.get(runId) ?? NaN) - T,
+      reportedMs: (app.times.reportedAt.get(runId) ?? NaN) - T,
       auditCalls: perAnswer.get(label(i)) ?? 0,
     };
   });

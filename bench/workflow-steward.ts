@@ -2,15 +2,15 @@
  * The Steward of the workflow bench, wired as the composition root wires it: PostgreSQL (a fresh test database,
  * Steward's default pool), the audit MCP server over stdio, the fake LLM through the real openai SDK, production
  * settings, the workflow store and the croner calendar. The notifier only counts what is sent (no channel's cost is
- * measured here), and the run store notes, in memory, when each run completed and when its report went out, so the
- * bench waits on those facts. Steward's pool is opened here so its statements can be counted.
+ * measured here), and a watch on the run store notes, in memory, when each run completed and when its report went
+ * out, so the bench waits on those facts. Steward's pool is opened here so its statements can be counted.
  */
 import { Kysely, PostgresDialect, type LogEvent } from 'kysely';
 import pg from 'pg';
 import { DEFAULT_DB_POOL_SIZE } from '../src/config.ts';
 import { CronerCalendar } from '../src/cron/croner-calendar.ts';
 import { Steward } from '../src/engine/flows/steward.ts';
-import type { RunStatus } from '../src/engine/types.ts';
+import type { RunStore } from '../src/engine/ports.ts';
 import { createLlmClient } from '../src/llm/model-router.ts';
 import { McpHost } from '../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
@@ -19,30 +19,30 @@ import type { DatabaseSchema } from '../src/store/schema.ts';
 import { createTestDatabase, testDatabaseUrlFor, type TestDatabase } from '../test/helpers/databases.ts';
 import { auditStdioConfig, mcpConfig } from '../test/helpers/mcp-servers.ts';
 import { PRODUCTION_SETTINGS } from './bench-steward.ts';
+import { withOverrides } from './store-overrides.ts';
 
-/** A PgRunStore that notes when each run started running, completed, and sent its report (epoch ms). */
-export class WatchedStore extends PgRunStore {
+/** When each run started running, completed, and sent its report (epoch ms), as the run store it watches saw it. */
+export class RunTimes {
   readonly runningAt = new Map<string, number>();
   readonly completedAt = new Map<string, number>();
   readonly reportedAt = new Map<string, number>();
   changed: () => void = () => undefined;
 
-  override async transition(
-    runId: string,
-    from: readonly RunStatus[],
-    to: RunStatus,
-    options?: Parameters<PgRunStore['transition']>[3],
-  ): Promise<boolean> {
-    const won = await super.transition(runId, from, to, options);
-    if (won && to === 'running' && !this.runningAt.has(runId)) this.runningAt.set(runId, Date.now());
-    if (won && to === 'completed') this.completedAt.set(runId, Date.now());
-    return won;
-  }
-
-  override async markReportSent(runId: string, at: Date): Promise<void> {
-    await super.markReportSent(runId, at);
-    this.reportedAt.set(runId, Date.now());
-    this.changed();
+  /** `store`, with the transitions it won and the reports it marked sent noted here. */
+  watch(store: RunStore): RunStore {
+    return withOverrides(store, {
+      transition: async (runId, from, to, options) => {
+        const won = await store.transition(runId, from, to, options);
+        if (won && to === 'running' && !this.runningAt.has(runId)) this.runningAt.set(runId, Date.now());
+        if (won && to === 'completed') this.completedAt.set(runId, Date.now());
+        return won;
+      },
+      markReportSent: async (runId, at) => {
+        await store.markReportSent(runId, at);
+        this.reportedAt.set(runId, Date.now());
+        this.changed();
+      },
+    });
   }
 }
 
@@ -71,7 +71,9 @@ export interface WorkflowSteward {
   steward: Steward;
   host: McpHost;
   db: TestDatabase;
-  store: WatchedStore;
+  store: RunStore;
+  /** When each run started running, completed and reported. */
+  times: RunTimes;
   workflows: PgWorkflowStore;
   /** Messages Steward sent (cards, reports, notices). */
   sent: { count: number };
@@ -119,8 +121,10 @@ export async function startWorkflowSteward(o: { llmBaseURL: string; auditLog: st
       log: (e) => statements.record(e),
     });
     cleanups.push(() => kysely.destroy());
-    const store = new WatchedStore(kysely);
-    const workflows = new PgWorkflowStore(kysely, { owner: store.owner });
+    const runs = new PgRunStore(kysely);
+    const times = new RunTimes();
+    const store = times.watch(runs);
+    const workflows = new PgWorkflowStore(kysely, { owner: runs.owner });
     const models = {
       planner: 'planner-model',
       classifier: 'classifier-model',
@@ -145,17 +149,17 @@ export async function startWorkflowSteward(o: { llmBaseURL: string; auditLog: st
     const reported = (n: number, timeoutMs: number) =>
       new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
-          store.changed = () => undefined;
-          reject(new Error(`${store.reportedAt.size} of ${n} fired runs reported within ${timeoutMs / 1000} s`));
+          times.changed = () => undefined;
+          reject(new Error(`${times.reportedAt.size} of ${n} fired runs reported within ${timeoutMs / 1000} s`));
         }, timeoutMs);
-        store.changed = () => {
-          if (store.reportedAt.size < n) return;
+        times.changed = () => {
+          if (times.reportedAt.size < n) return;
           clearTimeout(timer);
           resolve();
         };
-        store.changed();
+        times.changed();
       });
-    return { steward, host, db, store, workflows, poolMax, sent, statements, logs, reported, close };
+    return { steward, host, db, store, times, workflows, poolMax, sent, statements, logs, reported, close };
   } catch (err) {
     await close();
     throw err;

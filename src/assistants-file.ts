@@ -8,7 +8,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
-import { ASSISTANT_NAME, type AssistantDefinition } from './engine/assistants.ts';
+import { ASSISTANT_NAME, type AssistantDefinition } from './engine/assistant/assistants.ts';
 import { StewardError } from './engine/errors.ts';
 import { formatIssue } from './mcp/config-format.ts';
 

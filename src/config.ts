@@ -8,8 +8,8 @@ import { z } from 'zod';
 import { StewardError } from './engine/errors.ts';
 import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
 import { DEFAULT_PLANNER_TOOLS } from './engine/plan/tool-selection.ts';
-import { DEFAULT_DELEGATION_LIMITS, DEPTH_CEILING, type DelegationLimits } from './engine/delegations.ts';
-import { DEFAULT_DELEGATE_TIMEOUT_MS } from './engine/run/delegate-tool.ts';
+import { DEFAULT_DELEGATION_LIMITS, DEPTH_CEILING, type DelegationLimits } from './engine/assistant/delegations.ts';
+import { DEFAULT_DELEGATE_TIMEOUT_MS } from './engine/assistant/delegate-tool.ts';
 import type { PricedModel } from './engine/model-cost.ts';
 import type { ModelRole } from './engine/ports.ts';
 import {

@@ -1,6 +1,6 @@
 /**
  * Assistant commands as every channel sees them (pure): the short help the channels list. The words themselves are
- * the engine's (`engine/assistant-commands.ts`); the channels only route them to `InboundHandler.assistantCommand`.
+ * the engine's (`engine/assistant/assistant-commands.ts`); the channels only route them to `InboundHandler.assistantCommand`.
  */
 
 /** The Assistant commands and the way to address one, one short line each (form, then what it does). */

@@ -26,7 +26,7 @@ import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
 import { isWorkflowCommand } from '../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from './workflow-words.ts';
-import { isAssistantCommand } from '../engine/assistant-commands.ts';
+import { isAssistantCommand } from '../engine/assistant/assistant-commands.ts';
 import { ASSISTANT_HELP_LINES } from './assistant-words.ts';
 
 /** The console channel's options: streams (the terminal by default) and the user's name. */

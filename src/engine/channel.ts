@@ -169,7 +169,7 @@ export interface InboundHandler {
    * has the words): resolves to the answer, meant for the person who asked. Never throws for bad input.
    */
   workflowCommand(request: WorkflowRequest): Promise<CommandAnswer>;
-  /** An Assistant command (`assistants`, `assistant <name> …`, see `assistant-commands.ts`), answered in words. */
+  /** An Assistant command (`assistants`, `assistant <name> …`, see `assistant/assistant-commands.ts`), answered in words. */
   assistantCommand(request: WorkflowRequest): Promise<CommandAnswer>;
   /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
   dashboardLink(actor: Actor): Promise<string | null>;

@@ -236,6 +236,8 @@ export interface RunOwnership {
   takeDecisions(runId: string): Promise<Json[]>;
   /** Runs this process holds with decisions waiting. */
   runsWithDecisions(): Promise<string[]>;
+  /** Throws `fenced` unless this process holds the run under `fence` (right before a message that must go once). */
+  assertHeld(runId: string, fence: number): Promise<void>;
 }
 
 /**
@@ -249,7 +251,6 @@ export interface RunSignals {
   listen(onSignal: (signal: RunSignal) => void): Promise<() => Promise<void>>;
 }
 
-/** Durable state of runs. The database is the judge of every limit and every state change. */
 /**
  * An earlier turn of a conversation: what the person asked and what Steward answered in the end (the report or the
  * direct answer), with the steps whose outputs are kept, by size. Never the outputs themselves: they stay in the
@@ -273,7 +274,8 @@ export interface EarlierOutput {
   output: Json;
 }
 
-export interface RunStore extends RunOwnership {
+/** A run's own records: its row and status, plan revisions, route, event log, review deadline, pins and report. */
+export interface RunRecords {
   /**
    * Stores a new run with its `requested` event; with `leaseMs`, this process holds its lease from the start. With
    * `deliveryId`, the platform event that asked for it is claimed in the same transaction: false (nothing stored)
@@ -293,6 +295,10 @@ export interface RunStore extends RunOwnership {
     /** The platform event (a mention) this run answers, claimed with it. */
     deliveryId?: string;
   }): Promise<boolean>;
+  /** The run with the plan of its current revision; null when there is no such run. */
+  getRun(runId: string): Promise<StoredRun | null>;
+  /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
+  findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**
@@ -315,17 +321,35 @@ export interface RunStore extends RunOwnership {
       event?: { type: string; payload: Json };
     },
   ): Promise<boolean>;
-  /** Atomically takes one amendment round if fewer than `cap` were used; returns the new count or null past the cap. */
-  takeAmendmentRound(runId: string, cap: number): Promise<number | null>;
-  recordDecision(decision: {
-    runId: string;
-    revision: number;
-    actor: Actor;
-    action: DecisionAction;
-    accepted: boolean;
-    note?: string;
-    at: Date;
-  }): Promise<void>;
+  /** Notes the route the run took at the front door (see `RunRoute`); the last one noted stands. */
+  setRoute(runId: string, route: RunRoute, at: Date): Promise<void>;
+  /** Appends to the run's event log (history that can be replayed). */
+  appendEvent(runId: string, type: string, payload: Json, at: Date): Promise<void>;
+  /** Notes when the review now awaited runs out, so the next holder of the run keeps the deadline. */
+  setReviewDue(runId: string, dueAt: Date): Promise<void>;
+  /** Pins tool definitions for a run (replacing a tool's earlier pin). */
+  pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void>;
+  /** The tool definitions pinned for the run. */
+  listPins(runId: string): Promise<PinnedTool[]>;
+  /** Sets the run's reply (an answer with no plan, a saved amendment); a run's final report goes by `storeReport`. */
+  setReport(runId: string, report: string, at: Date): Promise<void>;
+  /**
+   * Notes that the run owes its person a report, before it ends; `markReportSent` clears the note. A run that ended
+   * with the note still set lost its report to a restart: `claimOrphanedRuns` finds it.
+   */
+  markReportDue(runId: string, at: Date): Promise<void>;
+  /**
+   * Stores the run's report with its `reported` event, unless a report is stored already (a report is never
+   * rewritten). Returns the report that stands: this one, or the one stored before. With `fence`, then throws
+   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement).
+   */
+  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string>;
+  /** The run's report was sent: it owes nothing any more, and its lease is let go. */
+  markReportSent(runId: string, at: Date): Promise<void>;
+}
+
+/** A run's step attempts: each start committed before its call is sent, each end recorded once. */
+export interface StepLog {
   /**
    * Commits a step's intent before its call is sent, with its `stepStarted` event. With `fence`, only while this
    * process holds the run under that fence (else `fenced`): an attempt another holder started is never taken over.
@@ -351,6 +375,52 @@ export interface RunStore extends RunOwnership {
    * run, else `fenced`, and nothing is written).
    */
   recordSteps(w: StepAttemptWrite): Promise<void>;
+  /** Every attempt at every step of the run, in the order they were stored. */
+  listStepAttempts(runId: string): Promise<StoredStepAttempt[]>;
+}
+
+/**
+ * What people decide about runs and how they like to be asked: decisions, amendment rounds, approved risk,
+ * breakpoints, review preferences, and suggested breakpoints with the interventions they are drawn from.
+ */
+export interface RunSteering {
+  /** Records a person's decision on a revision of the run, accepted or not, with its note (a retry adds no row). */
+  recordDecision(decision: {
+    runId: string;
+    revision: number;
+    actor: Actor;
+    action: DecisionAction;
+    accepted: boolean;
+    note?: string;
+    at: Date;
+  }): Promise<void>;
+  /** Atomically takes one amendment round if fewer than `cap` were used; returns the new count or null past the cap. */
+  takeAmendmentRound(runId: string, cap: number): Promise<number | null>;
+  /** Notes the highest risk a person approved for the run. */
+  setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void>;
+  /** Replaces the run's breakpoints. */
+  setBreakpoints(runId: string, breakpoints: readonly Breakpoint[], at: Date): Promise<void>;
+  /** Which plans this person reviews before they run (`all`, `risky`, `none`); null when they never chose. */
+  getReviewPreference(actor: Actor): Promise<ReviewPreference | null>;
+  /** Sets which plans this person reviews before they run. */
+  setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void>;
+  /** Whether this person's review cards offer suggested breakpoints (on unless they turned them off). */
+  getBreakpointSuggestions(actor: Actor): Promise<boolean>;
+  /** Turns this person's suggested breakpoints on or off. */
+  setBreakpointSuggestions(actor: Actor, on: boolean, at: Date): Promise<void>;
+  /**
+   * Per tool: the latest time since `since` this person paused, stopped or edited a run while a step of it was running
+   * or next, and whether a run of theirs using it completed after that (the input of `suggestBreakpoints`).
+   */
+  interventionSignals(actor: Actor, tools: string[], since: Date): Promise<Record<string, InterventionSignal>>;
+}
+
+/**
+ * The ledgers the database judges and keeps: token budgets reserved and settled, model calls recorded, platform
+ * events claimed once; and the pruning of the notes among them that only guard against repeats.
+ */
+export interface Ledgers {
+  /** Records one model call's tokens and cost, for a run or for none; a retry adds no second row. */
   recordLlmUsage(u: {
     runId: string | null;
     role: ModelRole;
@@ -363,45 +433,6 @@ export interface RunStore extends RunOwnership {
     costMicroUsd?: number | null;
     at: Date;
   }): Promise<void>;
-  /** Notes the route the run took at the front door (see `RunRoute`); the last one noted stands. */
-  setRoute(runId: string, route: RunRoute, at: Date): Promise<void>;
-  /** Appends to the run's event log (history that can be replayed). */
-  appendEvent(runId: string, type: string, payload: Json, at: Date): Promise<void>;
-  setReport(runId: string, report: string, at: Date): Promise<void>;
-  /**
-   * Notes that the run owes its person a report, before it ends; `markReportSent` clears the note. A run that ended
-   * with the note still set lost its report to a restart: `claimOrphanedRuns` finds it.
-   */
-  markReportDue(runId: string, at: Date): Promise<void>;
-  /**
-   * Stores the run's report with its `reported` event, unless a report is stored already (a report is never
-   * rewritten). Returns the report that stands: this one, or the one stored before. With `fence`, then throws
-   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement).
-   */
-  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string>;
-  /** Throws `fenced` unless this process holds the run under `fence` (right before a message that must go once). */
-  assertHeld(runId: string, fence: number): Promise<void>;
-  /** The run's report was sent: it owes nothing any more, and its lease is let go. */
-  markReportSent(runId: string, at: Date): Promise<void>;
-  getRun(runId: string): Promise<StoredRun | null>;
-  listStepAttempts(runId: string): Promise<StoredStepAttempt[]>;
-  /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
-  findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
-  setApprovedRisk(runId: string, risk: RiskLevel, at: Date): Promise<void>;
-  /** Notes when the review now awaited runs out, so the next holder of the run keeps the deadline. */
-  setReviewDue(runId: string, dueAt: Date): Promise<void>;
-  setBreakpoints(runId: string, breakpoints: readonly Breakpoint[], at: Date): Promise<void>;
-  getReviewPreference(actor: Actor): Promise<ReviewPreference | null>;
-  setReviewPreference(actor: Actor, preference: ReviewPreference, at: Date): Promise<void>;
-  /** Plan revisions of a run, oldest first. */
-  listRevisions(runId: string): Promise<StoredRevision[]>;
-  /** Decisions on a run, oldest first. */
-  listDecisions(runId: string): Promise<StoredDecision[]>;
-  /** Calls, tokens and cost a run's model calls used, in total and per role. */
-  llmUsageForRun(runId: string): Promise<LlmUsageTotals>;
-  /** Pins tool definitions for a run (replacing a tool's earlier pin). */
-  pinTools(runId: string, pins: readonly PinnedTool[], at: Date): Promise<void>;
-  listPins(runId: string): Promise<PinnedTool[]>;
   /**
    * Reserves a call's prompt and the largest output cap from `minOutput` up to `output` that the run's and the
    * person's daily budget both still hold, from both or neither, in one statement (the database judges concurrent
@@ -441,16 +472,21 @@ export interface RunStore extends RunOwnership {
    * decisions taken or left on ended runs) older than `olderThanMs`, by the database's clock; the counts removed.
    */
   pruneLedgers(olderThanMs: number): Promise<PrunedLedgers>;
+}
+
+/**
+ * What runs did, read back: a run's revisions, decisions and model usage, a person's runs, and a conversation's
+ * earlier turns and step outputs.
+ */
+export interface RunHistory {
+  /** Plan revisions of a run, oldest first. */
+  listRevisions(runId: string): Promise<StoredRevision[]>;
+  /** Decisions on a run, oldest first. */
+  listDecisions(runId: string): Promise<StoredDecision[]>;
+  /** Calls, tokens and cost a run's model calls used, in total and per role. */
+  llmUsageForRun(runId: string): Promise<LlmUsageTotals>;
   /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
   listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
-  /**
-   * Per tool: the latest time since `since` this person paused, stopped or edited a run while a step of it was running
-   * or next, and whether a run of theirs using it completed after that (the input of `suggestBreakpoints`).
-   */
-  interventionSignals(actor: Actor, tools: string[], since: Date): Promise<Record<string, InterventionSignal>>;
-  /** Whether this person's review cards offer suggested breakpoints (on unless they turned them off). */
-  getBreakpointSuggestions(actor: Actor): Promise<boolean>;
-  setBreakpointSuggestions(actor: Actor, on: boolean, at: Date): Promise<void>;
   /** The turns of this run's conversation before it, newest first, at most `limit`. */
   earlierTurns(runId: string, limit: number): Promise<EarlierTurn[]>;
   /**
@@ -459,6 +495,12 @@ export interface RunStore extends RunOwnership {
    */
   earlierOutput(runId: string, turn: number, stepId: string): Promise<EarlierOutput | null>;
 }
+
+/**
+ * Durable state of runs, every role in one (as `PgRunStore` implements it); each consumer takes only the roles it
+ * uses. The database is the judge of every limit and every state change.
+ */
+export interface RunStore extends RunRecords, StepLog, RunSteering, RunOwnership, Ledgers, RunHistory {}
 
 /** How a request was answered: by the planner without tools, by the quick read-only loop, or with a plan. */
 export type RunRoute = 'answer' | 'quick' | 'plan';
@@ -484,7 +526,7 @@ export interface StepEnd {
   unstarted?: { revision: number };
 }
 
-/** Ends and starts of a run's step attempts, written together (see `RunStore.recordSteps`). */
+/** Ends and starts of a run's step attempts, written together (see `StepLog.recordSteps`). */
 export interface StepAttemptWrite {
   runId: string;
   fence?: number;
@@ -524,14 +566,14 @@ export interface StoredRevision {
   createdAt: Date;
 }
 
-/** One recorded decision. */
-/** How many rows `RunStore.pruneLedgers` removed, per table. */
+/** How many rows `Ledgers.pruneLedgers` removed, per table. */
 export interface PrunedLedgers {
   tokenOperations: number;
   inboundEvents: number;
   runCommands: number;
 }
 
+/** One recorded decision. */
 export interface StoredDecision {
   revision: number;
   actor: Actor;

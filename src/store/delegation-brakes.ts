@@ -12,7 +12,7 @@ import {
   type NewDelegation,
   type SpawnResult,
   type Tripped,
-} from '../engine/delegations.ts';
+} from '../engine/assistant/delegations.ts';
 import { TERMINAL_STATUSES } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';
 

@@ -16,7 +16,7 @@ import type {
   GrantEffect,
   GrantScope,
   RevokeOutcome,
-} from '../engine/assistants.ts';
+} from '../engine/assistant/assistants.ts';
 import type { Json } from '../engine/types.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import type { AssistantsTable, DatabaseSchema } from './schema.ts';

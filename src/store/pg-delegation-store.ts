@@ -17,7 +17,7 @@ import type {
   NewDelegation,
   SpawnResult,
   StoredDelegation,
-} from '../engine/delegations.ts';
+} from '../engine/assistant/delegations.ts';
 import type { Conversation } from '../engine/ports.ts';
 import { isTerminal, type RunStatus } from '../engine/types.ts';
 import {

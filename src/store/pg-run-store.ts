@@ -400,7 +400,6 @@ export class PgRunStore implements RunStore {
     return this.attempt('llmUsageForRun', () => history.llmUsageForRun(this.db, runId));
   }
 
-  /** Runs joined with the plan of their current revision. */
   async findActiveRun(conversation: Conversation): Promise<StoredRun | null> {
     const row = await this.attempt('findActiveRun', () =>
       this.selectRuns()
@@ -572,6 +571,7 @@ export class PgRunStore implements RunStore {
     if (row?.owner !== this.owner || row.fence !== fence) throw steps.fencedOut(runId);
   }
 
+  /** Runs joined with the plan of their current revision. */
   private selectRuns() {
     return this.db
       .selectFrom('runs')

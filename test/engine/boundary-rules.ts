@@ -3,7 +3,8 @@
  * the checker itself is tested). Layers, lowest first:
  * - contract: the files at the top of src/engine (types, ports, channel, messages, errors, result, text);
  * - plan: pure rules about plans;  run: the pure dispatcher and run rules;  workflow: pure rules of recurring
- *   workflows (fires, parameters, commands);  flows: the async flows and the driver.
+ *   workflows (fires, parameters, commands);  assistant: Assistants and delegation (terms, ports, grant rules, brakes,
+ *   the delegate step, command words);  flows: the async flows and the driver.
  */
 import { dirname, join, normalize } from 'node:path';
 
@@ -13,10 +14,10 @@ export interface EngineFile {
   text: string;
 }
 
-const LAYERS = ['contract', 'plan', 'run', 'workflow', 'flows'] as const;
+const LAYERS = ['contract', 'plan', 'run', 'workflow', 'assistant', 'flows'] as const;
 type Layer = (typeof LAYERS)[number];
 const ALLOWED_PACKAGES = new Set(['zod', 'ajv', 'ajv-formats']);
-const PURE: readonly Layer[] = ['contract', 'plan', 'run', 'workflow'];
+const PURE: readonly Layer[] = ['contract', 'plan', 'run', 'workflow', 'assistant'];
 const IMPURE_PATTERNS: [RegExp, string][] = [
   [/\b(setTimeout|setInterval|setImmediate|queueMicrotask)\s*\(/, 'starts a timer'],
   [/\bDate\.now\s*\(|\bnew Date\s*\(|\bperformance\.now\s*\(/, 'reads the clock'],
@@ -27,7 +28,9 @@ const IMPURE_PATTERNS: [RegExp, string][] = [
 
 function layerOf(path: string): Layer {
   const top = path.split('/')[0];
-  return top === 'plan' || top === 'run' || top === 'workflow' || top === 'flows' ? top : 'contract';
+  return top === 'plan' || top === 'run' || top === 'workflow' || top === 'assistant' || top === 'flows'
+    ? top
+    : 'contract';
 }
 
 interface Import {

@@ -18,6 +18,7 @@ describe('engine boundary', () => {
     const files = readEngine();
     expect(files.some((f) => f.path.startsWith('plan/'))).toBe(true);
     expect(files.some((f) => f.path.startsWith('run/'))).toBe(true);
+    expect(files.some((f) => f.path.startsWith('assistant/'))).toBe(true);
     expect(files.some((f) => f.path.startsWith('flows/'))).toBe(true);
     expect(checkEngine(files)).toEqual([]);
   });
@@ -31,6 +32,13 @@ describe('engine boundary', () => {
       /imports upward/,
     ],
     ['a pure file that sets a timer', 'plan/x.ts', 'export const f = () => setTimeout(() => 0, 5);', /timer/],
+    [
+      'a delegation rule that imports a flow',
+      'assistant/x.ts',
+      "import type { DelegationFlow } from '../flows/delegation-flow.ts';",
+      /imports upward/,
+    ],
+    ['an assistant rule that awaits', 'assistant/x.ts', 'export async function f() { await 1; }', /async/],
     ['a pure file that reads the clock', 'run/x.ts', 'export const now = () => Date.now();', /clock/],
     ['a pure file that makes a date', 'run/x.ts', 'export const now = () => new Date();', /clock/],
     ['a pure file that awaits', 'plan/x.ts', 'export async function f() { await 1; }', /async/],

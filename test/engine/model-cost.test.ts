@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { meteredLlm } from '../../src/engine/flows/metered-llm.ts';
 import { costMicroUsd, formatCost, pricesFor, type PricedModel } from '../../src/engine/model-cost.ts';
-import type { LlmResponse, RunStore } from '../../src/engine/ports.ts';
+import type { LlmResponse, Ledgers } from '../../src/engine/ports.ts';
 import { describeUsage } from '../../src/engine/run/run-status.ts';
 
 const mini = { inputPerMillion: 0.4, outputPerMillion: 1.6, cachedInputPerMillion: 0.1 };
@@ -54,7 +54,7 @@ describe('the metered client', () => {
         settled.push(s.usage);
         return Promise.resolve();
       },
-    } as unknown as RunStore;
+    } as unknown as Ledgers;
     const answers: LlmResponse[] = [
       { text: 'a', model: 'gpt-4.1-2025-04-14', usage: { inputTokens: 1_000, outputTokens: 100 } },
       { text: 'b', model: 'whatever', modelName: 'mini', usage: { inputTokens: 1_000, outputTokens: 100 } },

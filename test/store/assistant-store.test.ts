@@ -4,8 +4,8 @@
  * new values, the file's upserts write only what differs, and changes by command are refused for non-approvers.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AssistantDefinition } from '../../src/engine/assistants.ts';
-import { resolveGrant } from '../../src/engine/assistants.ts';
+import type { AssistantDefinition } from '../../src/engine/assistant/assistants.ts';
+import { resolveGrant } from '../../src/engine/assistant/assistants.ts';
 import { AssistantFlow } from '../../src/engine/flows/assistant-flow.ts';
 import type { ToolRunner } from '../../src/engine/ports.ts';
 import type { Actor, ToolInfo } from '../../src/engine/types.ts';

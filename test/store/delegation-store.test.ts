@@ -13,7 +13,7 @@ import {
   type DelegationLimits,
   type NewDelegation,
   type SpawnResult,
-} from '../../src/engine/delegations.ts';
+} from '../../src/engine/assistant/delegations.ts';
 import type { Actor } from '../../src/engine/types.ts';
 import { openDatabase, type StoreDatabase } from '../../src/store/database.ts';
 import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';

@@ -23,7 +23,7 @@ import { answerDeadline, claimed } from './discord-interactions.ts';
 import { actorOf, type DiscordDeps } from './discord-messages.ts';
 import { toMessageOptions } from './discord-render.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
-import { isAssistantCommand } from '../../engine/assistant-commands.ts';
+import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts';
 import { askCommandText } from '../assistant-words.ts';
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];

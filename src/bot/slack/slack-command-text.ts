@@ -8,7 +8,7 @@ import type { RunListing } from '../../engine/channel.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
-import { isAssistantCommand } from '../../engine/assistant-commands.ts';
+import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts';
 import { ASSISTANT_HELP_LINES } from '../assistant-words.ts';
 import { fromConversation, messageText } from './slack-inbound.ts';
 import { safeMrkdwn } from './slack-text.ts';

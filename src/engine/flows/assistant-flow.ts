@@ -4,9 +4,9 @@
  * (which says why), `warning`. The store writes
  * each change with its audit row.
  */
-import { describeAssistant, describeAssistantList, parseAssistantCommand } from '../assistant-commands.ts';
-import type { AssistantCommand } from '../assistant-commands.ts';
-import type { AssistantStore, GrantScope } from '../assistants.ts';
+import { describeAssistant, describeAssistantList, parseAssistantCommand } from '../assistant/assistant-commands.ts';
+import type { AssistantCommand } from '../assistant/assistant-commands.ts';
+import type { AssistantStore, GrantScope } from '../assistant/assistants.ts';
 import { info, refusal, type CommandAnswer, type WorkflowRequest } from '../channel.ts';
 import type { ToolRunner } from '../ports.ts';
 import { isApprover } from '../run/run-actions.ts';

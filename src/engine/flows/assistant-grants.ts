@@ -3,7 +3,7 @@
  * (each tool it is not granted marked not allowed, with the reason), and the check made again before each call, read
  * from the database at that moment, so a grant revoked after approval stops the next call.
  */
-import { applyGrants, grantRefusal, type AssistantStore } from '../assistants.ts';
+import { applyGrants, grantRefusal, type AssistantStore } from '../assistant/assistants.ts';
 import type { LlmClient, StoredRun, ToolRunner } from '../ports.ts';
 import type { ToolInfo } from '../types.ts';
 

@@ -1,4 +1,5 @@
 /** Reads what the suggestion rule needs from the store: shared by the review card and by taking its suggestions. */
+import type { RunSteering } from '../ports.ts';
 import {
   planTools,
   suggestBreakpoints,
@@ -20,7 +21,7 @@ export function suggestionWindowStart(now: Date): Date {
  * person asked for them (took the card's offer), so their "suggestions off" does not hide them.
  */
 export async function breakpointOffers(
-  deps: Pick<StewardDeps, 'store' | 'clock'>,
+  deps: Pick<StewardDeps, 'clock'> & { store: RunSteering },
   requester: Actor,
   plan: Plan,
   options: { set: readonly Breakpoint[]; started?: readonly string[]; asked?: boolean },

@@ -3,7 +3,7 @@
  * `steward.step_output` (read-only, closed-world: an earlier step's output of the calling run's own conversation)
  * and, where Assistants and their brakes are set up, `steward.delegate` (a task handed to an Assistant as a child run).
  */
-import type { EarlierOutput, RunStore, ToolCallOutcome, ToolRunner } from '../ports.ts';
+import type { EarlierOutput, RunHistory, ToolCallOutcome, ToolRunner } from '../ports.ts';
 import {
   BUILTIN_SERVER,
   STEP_OUTPUT_TOOL,
@@ -11,7 +11,7 @@ import {
   sliceOutput,
   stepOutputToolInfo,
 } from '../run/earlier-turns.ts';
-import { DELEGATE_TOOL, delegateToolInfo } from '../run/delegate-tool.ts';
+import { DELEGATE_TOOL, delegateToolInfo } from '../assistant/delegate-tool.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import type { DelegationFlow } from './delegation-flow.ts';
 
@@ -24,7 +24,7 @@ export interface BuiltinDelegation {
 /** The MCP tools with Steward's own added; calls to `steward.*` never reach a server. */
 export function withBuiltinTools(
   tools: ToolRunner,
-  store: Pick<RunStore, 'earlierOutput'>,
+  store: Pick<RunHistory, 'earlierOutput'>,
   delegation?: BuiltinDelegation,
 ): ToolRunner {
   const builtin: ToolInfo[] = [stepOutputToolInfo()];
@@ -44,7 +44,7 @@ export function withBuiltinTools(
 }
 
 async function readStepOutput(
-  store: Pick<RunStore, 'earlierOutput'>,
+  store: Pick<RunHistory, 'earlierOutput'>,
   args: Record<string, Json>,
   runId: string | undefined,
 ): Promise<ToolCallOutcome> {

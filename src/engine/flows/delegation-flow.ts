@@ -10,12 +10,12 @@
  * crash) leaves its child running: whoever takes the parent over retries the step, which finds the same delegation
  * and child run (the delegation's id is the parent's run and step) and waits for it again.
  */
-import type { AssistantStore } from '../assistants.ts';
-import { brakeSentence, escalationText } from '../brake-text.ts';
+import type { AssistantStore } from '../assistant/assistants.ts';
+import { brakeSentence, escalationText } from '../assistant/brake-text.ts';
 import type { InboundDecision } from '../channel.ts';
-import type { ChildEnd, DelegationLimits, DelegationStore } from '../delegations.ts';
-import type { Conversation, RunStore, StoredRun, ToolCallOutcome } from '../ports.ts';
-import { delegationIdOf, parseDelegateArgs, type DelegateArgs } from '../run/delegate-tool.ts';
+import type { ChildEnd, DelegationLimits, DelegationStore } from '../assistant/delegations.ts';
+import type { Conversation, RunRecords, StoredRun, ToolCallOutcome } from '../ports.ts';
+import { delegationIdOf, parseDelegateArgs, type DelegateArgs } from '../assistant/delegate-tool.ts';
 import { cut, shortRunId } from '../text.ts';
 import { isTerminal, type Actor, type Json, type StepError } from '../types.ts';
 import type { Log } from './deps.ts';
@@ -27,7 +27,7 @@ const UNSTARTED_GRACE_MS = 60 * 60_000;
 
 /** What delegation needs from the world. */
 export interface DelegationFlowDeps {
-  store: Pick<RunStore, 'getRun'>;
+  store: Pick<RunRecords, 'getRun'>;
   delegations: DelegationStore;
   assistants: AssistantStore;
   clock: () => Date;

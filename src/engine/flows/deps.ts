@@ -12,8 +12,8 @@ import type {
 } from '../ports.ts';
 import type { EstimateHistory } from '../estimate-history.ts';
 import type { PricedModel } from '../model-cost.ts';
-import type { AssistantStore } from '../assistants.ts';
-import type { DelegationLimits, DelegationStore } from '../delegations.ts';
+import type { AssistantStore } from '../assistant/assistants.ts';
+import type { DelegationLimits, DelegationStore } from '../assistant/delegations.ts';
 import type { CronCalendar, WorkflowStore } from '../workflows.ts';
 
 /** Writes one line to the operator's log (never to people). */

@@ -5,7 +5,7 @@
  */
 import type { Step } from '../plan/plan-schema.ts';
 import { newPins } from '../plan/tool-pins.ts';
-import type { StoredRun } from '../ports.ts';
+import type { RunRecords, StoredRun } from '../ports.ts';
 import type { DispatchEvent, DispatchState } from '../run/dispatch-state.ts';
 import {
   createEarlyStart,
@@ -46,7 +46,7 @@ export class EarlyRun implements PlanStreaming {
     readonly run: StoredRun,
     readonly preference: ReviewPreference,
     readonly driver: RunDriver,
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'log'> & { drivers: RunDrivers },
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log'> & { store: RunRecords; drivers: RunDrivers },
   ) {
     this.gate = createEarlyStart(preference);
     this.catalog = deps.tools.listTools();

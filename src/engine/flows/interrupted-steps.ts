@@ -1,9 +1,9 @@
 /** Attempts a dead process left in flight: each ends failed as `interrupted`, under the fence of the new holder. */
-import type { RunStore, StoredStepAttempt } from '../ports.ts';
+import type { StepLog, StoredStepAttempt } from '../ports.ts';
 
 /** Ends every attempt still `running` in `attempts` as interrupted; `what` names it in the error ("step", "call"). */
 export async function endInterrupted(
-  deps: { store: Pick<RunStore, 'recordStepEnded'>; clock: () => Date },
+  deps: { store: Pick<StepLog, 'recordStepEnded'>; clock: () => Date },
   runId: string,
   attempts: readonly StoredStepAttempt[],
   fence: number,

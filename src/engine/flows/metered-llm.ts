@@ -6,7 +6,7 @@
  */
 import { StewardError } from '../errors.ts';
 import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
-import type { LlmClient, LlmRequest, LlmResponse, ModelRole, RunStore } from '../ports.ts';
+import type { Ledgers, LlmClient, LlmRequest, LlmResponse, ModelRole } from '../ports.ts';
 import type { Actor } from '../types.ts';
 import { DEFAULT_OUTPUT_CAPS, type ModelTokenBudgets } from './deps.ts';
 
@@ -17,7 +17,7 @@ const MIN_OUTPUT_TOKENS = 256;
 export function meteredLlm(
   deps: {
     llm: LlmClient;
-    store: RunStore;
+    store: Ledgers;
     clock: () => Date;
     budgets?: ModelTokenBudgets;
     prices?: readonly PricedModel[];

@@ -19,11 +19,11 @@ import {
 import { DEFAULT_PLANNER_TOOLS, selectTools } from '../plan/tool-selection.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import { BUILTIN_SERVER, STEP_OUTPUT_TOOL } from '../run/earlier-turns.ts';
-import { DELEGATE_TOOL, renderAssistants } from '../run/delegate-tool.ts';
+import { DELEGATE_TOOL, renderAssistants } from '../assistant/delegate-tool.ts';
 import { StewardError } from '../errors.ts';
 import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
-import { applyGrants, type Assistant, type AssistantStore } from '../assistants.ts';
+import { applyGrants, type Assistant, type AssistantStore } from '../assistant/assistants.ts';
 import type { Actor, Json, ToolInfo } from '../types.ts';
 import type { LlmForRun, Log } from './deps.ts';
 

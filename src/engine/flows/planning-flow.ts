@@ -4,7 +4,7 @@
  * (`early-run.ts`), and a run taken over while it was planned.
  */
 import type { InboundDecision } from '../channel.ts';
-import type { RunRoute, StoredRun, StoredStepAttempt } from '../ports.ts';
+import type { RunRecords, RunRoute, RunSteering, StepLog, StoredRun, StoredStepAttempt } from '../ports.ts';
 import { isQuickRevision } from '../run/quick-loop.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
 import { sentence } from '../run/run-actions.ts';
@@ -25,7 +25,7 @@ export class PlanningFlow {
   private readonly planning = new Map<string, AbortController>();
 
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'log'>,
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log'> & { store: RunRecords & StepLog & RunSteering },
     private readonly writePlan: PlanWriter,
     private readonly drivers: RunDrivers,
     private readonly messages: RunMessages,

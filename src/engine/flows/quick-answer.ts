@@ -5,7 +5,7 @@
  * run in parallel through the ToolRunner, each attempt recorded like a step's before it is sent. A text answer is the answer; anything else (`plan_request`, a tool not offered,
  * the caps, a failed model call) hands the request to the planner, unchanged (`run/quick-loop.ts` decides).
  */
-import type { LlmMessage, LlmResponse, StoredRun, ToolCallOutcome } from '../ports.ts';
+import type { LlmMessage, LlmResponse, RunHistory, RunRecords, StepLog, StoredRun, ToolCallOutcome } from '../ports.ts';
 import { checkToolArgs } from '../plan/tool-args-schema.ts';
 import {
   isQuickRevision,
@@ -42,7 +42,7 @@ export const BUTLER_SYSTEM = [
 /** Runs the quick-answer loop of a new request. */
 export class QuickAnswers {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'log'>,
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log'> & { store: RunRecords & StepLog & RunHistory },
     private readonly llmFor: LlmForRun,
     private readonly settings: QuickAnswerSettings,
     /** The conversation's earlier turns as prompt text (words and replies only), as the planner gets them. */

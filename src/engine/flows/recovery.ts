@@ -7,7 +7,7 @@ import type { Plan } from '../plan/plan-schema.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import { isQuickRevision } from '../run/quick-loop.ts';
-import type { StoredRun, UnreportedRun } from '../ports.ts';
+import type { RunRecords, RunSteering, StepLog, StoredRun, UnreportedRun } from '../ports.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { endedDispatch, restoreDispatch, restoreFirstReview } from '../run/restore.ts';
 import { atFirstReview } from '../run/run-actions.ts';
@@ -23,7 +23,10 @@ import type { RunMessages } from './run-messages.ts';
 /** Resumes the unfinished runs of a database. */
 export class Recovery {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'settings'> & { estimates?: PlanEstimates },
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'settings'> & {
+      store: RunRecords & StepLog & RunSteering;
+      estimates?: PlanEstimates;
+    },
     private readonly timers: ReviewTimers,
     private readonly messages: RunMessages,
     private readonly lifecycle: RunLifecycle,

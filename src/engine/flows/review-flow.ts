@@ -8,7 +8,7 @@ import type { Plan } from '../plan/plan-schema.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
-import type { PinnedTool, StoredRun } from '../ports.ts';
+import type { PinnedTool, RunRecords, RunSteering, StoredRun } from '../ports.ts';
 import { reviewNeeded } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
 import { changedTools } from '../run/holds.ts';
@@ -36,7 +36,8 @@ export type ReviewRule = 'preference' | 'always' | 'saved';
 /** Planning and review of a run's plan. Decision handlers return null when accepted, else the refusal. */
 export class ReviewFlow {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'log' | 'settings'> & {
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'settings'> & {
+      store: RunRecords & RunSteering;
       estimates?: PlanEstimates;
     },
     private readonly writePlan: PlanWriter,

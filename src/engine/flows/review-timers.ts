@@ -2,7 +2,7 @@
  * Review deadlines: a plan (or a step held for approval) waits `timeoutMs` for a decision. Then a high-risk plan
  * is cancelled (fail closed; finished results are kept) and a lower-risk one gets a reminder and keeps waiting.
  */
-import type { RunStore, StoredRun } from '../ports.ts';
+import type { RunRecords, StoredRun } from '../ports.ts';
 import { formatDuration } from '../run/run-status.ts';
 import type { Log } from './deps.ts';
 import type { RunDrivers } from './run-drivers.ts';
@@ -13,7 +13,7 @@ export class ReviewTimers {
   private readonly timers = new Map<string, NodeJS.Timeout>();
 
   constructor(
-    private readonly deps: { store: RunStore; clock: () => Date; log: Log; timeoutMs: number },
+    private readonly deps: { store: RunRecords; clock: () => Date; log: Log; timeoutMs: number },
     private readonly drivers: RunDrivers,
     private readonly messages: RunMessages,
   ) {}

@@ -10,7 +10,7 @@ import { riskAbove } from '../plan/risk.ts';
 import { checkRevision } from '../plan/revise.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
-import type { StoredRun } from '../ports.ts';
+import type { RunRecords, RunSteering, StoredRun } from '../ports.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
 import type { DispatchState } from '../run/dispatch-state.ts';
 import { interventionTools } from '../run/holds.ts';
@@ -53,7 +53,10 @@ const MOVES: Record<
 /** Decisions on a running (or paused, or held) run. Handlers return null when accepted, else the refusal. */
 export class RunControl {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'clock' | 'settings'> & { estimates?: PlanEstimates },
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'settings'> & {
+      store: RunRecords & RunSteering;
+      estimates?: PlanEstimates;
+    },
     private readonly drivers: RunDrivers,
     private readonly messages: RunMessages,
     private readonly writePlan: PlanWriter,

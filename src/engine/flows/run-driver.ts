@@ -5,7 +5,7 @@
 import type { Plan, Step } from '../plan/plan-schema.ts';
 import { changedDefinition } from '../plan/tool-pins.ts';
 import type { OutboundMessage } from '../messages.ts';
-import type { Conversation, LlmClient, Notifier, PinnedTool, RunStore, ToolRunner } from '../ports.ts';
+import type { Conversation, LlmClient, Notifier, PinnedTool, RunRecords, StepLog, ToolRunner } from '../ports.ts';
 import type { Result } from '../result.ts';
 import { dispatchTransition, startDispatch } from '../run/dispatch.ts';
 import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '../run/dispatch-state.ts';
@@ -26,7 +26,7 @@ export type HoldEffect = Extract<DispatchEffect, { type: 'showBreakpoint' | 'req
 export interface RunDriverDeps {
   tools: ToolRunner;
   llm: LlmClient;
-  store: RunStore;
+  store: RunRecords & StepLog;
   notifier: Notifier;
   clock: () => Date;
   log: Log;

@@ -3,7 +3,7 @@
  * its takeover) until it ended and reported; the lease is renewed while the process lives, and a run whose lease
  * another process took is let go here at the next renewal.
  */
-import type { RunStore } from '../ports.ts';
+import type { RunOwnership } from '../ports.ts';
 
 /** Default lease: long enough to ride out a short database restart, short enough for a quick takeover. */
 export const DEFAULT_LEASE_MS = 15_000;
@@ -13,7 +13,7 @@ export class RunLeases {
   private readonly held = new Map<string, number>();
 
   constructor(
-    private readonly store: RunStore,
+    private readonly store: RunOwnership,
     readonly ttlMs: number,
   ) {}
 

@@ -4,7 +4,7 @@
  */
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
-import type { PinnedTool, StoredRun } from '../ports.ts';
+import type { PinnedTool, RunOwnership, RunRecords, RunSteering, StepLog, StoredRun } from '../ports.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
 import { createStreamingDispatch } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
@@ -30,7 +30,8 @@ import type { RunMessages } from './run-messages.ts';
 /** Starts and finishes the runs of this process. */
 export class RunLifecycle {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'store' | 'notifier' | 'clock' | 'log' | 'settings'> & {
+    private readonly deps: Pick<StewardDeps, 'tools' | 'notifier' | 'clock' | 'log' | 'settings'> & {
+      store: RunRecords & StepLog & RunSteering & RunOwnership;
       estimates?: PlanEstimates;
     },
     private readonly llmFor: LlmForRun,

@@ -5,7 +5,14 @@
  * and hands its leases back at shutdown. `Steward` routes; this owns.
  */
 import type { InboundDecision } from '../channel.ts';
-import type { ClaimedRun, StoredRun, UnreportedRun } from '../ports.ts';
+import type {
+  ClaimedRun,
+  Ledgers,
+  RunOwnership as LeaseStore,
+  RunRecords,
+  StoredRun,
+  UnreportedRun,
+} from '../ports.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH } from '../plan/json-depth.ts';
 import { DRIVEN_STATUSES, isTerminal, type Json, type RunStatus } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
@@ -41,7 +48,7 @@ export class RunOwnership {
   private watch: OwnershipWatch | undefined;
 
   constructor(
-    private readonly deps: Pick<StewardDeps, 'store' | 'log' | 'signals'>,
+    private readonly deps: Pick<StewardDeps, 'log' | 'signals'> & { store: LeaseStore & RunRecords & Ledgers },
     private readonly leases: RunLeases,
     private readonly drivers: RunDrivers,
     private readonly lifecycle: RunLifecycle,

@@ -4,7 +4,7 @@
  */
 import type { EditablePlan, InboundDecision } from '../channel.ts';
 import { checkEdit } from '../plan/plan-edit.ts';
-import type { StoredRun } from '../ports.ts';
+import type { RunRecords, StepLog, StoredRun } from '../ports.ts';
 import { who } from '../run/run-actions.ts';
 import { describeStatus } from '../run/run-status.ts';
 import { isSteerable, type Actor, type Json } from '../types.ts';
@@ -13,7 +13,7 @@ import type { StewardDeps } from './deps.ts';
 /** Reads runs for edit forms; changes nothing. */
 export class RunViews {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'store' | 'tools'>,
+    private readonly deps: Pick<StewardDeps, 'tools'> & { store: RunRecords & StepLog },
     private readonly mayDecide: (run: StoredRun, actor: Actor) => boolean,
   ) {}
 

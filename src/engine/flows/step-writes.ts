@@ -3,7 +3,7 @@
  * makes, once each start is ready (its tool's definition checked). So a step's end and the starts of the steps that
  * waited for it commit together. A start still not ready shortly after the first one was is written on its own.
  */
-import type { RunStore, StepEnd, StepStart } from '../ports.ts';
+import type { StepEnd, StepLog, StepStart } from '../ports.ts';
 
 /**
  * How long a wave waits for its slowest start to be ready before it stores what it has: a step's end must not wait
@@ -15,7 +15,7 @@ const LATE_START_MS = 50;
 export interface WaveDeps {
   runId: string;
   fence: number;
-  store: RunStore;
+  store: StepLog;
   /** Each step's last write; a wave's write comes after those of its steps and of their dependencies. */
   queues: Map<string, Promise<void>>;
   /** Runs a write until it is stored (retrying while the database is away), or until the run is let go. */

@@ -6,8 +6,8 @@
 import { info, refusal, type CommandAnswer, type InboundDecision } from '../channel.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
-import { delegationRefusal } from '../run/delegate-tool.ts';
-import type { StoredRun } from '../ports.ts';
+import { delegationRefusal } from '../assistant/delegate-tool.ts';
+import type { RunRecords, StoredRun } from '../ports.ts';
 import { sentence, who } from '../run/run-actions.ts';
 import type { Actor } from '../types.ts';
 import { fireParamsUsed } from '../workflow/fire-params.ts';
@@ -20,7 +20,8 @@ import type { RunLeases } from './run-leases.ts';
 import type { RunMessages } from './run-messages.ts';
 
 /** What an amendment needs: the ports, the planner, and the owners that show and time a review. */
-export interface WorkflowAmendmentsDeps extends Pick<StewardDeps, 'store' | 'tools' | 'clock' | 'newId'> {
+export interface WorkflowAmendmentsDeps extends Pick<StewardDeps, 'tools' | 'clock' | 'newId'> {
+  store: RunRecords;
   workflows: WorkflowStore;
   writePlan: PlanWriter;
   review: ReviewFlow;

@@ -7,7 +7,7 @@
  */
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
-import type { StoredRun } from '../ports.ts';
+import type { RunRecords, StoredRun } from '../ports.ts';
 import { sentence } from '../run/run-actions.ts';
 import { bindFireParams, type FireValues } from '../workflow/fire-params.ts';
 import { fireReview } from '../workflow/fire-review.ts';
@@ -39,7 +39,8 @@ const REFRESH_MS = 5_000;
 export const POLL_MS = 5_000;
 
 /** What the fires need: the ports, and the owners that start runs. */
-export interface WorkflowFiresDeps extends Pick<StewardDeps, 'store' | 'tools' | 'clock' | 'newId' | 'log'> {
+export interface WorkflowFiresDeps extends Pick<StewardDeps, 'tools' | 'clock' | 'newId' | 'log'> {
+  store: RunRecords;
   workflows: WorkflowStore;
   calendar: CronCalendar;
   leases: RunLeases;

@@ -10,8 +10,8 @@ import { parseEdit } from '../plan/plan-edit.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { newPins } from '../plan/tool-pins.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
-import { delegationRefusal } from '../run/delegate-tool.ts';
-import type { PinnedTool, StoredRun } from '../ports.ts';
+import { delegationRefusal } from '../assistant/delegate-tool.ts';
+import type { PinnedTool, RunHistory, RunRecords, StoredRun } from '../ports.ts';
 import { mayDecide } from '../run/run-actions.ts';
 import type { Actor, Json } from '../types.ts';
 import { bindFireParams, checkFireParams, fireParamsUsed } from '../workflow/fire-params.ts';
@@ -26,7 +26,8 @@ import type { WorkflowFires } from './workflow-fires.ts';
 import { shortRunId } from '../text.ts';
 
 /** What the commands need. */
-export interface WorkflowFlowDeps extends Pick<StewardDeps, 'store' | 'tools' | 'clock' | 'newId' | 'log'> {
+export interface WorkflowFlowDeps extends Pick<StewardDeps, 'tools' | 'clock' | 'newId' | 'log'> {
+  store: RunRecords & RunHistory;
   workflows: WorkflowStore;
   calendar: CronCalendar;
   approvers: readonly string[];

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { withAssistantModels } from '../../../src/engine/flows/assistant-grants.ts';
 import type { LlmClient, LlmRequest } from '../../../src/engine/ports.ts';
-import type { Assistant } from '../../../src/engine/assistants.ts';
+import type { Assistant } from '../../../src/engine/assistant/assistants.ts';
 
 function recording() {
   const sent: LlmRequest[] = [];

@@ -5,11 +5,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { InboundDecision } from '../../../src/engine/channel.ts';
-import type { DelegationStore } from '../../../src/engine/delegations.ts';
+import type { DelegationStore } from '../../../src/engine/assistant/delegations.ts';
 import { DelegationFlow } from '../../../src/engine/flows/delegation-flow.ts';
-import type { AssistantStore } from '../../../src/engine/assistants.ts';
+import type { AssistantStore } from '../../../src/engine/assistant/assistants.ts';
 import type { StoredRun } from '../../../src/engine/ports.ts';
-import { DEFAULT_DELEGATION_LIMITS } from '../../../src/engine/delegations.ts';
+import { DEFAULT_DELEGATION_LIMITS } from '../../../src/engine/assistant/delegations.ts';
 
 const ada = { id: 'ada', channel: 'console' };
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_OUTPUT_CAPS } from '../../../src/engine/flows/deps.ts';
 import { meteredLlm, outputCapFor } from '../../../src/engine/flows/metered-llm.ts';
-import type { GrantedCap, LlmRequest, LlmResponse, RunStore, TokenRequest } from '../../../src/engine/ports.ts';
+import type { GrantedCap, LlmRequest, LlmResponse, Ledgers, TokenRequest } from '../../../src/engine/ports.ts';
 import { stewardError } from '../../helpers/steward-error.ts';
 
 /** Two counters judged like the store judges them: a reservation goes to both or to neither, lowered to fit. */
@@ -29,7 +29,7 @@ function createBudgets(o: { perRun: number; perUserPerDay: number; runUsed?: num
       used.user = Math.max(0, used.user + s.delta);
       return Promise.resolve();
     },
-  } as unknown as RunStore;
+  } as unknown as Ledgers;
   return { used, reservations, settlements, store, budgets: { perRun: o.perRun, perUserPerDay: o.perUserPerDay } };
 }
 

@@ -1,7 +1,7 @@
 /** The words of the brakes: one clear sentence per trip, and the escalation a parent gets when rounds run out. */
 import { describe, expect, it } from 'vitest';
-import { brakeSentence, escalationText } from '../../src/engine/brake-text.ts';
-import { depthLimit, type DelegationRound } from '../../src/engine/delegations.ts';
+import { brakeSentence, escalationText } from '../../../src/engine/assistant/brake-text.ts';
+import { depthLimit, type DelegationRound } from '../../../src/engine/assistant/delegations.ts';
 
 function round(n: number, overrides: Partial<DelegationRound> = {}): DelegationRound {
   return {

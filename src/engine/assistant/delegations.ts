@@ -10,8 +10,8 @@
  * - brake: a limit kept in the database and judged there by one conditional statement per counter, so no model
  *   and no race between processes can get past it; each time one refuses (a trip), a row records it.
  */
-import type { Conversation } from './ports.ts';
-import type { Actor, RunStatus } from './types.ts';
+import type { Conversation } from '../ports.ts';
+import type { Actor, RunStatus } from '../types.ts';
 
 /** The four brakes: spawn depth, child runs active per person, rounds per conversation and Assistant, and messages
  * between a child and its parent. */

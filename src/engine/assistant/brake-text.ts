@@ -1,6 +1,6 @@
 /** The words of the brakes: a sentence for each trip, and the escalation a parent gets when rounds run out. */
 import { DEPTH_CEILING, type DelegationRound, type Tripped } from './delegations.ts';
-import { cut } from './text.ts';
+import { cut } from '../text.ts';
 
 /** Most characters of one instruction or reply in an escalation; longer ones are cut with a note. */
 export const ESCALATION_FIELD_CHARS = 1_500;

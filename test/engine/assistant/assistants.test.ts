@@ -3,14 +3,14 @@
  * planner's catalog and validation), addressing (`ask <name>: …`) and the command words.
  */
 import { describe, expect, it } from 'vitest';
-import { parseAssistantCommand, isAssistantCommand } from '../../src/engine/assistant-commands.ts';
-import { applyGrants, grantRefusal, parseAddress, resolveGrant } from '../../src/engine/assistants.ts';
-import type { AssistantGrant } from '../../src/engine/assistants.ts';
-import { plannerSystemPrompt } from '../../src/engine/plan/planner-prompt.ts';
-import { validatePlan } from '../../src/engine/plan/validate-plan.ts';
-import type { Plan } from '../../src/engine/plan/plan-schema.ts';
-import type { ToolInfo } from '../../src/engine/types.ts';
-import { askCommandText } from '../../src/bot/assistant-words.ts';
+import { parseAssistantCommand, isAssistantCommand } from '../../../src/engine/assistant/assistant-commands.ts';
+import { applyGrants, grantRefusal, parseAddress, resolveGrant } from '../../../src/engine/assistant/assistants.ts';
+import type { AssistantGrant } from '../../../src/engine/assistant/assistants.ts';
+import { plannerSystemPrompt } from '../../../src/engine/plan/planner-prompt.ts';
+import { validatePlan } from '../../../src/engine/plan/validate-plan.ts';
+import type { Plan } from '../../../src/engine/plan/plan-schema.ts';
+import type { ToolInfo } from '../../../src/engine/types.ts';
+import { askCommandText } from '../../../src/bot/assistant-words.ts';
 
 function tool(name: string): ToolInfo {
   const [server = '', short = ''] = name.split('.');

@@ -4,12 +4,12 @@
  * like any other step; Steward answers the call itself (flows/delegation-flow.ts): the task becomes a child run of
  * that Assistant in the same thread, and the child's report becomes the step's output.
  */
-import type { Assistant } from '../assistants.ts';
-import { DELEGATE_TOOL } from '../delegations.ts';
+import type { Assistant } from './assistants.ts';
+import { DELEGATE_TOOL } from './delegations.ts';
 import type { Plan } from '../plan/plan-schema.ts';
 import { cut } from '../text.ts';
 import type { Json, ToolInfo } from '../types.ts';
-import { BUILTIN_SERVER } from './earlier-turns.ts';
+import { BUILTIN_SERVER } from '../run/earlier-turns.ts';
 
 export { DELEGATE_TOOL };
 /** The most characters of a task handed to an Assistant. */

@@ -9,7 +9,7 @@
  *   `file` for the bootstrap file) and the values before and after; written in the same transaction as the change.
  */
 import { DELEGATE_TOOL } from './delegations.ts';
-import type { Actor, Json, ToolInfo } from './types.ts';
+import type { Actor, Json, ToolInfo } from '../types.ts';
 
 /** An Assistant's name: a letter, then up to 39 lower-case letters, digits, `-` or `_`. */
 export const ASSISTANT_NAME = /^[a-z][a-z0-9_-]{0,39}$/;

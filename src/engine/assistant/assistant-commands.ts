@@ -10,7 +10,7 @@ import {
   type GrantEffect,
   type GrantScope,
 } from './assistants.ts';
-import { fail, ok, type Result } from './result.ts';
+import { fail, ok, type Result } from '../result.ts';
 
 /** A parsed command. */
 export type AssistantCommand =
