@@ -3,7 +3,7 @@
  * while the card is edited in place, paced; the report follows in the thread. Amend re-plans the same card; Pause
  * holds after the step in flight and Resume finishes; Stop cancels what is in flight at the tool server.
  */
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { createAuditServer, onlyRun, planReply, storedStart, waitForStoredEnd } from '../e2e/harness.ts';
@@ -42,7 +42,11 @@ export function flowSpec<C extends Chat>(name: string, start: Start<C>, only: Fl
   describe.each(['postgres', 'pglite'] as const)(`${name}, end to end on %s`, (db) => {
     it('mention → plan card in the thread → Approve → the card is edited in place, paced → report in the thread', async () => {
       const plan = planReply(
-        [slow('slow', 2), { id: 'say', tool: 'everything.echo', args: { message: 'done' }, dependsOn: ['slow'] }],
+        [
+          slow('slow', 2),
+          // The plan's own words carry the pings too: they reach the card and the step's output.
+          { id: 'say', tool: 'everything.echo', args: { message: `done ${only.pings}` }, dependsOn: ['slow'] },
+        ],
         { summary: 'Run the slow job, then say done' },
       );
       const c = await chat.start({
