@@ -15,7 +15,8 @@ import type { Found } from '../helpers/wait.ts';
 export type Who = 'ada' | 'bob' | 'boss';
 
 /** A card's controls, named the same on both platforms. */
-export type Action = 'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'ask-first' | 'save-workflow';
+export type Action =
+  'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'ask-first' | 'save-workflow' | 'suggested';
 
 /** A message Steward posted, as a person reads it now. */
 export interface Shown {
@@ -26,6 +27,8 @@ export interface Shown {
   actions: string[];
   /** The labels on its buttons, as shown. */
   labels: string[];
+  /** The steps its breakpoint picker shows as picked. */
+  picked: string[];
 }
 
 /** What a chat stage starts with. */
@@ -69,6 +72,8 @@ export interface Chat {
   replies(thread: string): Shown[];
   /** Presses a button on a message as it stands now; resolves once Steward is done with the press. */
   press(message: Shown, action: Action, as?: Who): Promise<Pressed>;
+  /** Picks these steps (and only these) in the card's breakpoint picker; resolves once Steward is done with it. */
+  pick(card: Shown, stepIds: string[], as?: Who): Promise<void>;
   /** Submits the amendment form opened last with this text. */
   submitAmend(text: string, as?: Who): Promise<void>;
   /** How many forms (modals) Steward opened so far. */

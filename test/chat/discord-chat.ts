@@ -26,6 +26,15 @@ function labelsOf(m: StoredMessage): string[] {
   return rows.flatMap((r) => r.components ?? []).flatMap((c) => (c.type === 2 && c.label ? [c.label] : []));
 }
 
+/** The step ids a message's breakpoint select shows as picked. */
+function pickedOf(m: StoredMessage): string[] {
+  const rows = (m.message.components ?? []) as {
+    components?: { type: number; options?: { value: string; default?: boolean }[] }[];
+  }[];
+  const select = rows.flatMap((r) => r.components ?? []).find((c) => c.type === 3);
+  return (select?.options ?? []).filter((o) => o.default).map((o) => o.value);
+}
+
 /** Starts a Discord stage (the real discord.js client over the fake Discord) for the shared scenarios. */
 export async function discordChat(options: ChatOptions): Promise<DiscordChat> {
   const h = await startDiscordHarness(options);
@@ -35,6 +44,7 @@ export async function discordChat(options: ChatOptions): Promise<DiscordChat> {
     text: shownText(m.message),
     actions: h.buttons(m).map((kind) => ACTIONS.get(kind) ?? kind),
     labels: labelsOf(m),
+    picked: pickedOf(m),
   });
   const message = (s: Shown) => {
     const found = h.discord.messages.get(s.id);
@@ -66,6 +76,8 @@ export async function discordChat(options: ChatOptions): Promise<DiscordChat> {
       const id = await h.press(message(shown), KINDS[action] ?? action, { user: users()[as] });
       return { id, privately: () => h.privateTexts(id) };
     },
+    pick: async (shown, stepIds, as = 'ada') =>
+      void (await h.select(message(shown), 'bp', stepIds, { user: users()[as] })),
     submitAmend: async (text, as = 'ada') => void (await h.submitModal({ 'amend-text': text }, { user: users()[as] })),
     formsOpened: () => h.discord.calls.filter((c) => (c.body as { type?: number } | null)?.type === 9).length,
     edits: (shown) =>

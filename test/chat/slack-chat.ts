@@ -5,8 +5,9 @@
  */
 import { allTexts } from '../bot/slack/fixtures.ts';
 import type { FakeMessage } from '../fakes/fake-slack-server.ts';
+import { pickBreakpoints, pickedSteps } from '../e2e/slack-controls.ts';
 import { messageText, privateCommand, startSlackHarness, type SlackHarness } from '../e2e/slack-harness.ts';
-import type { Chat, ChatOptions, Shown, Who } from './chat.ts';
+import type { Action, Chat, ChatOptions, Shown, Who } from './chat.ts';
 
 /** The Slack chat, with its harness for the checks only Slack has. */
 export interface SlackChat extends Chat {
@@ -14,6 +15,10 @@ export interface SlackChat extends Chat {
 }
 
 const USERS: Record<Who, string> = { ada: 'U0ADA', bob: 'U0BOB', boss: 'U0BOSS' };
+
+// Slack's action ids (`steward.<id>`) where they differ from the shared names.
+const SLACK_ACTIONS: Partial<Record<Action, string>> = { suggested: 'take-suggestions' };
+const NAMES = new Map(Object.entries(SLACK_ACTIONS).map(([action, id]) => [id, action]));
 
 const keyOf = (m: FakeMessage) => `${m.channel}:${m.ts}`;
 type Element = { action_id?: string; type?: string; text?: { text?: string } };
@@ -24,13 +29,26 @@ const elementsOf = (m: FakeMessage) =>
 const show = (m: FakeMessage): Shown => ({
   id: keyOf(m),
   text: messageText(m),
-  actions: elementsOf(m).map((e) => (e.action_id ?? '').replace(/^steward\./, '')),
+  actions: elementsOf(m).map((e) => {
+    const id = (e.action_id ?? '').replace(/^steward\./, '');
+    return NAMES.get(id) ?? id;
+  }),
+  picked: picked(m),
   labels: elementsOf(m)
     .filter((e) => e.type === 'button')
     .map((e) => e.text?.text ?? ''),
 });
 const textOf = (args: Record<string, unknown>) =>
   [typeof args.text === 'string' ? args.text : '', ...allTexts(args.blocks ?? [])].filter(Boolean).join('\n');
+
+/** The steps a card's picker shows picked (none where it has no controls row, as a finished card). */
+function picked(m: FakeMessage): string[] {
+  try {
+    return pickedSteps(m);
+  } catch {
+    return [];
+  }
+}
 
 /** Starts a Slack stage (the real Bolt app over the fake Slack) for the shared scenarios. */
 export async function slackChat(options: ChatOptions): Promise<SlackChat> {
@@ -64,7 +82,7 @@ export async function slackChat(options: ChatOptions): Promise<SlackChat> {
     async press(shown, action, as = 'ada') {
       const m = message(shown);
       const from = h.slack.calls.length;
-      const status = await h.press(m, action, { user: USERS[as] });
+      const status = await h.press(m, SLACK_ACTIONS[action] ?? action, { user: USERS[as] });
       if (status !== 200) throw new Error(`Slack's press of ${action} was answered ${status}`);
       return {
         id: String(from),
@@ -77,6 +95,8 @@ export async function slackChat(options: ChatOptions): Promise<SlackChat> {
             .map((c) => textOf(c.args)),
       };
     },
+    pick: async (shown, stepIds, as = 'ada') =>
+      void (await pickBreakpoints(h, message(shown), stepIds, { user: USERS[as] })),
     submitAmend: async (text, as = 'ada') => {
       const status = await h.submitAmend(text, USERS[as]);
       if (status !== 200) throw new Error(`Slack's amendment was answered ${status}`);
