@@ -82,6 +82,8 @@ export interface Chat {
   edits(message: Shown): { at: number; text: string }[];
   /** `/steward <text>` as `who`: what it answered that person privately. */
   command(text: string, as: Who): Promise<string[]>;
+  /** How many messages Steward posted for everyone so far, anywhere. */
+  posted(): number;
   /** Calls the platform refused (any error answer), as lines for a failure's message. */
   refused(): string[];
   waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Found<T>>;

@@ -92,6 +92,7 @@ export async function discordChat(options: ChatOptions): Promise<DiscordChat> {
         () => h.privateTexts(id).length > 0 && h.privateTexts(id),
       );
     },
+    posted: () => [...h.discord.messages.values()].filter((m) => !m.ephemeral).length,
     refused: () => h.discord.calls.filter((c) => c.status >= 400).map((c) => `${c.method} ${c.path}: ${c.status}`),
     waitFor: (what, check, timeoutMs) => h.waitFor(what, check, timeoutMs),
     close: () => h.close(),

@@ -108,7 +108,17 @@ export async function slackChat(options: ChatOptions): Promise<SlackChat> {
         .filter((c) => c.method === 'chat.update' && c.args.ts === m.ts && c.args.channel === m.channel)
         .map((c) => ({ at: c.at, text: textOf(c.args) }));
     },
-    command: (text, as) => privateCommand(h, text, USERS[as]),
+    async command(text, as) {
+      const from = h.slack.calls.length;
+      const texts = await privateCommand(h, text, USERS[as]);
+      // Answered privately: every answer to the command's response_url is ephemeral.
+      const open = h.slack.calls
+        .slice(from)
+        .filter((c) => c.method === 'response_url' && c.args.response_type !== 'ephemeral');
+      if (open.length > 0) throw new Error(`/steward ${text} answered for everyone: ${JSON.stringify(open[0]!.args)}`);
+      return texts;
+    },
+    posted: () => h.slack.callsOf('chat.postMessage').length,
     refused: () =>
       h.slack.calls.filter((c) => c.response.ok !== true).map((c) => `${c.method}: ${JSON.stringify(c.response)}`),
     waitFor: (what, check, timeoutMs) => h.waitFor(what, check, timeoutMs),
