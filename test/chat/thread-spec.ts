@@ -1,7 +1,8 @@
 /**
  * Replies in a run's thread, the same on Slack and Discord: while the card waits, a reply classified as an amendment
  * re-plans the same card; while it runs, a status question is answered from the database and an amendment re-plans
- * only the steps not yet run; chatter is left alone, and after the run ended replies are not for Steward.
+ * only the steps not yet run; chatter is left alone, and after the run ended replies are not for Steward. When the
+ * planner fails, the requester hears why in the thread.
  */
 import { describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
@@ -19,8 +20,14 @@ const slowThenSay = (message: string) =>
     { id: 'two', tool: 'everything.echo', args: { message }, dependsOn: ['one'] },
   ]);
 
+/** What only one platform checks in these scenarios. */
+export interface ThreadChecks<C extends Chat> {
+  /** After the planner failed and the requester was told in `thread`. */
+  plannerFailed?(chat: C, thread: string): void | Promise<void>;
+}
+
 /** The thread scenarios on the platform `start` opens. */
-export function threadSpec<C extends Chat>(name: string, start: Start<C>): void {
+export function threadSpec<C extends Chat>(name: string, start: Start<C>, only: ThreadChecks<C> = {}): void {
   const chat = useChat(start);
 
   describe(`${name} thread replies, end to end on postgres`, () => {
@@ -107,6 +114,21 @@ export function threadSpec<C extends Chat>(name: string, start: Start<C>): void 
       expect(roles(c)).toEqual(['planner', 'classifier', 'synthesizer']);
       expect(c.replies(thread)).toHaveLength(after);
       expect(await c.db.db.selectFrom('runs').select('id').execute()).toHaveLength(1);
+    });
+
+    it('when the planner fails, the requester hears why in the thread, and nothing runs', async () => {
+      const c = await chat.start({
+        db: 'postgres',
+        servers: [everythingStdioConfig()],
+        script: byRole({ planner: ['this is not a plan', 'still not', 'nope'] }),
+      });
+      const thread = await c.mention('say hi');
+      await c.waitFor('the notice', () =>
+        c.replies(thread).find((m) => m.text.includes('I could not make a valid plan')),
+      );
+      await c.steward.idle();
+      await only.plannerFailed?.(c, thread);
+      expect(c.cards(thread)).toEqual([]);
     });
   });
 }
