@@ -14,8 +14,8 @@ import { useChat, type Start } from './spec-kit.ts';
 export interface AssistantChecks<C extends Chat> {
   /** Asks the Assistant `name` for `request` as people do on the platform; resolves with the run's thread. */
   ask(chat: C, name: string, request: string): Promise<string>;
-  /** Before ops exists with its grant, after it was created. */
-  created?(chat: C): Promise<void>;
+  /** Once ops exists with its grant, before anyone asks it. */
+  setUp?(chat: C): Promise<void>;
 }
 
 /** The Assistant scenarios on the platform `start` opens. */
@@ -38,12 +38,12 @@ export function assistantsSpec<C extends Chat>(name: string, start: Start<C>, on
         'Only approvers can create or change Assistants.',
       ]);
       expect((await c.command('assistant create ops "Operations"', 'boss'))[0]).toMatch(/^Created the Assistant "ops"/);
-      await only.created?.(c);
       expect(await c.command('assistant ops grant everything.echo allow', 'boss')).toEqual([
         '"ops": allow the tool everything.echo.',
       ]);
       // Anyone may read the list.
       expect((await c.command('assistants', 'bob')).join('\n')).toContain('ops: Operations (1 grant; default deny)');
+      await only.setUp?.(c);
 
       const thread = await only.ask(c, 'ops', 'say hi');
       const card = await c.waitFor('the card', () => c.card(thread));

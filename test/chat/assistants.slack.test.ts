@@ -5,7 +5,7 @@ import { slackChat } from './slack-chat.ts';
 
 assistantsSpec('Slack', slackChat, {
   ask: (c, name, request) => c.mention(`ask ${name}: ${request}`),
-  async created({ h, db }) {
+  async setUp({ h, db }) {
     // An unknown name is answered with the names there are, and starts nothing.
     await h.mention('ask nobody: say hi');
     await h.waitFor('the answer', () =>
