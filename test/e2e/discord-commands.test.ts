@@ -1,7 +1,7 @@
 /**
- * `/steward` and direct messages end to end on Discord (mirrors slack-commands.test.ts and slack-dm.test.ts): the
- * command is registered at start, its private answers, `ask` posting the request with a thread for the run, run
- * lists linking to their threads, and a DM as a conversation of its own.
+ * `/steward` and direct messages end to end on Discord (mirrors slack-commands.test.ts and slack-dm.test.ts): help,
+ * `ask` posting the request with a thread for the run, run lists linking to their threads, and a DM as a conversation
+ * of its own. Registration and the review and suggestion preferences are test/chat/preferences-spec.ts.
  */
 import { PgDashboard } from '../../src/store/pg-dashboard.ts';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -9,7 +9,6 @@ import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply, recordWorkflowRequests } from './harness.ts';
 import { OPS_ROLE, shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
-import { createNewRun } from '../store/builders.ts';
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -24,89 +23,14 @@ const privately = (harness: DiscordHarness, id: string) =>
   harness.waitFor('the private answer', () => harness.privateTexts(id).find(Boolean));
 
 describe('the /steward command, end to end on postgres', () => {
-  it('is registered for the server at start; help and review answer privately, and "review all" makes a low-risk plan wait', async () => {
-    h = await startDiscordHarness({
-      db: 'postgres',
-      servers: [everythingStdioConfig()],
-      script: byRole({ planner: [say('hi')] }),
-    });
-    const registered = h.discord.registeredCommands(h.discord.guildId) as Array<{
-      name: string;
-      options: Array<{ name: string }>;
-    }>;
-    expect(registered.map((c) => c.name)).toEqual(['steward']);
-    expect(registered[0]!.options.map((o) => o.name)).toEqual([
-      'ask',
-      'status',
-      'runs',
-      'review',
-      'suggestions',
-      'workflow',
-      'assistant',
-      'dashboard',
-      'help',
-    ]);
-
+  it('help answers privately, naming the subcommands', async () => {
+    h = await startDiscordHarness({ db: 'postgres', servers: [everythingStdioConfig()], script: byRole({}) });
     const posted = () => h!.discord.messagesIn(h!.discord.channelId).filter((m) => !m.ephemeral).length;
     const before = posted();
-    const help = await h.slash('help');
-    const helpText = await privately(h, help);
+    const helpText = await privately(h, await h.slash('help'));
     for (const sub of ['/steward ask', '/steward status', '/steward runs', '/steward review', '/steward suggestions'])
       expect(helpText).toContain(sub);
-
-    for (const preference of ['none', 'risky', 'all'] as const) {
-      const id = await h.slash('review', { preference });
-      expect(await privately(h, id)).toMatch(/^Noted\. From now on /);
-      expect(await h.store.getReviewPreference({ id: h.ada.id, channel: 'discord' })).toBe(preference);
-    }
-    // Nothing of that was posted where others see it.
     expect(posted()).toBe(before);
-
-    // Every tool of this server is low risk: the plan would start at once, but Ada asked to see every plan.
-    const thread = await h.mention('say hi');
-    const card = await h.waitFor('the card', () => h!.card(thread));
-    expect(shownText(card.message)).toContain('📋 Plan waiting for review');
-    expect(h.buttons(card)).toContain('approve');
-  });
-
-  it('suggestions off is stored for the person and confirmed privately: the next card offers no breakpoint; on brings the offer back', async () => {
-    const plan = planReply([
-      { id: 'a', tool: 'everything.echo', args: { message: 'one' } },
-      { id: 'b', tool: 'everything.echo', args: { message: 'two' }, dependsOn: ['a'] },
-    ]);
-    h = await startDiscordHarness({
-      db: 'postgres',
-      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
-      script: byRole({ planner: [plan, plan] }),
-    });
-    // Ada stopped a run using everything.echo earlier: her next plan using it would be offered a breakpoint.
-    const ada = { id: h.ada.id, channel: 'discord' };
-    const earlier = createNewRun({ requester: ada });
-    await h.store.createRun(earlier);
-    const stop = { actorId: ada.id, channel: 'discord', action: 'stop', tools: ['everything.echo'] };
-    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
-
-    const posted = () => h!.discord.messagesIn(h!.discord.channelId).filter((m) => !m.ephemeral).length;
-    const before = posted();
-    expect(await privately(h, await h.slash('suggestions', { offers: 'off' }))).toBe(
-      'Noted. From now on your plan cards offer no breakpoints (`/steward suggestions on` brings them back).',
-    );
-    expect(posted()).toBe(before);
-    expect(await h.store.getBreakpointSuggestions(ada)).toBe(false);
-    const quiet = await h.mention('two echoes');
-    const card = await h.waitFor('the card', () => h!.card(quiet));
-    expect(shownText(card.message)).toContain('📋 Plan waiting for review');
-    expect(shownText(card.message)).not.toContain('Suggested breakpoints');
-    expect(h.buttons(card)).not.toContain('suggested');
-
-    const on = await privately(h, await h.slash('suggestions', { offers: 'on' }));
-    expect(on).toMatch(/^Noted\. From now on your plan cards offer breakpoints /);
-    expect(await h.store.getBreakpointSuggestions(ada)).toBe(true);
-    const offered = await h.mention('two echoes again');
-    const again = await h.waitFor('the second card', () => h!.card(offered));
-    expect(shownText(again.message)).toContain('you stopped a run using everything.echo before');
-    expect(shownText(again.message)).toContain('/steward suggestions off');
-    expect(h.buttons(again)).toContain('suggested');
   });
 
   it('ask posts who asked what, starts a thread on that message with the card in it; status and runs list it privately with a link', async () => {

@@ -1,15 +1,14 @@
 /**
  * The Discord card's steering controls end to end (mirrors slack-steering.test.ts): Edit plan's modal (the whole
  * plan, or a box per step not yet run), its verdicts answered privately, the breakpoint select, History and Help
- * shown only to the presser, and people who may not decide refused privately.
+ * shown only to the presser, and people who may not decide refused privately. Setting breakpoints from the card is
+ * test/chat/breakpoints-spec.ts, on both platforms.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import type { StoredMessage } from '../fakes/fake-discord-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply, waitForStoredEnd } from './harness.ts';
 import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
-import { createNewRun } from '../store/builders.ts';
 
 let h: DiscordHarness | undefined;
 afterEach(async () => {
@@ -32,15 +31,6 @@ function modalInputs(harness: DiscordHarness): Record<string, string> {
   const rows = (harness.lastModal()?.components ?? []) as ModalRow[];
   return Object.fromEntries(rows.flatMap((r) => r.components.map((c) => [c.custom_id, c.value ?? ''])));
 }
-/** The step ids the card's breakpoint select shows as picked. */
-function pickedSteps(m: StoredMessage): string[] {
-  const rows = (m.message.components ?? []) as Array<{
-    components: Array<{ type: number; options?: Array<{ value: string; default?: boolean }> }>;
-  }>;
-  const select = rows.flatMap((r) => r.components).find((c) => c.type === 3);
-  return (select?.options ?? []).filter((o) => o.default).map((o) => o.value);
-}
-
 describe('discord steering controls, end to end on postgres', () => {
   it('Edit plan opens the stored plan as JSON; a JSON mistake or an invalid plan is answered privately and changes nothing; a valid edit is the next revision on the same card', async () => {
     h = await startDiscordHarness({
@@ -217,84 +207,6 @@ describe('discord steering controls, end to end on postgres', () => {
     expect(told).toContain('**Amend**');
     expect((await h.store.getRun(run.id))!).toMatchObject({ revision: 0, status: 'awaiting_review' });
     expect(h.replies(thread)).toEqual([]);
-  });
-
-  it('the breakpoint select sets and clears breakpoints; the run holds after the step still picked, with Resume and Stop', async () => {
-    const plan = planReply([echo('a', 'one'), echo('b', 'two', ['a']), echo('c', 'three', ['b'])]);
-    h = await startDiscordHarness({
-      db: 'postgres',
-      servers: [reviewed()],
-      script: byRole({ planner: [plan], synthesizer: ['All three.'] }),
-    });
-    const thread = await h.mention('three echoes');
-    const card = await h.waitFor('the card', () => h!.card(thread));
-    const run = await onlyRun(h);
-    expect(pickedSteps(card)).toEqual([]);
-
-    await h.select(card, 'bp', ['a', 'b']);
-    await h.waitFor('a and b picked on the card', () => pickedSteps(h!.card(thread)).join() === 'a,b');
-    expect((await h.store.getRun(run.id))!.breakpoints).toEqual([
-      { stepId: 'a', when: 'after' },
-      { stepId: 'b', when: 'after' },
-    ]);
-
-    await h.select(h.card(thread), 'bp', ['a']);
-    await h.waitFor('only a picked on the card', () => pickedSteps(h!.card(thread)).join() === 'a');
-    expect((await h.store.getRun(run.id))!.breakpoints).toEqual([{ stepId: 'a', when: 'after' }]);
-
-    await h.press(h.card(thread), 'approve');
-    const hold = await h.waitFor('the hold after a', () =>
-      h!.replies(thread).find((m) => shownText(m.message).includes('Holding after step `a`')),
-    );
-    expect(shownText(hold.message)).toContain('one');
-    expect(h.buttons(hold)).toEqual(expect.arrayContaining(['resume', 'stop']));
-    await h.waitFor('the paused card', () => shownText(h!.card(thread).message).includes('⏸️ Paused'));
-    expect((await h.store.getRun(run.id))!.status).toBe('paused');
-    expect((await h.store.listStepAttempts(run.id)).map((a) => a.stepId)).toEqual(['a']);
-
-    // Resume from the hold message itself.
-    await h.press(hold, 'resume');
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => shownText(m.message).includes('All three.')));
-    await h.steward.idle();
-    expect(h.replies(thread).filter((m) => shownText(m.message).includes('Holding'))).toHaveLength(1);
-    expect((await h.store.listDecisions(run.id)).map((d) => [d.action, d.accepted])).toEqual([
-      ['breakpoint', true],
-      ['breakpoint', true],
-      ['approve', true],
-      ['resume', true],
-    ]);
-  });
-
-  it('a suggested breakpoint is offered, not set: "Add suggested breakpoints" sets it and the run holds before its step', async () => {
-    const plan = planReply([echo('a', 'one'), echo('b', 'two', ['a'])]);
-    h = await startDiscordHarness({
-      db: 'postgres',
-      servers: [reviewed()],
-      script: byRole({ planner: [plan], synthesizer: ['stopped'] }),
-    });
-    // Ada stopped a run using everything.echo earlier.
-    const ada = { id: h.ada.id, channel: 'discord' };
-    const earlier = createNewRun({ requester: ada });
-    await h.store.createRun(earlier);
-    const stop = { actorId: ada.id, channel: 'discord', action: 'stop', tools: ['everything.echo'] };
-    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
-    const thread = await h.mention('two echoes');
-    const card = await h.waitFor('the card', () => h!.card(thread));
-    const runId = (await h.store.listRunsOf(ada, { activeOnly: true, limit: 5 }))[0]!.id;
-    expect(shownText(card.message)).toContain('you stopped a run using everything.echo before');
-    expect(h.buttons(card)).toContain('suggested');
-    expect((await h.store.getRun(runId))!.breakpoints).toEqual([]);
-
-    await h.press(card, 'suggested');
-    await h.waitFor('the offer gone from the card', () => !h!.buttons(h!.card(thread)).includes('suggested'));
-    expect((await h.store.getRun(runId))!.breakpoints).toEqual([{ stepId: 'a', when: 'before' }]);
-    expect(pickedSteps(h.card(thread))).toEqual(['a']);
-
-    await h.press(h.card(thread), 'approve');
-    await h.waitFor('the hold before a', () =>
-      h!.replies(thread).find((m) => shownText(m.message).includes('Holding before step `a`')),
-    );
-    expect(await h.store.listStepAttempts(runId)).toEqual([]);
   });
 
   it('someone who may not decide is refused privately on Edit, the select and the modal; History and Help are shown only to the presser', async () => {

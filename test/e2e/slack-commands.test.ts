@@ -1,4 +1,7 @@
-/** The `/steward` slash command through the real Bolt app: signed form posts, acked at once, answered privately. */
+/**
+ * The `/steward` slash command through the real Bolt app: signed form posts, acked at once, answered privately. The
+ * review and suggestion preferences are test/chat/preferences-spec.ts, on both platforms.
+ */
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
@@ -7,7 +10,6 @@ import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './
 import { slashCommandBody } from './slack-requests.ts';
 import { cardsOf } from '../helpers/slack-delivery.ts';
 import { PgDashboard } from '../../src/store/pg-dashboard.ts';
-import { createNewRun } from '../store/builders.ts';
 
 let h: SlackHarness | undefined;
 afterEach(async () => {
@@ -79,63 +81,6 @@ describe('the /steward slash command, end to end on postgres', () => {
     expect(token).toBeTruthy();
     const links = new PgDashboard(h.db.db, { baseUrl: 'https://steward.example.com' });
     expect(await links.consumeLink(token!, new Date())).toMatchObject({ channel: 'slack', id: 'U0BOB' });
-  });
-
-  it('review all|risky|none is stored for the person and confirmed privately; "all" makes a low-risk plan wait', async () => {
-    h = await startSlackHarness({
-      db: 'postgres',
-      servers: [everythingStdioConfig()],
-      script: byRole({ planner: [echo('hi')] }),
-    });
-    for (const preference of ['none', 'risky', 'all'] as const) {
-      const r = await command(h, `review ${preference}`);
-      expect(r.ack).toBe('');
-      expect(r.responses).toHaveLength(1);
-      expect(r.responses[0]).toMatchObject({ response_type: 'ephemeral' });
-      expect(String(r.responses[0]!.text)).toMatch(/^Noted\. From now on /);
-      expect(await h.store.getReviewPreference({ id: 'U0ADA', channel: 'slack' })).toBe(preference);
-    }
-    const thread = await h.mention('say hi');
-    expect(messageText(h.card(thread))).toContain('waiting for review');
-  });
-
-  it('suggestions off is stored for the person and confirmed privately: the next card offers no breakpoint; on brings the offer back', async () => {
-    const plan = planReply([
-      { id: 'a', tool: 'everything.echo', args: { message: 'one' } },
-      { id: 'b', tool: 'everything.echo', args: { message: 'two' }, dependsOn: ['a'] },
-    ]);
-    h = await startSlackHarness({
-      db: 'postgres',
-      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
-      script: byRole({ planner: [plan, plan] }),
-    });
-    // Ada stopped a run using everything.echo earlier: her next plan using it would be offered a breakpoint.
-    const ada = { id: 'U0ADA', channel: 'slack' };
-    const earlier = createNewRun({ requester: ada });
-    await h.store.createRun(earlier);
-    const stop = { actorId: ada.id, channel: 'slack', action: 'stop', tools: ['everything.echo'] };
-    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
-
-    const off = await command(h, 'suggestions off');
-    expect(off.ack).toBe('');
-    expect(off.responses).toEqual([expect.objectContaining({ response_type: 'ephemeral' })]);
-    expect(String(off.responses[0]!.text)).toBe(
-      'Noted. From now on your plan cards offer no breakpoints (`/steward suggestions on` brings them back).',
-    );
-    expect(await h.store.getBreakpointSuggestions(ada)).toBe(false);
-    const quiet = await h.mention('two echoes');
-    const card = await h.waitFor('the card', () => h!.card(quiet));
-    expect(messageText(card)).toContain('waiting for review');
-    expect(messageText(card)).not.toContain('Suggested breakpoints');
-    expect(() => h!.buttonValue(card, 'take-suggestions')).toThrow();
-
-    const on = await command(h, 'suggestions on');
-    expect(String(on.responses[0]!.text)).toMatch(/^Noted\. From now on your plan cards offer breakpoints /);
-    expect(await h.store.getBreakpointSuggestions(ada)).toBe(true);
-    const offered = await h.mention('two echoes again');
-    const text = messageText(await h.waitFor('the second card', () => h!.card(offered)));
-    expect(text).toContain('before a: you stopped a run using everything.echo before');
-    expect(text).toContain('`/steward suggestions off` stops these offers.');
   });
 
   it('ask posts who asked what in the channel and answers in its thread; status and runs list it with a link', async () => {

@@ -1,19 +1,16 @@
+/**
+ * The Slack card's steering controls end to end: Edit plan's modals (the whole plan, or a box per step) and their
+ * errors, a Stop answered only once stored, History and Help from the overflow menu, refusals, and the review
+ * preference from a private message. Setting breakpoints from the card is test/chat/breakpoints-spec.ts, on both
+ * platforms.
+ */
 import { afterEach, describe, expect, it } from 'vitest';
 import { viewErrorsProblems } from '../bot/slack/block-kit-limits.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply, waitForStoredEnd } from './harness.ts';
-import {
-  chooseMore,
-  pickBreakpoints,
-  pickedSteps,
-  pressPrivate,
-  privateText,
-  submitEdit,
-  submitSteps,
-} from './slack-controls.ts';
+import { chooseMore, pickBreakpoints, pressPrivate, privateText, submitEdit, submitSteps } from './slack-controls.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
-import { createNewRun } from '../store/builders.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 
 let h: SlackHarness | undefined;
@@ -262,86 +259,6 @@ describe('slack steering controls, end to end on postgres', () => {
     expect(told).toContain(`This plan is ${size.toLocaleString('en-US')} characters of JSON, more than the 3,000`);
     expect(told).toContain('*Amend*');
     expect((await h.store.getRun(runId))!).toMatchObject({ revision: 0, status: 'awaiting_review' });
-  });
-
-  it('the breakpoint picker sets and clears breakpoints; the run holds after the step still picked', async () => {
-    const plan = planReply([echo('a', 'one'), echo('b', 'two', ['a']), echo('c', 'three', ['b'])]);
-    h = await startSlackHarness({
-      db: 'postgres',
-      servers: [reviewed()],
-      script: byRole({ planner: [plan], synthesizer: ['All three.'] }),
-    });
-    const thread = await h.mention('three echoes');
-    const card = await h.waitFor('the card', () => h!.card(thread));
-    const runId = await onlyRunId(h);
-    expect(pickedSteps(card)).toEqual([]);
-
-    await pickBreakpoints(h, card, ['a', 'b']);
-    await h.waitFor('a and b picked on the card', () => pickedSteps(h!.card(thread)).join() === 'a,b');
-    expect((await h.store.getRun(runId))!.breakpoints).toEqual([
-      { stepId: 'a', when: 'after' },
-      { stepId: 'b', when: 'after' },
-    ]);
-    expect(messageText(h.card(thread))).toMatch(/\*2\.\*.*breakpoint after/);
-
-    await pickBreakpoints(h, h.card(thread), ['a']);
-    await h.waitFor('only a picked on the card', () => pickedSteps(h!.card(thread)).join() === 'a');
-    expect((await h.store.getRun(runId))!.breakpoints).toEqual([{ stepId: 'a', when: 'after' }]);
-
-    await h.press(h.card(thread), 'approve');
-    const hold = await h.waitFor('the hold after a', () =>
-      h!.replies(thread).find((m) => messageText(m).includes('Holding after step `a`')),
-    );
-    expect(messageText(hold)).toContain('one');
-    await h.waitFor('the paused card', () => messageText(h!.card(thread)).includes('⏸️ Paused'));
-    expect((await h.store.getRun(runId))!.status).toBe('paused');
-    expect((await h.store.listStepAttempts(runId)).map((a) => a.stepId)).toEqual(['a']);
-    // Steps already run leave the picker.
-    expect(pickedSteps(h.card(thread))).toEqual([]);
-
-    await h.press(h.card(thread), 'resume');
-    await h.waitFor('the report', () => h!.replies(thread).find((m) => messageText(m).includes('All three.')));
-    await h.steward.idle();
-    expect(h.replies(thread).filter((m) => messageText(m).includes('Holding'))).toHaveLength(1);
-    expect((await h.store.listDecisions(runId)).map((d) => [d.action, d.accepted])).toEqual([
-      ['breakpoint', true],
-      ['breakpoint', true],
-      ['approve', true],
-      ['resume', true],
-    ]);
-  });
-
-  it('a suggested breakpoint is offered, not set: "Add suggested breakpoints" sets it and the run holds before its step', async () => {
-    const plan = planReply([echo('a', 'one'), echo('b', 'two', ['a'])]);
-    h = await startSlackHarness({
-      db: 'postgres',
-      servers: [reviewed()],
-      script: byRole({ planner: [plan], synthesizer: ['stopped'] }),
-    });
-    // Ada stopped a run using everything.echo earlier.
-    const earlier = createNewRun({ requester: { id: 'U0ADA', channel: 'slack' } });
-    await h.store.createRun(earlier);
-    const stop = { actorId: 'U0ADA', channel: 'slack', action: 'stop', tools: ['everything.echo'] };
-    await h.store.appendEvent(earlier.id, 'intervened', stop, new Date());
-    const thread = await h.mention('two echoes');
-    const card = await h.waitFor('the card', () => h!.card(thread));
-    const runId = (await h.store.listRunsOf({ id: 'U0ADA', channel: 'slack' }, { activeOnly: true, limit: 5 }))[0]!.id;
-    expect(messageText(card)).toContain('before a: you stopped a run using everything.echo before');
-    expect((await h.store.getRun(runId))!.breakpoints).toEqual([]);
-
-    await h.press(card, 'take-suggestions');
-    await h.waitFor('the breakpoint drawn on the card', () =>
-      /\*1\.\*.*breakpoint before/.test(messageText(h!.card(thread))),
-    );
-    expect((await h.store.getRun(runId))!.breakpoints).toEqual([{ stepId: 'a', when: 'before' }]);
-    expect(messageText(h.card(thread))).not.toContain('Suggested breakpoints');
-    expect(() => h!.buttonValue(h!.card(thread), 'take-suggestions')).toThrow();
-
-    await h.press(h.card(thread), 'approve');
-    await h.waitFor('the hold before a', () =>
-      h!.replies(thread).find((m) => messageText(m).includes('Holding before step `a`')),
-    );
-    expect(await h.store.listStepAttempts(runId)).toEqual([]);
   });
 
   it('someone who may not decide is refused privately on Edit, the picker and the modal; history and help are shown only to the presser', async () => {
