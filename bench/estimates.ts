@@ -54,8 +54,12 @@ export async function benchEstimates(
         const range = took.estimate?.durationMs ?? null;
         const row: EstimateRow = {
           section: 'estimates',
-          ...{ task: task.id, shape: task.shape, round, tookMs: took.ms },
-          ...{ low: range?.low ?? null, high: range?.high ?? null },
+          task: task.id,
+          shape: task.shape,
+          round,
+          tookMs: took.ms,
+          low: range?.low ?? null,
+          high: range?.high ?? null,
         };
         rows.push(row);
         o.onRow(row);
@@ -88,8 +92,12 @@ function createSteward(world: World) {
     newId: () => crypto.randomUUID(),
     log: () => undefined,
     settings: {
-      ...{ maxParallel: BENCH_MAX_PARALLEL, maxAttempts: 3, amendmentCap: 3, maxRepairs: 2 },
-      ...{ reviewTimeoutMs: 600_000, budgets: BENCH_BUDGETS },
+      maxParallel: BENCH_MAX_PARALLEL,
+      maxAttempts: 3,
+      amendmentCap: 3,
+      maxRepairs: 2,
+      reviewTimeoutMs: 600_000,
+      budgets: BENCH_BUDGETS,
     },
   });
   const ends = (key: string) =>

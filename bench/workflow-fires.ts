@@ -90,8 +90,11 @@ export async function benchWorkflowFires(
     const { rows, profile: _profile, claimMs, runningMs, startMs, ...figures } = result;
     const spread = (xs: number[]) => ({ p50: quantile(xs, 0.5), p99: quantile(xs, 0.99), max: Math.max(...xs) });
     const summary = {
-      ...{ section: 'workflow-fires-summary', ...figures },
-      ...{ claim: spread(claimMs), running: spread(runningMs), start: spread(startMs) },
+      section: 'workflow-fires-summary',
+      ...figures,
+      claim: spread(claimMs),
+      running: spread(runningMs),
+      start: spread(startMs),
     };
     return { markdown: renderWorkflowFires(result), rows: [summary, ...rows], result };
   } finally {

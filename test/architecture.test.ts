@@ -133,3 +133,24 @@ describe('skipping a test', () => {
     expect(ownSkips(text)).toEqual([]);
   });
 });
+
+// An object literal spread into another (`...{ a, b },`): written only to keep Prettier from breaking a line, it
+// hides the object's real shape from a reader and a duplicate key from the compiler.
+const LITERAL_SPREAD = /\.\.\.\{ [^\n]*\}/g;
+
+describe('code the formatter shapes', () => {
+  it('spreads no object literal into another to dodge line breaks', () => {
+    const found = [
+      ...tsFiles(join(ROOT, 'src')).map((p) => join('src', p)),
+      ...tsFiles(join(ROOT, 'bench')).map((p) => join('bench', p)),
+      ...tsFiles(TEST).map((p) => join('test', p)),
+    ]
+      .filter((path) => path !== join('test', 'architecture.test.ts'))
+      .flatMap((path) =>
+        [...readFileSync(join(ROOT, path), 'utf8').matchAll(LITERAL_SPREAD)].map((m) => `${path}: ${m[0]}`),
+      );
+    expect(found).toEqual([]);
+    expect('    ...{ runId: d.runId, at },'.match(LITERAL_SPREAD)).toHaveLength(1);
+    expect('    ...(o.note && { note: o.note }),'.match(LITERAL_SPREAD)).toBeNull();
+  });
+});

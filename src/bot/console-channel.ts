@@ -162,7 +162,10 @@ export class ConsoleChannel implements ChannelAdapter {
     let accept = () => {};
     const accepted = new Promise<void>((resolve) => (accept = resolve));
     const message: InboundMessage = {
-      ...{ conversation: this.conversation, actor: this.actor, text, accepted: accept },
+      conversation: this.conversation,
+      actor: this.actor,
+      text,
+      accepted: accept,
       ...(newRequest ? { newRequest } : { runId: this.runs.current()?.runId }),
       leftAlone: (run) =>
         this.write(

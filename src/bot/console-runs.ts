@@ -106,8 +106,10 @@ export class ConsoleRuns {
   private set(runId: string, status: RunStatus, summary?: string): void {
     const seen = this.active.get(runId);
     this.active.set(runId, {
-      ...{ status, summary: summary ?? seen?.summary },
-      ...{ revision: seen?.revision ?? 0, focus: seen?.focus ?? 0 },
+      status,
+      summary: summary ?? seen?.summary,
+      revision: seen?.revision ?? 0,
+      focus: seen?.focus ?? 0,
     });
   }
 

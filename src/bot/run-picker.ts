@@ -49,7 +49,9 @@ export function createRunPicker(word: PickerWord, runs: readonly RunListing[]): 
   return {
     intro,
     entries: shown.map((run) => ({
-      ...{ runId: run.id, revision: run.revision, action: actionFor(word, run) },
+      runId: run.id,
+      revision: run.revision,
+      action: actionFor(word, run),
       line: `${shortRunId(run.id)} · ${run.statusText} · ${cut(run.request, 80)}`,
     })),
     more: runs.length > shown.length ? `…and ${runs.length - shown.length} more: /steward runs lists them.` : null,

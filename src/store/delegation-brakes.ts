@@ -107,8 +107,12 @@ async function earlierAnswer(trx: Trx, id: string): Promise<SpawnResult | null> 
     .executeTakeFirst();
   if (done)
     return {
-      ...{ ok: true, delegationId: id, childRunId: done.child_run_id },
-      ...{ depth: done.depth, depthLimit: done.depth_limit, round: done.round },
+      ok: true,
+      delegationId: id,
+      childRunId: done.child_run_id,
+      depth: done.depth,
+      depthLimit: done.depth_limit,
+      round: done.round,
     };
   return tripOf(trx, id);
 }

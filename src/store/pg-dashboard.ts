@@ -51,7 +51,10 @@ export class PgDashboard implements DashboardLinks {
     // it gave more sight to.
     if (access) await endSessionsBeyondRoles(this.db, actor, access.approverRoles, at);
     await insertDashboardLink(this.db, {
-      ...{ tokenHash: hashLinkToken(token), channel: actor.channel, id: actor.id, name: actor.name ?? null },
+      tokenHash: hashLinkToken(token),
+      channel: actor.channel,
+      id: actor.id,
+      name: actor.name ?? null,
       approverRoles: [...(access?.approverRoles ?? [])],
       expiresAt: new Date(at.getTime() + this.ttlMs),
     });

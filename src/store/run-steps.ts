@@ -26,14 +26,23 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
   const fence = w.fence ?? null;
   const ends = toJsonText(
     w.ended.map((e) => ({
-      ...{ step_id: e.stepId, attempt: e.attempt, revision: e.unstarted?.revision ?? 0, unstarted: !!e.unstarted },
-      ...{ status: e.status, output: e.output, error: e.error },
-      ...{ at_time: e.at.toISOString(), duration_ms: Math.round(e.durationMs) },
+      step_id: e.stepId,
+      attempt: e.attempt,
+      revision: e.unstarted?.revision ?? 0,
+      unstarted: !!e.unstarted,
+      status: e.status,
+      output: e.output,
+      error: e.error,
+      at_time: e.at.toISOString(),
+      duration_ms: Math.round(e.durationMs),
     })),
   );
   const starts = toJsonText(
     w.started.map((s) => ({
-      ...{ step_id: s.stepId, attempt: s.attempt, revision: s.revision, args: s.args },
+      step_id: s.stepId,
+      attempt: s.attempt,
+      revision: s.revision,
+      args: s.args,
       at_time: s.at.toISOString(),
     })),
   );

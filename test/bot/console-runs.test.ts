@@ -56,7 +56,10 @@ describe('what quit says about the runs the console has seen', () => {
 
 describe('which run typed commands are for (issue 25: a quick answer took the place of the running run)', () => {
   const planning = (runId: string, delegatedBy?: string): RunStatusChange => ({
-    ...{ kind: 'runStatus', runId, status: 'planning', actions: ['cancel'] },
+    kind: 'runStatus',
+    runId,
+    status: 'planning',
+    actions: ['cancel'],
     ...(delegatedBy && { delegatedBy }),
   });
   const ended = (runId: string): RunStatusChange => ({ kind: 'runStatus', runId, status: 'completed', actions: [] });

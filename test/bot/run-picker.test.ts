@@ -4,8 +4,14 @@ import { createRunPicker, PICKER_MAX_RUNS, pickerWord } from '../../src/bot/run-
 import type { RunStatus } from '../../src/engine/types.ts';
 
 const listing = (n: number, status: RunStatus = 'running'): RunListing => ({
-  ...{ id: `run${n}-0000-aaaa`, status, statusText: status.replace('_', ' '), request: `job  ${n}\nsecond line` },
-  ...{ summary: null, revision: n, conversation: { channel: 'slack', key: 'D0ADA:1.1' }, createdAt: new Date(0) },
+  id: `run${n}-0000-aaaa`,
+  status,
+  statusText: status.replace('_', ' '),
+  request: `job  ${n}\nsecond line`,
+  summary: null,
+  revision: n,
+  conversation: { channel: 'slack', key: 'D0ADA:1.1' },
+  createdAt: new Date(0),
 });
 
 describe('the run picker for a word outside any thread (issue 25: a DM with several active runs)', () => {
@@ -22,7 +28,9 @@ describe('the run picker for a word outside any thread (issue 25: a DM with seve
         { runId: 'run1-0000-aaaa', revision: 1, action: 'pause', line: 'run1-000 · running · job 1 second line' },
         { runId: 'run2-0000-aaaa', revision: 2, action: 'resume', line: 'run2-000 · paused · job 2 second line' },
         {
-          ...{ runId: 'run3-0000-aaaa', revision: 3, action: 'cancel' },
+          runId: 'run3-0000-aaaa',
+          revision: 3,
+          action: 'cancel',
           line: 'run3-000 · awaiting review · job 3 second line',
         },
       ],

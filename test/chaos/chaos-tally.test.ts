@@ -9,15 +9,25 @@ import { tallyChaos, type AttemptRow, type ChaosObservations } from './chaos-tal
 
 const run = { id: 'run-1', status: 'paused', request: requestText(5, 'records'), conversation_key: 'C1:100.1' };
 const interrupted = (attempt: number): AttemptRow => ({
-  ...{ run_id: run.id, step_id: 'r1', attempt, status: 'failed', args: { tag: 'k5.r1' } },
-  ...{ error: { code: 'interrupted', message: 'Steward stopped while this step was running' }, ended_at: new Date() },
+  run_id: run.id,
+  step_id: 'r1',
+  attempt,
+  status: 'failed',
+  args: { tag: 'k5.r1' },
+  error: { code: 'interrupted', message: 'Steward stopped while this step was running' },
+  ended_at: new Date(),
 });
 const notice =
   '⚠️ Steward restarted while r1 was running. Its tool may have acted already and is not safe to repeat blindly: resume to run it again, or stop.';
 
 function verdict(posts: string[], attempts: AttemptRow[]) {
   const observations: ChaosObservations = {
-    ...{ requests: [], stops: [], audit: [], decisions: [], reports: new Map(), ephemerals: new Map() },
+    requests: [],
+    stops: [],
+    audit: [],
+    decisions: [],
+    reports: new Map(),
+    ephemerals: new Map(),
     runs: [{ ...run, requester_id: 'U1', report_due: false }],
     attempts,
     posts: new Map([['100.1', posts]]),

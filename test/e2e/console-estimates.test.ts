@@ -173,8 +173,11 @@ describe.each(['postgres', 'pglite'] as const)('estimates on plan cards, end to 
     const id = crypto.randomUUID();
     const at = new Date();
     await h.store.createRun({
-      ...{ id, conversation: { channel: 'console', key: 'console' }, requester: { id: 'ada', channel: 'console' } },
-      ...{ request: 'Sleep again.', at },
+      id,
+      conversation: { channel: 'console', key: 'console' },
+      requester: { id: 'ada', channel: 'console' },
+      request: 'Sleep again.',
+      at,
     });
     await h.store.saveRevision(id, 0, planSchema.parse(JSON.parse(plan)), 'planned', at);
     await h.store.transition(id, ['planning'], 'awaiting_review', { at });

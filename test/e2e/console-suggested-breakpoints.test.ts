@@ -119,8 +119,11 @@ describe('suggested breakpoints stay suggestions (issue 25), on the console with
     const id = crypto.randomUUID();
     const at = new Date();
     await h.store.createRun({
-      ...{ id, conversation: { channel: 'console', key: 'console' }, requester: { id: 'ada', channel: 'console' } },
-      ...{ request: 'Sleep three times.', at },
+      id,
+      conversation: { channel: 'console', key: 'console' },
+      requester: { id: 'ada', channel: 'console' },
+      request: 'Sleep three times.',
+      at,
     });
     await h.store.saveRevision(id, 0, planSchema.parse(JSON.parse(slowPlan(50))), 'planned', at);
     await h.store.transition(id, ['planning'], 'awaiting_review', { at });

@@ -90,7 +90,10 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     expect(parent!.assistant ?? null).toBeNull();
     expect(parent!.parentRunId).toBeUndefined();
     expect(child).toMatchObject({
-      ...{ status: 'completed', assistant: 'ops', parentRunId: parent!.id, request: 'Find Ada in the contacts.' },
+      status: 'completed',
+      assistant: 'ops',
+      parentRunId: parent!.id,
+      request: 'Find Ada in the contacts.',
       conversation: parent!.conversation,
       requester: parent!.requester,
     });

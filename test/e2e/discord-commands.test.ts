@@ -90,7 +90,8 @@ describe('/steward dashboard, end to end on postgres', () => {
     expect(token).toBeTruthy();
     const links = new PgDashboard(h.db.db, { baseUrl: 'https://steward.example.com' });
     expect(await links.consumeLink(token!, new Date())).toMatchObject({
-      ...{ channel: 'discord', id: h.bob.id },
+      channel: 'discord',
+      id: h.bob.id,
       approverRoles: [],
     });
     // Holding the Ops role (an approver role here) as they ask: the link says so, and the dashboard shows every run.

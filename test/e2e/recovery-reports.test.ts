@@ -69,8 +69,14 @@ async function killedRun(
     await store.recordStepStarted({ runId: id, stepId: a.stepId, attempt, revision: 0, args: {}, at });
     if (a.status === 'running') continue;
     await store.recordStepEnded({
-      ...{ runId: id, stepId: a.stepId, attempt, status: a.status, at, durationMs: 5 },
-      ...{ output: a.output ?? null, error: a.error ?? null },
+      runId: id,
+      stepId: a.stepId,
+      attempt,
+      status: a.status,
+      at,
+      durationMs: 5,
+      output: a.output ?? null,
+      error: a.error ?? null,
     });
   }
   if (o.reportDue) await store.markReportDue(id, at);

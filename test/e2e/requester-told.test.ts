@@ -39,8 +39,14 @@ function setUp(o: { text: string; store?: RunStore; refuse?: (m: OutboundMessage
   const store = o.store ?? new PgRunStore(db.db);
   const settings = { maxParallel: 4, maxAttempts: 1, amendmentCap: 3, maxRepairs: 0, reviewTimeoutMs: 60_000 };
   const steward = new Steward({
-    ...{ llm, tools, store, notifier, settings, log: () => undefined },
-    ...{ clock: () => new Date(), newId: () => crypto.randomUUID() },
+    llm,
+    tools,
+    store,
+    notifier,
+    settings,
+    log: () => undefined,
+    clock: () => new Date(),
+    newId: () => crypto.randomUUID(),
   });
   return { steward, sent, store };
 }

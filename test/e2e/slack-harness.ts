@@ -115,8 +115,10 @@ export function messageText(m: FakeMessage): string {
 export async function privateCommand(harness: SlackHarness, text: string, user: string): Promise<string[]> {
   const before = harness.slack.calls.length;
   const body = slashCommandBody({
-    ...{ text, user },
-    ...{ responseUrl: harness.slack.responseUrl(), triggerId: harness.slack.newTriggerId() },
+    text,
+    user,
+    responseUrl: harness.slack.responseUrl(),
+    triggerId: harness.slack.newTriggerId(),
   });
   await harness.post(body, 'application/x-www-form-urlencoded');
   await harness.channel.settled();

@@ -206,7 +206,9 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
       const target = { api, index: recorded.index, model: recorded.model, includeUsage };
       if (r.delayMs) await new Promise((resolve) => setTimeout(resolve, r.delayMs));
       const shape = {
-        ...{ chunks, chunkDelayMs: r.chunkDelayMs ?? 0, beforeChunk: r.beforeChunk },
+        chunks,
+        chunkDelayMs: r.chunkDelayMs ?? 0,
+        beforeChunk: r.beforeChunk,
         ...(r.cut && { cut: r.cut }),
       };
       return writeStream(res, target, shape, { usage, ...(r.stopReason && { stopReason: r.stopReason }) }, written);

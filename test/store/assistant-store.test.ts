@@ -31,8 +31,15 @@ function definition(overrides: Partial<AssistantDefinition> = {}): AssistantDefi
 function tool(name: string): ToolInfo {
   const [server = '', short = ''] = name.split('.');
   return {
-    ...{ name, server, tool: short, description: name, inputSchema: { type: 'object' }, annotations: {} },
-    ...{ policy: { allowed: true, timeoutMs: 1000 }, fingerprint: name, definition: {} },
+    name,
+    server,
+    tool: short,
+    description: name,
+    inputSchema: { type: 'object' },
+    annotations: {},
+    policy: { allowed: true, timeoutMs: 1000 },
+    fingerprint: name,
+    definition: {},
   };
 }
 

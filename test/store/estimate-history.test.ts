@@ -129,7 +129,9 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
     const history = await new PgEstimateHistory(database.db).readEstimateHistory();
     const byArgs = history.byArgs?.['fs.list_directory'] ?? {};
     expect(byArgs[canonicalJson({ options: { x: 1, y: [2, 3] }, path: '/a' })]).toEqual({
-      ...{ p50Ms: 2000, p90Ms: 2800, samples: 3 },
+      p50Ms: 2000,
+      p90Ms: 2800,
+      samples: 3,
     });
     expect(byArgs[canonicalJson({ path: '/c' })]).toEqual({ p50Ms: 50, p90Ms: 58, samples: 3 });
     expect(byArgs[canonicalJson({ path: '/b' })]).toBeUndefined();

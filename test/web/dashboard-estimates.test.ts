@@ -38,7 +38,12 @@ describe('dashboard: estimate against actual', () => {
     await d.store.recordStepStarted({ runId, stepId: 'list', attempt: 1, revision: 1, args: {}, at });
     if (options.tookMs !== undefined)
       await d.store.recordStepEnded({
-        ...{ runId, stepId: 'list', attempt: 1, status: 'succeeded', output: { ok: true }, error: null },
+        runId,
+        stepId: 'list',
+        attempt: 1,
+        status: 'succeeded',
+        output: { ok: true },
+        error: null,
         at: new Date(at.getTime() + options.tookMs),
         durationMs: options.tookMs,
       });

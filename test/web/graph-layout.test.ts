@@ -69,18 +69,30 @@ describe('layoutTimeline', () => {
       [
         { stepId: 'a', attempt: 1, status: 'failed', start: 1_000, end: 2_000 },
         {
-          ...{ stepId: 'a', attempt: 2, status: 'succeeded', start: 4_000, end: 5_000 },
+          stepId: 'a',
+          attempt: 2,
+          status: 'succeeded',
+          start: 4_000,
+          end: 5_000,
           waits: [{ kind: 'backoff', from: 2_000, to: 4_000 }],
         },
         {
-          ...{ stepId: 'b', attempt: 1, status: 'succeeded', start: 9_000, end: 11_000 },
+          stepId: 'b',
+          attempt: 1,
+          status: 'succeeded',
+          start: 9_000,
+          end: 11_000,
           waits: [
             { kind: 'queued', from: 5_000, to: 6_000 },
             { kind: 'held', from: 6_000, to: 9_000, note: 'until Ada resumed' },
           ],
         },
         {
-          ...{ stepId: 'c', attempt: 1, status: 'succeeded', start: 2_000, end: 3_000 },
+          stepId: 'c',
+          attempt: 1,
+          status: 'succeeded',
+          start: 2_000,
+          end: 3_000,
           waits: [{ kind: 'held', from: 0, to: 2_000, note: 'until Ada continued' }],
         },
       ],

@@ -9,7 +9,11 @@ const STEPS = [
 ];
 
 const createAttempt = (overrides: Partial<WaitAttempt> = {}): WaitAttempt => ({
-  ...{ stepId: 'list', attempt: 1, revision: 1, start: 0, end: 1_000 },
+  stepId: 'list',
+  attempt: 1,
+  revision: 1,
+  start: 0,
+  end: 1_000,
   ...overrides,
 });
 
@@ -19,7 +23,10 @@ const decide = (
   who = 'Ada',
   overrides: Partial<WaitDecision> = {},
 ): WaitDecision => ({
-  ...{ revision: 1, action, accepted: true, createdAt: new Date(at) },
+  revision: 1,
+  action,
+  accepted: true,
+  createdAt: new Date(at),
   actor: { id: `U0${who.toUpperCase()}`, name: who, channel: 'slack' },
   ...overrides,
 });

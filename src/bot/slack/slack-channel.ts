@@ -114,7 +114,9 @@ export class SlackChannel implements ChannelAdapter {
       return () => this.track(this.signs.clear(channel, threadTs));
     };
     registerDirectMessages(this.slack.app, {
-      ...{ handler, thinking, track: (work) => this.track(work) },
+      handler,
+      thinking,
+      track: (work) => this.track(work),
       ephemeral: (at, user, message) => this.ephemeral(at, user, message),
     });
     registerCommands(this.slack.app, {

@@ -103,8 +103,13 @@ export class DelegationFlow {
     if (call.signal.aborted) return cancelled(a.assistant);
     const spawned = await delegations.spawn(
       {
-        ...{ id, childRunId: newId(), parentRunId: runId, conversation: parent.conversation },
-        ...{ assistant: a.assistant, requester: parent.requester, task: a.task },
+        id,
+        childRunId: newId(),
+        parentRunId: runId,
+        conversation: parent.conversation,
+        assistant: a.assistant,
+        requester: parent.requester,
+        task: a.task,
         ...(a.depth !== undefined && { requestedDepth: a.depth }),
       },
       limits,

@@ -214,7 +214,10 @@ export function createPlanWriter(
     const context = { request, amend, earlier, delegates };
     if (run.assistant)
       return planForAssistant({ tools, assistants }, run.assistant, llmFor(run), context, {
-        ...{ maxRepairs, signal, streaming, plannerTools },
+        maxRepairs,
+        signal,
+        streaming,
+        plannerTools,
       });
     const all = tools.listTools();
     const offered = [
@@ -280,7 +283,11 @@ async function planForAssistant(
   const told = own.some((t) => t.name === DELEGATE_TOOL) ? delegates : undefined;
   const { purpose, instructions } = assistant;
   const input = {
-    ...{ request, tools: all, offered, amend, earlier: joinContext(earlier, told) },
+    request,
+    tools: all,
+    offered,
+    amend,
+    earlier: joinContext(earlier, told),
     assistant: { name, purpose, instructions },
   };
   return planOrError(llm, input, options);

@@ -95,7 +95,10 @@ export class ReviewFlow {
     const suggestedBreakpoints = await breakpointOffers(this.deps, run.requester, v.plan, { set: breakpoints });
     if (!(await store.transition(runId, [from], 'awaiting_review', { at: clock() }))) return;
     const shown = await this.showCard(run, 'awaiting_review', revision, v, {
-      ...{ needsReview: true, breakpoints, suggestedBreakpoints, note },
+      needsReview: true,
+      breakpoints,
+      suggestedBreakpoints,
+      note,
       estimate,
     });
     if (shown) this.timers.arm(run, revision, v.risk === 'high');
@@ -200,7 +203,8 @@ export class ReviewFlow {
       payload: { revision: d.revision, estimate: estimateJson(estimate) },
     };
     const moved = await store.transition(run.id, ['awaiting_review'], 'running', {
-      ...{ revision: d.revision, at: clock() },
+      revision: d.revision,
+      at: clock(),
       ...(event ? { event } : {}),
     });
     if (!moved) return this.stale(run, d);

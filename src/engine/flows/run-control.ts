@@ -115,8 +115,13 @@ export class RunControl {
     const moved = await store.transition(run.id, move.from, move.to, { at: clock() });
     const note = 'applied while the database was unreachable';
     await store.recordDecision({
-      ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
-      ...{ accepted: true, note, at: clock() },
+      runId: d.runId,
+      revision: d.revision,
+      actor: d.actor,
+      action: d.action,
+      accepted: true,
+      note,
+      at: clock(),
     });
     if (moved) await this.messages.status(run, move.to);
     if (d.action === 'pause') await this.recordIntervention(run, d, tools);

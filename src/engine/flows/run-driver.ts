@@ -382,8 +382,13 @@ export class RunDriver {
     const at = this.deps.clock();
     const started = this.startedAt.get(key(e.stepId, e.attempt));
     wave.end({
-      ...{ stepId: e.stepId, attempt: e.attempt, status: e.status, output: e.output ?? null, error: e.error ?? null },
-      ...{ at, durationMs: started === undefined ? 0 : at.getTime() - started },
+      stepId: e.stepId,
+      attempt: e.attempt,
+      status: e.status,
+      output: e.output ?? null,
+      error: e.error ?? null,
+      at,
+      durationMs: started === undefined ? 0 : at.getTime() - started,
       // Skipped steps and conditions never went through startStep, so their row is written with their end.
       ...(started === undefined && { unstarted: { revision: this.revisionNow } }),
     });

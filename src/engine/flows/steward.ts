@@ -59,8 +59,13 @@ const ASSISTANT_LIST_MS = 5_000;
 
 /** A stored run as a line of a person's list. */
 const toListing = (run: StoredRun): RunListing => ({
-  ...{ id: run.id, status: run.status, statusText: describeStatus(run.status), request: run.request },
-  ...{ summary: run.plan?.summary ?? null, revision: run.revision, conversation: run.conversation },
+  id: run.id,
+  status: run.status,
+  statusText: describeStatus(run.status),
+  request: run.request,
+  summary: run.plan?.summary ?? null,
+  revision: run.revision,
+  conversation: run.conversation,
   createdAt: run.createdAt,
 });
 
@@ -93,8 +98,12 @@ export class Steward implements InboundHandler {
     if (given.assistants && given.delegations) {
       this.delegation = new DelegationFlow(
         {
-          ...{ store: given.store, delegations: given.delegations, assistants: given.assistants },
-          ...{ clock: given.clock, newId: given.newId, log: given.log },
+          store: given.store,
+          delegations: given.delegations,
+          assistants: given.assistants,
+          clock: given.clock,
+          newId: given.newId,
+          log: given.log,
           limits: given.settings.delegation ?? DEFAULT_DELEGATION_LIMITS,
           pollMs: given.settings.delegationPollMs,
         },
@@ -104,7 +113,9 @@ export class Steward implements InboundHandler {
     // Steward's own tools (`steward.*`) sit beside the MCP servers' for every flow.
     const builtin = this.delegation && { flow: this.delegation, timeoutMs: given.settings.delegateTimeoutMs };
     const estimates = new PlanEstimates({
-      ...{ history: given.estimateHistory, clock: given.clock, log: given.log },
+      history: given.estimateHistory,
+      clock: given.clock,
+      log: given.log,
       prices: given.settings.modelPrices ?? [],
       maxParallel: given.settings.maxParallel,
     });
@@ -141,7 +152,10 @@ export class Steward implements InboundHandler {
     if (deps.assistants) {
       const approvers = settings.approvers ?? [];
       this.assistants = new AssistantFlow({
-        ...{ assistants: deps.assistants, tools, clock, approvers },
+        assistants: deps.assistants,
+        tools,
+        clock,
+        approvers,
         models: settings.modelNames ?? [],
       });
     }
@@ -383,8 +397,13 @@ export class Steward implements InboundHandler {
         ? await this.handle(run, d)
         : sentence`Only ${run.requester} or an approver can ${d.action} this run.`;
     await store.recordDecision({
-      ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
-      ...{ accepted: refusal === null, note: refusal === null ? undefined : asText(refusal), at: clock() },
+      runId: d.runId,
+      revision: d.revision,
+      actor: d.actor,
+      action: d.action,
+      accepted: refusal === null,
+      note: refusal === null ? undefined : asText(refusal),
+      at: clock(),
     });
     d.accepted?.();
     if (refusal) await this.messages.notice(run, 'warning', refusal, allowed && !ended ? undefined : d.actor);
@@ -406,8 +425,13 @@ export class Steward implements InboundHandler {
   /** A typed word whose run had ended goes to the person's only other active run there, saying so first. */
   private async redirect(run: StoredRun, d: InboundDecision, to: { runId: string; revision: number; text: string }) {
     await this.deps.store.recordDecision({
-      ...{ runId: d.runId, revision: d.revision, actor: d.actor, action: d.action },
-      ...{ accepted: false, note: to.text, at: this.deps.clock() },
+      runId: d.runId,
+      revision: d.revision,
+      actor: d.actor,
+      action: d.action,
+      accepted: false,
+      note: to.text,
+      at: this.deps.clock(),
     });
     await this.messages.notice(run, 'info', to.text, d.actor);
     await this.decision({ ...d, runId: to.runId, revision: to.revision, byWord: false });

@@ -176,7 +176,8 @@ export class WorkflowFires {
           id: this.deps.newId(),
           workflowId: workflow.id,
           version: version.version,
-          ...{ outcome, note },
+          outcome,
+          note,
           scheduledAt: decision.scheduledAt,
           run: null,
         },
@@ -253,9 +254,17 @@ export class WorkflowFires {
     if (!fired) return;
     if (fired.approved && c.validated) {
       const run: StoredRun = {
-        ...{ id: fired.id, status: 'running', conversation: fired.conversation, requester: fired.requester },
-        ...{ request: fired.request, revision: 0, amendmentRounds: 0, plan: fired.plan, breakpoints: [] },
-        ...{ approvedRisk: fired.approved.risk, createdAt: clock() },
+        id: fired.id,
+        status: 'running',
+        conversation: fired.conversation,
+        requester: fired.requester,
+        request: fired.request,
+        revision: 0,
+        amendmentRounds: 0,
+        plan: fired.plan,
+        breakpoints: [],
+        approvedRisk: fired.approved.risk,
+        createdAt: clock(),
       };
       // The card says where the run came from: no person asked for it just now.
       return review.startApproved(run, c.validated, fired.approved.pins, `${fired.request}.`).catch((err: unknown) => {

@@ -144,7 +144,11 @@ export class WorkflowFlow {
     const review = c.everyFire || v.value.risk === 'high' ? 'every_fire' : 'saved';
     const created = await workflows.createWorkflow(
       {
-        ...{ id: newId(), name: c.name, owner: request.actor, conversation: run.conversation, review },
+        id: newId(),
+        name: c.name,
+        owner: request.actor,
+        conversation: run.conversation,
+        review,
         first: { ...version, note: `saved from run ${shortRunId(run.id)}` },
       },
       clock(),

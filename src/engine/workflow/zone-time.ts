@@ -35,7 +35,12 @@ function readWallClock(at: Date, timeZone: string): WallClock {
     format = new Intl.DateTimeFormat('en-GB', {
       timeZone,
       hourCycle: 'h23',
-      ...{ year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' },
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
       weekday: 'short',
     });
     formats.set(timeZone, format);

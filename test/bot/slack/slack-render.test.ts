@@ -516,8 +516,13 @@ describe('a card with every field at its longest', () => {
           createStep(i + 1, { id: `s${i}`, argsPreview: big, description: big, target: big }),
         );
         const card = createPlanCard({
-          ...{ summary: big, note: big, risks: Array<string>(10).fill(big), warnings: Array<string>(10).fill(big) },
-          ...{ steps, layers: [steps.map((s) => s.id)], breakpoints: steps.map((s) => s.id) },
+          summary: big,
+          note: big,
+          risks: Array<string>(10).fill(big),
+          warnings: Array<string>(10).fill(big),
+          steps,
+          layers: [steps.map((s) => s.id)],
+          breakpoints: steps.map((s) => s.id),
         });
         const live = createLiveCard(card, 0);
         const { problems, textLength } = blockProblems(renderCard(live, 5, { planBlocks }).blocks, 50);

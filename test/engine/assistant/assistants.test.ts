@@ -15,8 +15,14 @@ import { askCommandText } from '../../../src/bot/assistant-words.ts';
 function tool(name: string): ToolInfo {
   const [server = '', short = ''] = name.split('.');
   return {
-    ...{ name, server, tool: short, description: `the ${short} tool`, inputSchema: { type: 'object' } },
-    ...{ annotations: { readOnlyHint: true }, policy: { allowed: true, timeoutMs: 1000 }, fingerprint: name },
+    name,
+    server,
+    tool: short,
+    description: `the ${short} tool`,
+    inputSchema: { type: 'object' },
+    annotations: { readOnlyHint: true },
+    policy: { allowed: true, timeoutMs: 1000 },
+    fingerprint: name,
     definition: {},
   };
 }

@@ -44,8 +44,13 @@ function world(parentStatus: StoredRun['status'], childStatus: StoredRun['status
   };
   const flow = new DelegationFlow(
     {
-      ...{ store, delegations, assistants: {} as AssistantStore, clock: () => new Date(), newId: () => 'x' },
-      ...{ log: () => undefined, limits: DEFAULT_DELEGATION_LIMITS },
+      store,
+      delegations,
+      assistants: {} as AssistantStore,
+      clock: () => new Date(),
+      newId: () => 'x',
+      log: () => undefined,
+      limits: DEFAULT_DELEGATION_LIMITS,
     },
     { startChild: async () => undefined, decide },
   );
