@@ -400,6 +400,31 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     expect(trips).toEqual([expect.objectContaining({ brake: 'rounds', cap: 1, count: 1 })]);
   });
 
+  it('a plan asking for a deeper chain than the setting gets the setting: depth 5 asked, 1 set, the grandchild is refused', async () => {
+    const deep = (id: string, task: string) => ({ ...delegate(id, task), args: { assistant: 'ops', task, depth: 5 } });
+    h = await start(
+      db,
+      byRole({
+        // Every plan delegates and asks for five levels, as injected text would.
+        planner: [planReply([deep('ask', 'Ask yourself again.')]), planReply([deep('deeper', 'Go deeper.')])],
+        synthesizer: ['ops could not go deeper.', 'The chain stopped at depth 1.'],
+      }),
+      { delegation: { depth: 1, concurrency: 10, rounds: 3, messages: 5 } },
+    );
+    await setUpOps(h, ['assistant ops grant steward.delegate allow']);
+    await h.type('ask ops to ask itself');
+    await h.waitFor(/The chain stopped at depth 1\./);
+
+    const [, child] = await allRuns(h);
+    const deeper = (await h.store.listStepAttempts(child!.id)).find((a) => a.stepId === 'deeper')!;
+    expect(deeper.error!.message).toContain(
+      'Delegation refused: ops would run 2 levels deep, and this chain may go 1 level deep',
+    );
+    const rows = await h.db.db.selectFrom('delegations').select(['depth', 'depth_limit']).execute();
+    expect(rows).toEqual([{ depth: 1, depth_limit: 1 }]);
+    expect(await allRuns(h)).toHaveLength(2);
+  });
+
   it("a grandchild past the depth limit is refused with the brake's sentence, and its step fails", async () => {
     h = await start(
       db,

@@ -151,7 +151,7 @@ describe.each(['postgres', 'pglite'] as const)('PgDelegationStore on %s', (kind)
     });
   });
 
-  it('depth: requested 7 stops at 5, requested 1 at 1, none at the configured default (2); a child cannot raise it', async () => {
+  it('depth: the setting (5 here) stops a chain asking for 7 at 5, and one asking 7 under a setting of 2 at 2; requested 1 at 1; a child cannot raise it', async () => {
     async function chain(requestedDepth: number | undefined, configured = limits.depth): Promise<SpawnResult[]> {
       const root = createNewRun();
       await runs.createRun(root);
@@ -169,10 +169,11 @@ describe.each(['postgres', 'pglite'] as const)('PgDelegationStore on %s', (kind)
     }
     const depths = (results: SpawnResult[]) => results.map((r) => (r.ok ? r.depth : `refused at ${r.count}`));
 
-    expect(depths(await chain(7))).toEqual([1, 2, 3, 4, 5, 'refused at 6']);
-    expect((await chain(7)).at(-1)).toEqual({ ok: false, brake: 'depth', limit: 5, count: 6 });
+    expect(depths(await chain(7, 5))).toEqual([1, 2, 3, 4, 5, 'refused at 6']);
+    expect((await chain(7, 9)).at(-1)).toEqual({ ok: false, brake: 'depth', limit: 5, count: 6 });
     expect(depths(await chain(1))).toEqual([1, 'refused at 2']);
-    expect(depths(await chain(undefined))).toEqual([1, 2, 'refused at 3']);
+    expect(depths(await chain(undefined, 2))).toEqual([1, 2, 'refused at 3']);
+    expect(depths(await chain(7, 2))).toEqual([1, 2, 'refused at 3']);
     expect(depths(await chain(undefined, 4))).toEqual([1, 2, 3, 4, 'refused at 5']);
 
     // A root that asked for 1 level: its child asking for 7 is still refused at 2.

@@ -15,7 +15,8 @@ export function brakeSentence(trip: Tripped, assistant?: string): string {
     case 'depth':
       return (
         `Delegation refused: ${who} would run ${plural(trip.count, 'level')} deep, and this chain may go ` +
-        `${plural(trip.limit, 'level')} deep (the depth asked for, never more than ${DEPTH_CEILING}). ` +
+        `${plural(trip.limit, 'level')} deep (the operator's setting, or less where a plan asked for less; never more ` +
+        `than ${DEPTH_CEILING}). ` +
         'Do this part without delegating it.'
       );
     case 'concurrency':

@@ -44,7 +44,9 @@ export function delegateToolInfo(timeoutMs = DEFAULT_DELEGATE_TIMEOUT_MS): ToolI
           type: 'integer',
           minimum: 1,
           maximum: 5,
-          description: 'How deep the chain of delegations may go from here (optional; the configured default).',
+          description:
+            'How deep the chain of delegations may go from here (optional): only a lower depth than the configured ' +
+            'one counts; a higher one is the configured depth.',
         },
       },
       required: ['assistant', 'task'],

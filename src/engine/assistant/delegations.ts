@@ -35,11 +35,13 @@ export const DEPTH_CEILING = 5;
 export const DEFAULT_DELEGATION_LIMITS: DelegationLimits = { depth: 2, concurrency: 10, rounds: 3, messages: 5 };
 
 /**
- * The depth limit of a new delegation: the depth asked for (else the configured default), never above the ceiling,
- * and never above the limit its parent's chain was given (a child cannot ask for more room than its root had).
+ * The depth limit of a new delegation: the configured depth, or a lower one the plan asked for; never above the
+ * setting (a plan is model-written text, and text injected into it must not loosen a brake: only the operator raises
+ * it, by the setting), never above the ceiling, and never above the limit its parent's chain was given (a child
+ * cannot ask for more room than its root had).
  */
 export function depthLimit(requested: number | undefined, configured: number, inherited: number | null): number {
-  const wanted = Math.floor(requested ?? configured);
+  const wanted = Math.floor(Math.min(requested ?? configured, configured));
   return Math.max(0, Math.min(wanted, DEPTH_CEILING, inherited ?? DEPTH_CEILING));
 }
 
@@ -56,7 +58,7 @@ export interface NewDelegation {
   assistant: string;
   /** Whose child run it is: counted against this person's concurrent children. */
   requester: Actor;
-  /** The depth asked for (by the person or the plan); unset: the configured default. */
+  /** The depth the plan asked for (it only lowers the setting); unset: the configured depth. */
   requestedDepth?: number;
   /** The instruction the Assistant is given (kept as the round's instruction for an escalation). */
   task: string;

@@ -55,7 +55,7 @@ describe('brakeSentence', () => {
   it.each([
     [
       { ok: false, brake: 'depth', limit: 2, count: 3 } as const,
-      'Delegation refused: ops would run 3 levels deep, and this chain may go 2 levels deep (the depth asked for, never more than 5). Do this part without delegating it.',
+      "Delegation refused: ops would run 3 levels deep, and this chain may go 2 levels deep (the operator's setting, or less where a plan asked for less; never more than 5). Do this part without delegating it.",
     ],
     [
       { ok: false, brake: 'concurrency', limit: 10, count: 10 } as const,
@@ -81,12 +81,14 @@ describe('brakeSentence', () => {
 });
 
 describe('depthLimit', () => {
-  it('is the depth asked for, else the configured one, never above the ceiling (5) nor the parent chain’s limit', () => {
-    expect(depthLimit(7, 2, null)).toBe(5);
+  it('is the configured depth, or a lower one asked for; never above the setting, the ceiling (5) nor the parent chain’s limit', () => {
+    // A plan asking for more than the setting gets the setting: text in a plan cannot loosen the brake.
+    expect(depthLimit(7, 2, null)).toBe(2);
+    expect(depthLimit(5, 1, null)).toBe(1);
     expect(depthLimit(1, 2, null)).toBe(1);
     expect(depthLimit(undefined, 2, null)).toBe(2);
     expect(depthLimit(undefined, 9, null)).toBe(5);
-    expect(depthLimit(7, 2, 3)).toBe(3);
+    expect(depthLimit(7, 9, 3)).toBe(3);
     expect(depthLimit(-1, 2, null)).toBe(0);
   });
 });
