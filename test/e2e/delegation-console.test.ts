@@ -400,6 +400,37 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     expect(trips).toEqual([expect.objectContaining({ brake: 'rounds', cap: 1, count: 1 })]);
   });
 
+  it('delegation narrows: an Assistant delegated to by ops plans only with tools ops is granted too', async () => {
+    const CLERK_PLANS = 'You plan as the Assistant "clerk"';
+    const planner: FakeLlmScript = (req) => {
+      // clerk, granted note, writes a note every time it is asked to plan; ops hands clerk the task.
+      if (req.system.includes(CLERK_PLANS))
+        return planReply([{ id: 'write', tool: 'audit.note', args: { text: 'x' } }]);
+      return planReply([{ ...delegate('ask', 'Write a note.'), args: { assistant: 'clerk', task: 'Write a note.' } }]);
+    };
+    h = await start(db, byRole({ planner, synthesizer: 'clerk could not write.' }));
+    await setUpOps(h, [
+      'assistant ops grant steward.delegate allow',
+      'assistant create clerk "Notes"',
+      'assistant clerk grant audit.note allow',
+    ]);
+    await h.waitFor(/"clerk": allow the tool audit\.note\./);
+    await h.type('ask ops: have clerk write a note');
+    await untilRuns(h, 2);
+    await waitUntil("clerk's planner to be asked", () => h!.llm.requests.some((r) => r.system.includes(CLERK_PLANS)));
+    const [, child] = await allRuns(h);
+    await untilStatus(h, child!.id, 'failed').catch(async (e: Error) => {
+      throw new Error(`${e.message}\n${JSON.stringify(await allRuns(h!))}\n${h!.output()}`);
+    });
+
+    // clerk's planner was never offered note (ops is not granted it), its plan naming note was refused, and the
+    // server never received a note.
+    const clerkAsked = h.llm.requests.filter((r) => r.system.includes(CLERK_PLANS));
+    for (const r of clerkAsked) expect(r.system).not.toMatch(/^- audit\.note\b/m);
+    expect(JSON.stringify(clerkAsked.at(-1)!.body['messages'])).toContain('is not granted to the Assistant \\"ops\\"');
+    expect(calls().filter((c) => c.name === 'note')).toEqual([]);
+  });
+
   it('a plan asking for a deeper chain than the setting gets the setting: depth 5 asked, 1 set, the grandchild is refused', async () => {
     const deep = (id: string, task: string) => ({ ...delegate(id, task), args: { assistant: 'ops', task, depth: 5 } });
     h = await start(

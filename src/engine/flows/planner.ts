@@ -21,9 +21,10 @@ import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import { BUILTIN_SERVER, STEP_OUTPUT_TOOL } from '../run/earlier-turns.ts';
 import { DELEGATE_TOOL, renderAssistants } from '../assistant/delegate-tool.ts';
 import { StewardError } from '../errors.ts';
-import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner } from '../ports.ts';
+import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner, RunRecords } from '../ports.ts';
 import type { Result } from '../result.ts';
-import { applyGrants, type Assistant, type AssistantStore } from '../assistant/assistants.ts';
+import type { Assistant, AssistantStore } from '../assistant/assistants.ts';
+import { grantChain, narrowTools, type GrantDeps, type GrantedRun } from './assistant-grants.ts';
 import type { Actor, Json, ToolInfo } from '../types.ts';
 import type { LlmForRun, Log } from './deps.ts';
 
@@ -170,7 +171,7 @@ export function callFailure(err: unknown): string {
 
 /** Writes a plan (or an amended one) for a run, on that run's token budget; `signal` abandons the planner call. */
 export type PlanWriter = (
-  run: { id: string; requester: Actor; assistant?: string | null },
+  run: { id: string; requester: Actor; assistant?: string | null; parentRunId?: string },
   request: string,
   amend?: PlanRequest['amend'],
   signal?: AbortSignal,
@@ -185,6 +186,8 @@ export type PlanWriter = (
 export interface PlanDelegation {
   delegates?: () => Promise<readonly Pick<Assistant, 'name' | 'purpose'>[]>;
   log?: Log;
+  /** Where a delegated run's parents are read: its plan is bound by every Assistant up its chain (`grantChain`). */
+  store?: Pick<RunRecords, 'getRun'>;
 }
 
 export function createPlanWriter(
@@ -213,12 +216,18 @@ export function createPlanWriter(
     const delegates = await delegatesFor(run);
     const context = { request, amend, earlier, delegates };
     if (run.assistant)
-      return planForAssistant({ tools, assistants }, run.assistant, llmFor(run), context, {
-        maxRepairs,
-        signal,
-        streaming,
-        plannerTools,
-      });
+      return planForAssistant(
+        { tools, assistants, store: delegation.store },
+        { ...run, assistant: run.assistant },
+        llmFor(run),
+        context,
+        {
+          maxRepairs,
+          signal,
+          streaming,
+          plannerTools,
+        },
+      );
     const all = tools.listTools();
     const offered = [
       ...selectTools(
@@ -260,15 +269,17 @@ function joinContext(...blocks: (string | undefined)[]): string | undefined {
  * tool it is not granted is refused, naming the tool and the Assistant.
  */
 async function planForAssistant(
-  deps: { tools: ToolRunner; assistants?: AssistantStore },
-  name: string,
+  deps: GrantDeps,
+  run: GrantedRun & { assistant: string },
   llm: LlmClient,
   { request, amend, earlier, delegates }: Pick<PlanRequest, 'request' | 'amend' | 'earlier'> & { delegates?: string },
   options: { maxRepairs: number; signal?: AbortSignal; streaming?: PlanStreaming; plannerTools: number },
 ): Promise<PlanOutcome> {
+  const name = run.assistant;
   const assistant = (await deps.assistants?.getAssistant(name)) ?? null;
   if (!assistant) return { ok: false, error: `the Assistant "${name}" no longer exists` };
-  const all = applyGrants(deps.tools.listTools(), name, assistant);
+  // Its own grants, and those of every Assistant that delegated to it: delegation narrows, never widens.
+  const all = await narrowTools(deps, deps.tools.listTools(), await grantChain(deps, run));
   const usable = all.filter((t) => t.policy.allowed);
   const offered = [
     ...selectTools(

@@ -148,6 +148,7 @@ export class Steward implements InboundHandler {
     this.writePlan = createPlanWriter(tools, this.llmFor, maxRepairs, plannerTools, earlier, deps.assistants, {
       delegates: delegates ? () => this.knownAssistants(delegates) : undefined,
       log,
+      store: deps.store,
     });
     if (deps.assistants) {
       const approvers = settings.approvers ?? [];
