@@ -431,54 +431,38 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     expect(calls().filter((c) => c.name === 'note')).toEqual([]);
   });
 
-  it('a plan asking for a deeper chain than the setting gets the setting: depth 5 asked, 1 set, the grandchild is refused', async () => {
-    const deep = (id: string, task: string) => ({ ...delegate(id, task), args: { assistant: 'ops', task, depth: 5 } });
-    h = await start(
-      db,
-      byRole({
-        // Every plan delegates and asks for five levels, as injected text would.
-        planner: [planReply([deep('ask', 'Ask yourself again.')]), planReply([deep('deeper', 'Go deeper.')])],
-        synthesizer: ['ops could not go deeper.', 'The chain stopped at depth 1.'],
-      }),
-      { delegation: { depth: 1, concurrency: 10, rounds: 3, messages: 5 } },
-    );
-    await setUpOps(h, ['assistant ops grant steward.delegate allow']);
-    await h.type('ask ops to ask itself');
-    await h.waitFor(/The chain stopped at depth 1\./);
+  // Without a depth, and asking for five levels in every plan, as injected text would: the setting (1) holds.
+  it.each([[undefined], [5]])(
+    "a grandchild past the depth limit is refused with the brake's sentence, and its step fails (depth asked: %s)",
+    async (depth) => {
+      const step = (id: string, task: string) => ({ ...delegate(id, task), args: { assistant: 'ops', task, depth } });
+      h = await start(
+        db,
+        byRole({
+          planner: [
+            planReply([step('ask', 'Ask yourself again.')]),
+            // ops may delegate (granted steward.delegate), and tries: that would be depth 2.
+            planReply([step('deeper', 'Go one level deeper.')]),
+          ],
+          synthesizer: ['ops could not go deeper.', 'The chain stopped at depth 1.'],
+        }),
+        { delegation: { depth: 1, concurrency: 10, rounds: 3, messages: 5 } },
+      );
+      await setUpOps(h, ['assistant ops grant steward.delegate allow']);
+      await h.type('ask ops to ask itself');
+      await h.waitFor(/The chain stopped at depth 1\./);
 
-    const [, child] = await allRuns(h);
-    const deeper = (await h.store.listStepAttempts(child!.id)).find((a) => a.stepId === 'deeper')!;
-    expect(deeper.error!.message).toContain(
-      'Delegation refused: ops would run 2 levels deep, and this chain may go 1 level deep',
-    );
-    const rows = await h.db.db.selectFrom('delegations').select(['depth', 'depth_limit']).execute();
-    expect(rows).toEqual([{ depth: 1, depth_limit: 1 }]);
-    expect(await allRuns(h)).toHaveLength(2);
-  });
-
-  it("a grandchild past the depth limit is refused with the brake's sentence, and its step fails", async () => {
-    h = await start(
-      db,
-      byRole({
-        planner: [
-          planReply([delegate('ask', 'Ask yourself again.')]),
-          // ops may delegate (granted steward.delegate), and tries: that would be depth 2.
-          planReply([delegate('deeper', 'Go one level deeper.')]),
-        ],
-        synthesizer: ['ops could not go deeper.', 'The chain stopped at depth 1.'],
-      }),
-      { delegation: { depth: 1, concurrency: 10, rounds: 3, messages: 5 } },
-    );
-    await setUpOps(h, ['assistant ops grant steward.delegate allow']);
-    await h.type('ask ops to ask itself');
-    await h.waitFor(/The chain stopped at depth 1\./);
-
-    const [, child] = await allRuns(h);
-    const deeper = (await h.store.listStepAttempts(child!.id)).find((a) => a.stepId === 'deeper')!;
-    expect(deeper.status).toBe('failed');
-    expect(deeper.error!.message).toContain('Delegation refused: ops would run 2 levels deep');
-    const trips = await h.db.db.selectFrom('brake_trips').selectAll().execute();
-    expect(trips).toEqual([expect.objectContaining({ brake: 'depth', cap: 1, count: 2 })]);
-    expect(await allRuns(h)).toHaveLength(2);
-  });
+      const [, child] = await allRuns(h);
+      const deeper = (await h.store.listStepAttempts(child!.id)).find((a) => a.stepId === 'deeper')!;
+      expect(deeper.status).toBe('failed');
+      expect(deeper.error!.message).toContain(
+        'Delegation refused: ops would run 2 levels deep, and this chain may go 1 level deep',
+      );
+      const trips = await h.db.db.selectFrom('brake_trips').selectAll().execute();
+      expect(trips).toEqual([expect.objectContaining({ brake: 'depth', cap: 1, count: 2 })]);
+      const rows = await h.db.db.selectFrom('delegations').select(['depth', 'depth_limit']).execute();
+      expect(rows).toEqual([{ depth: 1, depth_limit: 1 }]);
+      expect(await allRuns(h)).toHaveLength(2);
+    },
+  );
 });
