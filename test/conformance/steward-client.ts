@@ -1,0 +1,49 @@
+/**
+ * The client the MCP conformance suite (`@modelcontextprotocol/conformance`) drives, built on Steward's own
+ * `McpHost`: the server URL arrives as the last argument and the scenario in MCP_CONFORMANCE_SCENARIO. The config
+ * goes through `parseMcpConfig` as an operator's mcp.json would, and every call goes through the host, with its
+ * bounded fetch, reconnects and call slots in the path. Exits 0 when every listed tool answered, 1 otherwise.
+ */
+import { parseMcpConfig } from '../../src/mcp/mcp-config.ts';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+
+/** Arguments for the tools the suite's servers offer; any other tool is called with none. */
+const TOOL_ARGUMENTS: Record<string, Record<string, number>> = { add_numbers: { a: 5, b: 3 } };
+const SERVER = 'conformance';
+const CALL_TIMEOUT_MS = 15_000;
+
+async function main(): Promise<number> {
+  const url = process.argv.at(-1);
+  if (!url?.startsWith('http')) {
+    process.stderr.write('usage: steward-client.ts <server-url> (MCP_CONFORMANCE_SCENARIO names the scenario)\n');
+    return 2;
+  }
+  const mcpJson = JSON.stringify({ mcpServers: { [SERVER]: { url } } });
+  const config = parseMcpConfig(mcpJson, 'conformance mcp.json');
+  const log = (level: string, message: string) => process.stderr.write(`[steward ${level}] ${message}\n`);
+  const { host, failures } = await McpHost.connect(config, {
+    logger: log,
+    connectTimeoutMs: CALL_TIMEOUT_MS,
+    reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+  });
+  try {
+    if (failures.length > 0) return 1;
+    for (const tool of host.listTools()) {
+      const signal = AbortSignal.timeout(CALL_TIMEOUT_MS);
+      const outcome = await host.callTool(tool.name, TOOL_ARGUMENTS[tool.tool] ?? {}, {
+        signal,
+        timeoutMs: CALL_TIMEOUT_MS,
+      });
+      if (!outcome.ok) {
+        log('error', `${tool.name}: ${outcome.error.message}`);
+        return 1;
+      }
+      log('info', `${tool.name} answered`);
+    }
+    return 0;
+  } finally {
+    await host.close();
+  }
+}
+
+process.exitCode = await main();
