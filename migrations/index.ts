@@ -22,6 +22,7 @@ import { dashboard } from './0016-dashboard.ts';
 import { dashboardRoles } from './0017-dashboard-roles.ts';
 import { breakpointSuggestionsPref } from './0018-breakpoint-suggestions-pref.ts';
 import { claimOps } from './0019-claim-ops.ts';
+import { mcpConnectionSecrets } from './0020-mcp-connection-secrets.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '0017-dashboard-roles': dashboardRoles,
   '0018-breakpoint-suggestions-pref': breakpointSuggestionsPref,
   '0019-claim-ops': claimOps,
+  '0020-mcp-connection-secrets': mcpConnectionSecrets,
 };

@@ -18,13 +18,16 @@ async function main(): Promise<number> {
     process.stderr.write('usage: steward-client.ts <server-url> (MCP_CONFORMANCE_SCENARIO names the scenario)\n');
     return 2;
   }
-  const mcpJson = JSON.stringify({ mcpServers: { [SERVER]: { url } } });
+  const scenario = process.env.MCP_CONFORMANCE_SCENARIO ?? '';
+  const mcpJson = JSON.stringify({ mcpServers: { [SERVER]: { url, ...authFor(scenario) } } });
   const config = parseMcpConfig(mcpJson, 'conformance mcp.json');
   const log = (level: string, message: string) => process.stderr.write(`[steward ${level}] ${message}\n`);
   const { host, failures } = await McpHost.connect(config, {
     logger: log,
     connectTimeoutMs: CALL_TIMEOUT_MS,
     reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
+    oauthRedirectUrl: 'http://localhost:3000/callback',
+    authorize: followConsent,
   });
   try {
     if (failures.length > 0) return 1;
@@ -44,6 +47,36 @@ async function main(): Promise<number> {
   } finally {
     await host.close();
   }
+}
+
+/**
+ * The mcp.json `auth` lines an operator would write for the scenario's server: the workspace's connection, with the
+ * pre-registered client the suite hands out in MCP_CONFORMANCE_CONTEXT, or a client ID metadata document.
+ */
+function authFor(scenario: string): Record<string, unknown> {
+  if (!scenario.startsWith('auth/')) return {};
+  const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as {
+    client_id?: string;
+    client_secret?: string;
+  };
+  const client = context.client_id ? { clientId: context.client_id, clientSecret: context.client_secret } : {};
+  if (scenario === 'auth/client-credentials-basic') {
+    return { auth: 'workspace', oauth: { grant: 'client_credentials', ...client } };
+  }
+  return { auth: 'workspace', oauth: { ...client, clientMetadataUrl: CLIENT_METADATA_URL } };
+}
+
+/** The URL the suite's authorization server accepts as a client ID metadata document (it fetches nothing). */
+const CLIENT_METADATA_URL = 'https://conformance-test.local/client-metadata.json';
+
+/**
+ * The person at the browser: the suite's authorization server consents at once and redirects with the code, so
+ * following its answer to the redirect URL is what a click on "Allow" would do.
+ */
+async function followConsent({ url }: { url: URL }): Promise<string | undefined> {
+  const response = await fetch(url, { redirect: 'manual' });
+  const location = response.headers.get('location');
+  return location ? (new URL(location).searchParams.get('code') ?? undefined) : undefined;
 }
 
 process.exitCode = await main();
