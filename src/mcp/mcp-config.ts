@@ -35,6 +35,10 @@ export interface McpAuthConfig {
   grant: 'authorization_code' | 'client_credentials';
   clientId?: string;
   clientSecret?: string;
+  /** A PEM private key: the client proves itself with a signed JWT (private_key_jwt) instead of a secret. */
+  privateKey?: string;
+  /** The JWT's signing algorithm (ES256, RS256, …). */
+  algorithm?: string;
   /** The authorization server the pre-registered client belongs to; its credentials go to no other. */
   issuer?: string;
   clientMetadataUrl?: string;
@@ -117,6 +121,11 @@ const oauthSchema = z.strictObject({
   grant: z.enum(['authorization_code', 'client_credentials']).optional(),
   clientId: z.string().min(1).optional(),
   clientSecret: z.string().min(1).optional(),
+  privateKey: z.string().min(1).optional(),
+  algorithm: z
+    .string()
+    .regex(/^(RS|PS|ES)(256|384|512)$/, { error: 'expected RS256, ES256, PS256 or the like' })
+    .optional(),
   issuer: secureUrl.optional(),
   clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).optional(),
   scope: z.string().min(1).optional(),
@@ -174,9 +183,11 @@ function checkAuth(
   }
   const o = s.oauth ?? {};
   if (o.clientSecret && !o.clientId) issue(['oauth', 'clientSecret'], 'needs "clientId" beside it');
+  if (o.privateKey && !o.clientId) issue(['oauth', 'privateKey'], 'needs "clientId" beside it');
+  if (o.privateKey && o.clientSecret) issue(['oauth', 'privateKey'], 'give "clientSecret" or "privateKey", not both');
   if (o.grant === 'client_credentials') {
-    if (!o.clientId || !o.clientSecret) {
-      issue(['oauth'], '"grant": "client_credentials" needs "clientId" and "clientSecret"');
+    if (!o.clientId || !(o.clientSecret || o.privateKey)) {
+      issue(['oauth'], '"grant": "client_credentials" needs "clientId" and "clientSecret" (or "privateKey")');
     }
     if (s.auth === 'person') {
       issue(['oauth', 'grant'], '"client_credentials" acts as the workspace, not as a person: use "auth": "workspace"');
@@ -250,7 +261,7 @@ export function parseMcpConfig(text: string, source: string, env: NodeJS.Process
   return { servers };
 }
 
-/** `${VAR}` expanded in `clientId` and `clientSecret` (URLs are checked as written, so they are not expanded). */
+/** `${VAR}` expanded in `clientId`, `clientSecret` and `privateKey` (URLs are checked as written, not expanded). */
 function expandOauthWith(
   oauth: z.infer<typeof oauthSchema> | undefined,
   name: string,
@@ -260,6 +271,7 @@ function expandOauthWith(
   const client: Record<string, string> = {};
   if (oauth?.clientId) client.clientId = oauth.clientId;
   if (oauth?.clientSecret) client.clientSecret = oauth.clientSecret;
+  if (oauth?.privateKey) client.privateKey = oauth.privateKey;
   return { ...oauth, ...expandEnvRefs(client, ['mcpServers', name, 'oauth'], source, env) };
 }
 
@@ -269,6 +281,7 @@ function toAuthConfig(owner: 'workspace' | 'person', o: z.infer<typeof oauthSche
     grant: o.grant ?? 'authorization_code',
     ...(o.clientId ? { clientId: o.clientId } : {}),
     ...(o.clientSecret ? { clientSecret: o.clientSecret } : {}),
+    ...(o.privateKey ? { privateKey: o.privateKey, algorithm: o.algorithm ?? 'ES256' } : {}),
     ...(o.issuer ? { issuer: o.issuer } : {}),
     ...(o.clientMetadataUrl ? { clientMetadataUrl: o.clientMetadataUrl } : {}),
     ...(o.scope ? { scope: o.scope } : {}),

@@ -2,7 +2,8 @@
  * The SDK's `OAuthClientProvider` for one server and one owner: everything it keeps goes to the connection store,
  * and the OAuth itself (discovery, registration, PKCE, resource indicators, refresh, step-up) is the SDK's `auth()`.
  */
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import type { AddClientAuthentication, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
 import type {
   OAuthClientInformationMixed,
   OAuthClientMetadata,
@@ -43,7 +44,16 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /** The last authorization that no one could complete, for the operator's message. */
   unauthorized: URL | undefined;
 
-  constructor(private readonly options: OAuthProviderOptions) {}
+  /** Set for a client that proves itself with a signed JWT (private_key_jwt, RFC 7523) instead of a secret. */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
+
+  constructor(private readonly options: OAuthProviderOptions) {
+    const { clientId, privateKey, algorithm } = options.auth;
+    this.addClientAuthentication =
+      clientId && privateKey
+        ? createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg: algorithm ?? 'ES256' })
+        : undefined;
+  }
 
   get redirectUrl(): string | undefined {
     // No redirect makes the SDK take the non-interactive path (prepareTokenRequest) for a machine connection.
@@ -60,6 +70,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
       client_name: clientName,
       redirect_uris: this.redirectUrl ? [this.redirectUrl] : [],
       ...(this.machine ? { grant_types: ['client_credentials'] } : {}),
+      ...(auth.privateKey ? { token_endpoint_auth_method: 'private_key_jwt' } : {}),
       ...(auth.scope ? { scope: auth.scope } : {}),
     };
   }

@@ -4,8 +4,8 @@
  * scenario the bare SDK passes and Steward does not (unless Steward refuses it on purpose, listed with the reason),
  * on any Steward failure not listed with its reason, and on a listed one that passes now (no stale list). The suite's runner needs
  * Node 22: this file finds it (the running Node, STEWARD_NODE22, or the folder .ci/run installs it into) and the
- * runner (node_modules, or STEWARD_CONFORMANCE_RUNNER), and skips with the reason when either is missing (fails
- * under .ci/run, see needs.ts).
+ * runner (STEWARD_CONFORMANCE_RUNNER, node_modules, or the folder .ci/run installs it into), and skips with the
+ * reason when either is missing (fails under .ci/run, see needs.ts).
  */
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -31,8 +31,6 @@ const REFUSED_ON_PURPOSE: Record<string, string> = {
 
 /** Scenarios Steward does not pass yet, each with why; allowed only while the bare SDK fails them too. */
 const NOT_YET: Record<string, string> = {
-  'auth/client-credentials-jwt':
-    'private_key_jwt client authentication needs a private key in mcp.json; not in this slice (the SDK has createPrivateKeyJwtAuth)',
   'auth/cross-app-access-complete-flow':
     'enterprise cross-app access (an ID-JAG from the company IdP, an extension) has no SDK helper; not in this slice',
 };
@@ -47,14 +45,22 @@ function findRunner(): string | undefined {
     const pkg = createRequire(import.meta.url).resolve('@modelcontextprotocol/conformance/package.json');
     return join(dirname(pkg), 'dist', 'index.js');
   } catch {
-    return undefined;
+    // Where .ci/run installs it, outside the product's node_modules.
+    const cached = join(
+      cacheDir(),
+      'steward-ci/conformance/node_modules/@modelcontextprotocol/conformance/dist/index.js',
+    );
+    return existsSync(cached) ? cached : undefined;
   }
+}
+
+function cacheDir(): string {
+  return process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
 }
 
 function findNode22(): string | undefined {
   if (Number(process.versions.node.split('.')[0]) >= 22) return process.execPath;
-  const cache = process.env.XDG_CACHE_HOME ?? join(homedir(), '.cache');
-  const candidates = [process.env.STEWARD_NODE22, join(cache, 'steward-ci/node22/node_modules/node/bin/node')];
+  const candidates = [process.env.STEWARD_NODE22, join(cacheDir(), 'steward-ci/node22/node_modules/node/bin/node')];
   return candidates.find((p): p is string => p !== undefined && p !== '' && existsSync(p));
 }
 
@@ -62,7 +68,7 @@ const runner = findRunner();
 const node22 = findNode22();
 const missing =
   runner === undefined
-    ? `the conformance suite is not installed (npm i -D @modelcontextprotocol/conformance@${SUITE_VERSION}, or set STEWARD_CONFORMANCE_RUNNER to its dist/index.js)`
+    ? `the conformance suite is not installed (.ci/run installs @modelcontextprotocol/conformance@${SUITE_VERSION} under ~/.cache/steward-ci/conformance; or set STEWARD_CONFORMANCE_RUNNER to its dist/index.js)`
     : node22 === undefined
       ? 'no Node 22 for its runner (set STEWARD_NODE22, or run .ci/run once to install it)'
       : undefined;
@@ -103,6 +109,8 @@ describeNeeding(missing, `MCP conformance suite ${SUITE_VERSION}: client scenari
   }
 
   it('Steward passes every scenario the bare SDK passes, and fails only those listed with a reason', async () => {
+    const version = await run(node22!, [runner!, '--version'], { cwd: out });
+    expect(version.stdout.trim(), 'the conformance runner found is not the pinned version').toBe(SUITE_VERSION);
     const { stdout } = await run(node22!, [runner!, 'list'], { cwd: out });
     const scenarios = stdout
       .slice(stdout.indexOf('Client scenarios'))

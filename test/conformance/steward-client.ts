@@ -58,10 +58,16 @@ function authFor(scenario: string): Record<string, unknown> {
   const context = JSON.parse(process.env.MCP_CONFORMANCE_CONTEXT ?? '{}') as {
     client_id?: string;
     client_secret?: string;
+    private_key_pem?: string;
+    signing_algorithm?: string;
   };
   const client = context.client_id ? { clientId: context.client_id, clientSecret: context.client_secret } : {};
   if (scenario === 'auth/client-credentials-basic') {
     return { auth: 'workspace', oauth: { grant: 'client_credentials', ...client } };
+  }
+  if (scenario === 'auth/client-credentials-jwt') {
+    const key = { privateKey: context.private_key_pem, algorithm: context.signing_algorithm ?? 'ES256' };
+    return { auth: 'workspace', oauth: { grant: 'client_credentials', clientId: context.client_id, ...key } };
   }
   return { auth: 'workspace', oauth: { ...client, clientMetadataUrl: CLIENT_METADATA_URL } };
 }

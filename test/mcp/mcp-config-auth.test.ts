@@ -54,7 +54,7 @@ describe('mcp.json "auth"', () => {
     ],
     [
       { url: 'https://a.example/mcp', auth: 'workspace', oauth: { grant: 'client_credentials', clientId: 'a' } },
-      '"grant": "client_credentials" needs "clientId" and "clientSecret"',
+      '"grant": "client_credentials" needs "clientId" and "clientSecret" (or "privateKey")',
     ],
     [
       {
@@ -74,6 +74,27 @@ describe('mcp.json "auth"', () => {
     ],
   ])('refuses %j', (entry, words) => {
     expect(() => parse(entry)).toThrow(words);
+  });
+
+  it('parses a machine client that proves itself with a signed JWT (private_key_jwt), ES256 unless named', () => {
+    const server = parse(
+      {
+        url: 'https://mcp.example.com/mcp',
+        auth: 'workspace',
+        oauth: { grant: 'client_credentials', clientId: 'steward', privateKey: '${TRACKER_KEY}' },
+      },
+      { TRACKER_KEY: '-----BEGIN PRIVATE KEY-----' },
+    );
+    expect(server?.transport).toMatchObject({
+      auth: { grant: 'client_credentials', privateKey: '-----BEGIN PRIVATE KEY-----', algorithm: 'ES256' },
+    });
+    expect(() =>
+      parse({
+        url: 'https://a.example/mcp',
+        auth: 'workspace',
+        oauth: { clientId: 'a', clientSecret: 'b', privateKey: 'c' },
+      }),
+    ).toThrow('give "clientSecret" or "privateKey", not both');
   });
 
   it('allows plain http only to loopback', () => {
