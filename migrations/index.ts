@@ -23,6 +23,7 @@ import { dashboardRoles } from './0017-dashboard-roles.ts';
 import { breakpointSuggestionsPref } from './0018-breakpoint-suggestions-pref.ts';
 import { claimOps } from './0019-claim-ops.ts';
 import { dashboardSessions } from './0020-dashboard-sessions.ts';
+import { mcpConnectionSecrets } from './0021-mcp-connection-secrets.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -46,4 +47,5 @@ export const migrations: Record<string, Migration> = {
   '0018-breakpoint-suggestions-pref': breakpointSuggestionsPref,
   '0019-claim-ops': claimOps,
   '0020-dashboard-sessions': dashboardSessions,
+  '0021-mcp-connection-secrets': mcpConnectionSecrets,
 };

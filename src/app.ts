@@ -21,6 +21,7 @@ import { loadMcpConfig } from './mcp/mcp-config.ts';
 import { McpHost } from './mcp/mcp-host.ts';
 import { checkDatabase, openDatabase, type StoreDatabase } from './store/database.ts';
 import { PgEstimateHistory } from './store/estimate-history.ts';
+import { openConnectionStore } from './store/pg-connection-store.ts';
 import { PgRunStore } from './store/pg-run-store.ts';
 import { PgWorkflowStore } from './store/pg-workflow-store.ts';
 import { PgAssistantStore } from './store/pg-assistant-store.ts';
@@ -104,8 +105,14 @@ export async function startApp(options: {
         `! The Assistant "${a.name}" names models the model catalog lacks (${which}): its calls for those roles will fail until the catalog names them.`,
       );
     }
+    const needed = mcp.config.servers.some((s) => s.transport.kind === 'http' && s.transport.auth && !s.disabled);
+    const keys = { key: config.secretsKey, oldKeys: config.secretsOldKeys, needed };
+    const connections = await openConnectionStore(database.db, keys);
+    if (connections.sealedAgain > 0)
+      say(`Sealed ${connections.sealedAgain} stored secrets again under STEWARD_SECRETS_KEY.`);
     const { host, failures } = await McpHost.connect(mcp.config, {
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
+      ...(connections.store && { connections: connections.store }),
     });
     cleanup.unshift(() => host.close());
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);

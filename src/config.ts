@@ -68,6 +68,8 @@ const envSchema = z.object({
   DATA_DIR: z.string().trim().min(1).default('./data'),
   MCP_CONFIG: z.string().trim().min(1).default('./mcp.json'),
   STEWARD_ASSISTANTS_FILE: optionalText,
+  STEWARD_SECRETS_KEY: optionalText,
+  STEWARD_SECRETS_OLD_KEYS: optionalText,
   OPENAI_API_KEY: optionalText,
   OPENAI_BASE_URL: httpUrl('http://localhost:11434/v1'),
   ANTHROPIC_API_KEY: optionalText,
@@ -165,6 +167,12 @@ export interface Config {
   databasePoolSize: number;
   dataDir: string;
   mcpConfigPath: string;
+  /**
+   * The key (base64 of 32 bytes) that seals OAuth connection secrets at rest, and older keys (comma-separated) that
+   * still open rows until they are sealed again under it; needed only when an MCP server has "auth".
+   */
+  secretsKey: string | undefined;
+  secretsOldKeys: string[];
   /** The Assistants bootstrap file when named (it must exist); unset: `./assistants.json`, read only if it exists. */
   assistantsFile: string | undefined;
   llm: {
@@ -356,6 +364,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     dashboard,
     dataDir: e.DATA_DIR,
     mcpConfigPath: e.MCP_CONFIG,
+    secretsKey: e.STEWARD_SECRETS_KEY,
+    secretsOldKeys: (e.STEWARD_SECRETS_OLD_KEYS ?? '')
+      .split(',')
+      .map((k) => k.trim())
+      .filter((k) => k !== ''),
     assistantsFile: e.STEWARD_ASSISTANTS_FILE,
     llm: {
       openai,
@@ -438,7 +451,9 @@ type SecretName =
   | 'SLACK_APP_TOKEN'
   | 'SLACK_SIGNING_SECRET'
   | 'DISCORD_TOKEN'
-  | 'STEWARD_DASHBOARD_SECRET';
+  | 'STEWARD_DASHBOARD_SECRET'
+  | 'STEWARD_SECRETS_KEY'
+  | 'STEWARD_SECRETS_OLD_KEYS';
 
 /** The secret values set in the environment (keys, tokens, the database URL), to keep out of logs and messages. */
 export function secretValues(e: Partial<Record<SecretName, string | undefined>>): string[] {
@@ -451,6 +466,8 @@ export function secretValues(e: Partial<Record<SecretName, string | undefined>>)
     e.SLACK_SIGNING_SECRET,
     e.DISCORD_TOKEN,
     e.STEWARD_DASHBOARD_SECRET,
+    e.STEWARD_SECRETS_KEY,
+    ...(e.STEWARD_SECRETS_OLD_KEYS ?? '').split(','),
   ].filter((s): s is string => !!s);
 }
 

@@ -1,6 +1,7 @@
 /**
  * Translates what the MCP SDK throws into the engine's closed set of step errors.
  */
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
@@ -37,6 +38,16 @@ export function toStepError(err: unknown, call: FailedCall): StepError {
       return stepError('tool_error', `${call.name} answered with an ${detail}; the answer was refused unread.`);
     }
     return stepError('tool_error', `${call.name} failed: ${detail} (MCP error ${err.code})`);
+  }
+  // Refused at the door (401/403): the tool never ran, and the connection needs authorizing again.
+  if (
+    err instanceof UnauthorizedError ||
+    (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403))
+  ) {
+    return unavailable(
+      call,
+      `it refused Steward's authorization (${describeError(err)}); the connection needs authorizing again`,
+    );
   }
   // A result the SDK cannot parse is the server's fault, not the network's.
   if (err instanceof Error && /ZodError/.test(err.name)) {

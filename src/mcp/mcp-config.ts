@@ -23,10 +23,34 @@ export interface ToolOverride {
   openWorld?: boolean;
 }
 
+/**
+ * OAuth 2.1 for a Streamable HTTP server (the MCP authorization spec). `owner` is whose connection a call uses:
+ * the workspace's one connection, or the person's who asked. `grant` is how tokens are got: by a person authorizing
+ * at the authorization server (`authorization_code`, with PKCE) or, for a machine connection, `client_credentials`.
+ * The client is the pre-registered `clientId` (and `clientSecret`), a client ID metadata document at
+ * `clientMetadataUrl`, or else registered dynamically.
+ */
+export interface McpAuthConfig {
+  owner: 'workspace' | 'person';
+  grant: 'authorization_code' | 'client_credentials';
+  clientId?: string;
+  clientSecret?: string;
+  /** A PEM private key: the client proves itself with a signed JWT (private_key_jwt) instead of a secret. */
+  privateKey?: string;
+  /** The JWT's signing algorithm (ES256, RS256, …). */
+  algorithm?: string;
+  /** The authorization server the pre-registered client belongs to; its credentials go to no other. */
+  issuer?: string;
+  clientMetadataUrl?: string;
+  scope?: string;
+  /** Where the authorization server sends the person back to; Steward's own origin by default. */
+  redirectUrl?: string;
+}
+
 /** How to reach a server: a child process over stdio, or a Streamable HTTP endpoint. */
 export type McpTransportConfig =
   | { kind: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
-  | { kind: 'http'; url: string; headers: Record<string, string> };
+  | { kind: 'http'; url: string; headers: Record<string, string>; auth?: McpAuthConfig };
 
 /** One configured server with defaults applied and `${VAR}` references already expanded. */
 export interface McpServerConfig {
@@ -77,6 +101,37 @@ const toolOverrideSchema = z.strictObject({
   openWorld: z.boolean().optional(),
 });
 
+/** True for an https URL, or an http one whose host is the loopback interface (where TLS protects nothing). */
+export function isSecureOrLoopback(url: string | URL): boolean {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return false;
+  }
+  if (parsed.protocol === 'https:') return true;
+  const host = parsed.hostname.replace(/^\[|\]$/g, '');
+  return parsed.protocol === 'http:' && (host === 'localhost' || host === '::1' || /^127\.\d+\.\d+\.\d+$/.test(host));
+}
+
+const SECURE = 'must be an https URL (http only to localhost or 127.0.0.1)';
+const secureUrl = z.string().refine(isSecureOrLoopback, { error: SECURE });
+
+const oauthSchema = z.strictObject({
+  grant: z.enum(['authorization_code', 'client_credentials']).optional(),
+  clientId: z.string().min(1).optional(),
+  clientSecret: z.string().min(1).optional(),
+  privateKey: z.string().min(1).optional(),
+  algorithm: z
+    .string()
+    .regex(/^(RS|PS|ES)(256|384|512)$/, { error: 'expected RS256, ES256, PS256 or the like' })
+    .optional(),
+  issuer: secureUrl.optional(),
+  clientMetadataUrl: z.url({ protocol: /^https$/, error: 'must be an https URL' }).optional(),
+  scope: z.string().min(1).optional(),
+  redirectUrl: secureUrl.optional(),
+});
+
 const serverSchema = z
   .strictObject({
     // Some clients write the transport kind out; SSE (the deprecated HTTP transport) is not supported.
@@ -87,6 +142,8 @@ const serverSchema = z
     cwd: z.string().min(1).optional(),
     url: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
     headers: stringMap.optional(),
+    auth: z.enum(['workspace', 'person'], { error: 'must be "workspace" or "person"' }).optional(),
+    oauth: oauthSchema.optional(),
     timeoutMs: msSchema.optional(),
     maxTotalTimeoutMs: msSchema.optional(),
     risk: riskSchema.optional(),
@@ -103,11 +160,40 @@ const serverSchema = z
       ctx.addIssue({ code: 'custom', message: 'needs exactly one of "command" (stdio) or "url" (Streamable HTTP)' });
     }
     const kind = s.url !== undefined ? 'url' : 'command';
-    const misplaced = s.url !== undefined ? ['args', 'env', 'cwd'] : s.command !== undefined ? ['headers'] : [];
+    const misplaced =
+      s.url !== undefined ? ['args', 'env', 'cwd'] : s.command !== undefined ? ['headers', 'auth', 'oauth'] : [];
     for (const key of misplaced) {
       if (key in s) ctx.addIssue({ code: 'custom', path: [key], message: `not allowed for a ${kind} server` });
     }
+    if (s.url !== undefined) checkAuth(s, ctx);
   });
+
+/** The rules between `auth`, `oauth`, `headers` and `url` that no single field's schema can see. */
+function checkAuth(
+  s: { url?: string; headers?: Record<string, string>; auth?: string; oauth?: z.infer<typeof oauthSchema> },
+  ctx: z.RefinementCtx,
+): void {
+  const issue = (path: PropertyKey[], message: string) => ctx.addIssue({ code: 'custom', path, message });
+  if (s.oauth && !s.auth) issue(['oauth'], 'needs "auth": "workspace" or "auth": "person" beside it');
+  if (!s.auth) return;
+  // Bearer tokens sent in clear could be replayed by anyone on the path (OAuth 2.1, section 1.5).
+  if (s.url && !isSecureOrLoopback(s.url)) issue(['url'], `with "auth", ${SECURE}`);
+  if (Object.keys(s.headers ?? {}).some((h) => h.toLowerCase() === 'authorization')) {
+    issue(['headers', 'Authorization'], 'not allowed with "auth": the OAuth token is the Authorization header');
+  }
+  const o = s.oauth ?? {};
+  if (o.clientSecret && !o.clientId) issue(['oauth', 'clientSecret'], 'needs "clientId" beside it');
+  if (o.privateKey && !o.clientId) issue(['oauth', 'privateKey'], 'needs "clientId" beside it');
+  if (o.privateKey && o.clientSecret) issue(['oauth', 'privateKey'], 'give "clientSecret" or "privateKey", not both');
+  if (o.grant === 'client_credentials') {
+    if (!o.clientId || !(o.clientSecret || o.privateKey)) {
+      issue(['oauth'], '"grant": "client_credentials" needs "clientId" and "clientSecret" (or "privateKey")');
+    }
+    if (s.auth === 'person') {
+      issue(['oauth', 'grant'], '"client_credentials" acts as the workspace, not as a person: use "auth": "workspace"');
+    }
+  }
+}
 
 const fileSchema = z.looseObject({
   mcpServers: z.record(
@@ -140,9 +226,16 @@ export function parseMcpConfig(text: string, source: string, env: NodeJS.Process
     // A disabled server's variables may legitimately be unset, so only enabled servers expand theirs.
     const expand = (map: Record<string, string> | undefined, key: string) =>
       disabled ? { ...map } : expandEnvRefs(map ?? {}, ['mcpServers', name, key], source, env);
+    const expandOauth = (oauth: z.infer<typeof oauthSchema> | undefined, server: string) =>
+      expandOauthWith(oauth, server, source, env);
     const transport: McpTransportConfig =
       s.url !== undefined
-        ? { kind: 'http', url: s.url, headers: expand(s.headers, 'headers') }
+        ? {
+            kind: 'http',
+            url: s.url,
+            headers: expand(s.headers, 'headers'),
+            ...(s.auth ? { auth: toAuthConfig(s.auth, disabled ? { ...s.oauth } : expandOauth(s.oauth, name)) } : {}),
+          }
         : {
             kind: 'stdio',
             command: s.command ?? '',
@@ -166,6 +259,34 @@ export function parseMcpConfig(text: string, source: string, env: NodeJS.Process
     };
   });
   return { servers };
+}
+
+/** `${VAR}` expanded in `clientId`, `clientSecret` and `privateKey` (URLs are checked as written, not expanded). */
+function expandOauthWith(
+  oauth: z.infer<typeof oauthSchema> | undefined,
+  name: string,
+  source: string,
+  env: NodeJS.ProcessEnv,
+): z.infer<typeof oauthSchema> {
+  const client: Record<string, string> = {};
+  if (oauth?.clientId) client.clientId = oauth.clientId;
+  if (oauth?.clientSecret) client.clientSecret = oauth.clientSecret;
+  if (oauth?.privateKey) client.privateKey = oauth.privateKey;
+  return { ...oauth, ...expandEnvRefs(client, ['mcpServers', name, 'oauth'], source, env) };
+}
+
+function toAuthConfig(owner: 'workspace' | 'person', o: z.infer<typeof oauthSchema>): McpAuthConfig {
+  return {
+    owner,
+    grant: o.grant ?? 'authorization_code',
+    ...(o.clientId ? { clientId: o.clientId } : {}),
+    ...(o.clientSecret ? { clientSecret: o.clientSecret } : {}),
+    ...(o.privateKey ? { privateKey: o.privateKey, algorithm: o.algorithm ?? 'ES256' } : {}),
+    ...(o.issuer ? { issuer: o.issuer } : {}),
+    ...(o.clientMetadataUrl ? { clientMetadataUrl: o.clientMetadataUrl } : {}),
+    ...(o.scope ? { scope: o.scope } : {}),
+    ...(o.redirectUrl ? { redirectUrl: o.redirectUrl } : {}),
+  };
 }
 
 /** Reads and parses a config file; a missing file means no servers, reported as a warning. */

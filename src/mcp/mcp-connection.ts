@@ -165,6 +165,13 @@ export class McpConnection {
       });
       return { outcome: { ok: true, value: toToolOutput(result) }, notDelivered: false };
     } catch (err) {
+      // A scope step-up or a revoked token: an authorization that came back meanwhile lets the call go again.
+      if (!options.signal.aborted && (await session.finishAuthorization(err).catch(() => false))) {
+        return {
+          outcome: { ok: false, error: serverUnavailable(this.config.name, 'authorizing') },
+          notDelivered: true,
+        };
+      }
       const cancelledByCaller = options.signal.aborted;
       const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller };
       const gone = session.lost !== undefined ? { serverGone: session.lost } : {};

@@ -6,14 +6,17 @@ import type { ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
 import type { Json, StepError, ToolInfo } from '../engine/types.ts';
 import { serverUnavailable } from './call-errors.ts';
 import { CallSlots } from './call-slots.ts';
+import { createMemoryConnectionStore, type ConnectionStore } from './connection-store.ts';
 import type { McpConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import type { McpLogger } from './mcp-transport.ts';
+import type { Authorizer } from './oauth-provider.ts';
 import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
 
 export type { McpLogger } from './mcp-transport.ts';
 export type { ReconnectSchedule } from './reconnect.ts';
+export type { Authorizer } from './oauth-provider.ts';
 
 /** Options for `McpHost.connect`. */
 export interface McpHostOptions {
@@ -35,7 +38,16 @@ export interface McpHostOptions {
    * doubling after each failed attempt up to `maxDelayMs` (30 s), each wait drawn between half and all of that.
    */
   reconnect?: Partial<ReconnectSchedule>;
+  /** Where OAuth connections (servers with `auth`) keep their tokens; in this process's memory when left out. */
+  connections?: ConnectionStore;
+  /** Where authorization servers send a person back to, unless a server's config names its own redirectUrl. */
+  oauthRedirectUrl?: string;
+  /** Completes an authorization a server asks for; without one, such a server waits for a later connect. */
+  authorize?: Authorizer;
 }
+
+/** Until Steward serves its own callback, the loopback address a desktop client would use (RFC 8252). */
+const DEFAULT_REDIRECT_URL = 'http://localhost/oauth/callback';
 
 /** A server that could not be started or reached, with a sentence for the operator. */
 export interface McpStartFailure {
@@ -86,9 +98,22 @@ export class McpHost implements ToolRunner {
       ),
       reconnect: { ...DEFAULT_RECONNECT_SCHEDULE, ...options.reconnect },
       logger,
+      oauth: {
+        store: options.connections ?? createMemoryConnectionStore(),
+        redirectUrl: options.oauthRedirectUrl ?? DEFAULT_REDIRECT_URL,
+        ...(options.authorize ? { authorize: options.authorize } : {}),
+      },
     };
-    const enabled = config.servers.filter((s) => !s.disabled);
+    const perPerson = (s: McpConfig['servers'][number]) =>
+      s.transport.kind === 'http' && s.transport.auth?.owner === 'person';
+    const enabled = config.servers.filter((s) => !s.disabled && !perPerson(s));
     for (const s of config.servers) if (s.disabled) logger('info', `MCP server "${s.name}" is disabled in the config`);
+    for (const s of config.servers.filter((s) => !s.disabled && perPerson(s))) {
+      logger(
+        'warn',
+        `MCP server "${s.name}" connects per person ("auth": "person"), which this version cannot do yet; it is left out`,
+      );
+    }
     const started = await Promise.all(enabled.map((s) => McpConnection.start(s, open)));
     const connections = new Map<string, McpConnection>();
     const failures: McpStartFailure[] = [];

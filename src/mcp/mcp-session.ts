@@ -2,18 +2,22 @@
  * One session with one MCP server: its transport (a stdio child or a Streamable HTTP client), initialize, and the
  * first listing of its tools. A connection opens a new session each time the server comes back.
  */
+import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { ConnectionStore } from './connection-store.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 import {
   createTransport,
+  type AuthChallenge,
   describeStartFailure,
   stopProcess,
   TrackedStdioTransport,
   type McpLogger,
 } from './mcp-transport.ts';
+import { McpOAuthProvider, type Authorizer } from './oauth-provider.ts';
 import { describeOversized, type OversizedSummary } from './oversized-message.ts';
 import { StderrTail } from './stderr-tail.ts';
 import { listAllTools } from './tool-listing.ts';
@@ -26,7 +30,20 @@ export interface OpenOptions {
   /** A message from the server larger than this is refused (counted and hashed, never held) and the session kept. */
   maxMessageBytes: number;
   logger: McpLogger;
+  /** For servers with `auth`: where their connections are kept, and who can authorize one. */
+  oauth: OAuthOptions;
 }
+
+/** What OAuth connections need from the host. */
+export interface OAuthOptions {
+  store: ConnectionStore;
+  /** Where authorization servers send a person back to, unless a server's config names its own. */
+  redirectUrl: string;
+  authorize?: Authorizer;
+}
+
+// Authorizations one start-up may need: the first, and one scope step-up; more than that is a server in a loop.
+const MAX_AUTHORIZATIONS = 3;
 
 /** What a session reports to its owner once it is open. */
 export interface SessionEvents {
@@ -59,9 +76,11 @@ export class McpSession {
 
   private constructor(
     readonly config: McpServerConfig,
-    readonly client: Client,
-    private readonly transport: TrackedStdioTransport | StreamableHTTPClientTransport,
+    public client: Client,
+    private transport: TrackedStdioTransport | StreamableHTTPClientTransport,
     readonly stderr: StderrTail,
+    /** The OAuth provider of a server with `auth` (the workspace's connection). */
+    readonly auth: McpOAuthProvider | undefined,
   ) {}
 
   /**
@@ -84,17 +103,38 @@ export class McpSession {
         `MCP server "${config.name}" sent ${what} refused for its size: ${describeOversized(summary)}`,
       );
     };
-    const transport = createTransport(config, stderr, options.logger, {
-      maxBytes: options.maxMessageBytes,
-      onOversized,
-    });
-    // Debounced because a server registering tools one by one sends one notification per tool.
-    const onChanged = () => events.onToolsChanged(session);
-    const client = new Client(
-      { name: options.clientName, version: options.clientVersion },
-      { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
-    );
-    const session = new McpSession(config, client, transport, stderr);
+    const t = config.transport;
+    const auth =
+      t.kind === 'http' && t.auth
+        ? new McpOAuthProvider({
+            server: config.name,
+            auth: t.auth,
+            owner: { kind: 'workspace' },
+            store: options.oauth.store,
+            redirectUrl: options.oauth.redirectUrl,
+            clientName: options.clientName,
+            ...(options.oauth.authorize ? { authorize: options.oauth.authorize } : {}),
+          })
+        : undefined;
+    const challenge: AuthChallenge = {};
+    const connectPair = () => {
+      const transport = createTransport(
+        config,
+        stderr,
+        options.logger,
+        { maxBytes: options.maxMessageBytes, onOversized },
+        { challenge, ...(auth ? { authProvider: auth } : {}) },
+      );
+      // Debounced because a server registering tools one by one sends one notification per tool.
+      const onChanged = () => events.onToolsChanged(session);
+      const client = new Client(
+        { name: options.clientName, version: options.clientVersion },
+        { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
+      );
+      return { transport, client };
+    };
+    const first = connectPair();
+    const session = new McpSession(config, first.client, first.transport, stderr, auth);
     // A deadline for the whole start-up, cleared after: the SDK never drops its abort listener, and a
     // late abort would send `notifications/cancelled` for requests that finished long ago.
     const deadline = new AbortController();
@@ -104,8 +144,26 @@ export class McpSession {
     try {
       if (cancel.aborted) throw new Error('the MCP host was shut down');
       const requestOptions = { signal: deadline.signal, timeout: options.connectTimeoutMs };
-      await client.connect(transport, requestOptions);
-      session.tools = await listAllTools(client, requestOptions);
+      let connected = false;
+      for (let round = 1; ; round++) {
+        try {
+          if (!connected) await session.client.connect(session.transport, requestOptions);
+          connected = true;
+          session.tools = await listAllTools(session.client, requestOptions);
+          break;
+        } catch (err) {
+          // An authorization came back during the attempt (at the first request, or a scope step-up at a later
+          // one): exchange its code, then open the session again or repeat the listing.
+          const code = err instanceof UnauthorizedError && round < MAX_AUTHORIZATIONS ? auth?.takeCode() : undefined;
+          if (code === undefined) throw err;
+          await (session.transport as StreamableHTTPClientTransport).finishAuth(code);
+          if (connected) continue;
+          await session.client.close().catch(() => {});
+          const next = connectPair();
+          session.client = next.client;
+          session.transport = next.transport;
+        }
+      }
     } catch (err) {
       await session.close();
       const timedOut =
@@ -118,15 +176,31 @@ export class McpSession {
         timedOut ? 'timeout' : err,
         stderr.lastLine(),
         options.connectTimeoutMs,
+        {
+          challenge,
+          ...(auth?.unauthorized ? { unauthorized: auth.unauthorized } : {}),
+        },
       );
       throw new StartFailure(text.message, text.reason, { cause: err });
     } finally {
       clearTimeout(timer);
       cancel.removeEventListener('abort', onCancel);
     }
-    client.onclose = () => events.onClose(session);
-    client.onerror = (err) => events.onError(session, err);
+    session.client.onclose = () => events.onClose(session);
+    session.client.onerror = (err) => events.onError(session, err);
     return session;
+  }
+
+  /**
+   * After a request failed for want of authorization (a scope step-up, a revoked token): exchanges the code of an
+   * authorization that came back meanwhile. True when the request may be sent again.
+   */
+  async finishAuthorization(err: unknown): Promise<boolean> {
+    if (!(err instanceof UnauthorizedError) || this.transport instanceof TrackedStdioTransport) return false;
+    const code = this.auth?.takeCode();
+    if (code === undefined) return false;
+    await this.transport.finishAuth(code);
+    return true;
   }
 
   get isHttp(): boolean {

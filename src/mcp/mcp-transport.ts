@@ -6,13 +6,16 @@ import {
   getDefaultEnvironment,
   type StdioServerParameters,
 } from '@modelcontextprotocol/sdk/client/stdio.js';
+import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { isProcessAlive } from '../process-alive.ts';
 import { createBoundedFetch } from './bounded-fetch.ts';
 import { BoundedReadBuffer } from './bounded-read-buffer.ts';
+import { describeAuthFailure } from './auth-failures.ts';
 import { describeError } from './call-errors.ts';
-import type { McpServerConfig } from './mcp-config.ts';
+import { isSecureOrLoopback, type McpServerConfig } from './mcp-config.ts';
 import type { OversizedSummary } from './oversized-message.ts';
 import type { StderrTail } from './stderr-tail.ts';
 
@@ -49,18 +52,31 @@ export class TrackedStdioTransport extends StdioClientTransport {
   }
 }
 
-/** A stdio child for `command` servers, a Streamable HTTP client for `url` servers. */
+/** What an HTTP server last said when it refused a request for want of authorization (its WWW-Authenticate). */
+export interface AuthChallenge {
+  last?: { status: number; wwwAuthenticate: string | undefined };
+}
+
+/**
+ * A stdio child for `command` servers, a Streamable HTTP client for `url` servers. With an OAuth provider, the
+ * SDK's own auth flow runs over the same bounded fetch, and nothing is sent over plain HTTP beyond loopback.
+ */
 export function createTransport(
   config: McpServerConfig,
   stderr: StderrTail,
   logger: McpLogger,
   bound: MessageBound,
+  http: { authProvider?: OAuthClientProvider; challenge?: AuthChallenge } = {},
 ): TrackedStdioTransport | StreamableHTTPClientTransport {
   const t = config.transport;
   if (t.kind === 'http') {
+    let fetch = createBoundedFetch(bound.maxBytes, bound.onOversized, noteChallenges(globalThis.fetch, http.challenge));
+    // Discovery can point anywhere (the server names its authorization server): tokens go nowhere in clear.
+    if (http.authProvider) fetch = secureOnly(fetch);
     return new StreamableHTTPClientTransport(new URL(t.url), {
       requestInit: { headers: t.headers },
-      fetch: createBoundedFetch(bound.maxBytes, bound.onOversized),
+      fetch,
+      ...(http.authProvider ? { authProvider: http.authProvider } : {}),
     });
   }
   // Only the configured variables on top of the SDK's safe defaults: the bot's own secrets stay home.
@@ -78,6 +94,31 @@ export function createTransport(
   return transport;
 }
 
+/** Refuses every request to a URL that is neither https nor loopback. */
+function secureOnly(base: FetchLike): FetchLike {
+  return (url, init) => {
+    if (!isSecureOrLoopback(url)) {
+      return Promise.reject(new Error(`refused to send OAuth traffic to ${new URL(url).origin}: it is not https`));
+    }
+    return base(url, init);
+  };
+}
+
+/** Keeps the status and WWW-Authenticate header of the last 401 or 403 answer. */
+function noteChallenges(base: FetchLike, challenge: AuthChallenge | undefined): FetchLike {
+  if (!challenge) return base;
+  return async (url, init) => {
+    const response = await base(url, init);
+    if (response.status === 401 || response.status === 403) {
+      challenge.last = {
+        status: response.status,
+        wwwAuthenticate: response.headers.get('www-authenticate') ?? undefined,
+      };
+    }
+    return response;
+  };
+}
+
 /** Why a server did not start: a sentence for the operator, and its reason alone (what follows "could not start"). */
 export interface StartFailureText {
   message: string;
@@ -90,6 +131,7 @@ export function describeStartFailure(
   err: unknown,
   lastStderr: string | undefined,
   connectTimeoutMs: number,
+  auth: { challenge?: AuthChallenge; unauthorized?: URL } = {},
 ): StartFailureText {
   const stderr = lastStderr ? ` (last stderr: ${lastStderr})` : '';
   const t = config.transport;
@@ -106,6 +148,8 @@ export function describeStartFailure(
     return say(`command "${t.command}" was not found${t.cwd ? ` (or cwd "${t.cwd}" does not exist)` : ''}`);
   }
   if (t.kind === 'stdio' && code === 'EACCES') return say(`command "${t.command}" is not executable`);
+  const unauthorized = describeAuthFailure(config, err, auth.challenge, auth.unauthorized);
+  if (unauthorized) return say(unauthorized, ` at ${t.kind === 'http' ? t.url : ''}`);
   return say(`${describeError(err)}${stderr}`, t.kind === 'http' ? ` at ${t.url}` : '');
 }
 

@@ -1,0 +1,164 @@
+/**
+ * The SDK's `OAuthClientProvider` for one server and one owner: everything it keeps goes to the connection store,
+ * and the OAuth itself (discovery, registration, PKCE, resource indicators, refresh, step-up) is the SDK's `auth()`.
+ */
+import type { AddClientAuthentication, OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { createPrivateKeyJwtAuth } from '@modelcontextprotocol/sdk/client/auth-extensions.js';
+import type {
+  OAuthClientInformationMixed,
+  OAuthClientMetadata,
+  OAuthTokens,
+} from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { ConnectionOwner, ConnectionSecret, ConnectionStore } from './connection-store.ts';
+import { isSecureOrLoopback, type McpAuthConfig } from './mcp-config.ts';
+
+/** What a person's authorization needs: open `url` in their browser, and the code it comes back with. */
+export interface AuthorizationRequest {
+  server: string;
+  owner: ConnectionOwner;
+  url: URL;
+}
+
+/**
+ * Gets an authorization code for a request: resolves with the code the authorization server sent back to the
+ * redirect URL, or undefined when no one can authorize now (the flow is left for later).
+ */
+export type Authorizer = (request: AuthorizationRequest) => Promise<string | undefined>;
+
+/** What the provider needs besides the server's auth config. */
+export interface OAuthProviderOptions {
+  server: string;
+  auth: McpAuthConfig;
+  owner: ConnectionOwner;
+  store: ConnectionStore;
+  /** Used when the config names none. */
+  redirectUrl: string;
+  clientName: string;
+  authorize?: Authorizer;
+}
+
+/** An `OAuthClientProvider` whose state is the connection store's, so every process sees the same connection. */
+export class McpOAuthProvider implements OAuthClientProvider {
+  /** The code of an authorization that came back, waiting to be exchanged for tokens. */
+  private pendingCode: string | undefined;
+  /** The last authorization that no one could complete, for the operator's message. */
+  unauthorized: URL | undefined;
+
+  /** Set for a client that proves itself with a signed JWT (private_key_jwt, RFC 7523) instead of a secret. */
+  readonly addClientAuthentication: AddClientAuthentication | undefined;
+
+  constructor(private readonly options: OAuthProviderOptions) {
+    const { clientId, privateKey, algorithm } = options.auth;
+    this.addClientAuthentication =
+      clientId && privateKey
+        ? createPrivateKeyJwtAuth({ issuer: clientId, subject: clientId, privateKey, alg: algorithm ?? 'ES256' })
+        : undefined;
+  }
+
+  get redirectUrl(): string | undefined {
+    // No redirect makes the SDK take the non-interactive path (prepareTokenRequest) for a machine connection.
+    return this.machine ? undefined : (this.options.auth.redirectUrl ?? this.options.redirectUrl);
+  }
+
+  get clientMetadataUrl(): string | undefined {
+    return this.options.auth.clientMetadataUrl;
+  }
+
+  get clientMetadata(): OAuthClientMetadata {
+    const { auth, clientName } = this.options;
+    return {
+      client_name: clientName,
+      redirect_uris: this.redirectUrl ? [this.redirectUrl] : [],
+      ...(this.machine ? { grant_types: ['client_credentials'] } : {}),
+      ...(auth.privateKey ? { token_endpoint_auth_method: 'private_key_jwt' } : {}),
+      ...(auth.scope ? { scope: auth.scope } : {}),
+    };
+  }
+
+  async clientInformation(): Promise<OAuthClientInformationMixed | undefined> {
+    const stored = await this.read<OAuthClientInformationMixed>('client');
+    const { clientId, clientSecret, issuer } = this.options.auth;
+    if (!clientId) return stored;
+    // A pre-registered client, bound to the issuer the config names or (once it has answered) the one it met first.
+    if (stored?.client_id === clientId && (issuer === undefined || stored.issuer === issuer)) {
+      return clientSecret ? { ...stored, client_id: clientId, client_secret: clientSecret } : stored;
+    }
+    return {
+      client_id: clientId,
+      ...(clientSecret ? { client_secret: clientSecret } : {}),
+      ...(issuer ? { issuer } : {}),
+    };
+  }
+
+  async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+    // A configured secret stays in the config: only the binding to its issuer is kept.
+    const { client_secret: _secret, ...rest } = info;
+    await this.write('client', this.options.auth.clientSecret ? rest : info);
+  }
+
+  tokens(): Promise<OAuthTokens | undefined> {
+    return this.read<OAuthTokens>('tokens');
+  }
+
+  async saveTokens(tokens: OAuthTokens): Promise<void> {
+    await this.write('tokens', tokens);
+  }
+
+  async redirectToAuthorization(url: URL): Promise<void> {
+    if (!isSecureOrLoopback(url)) {
+      throw new Error(`the authorization endpoint ${url.origin} is not https; Steward sends no one there`);
+    }
+    const { server, owner, authorize } = this.options;
+    const code = authorize ? await authorize({ server, owner, url }) : undefined;
+    if (code === undefined) this.unauthorized = url;
+    else this.pendingCode = code;
+  }
+
+  /** The authorization code that came back since the last call, if any (taken: it can be used once). */
+  takeCode(): string | undefined {
+    const code = this.pendingCode;
+    this.pendingCode = undefined;
+    return code;
+  }
+
+  async saveCodeVerifier(verifier: string): Promise<void> {
+    await this.write('verifier', verifier);
+  }
+
+  async codeVerifier(): Promise<string> {
+    const verifier = await this.read<string>('verifier');
+    if (verifier === undefined) throw new Error('no PKCE code verifier is stored for this authorization');
+    return verifier;
+  }
+
+  prepareTokenRequest(scope?: string): URLSearchParams | undefined {
+    if (!this.machine) return undefined;
+    const params = new URLSearchParams({ grant_type: 'client_credentials' });
+    if (scope) params.set('scope', scope);
+    return params;
+  }
+
+  async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    const secrets: Record<typeof scope, ConnectionSecret[]> = {
+      all: ['tokens', 'client', 'verifier'],
+      client: ['client'],
+      tokens: ['tokens'],
+      verifier: ['verifier'],
+      discovery: [],
+    };
+    await this.options.store.forget(this.options.server, this.options.owner, secrets[scope]);
+  }
+
+  private get machine(): boolean {
+    return this.options.auth.grant === 'client_credentials';
+  }
+
+  private async read<T>(secret: ConnectionSecret): Promise<T | undefined> {
+    const text = await this.options.store.read(this.options.server, this.options.owner, secret);
+    return text === undefined ? undefined : (JSON.parse(text) as T);
+  }
+
+  private async write(secret: ConnectionSecret, value: unknown): Promise<void> {
+    await this.options.store.write(this.options.server, this.options.owner, secret, JSON.stringify(value));
+  }
+}

@@ -1,0 +1,175 @@
+/**
+ * A local OAuth 2.1 authorization server in front of a Streamable HTTP MCP server, both from the MCP SDK's own
+ * server side (`mcpAuthRouter`, `requireBearerAuth`, `McpServer`): dynamic registration, PKCE, refresh tokens, and
+ * a bearer check that answers 401 with a `resource_metadata` challenge. The consent page approves at once as the
+ * person `consentAs` names, so a test's "browser" only follows the redirect. Its one tool, `whoami`, answers with
+ * the token's subject, and every call is counted per subject with the token it came with.
+ */
+import { randomBytes } from 'node:crypto';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
+import { InvalidGrantError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
+import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
+import { getOAuthProtectedResourceMetadataUrl, mcpAuthRouter } from '@modelcontextprotocol/sdk/server/auth/router.js';
+import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
+import type { OAuthClientInformationFull, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import express, { type Response } from 'express';
+
+/** One tool call as the server saw it. */
+export interface SeenCall {
+  subject: string;
+  token: string;
+}
+
+/** The running pair and what it saw. */
+export interface OAuthMcpServer {
+  /** The MCP endpoint (`/mcp`). */
+  url: string;
+  /** Who the consent page approves as, from now on. */
+  consentAs: string;
+  calls: SeenCall[];
+  /** Every access and refresh token issued so far: the canaries a test looks for where they must not be. */
+  issued: string[];
+  refreshes: number;
+  /** Makes every access token issued so far expired, as time would. */
+  expireAccessTokens(): void;
+  close(): Promise<void>;
+}
+
+interface Grant {
+  subject: string;
+  clientId: string;
+  expiresAt: number;
+  scopes: string[];
+  resource?: URL;
+}
+
+class TestAuthProvider implements OAuthServerProvider {
+  readonly clients = new Map<string, OAuthClientInformationFull>();
+  readonly clientsStore: OAuthRegisteredClientsStore = {
+    getClient: (id) => this.clients.get(id),
+    registerClient: (client) => {
+      // The SDK's registration handler has already given the client its id.
+      const full = client as OAuthClientInformationFull;
+      this.clients.set(full.client_id, full);
+      return full;
+    },
+  };
+  private readonly codes = new Map<string, { challenge: string; grant: Omit<Grant, 'expiresAt'> }>();
+  readonly access = new Map<string, Grant>();
+  private readonly refresh = new Map<string, Omit<Grant, 'expiresAt'>>();
+
+  constructor(private readonly state: OAuthMcpServer) {}
+
+  authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
+    const code = `code-${token()}`;
+    const grant = {
+      subject: this.state.consentAs,
+      clientId: client.client_id,
+      scopes: params.scopes ?? [],
+      ...(params.resource ? { resource: params.resource } : {}),
+    };
+    this.codes.set(code, { challenge: params.codeChallenge, grant });
+    const back = new URL(params.redirectUri);
+    back.searchParams.set('code', code);
+    if (params.state !== undefined) back.searchParams.set('state', params.state);
+    res.redirect(back.href);
+    return Promise.resolve();
+  }
+
+  challengeForAuthorizationCode(_client: OAuthClientInformationFull, code: string): Promise<string> {
+    const found = this.codes.get(code);
+    if (!found) throw new InvalidGrantError('unknown authorization code');
+    return Promise.resolve(found.challenge);
+  }
+
+  exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<OAuthTokens> {
+    const found = this.codes.get(code);
+    if (!found || found.grant.clientId !== client.client_id) throw new InvalidGrantError('unknown authorization code');
+    this.codes.delete(code);
+    return Promise.resolve(this.issue(found.grant));
+  }
+
+  exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string): Promise<OAuthTokens> {
+    const grant = this.refresh.get(refreshToken);
+    if (!grant || grant.clientId !== client.client_id) throw new InvalidGrantError('unknown refresh token');
+    this.refresh.delete(refreshToken);
+    this.state.refreshes += 1;
+    return Promise.resolve(this.issue(grant));
+  }
+
+  verifyAccessToken(accessToken: string): Promise<AuthInfo> {
+    const grant = this.access.get(accessToken);
+    if (!grant) throw new InvalidTokenError('unknown access token');
+    return Promise.resolve({
+      token: accessToken,
+      clientId: grant.clientId,
+      scopes: grant.scopes,
+      expiresAt: grant.expiresAt,
+      extra: { subject: grant.subject },
+      ...(grant.resource ? { resource: grant.resource } : {}),
+    });
+  }
+
+  private issue(grant: Omit<Grant, 'expiresAt'>): OAuthTokens {
+    const accessToken = `canary-access-${token()}`;
+    const refreshToken = `canary-refresh-${token()}`;
+    this.access.set(accessToken, { ...grant, expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    this.refresh.set(refreshToken, grant);
+    this.state.issued.push(accessToken, refreshToken);
+    return { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, refresh_token: refreshToken };
+  }
+}
+
+function token(): string {
+  return randomBytes(12).toString('hex');
+}
+
+/** Starts the pair on a loopback port. */
+export async function startOAuthMcpServer(options: { consentAs: string }): Promise<OAuthMcpServer> {
+  const http: Server = createServer();
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
+  const mcpUrl = new URL('/mcp', base);
+  const state: OAuthMcpServer = {
+    url: mcpUrl.href,
+    consentAs: options.consentAs,
+    calls: [],
+    issued: [],
+    refreshes: 0,
+    expireAccessTokens: () => {
+      for (const grant of provider.access.values()) grant.expiresAt = 0;
+    },
+    close: () => {
+      http.closeAllConnections();
+      return new Promise<void>((resolve) => http.close(() => resolve()));
+    },
+  };
+  const provider = new TestAuthProvider(state);
+  const app = express();
+  app.use(mcpAuthRouter({ provider, issuerUrl: new URL(base), resourceServerUrl: mcpUrl, scopesSupported: ['tools'] }));
+  const bearer = requireBearerAuth({
+    verifier: provider,
+    resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
+  });
+  app.all('/mcp', express.json(), bearer, async (req, res) => {
+    const auth = req.auth;
+    const subject = typeof auth?.extra?.subject === 'string' ? auth.extra.subject : '';
+    const server = new McpServer({ name: 'oauth-test-server', version: '1.0.0' });
+    server.registerTool('whoami', { description: 'Says whose token the call came with' }, () => {
+      state.calls.push({ subject, token: auth?.token ?? '' });
+      return { content: [{ type: 'text', text: subject }] };
+    });
+    // Stateless: one transport per request, so every request is checked on its own token.
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on('close', () => void transport.close());
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  });
+  http.on('request', app);
+  return state;
+}
