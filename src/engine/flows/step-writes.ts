@@ -7,9 +7,11 @@ import type { StepEnd, StepLog, StepStart } from '../ports.ts';
 
 /**
  * How long a wave waits for its slowest start to be ready before it stores what it has: a step's end must not wait
- * long for a sibling's definition check (a crash meanwhile would lose a result whose call was made).
+ * long for a sibling's definition check (a crash meanwhile would lose a result whose call was made). A check is one
+ * tools/list round trip, a few milliseconds on an idle machine and tens to a hundred on a busy one (measured in CI on
+ * two cores): 50 ms split most waves there into one write per step.
  */
-const LATE_START_MS = 50;
+const LATE_START_MS = 150;
 
 /** What a wave needs from its driver. */
 export interface WaveDeps {
