@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { echo, reviewed } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply } from '../e2e/harness.ts';
 import { createNewRun } from '../store/builders.ts';
 import type { Chat } from './chat.ts';
@@ -16,14 +16,6 @@ export interface BreakpointChecks {
   holdOffers: string[];
 }
 
-// Every tool of this server counts as medium risk, so its plans wait for review.
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
-const echo = (id: string, message: string, dependsOn: string[] = []) => ({
-  id,
-  tool: 'everything.echo',
-  args: { message },
-  dependsOn,
-});
 const escaped = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** The breakpoint scenarios on the platform `start` opens. */

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { everythingStdioConfig, reviewed } from '../helpers/mcp-servers.ts';
 import { createAuditServer, onlyRun, planReply, storedStart, waitForStoredEnd } from '../e2e/harness.ts';
 import type { Chat, Pressed, Shown } from './chat.ts';
 import { useChat, type Start } from './spec-kit.ts';
@@ -24,8 +24,6 @@ export interface FlowChecks<C extends Chat> {
   amendOpened?(chat: C, o: { press: Pressed; runId: string }): void;
 }
 
-// Every tool of this server counts as medium risk, so its plans wait for review.
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
 const slow = (id: string, duration: number, extra: Record<string, unknown> = {}) => ({
   id,
   tool: 'everything.trigger-long-running-operation',

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { reviewed } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply } from '../e2e/harness.ts';
 import type { Chat, Pressed, Shown } from './chat.ts';
 import { useChat, type Start } from './spec-kit.ts';
@@ -22,7 +22,6 @@ export interface GuardChecks<C extends Chat> {
   longReport?(chat: C, report: Shown[]): void;
 }
 
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
 const echoPlan = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }], { summary: 'Say hi' });
 
 /** The guard scenarios on the platform `start` opens. */

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig, serverConfig } from '../helpers/mcp-servers.ts';
+import { reviewed, serverConfig } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply } from './harness.ts';
 import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
 
@@ -22,7 +22,6 @@ afterEach(async () => {
 });
 
 const FLOOD = join(import.meta.dirname, '../fixtures/flood-server.mjs');
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
 const echoPlan = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }], { summary: 'Say hi' });
 
 describe('discord guards, end to end on postgres', () => {

@@ -6,7 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { echo, everythingStdioConfig, reviewed } from '../helpers/mcp-servers.ts';
 import { onlyRun, planReply, waitForStoredEnd } from './harness.ts';
 import { shownText, startDiscordHarness, type DiscordHarness } from './discord-harness.ts';
 
@@ -14,15 +14,6 @@ let h: DiscordHarness | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
-});
-
-// Every tool of this server counts as medium risk, so its plans wait for review.
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
-const echo = (id: string, message: string, dependsOn: string[] = []) => ({
-  id,
-  tool: 'everything.echo',
-  args: { message },
-  dependsOn,
 });
 
 type ModalRow = { components: Array<{ custom_id: string; label: string; value?: string }> };

@@ -5,7 +5,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { allTexts } from '../bot/slack/fixtures.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { reviewed } from '../helpers/mcp-servers.ts';
 import { planReply } from './harness.ts';
 import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
 import { createMention, createMessage, eventEnvelope } from './slack-requests.ts';
@@ -16,7 +16,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
 const echoPlan = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }], { summary: 'Say hi' });
 
 describe('slack guards, end to end on postgres', () => {

@@ -2,7 +2,7 @@ import type { types } from '@slack/bolt';
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import type { FakeMessage } from '../fakes/fake-slack-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { reviewed } from '../helpers/mcp-servers.ts';
 import { planReply } from './harness.ts';
 import { messageText, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 
@@ -11,9 +11,6 @@ afterEach(async () => {
   await h?.close();
   h = undefined;
 });
-
-// Every tool of this server counts as medium risk, so its plans wait for review.
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
 
 function tasksOf(blocks: unknown): types.TaskCardBlock[] {
   const plan = (blocks as types.KnownBlock[]).find((b): b is types.PlanBlock => b.type === 'plan');

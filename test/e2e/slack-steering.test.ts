@@ -7,7 +7,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { viewErrorsProblems } from '../bot/slack/block-kit-limits.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { echo, everythingStdioConfig, reviewed } from '../helpers/mcp-servers.ts';
 import { planReply, waitForStoredEnd } from './harness.ts';
 import { chooseMore, pickBreakpoints, pressPrivate, privateText, submitEdit, submitSteps } from './slack-controls.ts';
 import { messageText, onlyRunId, startSlackHarness, type SlackHarness } from './slack-harness.ts';
@@ -19,14 +19,6 @@ afterEach(async () => {
   h = undefined;
 });
 
-// Every tool of this server counts as medium risk, so its plans wait for review.
-const reviewed = () => everythingStdioConfig({ overrides: { risk: 'medium' } });
-const echo = (id: string, message: string, dependsOn: string[] = []) => ({
-  id,
-  tool: 'everything.echo',
-  args: { message },
-  dependsOn,
-});
 const lastPrivate = (harness: SlackHarness, user: string) =>
   harness.slack
     .callsOf('chat.postEphemeral')

@@ -151,3 +151,14 @@ export function auditStdioConfig(logFile: string, options: ServerOptions = {}): 
     ...options.overrides,
   });
 }
+
+/** server-everything with every tool counted as medium risk, so its plans wait for review. */
+export const reviewed = (): McpServerConfig => everythingStdioConfig({ overrides: { risk: 'medium' } });
+
+/** A plan step echoing `message` on server-everything. */
+export const echo = (id: string, message: string, dependsOn: string[] = []) => ({
+  id,
+  tool: 'everything.echo',
+  args: { message },
+  dependsOn,
+});
