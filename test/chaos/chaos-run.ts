@@ -188,8 +188,17 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
     let nextPg = o.pgRestartEverySeconds > 0 ? t0 + o.pgRestartEverySeconds * 1_000 : Infinity;
     let nextStop = o.stopEverySeconds > 0 ? t0 + o.stopEverySeconds * 1_000 : Infinity;
     let pgBusy = false;
+    // The passes read the database and press through Slack, which can take seconds while PostgreSQL restarts or the
+    // machine is loaded: they run beside the fault clock (one of each at a time), never holding it up, so the
+    // kills and restarts keep their schedule (on a loaded machine a blocked loop once went 25 s without a kill).
+    const passes = { approve: false, stop: false };
+    const beside = (name: keyof typeof passes, pass: () => Promise<void>) => {
+      if (passes[name]) return;
+      passes[name] = true;
+      track(pass().finally(() => (passes[name] = false)));
+    };
     while (Date.now() < endAt) {
-      await approvePass();
+      beside('approve', approvePass);
       const live = cluster.live();
       if (Date.now() >= nextKill && live.length >= 2) {
         nextKill = Date.now() + o.killEverySeconds * 1_000 * (0.5 + rand());
@@ -214,7 +223,7 @@ export async function runChaos(options: Partial<ChaosOptions> = {}): Promise<Cha
       }
       if (Date.now() >= nextStop) {
         nextStop = Date.now() + o.stopEverySeconds * 1_000;
-        if (rand() < 0.5) await stopPass();
+        if (rand() < 0.5) beside('stop', stopPass);
       }
       await sleep(250);
     }
