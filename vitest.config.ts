@@ -59,6 +59,8 @@ export default defineConfig({
     include: unit ? UNIT_TESTS : edges ? EDGE_TESTS : ['test/**/*.test.ts'],
     exclude: unit ? [...configDefaults.exclude, ...NOT_UNIT] : configDefaults.exclude,
     // A ceiling, not a wait: PGlite starts in WASM and migrates each new database, slower on a loaded machine.
+    // Builds the programs tests start as child processes once per run (not for the unit tests, which start none).
+    globalSetup: ['test/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 60_000,
     // No file mocks a module or stubs a global, and the one that sets environment variables deletes them after, so

@@ -17,12 +17,12 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { programArgs } from '../helpers/entry-point.ts';
 import { describeNeeding } from '../helpers/needs.ts';
 
 const run = promisify(execFile);
 const SUITE_VERSION = '0.1.16';
 const HERE = dirname(fileURLToPath(import.meta.url));
-const TSX = join(HERE, '../../node_modules/tsx/dist/cli.mjs');
 
 /** Scenarios Steward fails on purpose, even where the bare SDK passes, each with why. */
 const REFUSED_ON_PURPOSE: Record<string, string> = {
@@ -98,7 +98,8 @@ describeNeeding(missing, `MCP conformance suite ${SUITE_VERSION}: client scenari
     let result: ScenarioResult = { passed: false, failures: [] };
     for (let attempt = 1; attempt <= attempts && !result.passed; attempt++) {
       const dir = join(out, adapter, scenario.replace(/\//g, '_'), String(attempt));
-      const command = `"${process.execPath}" "${TSX}" "${join(HERE, adapter)}"`;
+      const program = programArgs(join(HERE, adapter), adapter.replace(/\.ts$/, '')).map((a) => `"${a}"`);
+      const command = `"${process.execPath}" ${program.join(' ')}`;
       const args = [runner!, 'client', '--command', command, '--scenario', scenario, '--timeout', '30000', '-o', dir];
       const passed = await run(node22!, args, { cwd: out, timeout: 60_000 }).then(
         () => true,

@@ -3,22 +3,17 @@
  * in flight, then started again on the same database. Finished steps must not run again.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { createRequire } from 'node:module';
-import { pathToFileURL } from 'node:url';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, testDatabaseUrlFor, type TestDatabase } from '../helpers/databases.ts';
+import { entryPointArgs } from '../helpers/entry-point.ts';
 import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { planReply } from './harness.ts';
-
-const ROOT = join(import.meta.dirname, '../..');
-// The tsx loader by absolute URL, since each child runs in a temp folder outside the project.
-const TSX = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx')).href;
 
 interface Proc {
   child: ChildProcessWithoutNullStreams;
@@ -46,7 +41,7 @@ afterEach(async () => {
 
 function startSteward(mcpServer: Record<string, unknown>): Proc {
   writeFileSync(join(dir, 'mcp.json'), JSON.stringify({ mcpServers: { everything: mcpServer } }));
-  const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/main.ts')], {
+  const child = spawn(process.execPath, entryPointArgs(), {
     cwd: dir,
     env: {
       PATH: process.env.PATH,
@@ -211,7 +206,8 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
   it('a bad configuration stops start-up with one clear message', async () => {
     llm = await startFakeLlm();
     writeFileSync(join(dir, 'mcp.json'), '{"mcpServers": {"x": {"command": 5}}}');
-    const child = spawn(process.execPath, ['--import', TSX, join(ROOT, 'src/main.ts')], {
+    // Through tsx, as `npm start` runs it.
+    const child = spawn(process.execPath, entryPointArgs({ tsx: true }), {
       cwd: dir,
       env: {
         PATH: process.env.PATH,

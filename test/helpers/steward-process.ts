@@ -1,5 +1,5 @@
 /**
- * The real entry point (`src/main.ts`, through the tsx loader) as a child process in Slack HTTP mode: its Web API
+ * The real entry point (`src/main.ts`, from this run's bundle of it: test/helpers/entry-point.ts) as a child process in Slack HTTP mode: its Web API
  * pointed at the fake Slack, its model at the fake LLM, its MCP servers from a config written here. Several can run
  * at once on one database, each on its own port and in its own folder (DATA_DIR, mcp.json, steward.log), and each
  * can be killed and started again on the same port, so Slack's requests keep one address per process.
@@ -14,16 +14,11 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { entryPointArgs, programArgs } from './entry-point.ts';
 import { freePort } from './mcp-servers.ts';
 import { waitUntil } from './wait.ts';
-
-const ROOT = join(import.meta.dirname, '../..');
-// The tsx loader by absolute URL, since each child runs in a temp folder outside the project.
-const TSX = pathToFileURL(createRequire(join(ROOT, 'package.json')).resolve('tsx')).href;
 
 /** What a Slack HTTP-mode process needs from the fake Slack. */
 export interface SlackEndpoint {
@@ -102,7 +97,8 @@ export function createStewardProcess(options: StewardProcessOptions): StewardPro
   mkdirSync(dataDir, { recursive: true });
   const mcpConfig = join(dir, 'mcp.json');
   writeFileSync(mcpConfig, JSON.stringify({ mcpServers: options.mcpServers }, null, 2));
-  const entry = join(options.root ?? ROOT, 'src/main.ts');
+  // Another checkout runs its own source through tsx; this one, this run's bundle of the same source.
+  const args = options.root ? programArgs(join(options.root, 'src/main.ts'), 'main', { tsx: true }) : entryPointArgs();
   let port = options.port ?? 0;
   let child: ChildProcess | undefined;
   let exited: Promise<void> = Promise.resolve();
@@ -156,7 +152,7 @@ export function createStewardProcess(options: StewardProcessOptions): StewardPro
       starts += 1;
       current = '';
       append(`--- ${options.name} start #${starts} (port ${port})\n`);
-      const c = spawn(process.execPath, ['--import', TSX, entry], {
+      const c = spawn(process.execPath, args, {
         cwd: dir,
         env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? dir, ...env() },
         stdio: ['ignore', 'pipe', 'pipe'],
