@@ -131,7 +131,7 @@ export class Steward implements InboundHandler {
     );
     this.llmFor = (run) => {
       const metered = meteredLlm(
-        { llm, store, clock, budgets: settings.budgets, prices: settings.modelPrices },
+        { llm, store, clock, budgets: settings.budgets, prices: settings.modelPrices, spend: settings.spend },
         run.id,
         run.requester,
       );
