@@ -106,6 +106,9 @@ export function spendOutlook(
   return { wouldSpendMicroUsd: wouldSpend, windows, over, exempt };
 }
 
+/** How many lines each list of `/steward spend` holds (largest first). */
+export const SPEND_REPORT_LINES = 10;
+
 /** One line of `/steward spend`: a channel, a person or a model, with what it spent today and this month. */
 export interface SpendLine {
   /** `<platform>:<channel>`, `<platform>:<person id>`, or the model. */
@@ -167,9 +170,10 @@ export function anyCap(caps: SpendCaps): boolean {
   return SPEND_SCOPES.some((s) => SPEND_PERIODS.some((p) => caps[s][p] !== null));
 }
 
-/** An amount as people read it: `$5.00` from a cent up, `$0.0012` below (so a small amount is not shown as $0.00). */
+/** An amount as people read it, exactly to a hundredth of a cent: `$5.00`, `$0.0120`, `$19.9990`. */
 export function formatUsd(micro: number): string {
-  return micro >= 10_000 || micro === 0 ? `$${(micro / 1_000_000).toFixed(2)}` : `$${(micro / 1_000_000).toFixed(4)}`;
+  const dollars = micro / 1_000_000;
+  return `$${Math.round(micro) % 10_000 === 0 ? dollars.toFixed(2) : dollars.toFixed(4)}`;
 }
 
 /** Whose cap: `this channel's`, `the workspace's`, `Ada's`. */

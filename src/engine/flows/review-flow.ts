@@ -9,6 +9,7 @@ import { newPins } from '../plan/tool-pins.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { PinnedTool, RunRecords, RunSteering, StoredRun } from '../ports.ts';
+import type { SpendLedger } from '../spend.ts';
 import { reviewNeeded } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
 import { changedTools } from '../run/holds.ts';
@@ -29,6 +30,7 @@ import type { ReviewTimers } from './review-timers.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
+import { spendApproval, spendOutlookFor } from './spend-check.ts';
 
 /** Who must look at a plan before it runs: the requester's preference, always, or nobody (a workflow's saved approval). */
 export type ReviewRule = 'preference' | 'always' | 'saved';
@@ -37,7 +39,7 @@ export type ReviewRule = 'preference' | 'always' | 'saved';
 export class ReviewFlow {
   constructor(
     private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'settings'> & {
-      store: RunRecords & RunSteering;
+      store: RunRecords & RunSteering & SpendLedger;
       estimates?: PlanEstimates;
     },
     private readonly writePlan: PlanWriter,
@@ -64,9 +66,12 @@ export class ReviewFlow {
     const run = await store.getRun(runId);
     if (!run) return;
     const preference = rule === 'preference' ? ((await store.getReviewPreference(run.requester)) ?? 'risky') : null;
-    // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
-    const review = preference ? reviewNeeded(preference, v.risk) : rule === 'always' || v.risk === 'high';
     const estimate = await this.deps.estimates?.forCard(runId, revision, v);
+    const spend = await spendOutlookFor(this.deps, run, estimate);
+    // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
+    // A plan that would pass a spend cap waits too, for an approver, rather than being stopped midway.
+    const review =
+      (preference ? reviewNeeded(preference, v.risk) : rule === 'always' || v.risk === 'high') || !!spend?.over;
     if (!review) {
       // One write: the run starts with its approved risk, its tools pinned, the reason it needed no review and the
       // estimate it started with (kept for comparing with what it took).
@@ -85,6 +90,7 @@ export class ReviewFlow {
         autoStarted: true,
         note,
         estimate,
+        spend,
       });
       if (shown) this.lifecycle.start({ ...run, revision, approvedRisk: v.risk }, v, pins);
       return;
@@ -100,6 +106,7 @@ export class ReviewFlow {
       suggestedBreakpoints,
       note,
       estimate,
+      spend,
     });
     if (shown) this.timers.arm(run, revision, v.risk === 'high');
   }
@@ -198,6 +205,11 @@ export class ReviewFlow {
     // A first approval stores the estimate the person approved, in the same write, to compare with what the run took.
     const first = !this.drivers.get(run.id);
     const estimate = first ? await this.deps.estimates?.atApproval(run.id, d.revision, v.value) : undefined;
+    // A run that would pass a spend cap starts only on an approver's Approve, which exempts it from the caps.
+    const spend = first
+      ? spendApproval(await spendOutlookFor(this.deps, run, estimate), d.actor, this.deps.settings, run.requester)
+      : undefined;
+    if (spend && !spend.ok) return spend.refusal;
     const event = estimate && {
       type: 'estimated',
       payload: { revision: d.revision, estimate: estimateJson(estimate) },
@@ -206,11 +218,17 @@ export class ReviewFlow {
       revision: d.revision,
       at: clock(),
       ...(event ? { event } : {}),
+      ...(spend?.exempt && { spendExempt: true }),
     });
     if (!moved) return this.stale(run, d);
     this.timers.clear(run.id);
     await store.setApprovedRisk(run.id, v.value.risk, clock());
-    await this.messages.notice(run, 'info', sentence`Approved by ${d.actor}; running ${run.plan.steps.length} steps.`);
+    const past = spend?.exempt ? ` past ${spend.cap ?? 'the spend caps'}` : '';
+    await this.messages.notice(
+      run,
+      'info',
+      sentence`Approved by ${d.actor}${past}; running ${run.plan.steps.length} steps.`,
+    );
     await this.messages.status(run, 'running');
     const driver = this.drivers.get(run.id);
     if (!driver) {
@@ -330,6 +348,7 @@ export class ReviewFlow {
       | 'outputs'
       | 'note'
       | 'estimate'
+      | 'spend'
     >,
   ): Promise<boolean> {
     const card = toPlanCard(run.id, revision, v, {
