@@ -15,7 +15,7 @@ import { outputsOf } from '../run/dispatch-schedule.ts';
 import { changedTools } from '../run/holds.ts';
 import type { PlanCardOptions } from '../run/plan-card.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { sentence, who } from '../run/run-actions.ts';
+import { atFirstReview, sentence, who } from '../run/run-actions.ts';
 import { describeStatus } from '../run/run-status.ts';
 import { estimateJson } from '../run/estimates.ts';
 import { policiesFor } from '../run/step-policies.ts';
@@ -134,7 +134,10 @@ export class ReviewFlow {
    */
   async offerEarly(early: EarlyRun, planned: PlanOutcome): Promise<boolean> {
     const { store, clock } = this.deps;
-    const t = await early.finish(planned);
+    // A plan that would pass a spend cap waits for review (an approver's), even when it could go on unreviewed.
+    const estimate = planned.ok ? await this.deps.estimates?.forCard(early.run.id, 0, planned.value) : undefined;
+    const spend = planned.ok ? await spendOutlookFor(this.deps, early.run, estimate) : undefined;
+    const t = await early.finish(planned, !!spend?.over);
     const effect = t.effects[0];
     const started = early.started();
     if (!effect || started.length === 0 || !early.active) {
@@ -174,7 +177,6 @@ export class ReviewFlow {
     }
     // One write, as for any auto-approved run: the move, its approved risk, the remaining pins, the reason and the
     // estimate. The estimate is of the whole plan, timed from the first early step's start: what ran early counts.
-    const estimate = await this.deps.estimates?.forCard(run.id, 0, v);
     const payload = { revision: 0, risk: v.risk, preference: early.preference, startedEarly: started };
     const event = {
       type: 'autoApproved',
@@ -190,6 +192,7 @@ export class ReviewFlow {
       autoStarted: true,
       ...progress,
       estimate,
+      spend,
     });
     early.send(shown ? t.dispatch : [{ type: 'stopRequested' }]);
     return true;
@@ -205,8 +208,9 @@ export class ReviewFlow {
     // A first approval stores the estimate the person approved, in the same write, to compare with what the run took.
     const first = !this.drivers.get(run.id);
     const estimate = first ? await this.deps.estimates?.atApproval(run.id, d.revision, v.value) : undefined;
-    // A run that would pass a spend cap starts only on an approver's Approve, which exempts it from the caps.
-    const spend = first
+    // A run that would pass a spend cap starts only on an approver's Approve, which exempts it from the caps. That is
+    // judged at its first approval (steps that started early while its plan was written are read-only lookups).
+    const spend = atFirstReview(run)
       ? spendApproval(await spendOutlookFor(this.deps, run, estimate), d.actor, this.deps.settings, run.requester)
       : undefined;
     if (spend && !spend.ok) return spend.refusal;
