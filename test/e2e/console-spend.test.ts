@@ -3,6 +3,7 @@
  * cap does not start and then fail midway; its card says what it would spend and that it waits for an approver. The
  * requester's Approve is refused with the reason; an approver's Approve runs it past the cap (recorded), and
  * `spend` shows the day's spend against the cap. Yesterday's spend is history for the estimate, not today's spend.
+ * A model call the cap refuses mid-run pauses the run with the step waiting; an approver's Resume goes past the cap.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PricedModel } from '../../src/engine/model-cost.ts';
@@ -119,6 +120,57 @@ describe.each(['postgres', 'pglite'] as const)('spend caps on the console, end t
     expect(answer).toContain('This channel: $0.6486 today, $');
     expect(answer).toContain('cap $0.50 a day ($0.00 left)');
     expect(answer).toContain('(An approver sees every channel and person.)');
+    expect(harness.llm.failures).toEqual([]);
+  });
+
+  it("a model call the cap refuses mid-run pauses the run, saying why; anyone's Resume asks again, an approver's goes past", async () => {
+    // The llm step's prompt alone is 10,000 tokens: $0.15 at the default price, more than the $0.10 cap holds.
+    const prompt = 'x '.repeat(20_000);
+    h = await startHarness({
+      db,
+      servers: [everythingStdioConfig()],
+      script: byRole({
+        planner: {
+          text: planReply([{ id: 'sum', kind: 'llm', args: { prompt } }]),
+          usage: { input: 1_000, output: 200 },
+        },
+        llm_step: { text: 'Summed up.', usage: { input: 10_000, output: 100 } },
+        synthesizer: { text: 'Summed up.', usage: { input: 500, output: 50 } },
+      }),
+      settings: {
+        modelPrices: prices,
+        approvers: ['console:boss'],
+        // A short plan: its reservation (prompt and 300 tokens at $8 per million) fits the cap.
+        budgets: { perRun: 1_000_000, perUserPerDay: 10_000_000, perCall: { planner: 300 } },
+        spend: { caps: { ...NO_SPEND_CAPS, channel: { day: 100_000, month: null } }, defaultPricePerMillion: 15 },
+      },
+    });
+    const harness = h;
+    await harness.type('Sum it up.');
+    const held =
+      /sum did not run: this channel's daily spend cap of \$0\.10 is used up \(\$0\.0964 left\)\. The run is paused: an approver's Resume lets it go past the spend caps/;
+    await harness.waitFor(held);
+    const runId =
+      (await harness.store.listRunsOf({ id: 'ada', channel: 'console' }, { activeOnly: true, limit: 5 }))[0]?.id ?? '';
+    expect((await harness.store.getRun(runId))?.status).toBe('paused');
+    expect(harness.llm.requests.filter((r) => r.role === 'llm_step')).toHaveLength(0);
+
+    // The requester's Resume asks again: still over the cap, so it pauses again, and says so again.
+    const again = harness.output().length;
+    await harness.type('resume');
+    await harness.waitFor(held, 15_000, again);
+    expect((await harness.store.getRun(runId))?.status).toBe('paused');
+
+    // An approver's Resume lets it go past the cap: the step runs and the run reports.
+    await harness.steward.decision({
+      runId,
+      revision: 0,
+      action: 'resume',
+      actor: { id: 'boss', name: 'Boss', channel: 'console' },
+    });
+    await harness.waitFor(/Resumed past the spend caps\. \(Boss\)/, 15_000, again);
+    await harness.waitFor(/=== Report \(completed\) ===\nSummed up\./, 15_000, again);
+    expect(harness.llm.requests.filter((r) => r.role === 'llm_step')).toHaveLength(1);
     expect(harness.llm.failures).toEqual([]);
   });
 });
