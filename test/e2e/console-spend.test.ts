@@ -5,17 +5,23 @@
  * `spend` shows the day's spend against the cap. Yesterday's spend is history for the estimate, not today's spend.
  * A model call the cap refuses mid-run pauses the run with the step waiting; an approver's Resume goes past the cap.
  */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { PricedModel } from '../../src/engine/model-cost.ts';
 import { NO_SPEND_CAPS } from '../../src/engine/spend.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
-import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
+import { auditStdioConfig, everythingStdioConfig } from '../helpers/mcp-servers.ts';
 import { planReply, startHarness, type Harness } from './harness.ts';
 
 let h: Harness | undefined;
+let folder: string | undefined;
 afterEach(async () => {
   await h?.close();
   h = undefined;
+  if (folder) await rm(folder, { recursive: true, force: true });
+  folder = undefined;
 });
 
 // The planner is priced; the synthesizer's model is not, so its tokens count at the default price ($15 a million).
@@ -171,6 +177,58 @@ describe.each(['postgres', 'pglite'] as const)('spend caps on the console, end t
     await harness.waitFor(/Resumed past the spend caps\. \(Boss\)/, 15_000, again);
     await harness.waitFor(/=== Report \(completed\) ===\nSummed up\./, 15_000, again);
     expect(harness.llm.requests.filter((r) => r.role === 'llm_step')).toHaveLength(1);
+    expect(harness.llm.failures).toEqual([]);
+  });
+
+  it('a plan whose read-only steps started while it was written waits too, and only an approver starts the rest', async () => {
+    folder = await mkdtemp(join(tmpdir(), 'steward-spend-'));
+    let skew = -DAY_MS;
+    h = await startHarness({
+      db,
+      servers: [auditStdioConfig(join(folder, 'audit.jsonl'))],
+      script: byRole({
+        planner: {
+          text: planReply([
+            { id: 'look', tool: 'audit.lookup', args: { answer: 'hi' } },
+            { id: 'say', kind: 'llm', args: { prompt: 'Say hi.' }, dependsOn: ['look'] },
+          ]),
+          usage: { input: 1_000, output: 200 },
+        },
+        // 110 tokens at the default price: 1,650 micro-dollars.
+        llm_step: { text: 'Hi.', usage: { input: 100, output: 10 } },
+        synthesizer: { text: 'Looked up hi.', usage: { input: 40_000, output: 3_000 } },
+      }),
+      settings: { modelPrices: prices, approvers: ['console:boss'], spend: { caps, defaultPricePerMillion: 15 } },
+      clock: () => new Date(Date.now() + skew),
+      estimates: true,
+    });
+    const harness = h;
+    await harness.type('Look up hi.');
+    await harness.waitFor(/=== Report \(completed\) ===\nLooked up hi\./);
+    await harness.steward.idle();
+
+    skew = 0;
+    const from = harness.output().length;
+    await harness.type('Look up hi again.');
+    const card = await harness.waitFor(/=== Plan \(revision 0[\s\S]*?Type "approve"[^\n]*\n/, 15_000, from);
+    expect(card).toContain('look started while the plan was written');
+    expect(card).toContain("it waits for an approver. Only an approver's Approve starts it");
+    const runId =
+      (await harness.store.listRunsOf({ id: 'ada', channel: 'console' }, { activeOnly: true, limit: 5 }))[0]?.id ?? '';
+    await harness.type('approve');
+    await harness.waitFor(
+      /! This run would spend up to \$0\.646\d, [^\n]*only an approver can approve it\./,
+      15_000,
+      from,
+    );
+    expect((await harness.store.getRun(runId))?.status).toBe('awaiting_review');
+    await harness.steward.decision({
+      runId,
+      revision: 0,
+      action: 'approve',
+      actor: { id: 'boss', channel: 'console' },
+    });
+    await harness.waitFor(/=== Report \(completed\) ===\nLooked up hi\./, 15_000, from);
     expect(harness.llm.failures).toEqual([]);
   });
 });

@@ -137,7 +137,9 @@ export class ReviewFlow {
     // A plan that would pass a spend cap waits for review (an approver's), even when it could go on unreviewed.
     const estimate = planned.ok ? await this.deps.estimates?.forCard(early.run.id, 0, planned.value) : undefined;
     const spend = planned.ok ? await spendOutlookFor(this.deps, early.run, estimate) : undefined;
-    const t = await early.finish(planned, !!spend?.over);
+    // Only while something is left to start: a plan whose every step already ran has only its report to write.
+    const left = planned.ok && planned.value.plan.steps.some((st) => !early.started().includes(st.id));
+    const t = await early.finish(planned, !!spend?.over && left);
     const effect = t.effects[0];
     const started = early.started();
     if (!effect || started.length === 0 || !early.active) {
@@ -207,17 +209,20 @@ export class ReviewFlow {
     if (!v.ok) return `The plan is no longer valid: ${v.error.join('; ')}`;
     // A first approval stores the estimate the person approved, in the same write, to compare with what the run took.
     const first = !this.drivers.get(run.id);
-    const estimate = first ? await this.deps.estimates?.atApproval(run.id, d.revision, v.value) : undefined;
     // A run that would pass a spend cap starts only on an approver's Approve, which exempts it from the caps. That is
     // judged at its first approval (steps that started early while its plan was written are read-only lookups).
-    const spend = atFirstReview(run)
-      ? spendApproval(await spendOutlookFor(this.deps, run, estimate), d.actor, this.deps.settings, run.requester)
-      : undefined;
+    const firstReview = atFirstReview(run);
+    const estimate =
+      first || firstReview ? await this.deps.estimates?.atApproval(run.id, d.revision, v.value) : undefined;
+    const outlook = firstReview ? await spendOutlookFor(this.deps, run, estimate) : undefined;
+    const spend = firstReview ? spendApproval(outlook, d.actor, this.deps.settings, run.requester) : undefined;
     if (spend && !spend.ok) return spend.refusal;
-    const event = estimate && {
-      type: 'estimated',
-      payload: { revision: d.revision, estimate: estimateJson(estimate) },
-    };
+    // A first approval stores the estimate the person approved, in the same write, to compare with what the run took.
+    const event = first &&
+      estimate && {
+        type: 'estimated',
+        payload: { revision: d.revision, estimate: estimateJson(estimate) },
+      };
     const moved = await store.transition(run.id, ['awaiting_review'], 'running', {
       revision: d.revision,
       at: clock(),
