@@ -88,7 +88,11 @@ export class PgRunStore implements RunStore {
     );
   }
 
-  /** One statement: the run and its `requested` event; a repeat of this very insert (its answer lost) is fine. */
+  /**
+   * One statement: the run, its `requested` event, and the spend windows its model calls will count in (opened at
+   * zero where missing, so its first call's reservation finds them to lock); a repeat of this very insert (its answer
+   * lost) is fine.
+   */
   private async insertRun(db: Kysely<DatabaseSchema>, run: Port<'createRun'>[0]): Promise<void> {
     const row = {
       id: run.id,
@@ -115,6 +119,13 @@ export class PgRunStore implements RunStore {
           .values(row)
           .onConflict((oc) => oc.column('id').doNothing())
           .returning('id'),
+      )
+      .with('opened', (q) =>
+        q
+          .insertInto('spend_totals')
+          .columns(['scope', 'key', 'period', 'starts'])
+          .expression(spendLedger.newRunWindows(run))
+          .onConflict((oc) => oc.columns(['scope', 'key', 'period', 'starts']).doNothing()),
       )
       .insertInto('run_events')
       .columns(['run_id', 'type', 'payload', 'created_at'])

@@ -11,6 +11,7 @@ import {
   SPEND_PERIODS,
   SPEND_SCOPES,
   spendPersonKey,
+  spendWindows,
   type RunSpend,
   type SpendCaps,
   type SpendLedger,
@@ -59,6 +60,31 @@ export function spendWindowsSql(runId: string, actor: Actor, w: SpendWindows, ca
       FROM (VALUES ${sql.join(rows)}) AS v (scope, period, starts, cap)
       CROSS JOIN (SELECT ${CHANNEL_KEY} AS key FROM runs r WHERE r.id = ${runId}) c
     )`;
+}
+
+/**
+ * The six windows a new run's calls will count in, as of its creation (a SELECT of `scope, key, period, starts`), for
+ * `createRun` to open in its own statement: its place, else that of an earlier run of its conversation, else the
+ * conversation is its channel.
+ */
+export function newRunWindows(run: {
+  conversation: { channel: string; key: string };
+  requester: Actor;
+  place?: string;
+  at: Date;
+}): RawBuilder<{ scope: string; key: string; period: string; starts: string }> {
+  const w = spendWindows(run.at);
+  const { channel, key } = run.conversation;
+  const chan = sql`${channel}::text || ':' || coalesce(${run.place ?? null}::text, (
+      SELECT o.place FROM runs o WHERE o.channel = ${channel} AND o.conversation_key = ${key} AND o.place IS NOT NULL
+      ORDER BY o.created_at LIMIT 1
+    ), ${key}::text)`;
+  const person = spendPersonKey(run.requester);
+  return sql`SELECT v.scope, v.key, v.period, v.starts::date FROM (VALUES
+      ('workspace', '', 'day', ${w.day}), ('workspace', '', 'month', ${w.month}),
+      ('person', ${person}, 'day', ${w.day}), ('person', ${person}, 'month', ${w.month}),
+      ('channel', ${chan}, 'day', ${w.day}), ('channel', ${chan}, 'month', ${w.month})
+    ) AS v (scope, key, period, starts)`;
 }
 
 /** Creates the window rows a reservation needs that do not exist yet (all at zero); a repeat changes nothing. */
