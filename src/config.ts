@@ -10,7 +10,9 @@ import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
 import { DEFAULT_PLANNER_TOOLS } from './engine/plan/tool-selection.ts';
 import { DEFAULT_DELEGATION_LIMITS, DEPTH_CEILING, type DelegationLimits } from './engine/assistant/delegations.ts';
 import { DEFAULT_DELEGATE_TIMEOUT_MS } from './engine/assistant/delegate-tool.ts';
-import type { PricedModel } from './engine/model-cost.ts';
+import { DEFAULT_PRICE_PER_MILLION, type PricedModel, type RoleModels } from './engine/model-cost.ts';
+import type { SpendSettings } from './engine/flows/deps.ts';
+import type { SpendCaps } from './engine/spend.ts';
 import type { ModelRole } from './engine/ports.ts';
 import {
   checkRoleModels,
@@ -39,6 +41,24 @@ const httpUrl = (example: string) =>
       )
       .optional(),
   );
+
+/** The largest spend cap accepted, in US dollars: its micro-dollars stay well inside exact integers. */
+const MAX_SPEND_USD = 1_000_000_000;
+
+/**
+ * A spend cap in US dollars (`5`, `12.50`, `0.25`), or no cap (unset, empty or `off`). A currency sign, a comma or a
+ * negative amount is refused by name, so a typo never silently means "no cap".
+ */
+const spendCap = z.preprocess(
+  (v) => (typeof v === 'string' && (v.trim() === '' || v.trim().toLowerCase() === 'off') ? undefined : v),
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d{1,6})?$/, 'must be an amount in US dollars such as 5 or 12.50 (no currency sign), or off')
+    .transform(Number)
+    .refine((n) => n <= MAX_SPEND_USD, `must be at most ${MAX_SPEND_USD} US dollars`)
+    .optional(),
+);
 
 /**
  * PostgreSQL connections one Steward process may hold (STEWARD_DB_POOL_SIZE). PostgreSQL allows 100 connections by
@@ -105,6 +125,23 @@ const envSchema = z.object({
   STEWARD_SCHEDULES_PER_CHANNEL: positiveInt(20),
   STEWARD_WORKFLOW_FIRES_PER_DAY: positiveInt(48),
   STEWARD_SCHEDULE_SECONDS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('off')),
+  // Spend caps in US dollars per UTC day and month; unset or off: no cap (spend is still counted).
+  STEWARD_SPEND_CHANNEL_DAY: spendCap,
+  STEWARD_SPEND_CHANNEL_MONTH: spendCap,
+  STEWARD_SPEND_WORKSPACE_DAY: spendCap,
+  STEWARD_SPEND_WORKSPACE_MONTH: spendCap,
+  STEWARD_SPEND_PERSON_DAY: spendCap,
+  STEWARD_SPEND_PERSON_MONTH: spendCap,
+  // US dollars per million tokens (input and output alike) for a model the catalog does not price: never free.
+  STEWARD_SPEND_DEFAULT_PRICE: z.preprocess(
+    blankToUndefined,
+    z.coerce
+      .number({ message: 'must be a price in US dollars per million tokens, such as 15' })
+      .finite('must be a price in US dollars per million tokens, such as 15')
+      .positive('must be more than 0: a model without a price is never counted as free')
+      .max(10_000, 'must be at most 10000 US dollars per million tokens')
+      .default(DEFAULT_PRICE_PER_MILLION),
+  ),
   STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
   STEWARD_TOKENS_PER_USER_PER_DAY: positiveInt(2_000_000),
   STEWARD_MAX_OUTPUT_TOKENS_PLANNER: positiveInt(DEFAULT_OUTPUT_CAPS.planner),
@@ -214,6 +251,8 @@ export interface Config {
     modelPrices: PricedModel[];
     /** The catalog's model names (empty without a catalog): what an Assistant's model per role may name. */
     modelNames: string[];
+    /** Spend caps (micro-dollars), the price of an unpriced model, and each role's model for pricing a call. */
+    spend: SpendSettings;
   };
   /** Things worth saying at start that do not stop it (a role given a model it merely prefers otherwise). */
   warnings: string[];
@@ -417,6 +456,11 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       delegateTimeoutMs: e.STEWARD_DELEGATE_TIMEOUT_SECONDS * 1000,
       modelPrices: pricedModels(catalog),
       modelNames: Object.keys(catalog?.models ?? {}),
+      spend: {
+        caps: spendCaps(e),
+        defaultPricePerMillion: e.STEWARD_SPEND_DEFAULT_PRICE,
+        roleModels: roleModels(models, catalog),
+      },
     },
     warnings,
     logFile: e.STEWARD_LOG_FILE,
@@ -506,6 +550,30 @@ function pricedModels(catalog: ModelCatalog | undefined): PricedModel[] {
         ]
       : [],
   );
+}
+
+/** The spend caps in micro-dollars, from `STEWARD_SPEND_<SCOPE>_<PERIOD>` in US dollars. */
+function spendCaps(e: z.infer<typeof envSchema>): SpendCaps {
+  const micro = (usd: number | undefined) => (usd === undefined ? null : Math.round(usd * 1_000_000));
+  return {
+    channel: { day: micro(e.STEWARD_SPEND_CHANNEL_DAY), month: micro(e.STEWARD_SPEND_CHANNEL_MONTH) },
+    workspace: { day: micro(e.STEWARD_SPEND_WORKSPACE_DAY), month: micro(e.STEWARD_SPEND_WORKSPACE_MONTH) },
+    person: { day: micro(e.STEWARD_SPEND_PERSON_DAY), month: micro(e.STEWARD_SPEND_PERSON_MONTH) },
+  };
+}
+
+/** Each role's model as the router sends it: the provider's id (no provider prefix) and its catalog name. */
+function roleModels(models: Record<ModelRole, string>, catalog: ModelCatalog | undefined): RoleModels {
+  const out: Partial<Record<ModelRole, { model: string; modelName?: string }>> = {};
+  for (const [role, given] of Object.entries(models) as [ModelRole, string][]) {
+    const { spec, name } = resolveModel(given, catalog);
+    const model = spec
+      .trim()
+      .replace(/^(openai|anthropic):/, '')
+      .trim();
+    out[role] = name === undefined ? { model } : { model, modelName: name };
+  }
+  return out;
 }
 
 /** Whether `Intl` knows the zone (the IANA database Node ships). */

@@ -28,6 +28,7 @@ import { isWorkflowCommand } from '../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from './workflow-words.ts';
 import { isAssistantCommand } from '../engine/assistant/assistant-commands.ts';
 import { ASSISTANT_HELP_LINES } from './assistant-words.ts';
+import { spendReportText } from './spend-words.ts';
 
 /** The console channel's options: streams (the terminal by default) and the user's name. */
 export interface ConsoleChannelOptions {
@@ -184,6 +185,7 @@ export class ConsoleChannel implements ChannelAdapter {
     const arg = text.slice(word.length).trim();
     if (text.toLowerCase() === 'help') return this.write(HELP);
     if (text.toLowerCase() === 'dashboard') return this.dashboard(handler);
+    if (text.toLowerCase() === 'spend') return this.spend(handler);
     if (text.toLowerCase() === 'history') {
       const current = this.runs.current();
       return current ? handler.history(current.runId) : this.write('! There is no run yet.');
@@ -238,6 +240,13 @@ export class ConsoleChannel implements ChannelAdapter {
         ? `i Your dashboard sign-in link (works once, for 15 minutes): ${link}`
         : '! The dashboard is off: set STEWARD_DASHBOARD_PORT and STEWARD_DASHBOARD_SECRET (README "Dashboard").',
     );
+  }
+
+  /** `spend`: what models cost today and this month, with the spend caps and what is left of them. */
+  private async spend(handler: InboundHandler): Promise<void> {
+    if (!handler.spendReport) return this.write('! Spend is not shown here.');
+    const report = await handler.spendReport(this.actor, this.conversation);
+    this.write(`i ${spendReportText(report)}`);
   }
 
   /**
@@ -348,6 +357,7 @@ runs             the active runs with their ids; commands go to the one marked *
 use <id>         send commands and replies to that run; stop <id>, pause <id>, resume <id> act on it directly.
 history          who decided what on the last run, and its plan revisions.
 dashboard        a sign-in link to the web dashboard (runs, plan graphs, timelines), when it is on.
+spend            what models cost today and this month, by channel, person and model, with the caps left.
 review all|risky|none   how much you review from now on (high risk always waits).
 suggestions on|off      whether your plan cards suggest breakpoints where you stepped in before.
 quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.

@@ -4,6 +4,7 @@
  */
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
 import { estimateLine, tookLine } from '../engine/run/estimates.ts';
+import { spendLine, spendWaitText } from './spend-words.ts';
 import { shortId } from './console-runs.ts';
 
 const ICONS: Record<string, string> = {
@@ -66,12 +67,14 @@ function renderPlan(card: PlanCard): string {
     `Layers: ${card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join(' | ')}`,
   ];
   if (card.estimate) lines.push(estimateLine(card.estimate));
+  if (card.spend) lines.push(spendLine(card.spend));
   if (card.risks.length > 0) lines.push(`Risks: ${card.risks.join('; ')}`);
   if (card.breakpoints.length > 0) lines.push(`Breakpoints (hold after): ${card.breakpoints.join(', ')}`);
   if (card.breakpointsBefore.length > 0) lines.push(`Breakpoints (hold before): ${card.breakpointsBefore.join(', ')}`);
   if (card.suggestedBreakpoints.length > 0) lines.push(...suggestionLines(card));
   if (card.note) lines.push(card.note);
-  for (const w of card.warnings) lines.push(`⚠ ${w}`);
+  const wait = card.needsReview ? spendWaitText(card.spend) : null;
+  for (const w of wait ? [wait, ...card.warnings] : card.warnings) lines.push(`⚠ ${w}`);
   if (card.needsReview && card.actions.includes('stop')) {
     // Steps held mid-run: an amendment or edit changes only the steps not yet run.
     const amend = card.actions.includes('amend') ? `, "amend <what to change>" (${card.amendmentsLeft} left)` : '';

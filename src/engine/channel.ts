@@ -5,6 +5,7 @@
 import type { Conversation, Notifier } from './ports.ts';
 import type { Breakpoint } from './plan/breakpoints.ts';
 import type { Actor, DecisionAction, Json, ReviewPreference, RunStatus } from './types.ts';
+import type { SpendReport } from './spend.ts';
 import type { FireReview, StoredSchedule } from './workflows.ts';
 
 /** Text someone addressed to Steward: a new request, or a reply in a run's thread. */
@@ -19,6 +20,11 @@ export interface InboundMessage {
    * slow work (planning, classifying): a platform that redelivers until told may be told then, and nothing is lost.
    */
   accepted?: () => void;
+  /**
+   * The chat channel the conversation is in, where the conversation is a thread of it (a Slack channel's id, a Discord
+   * thread's parent channel): the channel spend caps count a new run's model calls for (else the conversation).
+   */
+  place?: string;
   /** The person said this is a new request: it starts a run even when the conversation has an active one. */
   newRequest?: boolean;
   /**
@@ -173,6 +179,12 @@ export interface InboundHandler {
   assistantCommand(request: WorkflowRequest): Promise<CommandAnswer>;
   /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
   dashboardLink(actor: Actor): Promise<string | null>;
+  /**
+   * What `/steward spend` shows this person: the workspace's, `conversation`'s channel's and their own spend today
+   * and this month with the caps and what is left, and spend by channel, person and model (an approver sees every
+   * channel and person; anyone else their own line and their channel's). Absent: spend is not shown.
+   */
+  spendReport?(actor: Actor, conversation: Conversation): Promise<SpendReport>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

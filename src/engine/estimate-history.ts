@@ -61,4 +61,9 @@ export interface PlanEstimate {
   tokens: Range | null;
   costMicroUsd: Range | null;
   noHistory: string[];
+  /**
+   * What the run's model calls once it is planned (the llm steps, a reply's classification, the report) would count
+   * against spend caps: a model without a price at the default price. Absent with no token history.
+   */
+  spendMicroUsd?: Range;
 }

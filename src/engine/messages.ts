@@ -3,6 +3,7 @@
  * (console text, Block Kit, Discord components) with a pure function.
  */
 import type { PlanEstimate } from './estimate-history.ts';
+import type { SpendOutlook } from './spend.ts';
 import type { SuggestedBreakpoint } from './plan/breakpoint-suggestions.ts';
 import type { Actor, DecisionAction, RiskLevel, RunStatus, StepStatus } from './types.ts';
 
@@ -65,6 +66,11 @@ export interface PlanCard {
   delegatedBy?: string;
   /** How long the plan (or what is left of it) will take and spend, from recent runs; absent without history. */
   estimate?: PlanEstimate;
+  /**
+   * What the run would spend against the spend caps set and what is left of each; with `over`, the plan waits for an
+   * approver's Approve. Absent when no cap is set.
+   */
+  spend?: SpendOutlook;
 }
 
 /** The run is holding at a breakpoint: the step's raw output, and what the person can do next. */

@@ -19,6 +19,7 @@ import type {
 } from './types.ts';
 import type { Plan } from './plan/plan-schema.ts';
 import type { OutboundMessage, ReportStream } from './messages.ts';
+import type { SpendLedger, SpendPeriod, SpendRequest, SpendScope, SpendWindows } from './spend.ts';
 
 /** Outcome of one tool call: an MCP result (which may itself be `isError`) or a failure to get one. */
 export type ToolCallOutcome = Result<ToolOutput, StepError>;
@@ -294,6 +295,8 @@ export interface RunRecords {
     parentRunId?: string;
     /** The platform event (a mention) this run answers, claimed with it. */
     deliveryId?: string;
+    /** The chat channel the conversation is in, when the conversation is a thread of it (for spend caps). */
+    place?: string;
   }): Promise<boolean>;
   /** The run with the plan of its current revision; null when there is no such run. */
   getRun(runId: string): Promise<StoredRun | null>;
@@ -319,6 +322,8 @@ export interface RunRecords {
       pins?: readonly PinnedTool[];
       reportDue?: boolean;
       event?: { type: string; payload: Json };
+      /** An approver approved the run past the spend caps (kept for the rest of the run). */
+      spendExempt?: boolean;
     },
   ): Promise<boolean>;
   /** Notes the route the run took at the front door (see `RunRoute`); the last one noted stands. */
@@ -436,7 +441,10 @@ export interface Ledgers {
   /**
    * Reserves a call's prompt and the largest output cap from `minOutput` up to `output` that the run's and the
    * person's daily budget both still hold, from both or neither, in one statement (the database judges concurrent
-   * calls); refused, naming the budget, when not even `minOutput` fits.
+   * calls); refused, naming the budget, when not even `minOutput` fits. With `spend`, the same statement reserves
+   * the prompt and the cap at `spend.price` from the spend totals of the workspace, the run's channel and `actor`
+   * (day and month), and the cap is also the largest that every spend cap set still holds (or, for a run an
+   * approver exempted, that its own spend is below; its token budget still bounds it).
    */
   reserveTokens(
     runId: string,
@@ -444,6 +452,7 @@ export interface Ledgers {
     request: TokenRequest,
     caps: TokenBudgets,
     day: string,
+    spend?: SpendRequest,
   ): Promise<GrantedCap>;
   /**
    * Settles a call once, in one statement: both counters move by `delta` (real usage less what was reserved), and its
@@ -462,8 +471,12 @@ export interface Ledgers {
       cachedInputTokens?: number;
       /** What the call cost in micro-dollars; null or absent when unknown. */
       costMicroUsd?: number | null;
+      /** What the call counts against spend caps: its cost, or its tokens at the default price. */
+      chargedMicroUsd?: number;
       at: Date;
     } | null;
+    /** The spend totals move by `delta` micro-dollars (the charge less what was reserved) in the reserved windows. */
+    spend?: { delta: number; windows: SpendWindows };
   }): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
   claimInbound(key: string, at: Date): Promise<boolean>;
@@ -500,7 +513,7 @@ export interface RunHistory {
  * Durable state of runs, every role in one (as `PgRunStore` implements it); each consumer takes only the roles it
  * uses. The database is the judge of every limit and every state change.
  */
-export interface RunStore extends RunRecords, StepLog, RunSteering, RunOwnership, Ledgers, RunHistory {}
+export interface RunStore extends RunRecords, StepLog, RunSteering, RunOwnership, Ledgers, RunHistory, SpendLedger {}
 
 /** How a request was answered: by the planner without tools, by the quick read-only loop, or with a plan. */
 export type RunRoute = 'answer' | 'quick' | 'plan';
@@ -548,9 +561,16 @@ export interface TokenRequest {
   minOutput: number;
 }
 
-/** A cap granted by the budgets (`limitedBy` names the one that lowered it), or the budget that refused the call. */
+/** A spend cap by scope and period: `channel-day`, `workspace-month`, … */
+export type SpendLimit = `${SpendScope}-${SpendPeriod}`;
+
+/**
+ * A cap granted by the budgets (`limitedBy` names the one that lowered it) with the micro-dollars the reservation
+ * took from the spend totals, or the budget or spend cap that refused the call (with what was left of that cap).
+ */
 export type GrantedCap =
-  { ok: true; cap: number; limitedBy?: 'run' | 'user' } | { ok: false; refusedBy: 'run' | 'user' };
+  | { ok: true; cap: number; limitedBy?: 'run' | 'user' | SpendLimit; spendMicroUsd?: number }
+  | { ok: false; refusedBy: 'run' | 'user' | SpendLimit; leftMicroUsd?: number };
 
 /** Token budgets: per run, and per person per day (UTC). */
 export interface TokenBudgets {

@@ -123,6 +123,7 @@ export type ErrorCode =
   | 'llm_failed'
   | 'interrupted'
   | 'not_granted'
+  | 'spend_capped'
   | 'internal';
 
 /** A failure as the engine sees it: a closed code, a sentence for people, and whether trying again may help. */

@@ -33,6 +33,7 @@ import {
 } from '../engine/types.ts';
 import type { InterventionSignal } from '../engine/plan/breakpoint-suggestions.ts';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
+import type { RunSpend, SpendRequest, SpendWindows } from '../engine/spend.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import * as history from './run-history.ts';
 import * as leases from './run-leases.ts';
@@ -40,6 +41,7 @@ import { deadLocalOwners, newOwnerId } from './process-identity.ts';
 import * as reports from './run-reports.ts';
 import { listRunsOf } from './run-lists.ts';
 import * as safety from './run-safety.ts';
+import * as spendLedger from './spend-ledger.ts';
 import * as steering from './run-steering.ts';
 import * as steps from './run-steps.ts';
 import * as turns from './run-turns.ts';
@@ -86,7 +88,11 @@ export class PgRunStore implements RunStore {
     );
   }
 
-  /** One statement: the run and its `requested` event; a repeat of this very insert (its answer lost) is fine. */
+  /**
+   * One statement: the run, its `requested` event, and the spend windows its model calls will count in (opened at
+   * zero where missing, so its first call's reservation finds them to lock); a repeat of this very insert (its answer
+   * lost) is fine.
+   */
   private async insertRun(db: Kysely<DatabaseSchema>, run: Port<'createRun'>[0]): Promise<void> {
     const row = {
       id: run.id,
@@ -98,6 +104,7 @@ export class PgRunStore implements RunStore {
       request: toStorableText(run.request),
       assistant: run.assistant ?? null,
       parent_run_id: run.parentRunId ?? null,
+      place: run.place ?? null,
       created_at: run.at,
       updated_at: run.at,
       ...(run.leaseMs === undefined
@@ -112,6 +119,13 @@ export class PgRunStore implements RunStore {
           .values(row)
           .onConflict((oc) => oc.column('id').doNothing())
           .returning('id'),
+      )
+      .with('opened', (q) =>
+        q
+          .insertInto('spend_totals')
+          .columns(['scope', 'key', 'period', 'starts'])
+          .expression(spendLedger.newRunWindows(run))
+          .onConflict((oc) => oc.columns(['scope', 'key', 'period', 'starts']).doNothing()),
       )
       .insertInto('run_events')
       .columns(['run_id', 'type', 'payload', 'created_at'])
@@ -185,7 +199,8 @@ export class PgRunStore implements RunStore {
         WITH moved AS (
           UPDATE runs SET status = ${to}, status_op = ${op}, updated_at = coalesce(${at}::timestamptz, now()),
             approved_risk = coalesce(${options.approvedRisk ?? null}, approved_risk),
-            report_due = report_due OR ${options.reportDue ?? false}
+            report_due = report_due OR ${options.reportDue ?? false},
+            spend_exempt = spend_exempt OR ${options.spendExempt ?? false}
           WHERE id = ${runId} AND (${fence ?? null}::integer IS NULL OR (owner = ${this.owner} AND fence = ${fence ?? null}::integer))
             -- A repeat of a transition that did apply finds its own operation id, not a lost race.
             AND ((status = ANY(${[...from]}::text[]) AND (${revision ?? null}::integer IS NULL OR revision = ${revision ?? null}::integer))
@@ -476,12 +491,13 @@ export class PgRunStore implements RunStore {
     request: TokenRequest,
     caps: TokenBudgets,
     day: string,
+    spend?: SpendRequest,
   ): Promise<GrantedCap> {
     const op = randomUUID();
     return this.attempt('reserveTokens', async () => {
       // Asked again only when another call created the person's row for the day at the same moment: then it exists.
       for (let tries = 0; tries < 3; tries++) {
-        const granted = await safety.reserveTokens(this.db, op, runId, actor, request, caps, day);
+        const granted = await safety.reserveTokens(this.db, op, runId, actor, request, caps, day, spend);
         if (granted !== null) return granted;
       }
       throw new StewardError('store_failed', `the token reservation for run ${runId} kept racing another one`);
@@ -491,6 +507,14 @@ export class PgRunStore implements RunStore {
   settleTokens(s: Port<'settleTokens'>[0]): Promise<void> {
     const op = randomUUID();
     return this.attempt('settleTokens', () => safety.settleTokens(this.db, op, s));
+  }
+
+  runSpend(runId: string, requester: Actor, windows: SpendWindows): Promise<RunSpend> {
+    return this.attempt('runSpend', () => spendLedger.runSpend(this.db, runId, requester, windows));
+  }
+
+  spendReport(windows: SpendWindows, who: Port<'spendReport'>[1]): ReturnType<RunStore['spendReport']> {
+    return this.attempt('spendReport', () => spendLedger.spendReport(this.db, windows, who));
   }
 
   claimInbound(key: string, at: Date): Promise<boolean> {

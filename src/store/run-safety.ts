@@ -1,6 +1,8 @@
-/** Queries for safety: pinned tool definitions and token budgets (judged by conditional updates). */
+/** Queries for safety: pinned tool definitions, token budgets and spend caps (judged by conditional updates). */
 import { sql, type Kysely } from 'kysely';
 import type { GrantedCap, PinnedTool, PrunedLedgers, RunStore, TokenBudgets, TokenRequest } from '../engine/ports.ts';
+import { NO_SPEND_CAPS, type SpendRequest, type SpendWindows } from '../engine/spend.ts';
+import { openSpendWindows, SPEND_LIMITS, spendWindowsSql } from './spend-ledger.ts';
 import { TERMINAL_STATUSES, type Actor, type Json } from '../engine/types.ts';
 import { toJsonText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -42,9 +44,11 @@ export async function listPins(db: Db, runId: string): Promise<PinnedTool[]> {
 
 /**
  * Reserves a call's prompt and the largest cap the budgets hold (see `RunStore.reserveTokens`) in one statement. The
- * run's row and the person's row for `day` are locked while the cap is worked out, so concurrent reservations queue
- * and each sees what the one before took; the ledger keeps the grant, so a repeat of `op` returns it unchanged.
- * Null when a concurrent first reservation of the day created the person's row meanwhile: the caller asks again.
+ * run's row, the person's row for `day` and the six spend windows of the call are locked while the cap is worked
+ * out (the windows in id order), so concurrent reservations queue and each sees what the one before took; the ledger
+ * keeps the grant, so a repeat of `op` returns it unchanged. A spend window with no row yet (the first call of a
+ * day or month) is opened at zero and the statement asked again. Null when a concurrent first reservation of the
+ * day created the person's row meanwhile: the caller asks again. Without `spend`, the call is counted at no price.
  */
 export async function reserveTokens(
   db: Db,
@@ -54,25 +58,72 @@ export async function reserveTokens(
   want: TokenRequest,
   caps: TokenBudgets,
   day: string,
+  spend: SpendRequest = { price: { input: 0, output: 0 }, caps: NO_SPEND_CAPS, windows: monthOf(day) },
 ): Promise<GrantedCap | null> {
+  const first = await reserveOnce(db, op, runId, actor, want, caps, day, spend);
+  if (first !== 'missing') return first;
+  await openSpendWindows(db, runId, actor, spend.windows);
+  const again = await reserveOnce(db, op, runId, actor, want, caps, day, spend);
+  return again === 'missing' ? null : again;
+}
+
+async function reserveOnce(
+  db: Db,
+  op: string,
+  runId: string,
+  actor: Actor,
+  want: TokenRequest,
+  caps: TokenBudgets,
+  day: string,
+  spend: SpendRequest,
+): Promise<GrantedCap | 'missing' | null> {
+  const { price } = spend;
+  const windows = spendWindowsSql(runId, actor, spend.windows, spend.caps);
+  const promptCost = sql`(${want.prompt}::numeric * ${String(price.input)}::numeric)`;
   const { rows } = await sql<ReserveRow>`
     WITH prior AS (
-      SELECT granted, limited_by FROM token_operations WHERE op = ${op}
+      SELECT granted, limited_by, spend_micro_usd FROM token_operations WHERE op = ${op}
     ), run AS (
-      SELECT tokens_used FROM runs WHERE id = ${runId} FOR UPDATE
+      SELECT tokens_used, spend_exempt FROM runs WHERE id = ${runId} FOR UPDATE
     ), person AS (
       SELECT tokens FROM user_daily_tokens
       WHERE channel = ${actor.channel} AND user_id = ${actor.id} AND day = ${day} FOR UPDATE
+    ), ${windows}, totals AS (
+      -- Locked in id order (after the run's row), so reservations and settlements queue instead of deadlocking.
+      SELECT t.id, t.scope, t.period, t.micro_usd, w.cap FROM spend_totals t
+      JOIN wanted w ON w.scope = t.scope AND w.key = t.key AND w.period = t.period AND w.starts = t.starts
+      WHERE EXISTS (SELECT 1 FROM run)
+      ORDER BY t.id FOR UPDATE OF t
+    ), money AS (
+      SELECT count(*) AS windows,
+             min(cap - micro_usd) FILTER (WHERE cap IS NOT NULL) AS cap_room,
+             (SELECT scope || '-' || period FROM totals WHERE cap IS NOT NULL ORDER BY cap - micro_usd, id LIMIT 1)
+               AS tightest
+      FROM totals
     ), room AS (
       SELECT ${caps.perRun}::bigint - run.tokens_used - ${want.prompt}::bigint AS run_room,
-             ${caps.perUserPerDay}::bigint - coalesce((SELECT tokens FROM person), 0) - ${want.prompt}::bigint AS user_room
-      FROM run
+             ${caps.perUserPerDay}::bigint - coalesce((SELECT tokens FROM person), 0) - ${want.prompt}::bigint AS user_room,
+             -- Output tokens the spend caps still hold after the prompt; null: no cap limits this call (none is set,
+             -- or an approver exempted the run: its token budget bounds it).
+             CASE WHEN run.spend_exempt OR money.cap_room IS NULL THEN NULL
+                  WHEN money.cap_room < ${promptCost} THEN -1
+                  WHEN ${String(price.output)}::numeric <= 0 THEN NULL
+                  ELSE floor((money.cap_room - ${promptCost}) / ${String(price.output)}::numeric)
+             END::bigint AS spend_room,
+             money.windows, money.tightest, money.cap_room
+      FROM run, money
     ), grant_ AS (
-      SELECT least(${want.output}::bigint, run_room, user_room)::integer AS cap,
-             CASE WHEN least(run_room, user_room) >= ${want.output}::bigint THEN NULL
-                  WHEN run_room <= user_room THEN 'run' ELSE 'user' END AS limited_by
-      FROM room
-      WHERE NOT EXISTS (SELECT 1 FROM prior) AND least(${want.output}::bigint, run_room, user_room) >= ${want.minOutput}
+      SELECT cap, limited_by, ceil(${promptCost} + cap * ${String(price.output)}::numeric)::bigint AS charge
+      FROM (
+        SELECT least(${want.output}::bigint, run_room, user_room, coalesce(spend_room, ${want.output}::bigint))::integer AS cap,
+               CASE WHEN least(run_room, user_room, coalesce(spend_room, ${want.output}::bigint)) >= ${want.output}::bigint
+                      THEN NULL
+                    WHEN run_room <= user_room AND run_room <= coalesce(spend_room, run_room) THEN 'run'
+                    WHEN user_room <= coalesce(spend_room, user_room) THEN 'user'
+                    ELSE tightest END AS limited_by
+        FROM room WHERE windows = 6
+      ) g
+      WHERE NOT EXISTS (SELECT 1 FROM prior) AND cap >= ${want.minOutput}
     ), person_charged AS (
       INSERT INTO user_daily_tokens (channel, user_id, day, tokens)
       SELECT ${actor.channel}, ${actor.id}, ${day}, ${want.prompt}::integer + cap FROM grant_
@@ -80,62 +131,118 @@ export async function reserveTokens(
         WHERE user_daily_tokens.tokens + excluded.tokens <= ${caps.perUserPerDay}
       RETURNING id
     ), run_charged AS (
-      UPDATE runs SET tokens_used = tokens_used + ${want.prompt}::integer + (SELECT cap FROM grant_)
+      UPDATE runs SET tokens_used = tokens_used + ${want.prompt}::integer + g.cap,
+                      spend_micro_usd = spend_micro_usd + g.charge
+      FROM grant_ g
       WHERE id = ${runId} AND EXISTS (SELECT 1 FROM person_charged)
-      RETURNING id
+      RETURNING runs.id
+    ), spent AS (
+      UPDATE spend_totals t SET micro_usd = t.micro_usd + g.charge
+      FROM grant_ g
+      WHERE t.id IN (SELECT id FROM totals) AND EXISTS (SELECT 1 FROM run_charged)
     ), noted AS (
-      INSERT INTO token_operations (op, granted, limited_by)
-      SELECT ${op}, cap, limited_by FROM grant_ WHERE EXISTS (SELECT 1 FROM run_charged)
+      INSERT INTO token_operations (op, granted, limited_by, spend_micro_usd)
+      SELECT ${op}, cap, limited_by, charge FROM grant_ WHERE EXISTS (SELECT 1 FROM run_charged)
     )
     SELECT (SELECT granted FROM prior) AS prior_cap, (SELECT limited_by FROM prior) AS prior_limited_by,
+           (SELECT spend_micro_usd FROM prior) AS prior_charge,
            (SELECT cap FROM grant_) AS cap, (SELECT limited_by FROM grant_) AS limited_by,
-           (SELECT run_room FROM room) AS run_room, EXISTS (SELECT 1 FROM run_charged) AS charged`.execute(db);
+           (SELECT charge FROM grant_) AS charge,
+           room.run_room, room.user_room, room.spend_room, room.windows, room.tightest, room.cap_room,
+           EXISTS (SELECT 1 FROM run_charged) AS charged
+    FROM (SELECT 1) one LEFT JOIN room ON true`.execute(db);
   const row = rows[0];
-  if (row?.prior_cap != null) return granted(row.prior_cap, row.prior_limited_by);
-  if (row?.charged && row.cap !== null) return granted(row.cap, row.limited_by);
+  if (row?.prior_cap != null) return granted(row.prior_cap, row.prior_limited_by, row.prior_charge);
+  if (row?.charged && row.cap !== null) return granted(row.cap, row.limited_by, row.charge);
   // Granted but not charged: the person's row appeared after this statement's snapshot.
   if (row?.cap != null) return null;
-  const runRoom = row?.run_room == null ? null : Number(row.run_room);
-  return { ok: false, refusedBy: runRoom === null || runRoom < want.minOutput ? 'run' : 'user' };
+  if (row?.run_room != null && Number(row.windows) < 6) return 'missing';
+  return refused(row, want.minOutput);
 }
 
 interface ReserveRow {
   prior_cap: number | null;
   prior_limited_by: string | null;
+  prior_charge: string | number | null;
   cap: number | null;
   limited_by: string | null;
+  charge: string | number | null;
   run_room: string | number | null;
+  user_room: string | number | null;
+  spend_room: string | number | null;
+  windows: string | number | null;
+  tightest: string | null;
+  cap_room: string | number | null;
   charged: boolean;
 }
 
-function granted(cap: number, limitedBy: string | null): GrantedCap {
-  return limitedBy === 'run' || limitedBy === 'user' ? { ok: true, cap, limitedBy } : { ok: true, cap };
+const LIMITS = new Set(['run', 'user', ...SPEND_LIMITS]);
+
+function isLimit(v: string | null): v is NonNullable<Extract<GrantedCap, { ok: true }>['limitedBy']> {
+  return v !== null && LIMITS.has(v);
+}
+
+function granted(cap: number, limitedBy: string | null, charge: string | number | null): GrantedCap {
+  const spendMicroUsd = Number(charge ?? 0);
+  return { ok: true, cap, ...(isLimit(limitedBy) && { limitedBy }), ...(spendMicroUsd > 0 && { spendMicroUsd }) };
+}
+
+/** The budget that refused: the run's, else the person's, else the tightest spend cap (with what is left of it). */
+function refused(row: ReserveRow | undefined, minOutput: number): GrantedCap {
+  const n = (v: string | number | null | undefined) => (v == null ? null : Number(v));
+  const runRoom = n(row?.run_room);
+  if (runRoom === null || runRoom < minOutput) return { ok: false, refusedBy: 'run' };
+  const tightest = row?.tightest ?? null;
+  if ((n(row?.user_room) ?? 0) >= minOutput && n(row?.spend_room) !== null && isLimit(tightest) && tightest !== 'run') {
+    return { ok: false, refusedBy: tightest, leftMicroUsd: Math.max(0, n(row?.cap_room) ?? 0) };
+  }
+  return { ok: false, refusedBy: 'user' };
 }
 
 /**
- * Settles a call once per `op`, in one statement: both counters corrected (never below zero) and its usage row
- * written, only when the ledger's note of `op` is new.
+ * Settles a call once per `op`, in one statement: the run's and the person's token counters and the spend totals
+ * corrected (never below zero), and its usage row written with what it charged and the channel it counted for,
+ * only when the ledger's note of `op` is new. The run's row goes first and the windows in id order, as reservations
+ * lock them.
  */
 export async function settleTokens(db: Db, op: string, s: Parameters<RunStore['settleTokens']>[0]): Promise<void> {
   const { runId, actor, day, delta, usage } = s;
+  const spendDelta = s.spend?.delta ?? 0;
+  const windows = spendWindowsSql(runId, actor, s.spend?.windows ?? monthOf(day), NO_SPEND_CAPS);
   await sql`
     WITH noted AS (
       INSERT INTO token_operations (op) VALUES (${op}) ON CONFLICT (op) DO NOTHING RETURNING op
     ), run AS (
-      UPDATE runs SET tokens_used = greatest(0, tokens_used + ${delta}::integer)
-      WHERE id = ${runId} AND ${delta}::integer <> 0 AND EXISTS (SELECT 1 FROM noted)
+      UPDATE runs SET tokens_used = greatest(0, tokens_used + ${delta}::integer),
+                      spend_micro_usd = greatest(0, spend_micro_usd + ${spendDelta}::bigint)
+      WHERE id = ${runId} AND (${delta}::integer <> 0 OR ${spendDelta}::bigint <> 0) AND EXISTS (SELECT 1 FROM noted)
+      RETURNING id
     ), person AS (
       UPDATE user_daily_tokens SET tokens = greatest(0, tokens + ${delta}::integer)
       WHERE channel = ${actor.channel} AND user_id = ${actor.id} AND day = ${day}
         AND ${delta}::integer <> 0 AND EXISTS (SELECT 1 FROM noted)
+    ), ${windows}, locked AS (
+      SELECT t.id FROM spend_totals t
+      JOIN wanted w ON w.scope = t.scope AND w.key = t.key AND w.period = t.period AND w.starts = t.starts
+      WHERE ${spendDelta}::bigint <> 0 AND EXISTS (SELECT 1 FROM noted) AND (SELECT count(*) FROM run) >= 0
+      ORDER BY t.id FOR UPDATE OF t
+    ), spent AS (
+      UPDATE spend_totals SET micro_usd = greatest(0, micro_usd + ${spendDelta}::bigint)
+      WHERE id IN (SELECT id FROM locked)
     )
-    INSERT INTO llm_usage (run_id, role, model, input_tokens, output_tokens, cached_input_tokens, cost_micro_usd, op,
-                           created_at)
+    INSERT INTO llm_usage (run_id, role, model, input_tokens, output_tokens, cached_input_tokens, cost_micro_usd,
+                           charged_micro_usd, spend_channel, op, created_at)
     SELECT ${runId}, ${usage?.role ?? null}, ${usage?.model ?? null}, ${usage?.inputTokens ?? null}::integer,
            ${usage?.outputTokens ?? null}::integer, ${usage?.cachedInputTokens ?? 0}::integer,
-           ${usage?.costMicroUsd ?? null}::bigint, ${op}, ${usage?.at ?? null}::timestamptz
+           ${usage?.costMicroUsd ?? null}::bigint, ${usage?.chargedMicroUsd ?? null}::bigint,
+           (SELECT key FROM wanted WHERE scope = 'channel' LIMIT 1), ${op}, ${usage?.at ?? null}::timestamptz
     WHERE ${usage !== null} AND EXISTS (SELECT 1 FROM noted)
     ON CONFLICT (op) WHERE op IS NOT NULL DO NOTHING`.execute(db);
+}
+
+/** The windows of a day that carries no month of its own (a settlement written before spend caps existed). */
+function monthOf(day: string): SpendWindows {
+  return { day, month: `${day.slice(0, 7)}-01` };
 }
 
 /** Records a platform event as handled; false when it was handled before (a redelivery), not by this `op`. */

@@ -47,6 +47,12 @@ export interface RunsTable {
   route: ColumnType<string | null, string | null | undefined, string | null>;
   /** The run whose `delegate` step made this one (null: a person started it). */
   parent_run_id: ColumnType<string | null, string | null | undefined, never>;
+  /** The chat channel the conversation is in, where the conversation is a thread of it (null: the conversation). */
+  place: ColumnType<string | null, string | null | undefined, never>;
+  /** Micro-dollars the run's model calls reserved and spent (bigint: a string from pg). */
+  spend_micro_usd: ColumnType<string | number, never, never>;
+  /** An approver approved the run past the spend caps (its token budget still bounds it). */
+  spend_exempt: Generated<boolean>;
   created_at: Timestamp;
   updated_at: Timestamp;
 }
@@ -158,6 +164,10 @@ export interface LlmUsageTable {
   cached_input_tokens: Generated<number>;
   /** What the call cost in micro-dollars (bigint: a string from pg); null when its model had no price. */
   cost_micro_usd: ColumnType<string | number | null, number | null | undefined, never>;
+  /** What the call counted against spend caps: its cost, or its tokens at the default price; null before 0022. */
+  charged_micro_usd: ColumnType<string | number | null, number | null | undefined, never>;
+  /** The channel the call counted for (`<platform>:<channel>`); null before 0022. */
+  spend_channel: ColumnType<string | null, string | null | undefined, never>;
   op: ColumnType<string | null, string | null | undefined, never>;
   created_at: Timestamp;
 }
@@ -179,6 +189,23 @@ export interface TokenOperationsTable {
   /** The output cap a reservation granted (null for corrections). */
   granted: number | null;
   limited_by: string | null;
+  /** Micro-dollars a reservation took from the spend totals (null for corrections and before 0022). */
+  spend_micro_usd: ColumnType<string | number | null, number | null | undefined, never>;
+  created_at: Timestamp;
+}
+
+/** What model calls reserved and spent in one window (a UTC day or month) of the workspace, a channel or a person. */
+export interface SpendTotalsTable {
+  id: BigId;
+  /** `workspace`, `channel` or `person`. */
+  scope: string;
+  /** '' for the workspace, `<platform>:<channel>` or `<platform>:<person id>`. */
+  key: string;
+  /** `day` or `month`. */
+  period: string;
+  /** The window's first day. */
+  starts: ColumnType<Date | string, string, never>;
+  micro_usd: ColumnType<string | number, never, never>;
   created_at: Timestamp;
 }
 
@@ -406,4 +433,5 @@ export interface DatabaseSchema {
   assistant_changes: AssistantChangesTable;
   dashboard_links: DashboardLinksTable;
   dashboard_sessions: DashboardSessionsTable;
+  spend_totals: SpendTotalsTable;
 }

@@ -34,6 +34,8 @@ export const CONTEXTS = [
   'workflowFire',
   'restartBeforeDecision',
   'secondProcess',
+  // A spend cap holds the run (issue 30): its estimate passes what is left of a cap, or a call it makes is refused.
+  'spendCapHeld',
 ] as const;
 
 export const CHANNELS = ['console', 'slack', 'discord'] as const;
@@ -97,6 +99,29 @@ export const DELEGATE_CHILD: Record<Action, 'completed' | 'none'> = {
   status: 'completed',
   history: 'completed',
   new: 'completed',
+};
+
+/**
+ * What each action does while a spend cap holds the run (context `spendCapHeld`): at its card, when the plan's
+ * estimate passes what is left of a cap (it waits for review whatever its risk); or mid-run, when an `llm` step's
+ * call was refused (the run is paused, the step waiting). The oracle's expectations once a driver sets the context up;
+ * until then, test/e2e/console-spend.test.ts drives approve and resume, and test/e2e/slack-spend.test.ts the report.
+ */
+export const SPEND_CAP_HELD: Record<Action, string> = {
+  approve:
+    "the requester's is refused, naming the cap, what the run would spend and what is left, and the run keeps waiting; an approver's starts it past the caps (recorded), its token budget still bounding it",
+  amend:
+    'the planner is called again, its call reserved against the caps (refused with the cap named when none is left); the new card is judged against them again',
+  edit: 'the edited plan is a new revision, judged against the caps again: it still waits while it would pass one',
+  cancel: 'the run is cancelled; nothing more is spent',
+  pause: 'at the card nothing runs; a run the cap paused mid-run is already paused (refused as such)',
+  resume:
+    "on a run the cap paused: the requester's asks again (and pauses again while the cap holds no room); an approver's goes on past the caps",
+  stop: 'the run stops, finished results kept; its report call is under the same caps (refused: a plain report says why)',
+  breakpoint: 'set on steps not yet started, as on any card; the cap still decides who may start the run',
+  status: "answered from the database; a reply's classification is a model call under the same caps",
+  history: 'answered from the database alone: no model call, nothing spent',
+  new: "a new request's planner call is reserved against the same caps (refused with the cap named when none is left)",
 };
 
 /** The contexts each channel's driver can set up; a cell with another context is listed as not driven yet. */

@@ -16,6 +16,8 @@ import type { ReviewPreference } from '../../engine/types.ts';
 import type { Actor } from '../../engine/types.ts';
 import { RECENT_RUNS, reviewText, suggestionsText } from '../command-words.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
+import type { SpendReport } from '../../engine/spend.ts';
+import { spendReportText } from '../spend-words.ts';
 import { fromConversation } from './discord-inbound.ts';
 import { textMessage, type DiscordMessage } from './discord-render.ts';
 import { personText, safeText } from './discord-text.ts';
@@ -122,6 +124,11 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
       name: 'dashboard',
       description: 'A private sign-in link to the web dashboard',
     },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
+      name: 'spend',
+      description: 'What models cost today and this month, with the spend caps left',
+    },
     { type: ApplicationCommandOptionType.Subcommand, name: 'help', description: 'What I can do and how' },
   ],
 };
@@ -143,6 +150,11 @@ export function renderDashboardLink(link: string | null): DiscordMessage {
   );
 }
 
+/** The private answer to `/steward spend`: the shared words, escaped so they can ping nobody. */
+export function renderSpend(report: SpendReport): DiscordMessage {
+  return textMessage(safeText(spendReportText(report), CONTENT_MAX));
+}
+
 /** What `/steward help` (and a card's Help button) says, with a note first when the command was not understood. */
 export function renderHelp(note?: string): DiscordMessage {
   const lines = [
@@ -153,7 +165,7 @@ export function renderHelp(note?: string): DiscordMessage {
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs`,
     '• `/steward review`: which of your plans wait for your approval (high risk always does)',
     '• `/steward suggestions`: whether your cards suggest breakpoints',
-    '• `/steward dashboard`: a private sign-in link to the dashboard',
+    '• `/steward dashboard`: a private dashboard link; `/steward spend`: spend and caps',
     '',
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`${l.form}\`: ${l.what}`),

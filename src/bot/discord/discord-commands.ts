@@ -1,6 +1,6 @@
 /**
  * The `/steward` slash command: `ask` posts the request and starts a thread on it (in a DM, answers there),
- * `status`, `runs`, `review`, `suggestions`, `workflow` and `help` answer privately. Each is deferred at once (Discord allows 3
+ * `status`, `runs`, `review`, `suggestions`, `workflow`, `spend` and `help` answer privately. Each is deferred at once (Discord allows 3
  * seconds), then the answer replaces the "thinking" reply.
  */
 import { Events, MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
@@ -14,6 +14,7 @@ import {
   renderHelp,
   renderPreferenceSet,
   renderRunList,
+  renderSpend,
   renderSuggestionsSet,
   renderWorkflowAnswer,
   runLinks,
@@ -67,6 +68,15 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
     case 'dashboard':
       await i.editReply(toMessageOptions(renderDashboardLink(await handler.dashboardLink(actor))));
       return;
+    case 'spend': {
+      if (!handler.spendReport) {
+        await i.editReply(toMessageOptions(renderHelp('Spend is not shown in this Steward.')));
+        return;
+      }
+      const report = await handler.spendReport(actor, toConversation(i.guildId, i.channelId));
+      await i.editReply(toMessageOptions(renderSpend(report)));
+      return;
+    }
     case 'review': {
       const preference = PREFERENCES.find((p) => p === i.options.getString('preference'));
       if (!preference) {
@@ -122,6 +132,9 @@ async function ask(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDe
   await i.deferReply();
   await i.editReply(toMessageOptions(renderAskPosted(actor, request)));
   let channelId = i.channelId;
+  // Spend caps per channel count the run for the channel the command was used in (a thread's: its parent's).
+  const parent = i.channel?.isThread() ? i.channel.parentId : null;
+  const place = toConversation(i.guildId, parent ?? i.channelId).key;
   if (i.inGuild()) {
     const reply = await i.fetchReply();
     channelId = await reply.startThread({ name: threadName(request) }).then(
@@ -140,6 +153,7 @@ async function ask(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDe
       text: askCommandText(request),
       // `ask` is a new request even where a run is active (a DM is one conversation).
       newRequest: true,
+      place,
     });
   } finally {
     deps.typing.clear(channelId);

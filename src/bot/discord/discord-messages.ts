@@ -79,7 +79,9 @@ async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
     if (!mentioned && (!text || !deps.hasActiveCard(channel.id))) return;
     if (!(await claimed())) return;
     if (!text) return deps.post(channel.id, renderHelp('Say what to do after the mention.'));
-    return toEngine(deps, channel.id, { ...base, conversation: toConversation(guildId, channel.id) });
+    // Spend caps per channel count a thread's runs for the channel it was started in.
+    const place = channel.parentId ? toConversation(guildId, channel.parentId).key : undefined;
+    return toEngine(deps, channel.id, { ...base, conversation: toConversation(guildId, channel.id), place });
   }
   if (!mentioned || !(await claimed())) return;
   if (!text) return deps.post(channel.id, renderHelp('Say what to do after the mention.'));
@@ -91,7 +93,8 @@ async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
       return channel.id;
     },
   );
-  return toEngine(deps, where, { ...base, conversation: toConversation(guildId, where) });
+  const place = toConversation(guildId, channel.id).key;
+  return toEngine(deps, where, { ...base, conversation: toConversation(guildId, where), place });
 }
 
 /**

@@ -17,7 +17,7 @@ import type { PlanCardStep } from '../../engine/messages.ts';
 import { isSteerable, type DecisionAction, type RunStatus } from '../../engine/types.ts';
 import { isFinished, isHeldMidRun, openSuggestions, stepNotes, type LiveCard } from '../live-card-state.ts';
 
-import { estimateText } from '../card-estimate.ts';
+import { cardWarnings, estimateText, spendText } from '../card-estimate.ts';
 import { DECISION_LABELS, formatDuration, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
 import { customId, DECISION_KINDS, type CardRef } from './discord-actions.ts';
 import { codeSpan, personText, plainText, safeText } from './discord-text.ts';
@@ -135,8 +135,11 @@ function cardTail(live: LiveCard): string {
     );
   const estimate = estimateText(live);
   if (estimate) blocks.push(safeText(estimate, 300));
+  const spend = spendText(live);
+  if (spend) blocks.push(safeText(spend, 400));
   if (card.risks.length > 0) blocks.push(`**Risks**\n${bullets(card.risks, 500)}`);
-  if (card.warnings.length > 0) blocks.push(`⚠️ **Before you approve**\n${bullets(card.warnings, 500)}`);
+  const warnings = cardWarnings(live);
+  if (warnings.length > 0) blocks.push(`⚠️ **Before you approve**\n${bullets(warnings, 500)}`);
   const offered = openSuggestions(live).map((b) => `before ${b.stepId}: ${b.why}`);
   if (offered.length > 0)
     // The way to stop the offers is named where they are, so a person who finds them noise knows it.

@@ -12,6 +12,8 @@ import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts
 import { ASSISTANT_HELP_LINES } from '../assistant-words.ts';
 import { fromConversation, messageText } from './slack-inbound.ts';
 import { safeMrkdwn } from './slack-text.ts';
+import type { SpendReport } from '../../engine/spend.ts';
+import { spendReportText } from '../spend-words.ts';
 
 /** The command's name, as in the manifest. */
 export const STEWARD_COMMAND = '/steward';
@@ -24,6 +26,8 @@ export type StewardCommand =
   | { kind: 'status' }
   | { kind: 'runs' }
   | { kind: 'dashboard' }
+  /** Spend on models today and this month, with the caps and what is left. */
+  | { kind: 'spend' }
   | { kind: 'review'; preference: ReviewPreference }
   /** Whether the person's plan cards offer suggested breakpoints. */
   | { kind: 'suggestions'; on: boolean }
@@ -52,6 +56,8 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
       return { kind: 'runs' };
     case 'dashboard':
       return { kind: 'dashboard' };
+    case 'spend':
+      return { kind: 'spend' };
     case 'review': {
       const preference = PREFERENCES.find((p) => p === rest[0]?.toLowerCase());
       if (preference && rest.length === 1) return { kind: 'review', preference };
@@ -78,6 +84,7 @@ export function helpText(note?: string): string {
     '• `/steward status`: your runs that are not finished, with links',
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs, with links`,
     '• `/steward dashboard`: a private sign-in link to the web dashboard (plan graphs, timelines), when it is on',
+    '• `/steward spend`: what models cost today and this month, by channel, person and model, with the spend caps left',
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '• `/steward suggestions on|off`: whether your plan cards offer breakpoints where you stepped in before',
     '• `/steward help`: this list',
@@ -94,6 +101,11 @@ const WORKFLOW_ANSWER_MAX = 3_900;
 /** A workflow command's answer as Slack text: the engine's plain text, escaped so it can ping nobody. */
 export function workflowAnswerText(answer: string): string {
   return safeMrkdwn(answer, WORKFLOW_ANSWER_MAX);
+}
+
+/** The private answer to `/steward spend`: the shared words, escaped (a channel shown by its id). */
+export function spendAnswerText(report: SpendReport): string {
+  return safeMrkdwn(spendReportText(report), 3_800);
 }
 
 /** The private answer to `/steward dashboard`: the link (only characters a URL needs), or that the dashboard is off. */

@@ -12,6 +12,7 @@ import {
   helpText,
   parseCommand,
   runListText,
+  spendAnswerText,
   STEWARD_COMMAND,
   type StewardCommand,
   workflowAnswerText,
@@ -71,6 +72,11 @@ async function answer(
     }
     case 'dashboard':
       return reply(dashboardText(await handler.dashboardLink(actor)));
+    case 'spend': {
+      if (!handler.spendReport) return reply('Spend is not shown in this Steward.');
+      const report = await handler.spendReport(actor, toChannelConversation(command.channel_id));
+      return reply(spendAnswerText(report));
+    }
     case 'review':
       await handler.setReviewPreference(actor, parsed.preference);
       return reply(reviewText(parsed.preference));
@@ -110,7 +116,7 @@ async function ask(deps: CommandDeps, channel: string, actor: Actor, request: st
   if (!ts) return reply('Slack did not say where my message went, so nothing was started. Please try again.');
   const done = deps.thinking(channel, ts, ts);
   const conversation = toConversation(channel, ts);
-  await deps.handler.message({ conversation, actor, text: askCommandText(request) }).finally(done);
+  await deps.handler.message({ conversation, actor, text: askCommandText(request), place: channel }).finally(done);
 }
 
 /** Links to each run's thread, where Slack gives one (a run without one is named by its channel instead). */

@@ -90,6 +90,8 @@ function requestFrom(event: SlackMessageEvent, botUserId: string | undefined): I
     conversation: toConversation(event.channel, event.thread_ts ?? event.ts),
     actor: toActor({ id: event.user }),
     text,
+    // The channel the thread is in: spend caps per channel count every thread of it.
+    place: event.channel,
   };
 }
 

@@ -5,7 +5,7 @@
  */
 import type { types } from '@slack/bolt';
 import type { PlanCardStep } from '../../engine/messages.ts';
-import { estimateText } from '../card-estimate.ts';
+import { cardWarnings, estimateText, spendText } from '../card-estimate.ts';
 import { planButtons } from './slack-buttons.ts';
 import { formatDuration, HELD_HEADING, RUN_HEADINGS, STEP_ICONS } from '../card-words.ts';
 import { isFinished, isHeldMidRun, openSuggestions, stepNotes, type LiveCard } from '../live-card-state.ts';
@@ -80,8 +80,12 @@ function cardTail(live: LiveCard): types.KnownBlock[] {
   const estimate = estimateText(live);
   if (estimate)
     blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: safeMrkdwn(estimate, 300), verbatim: true }] });
+  const spend = spendText(live);
+  if (spend)
+    blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: safeMrkdwn(spend, 500), verbatim: true }] });
   if (card.risks.length > 0) blocks.push(bullets('*Risks*', card.risks));
-  if (card.warnings.length > 0) blocks.push(bullets('⚠️ *Before you approve*', card.warnings));
+  const warnings = cardWarnings(live);
+  if (warnings.length > 0) blocks.push(bullets('⚠️ *Before you approve*', warnings));
   const offered = openSuggestions(live);
   if (offered.length > 0)
     blocks.push(

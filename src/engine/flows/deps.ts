@@ -11,7 +11,8 @@ import type {
   ToolRunner,
 } from '../ports.ts';
 import type { EstimateHistory } from '../estimate-history.ts';
-import type { PricedModel } from '../model-cost.ts';
+import type { PricedModel, RoleModels } from '../model-cost.ts';
+import type { SpendCaps } from '../spend.ts';
 import type { AssistantStore } from '../assistant/assistants.ts';
 import type { DelegationLimits, DelegationStore } from '../assistant/delegations.ts';
 import type { CronCalendar, WorkflowStore } from '../workflows.ts';
@@ -40,6 +41,11 @@ export interface StewardSettings {
   scheduleLimits?: ScheduleLimits;
   /** Prices of the catalog's models, so each call's cost is recorded; a model without one costs "unknown". */
   modelPrices?: readonly PricedModel[];
+  /**
+   * Spend caps in money and the price of a model without one; unset: no caps, and unpriced models at
+   * `DEFAULT_PRICE_PER_MILLION` (spend is counted all the same).
+   */
+  spend?: SpendSettings;
   /** The model catalog's names: the models an Assistant may be given per role (none without a catalog). */
   modelNames?: readonly string[];
   /** Quick answers (flows/quick-answer.ts): a new request may be answered by a short read-only tool loop; off if unset. */
@@ -50,6 +56,15 @@ export interface StewardSettings {
   delegationPollMs?: number;
   /** How long a delegate step waits for its child run before stopping it (default 6 hours). */
   delegateTimeoutMs?: number;
+}
+
+/** The operator's spend settings: the caps, the default price, and the model each role's calls go to. */
+export interface SpendSettings {
+  caps: SpendCaps;
+  /** US dollars per million tokens (input and output alike) for a model without a price: never free. */
+  defaultPricePerMillion: number;
+  /** Each role's model, so a call is priced before it is sent. */
+  roleModels?: RoleModels;
 }
 
 /** Caps of the quick-answer loop: model turns, and model tokens (prompt and answer) over all its turns. */

@@ -82,15 +82,18 @@ export class EarlyRun implements PlanStreaming {
     this.deps.drivers.letGo(this.run.id);
   }
 
-  /** The answer ended: the gate's verdict on the whole plan. Its dispatcher events are not sent yet (`send`). */
-  async finish(planned: PlanOutcome): Promise<EarlyStartTransition> {
+  /**
+   * The answer ended: the gate's verdict on the whole plan (with `forceReview`, it waits for a person whatever its
+   * risk). Its dispatcher events are not sent yet (`send`).
+   */
+  async finish(planned: PlanOutcome, forceReview = false): Promise<EarlyStartTransition> {
     await this.chain;
     const plan = planned.ok ? planned : { ok: false as const, error: planned.error };
     const t = earlyStartTransition(
       this.gate,
       { type: 'planFinished', plan },
       // Judged, like the plan, by the tools the planner was shown; a definition changed since holds its step.
-      { tools: this.catalog, dispatch: this.driver.current },
+      { tools: this.catalog, dispatch: this.driver.current, forceReview },
     );
     this.gate = t.gate;
     return t;

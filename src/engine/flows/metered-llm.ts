@@ -1,14 +1,24 @@
 /**
  * Every model call of a run goes through here. Its prompt and its output cap are reserved from the run's and the
- * person's daily budget first (one statement: the store judges), then settled to the real usage and recorded (one
- * more). The cap is the smaller of the role's setting and what the budgets have left, so a model that honours its
- * cap can never take a budget past its limit by more than the prompt's underestimate.
+ * person's daily budget, and in money from the spend totals of the workspace, the run's channel and the person (day
+ * and month), first (one statement: the store judges), then settled to the real usage and cost and recorded (one
+ * more). The cap is the smaller of the role's setting and what the budgets and spend caps have left, so a model that
+ * honours its cap can never take a budget or a cap past its limit by more than the prompt's underestimate.
  */
 import { StewardError } from '../errors.ts';
-import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
-import type { Ledgers, LlmClient, LlmRequest, LlmResponse, ModelRole } from '../ports.ts';
+import {
+  chargeMicroUsd,
+  costMicroUsd,
+  DEFAULT_PRICE_PER_MILLION,
+  pricesFor,
+  pricesOrDefault,
+  requestPrices,
+  type PricedModel,
+} from '../model-cost.ts';
+import type { GrantedCap, Ledgers, LlmClient, LlmRequest, LlmResponse, ModelRole } from '../ports.ts';
+import { capWords, formatUsd, NO_SPEND_CAPS, spendWindows, type SpendPeriod, type SpendScope } from '../spend.ts';
 import type { Actor } from '../types.ts';
-import { DEFAULT_OUTPUT_CAPS, type ModelTokenBudgets } from './deps.ts';
+import { DEFAULT_OUTPUT_CAPS, type ModelTokenBudgets, type SpendSettings } from './deps.ts';
 
 /** Below this a cap is lowered only to what the request asked for: a shorter answer is rarely worth the call. */
 const MIN_OUTPUT_TOKENS = 256;
@@ -21,6 +31,7 @@ export function meteredLlm(
     clock: () => Date;
     budgets?: ModelTokenBudgets;
     prices?: readonly PricedModel[];
+    spend?: SpendSettings;
   },
   runId: string,
   requester: Actor,
@@ -34,27 +45,45 @@ export function meteredLlm(
         perRun: deps.budgets?.perRun ?? 2_000_000_000,
         perUserPerDay: deps.budgets?.perUserPerDay ?? 2_000_000_000,
       };
-      const day = clock().toISOString().slice(0, 10);
+      const windows = spendWindows(clock());
+      const { day } = windows;
       const prompt = promptEstimate(request);
       const output = outputCapFor(request, deps.budgets?.perCall);
       const minOutput = Math.min(output, MIN_OUTPUT_TOKENS);
-      const granted = await store.reserveTokens(runId, requester, { prompt, output, minOutput }, budgets, day);
-      const spent = (verdict: 'run' | 'user') =>
-        verdict === 'run'
-          ? `this run has used its budget of ${budgets.perRun} model tokens`
-          : `${requester.name ?? requester.id} has used today's budget of ${budgets.perUserPerDay} model tokens`;
-      if (!granted.ok) throw new StewardError('limit_reached', spent(granted.refusedBy));
+      const defaultPrice = deps.spend?.defaultPricePerMillion ?? DEFAULT_PRICE_PER_MILLION;
+      // Priced before the call at its model's prices (the default for a model without any), every prompt token as
+      // uncached input: the reservation is never less than what the call may charge.
+      const before = pricesOrDefault(requestPrices(request, deps.prices ?? [], deps.spend?.roleModels), defaultPrice);
+      const spend = {
+        price: { input: before.inputPerMillion, output: before.outputPerMillion },
+        caps: deps.spend?.caps ?? NO_SPEND_CAPS,
+        windows,
+      };
+      const want = { prompt, output, minOutput };
+      const granted = await store.reserveTokens(runId, requester, want, budgets, day, spend);
+      const spent = (verdict: Limit, left?: number) => limitSentence(verdict, { budgets, spend, requester, left });
+      if (!granted.ok) {
+        const code = granted.refusedBy === 'run' || granted.refusedBy === 'user' ? 'limit_reached' : 'spend_capped';
+        throw new StewardError(code, spent(granted.refusedBy, granted.leftMicroUsd));
+      }
       const reserved = prompt + granted.cap;
+      const reservedMicroUsd = granted.spendMicroUsd ?? 0;
       const settle = { runId, actor: requester, day };
       let response: LlmResponse;
       try {
         response = await deps.llm.complete({ ...request, maxOutputTokens: granted.cap });
       } catch (err) {
-        await store.settleTokens({ ...settle, delta: -reserved, usage: null });
+        await store.settleTokens({
+          ...settle,
+          delta: -reserved,
+          usage: null,
+          spend: { delta: -reservedMicroUsd, windows },
+        });
         throw err;
       }
       const { inputTokens, outputTokens } = response.usage;
       const prices = pricesFor(deps.prices ?? [], response);
+      const charged = chargeMicroUsd(response.usage, prices, defaultPrice);
       await store.settleTokens({
         ...settle,
         delta: inputTokens + outputTokens - reserved,
@@ -65,19 +94,43 @@ export function meteredLlm(
           outputTokens,
           cachedInputTokens: response.usage.cachedInputTokens ?? 0,
           costMicroUsd: prices ? costMicroUsd(response.usage, prices) : null,
+          chargedMicroUsd: charged,
           at: clock(),
         },
+        spend: { delta: charged - reservedMicroUsd, windows },
       });
       // Cut short by the budget, not by its size: the budget is what the person must hear about.
       if (response.truncated && granted.limitedBy) {
+        const code = granted.limitedBy === 'run' || granted.limitedBy === 'user' ? 'limit_reached' : 'spend_capped';
         throw new StewardError(
-          'limit_reached',
+          code,
           `${spent(granted.limitedBy)} (the answer was cut off at the ${granted.cap} tokens left)`,
         );
       }
       return response;
     },
   };
+}
+
+type Limit = Extract<GrantedCap, { ok: false }>['refusedBy'];
+
+/** The budget or spend cap that stopped a call, in words: `this channel's daily spend cap of $5.00 is used up`. */
+function limitSentence(
+  limit: Limit,
+  o: {
+    budgets: { perRun: number; perUserPerDay: number };
+    spend: { caps: SpendSettings['caps'] };
+    requester: Actor;
+    left?: number;
+  },
+): string {
+  const person = o.requester.name ?? o.requester.id;
+  if (limit === 'run') return `this run has used its budget of ${o.budgets.perRun} model tokens`;
+  if (limit === 'user') return `${person} has used today's budget of ${o.budgets.perUserPerDay} model tokens`;
+  const [scope, period] = limit.split('-') as [SpendScope, SpendPeriod];
+  const cap = o.spend.caps[scope][period] ?? 0;
+  const left = o.left === undefined ? '' : ` (${formatUsd(o.left)} left)`;
+  return `${capWords(scope, period, cap, person)} is used up${left}`;
 }
 
 /** The cap a call asks for before the budgets have their say: its role's setting, or less if the request asks less. */

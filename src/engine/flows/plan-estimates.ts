@@ -33,6 +33,8 @@ export class PlanEstimates {
       prices: readonly PricedModel[];
       /** The dispatcher's `maxParallel` (settings), so the span counts the waves a wide fan-out runs in. */
       maxParallel?: number;
+      /** The price of a model without one, for what a run would spend against caps. */
+      defaultPricePerMillion?: number;
     },
   ) {}
 
@@ -53,7 +55,8 @@ export class PlanEstimates {
         .filter(([, s]) => s.status !== 'pending' && s.status !== 'running')
         .map(([id]) => id),
     );
-    const estimate = estimatePlan(v, history, this.deps.prices, { done, maxParallel: this.deps.maxParallel });
+    const { prices, maxParallel, defaultPricePerMillion } = this.deps;
+    const estimate = estimatePlan(v, history, prices, { done, maxParallel, defaultPricePerMillion });
     this.shown.set(runId, { revision, estimate });
     return estimate;
   }

@@ -9,12 +9,13 @@ import { newPins } from '../plan/tool-pins.ts';
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { PinnedTool, RunRecords, RunSteering, StoredRun } from '../ports.ts';
+import type { SpendLedger } from '../spend.ts';
 import { reviewNeeded } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
 import { changedTools } from '../run/holds.ts';
 import type { PlanCardOptions } from '../run/plan-card.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { sentence, who } from '../run/run-actions.ts';
+import { atFirstReview, sentence, who } from '../run/run-actions.ts';
 import { describeStatus } from '../run/run-status.ts';
 import { estimateJson } from '../run/estimates.ts';
 import { policiesFor } from '../run/step-policies.ts';
@@ -29,6 +30,7 @@ import type { ReviewTimers } from './review-timers.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
+import { spendApproval, spendOutlookFor } from './spend-check.ts';
 
 /** Who must look at a plan before it runs: the requester's preference, always, or nobody (a workflow's saved approval). */
 export type ReviewRule = 'preference' | 'always' | 'saved';
@@ -37,7 +39,7 @@ export type ReviewRule = 'preference' | 'always' | 'saved';
 export class ReviewFlow {
   constructor(
     private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'settings'> & {
-      store: RunRecords & RunSteering;
+      store: RunRecords & RunSteering & SpendLedger;
       estimates?: PlanEstimates;
     },
     private readonly writePlan: PlanWriter,
@@ -64,9 +66,12 @@ export class ReviewFlow {
     const run = await store.getRun(runId);
     if (!run) return;
     const preference = rule === 'preference' ? ((await store.getReviewPreference(run.requester)) ?? 'risky') : null;
-    // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
-    const review = preference ? reviewNeeded(preference, v.risk) : rule === 'always' || v.risk === 'high';
     const estimate = await this.deps.estimates?.forCard(runId, revision, v);
+    const spend = await spendOutlookFor(this.deps, run, estimate);
+    // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.
+    // A plan that would pass a spend cap waits too, for an approver, rather than being stopped midway.
+    const review =
+      (preference ? reviewNeeded(preference, v.risk) : rule === 'always' || v.risk === 'high') || !!spend?.over;
     if (!review) {
       // One write: the run starts with its approved risk, its tools pinned, the reason it needed no review and the
       // estimate it started with (kept for comparing with what it took).
@@ -85,6 +90,7 @@ export class ReviewFlow {
         autoStarted: true,
         note,
         estimate,
+        spend,
       });
       if (shown) this.lifecycle.start({ ...run, revision, approvedRisk: v.risk }, v, pins);
       return;
@@ -100,6 +106,7 @@ export class ReviewFlow {
       suggestedBreakpoints,
       note,
       estimate,
+      spend,
     });
     if (shown) this.timers.arm(run, revision, v.risk === 'high');
   }
@@ -127,7 +134,12 @@ export class ReviewFlow {
    */
   async offerEarly(early: EarlyRun, planned: PlanOutcome): Promise<boolean> {
     const { store, clock } = this.deps;
-    const t = await early.finish(planned);
+    // A plan that would pass a spend cap waits for review (an approver's), even when it could go on unreviewed.
+    const estimate = planned.ok ? await this.deps.estimates?.forCard(early.run.id, 0, planned.value) : undefined;
+    const spend = planned.ok ? await spendOutlookFor(this.deps, early.run, estimate) : undefined;
+    // Only while something is left to start: a plan whose every step already ran has only its report to write.
+    const left = planned.ok && planned.value.plan.steps.some((st) => !early.started().includes(st.id));
+    const t = await early.finish(planned, !!spend?.over && left);
     const effect = t.effects[0];
     const started = early.started();
     if (!effect || started.length === 0 || !early.active) {
@@ -167,7 +179,6 @@ export class ReviewFlow {
     }
     // One write, as for any auto-approved run: the move, its approved risk, the remaining pins, the reason and the
     // estimate. The estimate is of the whole plan, timed from the first early step's start: what ran early counts.
-    const estimate = await this.deps.estimates?.forCard(run.id, 0, v);
     const payload = { revision: 0, risk: v.risk, preference: early.preference, startedEarly: started };
     const event = {
       type: 'autoApproved',
@@ -183,6 +194,7 @@ export class ReviewFlow {
       autoStarted: true,
       ...progress,
       estimate,
+      spend,
     });
     early.send(shown ? t.dispatch : [{ type: 'stopRequested' }]);
     return true;
@@ -197,20 +209,35 @@ export class ReviewFlow {
     if (!v.ok) return `The plan is no longer valid: ${v.error.join('; ')}`;
     // A first approval stores the estimate the person approved, in the same write, to compare with what the run took.
     const first = !this.drivers.get(run.id);
-    const estimate = first ? await this.deps.estimates?.atApproval(run.id, d.revision, v.value) : undefined;
-    const event = estimate && {
-      type: 'estimated',
-      payload: { revision: d.revision, estimate: estimateJson(estimate) },
-    };
+    // A run that would pass a spend cap starts only on an approver's Approve, which exempts it from the caps. That is
+    // judged at its first approval (steps that started early while its plan was written are read-only lookups).
+    const firstReview = atFirstReview(run);
+    const estimate =
+      first || firstReview ? await this.deps.estimates?.atApproval(run.id, d.revision, v.value) : undefined;
+    const outlook = firstReview ? await spendOutlookFor(this.deps, run, estimate) : undefined;
+    const spend = firstReview ? spendApproval(outlook, d.actor, this.deps.settings, run.requester) : undefined;
+    if (spend && !spend.ok) return spend.refusal;
+    // A first approval stores the estimate the person approved, in the same write, to compare with what the run took.
+    const event = first &&
+      estimate && {
+        type: 'estimated',
+        payload: { revision: d.revision, estimate: estimateJson(estimate) },
+      };
     const moved = await store.transition(run.id, ['awaiting_review'], 'running', {
       revision: d.revision,
       at: clock(),
       ...(event ? { event } : {}),
+      ...(spend?.exempt && { spendExempt: true }),
     });
     if (!moved) return this.stale(run, d);
     this.timers.clear(run.id);
     await store.setApprovedRisk(run.id, v.value.risk, clock());
-    await this.messages.notice(run, 'info', sentence`Approved by ${d.actor}; running ${run.plan.steps.length} steps.`);
+    const past = spend?.exempt ? ` past ${spend.cap ?? 'the spend caps'}` : '';
+    await this.messages.notice(
+      run,
+      'info',
+      sentence`Approved by ${d.actor}${past}; running ${run.plan.steps.length} steps.`,
+    );
     await this.messages.status(run, 'running');
     const driver = this.drivers.get(run.id);
     if (!driver) {
@@ -330,6 +357,7 @@ export class ReviewFlow {
       | 'outputs'
       | 'note'
       | 'estimate'
+      | 'spend'
     >,
   ): Promise<boolean> {
     const card = toPlanCard(run.id, revision, v, {

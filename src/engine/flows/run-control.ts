@@ -15,7 +15,7 @@ import { outputsOf } from '../run/dispatch-schedule.ts';
 import type { DispatchState } from '../run/dispatch-state.ts';
 import { interventionTools } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
-import { actionsFor, atFirstReview, heldActions, sentence, who } from '../run/run-actions.ts';
+import { actionsFor, atFirstReview, heldActions, isApprover, sentence, who } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { startedSteps, stepSummaries } from '../run/step-summaries.ts';
 import { STEERABLE_STATUSES, type DecisionAction, type RunStatus } from '../types.ts';
@@ -80,7 +80,11 @@ export class RunControl {
       // Stop cannot be undone and this process drives the run, so in-flight calls are aborted before the database
       // is asked: at once, and even while the database is away. Pause and Resume wait for its verdict.
       if (d.action === 'stop') driver.send({ type: move.event });
-      if (!(await this.deps.store.transition(run.id, move.from, move.to, { at: this.deps.clock() }))) {
+      // An approver's Resume of a run a spend cap paused lets it go past the caps (its token budget still holds).
+      const pastCaps =
+        d.action === 'resume' && spendHeld(driver.current) && isApprover(d.actor, this.deps.settings.approvers ?? []);
+      const moved = { at: this.deps.clock(), ...(pastCaps && { spendExempt: true }) };
+      if (!(await this.deps.store.transition(run.id, move.from, move.to, moved))) {
         if (!(d.action === 'stop' && (await this.endedByThisStop(run)))) {
           return `Cannot ${d.action}: the run is ${run.status === move.to ? 'already ' : ''}${run.status.replace('_', ' ')}.`;
         }
@@ -88,7 +92,8 @@ export class RunControl {
       // Stored: whoever drives the run next (after a crash here, too) finds it stopping or paused.
       d.accepted?.();
       if (d.action === 'pause') driver.send({ type: move.event });
-      await this.messages.notice(run, 'info', sentence`${move.words} (${d.actor})`);
+      const words = pastCaps ? 'Resumed past the spend caps.' : move.words;
+      await this.messages.notice(run, 'info', sentence`${words} (${d.actor})`);
       await this.messages.status(run, move.to);
       // Resumed only once "running" is out: a step that then holds shows its card after it, and a live card (Slack,
       // Discord) is never turned back to "running" by this status arriving after the hold's card.
@@ -308,4 +313,9 @@ function goesOn(run: Pick<StoredRun, 'status' | 'approvedRisk'>): string {
   return atFirstReview(run)
     ? 'The plan as it stands still waits for your review.'
     : 'The run goes on with the current plan.';
+}
+
+/** Whether a spend cap paused the run: a step waits that the cap refused. */
+function spendHeld(state: DispatchState): boolean {
+  return Object.values(state.steps).some((s) => s.status === 'pending' && s.error?.code === 'spend_capped');
 }

@@ -347,6 +347,9 @@ export class RunDriver {
       });
       return { ok: true, value: { text: response.text } };
     } catch (err) {
+      // Refused by a spend cap before anything was sent: the dispatcher pauses the run for a person.
+      if (err instanceof StewardError && err.code === 'spend_capped')
+        return { ok: false, error: { code: 'spend_capped', message: err.message, retryable: false } };
       if (signal.aborted)
         return {
           ok: false,
@@ -409,8 +412,11 @@ export class RunDriver {
     // After the step's own line, in the run's order.
     if (paused) this.outbox.push({ kind: 'runStatus', runId, status: 'paused', actions: actionsFor('paused', 0) });
     const text =
-      `${error.message.replace(/\.$/, '')}, so ${stepId} is not safe to repeat blindly: the run is paused. ` +
-      'Resume to run it again, or stop.';
+      error.code === 'spend_capped'
+        ? `${stepId} did not run: ${error.message}. The run is paused: an approver's Resume lets it go past the ` +
+          'spend caps (anyone may resume once a cap was raised or a new day or month began), or Stop.'
+        : `${error.message.replace(/\.$/, '')}, so ${stepId} is not safe to repeat blindly: the run is paused. ` +
+          'Resume to run it again, or stop.';
     this.outbox.push({ kind: 'notice', runId, level: 'warning', text });
     await this.outbox.idle();
   }

@@ -5,6 +5,7 @@
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type { PinnedTool, RunOwnership, RunRecords, RunSteering, StepLog, StoredRun } from '../ports.ts';
+import type { SpendLedger } from '../spend.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
 import { createStreamingDispatch } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
@@ -26,12 +27,13 @@ import { RunDriver, type HoldEffect } from './run-driver.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLeases } from './run-leases.ts';
 import type { RunMessages } from './run-messages.ts';
+import { spendOutlookFor } from './spend-check.ts';
 
 /** Starts and finishes the runs of this process. */
 export class RunLifecycle {
   constructor(
     private readonly deps: Pick<StewardDeps, 'tools' | 'notifier' | 'clock' | 'log' | 'settings'> & {
-      store: RunRecords & StepLog & RunSteering & RunOwnership;
+      store: RunRecords & StepLog & RunSteering & RunOwnership & SpendLedger;
       estimates?: PlanEstimates;
     },
     private readonly llmFor: LlmForRun,
@@ -257,6 +259,8 @@ export class RunLifecycle {
     const holds = first ? hold.holds.filter((h) => h.why !== 'review') : hold.holds;
     const why = describeHolds(driver.current, holds, tools.listTools(), driver.pinned);
     const estimate = await this.deps.estimates?.forCard(run.id, driver.revision, v.value, driver.current.steps);
+    // A first review says what the run would spend against the caps (it may wait for an approver because of one).
+    const spend = first ? await spendOutlookFor(this.deps, run, estimate) : undefined;
     // A first review offers suggested breakpoints as any review card does (on the steps not started).
     const started = startedSteps(driver.current);
     const set = driver.current.breakpoints;
@@ -277,6 +281,7 @@ export class RunLifecycle {
         outputs: outputsOf(driver.current),
         progress: driver.current.steps,
         estimate,
+        spend,
       }),
     );
     // A hold found again after a takeover keeps the deadline it had; a new hold gets a new one.

@@ -17,9 +17,17 @@ import {
   type WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
-import type { StoredRun } from '../ports.ts';
+import type { Conversation, StoredRun } from '../ports.ts';
+import {
+  NO_SPEND_CAPS,
+  SPEND_REPORT_LINES,
+  spendChannelKey,
+  spendWindows,
+  withCaps,
+  type SpendReport,
+} from '../spend.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
-import { approverRoles, mayDecide, plainText, sentence } from '../run/run-actions.ts';
+import { approverRoles, isApprover, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
 import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
 import { parseAddress, type Assistant, type AssistantStore } from '../assistant/assistants.ts';
@@ -118,6 +126,7 @@ export class Steward implements InboundHandler {
       log: given.log,
       prices: given.settings.modelPrices ?? [],
       maxParallel: given.settings.maxParallel,
+      defaultPricePerMillion: given.settings.spend?.defaultPricePerMillion,
     });
     const deps = { ...given, tools: withBuiltinTools(given.tools, given.store, builtin), estimates };
     this.deps = deps;
@@ -131,7 +140,7 @@ export class Steward implements InboundHandler {
     );
     this.llmFor = (run) => {
       const metered = meteredLlm(
-        { llm, store, clock, budgets: settings.budgets, prices: settings.modelPrices },
+        { llm, store, clock, budgets: settings.budgets, prices: settings.modelPrices, spend: settings.spend },
         run.id,
         run.requester,
       );
@@ -227,7 +236,13 @@ export class Steward implements InboundHandler {
       return this.deps.notifier.send(m.conversation, refusal);
     }
     const request = addressed?.task ?? m.text;
-    const run = { id: newId(), conversation: m.conversation, requester: m.actor, assistant: addressed?.name };
+    const run = {
+      id: newId(),
+      conversation: m.conversation,
+      requester: m.actor,
+      assistant: addressed?.name,
+      ...(m.place !== undefined && { place: m.place }),
+    };
     const created = await this.createHeld(run, request, m.deliveryId);
     m.accepted?.();
     if (created) await this.planner.plan(run, request);
@@ -250,7 +265,11 @@ export class Steward implements InboundHandler {
    * planned; a process that dies from here on leaves a run in `planning`, which the next holder plans again.
    */
   private async createHeld(
-    run: Omit<ChildRun, 'request' | 'assistant' | 'parentRunId'> & { assistant?: string; parentRunId?: string },
+    run: Omit<ChildRun, 'request' | 'assistant' | 'parentRunId'> & {
+      assistant?: string;
+      parentRunId?: string;
+      place?: string;
+    },
     request: string,
     deliveryId?: string,
   ): Promise<boolean> {
@@ -518,6 +537,20 @@ export class Steward implements InboundHandler {
     return links.issue(actor, this.deps.clock(), {
       approverRoles: approverRoles(actor, this.deps.settings.approvers ?? []),
     });
+  }
+
+  async spendReport(actor: Actor, conversation: Conversation): Promise<SpendReport> {
+    const { clock, settings, store } = this.deps;
+    const windows = spendWindows(clock());
+    const narrow = !isApprover(actor, settings.approvers ?? []);
+    const who = { channelKey: spendChannelKey(conversation), person: actor, narrow, limit: SPEND_REPORT_LINES };
+    const found = await store.spendReport(windows, who);
+    return {
+      ...found,
+      windows,
+      totals: withCaps(found.totals, settings.spend?.caps ?? NO_SPEND_CAPS),
+      narrowed: narrow,
+    };
   }
 
   /**

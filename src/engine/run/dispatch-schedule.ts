@@ -20,6 +20,9 @@ export function failStep(state: DispatchState, stepId: string, failure: StepErro
   const step = stepById(state.plan, stepId);
   const policy = state.policies[stepId];
   let error = failure;
+  // A model call the spend cap refused sent nothing: the step waits and the run pauses, for a person to decide.
+  if (error.code === 'spend_capped' && (state.phase === 'running' || state.phase === 'paused'))
+    return holdInterrupted(state, stepId, error, effects);
   if (error.code === 'interrupted' && state.phase !== 'stopping') {
     // For an idempotent tool a lost call is one more failed attempt of an unavailable server. Stored as such, since
     // restore reads a stored `interrupted` as "may have acted, ask a person".
@@ -67,17 +70,22 @@ export function failStep(state: DispatchState, stepId: string, failure: StepErro
 
 /**
  * As after a crash mid-call (restore.ts): the step goes back to waiting, with its error kept and not retryable, and
- * the run pauses, so that running it again is the person's choice (resume), whatever attempts are left.
+ * the run pauses, so that running it again is the person's choice (resume), whatever attempts are left. The same for
+ * a step whose model call a spend cap refused (nothing was sent).
  */
 function holdInterrupted(state: DispatchState, stepId: string, lost: StepError, effects: DispatchEffect[]): void {
   const rt = state.steps[stepId] as StepRuntime;
   const error = { ...lost, retryable: false };
+  const detail =
+    error.code === 'spend_capped'
+      ? `Not run: ${error.message}. The run is paused: an approver's resume lets it go past the spend caps, or stop.`
+      : `${error.message} The run is paused: resume to run it again, or stop.`;
   effects.push({
     type: 'recordStepEnd',
     stepId,
     attempt: rt.attempt,
     status: 'failed',
-    detail: `${error.message} The run is paused: resume to run it again, or stop.`,
+    detail,
     error,
   });
   state.steps[stepId] = { status: 'pending', attempt: rt.attempt, error };

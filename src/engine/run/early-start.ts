@@ -96,11 +96,14 @@ export function createStreamingDispatch(options: { maxParallel: number; maxAttem
   return createDispatchState(BEING_WRITTEN, {}, { ...options, approvedRisk: 'low', streaming: true });
 }
 
-/** Applies one event; `context` is the tool catalog now and the dispatcher's state now. */
+/**
+ * Applies one event; `context` is the tool catalog now and the dispatcher's state now, and whether the whole plan must
+ * wait for a person whatever its risk (it would pass a spend cap).
+ */
 export function earlyStartTransition(
   gate: EarlyStartState,
   event: EarlyStartEvent,
-  context: { tools: readonly ToolInfo[]; dispatch: DispatchState },
+  context: { tools: readonly ToolInfo[]; dispatch: DispatchState; forceReview?: boolean },
 ): EarlyStartTransition {
   if (gate.finished) return { gate, dispatch: [], effects: [] };
   if (event.type === 'planFinished') return finish(gate, event.plan, context);
@@ -170,7 +173,7 @@ function upstreamOf(step: Step, gate: EarlyStartState): string[] {
 function finish(
   prev: EarlyStartState,
   plan: Result<ValidatedPlan>,
-  context: { tools: readonly ToolInfo[]; dispatch: DispatchState },
+  context: { tools: readonly ToolInfo[]; dispatch: DispatchState; forceReview?: boolean },
 ): EarlyStartTransition {
   const gate = { ...prev, open: false, finished: true };
   const runtime = (id: string) => context.dispatch.steps[id]?.status ?? 'pending';
@@ -182,7 +185,7 @@ function finish(
     return { gate, dispatch: [{ type: 'stopRequested' }], effects: [stop] };
   }
   const v = plan.value;
-  const review = reviewNeeded(prev.preference, v.risk);
+  const review = reviewNeeded(prev.preference, v.risk, context.forceReview);
   const completed: DispatchEvent = {
     type: 'planCompleted',
     plan: v.plan,

@@ -13,7 +13,13 @@ import {
   type Range,
   type RoleTokenStats,
 } from '../estimate-history.ts';
-import { costMicroUsd, pricesFor, type PricedModel } from '../model-cost.ts';
+import {
+  costMicroUsd,
+  DEFAULT_PRICE_PER_MILLION,
+  pricesFor,
+  pricesOrDefault,
+  type PricedModel,
+} from '../model-cost.ts';
 import { canonicalJson } from '../plan/canonical-json.ts';
 import type { Step } from '../plan/plan-schema.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
@@ -29,6 +35,8 @@ const PER_RUN_ROLES = ['planner', 'classifier', 'synthesizer'] as const;
 export interface EstimateOptions {
   done?: ReadonlySet<string>;
   maxParallel?: number;
+  /** The price of a model without one, for what the run would spend against caps (default `DEFAULT_PRICE_PER_MILLION`). */
+  defaultPricePerMillion?: number;
 }
 
 /** The plan's estimate from recent history; `prices` are the model catalog's (none: cost unknown). */
@@ -55,7 +63,7 @@ export function estimatePlan(
   }
   const slots = options.maxParallel ?? Infinity;
   const durationMs = known > 0 ? { low: scheduledSpan(v, low, slots), high: scheduledSpan(v, high, slots) } : null;
-  const spend = tokenSpend(history, llmSteps, prices);
+  const spend = tokenSpend(history, llmSteps, prices, options.defaultPricePerMillion ?? DEFAULT_PRICE_PER_MILLION);
   return { durationMs, ...spend, noHistory: [...noHistory].sort() };
 }
 
@@ -119,34 +127,47 @@ export function criticalPath(v: ValidatedPlan, durations: ReadonlyMap<string, nu
   return longest;
 }
 
-/** Tokens and cost: each per-run role once, `llm_step` once per llm step; cost unknown if any role has no price. */
+/**
+ * Tokens and cost: each per-run role once, `llm_step` once per llm step; cost unknown if any role has no price. What
+ * the run would spend against caps leaves the planner out (it has spent by the time a card is shown) and prices a
+ * model without a price at the default.
+ */
 function tokenSpend(
   history: EstimateHistoryData,
   llmSteps: number,
   prices: readonly PricedModel[],
-): Pick<PlanEstimate, 'tokens' | 'costMicroUsd'> {
-  const parts: { stats: RoleTokenStats; times: number }[] = [];
+  defaultPrice: number,
+): Pick<PlanEstimate, 'tokens' | 'costMicroUsd' | 'spendMicroUsd'> {
+  const parts: { stats: RoleTokenStats; times: number; planning: boolean }[] = [];
   for (const role of PER_RUN_ROLES) {
     const stats = history.roles[role];
-    if (stats) parts.push({ stats, times: 1 });
+    if (stats) parts.push({ stats, times: 1, planning: role === 'planner' });
   }
   const step = history.roles.llm_step;
-  if (step && llmSteps > 0) parts.push({ stats: step, times: llmSteps });
+  if (step && llmSteps > 0) parts.push({ stats: step, times: llmSteps, planning: false });
   if (parts.length === 0) return { tokens: null, costMicroUsd: null };
   const tokens = { low: 0, high: 0 };
   let cost: Range | null = { low: 0, high: 0 };
-  for (const { stats, times } of parts) {
+  const spend = { low: 0, high: 0 };
+  for (const { stats, times, planning } of parts) {
     tokens.low += times * (stats.input.low + stats.output.low);
     tokens.high += times * (stats.input.high + stats.output.high);
     const price = pricesFor(prices, { model: stats.model, modelName: stats.modelName });
+    const low = { inputTokens: stats.input.low, outputTokens: stats.output.low };
+    const high = { inputTokens: stats.input.high, outputTokens: stats.output.high };
+    if (!planning) {
+      const charged = pricesOrDefault(price, defaultPrice);
+      spend.low += times * costMicroUsd(low, charged);
+      spend.high += times * costMicroUsd(high, charged);
+    }
     if (!price || !cost) {
       cost = null;
       continue;
     }
-    cost.low += times * costMicroUsd({ inputTokens: stats.input.low, outputTokens: stats.output.low }, price);
-    cost.high += times * costMicroUsd({ inputTokens: stats.input.high, outputTokens: stats.output.high }, price);
+    cost.low += times * costMicroUsd(low, price);
+    cost.high += times * costMicroUsd(high, price);
   }
-  return { tokens: rounded(tokens), costMicroUsd: cost };
+  return { tokens: rounded(tokens), costMicroUsd: cost, spendMicroUsd: rounded(spend) };
 }
 
 function rounded(r: Range): Range {

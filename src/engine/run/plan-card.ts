@@ -1,5 +1,6 @@
 /** Builds the platform-neutral plan card from a validated plan. */
 import type { PlanEstimate } from '../estimate-history.ts';
+import type { SpendOutlook } from '../spend.ts';
 import type { PlanCard, PlanCardStep } from '../messages.ts';
 import type { SuggestedBreakpoint } from '../plan/breakpoint-suggestions.ts';
 import { stepsHeld, type Breakpoint } from '../plan/breakpoints.ts';
@@ -42,6 +43,8 @@ export interface PlanCardOptions {
   delegatedBy?: string | null;
   /** The estimate shown on the card, if there is history to make one. */
   estimate?: PlanEstimate;
+  /** Spend against the caps set, and the cap the run would pass (then only an approver's Approve starts it). */
+  spend?: SpendOutlook;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -81,6 +84,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     ...(options.assistant ? { assistant: options.assistant } : {}),
     ...(options.delegatedBy ? { delegatedBy: options.delegatedBy } : {}),
     ...(options.estimate ? { estimate: options.estimate } : {}),
+    ...(options.spend ? { spend: options.spend } : {}),
     warnings: options.warnings ?? [],
   };
 }

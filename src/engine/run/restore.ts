@@ -71,6 +71,11 @@ export function restoreDispatch(
       continue;
     }
     if (a.status === 'pending') continue;
+    // A spend cap refused its model call (nothing was sent): it still waits, with the run paused, as before.
+    if (a.status === 'failed' && a.error?.code === 'spend_capped') {
+      state.steps[step.id] = { status: 'pending', attempt: a.attempt, error: a.error };
+      continue;
+    }
     // The crash came between a failed attempt and its retry: the retry is still owed.
     if (a.status === 'failed' && a.error?.retryable && idempotent && a.attempt < options.maxAttempts) {
       state.steps[step.id] = { status: 'pending', attempt: a.attempt };

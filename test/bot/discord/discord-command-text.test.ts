@@ -25,6 +25,7 @@ describe('/steward', () => {
       'workflow',
       'assistant',
       'dashboard',
+      'spend',
       'help',
     ]);
     expect(STEWARD_COMMAND.contexts).toEqual([InteractionContextType.Guild, InteractionContextType.BotDM]);

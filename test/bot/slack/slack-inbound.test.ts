@@ -25,6 +25,7 @@ describe('slack inbound translation', () => {
       conversation: { channel: 'slack', key: 'C0GENERAL:1700000100.000200' },
       actor: { id: 'U0ADA', channel: 'slack' },
       text: 'compare a < b & c',
+      place: 'C0GENERAL',
     });
     const inThread = fromMention(
       event({ type: 'app_mention', text: `<@${BOT}> status?`, thread_ts: '1700000000.000100' }),
@@ -57,6 +58,7 @@ describe('slack inbound translation', () => {
       conversation: { channel: 'slack', key: 'D0ADA:1700000100.000200' },
       actor: { id: 'U0ADA', channel: 'slack' },
       text: 'hi <there>',
+      place: 'D0ADA',
     });
     const inThread = { ...dm, thread_ts: '1700000000.000100' };
     expect(fromDirectMessage(inThread, BOT)?.conversation.key).toBe('D0ADA:1700000000.000100');
