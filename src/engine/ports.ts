@@ -73,8 +73,11 @@ export interface PersonConnection {
 export interface PersonConnections {
   /** The servers that connect per person. */
   servers(): string[];
-  /** Whether the person holds a connection to the server (the server may still refuse it: a call finds out). */
-  isConnected(server: string, person: Actor): Promise<boolean>;
+  /**
+   * When the person's connection to the server was made (or its tokens last refreshed); null when they hold none.
+   * The server may still refuse it: a call finds out.
+   */
+  connectedAt(server: string, person: Actor): Promise<Date | null>;
   /**
    * A private, single-use link that connects `person` to `server` (for `runId`, which waits on it), valid for a short
    * while from `at`; null when Steward has no web origin to send them to (the dashboard is off).
@@ -290,7 +293,11 @@ export interface RunOwnership {
  * What a process learns from other processes at once: a decision queued for a run, a run let go, or that signals
  * may have been missed (the connection that listens was lost for a while): then everything is looked at again.
  */
-export type RunSignal = { kind: 'decision' | 'released'; runId: string } | { kind: 'missed' };
+export type RunSignal =
+  | { kind: 'decision' | 'released'; runId: string }
+  /** Someone connected a server that connects per person (for the run that waited on it, if any). */
+  | { kind: 'connected'; runId: string }
+  | { kind: 'missed' };
 
 /** Delivers run signals; `listen` resolves once listening and returns how to stop. */
 export interface RunSignals {
