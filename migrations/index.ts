@@ -24,6 +24,7 @@ import { breakpointSuggestionsPref } from './0018-breakpoint-suggestions-pref.ts
 import { claimOps } from './0019-claim-ops.ts';
 import { dashboardSessions } from './0020-dashboard-sessions.ts';
 import { mcpConnectionSecrets } from './0021-mcp-connection-secrets.ts';
+import { mcpConnectLinks } from './0023-mcp-connect-links.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '0019-claim-ops': claimOps,
   '0020-dashboard-sessions': dashboardSessions,
   '0021-mcp-connection-secrets': mcpConnectionSecrets,
+  '0023-mcp-connect-links': mcpConnectLinks,
 };

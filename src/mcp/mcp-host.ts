@@ -59,8 +59,6 @@ export interface McpHostOptions {
 /** Without a web origin of Steward's own, the loopback address a desktop client would use (RFC 8252). */
 const DEFAULT_REDIRECT_URL = 'http://localhost/oauth/callback';
 
-/** The path of Steward's OAuth callback on its web origin (the dashboard's): `<origin>/oauth/callback`. */
-export const OAUTH_CALLBACK_PATH = '/oauth/callback';
 
 /** A server that could not be started or reached, with a sentence for the operator. */
 export interface McpStartFailure {
@@ -354,11 +352,18 @@ export class McpHost implements ToolRunner {
     return authorizationUrl(this.personConfig(server), personOwner(person), state, this.authorization);
   }
 
-  /** Exchanges the code the person's browser came back with; their tokens are stored sealed, their old session closed. */
+  /**
+   * Exchanges the code the person's browser came back with; their tokens are stored sealed, their old session closed,
+   * and a new one opened with the new tokens (its listing is the catalog: the first connection shows the planner the
+   * server's tools). A session that does not open now is opened again at their next step.
+   */
   async finishConnection(server: string, person: Actor, code: string): Promise<void> {
     const owner = personOwner(person);
     await finishAuthorization(this.personConfig(server), owner, code, this.authorization);
-    await this.personal.get(server)?.forget(owner.personId);
+    const pool = this.personal.get(server);
+    await pool?.forget(owner.personId);
+    const opened = await pool?.session(owner);
+    if (opened?.kind === 'up') opened.release();
   }
 
   /**

@@ -398,7 +398,10 @@ export class RunDriver {
   /** Whether the requester's own session can run `tool` now (a run with no requester named has no connection). */
   private async personalAccess(tool: string, signal: AbortSignal, timeoutMs: number): Promise<PersonalAccess> {
     const server = tool.slice(0, tool.indexOf('.'));
-    if (!this.actingAs || !this.deps.tools.prepareAs) return { kind: 'connect', server };
+    if (!this.actingAs) return { kind: 'connect', server };
+    // A runner that cannot look ahead: the call itself says whether the connection works (`not_connected`).
+    if (!this.deps.tools.prepareAs)
+      return { kind: 'ready', tool: this.deps.tools.listTools().find((t) => t.name === tool) };
     return this.deps.tools.prepareAs(tool, this.actingAs, { signal, timeoutMs });
   }
 
