@@ -59,7 +59,6 @@ export interface McpHostOptions {
 /** Without a web origin of Steward's own, the loopback address a desktop client would use (RFC 8252). */
 const DEFAULT_REDIRECT_URL = 'http://localhost/oauth/callback';
 
-
 /** A server that could not be started or reached, with a sentence for the operator. */
 export interface McpStartFailure {
   server: string;
