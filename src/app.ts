@@ -32,6 +32,9 @@ import { startHealthServer, type HealthServer, type ReadinessCheck } from './hea
 import { PgDashboard } from './store/pg-dashboard.ts';
 import { createDashboardApp } from './web/dashboard-app.ts';
 import { startDashboardServer, type DashboardServer } from './web/dashboard-server.ts';
+import { CALLBACK_PATH, type ConnectFlow } from './web/connect-pages.ts';
+import { deferredConnectFlow, PersonConnectionFlow } from './person-connections.ts';
+import { PgConnectLinks } from './store/pg-connect-links.ts';
 
 /** How long the model check at start may take: long enough for a slow network, short enough not to hold start-up. */
 const MODEL_PROBE_MS = 5_000;
@@ -110,11 +113,28 @@ export async function startApp(options: {
     const connections = await openConnectionStore(database.db, keys);
     if (connections.sealedAgain > 0)
       say(`Sealed ${connections.sealedAgain} stored secrets again under STEWARD_SECRETS_KEY.`);
+    // Before the MCP servers: its address is where authorization servers send people back (the OAuth callback), and
+    // before the channels (Slack's Home tab links to its run pages), so a port that cannot be used stops start-up
+    // before anyone can send a request. Its connect pages answer once the host is up.
+    const connecting: { flow?: PersonConnectionFlow } = {};
+    const dashboard = await startDashboard(config, database, log, deferredConnectFlow(connecting));
+    if (dashboard) {
+      cleanup.unshift(() => dashboard.server.close());
+      say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
+    }
     const { host, failures } = await McpHost.connect(mcp.config, {
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
       ...(connections.store && { connections: connections.store }),
+      ...(dashboard && { oauthRedirectUrl: `${dashboard.publicUrl.replace(/\/+$/, '')}${CALLBACK_PATH}` }),
     });
     cleanup.unshift(() => host.close());
+    if (host.personServers().length > 0) {
+      connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl);
+      if (!dashboard)
+        say(
+          `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (README "Servers behind OAuth").`,
+        );
+    }
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
     for (const w of await probed) say(`! ${w} Steward starts anyway; requests fail until the model answers.`);
     const store = new PgRunStore(database.db);
@@ -122,12 +142,6 @@ export async function startApp(options: {
     // Applied before anyone can send a request: only what differs from the database is written (and audited).
     await assistants.applyDefinitions(assistantDefinitions, new Date());
     if (assistantDefinitions.length > 0) say(`Assistants: ${assistantDefinitions.map((a) => a.name).join(', ')}.`);
-    // Before the channels (Slack's Home tab links to its run pages), so a port that cannot be used stops start-up before anyone can send a request.
-    const dashboard = await startDashboard(config, database, log);
-    if (dashboard) {
-      cleanup.unshift(() => dashboard.server.close());
-      say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
-    }
     // With a Slack or Discord token Steward serves those platforms (and leaves the terminal alone); else the console.
     const platforms: App['platforms'] = {};
     if (config.slack) platforms.slack = new SlackChannel({ ...config.slack, log, dashboardUrl: dashboard?.publicUrl });
@@ -158,6 +172,7 @@ export async function startApp(options: {
       delegations: new PgDelegationStore(database.db),
       estimateHistory: new PgEstimateHistory(database.db),
       ...(dashboard && { dashboardLinks: new PgDashboard(database.db, { baseUrl: dashboard.publicUrl }) }),
+      ...(connecting.flow && { connections: connecting.flow }),
     });
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
@@ -229,6 +244,7 @@ async function startDashboard(
   config: Config,
   database: StoreDatabase,
   log?: Log,
+  connect?: ConnectFlow,
 ): Promise<{ server: DashboardServer; publicUrl: string } | undefined> {
   const settings = config.dashboard;
   if (!settings) return undefined;
@@ -245,6 +261,7 @@ async function startDashboard(
         approvers: config.settings.approvers,
         clock: () => new Date(),
         ...(log && { log }),
+        ...(connect && { connect }),
       });
     },
   });

@@ -24,6 +24,16 @@ import type { SpendLedger, SpendPeriod, SpendRequest, SpendScope, SpendWindows }
 /** Outcome of one tool call: an MCP result (which may itself be `isError`) or a failure to get one. */
 export type ToolCallOutcome = Result<ToolOutput, StepError>;
 
+/**
+ * Whether a person's own session can run a tool of a server that connects per person: `ready` with the tool's
+ * definition as that session lists it (undefined when it does not list the tool), `connect` when the person has no
+ * working connection (never made, or refused and not refreshed), `failed` when the server cannot be reached.
+ */
+export type PersonalAccess =
+  | { kind: 'ready'; tool: ToolInfo | undefined }
+  | { kind: 'connect'; server: string }
+  | { kind: 'failed'; error: StepError };
+
 /** Calls MCP tools by qualified name. Never throws: failures come back as outcomes. */
 export interface ToolRunner {
   /** Every tool currently offered by connected servers, overrides applied. */
@@ -34,14 +44,53 @@ export interface ToolRunner {
    */
   refreshTool?(name: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<void>;
   /**
+   * For a tool whose server connects per person (`policy.perPerson`): opens (or finds) `person`'s own session and
+   * reads the tool's definition there, right before a call of theirs. Never throws.
+   */
+  prepareAs?(name: string, person: Actor, options: { signal: AbortSignal; timeoutMs: number }): Promise<PersonalAccess>;
+  /**
    * `runId` and `stepId`: the run and step the call is made for (Steward's built-in tools read that run's
-   * conversation, or delegate for that step; servers never see them).
+   * conversation, or delegate for that step; servers never see them). `as`: whose connection a tool of a server that
+   * connects per person runs under (the run's requester); such a call without it is refused.
    */
   callTool(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; runId?: string; stepId?: string },
+    options: { signal: AbortSignal; timeoutMs: number; runId?: string; stepId?: string; as?: Actor },
   ): Promise<ToolCallOutcome>;
+}
+
+/** A person's connection to a server that connects per person, as a list shows it. */
+export interface PersonConnection {
+  server: string;
+  /** When the person connected (or their tokens were last refreshed); null when they have not connected. */
+  connectedAt: Date | null;
+}
+
+/**
+ * People's own connections to servers that connect per person (`"auth": "person"`): whether one is there, a private
+ * link that makes one, the list, and disconnecting. Absent when no server connects per person.
+ */
+export interface PersonConnections {
+  /** The servers that connect per person. */
+  servers(): string[];
+  /**
+   * When the person's connection to the server was made (or its tokens last refreshed); null when they hold none.
+   * The server may still refuse it: a call finds out.
+   */
+  connectedAt(server: string, person: Actor): Promise<Date | null>;
+  /**
+   * A private, single-use link that connects `person` to `server` (for `runId`, which waits on it), valid for a short
+   * while from `at`; null when Steward has no web origin to send them to (the dashboard is off).
+   */
+  connectLink(server: string, person: Actor, runId: string | null, at: Date): Promise<string | null>;
+  /** Each server that connects per person, with whether (and since when) this person is connected. */
+  list(person: Actor): Promise<PersonConnection[]>;
+  /**
+   * Forgets the person's connection to the server (their session closed, their tokens deleted), revoking it at the
+   * authorization server first when that offers revocation (RFC 7009). `known`: there was one.
+   */
+  disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }>;
 }
 
 /** The role a model call plays; each role can be routed to a different model. */
@@ -245,7 +294,11 @@ export interface RunOwnership {
  * What a process learns from other processes at once: a decision queued for a run, a run let go, or that signals
  * may have been missed (the connection that listens was lost for a while): then everything is looked at again.
  */
-export type RunSignal = { kind: 'decision' | 'released'; runId: string } | { kind: 'missed' };
+export type RunSignal =
+  | { kind: 'decision' | 'released'; runId: string }
+  /** Someone connected a server that connects per person (for the run that waited on it, if any). */
+  | { kind: 'connected'; runId: string }
+  | { kind: 'missed' };
 
 /** Delivers run signals; `listen` resolves once listening and returns how to stop. */
 export interface RunSignals {

@@ -42,6 +42,8 @@ export interface ToolInfo {
     maxConcurrency?: number;
     /** Why the tool is not allowed, when not by configuration: a clause after its name (an Assistant's grant). */
     notAllowed?: string;
+    /** Its server connects per person (`"auth": "person"`): each call runs under the requester's own connection. */
+    perPerson?: true;
   };
   /**
    * SHA-256 over the tool's full definition (name, title, description, input and output schemas, annotations)
@@ -124,6 +126,11 @@ export type ErrorCode =
   | 'interrupted'
   | 'not_granted'
   | 'spend_capped'
+  /**
+   * A server that connects per person refused the requester's connection (never made, or revoked and not refreshed):
+   * the call did not run, and the step waits for them to connect.
+   */
+  | 'not_connected'
   | 'internal';
 
 /** A failure as the engine sees it: a closed code, a sentence for people, and whether trying again may help. */

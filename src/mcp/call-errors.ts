@@ -18,6 +18,8 @@ export interface FailedCall {
   cancelledByCaller: boolean;
   /** Why the server is gone, when the host already saw it die. */
   serverGone?: string;
+  /** The session is one person's own connection (`"auth": "person"`). */
+  perPerson?: boolean;
 }
 
 /**
@@ -44,6 +46,7 @@ export function toStepError(err: unknown, call: FailedCall): StepError {
     err instanceof UnauthorizedError ||
     (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403))
   ) {
+    if (call.perPerson) return notConnected(call.server);
     return unavailable(
       call,
       `it refused Steward's authorization (${describeError(err)}); the connection needs authorizing again`,
@@ -81,6 +84,15 @@ function timeoutError(err: McpError, call: FailedCall): StepError {
 
 function unavailable(call: FailedCall, why: string): StepError {
   return serverUnavailable(call.server, why);
+}
+
+/** A person's connection the server refused (and that did not refresh): the call never ran; they connect again. */
+export function notConnected(server: string): StepError {
+  return stepError(
+    'not_connected',
+    `MCP server "${server}" needs the requester's own connection, and there is none that works; the call was not made.`,
+    true,
+  );
 }
 
 /** The error for a call to a server that is gone; retryable, since an operator may bring it back. */

@@ -80,13 +80,13 @@ export class McpConnection {
   static async start(
     config: McpServerConfig,
     options: ConnectionOptions,
-  ): Promise<{ connection: McpConnection; failure?: string }> {
+  ): Promise<{ connection: McpConnection; failure?: string; unauthorized?: boolean }> {
     const connection = new McpConnection(config, options);
     const failure = await connection.connectOnce();
     if (!failure) return { connection };
     connection.goneReason = `it has not started yet (${failure.reason})`;
     connection.scheduleRetry();
-    return { connection, failure: failure.message };
+    return { connection, failure: failure.message, unauthorized: failure.unauthorized };
   }
 
   get isUp(): boolean {
@@ -173,7 +173,8 @@ export class McpConnection {
         };
       }
       const cancelledByCaller = options.signal.aborted;
-      const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller };
+      const perPerson = this.config.transport.kind === 'http' && this.config.transport.auth?.owner === 'person';
+      const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller, perPerson };
       const gone = session.lost !== undefined ? { serverGone: session.lost } : {};
       return {
         outcome: { ok: false, error: toStepError(err, { ...failed, ...gone }) },

@@ -1,16 +1,24 @@
 /**
- * The MCP host: one connection per configured server, offered to the engine as a `ToolRunner`.
+ * The MCP host: one connection per configured server, offered to the engine as a `ToolRunner`; for a server that
+ * connects per person, one session per person who uses it (`PersonSessions`).
  */
 import { stepError } from '../engine/errors.ts';
-import type { ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
-import type { Json, StepError, ToolInfo } from '../engine/types.ts';
-import { serverUnavailable } from './call-errors.ts';
+import type { PersonalAccess, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
+import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
+import { notConnected, serverUnavailable } from './call-errors.ts';
 import { CallSlots } from './call-slots.ts';
-import { createMemoryConnectionStore, type ConnectionStore } from './connection-store.ts';
-import type { McpConfig } from './mcp-config.ts';
+import { createMemoryConnectionStore, personOwner, type ConnectionStore } from './connection-store.ts';
+import type { McpConfig, McpServerConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
-import type { McpLogger } from './mcp-transport.ts';
+import { createOAuthFetch, type McpLogger } from './mcp-transport.ts';
 import type { Authorizer } from './oauth-provider.ts';
+import {
+  authorizationUrl,
+  finishAuthorization,
+  revokeTokens,
+  type PersonAuthorizationOptions,
+} from './person-authorization.ts';
+import { PersonSessions, type PersonSession } from './person-sessions.ts';
 import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
 
@@ -44,9 +52,11 @@ export interface McpHostOptions {
   oauthRedirectUrl?: string;
   /** Completes an authorization a server asks for; without one, such a server waits for a later connect. */
   authorize?: Authorizer;
+  /** How long a person's own session (`"auth": "person"`) stays open after its last call; 5 minutes by default. */
+  personIdleMs?: number;
 }
 
-/** Until Steward serves its own callback, the loopback address a desktop client would use (RFC 8252). */
+/** Without a web origin of Steward's own, the loopback address a desktop client would use (RFC 8252). */
 const DEFAULT_REDIRECT_URL = 'http://localhost/oauth/callback';
 
 /** A server that could not be started or reached, with a sentence for the operator. */
@@ -74,9 +84,13 @@ export class McpHost implements ToolRunner {
 
   private constructor(
     private readonly connections: Map<string, McpConnection>,
+    /** Servers that connect per person, by name. */
+    private readonly personal: Map<string, PersonSessions>,
     private readonly maxOutputBytes: number,
+    private readonly authorization: PersonAuthorizationOptions,
   ) {
     for (const [name, conn] of connections) this.slots.set(name, new CallSlots(conn.config.maxConcurrency));
+    for (const [name, pool] of personal) this.slots.set(name, new CallSlots(pool.config.maxConcurrency));
   }
 
   /**
@@ -104,17 +118,22 @@ export class McpHost implements ToolRunner {
         ...(options.authorize ? { authorize: options.authorize } : {}),
       },
     };
-    const perPerson = (s: McpConfig['servers'][number]) =>
-      s.transport.kind === 'http' && s.transport.auth?.owner === 'person';
-    const enabled = config.servers.filter((s) => !s.disabled && !perPerson(s));
+    const enabled = config.servers.filter((s) => !s.disabled && !isPerPerson(s));
     for (const s of config.servers) if (s.disabled) logger('info', `MCP server "${s.name}" is disabled in the config`);
-    for (const s of config.servers.filter((s) => !s.disabled && perPerson(s))) {
-      logger(
-        'warn',
-        `MCP server "${s.name}" connects per person ("auth": "person"), which this version cannot do yet; it is left out`,
-      );
-    }
+    const personal = new Map<string, PersonSessions>();
+    for (const s of config.servers.filter((s) => !s.disabled && isPerPerson(s)))
+      personal.set(s.name, new PersonSessions(s, open, options.personIdleMs));
+    // Each one's catalog is listed under a stored connection while the shared servers start.
+    const listed = Promise.all(
+      [...personal.values()].map((pool) =>
+        pool.start().then(
+          (line) => logger('info', line),
+          (err: unknown) => logger('warn', `MCP server "${pool.config.name}": ${(err as Error).message}`),
+        ),
+      ),
+    );
     const started = await Promise.all(enabled.map((s) => McpConnection.start(s, open)));
+    await listed;
     const connections = new Map<string, McpConnection>();
     const failures: McpStartFailure[] = [];
     started.forEach(({ connection, failure }) => {
@@ -127,17 +146,54 @@ export class McpHost implements ToolRunner {
         logger('error', failure);
       }
     });
-    return { host: new McpHost(connections, options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES), failures };
+    const authorization = {
+      store: open.oauth.store,
+      redirectUrl: open.oauth.redirectUrl,
+      clientName: open.clientName,
+      fetch: createOAuthFetch(open.maxMessageBytes, logger),
+    };
+    const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
+    return { host: new McpHost(connections, personal, maxOutputBytes, authorization), failures };
   }
 
-  /** Tools of the servers that are up right now, with the config's overrides applied. */
+  /**
+   * Tools of the servers that are up right now, with the config's overrides applied; for a server that connects per
+   * person, the tools its latest session (anyone's) listed.
+   */
   listTools(): ToolInfo[] {
     const tools: ToolInfo[] = [];
     for (const conn of this.connections.values()) {
       if (!conn.isUp) continue;
-      for (const tool of conn.tools) tools.push(this.infoOf(conn, tool));
+      for (const tool of conn.tools) tools.push(this.infoOf(conn.config, tool, conn.serverInfo()));
     }
+    for (const pool of this.personal.values())
+      for (const tool of pool.tools) tools.push(this.infoOf(pool.config, tool, pool.serverInfo()));
     return tools;
+  }
+
+  /**
+   * Opens (or finds) the person's own session of a server that connects per person and reads its tool list there, so
+   * the definition the call will go out under is the one compared with the pin. The listing becomes the catalog.
+   */
+  async prepareAs(
+    name: string,
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<PersonalAccess> {
+    const server = name.slice(0, Math.max(0, name.indexOf('.')));
+    const pool = this.personal.get(server);
+    if (!pool) return { kind: 'ready', tool: this.listTools().find((t) => t.name === name) };
+    const found = await pool.session(personOwner(person));
+    if (found.kind === 'connect') return { kind: 'connect', server };
+    if (found.kind === 'failed') return { kind: 'failed', error: serverUnavailable(server, found.message) };
+    try {
+      await found.connection.refresh(options);
+      pool.noteListing(found.connection);
+      const tool = found.connection.tools.find((t) => `${server}.${t.name}` === name);
+      return { kind: 'ready', tool: tool && this.infoOf(pool.config, tool, found.connection.serverInfo()) };
+    } finally {
+      found.release();
+    }
   }
 
   /**
@@ -146,6 +202,7 @@ export class McpHost implements ToolRunner {
    * (a failed refresh keeps the old list).
    */
   async refreshTool(name: string, options: { signal?: AbortSignal; timeoutMs?: number } = {}): Promise<void> {
+    // A server that connects per person is read under the person's own session, by `prepareAs`.
     const conn = this.connections.get(name.slice(0, name.indexOf('.')));
     if (!conn) return;
     const timeoutMs = options.timeoutMs ?? conn.config.timeoutMs;
@@ -169,7 +226,7 @@ export class McpHost implements ToolRunner {
   async callTool(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: { signal: AbortSignal; timeoutMs: number; as?: Actor },
   ): Promise<ToolCallOutcome> {
     const slots = this.slots.get(name.slice(0, Math.max(0, name.indexOf('.'))));
     if (!slots) return this.send(name, args, options);
@@ -179,7 +236,7 @@ export class McpHost implements ToolRunner {
     if (wait.kind === 'timeout') return { ok: false, error: busyTimeout(name, slots, options.timeoutMs) };
     try {
       const timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
-      return await this.send(name, args, { signal: options.signal, timeoutMs });
+      return await this.send(name, args, { signal: options.signal, timeoutMs, ...(options.as && { as: options.as }) });
     } finally {
       wait.release();
     }
@@ -189,12 +246,40 @@ export class McpHost implements ToolRunner {
   private async send(
     name: string,
     args: Record<string, Json>,
+    options: { signal: AbortSignal; timeoutMs: number; as?: Actor },
+  ): Promise<ToolCallOutcome> {
+    const server = name.slice(0, Math.max(0, name.indexOf('.')));
+    const pool = this.personal.get(server);
+    if (!pool) return this.sendOn(this.connections.get(server), name, args, options);
+    // A server that connects per person runs a call only under the requester's own connection, never anyone else's.
+    if (!options.as) {
+      const why = `MCP server "${server}" connects per person, and this call names no person; it was not made.`;
+      return { ok: false, error: stepError('not_connected', why) };
+    }
+    const person = personOwner(options.as);
+    const found: PersonSession = await pool.session(person);
+    if (found.kind === 'connect') return { ok: false, error: notConnected(server) };
+    if (found.kind === 'failed') return { ok: false, error: serverUnavailable(server, found.message) };
+    try {
+      const outcome = await this.sendOn(found.connection, name, args, options);
+      // Refused and not refreshed: this session is of no more use; the person connects again.
+      if (!outcome.ok && outcome.error.code === 'not_connected') await pool.forget(person.personId);
+      return outcome;
+    } finally {
+      found.release();
+    }
+  }
+
+  /** Sends a call on one connection (the server's, or a person's own). */
+  private async sendOn(
+    conn: McpConnection | undefined,
+    name: string,
+    args: Record<string, Json>,
     options: { signal: AbortSignal; timeoutMs: number },
   ): Promise<ToolCallOutcome> {
     const dot = name.indexOf('.');
     const server = dot > 0 ? name.slice(0, dot) : '';
     const tool = dot > 0 ? name.slice(dot + 1) : '';
-    const conn = this.connections.get(server);
     if (!conn) return { ok: false, error: stepError('unknown_tool', `No enabled MCP server offers "${name}".`) };
     const started = performance.now();
     // The definition the engine last saw (while the server is down, the last one it listed): a send after a wait
@@ -245,7 +330,73 @@ export class McpHost implements ToolRunner {
 
   /** Name and version a server reported at initialize, for pinning tool definitions. */
   serverInfo(name: string): { name: string; version: string } | undefined {
-    return this.connections.get(name)?.serverInfo();
+    return this.connections.get(name)?.serverInfo() ?? this.personal.get(name)?.serverInfo();
+  }
+
+  /** The servers that connect per person. */
+  personServers(): string[] {
+    return [...this.personal.keys()];
+  }
+
+  /** Person sessions open now, per server that connects per person (diagnostics and tests). */
+  openPersonSessions(server: string): number {
+    return this.personal.get(server)?.openCount ?? 0;
+  }
+
+  /**
+   * Where to send a person's browser to connect `server`: its authorization server's page, carrying `state`; the
+   * callback at `redirectUrl` then calls `finishConnection`. Throws with a sentence when the server cannot be reached.
+   */
+  async connectionUrl(server: string, person: Actor, state: string): Promise<URL> {
+    return authorizationUrl(this.personConfig(server), personOwner(person), state, this.authorization);
+  }
+
+  /**
+   * Exchanges the code the person's browser came back with; their tokens are stored sealed, their old session closed,
+   * and a new one opened with the new tokens (its listing is the catalog: the first connection shows the planner the
+   * server's tools). A session that does not open now is opened again at their next step.
+   */
+  async finishConnection(server: string, person: Actor, code: string): Promise<void> {
+    const owner = personOwner(person);
+    await finishAuthorization(this.personConfig(server), owner, code, this.authorization);
+    const pool = this.personal.get(server);
+    await pool?.forget(owner.personId);
+    const opened = await pool?.session(owner);
+    if (opened?.kind === 'up') opened.release();
+  }
+
+  /**
+   * Forgets the person's connection to `server`: revoked at its authorization server when that offers revocation,
+   * then their session closed and their tokens and client deleted. `known`: they had tokens.
+   */
+  async disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }> {
+    const owner = personOwner(person);
+    const config = this.personConfig(server);
+    const known = (await this.authorization.store.read(server, owner, 'tokens')) !== undefined;
+    const revoked = known ? await revokeTokens(config, owner, this.authorization) : false;
+    await this.personal.get(server)?.forget(owner.personId);
+    await this.authorization.store.forget(server, owner, ['tokens', 'client', 'verifier']);
+    return { known, revoked };
+  }
+
+  /** When the person's tokens for each server that connects per person were stored, or null. */
+  async connectionsOf(person: Actor): Promise<{ server: string; connectedAt: Date | null }[]> {
+    const mine = await this.authorization.store.connections({ owner: personOwner(person) });
+    return this.personServers().map((server) => ({
+      server,
+      connectedAt: mine.find((c) => c.server === server)?.updatedAt ?? null,
+    }));
+  }
+
+  /** Whether the person holds tokens for the server (it may still refuse them: a call finds out). */
+  async hasConnection(server: string, person: Actor): Promise<boolean> {
+    return (await this.authorization.store.read(server, personOwner(person), 'tokens')) !== undefined;
+  }
+
+  private personConfig(server: string): McpServerConfig {
+    const pool = this.personal.get(server);
+    if (!pool) throw new Error(`MCP server "${server}" does not connect per person`);
+    return pool.config;
   }
 
   /** Each enabled server and whether it is connected now (for readiness probes). */
@@ -260,23 +411,34 @@ export class McpHost implements ToolRunner {
 
   /** Stops reconnecting, closes every session and stops every child process. */
   async close(): Promise<void> {
-    await Promise.all([...this.connections.values()].map((c) => c.close()));
+    await Promise.all([
+      ...[...this.connections.values()].map((c) => c.close()),
+      ...[...this.personal.values()].map((p) => p.close()),
+    ]);
   }
 
   private definitionOf(conn: McpConnection, tool: string): ToolInfo | undefined {
     const found = conn.tools.find((t) => t.name === tool);
-    return found && this.infoOf(conn, found);
+    return found && this.infoOf(conn.config, found, conn.serverInfo());
   }
 
   // A refreshed list (or a new session) brings new objects, so a changed definition is always mapped (and hashed) anew.
-  private infoOf(conn: McpConnection, tool: ServerTool): ToolInfo {
+  private infoOf(
+    config: McpServerConfig,
+    tool: ServerTool,
+    serverInfo: { name: string; version: string } | undefined,
+  ): ToolInfo {
     let info = this.mapped.get(tool);
     if (!info) {
-      info = toToolInfo(conn.config, tool, conn.serverInfo());
+      info = toToolInfo(config, tool, serverInfo);
       this.mapped.set(tool, info);
     }
     return info;
   }
+}
+
+function isPerPerson(s: McpServerConfig): boolean {
+  return s.transport.kind === 'http' && s.transport.auth?.owner === 'person';
 }
 
 /** A call that waited its whole timeout for a slot; never sent, so sending it again later is safe. */

@@ -7,7 +7,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { ConnectionStore } from './connection-store.ts';
+import type { ConnectionOwner, ConnectionStore } from './connection-store.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 import {
   createTransport,
@@ -40,6 +40,8 @@ export interface OAuthOptions {
   /** Where authorization servers send a person back to, unless a server's config names its own. */
   redirectUrl: string;
   authorize?: Authorizer;
+  /** Whose connection the session uses: the workspace's unless a person's is named. */
+  owner?: ConnectionOwner;
 }
 
 // Authorizations one start-up may need: the first, and one scope step-up; more than that is a server in a loop.
@@ -59,11 +61,15 @@ export class StartFailure extends Error {
   constructor(
     message: string,
     readonly reason: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; unauthorized?: boolean },
   ) {
     super(message, options);
     this.name = 'StartFailure';
+    this.unauthorized = options?.unauthorized ?? false;
   }
+
+  /** The server wants an authorization that no one gave (no tokens, or ones it refused and that did not refresh). */
+  readonly unauthorized: boolean;
 }
 
 /** An initialized session and the tools it listed at start. */
@@ -109,7 +115,7 @@ export class McpSession {
         ? new McpOAuthProvider({
             server: config.name,
             auth: t.auth,
-            owner: { kind: 'workspace' },
+            owner: options.oauth.owner ?? { kind: 'workspace' },
             store: options.oauth.store,
             redirectUrl: options.oauth.redirectUrl,
             clientName: options.clientName,
@@ -181,7 +187,7 @@ export class McpSession {
           ...(auth?.unauthorized ? { unauthorized: auth.unauthorized } : {}),
         },
       );
-      throw new StartFailure(text.message, text.reason, { cause: err });
+      throw new StartFailure(text.message, text.reason, { cause: err, unauthorized: err instanceof UnauthorizedError });
     } finally {
       clearTimeout(timer);
       cancel.removeEventListener('abort', onCancel);

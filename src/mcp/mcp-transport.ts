@@ -94,6 +94,18 @@ export function createTransport(
   return transport;
 }
 
+/**
+ * The fetch Steward's own OAuth requests use outside a session (a person's authorization started and finished from
+ * the browser, a revocation): bounded like a session's, and never to a URL that is neither https nor loopback.
+ */
+export function createOAuthFetch(maxBytes: number, logger: McpLogger): FetchLike {
+  return secureOnly(
+    createBoundedFetch(maxBytes, (summary) =>
+      logger('warn', `an OAuth answer was refused for its size (${summary.bytes} bytes)`),
+    ),
+  );
+}
+
 /** Refuses every request to a URL that is neither https nor loopback. */
 function secureOnly(base: FetchLike): FetchLike {
   return (url, init) => {

@@ -35,6 +35,13 @@ export interface OAuthProviderOptions {
   redirectUrl: string;
   clientName: string;
   authorize?: Authorizer;
+  /** The `state` of an authorization this provider starts (Steward's connect flow binds it to a person and a run). */
+  state?: string;
+  /**
+   * Starts a new authorization instead of refreshing the stored tokens (a person connecting again); the tokens it
+   * gets replace the stored ones only once the code is exchanged.
+   */
+  fresh?: boolean;
 }
 
 /** An `OAuthClientProvider` whose state is the connection store's, so every process sees the same connection. */
@@ -47,7 +54,12 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /** Set for a client that proves itself with a signed JWT (private_key_jwt, RFC 7523) instead of a secret. */
   readonly addClientAuthentication: AddClientAuthentication | undefined;
 
+  /** The authorization's `state` (RFC 6749 section 10.12), when Steward's connect flow gave one. */
+  readonly state: (() => string) | undefined;
+
   constructor(private readonly options: OAuthProviderOptions) {
+    const state = options.state;
+    this.state = state === undefined ? undefined : () => state;
     const { clientId, privateKey, algorithm } = options.auth;
     this.addClientAuthentication =
       clientId && privateKey
@@ -97,6 +109,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   tokens(): Promise<OAuthTokens | undefined> {
+    if (this.options.fresh) return Promise.resolve(undefined);
     return this.read<OAuthTokens>('tokens');
   }
 
@@ -122,6 +135,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveCodeVerifier(verifier: string): Promise<void> {
+    // A person's session that finds its tokens gone cannot authorize by itself: its verifier would only overwrite
+    // that of the person's own authorization under way in their browser (and fail its exchange).
+    if (this.options.owner.kind === 'person' && !this.options.authorize) return;
     await this.write('verifier', verifier);
   }
 

@@ -55,6 +55,7 @@ export function toToolInfo(
       ...(override.sensitive !== undefined ? { sensitive: override.sensitive } : {}),
       ...(override.trustedRefFields ? { trustedRefFields: override.trustedRefFields } : {}),
       ...(server.maxConcurrency !== undefined ? { maxConcurrency: server.maxConcurrency } : {}),
+      ...(server.transport.kind === 'http' && server.transport.auth?.owner === 'person' ? { perPerson: true } : {}),
     },
     ...fingerprintOf(tool, serverInfo),
   };

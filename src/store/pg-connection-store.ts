@@ -5,9 +5,11 @@
 import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
 import {
   ownerKey,
+  ownerOf,
   type ConnectionOwner,
   type ConnectionSecret,
   type ConnectionStore,
+  type StoredConnection,
 } from '../mcp/connection-store.ts';
 import { StewardError } from '../engine/errors.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -71,6 +73,16 @@ export class PgConnectionStore implements ConnectionStore {
       .where('owner', '=', ownerKey(owner))
       .where('kind', 'in', [...secrets])
       .execute();
+  }
+
+  async connections(of: { server: string } | { owner: ConnectionOwner }): Promise<StoredConnection[]> {
+    let query = this.db
+      .selectFrom('mcp_connection_secrets')
+      .select(['server', 'owner', 'updated_at'])
+      .where('kind', '=', 'tokens');
+    query = 'server' in of ? query.where('server', '=', of.server) : query.where('owner', '=', ownerKey(of.owner));
+    const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').execute();
+    return rows.map((r) => ({ server: r.server, owner: ownerOf(r.owner), updatedAt: new Date(r.updated_at) }));
   }
 
   /**

@@ -9,11 +9,14 @@ import pg from 'pg';
 import type { RunSignal, RunSignals } from '../engine/ports.ts';
 import { SIGNAL_CHANNEL } from './run-leases.ts';
 
-/** Reads a notification's payload (`decision:<run id>` or `released:<run id>`); anything else is ignored. */
+/**
+ * Reads a notification's payload (`decision:<run id>`, `released:<run id>`, or `connected:<run id>` from a person's
+ * connection callback, with `-` when no run waited); anything else is ignored.
+ */
 export function parseSignal(payload: string | undefined): RunSignal | null {
-  const match = /^(decision|released):(.+)$/.exec(payload ?? '');
+  const match = /^(decision|released|connected):(.+)$/.exec(payload ?? '');
   if (!match) return null;
-  return { kind: match[1] as 'decision' | 'released', runId: match[2] as string };
+  return { kind: match[1] as 'decision' | 'released' | 'connected', runId: match[2] as string };
 }
 
 /** Listens on a dedicated PostgreSQL connection, reconnecting (250 ms doubling to 5 s) while not stopped. */

@@ -15,6 +15,7 @@ import { ESTIMATES_SHOWN, estimatesPage } from './estimates-page.ts';
 import { page, type Markup } from './page-layout.ts';
 import { runFragment, runPage } from './run-page.ts';
 import { runsPage } from './runs-page.ts';
+import { addConnectRoutes, type ConnectFlow } from './connect-pages.ts';
 import { clearSessionCookie, SESSION_MS, sessionIdOf, setSessionCookie, type SessionPerson } from './session.ts';
 
 /** How long one live-update stream lasts before the page opens another (its access checked again). */
@@ -52,6 +53,8 @@ export interface DashboardOptions {
   pollMs?: number;
   pageSize?: number;
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
+  /** People connecting their own accounts to servers that connect per person (`/connect`, `/oauth/callback`). */
+  connect?: ConnectFlow;
 }
 
 type Env = { Variables: SecureHeadersVariables & { viewer: Viewer } };
@@ -78,6 +81,8 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
       },
       referrerPolicy: 'no-referrer',
       strictTransportSecurity: cookie.secure ? 'max-age=31536000' : false,
+      // A page that sets its own policy keeps it (the connect page's form leads to the authorization server).
+      overwrite: false,
     }),
   );
   app.use(async (c, next) => {
@@ -87,7 +92,8 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
   app.use('/signin', csrf({ origin }));
   // Signing out is a form too: another site may not sign a person out. Sign-in bodies are one short token.
   app.use('/signout', csrf({ origin }));
-  for (const path of ['/signin', '/signout'])
+  app.use('/connect', csrf({ origin }));
+  for (const path of ['/signin', '/signout', '/connect'])
     app.use(path, bodyLimit({ maxSize: 4_096, onError: (c) => refusal(c, 413, 'That form is too large.') }));
 
   app.get('/', (c) => c.redirect('/runs'));
@@ -136,6 +142,19 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
       ),
     );
   });
+
+  if (options.connect)
+    addConnectRoutes(app, {
+      flow: options.connect,
+      secure: cookie.secure,
+      clock: options.clock,
+      signedIn: async (c) => {
+        const id = await sessionIdOf(c, cookie);
+        const person = id ? await options.data.session(id, options.clock()) : null;
+        return person && { channel: person.channel, id: person.id };
+      },
+      ...(options.log && { log: options.log }),
+    });
 
   app.use('/runs/*', signedIn);
   app.use('/runs', signedIn);

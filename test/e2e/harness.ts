@@ -88,6 +88,7 @@ export function createSteward(
     | 'delegations'
     | 'estimateHistory'
     | 'dashboardLinks'
+    | 'connections'
   > & {
     /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
     clock?: () => Date;
@@ -127,6 +128,7 @@ export function createSteward(
     delegations: o.delegations,
     estimateHistory: o.estimateHistory,
     ...(o.dashboardLinks && { dashboardLinks: o.dashboardLinks }),
+    ...(o.connections && { connections: o.connections }),
   });
 }
 
@@ -368,6 +370,7 @@ export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner
   return {
     listTools: () => host.listTools(),
     refreshTool: (name, options) => host.refreshTool(name, options),
+    prepareAs: (name, person, options) => host.prepareAs(name, person, options),
     callTool: (name, args, opts) => {
       calls.push({ name, args, at: Date.now() });
       return host.callTool(name, args, opts);

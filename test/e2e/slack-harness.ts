@@ -6,7 +6,8 @@
 import { SlackChannel } from '../../src/bot/slack/slack-channel.ts';
 import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
-import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { McpHost, type McpHostOptions } from '../../src/mcp/mcp-host.ts';
+import type { PersonConnections } from '../../src/engine/ports.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { allTexts } from '../bot/slack/fixtures.ts';
@@ -145,12 +146,24 @@ export async function startSlackHarness(options: {
   dashboardUrl?: string;
   /** The first process's run store (a restart or another process gets a plain one). */
   store?: (db: TestDatabase['db']) => PgRunStore;
+  /**
+   * Parts on the harness's database started before the MCP host (a web origin for OAuth callbacks): the host's
+   * options, people's connections for Steward, more secrets that must never be shown, and how to stop them.
+   */
+  setup?: (db: TestDatabase) => Promise<{
+    host?: McpHostOptions;
+    connections?: (host: McpHost) => PersonConnections;
+    canaries?: () => string[];
+    close?: () => Promise<void>;
+  }>;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
   const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace });
   const db = await createTestDatabase(options.db);
-  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
+  const extra = await options.setup?.(db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), extra?.host);
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
+  const connections = extra?.connections?.(host);
   const store = options.store?.(db.db) ?? new PgRunStore(db.db);
   const calls: RecordedCall[] = [];
   const logs: string[] = [];
@@ -178,6 +191,7 @@ export async function startSlackHarness(options: {
       assistants: new PgAssistantStore(db.db),
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
+      ...(connections && { connections }),
     });
     await channel.start(steward);
     return { steward, channel, url: `http://127.0.0.1:${channel.port}/slack/events` };
@@ -290,11 +304,12 @@ export async function startSlackHarness(options: {
         calls: [...calls, ...others.flatMap((o) => o.calls)],
         llm,
         shown,
-        canaries: [CANARY_KEY, slack.botToken, ...others.map((o) => o.token), SECRET],
+        canaries: [CANARY_KEY, slack.botToken, ...others.map((o) => o.token), SECRET, ...(extra?.canaries?.() ?? [])],
         // As the console harness: steps started early are read-only closed-world calls of these tools.
         tools: host.listTools(),
       });
       for (const p of [now, ...others]) await stop(p);
+      await extra?.close?.();
       await host.close();
       await db.close();
       await llm.close();

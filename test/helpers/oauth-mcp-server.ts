@@ -2,8 +2,15 @@
  * A local OAuth 2.1 authorization server in front of a Streamable HTTP MCP server, both from the MCP SDK's own
  * server side (`mcpAuthRouter`, `requireBearerAuth`, `McpServer`): dynamic registration, PKCE, refresh tokens, and
  * a bearer check that answers 401 with a `resource_metadata` challenge. The consent page approves at once as the
- * person `consentAs` names, so a test's "browser" only follows the redirect. Its one tool, `whoami`, answers with
- * the token's subject, and every call is counted per subject with the token it came with.
+ * person signed in at the authorization server (the browser's `as_user` cookie, as a real one keeps its own login),
+ * else as `consentAs`, so a test's "browser" only follows the redirect. Its one tool, `whoami`, answers with the
+ * token's subject, and every call is counted per subject with the token it came with.
+ *
+ * As strict as a real server on what Steward relies on: a code is used once, by the client it was issued to, with
+ * the redirect URI of its authorization request (RFC 6749 section 4.1.3) and its PKCE verifier (RFC 7636 section
+ * 4.6, checked by the SDK's token handler); a token is bound to the resource it was asked for (RFC 8707 section 2)
+ * and the MCP endpoint refuses one issued for another (MCP authorization spec, "Token Audience Binding"); revocation
+ * (RFC 7009) ends the refresh token and the access tokens issued with it.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -35,8 +42,14 @@ export interface OAuthMcpServer {
   /** Every access and refresh token issued so far: the canaries a test looks for where they must not be. */
   issued: string[];
   refreshes: number;
+  /** Tokens revoked through the revocation endpoint (RFC 7009), in order. */
+  revoked: string[];
+  /** The `state` of every authorization request, in order. */
+  states: string[];
   /** Makes every access token issued so far expired, as time would. */
   expireAccessTokens(): void;
+  /** Revokes every token of a subject at the server's own initiative (an admin, a password change). */
+  revokeSubject(subject: string): void;
   close(): Promise<void>;
 }
 
@@ -46,6 +59,8 @@ interface Grant {
   expiresAt: number;
   scopes: string[];
   resource?: URL;
+  /** The refresh token issued with this access token (revoking it ends both). */
+  family?: string;
 }
 
 class TestAuthProvider implements OAuthServerProvider {
@@ -59,7 +74,10 @@ class TestAuthProvider implements OAuthServerProvider {
       return full;
     },
   };
-  private readonly codes = new Map<string, { challenge: string; grant: Omit<Grant, 'expiresAt'> }>();
+  private readonly codes = new Map<
+    string,
+    { challenge: string; redirectUri: string; grant: Omit<Grant, 'expiresAt'> }
+  >();
   readonly access = new Map<string, Grant>();
   private readonly refresh = new Map<string, Omit<Grant, 'expiresAt'>>();
 
@@ -67,13 +85,15 @@ class TestAuthProvider implements OAuthServerProvider {
 
   authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     const code = `code-${token()}`;
+    const signedIn = /(?:^|;\s*)as_user=([^;]+)/.exec(res.req.headers.cookie ?? '')?.[1];
+    this.state.states.push(params.state ?? '');
     const grant = {
-      subject: this.state.consentAs,
+      subject: signedIn ? decodeURIComponent(signedIn) : this.state.consentAs,
       clientId: client.client_id,
       scopes: params.scopes ?? [],
       ...(params.resource ? { resource: params.resource } : {}),
     };
-    this.codes.set(code, { challenge: params.codeChallenge, grant });
+    this.codes.set(code, { challenge: params.codeChallenge, redirectUri: params.redirectUri, grant });
     const back = new URL(params.redirectUri);
     back.searchParams.set('code', code);
     if (params.state !== undefined) back.searchParams.set('state', params.state);
@@ -87,10 +107,20 @@ class TestAuthProvider implements OAuthServerProvider {
     return Promise.resolve(found.challenge);
   }
 
-  exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<OAuthTokens> {
+  exchangeAuthorizationCode(
+    client: OAuthClientInformationFull,
+    code: string,
+    _verifier?: string,
+    redirectUri?: string,
+    resource?: URL,
+  ): Promise<OAuthTokens> {
     const found = this.codes.get(code);
-    if (!found || found.grant.clientId !== client.client_id) throw new InvalidGrantError('unknown authorization code');
+    // RFC 6749 section 4.1.2: a code is used once; section 4.1.3: by its client, with its authorization's redirect_uri.
     this.codes.delete(code);
+    if (!found || found.grant.clientId !== client.client_id) throw new InvalidGrantError('unknown authorization code');
+    if (redirectUri !== found.redirectUri) throw new InvalidGrantError('redirect_uri differs from the authorization');
+    // RFC 8707 section 2.2: the token is for the resource the authorization named.
+    if (resource?.href !== found.grant.resource?.href) throw new InvalidGrantError('resource differs');
     return Promise.resolve(this.issue(found.grant));
   }
 
@@ -100,6 +130,26 @@ class TestAuthProvider implements OAuthServerProvider {
     this.refresh.delete(refreshToken);
     this.state.refreshes += 1;
     return Promise.resolve(this.issue(grant));
+  }
+
+  revokeToken(client: OAuthClientInformationFull, request: { token: string }): Promise<void> {
+    // RFC 7009 section 2.1: only the client the token was issued to may revoke it; 2.2: an unknown token is no error.
+    const refresh = this.refresh.get(request.token);
+    if (refresh && refresh.clientId === client.client_id) this.revokeFamily(request.token);
+    const access = this.access.get(request.token);
+    if (access && access.clientId === client.client_id) this.access.delete(request.token);
+    this.state.revoked.push(request.token);
+    return Promise.resolve();
+  }
+
+  /** Ends a refresh token and every access token issued with it. */
+  revokeFamily(refreshToken: string): void {
+    this.refresh.delete(refreshToken);
+    for (const [t, g] of this.access) if (g.family === refreshToken) this.access.delete(t);
+  }
+
+  refreshTokens(): [string, Omit<Grant, 'expiresAt'>][] {
+    return [...this.refresh.entries()];
   }
 
   verifyAccessToken(accessToken: string): Promise<AuthInfo> {
@@ -118,8 +168,9 @@ class TestAuthProvider implements OAuthServerProvider {
   private issue(grant: Omit<Grant, 'expiresAt'>): OAuthTokens {
     const accessToken = `canary-access-${token()}`;
     const refreshToken = `canary-refresh-${token()}`;
-    this.access.set(accessToken, { ...grant, expiresAt: Math.floor(Date.now() / 1000) + 3600 });
-    this.refresh.set(refreshToken, grant);
+    const { family: _old, ...rest } = grant;
+    this.access.set(accessToken, { ...rest, family: refreshToken, expiresAt: Math.floor(Date.now() / 1000) + 3600 });
+    this.refresh.set(refreshToken, rest);
     this.state.issued.push(accessToken, refreshToken);
     return { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, refresh_token: refreshToken };
   }
@@ -141,8 +192,14 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
     calls: [],
     issued: [],
     refreshes: 0,
+    revoked: [],
+    states: [],
     expireAccessTokens: () => {
       for (const grant of provider.access.values()) grant.expiresAt = 0;
+    },
+    revokeSubject: (subject) => {
+      for (const g of provider.access.values()) if (g.subject === subject && g.family) provider.revokeFamily(g.family);
+      for (const [t, g] of provider.refreshTokens()) if (g.subject === subject) provider.revokeFamily(t);
     },
     close: () => {
       http.closeAllConnections();
@@ -158,6 +215,11 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
   });
   app.all('/mcp', express.json(), bearer, async (req, res) => {
     const auth = req.auth;
+    // A token issued for another resource is refused as if unknown (MCP authorization spec, token audience binding).
+    if (auth?.resource?.href !== mcpUrl.href) {
+      res.status(401).set('WWW-Authenticate', 'Bearer error="invalid_token"').json({ error: 'invalid_token' });
+      return;
+    }
     const subject = typeof auth?.extra?.subject === 'string' ? auth.extra.subject : '';
     const server = new McpServer({ name: 'oauth-test-server', version: '1.0.0' });
     server.registerTool('whoami', { description: 'Says whose token the call came with' }, () => {

@@ -73,7 +73,7 @@ describe('OAuth traffic stays on https (or loopback)', () => {
 });
 
 describe('"auth": "person"', () => {
-  it('is left out with a warning until people can connect from chat, and the other servers still start', async () => {
+  it('starts without reaching the server while nobody has connected, says so, and is not a readiness dependency', async () => {
     const config = parseMcpConfig(
       JSON.stringify({ mcpServers: { tracker: { url: 'https://tracker.example.test/mcp', auth: 'person' } } }),
       'test mcp.json',
@@ -83,8 +83,9 @@ describe('"auth": "person"', () => {
     await host.close();
     expect(failures).toEqual([]);
     expect(host.serverStatus()).toEqual([]);
+    expect(host.personServers()).toEqual(['tracker']);
     expect(lines).toContain(
-      'warn MCP server "tracker" connects per person ("auth": "person"), which this version cannot do yet; it is left out',
+      'info MCP server "tracker" connects per person; its tools are listed once someone connects',
     );
   });
 });

@@ -47,6 +47,22 @@ describe.each(twins)('ConnectionStore contract: %s', (_name, open) => {
     await store.forget('tracker', alice, []);
     expect(await store.read('tracker', alice, 'client')).toBe('{"c":1}');
   });
+
+  it('lists the connections holding tokens, of a server or of an owner, newest first (never the tokens)', async () => {
+    const store = await open();
+    const alice = { kind: 'person', personId: 'slack:T1:U1' } as const;
+    const bob = { kind: 'person', personId: 'discord:42' } as const;
+    await store.write('tracker', alice, 'tokens', '{"a":1}');
+    await store.write('tracker', bob, 'client', '{"c":1}');
+    await store.write('docs', alice, 'tokens', '{"d":1}');
+    await store.write('tracker', bob, 'tokens', '{"b":1}');
+    const tracker = await store.connections({ server: 'tracker' });
+    expect(tracker.map((c) => c.owner)).toEqual([bob, alice]);
+    expect((await store.connections({ owner: alice })).map((c) => c.server).sort()).toEqual(['docs', 'tracker']);
+    expect(JSON.stringify(tracker)).not.toContain('"a":1');
+    await store.forget('tracker', bob, ['tokens']);
+    expect(await store.connections({ owner: bob })).toEqual([]);
+  });
 });
 
 describe('openConnectionStore', () => {

@@ -34,6 +34,7 @@ export function withBuiltinTools(
     listTools: () => [...tools.listTools().filter((t) => t.server !== BUILTIN_SERVER), ...builtin],
     refreshTool: (name, options) =>
       isBuiltin(name) || !tools.refreshTool ? Promise.resolve() : tools.refreshTool(name, options),
+    ...(tools.prepareAs && { prepareAs: tools.prepareAs.bind(tools) }),
     callTool: (name, args, options) => {
       if (!isBuiltin(name)) return tools.callTool(name, args, options);
       if (name === DELEGATE_TOOL && delegation) return delegation.flow.call(args, options);

@@ -2,6 +2,7 @@
 import type { ScheduleLimits } from '../workflow/schedule-limits.ts';
 import type {
   DashboardLinks,
+  PersonConnections,
   LlmClient,
   ModelRole,
   Notifier,
@@ -116,6 +117,8 @@ export interface StewardDeps {
   estimateHistory?: EstimateHistory;
   /** Sign-in links of the web dashboard: without it, `dashboardLink` answers null (the dashboard is off). */
   dashboardLinks?: DashboardLinks;
+  /** People's own connections to servers that connect per person; absent when no server does. */
+  connections?: PersonConnections;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

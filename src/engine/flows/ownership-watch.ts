@@ -16,6 +16,8 @@ export interface OwnershipRounds {
   takeOver: () => Promise<void>;
   /** Applies the decisions queued for one run. */
   drain: (runId: string) => Promise<void>;
+  /** Someone connected a server that connects per person: the runs waiting on it look again. */
+  connected?: () => Promise<void>;
   /** Forgets old repeat-guarding notes (see `RunStore.pruneLedgers`). */
   tidy: () => Promise<void>;
 }
@@ -47,6 +49,12 @@ export function startOwnershipWatch(
   ];
   for (const t of timers) t.unref();
   const onSignal = (signal: RunSignal) => {
+    if (signal.kind === 'connected') {
+      void rounds
+        .connected?.()
+        .catch((err: unknown) => log('warn', `connections not looked at again yet: ${(err as Error).message}`));
+      return;
+    }
     if (signal.kind !== 'decision') return takeover.run();
     void rounds
       .drain(signal.runId)

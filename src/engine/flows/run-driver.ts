@@ -5,14 +5,23 @@
 import type { Plan, Step } from '../plan/plan-schema.ts';
 import { changedDefinition } from '../plan/tool-pins.ts';
 import type { OutboundMessage } from '../messages.ts';
-import type { Conversation, LlmClient, Notifier, PinnedTool, RunRecords, StepLog, ToolRunner } from '../ports.ts';
+import type {
+  Conversation,
+  LlmClient,
+  Notifier,
+  PersonalAccess,
+  PinnedTool,
+  RunRecords,
+  StepLog,
+  ToolRunner,
+} from '../ports.ts';
 import type { Result } from '../result.ts';
 import { dispatchTransition, startDispatch } from '../run/dispatch.ts';
 import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '../run/dispatch-state.ts';
 import { actionsFor } from '../run/run-actions.ts';
 import type { StepPolicy } from '../run/step-policies.ts';
 import { cut, outputText } from '../text.ts';
-import type { Json, RiskLevel, StepError } from '../types.ts';
+import type { Actor, Json, RiskLevel, StepError, ToolInfo } from '../types.ts';
 import { StewardError } from '../errors.ts';
 import type { Log } from './deps.ts';
 import { ProgressOutbox, type FillPlace } from './progress-outbox.ts';
@@ -34,6 +43,8 @@ export interface RunDriverDeps {
   onHold: (driver: RunDriver, hold: HoldEffect) => void;
   /** Another process took the run over (a write was fenced out): this process must let it go. */
   onLost: (driver: RunDriver) => void;
+  /** A step waits for the requester to connect a server that connects per person: they are asked, privately. */
+  onConnection?: (driver: RunDriver, wait: { stepId: string; server: string }) => void;
   /**
    * For a run of an Assistant: asked right before each tool call, from the database; a reason (the call is then
    * not made, and the step fails with it) when the Assistant is no longer granted the tool.
@@ -49,6 +60,11 @@ export interface DrivenRun {
   pins: readonly PinnedTool[];
   /** The lease fence this process holds the run under; every step write carries it. */
   fence: number;
+  /**
+   * Whose own connection the run's steps use on servers that connect per person: the requester's (a workflow fire's
+   * owner, a delegated run's original requester), never the approver's.
+   */
+  actingAs?: Actor;
 }
 
 /** Drives one run from its first step to `finished`; `done` resolves with the final dispatch state. */
@@ -70,6 +86,7 @@ export class RunDriver {
   private revisionNow: number;
   private readonly conversation: Conversation;
   private readonly fence: number;
+  private readonly actingAs: Actor | undefined;
   /** The run's progress lines and notices, in the order the dispatcher decided them. */
   private readonly outbox: ProgressOutbox<OutboundMessage>;
   /** Resolves once the run has finished and everything about it is stored. */
@@ -85,6 +102,7 @@ export class RunDriver {
     this.revisionNow = run.revision;
     this.conversation = run.conversation;
     this.fence = run.fence;
+    this.actingAs = run.actingAs;
     for (const pin of run.pins) this.pins.set(pin.tool, pin);
     this.state = initial;
     this.done = new Promise((resolve) => (this.resolveDone = resolve));
@@ -231,6 +249,9 @@ export class RunDriver {
       case 'requestApproval':
         this.deps.onHold(this, effect);
         return;
+      case 'requestConnection':
+        this.deps.onConnection?.(this, { stepId: effect.stepId, server: effect.server });
+        return;
       case 'holdInterrupted':
         this.holdInterrupted(effect.stepId, effect.error).catch((err: unknown) => {
           if (!this.detached)
@@ -261,10 +282,27 @@ export class RunDriver {
     // The step's timeout covers everything from here: the definition check, the intent's write and the call.
     const began = clock().getTime();
     // Awaiting first also keeps this from re-entering the transition that is starting the step.
-    if (step.kind === 'tool' && this.pins.has(step.tool)) {
+    const personal = step.kind === 'tool' && this.state.policies[step.id]?.perPerson === true;
+    let listed: readonly ToolInfo[] | undefined;
+    if (personal && step.kind === 'tool') {
+      // Checked under the requester's own session: the definition the call goes out under, or no connection at all.
+      const access = await this.personalAccess(step.tool, controller.signal, timeoutMs);
+      if (access.kind === 'connect') {
+        wave.withdraw(k);
+        this.endInflight(step.id, attempt);
+        this.send({ type: 'connectionNeeded', stepId: step.id, attempt, server: access.server });
+        return;
+      }
+      if (access.kind === 'failed') {
+        wave.withdraw(k);
+        this.finishStep(step.id, attempt, { ok: false, error: access.error });
+        return;
+      }
+      listed = access.tool ? [access.tool] : [];
+    } else if (step.kind === 'tool' && this.pins.has(step.tool)) {
       await this.deps.tools.refreshTool?.(step.tool, { signal: controller.signal, timeoutMs });
     } else await Promise.resolve();
-    if (step.kind === 'tool' && changedDefinition(this.pins.get(step.tool), this.deps.tools.listTools())) {
+    if (step.kind === 'tool' && changedDefinition(this.pins.get(step.tool), listed ?? this.deps.tools.listTools())) {
       wave.withdraw(k);
       this.endInflight(step.id, attempt);
       this.send({ type: 'definitionChanged', stepId: step.id, attempt });
@@ -327,6 +365,7 @@ export class RunDriver {
         timeoutMs,
         runId: this.runId,
         stepId: step.id,
+        ...(this.actingAs && { as: this.actingAs }),
       });
       if (!result.ok) return result;
       const output = result.value as unknown as Json;
@@ -357,6 +396,16 @@ export class RunDriver {
         };
       return { ok: false, error: { code: 'llm_failed', message: (err as Error).message, retryable: false } };
     }
+  }
+
+  /** Whether the requester's own session can run `tool` now (a run with no requester named has no connection). */
+  private async personalAccess(tool: string, signal: AbortSignal, timeoutMs: number): Promise<PersonalAccess> {
+    const server = tool.slice(0, tool.indexOf('.'));
+    if (!this.actingAs) return { kind: 'connect', server };
+    // A runner that cannot look ahead: the call itself says whether the connection works (`not_connected`).
+    if (!this.deps.tools.prepareAs)
+      return { kind: 'ready', tool: this.deps.tools.listTools().find((t) => t.name === tool) };
+    return this.deps.tools.prepareAs(tool, this.actingAs, { signal, timeoutMs });
   }
 
   /** Why the run's Assistant may not call `tool` now (its grant revoked, or the check itself failed), or null. */

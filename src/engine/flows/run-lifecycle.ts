@@ -28,6 +28,7 @@ import type { RunDrivers } from './run-drivers.ts';
 import type { RunLeases } from './run-leases.ts';
 import type { RunMessages } from './run-messages.ts';
 import { spendOutlookFor } from './spend-check.ts';
+import type { ConnectionWaits } from './connection-waits.ts';
 
 /** Starts and finishes the runs of this process. */
 export class RunLifecycle {
@@ -49,6 +50,8 @@ export class RunLifecycle {
       afterStart: (run: StoredRun) => Promise<void>;
       /** Told once a run's report is sent and it owes nothing more (a delegate step waiting for it looks again). */
       afterReport?: (runId: string, requester: StoredRun['requester']) => void;
+      /** Steps waiting for their requester to connect a server that connects per person. */
+      waits?: ConnectionWaits;
     } = { afterStart: async () => undefined },
   ) {}
 
@@ -104,20 +107,24 @@ export class RunLifecycle {
       this.deps.log('error', `run ${run.id}: not started here: this process does not hold its lease`);
       return undefined;
     }
-    const driver = new RunDriver(
-      { runId: run.id, revision: run.revision, conversation: run.conversation, pins, fence },
-      initial,
-      {
-        ...this.deps,
-        llm: this.llmFor(run),
-        onHold: (d, hold) =>
-          void this.onHold(run, d, hold).catch((err: unknown) =>
-            this.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`),
+    // Steps on servers that connect per person run as the requester: never as whoever approved or steered the run.
+    const driven = { runId: run.id, revision: run.revision, conversation: run.conversation, pins, fence };
+    const driver = new RunDriver({ ...driven, actingAs: run.requester }, initial, {
+      ...this.deps,
+      llm: this.llmFor(run),
+      onHold: (d, hold) =>
+        void this.onHold(run, d, hold).catch((err: unknown) =>
+          this.deps.log('error', `run ${run.id}: hold not handled: ${(err as Error).message}`),
+        ),
+      onConnection: (d, wait) =>
+        void this.hooks.waits
+          ?.ask(run, d, wait)
+          .catch((err: unknown) =>
+            this.deps.log('error', `run ${run.id}: the connect link was not sent: ${(err as Error).message}`),
           ),
-        onLost: () => this.lose(run.id),
-        checkGrant: grantCheckFor(this.deps, run),
-      },
-    );
+      onLost: () => this.lose(run.id),
+      checkGrant: grantCheckFor(this.deps, run),
+    });
     this.drivers.track(driver, run, finish, (err) => {
       this.deps.log(
         'error',
@@ -154,6 +161,7 @@ export class RunLifecycle {
     if (!this.drivers.has(runId)) return;
     this.deps.log('warn', `run ${runId}: another process took it over; letting it go here`);
     this.drivers.letGo(runId);
+    this.hooks.waits?.forget(runId);
     this.deps.estimates?.forget(runId);
     this.timers.clear(runId);
     this.leases.forget(runId);
@@ -170,6 +178,7 @@ export class RunLifecycle {
     // The database may be away as the run ends: the end waits for it rather than leaving the run ownerless.
     const patiently = <T>(write: () => Promise<T>) => this.patiently(run, write);
     const fence = this.leases.fenceOf(run.id);
+    this.hooks.waits?.forget(run.id);
     if (fence === undefined) return;
     const from = [...PLANNED_STATUSES];
     // Fenced: a process that lost the run ends nothing (a `fenced` error); its new holder finishes it. The report is

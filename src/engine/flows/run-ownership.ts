@@ -42,6 +42,8 @@ export interface TakeoverSteps {
   apply(d: InboundDecision): Promise<void>;
   /** After each takeover round (delegation slots whose end was lost are freed). */
   afterRound?(): Promise<void>;
+  /** Another process said someone connected a server (runs waiting on a connection look again). */
+  connected?(): Promise<void>;
 }
 
 export class RunOwnership {
@@ -171,6 +173,7 @@ export class RunOwnership {
         await this.steps.afterRound?.();
       },
       drain: (runId: string) => this.drain(runId),
+      connected: () => this.steps.connected?.() ?? Promise.resolve(),
       tidy: async () => {
         const pruned = await store.pruneLedgers(LEDGER_RETENTION_MS);
         const counts = Object.entries(pruned).filter(([, n]) => n > 0);

@@ -39,6 +39,7 @@ import { withAssistantModels } from './assistant-grants.ts';
 import { withBuiltinTools } from './builtin-tools.ts';
 import { DelegationFlow, type ChildRun } from './delegation-flow.ts';
 import { classifyReply } from './classify.ts';
+import { ConnectionWaits } from './connection-waits.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { createPlanWriter, type PlanWriter } from './planner.ts';
@@ -97,6 +98,7 @@ export class Steward implements InboundHandler {
   private readonly amendments: WorkflowAmendments | undefined;
   private readonly assistants: AssistantFlow | undefined;
   private readonly delegation: DelegationFlow | undefined;
+  private readonly waits: ConnectionWaits;
   private assistantList: { at: number; list: Promise<Assistant[]> } | undefined;
 
   private readonly deps: StewardDeps;
@@ -169,7 +171,9 @@ export class Steward implements InboundHandler {
         models: settings.modelNames ?? [],
       });
     }
+    this.waits = new ConnectionWaits({ connections: deps.connections, store, clock, log }, this.messages);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
+      waits: this.waits,
       afterStart: async (run) => {
         await this.ownership
           .drain(run.id)
@@ -191,8 +195,13 @@ export class Steward implements InboundHandler {
       recover: (run, fence) => recovery.recover(run, fence),
       replan: (run, fence) => this.replan(run, fence),
       apply: (d) => this.decideQueued(d),
-      // Slots of delegations whose end was lost with their parent's process are freed once their child has ended.
-      afterRound: async () => void (await this.delegation?.sweep()),
+      // Slots of delegations whose end was lost with their parent's process are freed once their child has ended; a
+      // connection whose signal was missed is found.
+      afterRound: async () => {
+        await this.delegation?.sweep();
+        await this.waits.recheck();
+      },
+      connected: () => this.waits.recheck(),
     });
     const quick = settings.quickAnswers
       ? new QuickAnswers(deps, this.llmFor, settings.quickAnswers, earlier)
@@ -679,7 +688,9 @@ export class Steward implements InboundHandler {
     if (intent === 'unrelated' || intent === 'new') return m.leftAlone?.({ id: run.id, request: run.request });
     if (intent === 'status') {
       const attempts = await store.listStepAttempts(run.id);
-      await this.messages.notice(run, 'info', describeRun(run.status, run.plan, attempts));
+      const waiting = this.waits.describe(run.id);
+      const said = describeRun(run.status, run.plan, attempts);
+      await this.messages.notice(run, 'info', waiting ? `${said}\n${waiting}` : said);
       return;
     }
     await this.decision({ runId: run.id, revision: run.revision, action: 'amend', actor: m.actor, text: m.text });

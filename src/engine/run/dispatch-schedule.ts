@@ -23,6 +23,24 @@ export function failStep(state: DispatchState, stepId: string, failure: StepErro
   // A model call the spend cap refused sent nothing: the step waits and the run pauses, for a person to decide.
   if (error.code === 'spend_capped' && (state.phase === 'running' || state.phase === 'paused'))
     return holdInterrupted(state, stepId, error, effects);
+  // Refused for want of the requester's own connection: the call never ran, so the step waits for them to connect.
+  if (
+    error.code === 'not_connected' &&
+    step.kind === 'tool' &&
+    (state.phase === 'running' || state.phase === 'paused')
+  ) {
+    effects.push({
+      type: 'recordStepEnd',
+      stepId,
+      attempt: rt.attempt,
+      status: 'failed',
+      detail: `${error.message} It waits for the requester to connect.`,
+      error,
+    });
+    state.steps[stepId] = { status: 'pending', attempt: rt.attempt };
+    awaitConnection(state, stepId, serverOf(step.tool), effects);
+    return;
+  }
   if (error.code === 'interrupted' && state.phase !== 'stopping') {
     // For an idempotent tool a lost call is one more failed attempt of an unavailable server. Stored as such, since
     // restore reads a stored `interrupted` as "may have acted, ask a person".
@@ -66,6 +84,13 @@ export function failStep(state: DispatchState, stepId: string, failure: StepErro
     state.phase = 'halting';
     state.haltedBy = stepId;
   }
+}
+
+/** A pending step waits for the requester to connect `server`; they are asked once per wait. */
+export function awaitConnection(state: DispatchState, stepId: string, server: string, effects: DispatchEffect[]): void {
+  const asked = Object.values(state.connecting ?? {}).includes(server);
+  state.connecting = { ...state.connecting, [stepId]: server };
+  if (!asked) effects.push({ type: 'requestConnection', stepId, server });
 }
 
 /**
@@ -120,6 +145,7 @@ export function schedule(state: DispatchState, effects: DispatchEffect[]): Trans
         changed = true;
         continue;
       }
+      if (state.connecting?.[step.id] !== undefined) continue;
       if (needsApproval(state, step)) continue;
       if (holdBefore(state, step, effects)) continue;
       if (runningCount(state) >= state.maxParallel || atServerLimit(state, step)) continue;
@@ -308,5 +334,6 @@ export function clone(state: DispatchState): DispatchState {
     announced: [...state.announced],
     confirmed: [...state.confirmed],
     breakpoints: [...state.breakpoints],
+    ...(state.connecting ? { connecting: { ...state.connecting } } : {}),
   };
 }

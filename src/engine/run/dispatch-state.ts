@@ -51,6 +51,11 @@ export interface DispatchState {
   confirmed: string[];
   /** Steps the run holds at, before they start or after they end. */
   breakpoints: Breakpoint[];
+  /**
+   * Steps waiting for the requester to connect a server that connects per person, by step id: the server. Such a
+   * step stays pending (its timeout not started) until `connected` names its server; absent when none waits.
+   */
+  connecting?: Record<string, string>;
   outcome: 'completed' | 'failed' | 'stopped' | null;
   plan: Plan;
   policies: Record<string, StepPolicy>;
@@ -73,6 +78,10 @@ export type DispatchEvent =
   | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy>; approvalNeeded?: string[] }
   | { type: 'holdsApproved'; risk: RiskLevel; policies?: Record<string, StepPolicy> }
   | { type: 'definitionChanged'; stepId: string; attempt: number }
+  /** Right before its call, the requester turned out to have no working connection to the step's server: not sent. */
+  | { type: 'connectionNeeded'; stepId: string; attempt: number; server: string }
+  /** The requester connected the server: the steps waiting for it may start. */
+  | { type: 'connected'; server: string }
   /** While the plan streams: steps let in to start before it is whole, added as pending (an id seen before is kept). */
   | { type: 'stepsArrived'; steps: Step[]; policies: Record<string, StepPolicy> }
   /**
@@ -105,6 +114,8 @@ export type DispatchEffect =
   | { type: 'showBreakpoint'; stepId: string; when: BreakpointTime }
   /** Steps wait for a person's approval; each hold is asked for once. */
   | { type: 'requestApproval'; holds: Hold[] }
+  /** A step waits for the requester to connect `server` (their own account): ask them, privately, once per wait. */
+  | { type: 'requestConnection'; stepId: string; server: string }
   /**
    * A step's call went out and its server went away before answering, so its tool may have acted, and it is not
    * safe to repeat blindly: store the pause and tell the person (resume runs the step again; stop ends the run).

@@ -5,7 +5,7 @@
  */
 import { hasBreakpoint, setAfter, setBefore, withoutSteps } from '../plan/breakpoints.ts';
 import type { Plan } from '../plan/plan-schema.ts';
-import { clone, failStep, schedule } from './dispatch-schedule.ts';
+import { awaitConnection, clone, failStep, schedule } from './dispatch-schedule.ts';
 import type { DispatchEffect, DispatchEvent, DispatchState, Hold, StepRuntime, Transition } from './dispatch-state.ts';
 import type { StepPolicy } from './step-policies.ts';
 
@@ -72,6 +72,22 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
         confirmed: [...state.confirmed, ...confirmed],
       });
       if (event.policies) state.policies = event.policies;
+      return schedule(state, effects);
+    }
+    case 'connectionNeeded': {
+      // The call was never sent: the step goes back to waiting, now for the requester to connect its server.
+      const rt = state.steps[event.stepId];
+      if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
+      state.steps[event.stepId] = { status: 'pending', attempt: rt.attempt - 1 };
+      awaitConnection(state, event.stepId, event.server, effects);
+      return schedule(state, effects);
+    }
+    case 'connected': {
+      const waiting = Object.entries(state.connecting ?? {}).filter(([, server]) => server === event.server);
+      if (waiting.length === 0) return { state: prev, effects: [] };
+      state.connecting = Object.fromEntries(
+        Object.entries(state.connecting ?? {}).filter(([, server]) => server !== event.server),
+      );
       return schedule(state, effects);
     }
     case 'definitionChanged': {
@@ -148,11 +164,13 @@ function revise(
     if (why && steps[s.id]?.status === 'pending' && !holds.some((h) => h.stepId === s.id))
       holds.push({ stepId: s.id, why });
   }
+  const connecting = Object.entries(state.connecting ?? {}).filter(([id]) => steps[id]?.status === 'pending');
   return {
     ...state,
     plan,
     policies,
     steps,
+    ...(state.connecting ? { connecting: Object.fromEntries(connecting) } : {}),
     amending: false,
     holds,
     announced: [],

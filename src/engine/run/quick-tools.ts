@@ -1,7 +1,7 @@
 /**
  * What the quick-answer loop may offer the model (pure): only tools that may start before anyone has seen a plan, by
  * the same test as the early-start gate (`startsEarly`: allowed, read-only and closed-world after mcp.json overrides,
- * low risk, not sensitive), and one routing tool, `plan_request`, that hands the request to the planner.
+ * low risk, not sensitive; never a tool of a server that connects per person), and one routing tool, `plan_request`, that hands the request to the planner.
  *
  * Providers take tool names matching `^[a-zA-Z0-9_-]{1,64}$`; MCP names are `<server>.<tool>` and may hold other
  * characters. Each offered tool gets a provider name, and the map back is the only way a model's call reaches a tool:
@@ -23,7 +23,8 @@ export const QUICK_TOOLS = 8;
 
 /** The tools a quick answer may call; with `request`, narrowed to those that fit it (as the planner's are). */
 export function quickTools(all: readonly ToolInfo[], request?: string, limit = QUICK_TOOLS): ToolInfo[] {
-  const quick = all.filter(startsEarly);
+  // A server that connects per person may first need the requester to connect, which only a planned run waits for.
+  const quick = all.filter((t) => startsEarly(t) && t.policy.perPerson !== true);
   return request === undefined ? quick : selectTools(quick, { request }, limit);
 }
 

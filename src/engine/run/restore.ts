@@ -76,6 +76,11 @@ export function restoreDispatch(
       state.steps[step.id] = { status: 'pending', attempt: a.attempt, error: a.error };
       continue;
     }
+    // Refused for want of the requester's connection: the call never ran; it runs (or waits again) from here.
+    if (a.status === 'failed' && a.error?.code === 'not_connected') {
+      state.steps[step.id] = { status: 'pending', attempt: a.attempt };
+      continue;
+    }
     // The crash came between a failed attempt and its retry: the retry is still owed.
     if (a.status === 'failed' && a.error?.retryable && idempotent && a.attempt < options.maxAttempts) {
       state.steps[step.id] = { status: 'pending', attempt: a.attempt };

@@ -17,6 +17,8 @@ export interface StepPolicy {
   trustedRefFields: string[];
   /** Most calls the step's server takes at once (its `maxConcurrency`); unset: no limit. */
   serverMaxConcurrency?: number;
+  /** The step's server connects per person: it runs under the requester's own connection, checked before the call. */
+  perPerson?: true;
 }
 
 /** Policies for every step of a plan, from the tool catalog as it is now (a tool gone from it counts as unsafe). */
@@ -32,6 +34,7 @@ export function policiesFor(plan: Plan, tools: readonly ToolInfo[]): Record<stri
       guardRefs: tool ? guardsDataFlow(tool) : false,
       trustedRefFields: tool?.policy.trustedRefFields ?? [],
       ...(tool?.policy.maxConcurrency !== undefined ? { serverMaxConcurrency: tool.policy.maxConcurrency } : {}),
+      ...(tool?.policy.perPerson ? { perPerson: true as const } : {}),
     };
   }
   return out;

@@ -1,0 +1,94 @@
+/**
+ * Runs of this process whose steps wait for their requester to connect a server that connects per person. The
+ * requester is sent a private "Connect" link once per wait; a connection made anywhere (the callback of any process
+ * signals it; the ownership watch looks again each round, in case a signal was missed) lets the steps go on, with no
+ * new plan. A connection counts only when it is newer than the one the wait began with (a refused one stays refused).
+ */
+import type { PersonConnections, RunRecords, StoredRun } from '../ports.ts';
+import { sentence } from '../run/run-actions.ts';
+import type { Log } from './deps.ts';
+import type { RunDriver } from './run-driver.ts';
+import type { RunMessages } from './run-messages.ts';
+
+/** How long a connect link works; the words say so. */
+const LINK_MINUTES = 15;
+
+interface Wait {
+  run: StoredRun;
+  driver: RunDriver;
+  /** Per server: the connection the wait began with (null: none), and the step that asked first. */
+  servers: Map<string, { since: Date | null; stepId: string }>;
+}
+
+/** The waits of this process, by run. */
+export class ConnectionWaits {
+  private readonly waits = new Map<string, Wait>();
+
+  constructor(
+    private readonly deps: {
+      connections: PersonConnections | undefined;
+      store: Pick<RunRecords, 'appendEvent'>;
+      clock: () => Date;
+      log: Log;
+    },
+    private readonly messages: RunMessages,
+  ) {}
+
+  /** A step of the run waits for its requester to connect `server`: noted, and the requester asked privately. */
+  async ask(run: StoredRun, driver: RunDriver, wait: { stepId: string; server: string }): Promise<void> {
+    const { connections, clock, store } = this.deps;
+    const since = connections ? await connections.connectedAt(wait.server, run.requester) : null;
+    const entry = this.waits.get(run.id) ?? { run, driver, servers: new Map() };
+    entry.servers.set(wait.server, { since, stepId: wait.stepId });
+    this.waits.set(run.id, entry);
+    await store.appendEvent(run.id, 'connectionNeeded', { stepId: wait.stepId, server: wait.server }, clock());
+    const link = connections ? await connections.connectLink(wait.server, run.requester, run.id, clock()) : null;
+    const text = link
+      ? sentence`${run.requester}: ${wait.stepId} runs on ${wait.server} as you, with your own account, and you have not connected it (or it needs connecting again). Connect ${wait.server}: ${link} (for you only; it works once, for ${String(LINK_MINUTES)} minutes). The run waits meanwhile; stop it to give up.`
+      : sentence`${run.requester}: ${wait.stepId} runs on ${wait.server} as you, with your own account, and you have not connected it. Steward has no web address to connect from (its dashboard is off: STEWARD_DASHBOARD_PORT); the run waits. Stop it to give up.`;
+    await this.messages.notice(run, 'info', text, run.requester);
+  }
+
+  /** What the run waits for, in words; null when it waits for no connection here. */
+  describe(runId: string): string | null {
+    const wait = this.waits.get(runId);
+    if (!wait || wait.servers.size === 0) return null;
+    const servers = [...wait.servers.keys()].join(', ');
+    const person = wait.run.requester.name ?? wait.run.requester.id;
+    return `Waiting for ${person} to connect ${servers} (a private link was sent).`;
+  }
+
+  /** Looks at every wait again: a newer connection lets its steps go on. Never throws. */
+  async recheck(): Promise<void> {
+    const { connections } = this.deps;
+    if (!connections) return;
+    for (const [runId, wait] of [...this.waits]) {
+      if (wait.driver.current.phase === 'done') {
+        this.waits.delete(runId);
+        continue;
+      }
+      for (const [server, { since }] of [...wait.servers]) {
+        const now = await connections.connectedAt(server, wait.run.requester).catch((err: unknown) => {
+          this.deps.log(
+            'warn',
+            `run ${runId}: could not look at the connection to ${server}: ${(err as Error).message}`,
+          );
+          return null;
+        });
+        if (now === null || (since !== null && now.getTime() <= since.getTime())) continue;
+        wait.servers.delete(server);
+        this.deps.log('info', `run ${runId}: its requester connected ${server}; the waiting steps go on`);
+        await this.deps.store
+          .appendEvent(runId, 'connected', { server }, this.deps.clock())
+          .catch((err: unknown) => this.deps.log('warn', `run ${runId}: ${(err as Error).message}`));
+        wait.driver.send({ type: 'connected', server });
+      }
+      if (wait.servers.size === 0) this.waits.delete(runId);
+    }
+  }
+
+  /** The run ended or went to another process: nothing waits here any more. */
+  forget(runId: string): void {
+    this.waits.delete(runId);
+  }
+}

@@ -1,0 +1,233 @@
+/**
+ * Issue 28, per-person connections, end to end on Slack: the real Bolt app against the fake Slack, the real engine
+ * and store on PostgreSQL, McpHost with sealed tokens, the dashboard's origin serving the connect link and the OAuth
+ * callback, and the SDK's own OAuth authorization server in front of a Streamable HTTP MCP server that records the
+ * token's subject of each tools/call (test/helpers/oauth-mcp-server.ts). A "browser" is plain HTTP requests that
+ * follow the redirects by hand, carrying its cookies: `as_user` is who is signed in at the authorization server.
+ */
+import { randomBytes } from 'node:crypto';
+import { sql } from 'kysely';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Actor } from '../../src/engine/types.ts';
+import { deferredConnectFlow, PersonConnectionFlow } from '../../src/person-connections.ts';
+import { PgConnectLinks } from '../../src/store/pg-connect-links.ts';
+import { PgConnectionStore } from '../../src/store/pg-connection-store.ts';
+import { PgDashboard } from '../../src/store/pg-dashboard.ts';
+import { parseSecretKey, SecretBox } from '../../src/store/secret-box.ts';
+import { createDashboardApp } from '../../src/web/dashboard-app.ts';
+import { startDashboardServer } from '../../src/web/dashboard-server.ts';
+import { byRole } from '../fakes/fake-llm-server.ts';
+import { serverConfig } from '../helpers/mcp-servers.ts';
+import { startOAuthMcpServer, type OAuthMcpServer } from '../helpers/oauth-mcp-server.ts';
+import { planReply } from './harness.ts';
+import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
+
+const ADA: Actor = { channel: 'slack', id: 'U0ADA' };
+const BOB: Actor = { channel: 'slack', id: 'U0BOB' };
+
+let h: SlackHarness | undefined;
+let oauth: OAuthMcpServer | undefined;
+afterEach(async () => {
+  await h?.close();
+  await oauth?.close();
+  h = undefined;
+  oauth = undefined;
+});
+
+interface Started {
+  harness: SlackHarness;
+  web: string;
+  flow: () => PersonConnectionFlow;
+}
+
+/** Someone connected before (`/steward connections`): their session listed the tools the planner sees. */
+async function firstConnection(started: Started): Promise<void> {
+  const carol: Actor = { channel: 'slack', id: 'U0CAROL' };
+  const link = (await started.flow().connectLink('tracker', carol, null, new Date()))!;
+  expect((await connectThrough(link, browser('carol@tracker'))).status).toBe(200);
+}
+
+async function start(server: OAuthMcpServer): Promise<Started> {
+  let web = '';
+  const holder: { flow?: PersonConnectionFlow } = {};
+  const harness = await startSlackHarness({
+    db: 'postgres',
+    servers: [serverConfig('tracker', { url: server.url, auth: 'person', risk: 'low' })],
+    script: byRole({
+      planner: planReply([{ id: 'me', tool: 'tracker.whoami', args: {}, dependsOn: [] }], { summary: 'Who am I' }),
+      synthesizer: 'Done.',
+    }),
+    setup: async (db) => {
+      const dashboard = await startDashboardServer({
+        port: 0,
+        host: '127.0.0.1',
+        app: (port) => {
+          web = `http://127.0.0.1:${port}`;
+          return createDashboardApp({
+            data: new PgDashboard(db.db, { baseUrl: web }),
+            secret: `test-${randomBytes(16).toString('hex')}`,
+            publicUrl: web,
+            approvers: [],
+            clock: () => new Date(),
+            connect: deferredConnectFlow(holder),
+          });
+        },
+      });
+      const key = parseSecretKey(randomBytes(32).toString('base64'));
+      return {
+        host: {
+          connections: new PgConnectionStore(db.db, new SecretBox(key)),
+          oauthRedirectUrl: `${web}/oauth/callback`,
+        },
+        connections: (host) => (holder.flow = new PersonConnectionFlow(host, new PgConnectLinks(db.db), web)),
+        canaries: () => server.issued,
+        close: () => dashboard.close(),
+      };
+    },
+  });
+  // As the app does at start: the ownership watch listens for other processes' signals (a connection made).
+  await harness.steward.recover();
+  return { harness, web, flow: () => holder.flow! };
+}
+
+/** The connect links Slack showed `user` privately, in order. */
+function linksFor(harness: SlackHarness, user: string): string[] {
+  return harness.slack
+    .callsOf('chat.postEphemeral')
+    .filter((c) => c.args.user === user)
+    .flatMap((c) => /(http:\/\/127\.0\.0\.1:\d+\/connect\/[\w-]+)/.exec(JSON.stringify(c.args))?.[1] ?? []);
+}
+
+/** A browser: its cookies, by name. `as_user` is the person signed in at the authorization server. */
+function browser(subject: string) {
+  const jar = new Map<string, string>([['as_user', subject]]);
+  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
+  const keep = (response: Response) => {
+    for (const line of response.headers.getSetCookie()) {
+      const [pair] = line.split(';');
+      const [name, ...value] = (pair ?? '').split('=');
+      if (name) jar.set(name.trim(), value.join('='));
+    }
+    return response;
+  };
+  return {
+    jar,
+    get: async (url: string) => keep(await fetch(url, { redirect: 'manual', headers: { cookie: cookie() } })),
+    /** Presses the link's button: the form posted from the link's own page. */
+    press: async (link: string) => {
+      const origin = new URL(link).origin;
+      const token = link.split('/connect/')[1] ?? '';
+      return keep(
+        await fetch(`${origin}/connect`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', origin, cookie: cookie() },
+          body: new URLSearchParams({ token }).toString(),
+        }),
+      );
+    },
+  };
+}
+
+/** Follows a link the whole way as this browser: its page, the button, the authorization server, the callback. */
+async function connectThrough(link: string, b: ReturnType<typeof browser>): Promise<Response> {
+  expect((await b.get(link)).status).toBe(200);
+  const pressed = await b.press(link);
+  expect(pressed.status).toBe(303);
+  const allowed = await b.get(pressed.headers.get('location') ?? '');
+  expect(allowed.status).toBe(302);
+  return b.get(allowed.headers.get('location') ?? '');
+}
+
+describe('per-person connections on Slack', () => {
+  it("each person connects from their private link and each run's calls reach the server under their own subject", async () => {
+    oauth = await startOAuthMcpServer({ consentAs: 'nobody' });
+    const started = await start(oauth);
+    const { harness } = started;
+    h = harness;
+    await firstConnection(started);
+
+    await harness.mention('who am I on the tracker?', 'U0ADA');
+    const adaLink = await harness.waitFor('a link for Ada', () => linksFor(harness, 'U0ADA')[0]);
+    // Nothing reached the server while the run waits, and nobody else was shown the link.
+    expect(oauth.calls).toEqual([]);
+    expect(linksFor(harness, 'U0BOB')).toEqual([]);
+    const [run] = await harness.db.db.selectFrom('runs').select(['id', 'status']).execute();
+    expect(run?.status).toBe('running');
+
+    const connected = await connectThrough(adaLink, browser('ada@tracker'));
+    expect(connected.status).toBe(200);
+    expect(await connected.text()).toContain('Connected tracker');
+    await harness.waitFor("Ada's call", () => oauth!.calls.some((c) => c.subject === 'ada@tracker'));
+    await harness.waitFor("Ada's run to complete", async () => {
+      const row = await harness.store.getRun(run!.id);
+      return row?.status === 'completed';
+    });
+
+    await harness.mention('and me?', 'U0BOB');
+    const bobLink = await harness.waitFor('a link for Bob', () => linksFor(harness, 'U0BOB')[0]);
+    expect((await connectThrough(bobLink, browser('bob@tracker'))).status).toBe(200);
+    await harness.waitFor("Bob's call", () => oauth!.calls.some((c) => c.subject === 'bob@tracker'));
+
+    // Connected now: Ada's next run goes straight to the server, under her subject, with no new link.
+    await harness.mention('again please', 'U0ADA');
+    await harness.waitFor(
+      "Ada's second call",
+      () => oauth!.calls.filter((c) => c.subject === 'ada@tracker').length === 2,
+    );
+    expect(linksFor(harness, 'U0ADA')).toHaveLength(1);
+    expect(oauth.calls.map((c) => c.subject).sort()).toEqual(['ada@tracker', 'ada@tracker', 'bob@tracker']);
+
+    // Sealed: no token in any row of the database in clear (the harness checks logs, Slack messages and prompts).
+    const dump = await sql<{ row: string }>`select t::text as row from mcp_connection_secrets t`.execute(harness.db.db);
+    for (const canary of oauth.issued) expect(dump.rows.map((r) => r.row).join('\n')).not.toContain(canary);
+  });
+
+  it('a forwarded link does not connect another person as the one it was sent to', async () => {
+    oauth = await startOAuthMcpServer({ consentAs: 'nobody' });
+    const started = await start(oauth);
+    const { harness, web, flow } = started;
+    h = harness;
+    await firstConnection(started);
+    await harness.mention('who am I on the tracker?', 'U0BOB');
+    const bobLink = await harness.waitFor('a link for Bob', () => linksFor(harness, 'U0BOB')[0]);
+    const [run] = await harness.db.db.selectFrom('runs').select(['id']).execute();
+    const ada = browser('ada@tracker');
+    const bob = browser('bob@tracker');
+
+    // Ada's browser has started an authorization of its own (it carries a binding of its own).
+    const adaOwn = (await flow().connectLink('tracker', ADA, null, new Date()))!;
+    expect((await ada.press(adaOwn)).status).toBe(303);
+    // Bob pressed his link, then forwarded what his browser was sent on to (the authorization URL) to Ada: the
+    // authorization comes back in her browser, which did not start it, and nothing is connected.
+    const pressed = await bob.press(bobLink);
+    expect(pressed.status).toBe(303);
+    const atAda = await ada.get(pressed.headers.get('location') ?? '');
+    const refused = await ada.get(atAda.headers.get('location') ?? '');
+    expect(refused.status).toBe(403);
+    expect(await flow().connectedAt('tracker', BOB)).toBeNull();
+    // The link itself is used up: forwarded to Ada now, it connects nobody.
+    expect((await ada.press(bobLink)).status).toBe(403);
+
+    // Ada, signed in to the dashboard as herself, cannot use a link sent to Bob either.
+    const fresh = (await flow().connectLink('tracker', BOB, run!.id, new Date()))!;
+    const signIn = await new PgDashboard(harness.db.db, { baseUrl: web }).issue(ADA, new Date());
+    const signed = await fetch(`${web}/signin`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: web },
+      body: new URLSearchParams({ token: signIn.split('/signin/')[1] ?? '' }).toString(),
+    });
+    const [session] = (signed.headers.get('set-cookie') ?? '').split(';');
+    const [name, ...value] = (session ?? '').split('=');
+    ada.jar.set(name ?? '', value.join('='));
+    expect((await ada.press(fresh)).status).toBe(403);
+    expect(await flow().connectedAt('tracker', BOB)).toBeNull();
+    expect(oauth.calls).toEqual([]);
+
+    // Bob, with his own browser and that unused link, connects; his waiting run goes on as him.
+    expect((await connectThrough(fresh, bob)).status).toBe(200);
+    await harness.waitFor("Bob's call", () => oauth!.calls.some((c) => c.subject === 'bob@tracker'));
+    expect(oauth.calls.map((c) => c.subject)).toEqual(['bob@tracker']);
+  });
+});
