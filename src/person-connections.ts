@@ -33,8 +33,8 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     return `${this.baseUrl.replace(/\/+$/, '')}/connect/${token}`;
   }
 
-  list(person: Actor): Promise<PersonConnection[]> {
-    return this.host.connectionsOf(person);
+  list(person: Actor, at: Date): Promise<PersonConnection[]> {
+    return this.host.connectionsOf(person, at);
   }
 
   disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }> {

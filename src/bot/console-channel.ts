@@ -24,6 +24,7 @@ import { renderConsole } from './console-render.ts';
 import { consoleReportStream } from './console-report-stream.ts';
 import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
+import { connectionsText, parseConnectionsCommand, type ConnectionsStyle } from './connection-words.ts';
 import { isWorkflowCommand } from '../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from './workflow-words.ts';
 import { isAssistantCommand } from '../engine/assistant/assistant-commands.ts';
@@ -189,6 +190,8 @@ export class ConsoleChannel implements ChannelAdapter {
       return current ? handler.history(current.runId) : this.write('! There is no run yet.');
     }
     if (text.toLowerCase() === 'runs') return this.listRuns(handler);
+    // `connections` with up to two words after it (a longer line that starts so is a request in plain words).
+    if (command === 'connections' && rest.length <= 2) return this.connections(handler, rest);
     if (ON_RUN.includes(command) && rest.length === 1 && RUN_ID.test(arg)) return this.onRun(handler, command, arg);
     if (command === 'new') {
       return arg
@@ -238,6 +241,15 @@ export class ConsoleChannel implements ChannelAdapter {
         ? `i Your dashboard sign-in link (works once, for 15 minutes): ${link}`
         : '! The dashboard is off: set STEWARD_DASHBOARD_PORT and STEWARD_DASHBOARD_SECRET (README "Dashboard").',
     );
+  }
+
+  /** `connections [connect|disconnect <server>]`: printed here, so only this person sees a connect link. */
+  private async connections(handler: InboundHandler, words: string[]): Promise<void> {
+    const command = parseConnectionsCommand(words, CONNECTIONS_STYLE);
+    if ('note' in command) return this.write(`! ${command.note}`);
+    const answer = await handler.connections(this.actor, command);
+    const refused = answer.kind === 'unknown' || (answer.kind === 'link' && !answer.link);
+    this.write(`${refused ? '!' : 'i'} ${connectionsText(answer, CONNECTIONS_STYLE)}`);
   }
 
   /**
@@ -326,6 +338,12 @@ export class ConsoleChannel implements ChannelAdapter {
   }
 }
 
+/** How the console shows a link (printed whole) and the command, for the words of `connections`. */
+const CONNECTIONS_STYLE: ConnectionsStyle = {
+  link: (url, words) => `${words}: ${url}`,
+  command: (action, server) => `connections${action ? ` ${action} ${server ?? ''}` : ''}`,
+};
+
 function cutTo(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;
 }
@@ -350,6 +368,8 @@ history          who decided what on the last run, and its plan revisions.
 dashboard        a sign-in link to the web dashboard (runs, plan graphs, timelines), when it is on.
 review all|risky|none   how much you review from now on (high risk always waits).
 suggestions on|off      whether your plan cards suggest breakpoints where you stepped in before.
+connections      your own accounts on servers that run your steps as you; connections connect <server> prints a
+                 private link to connect one, connections disconnect <server> revokes and forgets it.
 quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.
 Workflows (a run's approved plan, saved to run again or on a schedule):
 ${WORKFLOW_HELP_LINES.map((l) => `  ${l.form.padEnd(40)} ${l.what}`).join('\n')}

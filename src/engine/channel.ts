@@ -2,7 +2,7 @@
  * The interface every chat channel implements (the console, Slack and Discord; `src/bot` holds the adapters).
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
-import type { Conversation, Notifier } from './ports.ts';
+import type { Conversation, Notifier, PersonConnection } from './ports.ts';
 import type { Breakpoint } from './plan/breakpoints.ts';
 import type { Actor, DecisionAction, Json, ReviewPreference, RunStatus } from './types.ts';
 import type { FireReview, StoredSchedule } from './workflows.ts';
@@ -126,6 +126,27 @@ export function refusal(text: string): CommandAnswer {
   return { text, level: 'warning' };
 }
 
+/** `connections` (Slack and Discord: `/steward connections`): a person's own connections to servers that connect per person. */
+export type ConnectionsCommand =
+  /** Each such server and where the person stands with it. */
+  | { kind: 'list' }
+  /** A private, single-use link that connects the person's own account (no run needed). */
+  | { kind: 'connect'; server: string }
+  /** Revoked at the server when it offers revocation, and forgotten here always. */
+  | { kind: 'disconnect'; server: string };
+
+/** The answer to a `connections` command, for the person who asked only; each channel puts it in words (`src/bot`). */
+export type ConnectionsAnswer =
+  /** No server here connects per person. */
+  | { kind: 'off' }
+  | { kind: 'list'; connections: PersonConnection[] }
+  /** `link` null: Steward has no web origin to connect from (its dashboard is off). */
+  | { kind: 'link'; server: string; link: string | null; minutes: number }
+  /** `known`: there was a connection; `revoked`: its authorization server took the revocation. */
+  | { kind: 'disconnected'; server: string; known: boolean; revoked: boolean }
+  /** The name is not a server that connects per person; `servers` are. */
+  | { kind: 'unknown'; server: string; servers: string[] };
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
@@ -173,6 +194,8 @@ export interface InboundHandler {
   assistantCommand(request: WorkflowRequest): Promise<CommandAnswer>;
   /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
   dashboardLink(actor: Actor): Promise<string | null>;
+  /** A `connections` command of this person, about their own connections only; the answer is for them alone. */
+  connections(actor: Actor, command: ConnectionsCommand): Promise<ConnectionsAnswer>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

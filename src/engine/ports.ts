@@ -59,9 +59,16 @@ export interface ToolRunner {
   ): Promise<ToolCallOutcome>;
 }
 
+/**
+ * Where a person stands with a server that connects per person: `connected` (tokens that work, or that refresh),
+ * `expired` (the access token's time is up and there is no refresh token: connect again), `none`.
+ */
+export type ConnectionState = 'connected' | 'expired' | 'none';
+
 /** A person's connection to a server that connects per person, as a list shows it. */
 export interface PersonConnection {
   server: string;
+  state: ConnectionState;
   /** When the person connected (or their tokens were last refreshed); null when they have not connected. */
   connectedAt: Date | null;
 }
@@ -83,8 +90,8 @@ export interface PersonConnections {
    * while from `at`; null when Steward has no web origin to send them to (the dashboard is off).
    */
   connectLink(server: string, person: Actor, runId: string | null, at: Date): Promise<string | null>;
-  /** Each server that connects per person, with whether (and since when) this person is connected. */
-  list(person: Actor): Promise<PersonConnection[]>;
+  /** Each server that connects per person, with where this person stands with it at `at`. */
+  list(person: Actor, at: Date): Promise<PersonConnection[]>;
   /**
    * Forgets the person's connection to the server (their session closed, their tokens deleted), revoking it at the
    * authorization server first when that offers revocation (RFC 7009). `known`: there was one.

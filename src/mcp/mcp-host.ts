@@ -3,7 +3,8 @@
  * connects per person, one session per person who uses it (`PersonSessions`).
  */
 import { stepError } from '../engine/errors.ts';
-import type { PersonalAccess, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
+import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { PersonalAccess, PersonConnection, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
 import { CallSlots } from './call-slots.ts';
@@ -379,13 +380,25 @@ export class McpHost implements ToolRunner {
     return { known, revoked };
   }
 
-  /** When the person's tokens for each server that connects per person were stored, or null. */
-  async connectionsOf(person: Actor): Promise<{ server: string; connectedAt: Date | null }[]> {
-    const mine = await this.authorization.store.connections({ owner: personOwner(person) });
-    return this.personServers().map((server) => ({
-      server,
-      connectedAt: mine.find((c) => c.server === server)?.updatedAt ?? null,
-    }));
+  /**
+   * Where the person stands with each server that connects per person at `at`: when their tokens were stored (or
+   * last refreshed), and whether they are expired for good (past their `expires_in` with no refresh token to renew
+   * them; a server may still refuse tokens that look alive: a call finds out, and the SDK then forgets them).
+   */
+  async connectionsOf(person: Actor, at: Date = new Date()): Promise<PersonConnection[]> {
+    const owner = personOwner(person);
+    const mine = await this.authorization.store.connections({ owner });
+    return Promise.all(
+      this.personServers().map(async (server): Promise<PersonConnection> => {
+        const found = mine.find((c) => c.server === server);
+        if (!found) return { server, state: 'none', connectedAt: null };
+        const text = await this.authorization.store.read(server, owner, 'tokens');
+        const tokens = text === undefined ? undefined : (JSON.parse(text) as OAuthTokens);
+        const ends = tokens?.expires_in === undefined ? Infinity : found.updatedAt.getTime() + tokens.expires_in * 1000;
+        const expired = !tokens?.refresh_token && ends <= at.getTime();
+        return { server, state: expired ? 'expired' : 'connected', connectedAt: found.updatedAt };
+      }),
+    );
   }
 
   /** Whether the person holds tokens for the server (it may still refuse them: a call finds out). */

@@ -155,6 +155,7 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           workflowCommand: async () => refusal(thrown),
           assistantCommand: async () => info(thrown),
           dashboardLink: async () => thrown,
+          connections: async () => ({ kind: 'unknown', server: thrown, servers: [thrown] }),
         };
         await channel.start(handler);
         for (const line of [
@@ -212,6 +213,7 @@ describe('console channel: no line waits for a model', () => {
       workflowCommand: async () => info(''),
       assistantCommand: async () => info(''),
       dashboardLink: async () => null,
+      connections: async () => ({ kind: 'off' as const }),
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);
@@ -304,6 +306,7 @@ describe('console channel: workflow commands', () => {
         return info('assistant answer');
       },
       dashboardLink: async () => null,
+      connections: async () => ({ kind: 'off' as const }),
     };
     return { handler, seen, requests };
   }

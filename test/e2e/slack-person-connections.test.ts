@@ -20,7 +20,7 @@ import { byRole } from '../fakes/fake-llm-server.ts';
 import { serverConfig } from '../helpers/mcp-servers.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../helpers/oauth-mcp-server.ts';
 import { planReply } from './harness.ts';
-import { startSlackHarness, type SlackHarness } from './slack-harness.ts';
+import { privateCommand, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 
 const ADA: Actor = { channel: 'slack', id: 'U0ADA' };
 const BOB: Actor = { channel: 'slack', id: 'U0BOB' };
@@ -229,5 +229,43 @@ describe('per-person connections on Slack', () => {
     expect((await connectThrough(fresh, bob)).status).toBe(200);
     await harness.waitFor("Bob's call", () => oauth!.calls.some((c) => c.subject === 'bob@tracker'));
     expect(oauth.calls.map((c) => c.subject)).toEqual(['bob@tracker']);
+  });
+
+  it('`/steward connections` lists, connects with no run waiting (so the planner sees a server nobody had connected), and disconnects, revoking at the server', async () => {
+    oauth = await startOAuthMcpServer({ consentAs: 'nobody' });
+    const started = await start(oauth);
+    const { harness } = started;
+    h = harness;
+    const [listed] = await privateCommand(harness, 'connections', 'U0ADA');
+    expect(listed).toContain('`tracker`: not connected (`/steward connections connect tracker`)');
+
+    const [answer] = await privateCommand(harness, 'connections connect tracker', 'U0ADA');
+    const link = /<(http:\/\/127\.0\.0\.1:\d+\/connect\/[\w-]+)\|Connect tracker>/.exec(answer ?? '')?.[1];
+    expect(link, answer).toBeDefined();
+    // Only Ada was answered (privately, through the command's response_url): nothing was posted anywhere.
+    expect(harness.slack.callsOf('chat.postMessage')).toEqual([]);
+    expect((await connectThrough(link!, browser('ada@tracker'))).status).toBe(200);
+    const [now] = await privateCommand(harness, 'connections', 'U0ADA');
+    expect(now).toMatch(/`tracker`: connected since \d{4}-\d\d-\d\d \d\d:\d\d UTC/);
+    // Bob's list is his own.
+    expect((await privateCommand(harness, 'connections', 'U0BOB'))[0]).toContain('`tracker`: not connected');
+
+    // Nobody had connected before Ada: her connection listed the tools, so a plan can use them, and it runs as her.
+    await harness.mention('who am I on the tracker?', 'U0ADA');
+    await harness.waitFor("Ada's call", () => oauth!.calls.some((c) => c.subject === 'ada@tracker'));
+    expect(linksFor(harness, 'U0ADA')).toEqual([]);
+
+    const [gone] = await privateCommand(harness, 'connections disconnect tracker', 'U0ADA');
+    expect(gone).toBe('Disconnected `tracker`: its server revoked your authorization, and Steward forgot it.');
+    expect(oauth.revoked).toHaveLength(1);
+    expect(oauth.issued).toContain(oauth.revoked[0]);
+    expect((await privateCommand(harness, 'connections', 'U0ADA'))[0]).toContain('`tracker`: not connected');
+    expect(await started.flow().connectedAt('tracker', ADA)).toBeNull();
+    expect((await privateCommand(harness, 'connections disconnect tracker', 'U0ADA'))[0]).toBe(
+      'You had no connection to `tracker`; nothing changed.',
+    );
+    expect((await privateCommand(harness, 'connections connect jira', 'U0ADA'))[0]).toBe(
+      '`jira` is not a server that connects per person. Those are: `tracker`.',
+    );
   });
 });

@@ -11,7 +11,8 @@ import {
   type RESTPostAPIApplicationGuildCommandsJSONBody,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import type { RunListing } from '../../engine/channel.ts';
+import type { ConnectionsAnswer, RunListing } from '../../engine/channel.ts';
+import { connectionsText, type ConnectionsStyle } from '../connection-words.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import type { Actor } from '../../engine/types.ts';
 import { RECENT_RUNS, reviewText, suggestionsText } from '../command-words.ts';
@@ -119,6 +120,31 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
     },
     {
       type: ApplicationCommandOptionType.Subcommand,
+      name: 'connections',
+      description: 'Your own accounts on servers that run your steps as you: list, connect, disconnect',
+      options: [
+        {
+          type: ApplicationCommandOptionType.String,
+          name: 'action',
+          description: 'Without one: the list',
+          required: false,
+          choices: [
+            { name: 'list', value: 'list' },
+            { name: 'connect (a private link)', value: 'connect' },
+            { name: 'disconnect (revoked where the server can)', value: 'disconnect' },
+          ],
+        },
+        {
+          type: ApplicationCommandOptionType.String,
+          name: 'server',
+          description: 'The server to connect or disconnect, as the list names it',
+          required: false,
+          max_length: 100,
+        },
+      ],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
       name: 'dashboard',
       description: 'A private sign-in link to the web dashboard',
     },
@@ -131,6 +157,17 @@ export const STEWARD_GUILD_COMMAND: RESTPostAPIApplicationGuildCommandsJSONBody 
   const { contexts: _contexts, integration_types: _types, ...command } = STEWARD_COMMAND;
   return command;
 })();
+
+/** How Discord shows a link (no preview) and the command, for the words of `connections`. */
+const CONNECTIONS_STYLE: ConnectionsStyle = {
+  link: (url, words) => `[${words}](<${url}>)`,
+  command: (action, server) => `/steward connections${action ? ` action:${action} server:${server ?? ''}` : ''}`,
+};
+
+/** The private answer to `/steward connections`. */
+export function renderConnections(answer: ConnectionsAnswer): DiscordMessage {
+  return textMessage(connectionsText(answer, CONNECTIONS_STYLE).slice(0, CONTENT_MAX));
+}
 
 /** The private answer to `/steward dashboard`: the link, or that the dashboard is off. */
 export function renderDashboardLink(link: string | null): DiscordMessage {
@@ -154,6 +191,7 @@ export function renderHelp(note?: string): DiscordMessage {
     '• `/steward review`: which of your plans wait for your approval (high risk always does)',
     '• `/steward suggestions`: whether your cards suggest breakpoints',
     '• `/steward dashboard`: a private sign-in link to the dashboard',
+    '• `/steward connections`: your own accounts on servers that run your steps as you (connect, disconnect)',
     '',
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`${l.form}\`: ${l.what}`),

@@ -1,14 +1,16 @@
 /**
  * The `/steward` slash command: `ask` posts the request and starts a thread on it (in a DM, answers there),
- * `status`, `runs`, `review`, `suggestions`, `workflow` and `help` answer privately. Each is deferred at once (Discord allows 3
+ * `status`, `runs`, `review`, `suggestions`, `workflow`, `connections` and `help` answer privately. Each is deferred at once (Discord allows 3
  * seconds), then the answer replaces the "thinking" reply.
  */
 import { Events, MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
+import type { ConnectionsCommand } from '../../engine/channel.ts';
 import type { Actor, ReviewPreference } from '../../engine/types.ts';
 import { RECENT_RUNS } from '../command-words.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
 import {
   COMMAND_NAME,
+  renderConnections,
   renderDashboardLink,
   renderAskPosted,
   renderHelp,
@@ -67,6 +69,20 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
     case 'dashboard':
       await i.editReply(toMessageOptions(renderDashboardLink(await handler.dashboardLink(actor))));
       return;
+    case 'connections': {
+      const action = i.options.getString('action') ?? 'list';
+      const server = i.options.getString('server')?.trim();
+      if (action !== 'list' && !server) {
+        await i.editReply(
+          toMessageOptions(renderHelp(`\`/steward connections action:${action}\` needs a \`server:\`.`)),
+        );
+        return;
+      }
+      const command: ConnectionsCommand =
+        action === 'connect' || action === 'disconnect' ? { kind: action, server: server ?? '' } : { kind: 'list' };
+      await i.editReply(toMessageOptions(renderConnections(await handler.connections(actor, command))));
+      return;
+    }
     case 'review': {
       const preference = PREFERENCES.find((p) => p === i.options.getString('preference'));
       if (!preference) {

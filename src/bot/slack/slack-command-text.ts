@@ -4,7 +4,8 @@
  */
 import { RUN_ICONS } from '../card-words.ts';
 import { RECENT_RUNS } from '../command-words.ts';
-import type { RunListing } from '../../engine/channel.ts';
+import type { ConnectionsAnswer, ConnectionsCommand, RunListing } from '../../engine/channel.ts';
+import { connectionsText, parseConnectionsCommand, type ConnectionsStyle } from '../connection-words.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
@@ -31,7 +32,9 @@ export type StewardCommand =
   /** A workflow command: the person's words as typed after `/steward` (Slack's escapes undone). */
   | { kind: 'workflow'; text: string }
   /** An Assistant command (`assistants`, `assistant <name> …`), as typed after `/steward`. */
-  | { kind: 'assistant'; text: string };
+  | { kind: 'assistant'; text: string }
+  /** The person's own connections to servers that connect per person. */
+  | { kind: 'connections'; command: ConnectionsCommand };
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 
@@ -64,6 +67,10 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
     }
     case 'ask':
       return arg ? { kind: 'ask', request: arg } : { kind: 'help', note: 'Say what to do after `ask`.' };
+    case 'connections': {
+      const command = parseConnectionsCommand(rest, CONNECTIONS_STYLE);
+      return 'note' in command ? { kind: 'help', note: command.note } : { kind: 'connections', command };
+    }
     default:
       return { kind: 'help', note: `I do not know \`${safeMrkdwn(word, 40).replace(/`/g, 'ˋ')}\`.` };
   }
@@ -80,6 +87,7 @@ export function helpText(note?: string): string {
     '• `/steward dashboard`: a private sign-in link to the web dashboard (plan graphs, timelines), when it is on',
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '• `/steward suggestions on|off`: whether your plan cards offer breakpoints where you stepped in before',
+    '• `/steward connections [connect|disconnect <server>]`: your own accounts on servers that run your steps as you: list, connect (a private link), disconnect',
     '• `/steward help`: this list',
     "*Workflows* (a run's approved plan, saved to run again or on a schedule; the *Save as workflow* button on a completed run's card saves one too):",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`/steward ${l.form}\`: ${l.what}`),
@@ -94,6 +102,17 @@ const WORKFLOW_ANSWER_MAX = 3_900;
 /** A workflow command's answer as Slack text: the engine's plain text, escaped so it can ping nobody. */
 export function workflowAnswerText(answer: string): string {
   return safeMrkdwn(answer, WORKFLOW_ANSWER_MAX);
+}
+
+/** How Slack shows a link and the command, for the words of `connections`. */
+const CONNECTIONS_STYLE: ConnectionsStyle = {
+  link: (url, words) => `<${url}|${words}>`,
+  command: (action, server) => `${STEWARD_COMMAND} connections${action ? ` ${action} ${server ?? ''}` : ''}`,
+};
+
+/** The private answer to `/steward connections …`. */
+export function connectionsAnswerText(answer: ConnectionsAnswer): string {
+  return connectionsText(answer, CONNECTIONS_STYLE);
 }
 
 /** The private answer to `/steward dashboard`: the link (only characters a URL needs), or that the dashboard is off. */

@@ -8,6 +8,7 @@ import type { WebClient } from '@slack/web-api';
 import type { RunListing } from '../../engine/channel.ts';
 import type { Actor } from '../../engine/types.ts';
 import {
+  connectionsAnswerText,
   dashboardText,
   helpText,
   parseCommand,
@@ -79,6 +80,8 @@ async function answer(
       return reply(suggestionsText(parsed.on));
     case 'ask':
       return ask(deps, command.channel_id, actor, parsed.request, reply);
+    case 'connections':
+      return reply(connectionsAnswerText(await handler.connections(actor, parsed.command)));
     case 'workflow': {
       const conversation = toChannelConversation(command.channel_id);
       const answer = await handler.workflowCommand({ actor, conversation, text: parsed.text });

@@ -11,7 +11,7 @@ import type { RunDriver } from './run-driver.ts';
 import type { RunMessages } from './run-messages.ts';
 
 /** How long a connect link works; the words say so. */
-const LINK_MINUTES = 15;
+export const LINK_MINUTES = 15;
 
 interface Wait {
   run: StoredRun;

@@ -8,6 +8,8 @@ import { DEFAULT_SCHEDULE_LIMITS } from '../workflow/schedule-limits.ts';
 import {
   refusal as refused,
   type CommandAnswer,
+  type ConnectionsAnswer,
+  type ConnectionsCommand,
   type EditablePlan,
   type InboundDecision,
   type InboundHandler,
@@ -31,6 +33,7 @@ import { withAssistantModels } from './assistant-grants.ts';
 import { withBuiltinTools } from './builtin-tools.ts';
 import { DelegationFlow, type ChildRun } from './delegation-flow.ts';
 import { classifyReply } from './classify.ts';
+import { answerConnections } from './connection-commands.ts';
 import { ConnectionWaits } from './connection-waits.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
@@ -527,6 +530,10 @@ export class Steward implements InboundHandler {
     return links.issue(actor, this.deps.clock(), {
       approverRoles: approverRoles(actor, this.deps.settings.approvers ?? []),
     });
+  }
+
+  async connections(actor: Actor, command: ConnectionsCommand): Promise<ConnectionsAnswer> {
+    return answerConnections(this.deps, actor, command);
   }
 
   /**
