@@ -60,7 +60,9 @@ function renderPlan(card: PlanCard): string {
       const opt = s.optional ? ' (optional)' : '';
       // On a card shown mid-run, a step that started says how it stands, so finished work never reads as pending.
       const state = s.status ? ` ${ICONS[s.status] ?? '?'} ${s.status}${s.detail ? `: ${s.detail}` : ''}` : '';
-      return `${s.number}. [${s.id}] ${s.target} ${s.argsPreview}${deps}${opt} — risk ${s.risk}${state}${s.description ? `\n     ${s.description}` : ''}`;
+      // A server that connects per person: the step runs with this person's own account.
+      const as = s.as ? ` as ${s.as.name ?? s.as.id}` : '';
+      return `${s.number}. [${s.id}] ${s.target}${as} ${s.argsPreview}${deps}${opt} — risk ${s.risk}${state}${s.description ? `\n     ${s.description}` : ''}`;
     }),
     '',
     `Layers: ${card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join(' | ')}`,

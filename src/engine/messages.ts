@@ -23,6 +23,11 @@ export interface PlanCardStep {
   status?: StepStatus;
   /** Why a step failed or was skipped, in words ('' otherwise). */
   detail?: string;
+  /**
+   * Whose own account the step runs with, on a server that connects per person: the run's requester (a workflow
+   * fire's owner), never an approver. Absent for a step that runs with the server's one connection.
+   */
+  as?: Actor;
 }
 
 /** The plan as shown for review (or as a notice when it starts at once). */

@@ -20,7 +20,7 @@ import { byRole } from '../fakes/fake-llm-server.ts';
 import { serverConfig } from '../helpers/mcp-servers.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../helpers/oauth-mcp-server.ts';
 import { planReply } from './harness.ts';
-import { privateCommand, startSlackHarness, type SlackHarness } from './slack-harness.ts';
+import { messageText, privateCommand, startSlackHarness, type SlackHarness } from './slack-harness.ts';
 
 const ADA: Actor = { channel: 'slack', id: 'U0ADA' };
 const BOB: Actor = { channel: 'slack', id: 'U0BOB' };
@@ -147,8 +147,10 @@ describe('per-person connections on Slack', () => {
     h = harness;
     await firstConnection(started);
 
-    await harness.mention('who am I on the tracker?', 'U0ADA');
+    const thread = await harness.mention('who am I on the tracker?', 'U0ADA');
     const adaLink = await harness.waitFor('a link for Ada', () => linksFor(harness, 'U0ADA')[0]);
+    // The card says whose account the step runs with.
+    expect(messageText(harness.card(thread))).toContain('`tracker.whoami` as <@U0ADA>');
     // Nothing reached the server while the run waits, and nobody else was shown the link.
     expect(oauth.calls).toEqual([]);
     expect(linksFor(harness, 'U0BOB')).toEqual([]);
