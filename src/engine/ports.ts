@@ -534,6 +534,14 @@ export interface Ledgers {
   pruneLedgers(olderThanMs: number): Promise<PrunedLedgers>;
 }
 
+/** One entry of a run's event log; `id` grows with every append, across all runs. */
+export interface RunEvent {
+  id: number;
+  type: string;
+  payload: Json;
+  createdAt: Date;
+}
+
 /**
  * What runs did, read back: a run's revisions, decisions and model usage, a person's runs, and a conversation's
  * earlier turns and step outputs.
@@ -545,6 +553,8 @@ export interface RunHistory {
   listDecisions(runId: string): Promise<StoredDecision[]>;
   /** Calls, tokens and cost a run's model calls used, in total and per role. */
   llmUsageForRun(runId: string): Promise<LlmUsageTotals>;
+  /** The run's event log in append order; with `types`, only the events of those types. */
+  listEvents(runId: string, types?: readonly string[]): Promise<RunEvent[]>;
   /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
   listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
   /** The turns of this run's conversation before it, newest first, at most `limit`. */

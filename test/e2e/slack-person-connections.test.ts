@@ -56,6 +56,7 @@ async function start(server: OAuthMcpServer): Promise<Started> {
     script: byRole({
       planner: planReply([{ id: 'me', tool: 'tracker.whoami', args: {}, dependsOn: [] }], { summary: 'Who am I' }),
       synthesizer: 'Done.',
+      classifier: 'status',
     }),
     setup: async (db) => {
       const dashboard = await startDashboardServer({
@@ -269,5 +270,44 @@ describe('per-person connections on Slack', () => {
     expect((await privateCommand(harness, 'connections connect jira', 'U0ADA'))[0]).toBe(
       '`jira` is not a server that connects per person. Those are: `tracker`.',
     );
+  });
+
+  it('a status reply in the thread of a run that waits on a connection says who must connect what, from any process', async () => {
+    oauth = await startOAuthMcpServer({ consentAs: 'nobody' });
+    const started = await start(oauth);
+    const { harness } = started;
+    h = harness;
+    await firstConnection(started);
+    // Process B: same database and workspace; the run is A's (Slack delivered the mention to A).
+    const b = await harness.startSecondProcess();
+    await harness.mention('who am I on the tracker?', 'U0ADA');
+    const link = await harness.waitFor('a link for Ada', () => linksFor(harness, 'U0ADA')[0]);
+    const run = (await harness.db.db.selectFrom('runs').select(['id']).executeTakeFirst())!;
+    const stored = (await harness.store.getRun(run.id))!;
+
+    // A reply that reached B, which holds nothing of the run in memory: it answers from the stored events.
+    await b.steward.message({
+      conversation: stored.conversation,
+      actor: { channel: 'slack', id: 'U0BOB' },
+      text: 'how is it going?',
+    });
+    const said = await harness.waitFor('B to answer', () =>
+      harness.slack.calls
+        .filter((c) => c.method === 'chat.postMessage' && c.token === b.token)
+        .map((c) => JSON.stringify(c.args))
+        .find((t) => t.includes('Waiting for')),
+    );
+    expect(said).toContain('Waiting for <@U0ADA> to connect tracker');
+    expect(said).toContain('Left: me');
+    expect(said).not.toContain('me failed');
+
+    // Once Ada connects, the wait is over: the status says so, with no stale line.
+    expect((await connectThrough(link, browser('ada@tracker'))).status).toBe(200);
+    await harness.waitFor(
+      "Ada's run to complete",
+      async () => (await harness.store.getRun(run.id))?.status === 'completed',
+    );
+    const events = await harness.store.listEvents(run.id, ['connectionNeeded', 'connected']);
+    expect(events.map((e) => e.type)).toEqual(['connectionNeeded', 'connected']);
   });
 });

@@ -49,15 +49,6 @@ export class ConnectionWaits {
     await this.messages.notice(run, 'info', text, run.requester);
   }
 
-  /** What the run waits for, in words; null when it waits for no connection here. */
-  describe(runId: string): string | null {
-    const wait = this.waits.get(runId);
-    if (!wait || wait.servers.size === 0) return null;
-    const servers = [...wait.servers.keys()].join(', ');
-    const person = wait.run.requester.name ?? wait.run.requester.id;
-    return `Waiting for ${person} to connect ${servers} (a private link was sent).`;
-  }
-
   /** Looks at every wait again: a newer connection lets its steps go on. Never throws. */
   async recheck(): Promise<void> {
     const { connections } = this.deps;

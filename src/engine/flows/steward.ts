@@ -23,7 +23,14 @@ import type { StoredRun } from '../ports.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { approverRoles, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
-import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
+import {
+  CONNECTION_WAIT_EVENTS,
+  connectionWaitSentence,
+  connectionWaits,
+  describeHistory,
+  describeRun,
+  describeStatus,
+} from '../run/run-status.ts';
 import { parseAddress, type Assistant, type AssistantStore } from '../assistant/assistants.ts';
 import { DEFAULT_DELEGATION_LIMITS } from '../assistant/delegations.ts';
 import { StewardError } from '../errors.ts';
@@ -661,10 +668,14 @@ export class Steward implements InboundHandler {
     await store.appendEvent(run.id, 'replyClassified', { intent, actor: m.actor.id }, clock());
     if (intent === 'unrelated' || intent === 'new') return m.leftAlone?.({ id: run.id, request: run.request });
     if (intent === 'status') {
-      const attempts = await store.listStepAttempts(run.id);
-      const waiting = this.waits.describe(run.id);
+      // From the database alone: whichever process got the reply answers the same as the one driving the run.
+      const [attempts, events] = await Promise.all([
+        store.listStepAttempts(run.id),
+        store.listEvents(run.id, CONNECTION_WAIT_EVENTS),
+      ]);
       const said = describeRun(run.status, run.plan, attempts);
-      await this.messages.notice(run, 'info', waiting ? `${said}\n${waiting}` : said);
+      const waiting = connectionWaitSentence(run.requester, connectionWaits(events, attempts));
+      await this.messages.notice(run, 'info', waiting ? [`${said}\n`, ...waiting] : said);
       return;
     }
     await this.decision({ runId: run.id, revision: run.revision, action: 'amend', actor: m.actor, text: m.text });
