@@ -25,6 +25,7 @@ import { claimOps } from './0019-claim-ops.ts';
 import { dashboardSessions } from './0020-dashboard-sessions.ts';
 import { mcpConnectionSecrets } from './0021-mcp-connection-secrets.ts';
 import { mcpConnectLinks } from './0023-mcp-connect-links.ts';
+import { connectLinkConfirmation } from './0024-connect-link-confirmation.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '0020-dashboard-sessions': dashboardSessions,
   '0021-mcp-connection-secrets': mcpConnectionSecrets,
   '0023-mcp-connect-links': mcpConnectLinks,
+  '0024-connect-link-confirmation': connectLinkConfirmation,
 };

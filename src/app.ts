@@ -132,7 +132,7 @@ export async function startApp(options: {
     });
     cleanup.unshift(() => host.close());
     if (host.personServers().length > 0) {
-      connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl);
+      connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl, log);
       if (!dashboard)
         say(
           `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (README "Servers behind OAuth").`,

@@ -11,8 +11,16 @@ export interface ConnectionsStyle {
   /** A link with its words: Slack `<url|words>`, Discord `[words](<url>)`, the console `words: url`. */
   link(url: string, words: string): string;
   /** How a person types the command here: `/steward connections connect tracker`, or `connections` in the console. */
-  command(action?: 'connect' | 'disconnect', server?: string): string;
+  command(action?: 'connect' | 'disconnect' | 'use' | 'notme', server?: string): string;
 }
+
+/** What a person types after `connections` to act on one server, and the command each makes. */
+const ACTIONS: Record<string, 'connect' | 'disconnect' | 'use' | 'refuse'> = {
+  connect: 'connect',
+  disconnect: 'disconnect',
+  use: 'use',
+  notme: 'refuse',
+};
 
 /** The command in the words typed after `connections`; a note saying how to type it when they do not fit. */
 export function parseConnectionsCommand(
@@ -22,10 +30,10 @@ export function parseConnectionsCommand(
   const [action = 'list', server, ...more] = words.map((w) => w.trim()).filter((w) => w !== '');
   const verb = action.toLowerCase();
   if (verb === 'list' && server === undefined) return { kind: 'list' };
-  if ((verb === 'connect' || verb === 'disconnect') && server !== undefined && more.length === 0)
-    return { kind: verb, server };
+  const kind = Object.hasOwn(ACTIONS, verb) ? ACTIONS[verb] : undefined;
+  if (kind && server !== undefined && more.length === 0) return { kind, server };
   return {
-    note: `Use \`${style.command()}\` (your connections), \`${style.command('connect', '<server>')}\` or \`${style.command('disconnect', '<server>')}\`.`,
+    note: `Use \`${style.command()}\` (your connections), \`${style.command('connect', '<server>')}\` or \`${style.command('disconnect', '<server>')}\` (and \`use\` or \`notme\` to answer about a connection that waits for you).`,
   };
 }
 
@@ -50,10 +58,32 @@ export function connectionsText(answer: ConnectionsAnswer, style: ConnectionsSty
         : `Disconnected ${code(answer.server)}: Steward forgot it. Its server offers no revocation (or refused it), so also remove Steward's access in your account there.`;
     case 'unknown':
       return `${code(answer.server)} is not a server that connects per person. Those are: ${answer.servers.map(code).join(', ')}.`;
+    case 'used':
+      return `Connected ${code(answer.server)}: your steps there run with the account you allowed; a run that waited for it goes on.`;
+    case 'refused':
+      return `Forgotten: nothing runs with that account on ${code(answer.server)}${answer.revoked ? ', and its server revoked it' : "; its server offers no revocation (or refused it), so the account's owner should remove Steward's access there"}. To connect your own account: \`${style.command('connect', answer.server)}\`.`;
+    case 'nothingPending':
+      return `No connection to ${code(answer.server)} waits for you to confirm it (it was answered already, or a newer one replaced it).`;
   }
 }
 
+/**
+ * The private question after a connection was made through the person's link in a browser that showed no dashboard
+ * session of theirs; `buttons`: the platform shows the two answers as buttons, else as what to type.
+ */
+export function connectionCheckText(server: string, style: ConnectionsStyle, buttons: boolean): string {
+  const head = `Someone allowed Steward to use an account on ${code(server)} as yours, through your connect link, in a browser that was not signed in to Steward's dashboard as you. Nothing runs with it until you answer.`;
+  if (buttons) return `${head} Was it you? *Use this connection* if so; *Not me* revokes and forgets it.`;
+  return `${head} If it was you: \`${style.command('use', server)}\`. If not: \`${style.command('notme', server)}\` (revoked and forgotten).`;
+}
+
 function lineOf(c: PersonConnection, style: ConnectionsStyle): string {
+  const line = stateOf(c, style);
+  if (!c.pending) return line;
+  return `${line}; a connection made in a browser not signed in as you waits for your answer: \`${style.command('use', c.server)}\` or \`${style.command('notme', c.server)}\``;
+}
+
+function stateOf(c: PersonConnection, style: ConnectionsStyle): string {
   const since = c.connectedAt ? ` since ${utc(c.connectedAt)}` : '';
   switch (c.state) {
     case 'connected':

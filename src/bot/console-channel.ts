@@ -20,11 +20,11 @@ import type { ReviewPreference, RunStatus } from '../engine/types.ts';
 import type { OutboundMessage, ReportStream } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
-import { renderConsole } from './console-render.ts';
+import { CONSOLE_CONNECTIONS_STYLE, renderConsole } from './console-render.ts';
 import { consoleReportStream } from './console-report-stream.ts';
 import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
-import { connectionsText, parseConnectionsCommand, type ConnectionsStyle } from './connection-words.ts';
+import { connectionsText, parseConnectionsCommand } from './connection-words.ts';
 import { isWorkflowCommand } from '../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from './workflow-words.ts';
 import { isAssistantCommand } from '../engine/assistant/assistant-commands.ts';
@@ -245,11 +245,11 @@ export class ConsoleChannel implements ChannelAdapter {
 
   /** `connections [connect|disconnect <server>]`: printed here, so only this person sees a connect link. */
   private async connections(handler: InboundHandler, words: string[]): Promise<void> {
-    const command = parseConnectionsCommand(words, CONNECTIONS_STYLE);
+    const command = parseConnectionsCommand(words, CONSOLE_CONNECTIONS_STYLE);
     if ('note' in command) return this.write(`! ${command.note}`);
     const answer = await handler.connections(this.actor, command);
     const refused = answer.kind === 'unknown' || (answer.kind === 'link' && !answer.link);
-    this.write(`${refused ? '!' : 'i'} ${connectionsText(answer, CONNECTIONS_STYLE)}`);
+    this.write(`${refused ? '!' : 'i'} ${connectionsText(answer, CONSOLE_CONNECTIONS_STYLE)}`);
   }
 
   /**
@@ -337,12 +337,6 @@ export class ConsoleChannel implements ChannelAdapter {
     this.options.output.write(`${toTerminalText(text)}\n`);
   }
 }
-
-/** How the console shows a link (printed whole) and the command, for the words of `connections`. */
-const CONNECTIONS_STYLE: ConnectionsStyle = {
-  link: (url, words) => `${words}: ${url}`,
-  command: (action, server) => `connections${action ? ` ${action} ${server ?? ''}` : ''}`,
-};
 
 function cutTo(text: string, max: number): string {
   return text.length > max ? `${text.slice(0, max - 1)}…` : text;

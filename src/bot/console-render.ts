@@ -4,6 +4,7 @@
  */
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
 import { estimateLine, tookLine } from '../engine/run/estimates.ts';
+import { connectionCheckText, type ConnectionsStyle } from './connection-words.ts';
 import { shortId } from './console-runs.ts';
 
 const ICONS: Record<string, string> = {
@@ -35,8 +36,16 @@ export function renderConsole(message: OutboundMessage): string {
       return `… ${message.quick ? 'looking into it' : 'planning'} (type "cancel" to drop it)`;
     case 'breakpoint':
       return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
+    case 'connectionCheck':
+      return `? ${connectionCheckText(message.server, CONSOLE_CONNECTIONS_STYLE, false)}`;
   }
 }
+
+/** How the console shows a link (printed whole) and the command, for the words of `connections`. */
+export const CONSOLE_CONNECTIONS_STYLE: ConnectionsStyle = {
+  link: (url, words) => `${words}: ${url}`,
+  command: (action, server) => `connections${action ? ` ${action} ${server ?? ''}` : ''}`,
+};
 
 /** Breakpoints offered, not set: the person takes them with one command, or turns the offers off. */
 function suggestionLines(card: PlanCard): string[] {

@@ -133,7 +133,12 @@ export type ConnectionsCommand =
   /** A private, single-use link that connects the person's own account (no run needed). */
   | { kind: 'connect'; server: string }
   /** Revoked at the server when it offers revocation, and forgotten here always. */
-  | { kind: 'disconnect'; server: string };
+  | { kind: 'disconnect'; server: string }
+  /**
+   * The person's answer about a connection made from a browser with no dashboard session of theirs: `use` it (it was
+   * them), or `refuse` it (not them: revoked and forgotten). `link` names the one a button was shown for.
+   */
+  | { kind: 'use' | 'refuse'; server: string; link?: string };
 
 /** The answer to a `connections` command, for the person who asked only; each channel puts it in words (`src/bot`). */
 export type ConnectionsAnswer =
@@ -145,7 +150,13 @@ export type ConnectionsAnswer =
   /** `known`: there was a connection; `revoked`: its authorization server took the revocation. */
   | { kind: 'disconnected'; server: string; known: boolean; revoked: boolean }
   /** The name is not a server that connects per person; `servers` are. */
-  | { kind: 'unknown'; server: string; servers: string[] };
+  | { kind: 'unknown'; server: string; servers: string[] }
+  /** The pending connection is the person's now. */
+  | { kind: 'used'; server: string }
+  /** The pending connection was forgotten; `revoked`: its authorization server took the revocation. */
+  | { kind: 'refused'; server: string; revoked: boolean }
+  /** Nothing of the person's waits to be confirmed for this server (answered before, or replaced). */
+  | { kind: 'nothingPending'; server: string };
 
 /** What the engine offers to channels. */
 export interface InboundHandler {
@@ -194,8 +205,11 @@ export interface InboundHandler {
   assistantCommand(request: WorkflowRequest): Promise<CommandAnswer>;
   /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
   dashboardLink(actor: Actor): Promise<string | null>;
-  /** A `connections` command of this person, about their own connections only; the answer is for them alone. */
-  connections(actor: Actor, command: ConnectionsCommand): Promise<ConnectionsAnswer>;
+  /**
+   * A `connections` command of this person, about their own connections only, given in `conversation` (where they
+   * are asked to confirm a connection made with a link it gives, if need be); the answer is for them alone.
+   */
+  connections(actor: Actor, command: ConnectionsCommand, conversation?: Conversation): Promise<ConnectionsAnswer>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

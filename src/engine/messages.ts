@@ -164,4 +164,18 @@ export interface RunStatusChange {
   took?: { ms: number; estimate?: PlanEstimate };
 }
 
-export type OutboundMessage = PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit;
+/**
+ * A connection made through a person's link in a browser that showed no dashboard session of theirs: it waits, used
+ * for nothing, until that person answers here, in chat, which proves who they are: use it, or not them (revoked and
+ * forgotten). Shown to them only.
+ */
+export interface ConnectionCheck {
+  kind: 'connectionCheck';
+  server: string;
+  /** The link it was made through; an answer names it. */
+  link: string;
+  to: Actor;
+}
+
+export type OutboundMessage =
+  PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit | ConnectionCheck;

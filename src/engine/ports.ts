@@ -71,6 +71,11 @@ export interface PersonConnection {
   state: ConnectionState;
   /** When the person connected (or their tokens were last refreshed); null when they have not connected. */
   connectedAt: Date | null;
+  /**
+   * A connection made from a browser that showed no dashboard session of this person waits for them to confirm it in
+   * chat (it is used for nothing until they do).
+   */
+  pending: boolean;
 }
 
 /**
@@ -87,9 +92,16 @@ export interface PersonConnections {
   connectedAt(server: string, person: Actor): Promise<Date | null>;
   /**
    * A private, single-use link that connects `person` to `server` (for `runId`, which waits on it), valid for a short
-   * while from `at`; null when Steward has no web origin to send them to (the dashboard is off).
+   * while from `at`, sent in `conversation` (where they are asked to confirm a connection made with it, if need be);
+   * null when Steward has no web origin to send them to (the dashboard is off).
    */
-  connectLink(server: string, person: Actor, runId: string | null, at: Date): Promise<string | null>;
+  connectLink(
+    server: string,
+    person: Actor,
+    runId: string | null,
+    at: Date,
+    conversation?: Conversation,
+  ): Promise<string | null>;
   /** Each server that connects per person, with where this person stands with it at `at`. */
   list(person: Actor, at: Date): Promise<PersonConnection[]>;
   /**
@@ -97,6 +109,35 @@ export interface PersonConnections {
    * authorization server first when that offers revocation (RFC 7009). `known`: there was one.
    */
   disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }>;
+  /**
+   * The person's answer, in chat, about their connection to `server` that waits for them (the one made through
+   * `link`, when named): `use` makes it their connection (and the run that waited on it goes on), `refuse` revokes
+   * and forgets it. Null when nothing of theirs waits (answered before, or replaced by a newer one).
+   */
+  confirm(
+    server: string,
+    person: Actor,
+    answer: 'use' | 'refuse',
+    at: Date,
+    link?: string,
+  ): Promise<{ used: true } | { used: false; revoked: boolean } | null>;
+  /**
+   * Who asks a person to confirm a connection made from a browser that showed no dashboard session of theirs (the
+   * engine, which can reach them in chat); returns how to stop. The first still registered is asked.
+   */
+  whenPending(ask: (pending: PendingConnection) => Promise<void>): () => void;
+}
+
+/** A connection that waits for its person to confirm it in chat, and where to ask them. */
+export interface PendingConnection {
+  server: string;
+  person: Actor;
+  /** The link it was made through: a press names it, so it decides this connection only. */
+  link: string;
+  /** The run that waits on it, if any. */
+  runId: string | null;
+  /** Where the link was sent (the run's thread, or where they asked for it); absent: the run's, or nowhere known. */
+  conversation?: Conversation;
 }
 
 /** The role a model call plays; each role can be routed to a different model. */

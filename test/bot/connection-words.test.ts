@@ -12,13 +12,16 @@ describe('connections in words', () => {
     expect(parseConnectionsCommand([], style)).toEqual({ kind: 'list' });
     expect(parseConnectionsCommand(['List'], style)).toEqual({ kind: 'list' });
     expect(parseConnectionsCommand(['Connect', 'tracker'], style)).toEqual({ kind: 'connect', server: 'tracker' });
+    expect(parseConnectionsCommand(['use', 'tracker'], style)).toEqual({ kind: 'use', server: 'tracker' });
+    expect(parseConnectionsCommand(['NotMe', 'tracker'], style)).toEqual({ kind: 'refuse', server: 'tracker' });
+    expect(parseConnectionsCommand(['constructor', 'tracker'], style)).toHaveProperty('note');
     expect(parseConnectionsCommand(['disconnect', 'tracker'], style)).toEqual({
       kind: 'disconnect',
       server: 'tracker',
     });
     for (const bad of [['connect'], ['disconnect', 'a', 'b'], ['remove', 'tracker'], ['list', 'x']])
       expect(parseConnectionsCommand(bad, style)).toEqual({
-        note: 'Use `connections` (your connections), `connections connect <server>` or `connections disconnect <server>`.',
+        note: 'Use `connections` (your connections), `connections connect <server>` or `connections disconnect <server>` (and `use` or `notme` to answer about a connection that waits for you).',
       });
   });
 
@@ -28,9 +31,9 @@ describe('connections in words', () => {
       {
         kind: 'list',
         connections: [
-          { server: 'tracker', state: 'connected', connectedAt: at },
-          { server: 'crm', state: 'expired', connectedAt: at },
-          { server: 'docs', state: 'none', connectedAt: null },
+          { server: 'tracker', state: 'connected', connectedAt: at, pending: false },
+          { server: 'crm', state: 'expired', connectedAt: at, pending: false },
+          { server: 'docs', state: 'none', connectedAt: null, pending: true },
         ],
       },
       style,
@@ -39,7 +42,7 @@ describe('connections in words', () => {
       'Servers that run your steps with your own account:',
       '• `tracker`: connected since 2026-12-05 17:58 UTC (`connections disconnect tracker` disconnects)',
       '• `crm`: expired since 2026-12-05 17:58 UTC; connect again: `connections connect crm`',
-      '• `docs`: not connected (`connections connect docs`)',
+      '• `docs`: not connected (`connections connect docs`); a connection made in a browser not signed in as you waits for your answer: `connections use docs` or `connections notme docs`',
     ]);
   });
 

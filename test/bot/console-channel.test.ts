@@ -30,6 +30,7 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
     kind: fc.constantFrom('tool' as const, 'llm' as const, 'condition' as const),
     target: text,
     argsPreview: text,
+    as: fc.option(fc.record({ id: text, name: text, channel: text }), { nil: undefined }),
     dependsOn: texts,
     description: text,
     optional: fc.boolean(),
@@ -71,6 +72,12 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
       text,
     }),
     answer: fc.record({ kind: fc.constant('answer' as const), text }),
+    connectionCheck: fc.record({
+      kind: fc.constant('connectionCheck' as const),
+      server: text,
+      link: text,
+      to: fc.record({ id: text, name: text, channel: text }),
+    }),
     notice: fc.record({
       kind: fc.constant('notice' as const),
       level: fc.constantFrom('info', 'warning', 'error'),

@@ -144,7 +144,9 @@ describe('McpHost with a server that connects per person', () => {
       expect(result).toEqual({ known: true, revoked: true });
       expect(server.revoked).toHaveLength(1);
       expect(server.issued).toContain(server.revoked[0]);
-      expect(await host.connectionsOf(bob)).toEqual([{ server: 'tracker', state: 'none', connectedAt: null }]);
+      expect(await host.connectionsOf(bob)).toEqual([
+        { server: 'tracker', state: 'none', connectedAt: null, pending: false },
+      ]);
       expect(await whoami(host, bob)).toMatchObject({ ok: false, error: { code: 'not_connected' } });
       expect(await host.disconnect('tracker', bob)).toEqual({ known: false, revoked: false });
     } finally {

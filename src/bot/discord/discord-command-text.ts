@@ -11,8 +11,7 @@ import {
   type RESTPostAPIApplicationGuildCommandsJSONBody,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
 } from 'discord.js';
-import type { ConnectionsAnswer, RunListing } from '../../engine/channel.ts';
-import { connectionsText, type ConnectionsStyle } from '../connection-words.ts';
+import type { RunListing } from '../../engine/channel.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import type { Actor } from '../../engine/types.ts';
 import { RECENT_RUNS, reviewText, suggestionsText } from '../command-words.ts';
@@ -132,6 +131,8 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
             { name: 'list', value: 'list' },
             { name: 'connect (a private link)', value: 'connect' },
             { name: 'disconnect (revoked where the server can)', value: 'disconnect' },
+            { name: 'use (a connection that waits for you to confirm it)', value: 'use' },
+            { name: 'notme (refuse a connection that waits for you: revoked)', value: 'notme' },
           ],
         },
         {
@@ -158,17 +159,6 @@ export const STEWARD_GUILD_COMMAND: RESTPostAPIApplicationGuildCommandsJSONBody 
   return command;
 })();
 
-/** How Discord shows a link (no preview) and the command, for the words of `connections`. */
-const CONNECTIONS_STYLE: ConnectionsStyle = {
-  link: (url, words) => `[${words}](<${url}>)`,
-  command: (action, server) => `/steward connections${action ? ` action:${action} server:${server ?? ''}` : ''}`,
-};
-
-/** The private answer to `/steward connections`. */
-export function renderConnections(answer: ConnectionsAnswer): DiscordMessage {
-  return textMessage(connectionsText(answer, CONNECTIONS_STYLE).slice(0, CONTENT_MAX));
-}
-
 /** The private answer to `/steward dashboard`: the link, or that the dashboard is off. */
 export function renderDashboardLink(link: string | null): DiscordMessage {
   if (!link)
@@ -188,10 +178,10 @@ export function renderHelp(note?: string): DiscordMessage {
     '• `/steward ask request:` a new request, answered in a thread (or mention me, or DM me)',
     '• `/steward status`: your runs that are not finished',
     `• \`/steward runs\`: your last ${RECENT_RUNS} runs`,
-    '• `/steward review`: which of your plans wait for your approval (high risk always does)',
+    '• `/steward review`: which of your plans wait for your approval',
     '• `/steward suggestions`: whether your cards suggest breakpoints',
     '• `/steward dashboard`: a private sign-in link to the dashboard',
-    '• `/steward connections`: your own accounts on servers that run your steps as you (connect, disconnect)',
+    '• `/steward connections`: your own accounts (connect, disconnect)',
     '',
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`${l.form}\`: ${l.what}`),
@@ -203,7 +193,7 @@ export function renderHelp(note?: string): DiscordMessage {
     '• **Edit plan** opens the plan as JSON (a long plan: a box per step not yet run).',
     '• **Pause after step…** picks steps to pause after, to see their output first; unpick to drop one.',
     '• **History** shows the revisions and every decision, only to you.',
-    '• **Save as workflow**, once a run completed, saves its plan to run again or on a schedule.',
+    '• **Save as workflow** on a completed run saves its plan.',
     '• Reply in the thread to ask how it is going, or to change the steps not yet run.',
     'Only the requester or an approver can decide; anyone can read the history.',
   ];

@@ -10,7 +10,6 @@ import { RECENT_RUNS } from '../command-words.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
 import {
   COMMAND_NAME,
-  renderConnections,
   renderDashboardLink,
   renderAskPosted,
   renderHelp,
@@ -21,6 +20,7 @@ import {
   runLinks,
 } from './discord-command-text.ts';
 import { threadName, toConversation } from './discord-inbound.ts';
+import { renderConnections } from './discord-connections.ts';
 import { answerDeadline, claimed } from './discord-interactions.ts';
 import { actorOf, type DiscordDeps } from './discord-messages.ts';
 import { toMessageOptions } from './discord-render.ts';
@@ -78,9 +78,18 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
         );
         return;
       }
-      const command: ConnectionsCommand =
-        action === 'connect' || action === 'disconnect' ? { kind: action, server: server ?? '' } : { kind: 'list' };
-      await i.editReply(toMessageOptions(renderConnections(await handler.connections(actor, command))));
+      const kinds: Record<string, Exclude<ConnectionsCommand['kind'], 'list'>> = {
+        connect: 'connect',
+        disconnect: 'disconnect',
+        use: 'use',
+        notme: 'refuse',
+      };
+      const kind = Object.hasOwn(kinds, action) ? kinds[action] : undefined;
+      const command: ConnectionsCommand = kind ? { kind, server: server ?? '' } : { kind: 'list' };
+      // Where a link it gives was asked for: a connection made with it is confirmed here, privately.
+      const conversation = toConversation(i.guildId, i.channelId);
+      const answer = await handler.connections(actor, command, conversation);
+      await i.editReply(toMessageOptions(renderConnections(answer)));
       return;
     }
     case 'review': {

@@ -4,8 +4,9 @@
  */
 import { RUN_ICONS } from '../card-words.ts';
 import { RECENT_RUNS } from '../command-words.ts';
-import type { ConnectionsAnswer, ConnectionsCommand, RunListing } from '../../engine/channel.ts';
-import { connectionsText, parseConnectionsCommand, type ConnectionsStyle } from '../connection-words.ts';
+import type { ConnectionsCommand, RunListing } from '../../engine/channel.ts';
+import { parseConnectionsCommand } from '../connection-words.ts';
+import { SLACK_CONNECTIONS_STYLE } from './slack-connections.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
@@ -68,7 +69,7 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
     case 'ask':
       return arg ? { kind: 'ask', request: arg } : { kind: 'help', note: 'Say what to do after `ask`.' };
     case 'connections': {
-      const command = parseConnectionsCommand(rest, CONNECTIONS_STYLE);
+      const command = parseConnectionsCommand(rest, SLACK_CONNECTIONS_STYLE);
       return 'note' in command ? { kind: 'help', note: command.note } : { kind: 'connections', command };
     }
     default:
@@ -87,7 +88,7 @@ export function helpText(note?: string): string {
     '• `/steward dashboard`: a private sign-in link to the web dashboard (plan graphs, timelines), when it is on',
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '• `/steward suggestions on|off`: whether your plan cards offer breakpoints where you stepped in before',
-    '• `/steward connections [connect|disconnect <server>]`: your own accounts on servers that run your steps as you: list, connect (a private link), disconnect',
+    '• `/steward connections [connect|disconnect <server>]`: your own accounts on servers that run your steps as you: list, connect (a private link), disconnect (`use` or `notme <server>` answers about a connection that waits for you)',
     '• `/steward help`: this list',
     "*Workflows* (a run's approved plan, saved to run again or on a schedule; the *Save as workflow* button on a completed run's card saves one too):",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`/steward ${l.form}\`: ${l.what}`),
@@ -102,17 +103,6 @@ const WORKFLOW_ANSWER_MAX = 3_900;
 /** A workflow command's answer as Slack text: the engine's plain text, escaped so it can ping nobody. */
 export function workflowAnswerText(answer: string): string {
   return safeMrkdwn(answer, WORKFLOW_ANSWER_MAX);
-}
-
-/** How Slack shows a link and the command, for the words of `connections`. */
-const CONNECTIONS_STYLE: ConnectionsStyle = {
-  link: (url, words) => `<${url}|${words}>`,
-  command: (action, server) => `${STEWARD_COMMAND} connections${action ? ` ${action} ${server ?? ''}` : ''}`,
-};
-
-/** The private answer to `/steward connections …`. */
-export function connectionsAnswerText(answer: ConnectionsAnswer): string {
-  return connectionsText(answer, CONNECTIONS_STYLE);
 }
 
 /** The private answer to `/steward dashboard`: the link (only characters a URL needs), or that the dashboard is off. */

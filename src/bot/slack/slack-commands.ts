@@ -8,7 +8,6 @@ import type { WebClient } from '@slack/web-api';
 import type { RunListing } from '../../engine/channel.ts';
 import type { Actor } from '../../engine/types.ts';
 import {
-  connectionsAnswerText,
   dashboardText,
   helpText,
   parseCommand,
@@ -18,6 +17,7 @@ import {
   workflowAnswerText,
 } from './slack-command-text.ts';
 import { RECENT_RUNS, reviewText, suggestionsText } from '../command-words.ts';
+import { connectionsAnswerText } from './slack-connections.ts';
 import { fromConversation, toActor, toChannelConversation, toConversation } from './slack-inbound.ts';
 import type { ListenerDeps } from './slack-listeners.ts';
 import { askCommandText } from '../assistant-words.ts';
@@ -80,8 +80,11 @@ async function answer(
       return reply(suggestionsText(parsed.on));
     case 'ask':
       return ask(deps, command.channel_id, actor, parsed.request, reply);
-    case 'connections':
-      return reply(connectionsAnswerText(await handler.connections(actor, parsed.command)));
+    case 'connections': {
+      // Where a link it gives was asked for: a connection made with it is confirmed here, privately.
+      const conversation = toChannelConversation(command.channel_id);
+      return reply(connectionsAnswerText(await handler.connections(actor, parsed.command, conversation)));
+    }
     case 'workflow': {
       const conversation = toChannelConversation(command.channel_id);
       const answer = await handler.workflowCommand({ actor, conversation, text: parsed.text });

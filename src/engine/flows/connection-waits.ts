@@ -42,7 +42,9 @@ export class ConnectionWaits {
     entry.servers.set(wait.server, { since, stepId: wait.stepId });
     this.waits.set(run.id, entry);
     await store.appendEvent(run.id, 'connectionNeeded', { stepId: wait.stepId, server: wait.server }, clock());
-    const link = connections ? await connections.connectLink(wait.server, run.requester, run.id, clock()) : null;
+    const link = connections
+      ? await connections.connectLink(wait.server, run.requester, run.id, clock(), run.conversation)
+      : null;
     const text = link
       ? sentence`${run.requester}: ${wait.stepId} runs on ${wait.server} as you, with your own account, and you have not connected it (or it needs connecting again). Connect ${wait.server}: ${link} (for you only; it works once, for ${String(LINK_MINUTES)} minutes). The run waits meanwhile; stop it to give up.`
       : sentence`${run.requester}: ${wait.stepId} runs on ${wait.server} as you, with your own account, and you have not connected it. Steward has no web address to connect from (its dashboard is off: STEWARD_DASHBOARD_PORT); the run waits. Stop it to give up.`;

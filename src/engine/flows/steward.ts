@@ -19,7 +19,7 @@ import {
   type WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
-import type { StoredRun } from '../ports.ts';
+import type { Conversation, PendingConnection, StoredRun } from '../ports.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { approverRoles, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
@@ -101,6 +101,8 @@ export class Steward implements InboundHandler {
   private readonly assistants: AssistantFlow | undefined;
   private readonly delegation: DelegationFlow | undefined;
   private readonly waits: ConnectionWaits;
+  /** Stops this Steward being the one asked to have a pending connection confirmed. */
+  private readonly stopAsking: () => void;
   private assistantList: { at: number; list: Promise<Assistant[]> } | undefined;
 
   private readonly deps: StewardDeps;
@@ -173,6 +175,7 @@ export class Steward implements InboundHandler {
       });
     }
     this.waits = new ConnectionWaits({ connections: deps.connections, store, clock, log }, this.messages);
+    this.stopAsking = deps.connections?.whenPending((p) => this.askToConfirm(p)) ?? (() => undefined);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       waits: this.waits,
       afterStart: async (run) => {
@@ -539,8 +542,25 @@ export class Steward implements InboundHandler {
     });
   }
 
-  async connections(actor: Actor, command: ConnectionsCommand): Promise<ConnectionsAnswer> {
-    return answerConnections(this.deps, actor, command);
+  async connections(
+    actor: Actor,
+    command: ConnectionsCommand,
+    conversation?: Conversation,
+  ): Promise<ConnectionsAnswer> {
+    return answerConnections(this.deps, actor, command, conversation);
+  }
+
+  /**
+   * A connection made through this person's link in a browser that showed no dashboard session of theirs: they are
+   * asked, privately, where the link was sent (the waiting run's thread, or where they asked for it), to use it or
+   * refuse it; their answer comes back as a `connections` command from their own chat identity.
+   */
+  private async askToConfirm(pending: PendingConnection): Promise<void> {
+    const run = !pending.conversation && pending.runId ? await this.deps.store.getRun(pending.runId) : null;
+    // Nowhere known: the channel shows it where the person last was (or, on Discord, in a direct message).
+    const conversation = pending.conversation ?? run?.conversation ?? { channel: pending.person.channel, key: '' };
+    const { server, link, person } = pending;
+    await this.deps.notifier.send(conversation, { kind: 'connectionCheck', server, link, to: person });
   }
 
   /**
@@ -606,6 +626,7 @@ export class Steward implements InboundHandler {
    * their leases back so the next process (or the next start of this one) takes them over at once.
    */
   async shutdown(): Promise<void> {
+    this.stopAsking();
     await this.fires?.stop();
     this.delegation?.close();
     this.timers.clearAll();

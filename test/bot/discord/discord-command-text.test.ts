@@ -57,7 +57,13 @@ describe('/steward', () => {
       ['action', false],
       ['server', false],
     ]);
-    expect(connections.options?.[0]?.choices?.map((c) => c.value)).toEqual(['list', 'connect', 'disconnect']);
+    expect(connections.options?.[0]?.choices?.map((c) => c.value)).toEqual([
+      'list',
+      'connect',
+      'disconnect',
+      'use',
+      'notme',
+    ]);
     const all = [STEWARD_COMMAND.options, workflow.options, suggestions.options, connections.options].flat();
     for (const o of all) expect(o?.description.length).toBeLessThanOrEqual(100);
     // Discord refuses choice names over 100 characters as well.

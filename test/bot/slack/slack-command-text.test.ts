@@ -38,7 +38,7 @@ describe('/steward sub-commands', () => {
     });
     expect(parseCommand('connections disconnect', BOT)).toEqual({
       kind: 'help',
-      note: 'Use `/steward connections` (your connections), `/steward connections connect <server>` or `/steward connections disconnect <server>`.',
+      note: 'Use `/steward connections` (your connections), `/steward connections connect <server>` or `/steward connections disconnect <server>` (and `use` or `notme` to answer about a connection that waits for you).',
     });
   });
 
