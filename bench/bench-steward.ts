@@ -128,6 +128,7 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     workflowCommand: (r) => steward.workflowCommand(r),
     assistantCommand: (r) => steward.assistantCommand(r),
     dashboardLink: (a) => steward.dashboardLink(a),
+    connections: (a, c) => steward.connections(a, c),
   };
 }
 

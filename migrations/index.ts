@@ -26,6 +26,7 @@ import { dashboardSessions } from './0020-dashboard-sessions.ts';
 import { mcpConnectionSecrets } from './0021-mcp-connection-secrets.ts';
 import { spendCaps } from './0022-spend-caps.ts';
 import { mcpConnectLinks } from './0023-mcp-connect-links.ts';
+import { connectLinkConfirmation } from './0024-connect-link-confirmation.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '0021-mcp-connection-secrets': mcpConnectionSecrets,
   '0022-spend-caps': spendCaps,
   '0023-mcp-connect-links': mcpConnectLinks,
+  '0024-connect-link-confirmation': connectLinkConfirmation,
 };

@@ -117,7 +117,10 @@ export async function startApp(options: {
     // before the channels (Slack's Home tab links to its run pages), so a port that cannot be used stops start-up
     // before anyone can send a request. Its connect pages answer once the host is up.
     const connecting: { flow?: PersonConnectionFlow } = {};
-    const dashboard = await startDashboard(config, database, log, deferredConnectFlow(connecting));
+    const personServers = mcp.config.servers
+      .filter((s) => !s.disabled && s.transport.kind === 'http' && s.transport.auth?.owner === 'person')
+      .map((s) => s.name);
+    const dashboard = await startDashboard(config, database, log, deferredConnectFlow(connecting), personServers);
     if (dashboard) {
       cleanup.unshift(() => dashboard.server.close());
       say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
@@ -129,7 +132,7 @@ export async function startApp(options: {
     });
     cleanup.unshift(() => host.close());
     if (host.personServers().length > 0) {
-      connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl);
+      connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl, log);
       if (!dashboard)
         say(
           `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (README "Servers behind OAuth").`,
@@ -245,6 +248,7 @@ async function startDashboard(
   database: StoreDatabase,
   log?: Log,
   connect?: ConnectFlow,
+  personServers: readonly string[] = [],
 ): Promise<{ server: DashboardServer; publicUrl: string } | undefined> {
   const settings = config.dashboard;
   if (!settings) return undefined;
@@ -262,6 +266,7 @@ async function startDashboard(
         clock: () => new Date(),
         ...(log && { log }),
         ...(connect && { connect }),
+        personServers,
       });
     },
   });

@@ -1,22 +1,32 @@
 /**
  * People's own connections to servers that connect per person, put together from the MCP host (the OAuth itself,
  * sessions, revocation) and the connect links in the database: the engine's `PersonConnections` (links in chat,
- * `/steward connections`) and the web's `ConnectFlow` (the link's page and the OAuth callback).
+ * `/steward connections`, the answer to a connection that waits to be confirmed) and the web's `ConnectFlow` (the
+ * link's page and the OAuth callback).
+ *
+ * A connection made in a browser that was signed in to the dashboard as the link's person is theirs at once. Made in
+ * any other browser (the link may have been forwarded, or seen by someone else), it waits, used for nothing, until
+ * the person answers in chat, where Steward knows who they are: use it, or not them (revoked and forgotten).
  */
 import { randomBytes } from 'node:crypto';
-import type { PersonConnection, PersonConnections } from './engine/ports.ts';
+import type { Conversation, PendingConnection, PersonConnection, PersonConnections } from './engine/ports.ts';
 import type { Actor } from './engine/types.ts';
 import type { McpHost } from './mcp/mcp-host.ts';
 import type { PgConnectLinks } from './store/pg-connect-links.ts';
-import type { ConnectFlow, ConnectTarget } from './web/connect-pages.ts';
+import type { ConnectFlow, ConnectTarget, FinishedConnection } from './web/connect-pages.ts';
+
+type Ask = (pending: PendingConnection) => Promise<void>;
 
 /** Both sides of connecting: the engine's and the web origin's. */
 export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
+  private readonly asks: Ask[] = [];
+
   constructor(
     private readonly host: McpHost,
     private readonly links: PgConnectLinks,
     /** Steward's web origin (the dashboard's public address); without it no link can be sent. */
     private readonly baseUrl: string | undefined,
+    private readonly log?: (level: 'info' | 'warn' | 'error', message: string) => void,
   ) {}
 
   servers(): string[] {
@@ -27,48 +37,108 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     return (await this.host.connectionsOf(person)).find((c) => c.server === server)?.connectedAt ?? null;
   }
 
-  async connectLink(server: string, person: Actor, runId: string | null, at: Date): Promise<string | null> {
+  async connectLink(
+    server: string,
+    person: Actor,
+    runId: string | null,
+    at: Date,
+    conversation?: Conversation,
+  ): Promise<string | null> {
     if (this.baseUrl === undefined || !this.servers().includes(server)) return null;
-    const token = await this.links.issue({ server, person, runId }, at);
+    const token = await this.links.issue({ server, person, runId, ...(conversation && { conversation }) }, at);
     return `${this.baseUrl.replace(/\/+$/, '')}/connect/${token}`;
   }
 
-  list(person: Actor): Promise<PersonConnection[]> {
-    return this.host.connectionsOf(person);
+  list(person: Actor, at: Date): Promise<PersonConnection[]> {
+    return this.host.connectionsOf(person, at);
   }
 
   disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }> {
     return this.host.disconnect(server, person);
   }
 
+  async confirm(
+    server: string,
+    person: Actor,
+    answer: 'use' | 'refuse',
+    at: Date,
+    link?: string,
+  ): Promise<{ used: true } | { used: false; revoked: boolean } | null> {
+    // One statement decides, once, and only for this person: a second press, or anyone else's, finds nothing.
+    const decided = await this.links.decide(server, person, answer === 'use' ? 'used' : 'refused', at, link);
+    if (!decided) return null;
+    if (answer === 'refuse') return { used: false, revoked: (await this.host.refusePending(server, person)).revoked };
+    if (!(await this.host.usePending(server, person))) return null;
+    // Whichever process holds the waiting run (this one or another) looks again at once.
+    await this.links.signalConnected(decided.runId);
+    return { used: true };
+  }
+
+  whenPending(ask: Ask): () => void {
+    this.asks.push(ask);
+    return () => {
+      const i = this.asks.indexOf(ask);
+      if (i >= 0) this.asks.splice(i, 1);
+    };
+  }
+
   peek(token: string, at: Date): Promise<ConnectTarget | null> {
     return this.links.peek(token, at);
   }
 
-  async start(token: string, binding: string, at: Date): Promise<(ConnectTarget & { url: string }) | null> {
+  async start(
+    token: string,
+    binding: string,
+    at: Date,
+    signedIn = false,
+  ): Promise<(ConnectTarget & { url: string }) | null> {
     // The OAuth state: random, kept only as a hash with the link, used once (RFC 6749 section 10.12).
     const state = randomBytes(32).toString('base64url');
-    const target = await this.links.open(token, state, binding, at);
+    const target = await this.links.open(token, state, binding, at, signedIn);
     if (!target) return null;
     const url = await this.host.connectionUrl(target.server, target.person, state);
     return { ...target, url: url.href };
   }
 
-  async finish(state: string, binding: string, code: string, at: Date): Promise<ConnectTarget | null> {
-    const target = await this.links.complete(state, binding, at);
-    if (!target) return null;
-    await this.host.finishConnection(target.server, target.person, code);
-    // Whichever process holds the waiting run (this one or another) looks again at once.
-    await this.links.signalConnected(target.runId);
-    return target;
+  async finish(state: string, binding: string, code: string, at: Date): Promise<FinishedConnection | null> {
+    const done = await this.links.complete(state, binding, at);
+    if (!done) return null;
+    const { link, signedIn, ...target } = done;
+    await this.host.finishConnection(target.server, target.person, code, !signedIn);
+    if (signedIn) {
+      // Whichever process holds the waiting run (this one or another) looks again at once.
+      await this.links.signalConnected(target.runId);
+      return { ...target, pending: false };
+    }
+    await this.links.markPending(link, at);
+    const ask = this.asks[0];
+    if (!ask) {
+      this.log?.(
+        'warn',
+        `connect: ${target.person.channel}:${target.person.id} cannot be asked to confirm ${target.server} (no engine here)`,
+      );
+      return { ...target, pending: true };
+    }
+    // The connection waits either way; the person can still answer with `connections use <server>`.
+    await ask({ ...target, link }).catch((err: unknown) =>
+      this.log?.(
+        'warn',
+        `connect: could not ask ${who(target.person)} to confirm ${target.server}: ${(err as Error).message}`,
+      ),
+    );
+    return { ...target, pending: true };
   }
+}
+
+function who(person: Actor): string {
+  return `${person.channel}:${person.id}`;
 }
 
 /** The connect pages' flow, there once the MCP host is (its pages refuse until then, as for an unknown link). */
 export function deferredConnectFlow(holder: { flow?: ConnectFlow }): ConnectFlow {
   return {
     peek: (token, at) => holder.flow?.peek(token, at) ?? Promise.resolve(null),
-    start: (token, binding, at) => holder.flow?.start(token, binding, at) ?? Promise.resolve(null),
+    start: (token, binding, at, signedIn) => holder.flow?.start(token, binding, at, signedIn) ?? Promise.resolve(null),
     finish: (state, binding, code, at) => holder.flow?.finish(state, binding, code, at) ?? Promise.resolve(null),
   };
 }

@@ -20,10 +20,11 @@ import type { ReviewPreference, RunStatus } from '../engine/types.ts';
 import type { OutboundMessage, ReportStream } from '../engine/messages.ts';
 import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
-import { renderConsole } from './console-render.ts';
+import { CONSOLE_CONNECTIONS_STYLE, renderConsole } from './console-render.ts';
 import { consoleReportStream } from './console-report-stream.ts';
 import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
+import { connectionsText, parseConnectionsCommand } from './connection-words.ts';
 import { isWorkflowCommand } from '../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from './workflow-words.ts';
 import { isAssistantCommand } from '../engine/assistant/assistant-commands.ts';
@@ -191,6 +192,8 @@ export class ConsoleChannel implements ChannelAdapter {
       return current ? handler.history(current.runId) : this.write('! There is no run yet.');
     }
     if (text.toLowerCase() === 'runs') return this.listRuns(handler);
+    // `connections` with up to two words after it (a longer line that starts so is a request in plain words).
+    if (command === 'connections' && rest.length <= 2) return this.connections(handler, rest);
     if (ON_RUN.includes(command) && rest.length === 1 && RUN_ID.test(arg)) return this.onRun(handler, command, arg);
     if (command === 'new') {
       return arg
@@ -247,6 +250,15 @@ export class ConsoleChannel implements ChannelAdapter {
     if (!handler.spendReport) return this.write('! Spend is not shown here.');
     const report = await handler.spendReport(this.actor, this.conversation);
     this.write(`i ${spendReportText(report)}`);
+  }
+
+  /** `connections [connect|disconnect <server>]`: printed here, so only this person sees a connect link. */
+  private async connections(handler: InboundHandler, words: string[]): Promise<void> {
+    const command = parseConnectionsCommand(words, CONSOLE_CONNECTIONS_STYLE);
+    if ('note' in command) return this.write(`! ${command.note}`);
+    const answer = await handler.connections(this.actor, command);
+    const refused = answer.kind === 'unknown' || (answer.kind === 'link' && !answer.link);
+    this.write(`${refused ? '!' : 'i'} ${connectionsText(answer, CONSOLE_CONNECTIONS_STYLE)}`);
   }
 
   /**
@@ -360,6 +372,8 @@ dashboard        a sign-in link to the web dashboard (runs, plan graphs, timelin
 spend            what models cost today and this month, by channel, person and model, with the caps left.
 review all|risky|none   how much you review from now on (high risk always waits).
 suggestions on|off      whether your plan cards suggest breakpoints where you stepped in before.
+connections      your own accounts on servers that run your steps as you; connections connect <server> prints a
+                 private link to connect one, connections disconnect <server> revokes and forgets it.
 quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.
 Workflows (a run's approved plan, saved to run again or on a schedule):
 ${WORKFLOW_HELP_LINES.map((l) => `  ${l.form.padEnd(40)} ${l.what}`).join('\n')}

@@ -5,6 +5,7 @@
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
 import { estimateLine, tookLine } from '../engine/run/estimates.ts';
 import { spendLine, spendWaitText } from './spend-words.ts';
+import { connectionCheckText, type ConnectionsStyle } from './connection-words.ts';
 import { shortId } from './console-runs.ts';
 
 const ICONS: Record<string, string> = {
@@ -36,8 +37,16 @@ export function renderConsole(message: OutboundMessage): string {
       return `… ${message.quick ? 'looking into it' : 'planning'} (type "cancel" to drop it)`;
     case 'breakpoint':
       return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
+    case 'connectionCheck':
+      return `? ${connectionCheckText(message.server, CONSOLE_CONNECTIONS_STYLE, false)}`;
   }
 }
+
+/** How the console shows a link (printed whole) and the command, for the words of `connections`. */
+export const CONSOLE_CONNECTIONS_STYLE: ConnectionsStyle = {
+  link: (url, words) => `${words}: ${url}`,
+  command: (action, server) => `connections${action ? ` ${action} ${server ?? ''}` : ''}`,
+};
 
 /** Breakpoints offered, not set: the person takes them with one command, or turns the offers off. */
 function suggestionLines(card: PlanCard): string[] {
@@ -61,7 +70,9 @@ function renderPlan(card: PlanCard): string {
       const opt = s.optional ? ' (optional)' : '';
       // On a card shown mid-run, a step that started says how it stands, so finished work never reads as pending.
       const state = s.status ? ` ${ICONS[s.status] ?? '?'} ${s.status}${s.detail ? `: ${s.detail}` : ''}` : '';
-      return `${s.number}. [${s.id}] ${s.target} ${s.argsPreview}${deps}${opt} — risk ${s.risk}${state}${s.description ? `\n     ${s.description}` : ''}`;
+      // A server that connects per person: the step runs with this person's own account.
+      const as = s.as ? ` as ${s.as.name ?? s.as.id}` : '';
+      return `${s.number}. [${s.id}] ${s.target}${as} ${s.argsPreview}${deps}${opt} — risk ${s.risk}${state}${s.description ? `\n     ${s.description}` : ''}`;
     }),
     '',
     `Layers: ${card.layers.map((l, i) => `${i + 1}: ${l.join(', ')}`).join(' | ')}`,

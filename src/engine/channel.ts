@@ -2,7 +2,7 @@
  * The interface every chat channel implements (the console, Slack and Discord; `src/bot` holds the adapters).
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
-import type { Conversation, Notifier } from './ports.ts';
+import type { Conversation, Notifier, PersonConnection } from './ports.ts';
 import type { Breakpoint } from './plan/breakpoints.ts';
 import type { Actor, DecisionAction, Json, ReviewPreference, RunStatus } from './types.ts';
 import type { SpendReport } from './spend.ts';
@@ -132,6 +132,38 @@ export function refusal(text: string): CommandAnswer {
   return { text, level: 'warning' };
 }
 
+/** `connections` (Slack and Discord: `/steward connections`): a person's own connections to servers that connect per person. */
+export type ConnectionsCommand =
+  /** Each such server and where the person stands with it. */
+  | { kind: 'list' }
+  /** A private, single-use link that connects the person's own account (no run needed). */
+  | { kind: 'connect'; server: string }
+  /** Revoked at the server when it offers revocation, and forgotten here always. */
+  | { kind: 'disconnect'; server: string }
+  /**
+   * The person's answer about a connection made from a browser with no dashboard session of theirs: `use` it (it was
+   * them), or `refuse` it (not them: revoked and forgotten). `link` names the one a button was shown for.
+   */
+  | { kind: 'use' | 'refuse'; server: string; link?: string };
+
+/** The answer to a `connections` command, for the person who asked only; each channel puts it in words (`src/bot`). */
+export type ConnectionsAnswer =
+  /** No server here connects per person. */
+  | { kind: 'off' }
+  | { kind: 'list'; connections: PersonConnection[] }
+  /** `link` null: Steward has no web origin to connect from (its dashboard is off). */
+  | { kind: 'link'; server: string; link: string | null; minutes: number }
+  /** `known`: there was a connection; `revoked`: its authorization server took the revocation. */
+  | { kind: 'disconnected'; server: string; known: boolean; revoked: boolean }
+  /** The name is not a server that connects per person; `servers` are. */
+  | { kind: 'unknown'; server: string; servers: string[] }
+  /** The pending connection is the person's now. */
+  | { kind: 'used'; server: string }
+  /** The pending connection was forgotten; `revoked`: its authorization server took the revocation. */
+  | { kind: 'refused'; server: string; revoked: boolean }
+  /** Nothing of the person's waits to be confirmed for this server (answered before, or replaced). */
+  | { kind: 'nothingPending'; server: string };
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
@@ -185,6 +217,12 @@ export interface InboundHandler {
    * channel and person; anyone else their own line and their channel's). Absent: spend is not shown.
    */
   spendReport?(actor: Actor, conversation: Conversation): Promise<SpendReport>;
+
+  /**
+   * A `connections` command of this person, about their own connections only, given in `conversation` (where they
+   * are asked to confirm a connection made with a link it gives, if need be); the answer is for them alone.
+   */
+  connections(actor: Actor, command: ConnectionsCommand, conversation?: Conversation): Promise<ConnectionsAnswer>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

@@ -24,6 +24,11 @@ export interface PlanCardStep {
   status?: StepStatus;
   /** Why a step failed or was skipped, in words ('' otherwise). */
   detail?: string;
+  /**
+   * Whose own account the step runs with, on a server that connects per person: the run's requester (a workflow
+   * fire's owner), never an approver. Absent for a step that runs with the server's one connection.
+   */
+  as?: Actor;
 }
 
 /** The plan as shown for review (or as a notice when it starts at once). */
@@ -165,4 +170,18 @@ export interface RunStatusChange {
   took?: { ms: number; estimate?: PlanEstimate };
 }
 
-export type OutboundMessage = PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit;
+/**
+ * A connection made through a person's link in a browser that showed no dashboard session of theirs: it waits, used
+ * for nothing, until that person answers here, in chat, which proves who they are: use it, or not them (revoked and
+ * forgotten). Shown to them only.
+ */
+export interface ConnectionCheck {
+  kind: 'connectionCheck';
+  server: string;
+  /** The link it was made through; an answer names it. */
+  link: string;
+  to: Actor;
+}
+
+export type OutboundMessage =
+  PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit | ConnectionCheck;

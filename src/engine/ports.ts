@@ -60,11 +60,23 @@ export interface ToolRunner {
   ): Promise<ToolCallOutcome>;
 }
 
+/**
+ * Where a person stands with a server that connects per person: `connected` (tokens that work, or that refresh),
+ * `expired` (the access token's time is up and there is no refresh token: connect again), `none`.
+ */
+export type ConnectionState = 'connected' | 'expired' | 'none';
+
 /** A person's connection to a server that connects per person, as a list shows it. */
 export interface PersonConnection {
   server: string;
+  state: ConnectionState;
   /** When the person connected (or their tokens were last refreshed); null when they have not connected. */
   connectedAt: Date | null;
+  /**
+   * A connection made from a browser that showed no dashboard session of this person waits for them to confirm it in
+   * chat (it is used for nothing until they do).
+   */
+  pending: boolean;
 }
 
 /**
@@ -81,16 +93,52 @@ export interface PersonConnections {
   connectedAt(server: string, person: Actor): Promise<Date | null>;
   /**
    * A private, single-use link that connects `person` to `server` (for `runId`, which waits on it), valid for a short
-   * while from `at`; null when Steward has no web origin to send them to (the dashboard is off).
+   * while from `at`, sent in `conversation` (where they are asked to confirm a connection made with it, if need be);
+   * null when Steward has no web origin to send them to (the dashboard is off).
    */
-  connectLink(server: string, person: Actor, runId: string | null, at: Date): Promise<string | null>;
-  /** Each server that connects per person, with whether (and since when) this person is connected. */
-  list(person: Actor): Promise<PersonConnection[]>;
+  connectLink(
+    server: string,
+    person: Actor,
+    runId: string | null,
+    at: Date,
+    conversation?: Conversation,
+  ): Promise<string | null>;
+  /** Each server that connects per person, with where this person stands with it at `at`. */
+  list(person: Actor, at: Date): Promise<PersonConnection[]>;
   /**
    * Forgets the person's connection to the server (their session closed, their tokens deleted), revoking it at the
    * authorization server first when that offers revocation (RFC 7009). `known`: there was one.
    */
   disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }>;
+  /**
+   * The person's answer, in chat, about their connection to `server` that waits for them (the one made through
+   * `link`, when named): `use` makes it their connection (and the run that waited on it goes on), `refuse` revokes
+   * and forgets it. Null when nothing of theirs waits (answered before, or replaced by a newer one).
+   */
+  confirm(
+    server: string,
+    person: Actor,
+    answer: 'use' | 'refuse',
+    at: Date,
+    link?: string,
+  ): Promise<{ used: true } | { used: false; revoked: boolean } | null>;
+  /**
+   * Who asks a person to confirm a connection made from a browser that showed no dashboard session of theirs (the
+   * engine, which can reach them in chat); returns how to stop. The first still registered is asked.
+   */
+  whenPending(ask: (pending: PendingConnection) => Promise<void>): () => void;
+}
+
+/** A connection that waits for its person to confirm it in chat, and where to ask them. */
+export interface PendingConnection {
+  server: string;
+  person: Actor;
+  /** The link it was made through: a press names it, so it decides this connection only. */
+  link: string;
+  /** The run that waits on it, if any. */
+  runId: string | null;
+  /** Where the link was sent (the run's thread, or where they asked for it); absent: the run's, or nowhere known. */
+  conversation?: Conversation;
 }
 
 /** The role a model call plays; each role can be routed to a different model. */
@@ -540,6 +588,14 @@ export interface Ledgers {
   pruneLedgers(olderThanMs: number): Promise<PrunedLedgers>;
 }
 
+/** One entry of a run's event log; `id` grows with every append, across all runs. */
+export interface RunEvent {
+  id: number;
+  type: string;
+  payload: Json;
+  createdAt: Date;
+}
+
 /**
  * What runs did, read back: a run's revisions, decisions and model usage, a person's runs, and a conversation's
  * earlier turns and step outputs.
@@ -551,6 +607,8 @@ export interface RunHistory {
   listDecisions(runId: string): Promise<StoredDecision[]>;
   /** Calls, tokens and cost a run's model calls used, in total and per role. */
   llmUsageForRun(runId: string): Promise<LlmUsageTotals>;
+  /** The run's event log in append order; with `types`, only the events of those types. */
+  listEvents(runId: string, types?: readonly string[]): Promise<RunEvent[]>;
   /** This person's runs (only those not finished, with `activeOnly`), newest first, at most `limit`. */
   listRunsOf(actor: Actor, options: { activeOnly: boolean; limit: number }): Promise<StoredRun[]>;
   /** The turns of this run's conversation before it, newest first, at most `limit`. */

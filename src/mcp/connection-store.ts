@@ -7,8 +7,11 @@
 /** Whose connection: the workspace's one, or one person's (the platform-qualified id the engine uses). */
 export type ConnectionOwner = { kind: 'workspace' } | { kind: 'person'; personId: string };
 
-/** The secrets a connection keeps. */
-export type ConnectionSecret = 'tokens' | 'client' | 'verifier';
+/**
+ * The secrets a connection keeps; `pending`: a person's tokens from an authorization they have not confirmed in chat
+ * yet (never used for a call until they do).
+ */
+export type ConnectionSecret = 'tokens' | 'client' | 'verifier' | 'pending';
 
 /** One owner's tokens for one server, as a list shows it (never the tokens). */
 export interface StoredConnection {

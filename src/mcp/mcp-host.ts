@@ -3,7 +3,8 @@
  * connects per person, one session per person who uses it (`PersonSessions`).
  */
 import { stepError } from '../engine/errors.ts';
-import type { PersonalAccess, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
+import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import type { PersonalAccess, PersonConnection, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
 import { CallSlots } from './call-slots.ts';
@@ -354,11 +355,46 @@ export class McpHost implements ToolRunner {
   /**
    * Exchanges the code the person's browser came back with; their tokens are stored sealed, their old session closed,
    * and a new one opened with the new tokens (its listing is the catalog: the first connection shows the planner the
-   * server's tools). A session that does not open now is opened again at their next step.
+   * server's tools). A session that does not open now is opened again at their next step. With `pending`, the tokens
+   * are kept aside, unused, until the person confirms them (`usePending`) or refuses them (`refusePending`).
    */
-  async finishConnection(server: string, person: Actor, code: string): Promise<void> {
+  async finishConnection(server: string, person: Actor, code: string, pending = false): Promise<void> {
     const owner = personOwner(person);
-    await finishAuthorization(this.personConfig(server), owner, code, this.authorization);
+    await finishAuthorization(this.personConfig(server), owner, code, this.authorization, pending);
+    if (!pending) await this.reopen(server, owner);
+  }
+
+  /**
+   * The person confirmed the connection that waited for them: its tokens become their connection (the old ones are
+   * replaced, their session opened anew). False when none waited.
+   */
+  async usePending(server: string, person: Actor): Promise<boolean> {
+    const owner = personOwner(person);
+    const { store } = this.authorization;
+    this.personConfig(server);
+    const tokens = await store.read(server, owner, 'pending');
+    if (tokens === undefined) return false;
+    await store.write(server, owner, 'tokens', tokens);
+    await store.forget(server, owner, ['pending']);
+    await this.reopen(server, owner);
+    return true;
+  }
+
+  /**
+   * The person said the connection that waited for them is not theirs: revoked at the authorization server when it
+   * offers revocation, and forgotten. Their own connection, if any, is left as it was.
+   */
+  async refusePending(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }> {
+    const owner = personOwner(person);
+    const config = this.personConfig(server);
+    const known = (await this.authorization.store.read(server, owner, 'pending')) !== undefined;
+    const revoked = known ? await revokeTokens(config, owner, this.authorization, 'pending') : false;
+    await this.authorization.store.forget(server, owner, ['pending']);
+    return { known, revoked };
+  }
+
+  /** Closes the person's session and opens one with their tokens as stored now (its listing is the catalog). */
+  private async reopen(server: string, owner: ReturnType<typeof personOwner>): Promise<void> {
     const pool = this.personal.get(server);
     await pool?.forget(owner.personId);
     const opened = await pool?.session(owner);
@@ -366,26 +402,41 @@ export class McpHost implements ToolRunner {
   }
 
   /**
-   * Forgets the person's connection to `server`: revoked at its authorization server when that offers revocation,
-   * then their session closed and their tokens and client deleted. `known`: they had tokens.
+   * Forgets the person's connection to `server`: revoked at its authorization server when that offers revocation
+   * (a connection still waiting for them to confirm it, too), then their session closed and their tokens and client
+   * deleted. `known`: they had tokens.
    */
   async disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }> {
     const owner = personOwner(person);
     const config = this.personConfig(server);
     const known = (await this.authorization.store.read(server, owner, 'tokens')) !== undefined;
     const revoked = known ? await revokeTokens(config, owner, this.authorization) : false;
+    await this.refusePending(server, person);
     await this.personal.get(server)?.forget(owner.personId);
     await this.authorization.store.forget(server, owner, ['tokens', 'client', 'verifier']);
     return { known, revoked };
   }
 
-  /** When the person's tokens for each server that connects per person were stored, or null. */
-  async connectionsOf(person: Actor): Promise<{ server: string; connectedAt: Date | null }[]> {
-    const mine = await this.authorization.store.connections({ owner: personOwner(person) });
-    return this.personServers().map((server) => ({
-      server,
-      connectedAt: mine.find((c) => c.server === server)?.updatedAt ?? null,
-    }));
+  /**
+   * Where the person stands with each server that connects per person at `at`: when their tokens were stored (or
+   * last refreshed), and whether they are expired for good (past their `expires_in` with no refresh token to renew
+   * them; a server may still refuse tokens that look alive: a call finds out, and the SDK then forgets them).
+   */
+  async connectionsOf(person: Actor, at: Date = new Date()): Promise<PersonConnection[]> {
+    const owner = personOwner(person);
+    const mine = await this.authorization.store.connections({ owner });
+    return Promise.all(
+      this.personServers().map(async (server): Promise<PersonConnection> => {
+        const found = mine.find((c) => c.server === server);
+        const pending = (await this.authorization.store.read(server, owner, 'pending')) !== undefined;
+        if (!found) return { server, state: 'none', connectedAt: null, pending };
+        const text = await this.authorization.store.read(server, owner, 'tokens');
+        const tokens = text === undefined ? undefined : (JSON.parse(text) as OAuthTokens);
+        const ends = tokens?.expires_in === undefined ? Infinity : found.updatedAt.getTime() + tokens.expires_in * 1000;
+        const expired = !tokens?.refresh_token && ends <= at.getTime();
+        return { server, state: expired ? 'expired' : 'connected', connectedAt: found.updatedAt, pending };
+      }),
+    );
   }
 
   /** Whether the person holds tokens for the server (it may still refuse them: a call finds out). */

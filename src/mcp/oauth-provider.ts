@@ -42,6 +42,8 @@ export interface OAuthProviderOptions {
    * gets replace the stored ones only once the code is exchanged.
    */
   fresh?: boolean;
+  /** Where the tokens this provider gets are kept: `pending` until the person confirms them (default `tokens`). */
+  tokensAs?: Extract<ConnectionSecret, 'tokens' | 'pending'>;
 }
 
 /** An `OAuthClientProvider` whose state is the connection store's, so every process sees the same connection. */
@@ -114,7 +116,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    await this.write('tokens', tokens);
+    await this.write(this.options.tokensAs ?? 'tokens', tokens);
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {

@@ -6,7 +6,7 @@
 import { auth, discoverOAuthServerInfo } from '@modelcontextprotocol/sdk/client/auth.js';
 import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { ConnectionOwner, ConnectionStore } from './connection-store.ts';
+import type { ConnectionOwner, ConnectionSecret, ConnectionStore } from './connection-store.ts';
 import type { McpAuthConfig, McpServerConfig } from './mcp-config.ts';
 import { McpOAuthProvider } from './oauth-provider.ts';
 
@@ -59,12 +59,16 @@ export async function authorizationUrl(
   return target;
 }
 
-/** Exchanges the code the authorization server sent back to the callback; the person's tokens are stored sealed. */
+/**
+ * Exchanges the code the authorization server sent back to the callback; the person's tokens are stored sealed, as
+ * their connection, or with `pending` beside it, unused until they confirm it.
+ */
 export async function finishAuthorization(
   config: McpServerConfig,
   person: Person,
   code: string,
   options: PersonAuthorizationOptions,
+  pending = false,
 ): Promise<void> {
   const { url, auth: authConfig } = authOf(config);
   const provider = new McpOAuthProvider({
@@ -75,6 +79,7 @@ export async function finishAuthorization(
     redirectUrl: options.redirectUrl,
     clientName: options.clientName,
     fresh: true,
+    tokensAs: pending ? 'pending' : 'tokens',
     // Only so the verifier of this authorization is read and kept as the SDK expects; nothing is redirected.
     authorize: () => Promise.resolve(undefined),
   });
@@ -86,16 +91,18 @@ export async function finishAuthorization(
 /**
  * Revokes the person's tokens at the authorization server when its metadata names a revocation endpoint (RFC 7009
  * section 2.1: the refresh token, whose revocation ends its access tokens too where the server ties them); false when
- * it offers none or refuses. Never throws: the local connection is forgotten either way.
+ * it offers none or refuses. `which`: their connection, or the tokens of one that waits for them to confirm it. Never
+ * throws: the local connection is forgotten either way.
  */
 export async function revokeTokens(
   config: McpServerConfig,
   person: Person,
   options: PersonAuthorizationOptions,
+  which: Extract<ConnectionSecret, 'tokens' | 'pending'> = 'tokens',
 ): Promise<boolean> {
   try {
     const { url } = authOf(config);
-    const tokensText = await options.store.read(config.name, person, 'tokens');
+    const tokensText = await options.store.read(config.name, person, which);
     const clientText = await options.store.read(config.name, person, 'client');
     if (tokensText === undefined || clientText === undefined) return false;
     const tokens = JSON.parse(tokensText) as OAuthTokens;

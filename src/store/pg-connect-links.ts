@@ -1,10 +1,13 @@
 /**
- * Connect links over Kysely (migration 0023): issued for one person, server and waiting run; opened once (the OAuth
- * `state` and the browser's binding noted, as hashes); completed once, by the browser that opened it, before it
- * expires. Completing signals every process (`connected:<run>`), so the process that holds the run goes on.
+ * Connect links over Kysely (migrations 0023, 0024): issued for one person, server and waiting run, in a conversation;
+ * opened once (the OAuth `state` and the browser's binding noted, as hashes, and whether that browser was signed in to
+ * the dashboard as the link's person); completed once, by the browser that opened it, before it expires. A connection
+ * made without that sign-in is pending until its person answers in chat (once). Connecting signals every process
+ * (`connected:<run>`), so the process that holds the run goes on.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { sql, type ColumnType, type Generated, type Kysely } from 'kysely';
+import type { Conversation } from '../engine/ports.ts';
 import type { Actor } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { SIGNAL_CHANNEL } from './run-leases.ts';
@@ -24,6 +27,12 @@ export interface McpConnectLinksTable {
   opened_at: Date | null;
   completed_at: Date | null;
   created_at: ColumnType<Date, Date | undefined, never>;
+  conversation_channel: string | null;
+  conversation_key: string | null;
+  signed_in: Generated<boolean>;
+  pending_at: Date | null;
+  decided_at: Date | null;
+  decision: string | null;
 }
 
 type Db = Kysely<DatabaseSchema & { mcp_connect_links: McpConnectLinksTable }>;
@@ -31,28 +40,62 @@ type Db = Kysely<DatabaseSchema & { mcp_connect_links: McpConnectLinksTable }>;
 /** How long a connect link works after it is sent. */
 export const CONNECT_LINK_TTL_MS = 15 * 60_000;
 
-/** What a link connects: whose connection, to which server, for which waiting run. */
+/** What a link connects: whose connection, to which server, for which waiting run; where it was sent. */
 export interface ConnectLinkTarget {
   server: string;
   person: Actor;
   runId: string | null;
+  conversation?: Conversation;
 }
+
+/** A link whose authorization came back: its id, and whether the browser was signed in as its person. */
+export interface CompletedLink extends ConnectLinkTarget {
+  link: string;
+  signedIn: boolean;
+}
+
+/** A person's answer about a pending connection: use it, or not theirs. */
+export type LinkDecision = 'used' | 'refused';
 
 function hash(value: string): string {
   return createHash('sha256').update(value).digest('hex');
 }
 
-const TARGET = ['server', 'channel', 'user_id', 'user_name', 'run_id'] as const;
+const TARGET = [
+  'id',
+  'server',
+  'channel',
+  'user_id',
+  'user_name',
+  'run_id',
+  'conversation_channel',
+  'conversation_key',
+  'signed_in',
+] as const;
 
-function toTarget(row: {
+interface TargetRow {
+  id: number | string;
   server: string;
   channel: string;
   user_id: string;
   user_name: string | null;
   run_id: string | null;
-}): ConnectLinkTarget {
+  conversation_channel: string | null;
+  conversation_key: string | null;
+  signed_in: boolean;
+}
+
+function toTarget(row: TargetRow): ConnectLinkTarget {
   const person: Actor = { channel: row.channel, id: row.user_id, ...(row.user_name ? { name: row.user_name } : {}) };
-  return { server: row.server, person, runId: row.run_id };
+  const conversation =
+    row.conversation_channel !== null && row.conversation_key !== null
+      ? { conversation: { channel: row.conversation_channel, key: row.conversation_key } }
+      : {};
+  return { server: row.server, person, runId: row.run_id, ...conversation };
+}
+
+function toCompleted(row: TargetRow): CompletedLink {
+  return { ...toTarget(row), link: String(row.id), signedIn: row.signed_in };
 }
 
 /** Connect links in `mcp_connect_links`; only hashes of the token, the state and the browser binding are stored. */
@@ -78,6 +121,8 @@ export class PgConnectLinks {
         user_id: target.person.id,
         user_name: target.person.name ?? null,
         run_id: target.runId,
+        conversation_channel: target.conversation?.channel ?? null,
+        conversation_key: target.conversation?.key ?? null,
         expires_at: new Date(at.getTime() + this.ttlMs),
       })
       .execute();
@@ -97,13 +142,20 @@ export class PgConnectLinks {
   }
 
   /**
-   * Uses the link (once): notes the OAuth `state` and the browser's `binding` it goes on with, as hashes. Null when
-   * the link is unknown, used or expired: one statement decides, so two browsers never both open it.
+   * Uses the link (once): notes the OAuth `state` and the browser's `binding` it goes on with, as hashes, and whether
+   * that browser was signed in to the dashboard as the link's person. Null when the link is unknown, used or expired:
+   * one statement decides, so two browsers never both open it.
    */
-  async open(token: string, state: string, binding: string, at: Date): Promise<ConnectLinkTarget | null> {
+  async open(
+    token: string,
+    state: string,
+    binding: string,
+    at: Date,
+    signedIn = false,
+  ): Promise<ConnectLinkTarget | null> {
     const row = await this.db
       .updateTable('mcp_connect_links')
-      .set({ opened_at: at, state_hash: hash(state), binding_hash: hash(binding) })
+      .set({ opened_at: at, state_hash: hash(state), binding_hash: hash(binding), signed_in: signedIn })
       .where('token_hash', '=', hash(token))
       .where('opened_at', 'is', null)
       .where('expires_at', '>', at)
@@ -116,7 +168,7 @@ export class PgConnectLinks {
    * Completes the authorization that came back with `state` (once), only in the browser that opened the link (its
    * `binding`) and before the link expires; null otherwise.
    */
-  async complete(state: string, binding: string, at: Date): Promise<ConnectLinkTarget | null> {
+  async complete(state: string, binding: string, at: Date): Promise<CompletedLink | null> {
     const row = await this.db
       .updateTable('mcp_connect_links')
       .set({ completed_at: at })
@@ -126,7 +178,58 @@ export class PgConnectLinks {
       .where('expires_at', '>', at)
       .returning(TARGET)
       .executeTakeFirst();
-    return row ? toTarget(row) : null;
+    return row ? toCompleted(row) : null;
+  }
+
+  /**
+   * The connection made through `link` waits for its person to confirm it; an older one of theirs for the same server
+   * that still waited is replaced by it (its tokens were overwritten).
+   */
+  async markPending(link: string, at: Date): Promise<void> {
+    await this.db.transaction().execute(async (tx) => {
+      const row = await tx
+        .updateTable('mcp_connect_links')
+        .set({ pending_at: at })
+        .where('id', '=', link)
+        .returning(['server', 'channel', 'user_id'])
+        .executeTakeFirst();
+      if (!row) return;
+      await tx
+        .updateTable('mcp_connect_links')
+        .set({ decided_at: at, decision: 'replaced' })
+        .where('server', '=', row.server)
+        .where('channel', '=', row.channel)
+        .where('user_id', '=', row.user_id)
+        .where('id', '!=', link)
+        .where('pending_at', 'is not', null)
+        .where('decided_at', 'is', null)
+        .execute();
+    });
+  }
+
+  /**
+   * Records the person's answer about their pending connection to `server` (the one made through `link`, when named):
+   * once, only by that person, only while it waits. Null when nothing of theirs waits (answered, or replaced).
+   */
+  async decide(
+    server: string,
+    person: Actor,
+    decision: LinkDecision,
+    at: Date,
+    link?: string,
+  ): Promise<CompletedLink | null> {
+    let query = this.db
+      .updateTable('mcp_connect_links')
+      .set({ decided_at: at, decision })
+      .where('server', '=', server)
+      .where('channel', '=', person.channel)
+      .where('user_id', '=', person.id)
+      .where('pending_at', 'is not', null)
+      .where('decided_at', 'is', null);
+    // A link id is digits (bigserial); anything else names no link of theirs.
+    if (link !== undefined) query = query.where('id', '=', /^\d{1,18}$/.test(link) ? link : '0');
+    const row = await query.returning(TARGET).executeTakeFirst();
+    return row ? toCompleted(row) : null;
   }
 
   /** Tells every process (this one too) that someone connected, for the run that waited (if any). */

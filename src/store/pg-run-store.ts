@@ -405,9 +405,9 @@ export class PgRunStore implements RunStore {
     return this.attempt('listDecisions', () => history.listDecisions(this.db, runId));
   }
 
-  /** A run's event log in append order. */
-  listEvents(runId: string): Promise<history.StoredEvent[]> {
-    return this.attempt('listEvents', () => history.listEvents(this.db, runId));
+  /** A run's event log in append order; with `types`, only the events of those types. */
+  listEvents(runId: string, types?: readonly string[]): Promise<history.StoredEvent[]> {
+    return this.attempt('listEvents', () => history.listEvents(this.db, runId, types));
   }
 
   /** Calls and tokens a run used, in total and per model role. */

@@ -2,19 +2,14 @@
  * Read-only queries over a run's history (revisions, decisions, events, model usage), for reports and audits.
  * `PgRunStore` exposes them as methods; they live here to keep the port's file about state changes.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { Plan } from '../engine/plan/plan-schema.ts';
-import type { LlmUsageTotals, ModelRole, StoredDecision, StoredRevision } from '../engine/ports.ts';
-import type { DecisionAction, Json } from '../engine/types.ts';
+import type { LlmUsageTotals, ModelRole, RunEvent, StoredDecision, StoredRevision } from '../engine/ports.ts';
+import type { DecisionAction } from '../engine/types.ts';
 import type { DatabaseSchema } from './schema.ts';
 
-/** One entry of a run's event log; `id` grows with every append, across all runs. */
-export interface StoredEvent {
-  id: number;
-  type: string;
-  payload: Json;
-  createdAt: Date;
-}
+/** One entry of a run's event log (the engine's `RunEvent`). */
+export type StoredEvent = RunEvent;
 
 /** Every plan revision of a run, oldest first. */
 export async function listRevisions(db: Kysely<DatabaseSchema>, runId: string): Promise<StoredRevision[]> {
@@ -40,9 +35,15 @@ export async function listDecisions(db: Kysely<DatabaseSchema>, runId: string): 
   }));
 }
 
-/** A run's event log in append order. */
-export async function listEvents(db: Kysely<DatabaseSchema>, runId: string): Promise<StoredEvent[]> {
-  const rows = await db.selectFrom('run_events').selectAll().where('run_id', '=', runId).orderBy('id').execute();
+/** A run's event log in append order; with `types`, only the events of those types. */
+export async function listEvents(
+  db: Kysely<DatabaseSchema>,
+  runId: string,
+  types?: readonly string[],
+): Promise<StoredEvent[]> {
+  let query = db.selectFrom('run_events').selectAll().where('run_id', '=', runId);
+  if (types) query = types.length > 0 ? query.where('type', 'in', types) : query.where(sql<boolean>`false`);
+  const rows = await query.orderBy('id').execute();
   // bigserial ids arrive as strings from pg and numbers from PGlite.
   return rows.map((r) => ({ id: Number(r.id), type: r.type, payload: r.payload, createdAt: r.created_at }));
 }

@@ -17,20 +17,31 @@ export interface ConnectTarget {
   person: { channel: string; id: string; name?: string };
 }
 
+/** An authorization that came back: `pending` until its person confirms it in chat (the browser was not signed in as them). */
+export type FinishedConnection = ConnectTarget & { pending: boolean };
+
 /** What the pages need: the link read, used, and the authorization finished. */
 export interface ConnectFlow {
   /** What an unused, unexpired link connects, without using it. */
   peek(token: string, at: Date): Promise<ConnectTarget | null>;
   /**
-   * Uses the link once, bound to `binding` (kept in this browser): the authorization server's URL to send the browser
-   * to. Null when the link is used, expired or unknown.
+   * Uses the link once, bound to `binding` (kept in this browser; `signedIn`: it holds a dashboard session of the
+   * link's person): the authorization server's URL to send the browser to. Null when the link is used, expired or
+   * unknown.
    */
-  start(token: string, binding: string, at: Date): Promise<(ConnectTarget & { url: string }) | null>;
+  start(
+    token: string,
+    binding: string,
+    at: Date,
+    signedIn?: boolean,
+  ): Promise<(ConnectTarget & { url: string }) | null>;
   /**
    * The authorization came back: exchanges the code for the person's tokens, only for the `state` sent and the
-   * browser that started it; signals the waiting run. Null when the state or the browser does not match.
+   * browser that started it. Made in a browser signed in as the link's person, the connection is theirs and the
+   * waiting run is signalled; else it is pending, and the person is asked in chat. Null when the state or the
+   * browser does not match.
    */
-  finish(state: string, binding: string, code: string, at: Date): Promise<ConnectTarget | null>;
+  finish(state: string, binding: string, code: string, at: Date): Promise<FinishedConnection | null>;
 }
 
 /** The browser's binding to the authorization it started; only sent back to the callback. */
@@ -88,7 +99,8 @@ export function addConnectRoutes<E extends Env>(
     const binding = randomBytes(32).toString('base64url');
     let started: Awaited<ReturnType<ConnectFlow['start']>>;
     try {
-      started = await flow.start(token, binding, now);
+      // Signed in to the dashboard as the link's person: the connection is theirs at once; else they confirm in chat.
+      started = await flow.start(token, binding, now, session !== null);
     } catch (err) {
       options.log?.('warn', `connect: ${target.server} for ${who(target)}: ${(err as Error).message}`);
       return refuse(c, 502, `${target.server} could not be reached to connect: ${(err as Error).message}`);
@@ -117,7 +129,7 @@ export function addConnectRoutes<E extends Env>(
       return refuse(c, 403, `The authorization server did not connect the account (${error.slice(0, 100)}).`);
     }
     if (!state || !code || !binding) return refuse(c, 403, ELSEWHERE);
-    let done: ConnectTarget | null;
+    let done: FinishedConnection | null;
     try {
       done = await flow.finish(state, binding, code, clock());
     } catch (err) {
@@ -125,6 +137,20 @@ export function addConnectRoutes<E extends Env>(
       return refuse(c, 502, `The authorization server did not give Steward the account: ${(err as Error).message}`);
     }
     if (!done) return refuse(c, 403, ELSEWHERE);
+    if (done.pending) {
+      options.log?.('info', `connect: ${who(done)} authorized ${done.server}; it waits for them to confirm in chat`);
+      return c.html(
+        page(
+          `Confirm in chat`,
+          html`<h1>Almost connected: confirm in chat</h1>
+            <p>
+              Steward sent ${nameOf(done)} a private message in chat. This account is used for nothing until
+              ${nameOf(done)} presses <b>Use this connection</b> there; <b>Not me</b> revokes it. (This browser was not
+              signed in to Steward's dashboard as ${nameOf(done)}, so chat is where Steward can tell it is them.)
+            </p>`,
+        ),
+      );
+    }
     options.log?.('info', `connect: ${who(done)} connected ${done.server}`);
     return c.html(
       page(

@@ -55,6 +55,8 @@ export interface DashboardOptions {
   log?: (level: 'info' | 'warn' | 'error', message: string) => void;
   /** People connecting their own accounts to servers that connect per person (`/connect`, `/oauth/callback`). */
   connect?: ConnectFlow;
+  /** The servers that connect per person: a run page says whose account their steps run with (the requester's). */
+  personServers?: readonly string[];
 }
 
 type Env = { Variables: SecureHeadersVariables & { viewer: Viewer } };
@@ -197,12 +199,12 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
   app.get('/runs/:id', async (c) => {
     const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
     if (!detail) return notFound(c);
-    return c.html(runPage(detail, options.clock(), c.get('secureHeadersNonce') ?? ''));
+    return c.html(runPage(detail, options.clock(), c.get('secureHeadersNonce') ?? '', options.personServers));
   });
   app.get('/runs/:id/fragment', async (c) => {
     const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
     if (!detail) return notFound(c);
-    return c.html(runFragment(detail, options.clock()));
+    return c.html(runFragment(detail, options.clock(), options.personServers));
   });
   app.get('/runs/:id/events', async (c) => {
     const runId = c.req.param('id');

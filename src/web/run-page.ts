@@ -40,19 +40,22 @@ const es=new EventSource(location.pathname+'/events');
 es.addEventListener('changed',async()=>{const r=await fetch(location.pathname+'/fragment');if(r.ok)live.innerHTML=await r.text();});})();`;
 
 /** The whole run page. */
-export function runPage(detail: RunDetail, now: Date, nonce: string): Markup {
+export function runPage(detail: RunDetail, now: Date, nonce: string, personServers: readonly string[] = []): Markup {
   const { run } = detail;
   const body = html`<h1>${cut(run.request, 300)}</h1>
     <p class="muted">
       Run <code>${run.id}</code> · asked by ${run.requester} on ${run.channel} · ${timeText(run.createdAt)} UTC
       ${run.workflow ? html`· workflow ${run.workflow}` : ''}
     </p>
-    <div id="live">${runFragment(detail, now)}</div>`;
+    <div id="live">${runFragment(detail, now, personServers)}</div>`;
   return page(cut(run.request, 60), body, { nonce, code: LIVE_SCRIPT });
 }
 
-/** The part of the page that follows the run. */
-export function runFragment(detail: RunDetail, now: Date): Markup {
+/**
+ * The part of the page that follows the run; `personServers` connect per person, so their steps run with the
+ * requester's own account (a workflow fire's requester is its owner).
+ */
+export function runFragment(detail: RunDetail, now: Date, personServers: readonly string[] = []): Markup {
   const { run, attempts } = detail;
   const states = latestStates(attempts);
   const steps = run.plan?.steps ?? [];
@@ -78,7 +81,7 @@ export function runFragment(detail: RunDetail, now: Date): Markup {
       ${
         run.plan
           ? html`<p>${cut(run.plan.summary, 1000)}</p>
-              ${graphSvg(graph, states)}`
+              ${graphSvg(graph, states)} ${actingAs(run, personServers)}`
           : html`<p class="muted">No plan yet.</p>`
       }
     </section>
@@ -106,6 +109,16 @@ export function runFragment(detail: RunDetail, now: Date): Markup {
       <h2>Report</h2>
       ${run.report ? html`<pre>${cut(run.report, SHOWN_CHARS.report)}</pre>` : html`<p class="muted">No report yet.</p>`}
     </section>`;
+}
+
+/** Which steps run with the requester's own account (their server connects per person), as a line; none: empty. */
+function actingAs(run: RunDetail['run'], personServers: readonly string[]): Markup | string {
+  const own = (run.plan?.steps ?? []).flatMap((s) =>
+    s.kind === 'tool' && personServers.includes(s.tool.slice(0, s.tool.indexOf('.'))) ? [s] : [],
+  );
+  if (own.length === 0) return '';
+  const steps = own.map((s, i) => html`${i > 0 ? ', ' : ''}<code>${s.id}</code> (${s.tool})`);
+  return html`<p class="as">As <b>${run.requester}</b>, with their own account: ${steps}</p>`;
 }
 
 /** The duration estimate the run started with and, once it ended, what it took and the error. */

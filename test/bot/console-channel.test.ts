@@ -30,6 +30,7 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
     kind: fc.constantFrom('tool' as const, 'llm' as const, 'condition' as const),
     target: text,
     argsPreview: text,
+    as: fc.option(fc.record({ id: text, name: text, channel: text }), { nil: undefined }),
     dependsOn: texts,
     description: text,
     optional: fc.boolean(),
@@ -71,6 +72,12 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
       text,
     }),
     answer: fc.record({ kind: fc.constant('answer' as const), text }),
+    connectionCheck: fc.record({
+      kind: fc.constant('connectionCheck' as const),
+      server: text,
+      link: text,
+      to: fc.record({ id: text, name: text, channel: text }),
+    }),
     notice: fc.record({
       kind: fc.constant('notice' as const),
       level: fc.constantFrom('info', 'warning', 'error'),
@@ -155,6 +162,7 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           workflowCommand: async () => refusal(thrown),
           assistantCommand: async () => info(thrown),
           dashboardLink: async () => thrown,
+          connections: async () => ({ kind: 'unknown', server: thrown, servers: [thrown] }),
         };
         await channel.start(handler);
         for (const line of [
@@ -212,6 +220,7 @@ describe('console channel: no line waits for a model', () => {
       workflowCommand: async () => info(''),
       assistantCommand: async () => info(''),
       dashboardLink: async () => null,
+      connections: async () => ({ kind: 'off' as const }),
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);
@@ -304,6 +313,7 @@ describe('console channel: workflow commands', () => {
         return info('assistant answer');
       },
       dashboardLink: async () => null,
+      connections: async () => ({ kind: 'off' as const }),
     };
     return { handler, seen, requests };
   }

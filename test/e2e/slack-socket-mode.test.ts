@@ -36,6 +36,7 @@ function recordingHandler() {
     workflowCommand: async () => info(''),
     assistantCommand: async () => info(''),
     dashboardLink: async () => null,
+    connections: async () => ({ kind: 'off' as const }),
   };
   return { handler, messages, decisions };
 }

@@ -137,12 +137,16 @@ describe('McpHost with a server that connects per person', () => {
     const { host } = await McpHost.connect(config(server.url), { connections: store, logger });
     try {
       expect((await host.connectionsOf(bob)).map((c) => c.server)).toEqual(['tracker']);
-      expect((await host.connectionsOf(bob))[0]?.connectedAt).toBeInstanceOf(Date);
+      const [listed] = await host.connectionsOf(bob);
+      expect(listed?.state).toBe('connected');
+      expect(listed?.connectedAt).toBeInstanceOf(Date);
       const result = await host.disconnect('tracker', bob);
       expect(result).toEqual({ known: true, revoked: true });
       expect(server.revoked).toHaveLength(1);
       expect(server.issued).toContain(server.revoked[0]);
-      expect(await host.connectionsOf(bob)).toEqual([{ server: 'tracker', connectedAt: null }]);
+      expect(await host.connectionsOf(bob)).toEqual([
+        { server: 'tracker', state: 'none', connectedAt: null, pending: false },
+      ]);
       expect(await whoami(host, bob)).toMatchObject({ ok: false, error: { code: 'not_connected' } });
       expect(await host.disconnect('tracker', bob)).toEqual({ known: false, revoked: false });
     } finally {
@@ -154,6 +158,29 @@ describe('McpHost with a server that connects per person', () => {
       expect(logs.join('\n')).not.toContain(canary);
       expect(dump).not.toContain(canary);
       expect(dump.toLowerCase()).not.toContain(Buffer.from(canary).toString('hex'));
+    }
+  });
+
+  it('a connection whose access token is past its time with no refresh token to renew it lists as expired', async () => {
+    const store = new PgConnectionStore(database.db, new SecretBox(KEY));
+    const { host } = await McpHost.connect(config(server.url), { connections: store, logger });
+    const dave: Actor = { channel: 'slack', id: 'UDAVE' };
+    const eve: Actor = { channel: 'slack', id: 'UEVE' };
+    try {
+      const owner = (p: Actor) => ({ kind: 'person' as const, personId: `${p.channel}:${p.id}` });
+      const tokens = (more: object) => JSON.stringify({ access_token: 'a', token_type: 'Bearer', ...more });
+      await store.write('tracker', owner(dave), 'tokens', tokens({ expires_in: 60 }));
+      await store.write('tracker', owner(eve), 'tokens', tokens({ expires_in: 60, refresh_token: 'r' }));
+      const [written] = await host.connectionsOf(dave);
+      const later = new Date(written!.connectedAt!.getTime() + 61_000);
+      expect(await host.connectionsOf(dave, new Date(written!.connectedAt!.getTime() + 59_000))).toMatchObject([
+        { state: 'connected' },
+      ]);
+      expect(await host.connectionsOf(dave, later)).toMatchObject([{ server: 'tracker', state: 'expired' }]);
+      // A refresh token renews it at the next call: still connected.
+      expect(await host.connectionsOf(eve, later)).toMatchObject([{ state: 'connected' }]);
+    } finally {
+      await host.close();
     }
   });
 });

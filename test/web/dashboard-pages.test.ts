@@ -150,6 +150,16 @@ describe('dashboard pages', () => {
     expect(text).toContain('first plan: 2 steps');
   });
 
+  it("says whose own account a step on a server that connects per person runs with: the requester's", async () => {
+    const personal = createDashboard(database, { personServers: ['fs'] });
+    const id = ids[0]!;
+    const text = await (await personal.get(`/runs/${id}`, await personal.signIn(DAN))).text();
+    expect(text).toMatch(/As <b>Ada<\/b>, with their own account: <code>list<\/code> \(fs\.list_directory\)<\/p>/);
+    // Not the approver who looks, and nothing where no server connects per person.
+    expect(text).not.toContain('As <b>Dan');
+    expect(await (await d.get(`/runs/${id}`, dan)).text()).not.toContain('with their own account');
+  });
+
   it('renders hostile tool output as inert, cut text, and sends the security headers', async () => {
     const id = ids[4]!;
     const at = new Date('2026-12-01T08:05:00.000Z');

@@ -20,6 +20,7 @@ import { fromConversation } from './discord-inbound.ts';
 import { registerInteractions } from './discord-interactions.ts';
 import { registerMessages } from './discord-messages.ts';
 import { renderCard, toMessageOptions, type DiscordMessage } from './discord-render.ts';
+import { renderConnectionCheck } from './discord-connections.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './discord-thread-render.ts';
 import { TypingSigns } from './discord-typing.ts';
 
@@ -151,6 +152,8 @@ export class DiscordChannel implements ChannelAdapter {
         if (message.to) return this.privately(message.to, where?.channelId ?? null, renderNotice(message));
         if (where) await this.post(where.channelId, renderNotice(message));
         return;
+      case 'connectionCheck':
+        return this.privately(message.to, where?.channelId ?? null, renderConnectionCheck(message));
     }
   }
 

@@ -1,9 +1,10 @@
 /**
  * The `/steward` slash command: `ask` posts the request and starts a thread on it (in a DM, answers there),
- * `status`, `runs`, `review`, `suggestions`, `workflow`, `spend` and `help` answer privately. Each is deferred at once (Discord allows 3
+ * `status`, `runs`, `review`, `suggestions`, `workflow`, `spend`, `connections` and `help` answer privately. Each is deferred at once (Discord allows 3
  * seconds), then the answer replaces the "thinking" reply.
  */
 import { Events, MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
+import type { ConnectionsCommand } from '../../engine/channel.ts';
 import type { Actor, ReviewPreference } from '../../engine/types.ts';
 import { RECENT_RUNS } from '../command-words.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
@@ -20,6 +21,7 @@ import {
   runLinks,
 } from './discord-command-text.ts';
 import { threadName, toConversation } from './discord-inbound.ts';
+import { renderConnections } from './discord-connections.ts';
 import { answerDeadline, claimed } from './discord-interactions.ts';
 import { actorOf, type DiscordDeps } from './discord-messages.ts';
 import { toMessageOptions } from './discord-render.ts';
@@ -75,6 +77,29 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
       }
       const report = await handler.spendReport(actor, toConversation(i.guildId, i.channelId));
       await i.editReply(toMessageOptions(renderSpend(report)));
+      return;
+    }
+    case 'connections': {
+      const action = i.options.getString('action') ?? 'list';
+      const server = i.options.getString('server')?.trim();
+      if (action !== 'list' && !server) {
+        await i.editReply(
+          toMessageOptions(renderHelp(`\`/steward connections action:${action}\` needs a \`server:\`.`)),
+        );
+        return;
+      }
+      const kinds: Record<string, Exclude<ConnectionsCommand['kind'], 'list'>> = {
+        connect: 'connect',
+        disconnect: 'disconnect',
+        use: 'use',
+        notme: 'refuse',
+      };
+      const kind = Object.hasOwn(kinds, action) ? kinds[action] : undefined;
+      const command: ConnectionsCommand = kind ? { kind, server: server ?? '' } : { kind: 'list' };
+      // Where a link it gives was asked for: a connection made with it is confirmed here, privately.
+      const conversation = toConversation(i.guildId, i.channelId);
+      const answer = await handler.connections(actor, command, conversation);
+      await i.editReply(toMessageOptions(renderConnections(answer)));
       return;
     }
     case 'review': {

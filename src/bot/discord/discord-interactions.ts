@@ -11,7 +11,8 @@ import {
   type ModalSubmitInteraction,
   type StringSelectMenuInteraction,
 } from 'discord.js';
-import type { InboundDecision } from '../../engine/channel.ts';
+import type { ConnectionsCommand, InboundDecision } from '../../engine/channel.ts';
+import { connectionAnswerOf, renderConnections } from './discord-connections.ts';
 import type { Actor } from '../../engine/types.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
 import { editRefusal, pickBreakpoints, takeSuggestions, type CardRef } from '../steering.ts';
@@ -40,6 +41,11 @@ export function registerInteractions(deps: DiscordDeps): void {
   const firstDelivery = deliveryFilter(1_000);
   deps.client.on(Events.InteractionCreate, (interaction) => {
     if (!interaction.isButton() && !interaction.isStringSelectMenu() && !interaction.isModalSubmit()) return;
+    const answer = interaction.isButton() ? connectionAnswerOf(interaction.customId) : null;
+    if (answer && interaction.isButton()) {
+      if (firstDelivery(interaction.id)) onConnectionAnswer(interaction, answer, deps);
+      return;
+    }
     const parsed = parseCustomId(interaction.customId);
     if (!parsed || !firstDelivery(interaction.id)) return;
     const actor = actorOf(interaction.user, interaction.member);
@@ -54,6 +60,23 @@ export function registerInteractions(deps: DiscordDeps): void {
       }),
     );
   });
+}
+
+/**
+ * "Use this connection" or "Not me" on the private question about a connection that waits: pressed by the person it
+ * was shown to, as themselves (that is what confirms it); answered privately.
+ */
+function onConnectionAnswer(i: ButtonInteraction, answer: ConnectionsCommand, deps: DiscordDeps): void {
+  const actor = actorOf(i.user, i.member);
+  deps.track(
+    claimed(deps, i.id, answerDeadline()).then(async (mine) => {
+      if (!mine) return;
+      deps.pressed(actor, i);
+      await i.deferReply({ flags: MessageFlags.Ephemeral });
+      const said = await deps.handler.connections(actor, answer);
+      await i.editReply(toMessageOptions(renderConnections(said)));
+    }),
+  );
 }
 
 /**

@@ -197,6 +197,8 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   const icon = STEP_ICONS[state?.status ?? 'pending'] ?? '⚪';
   const id = codeSpan(step.id, Math.min(40, cap / 4));
   let line = `${icon} **${step.number}.** ${id} ${codeSpan(step.target, Math.min(60, cap / 3))}`;
+  // A server that connects per person: the step runs with this person's own account (never cut away).
+  if (step.as) line += ` as ${personText(step.as)}`;
   const notes = stepNotes(step, live);
   if (notes.length > 0) line += ` *${safeText(notes.join(' · '), Math.floor(Math.min(80, cap / 5)))}*`;
   const room = cap - line.length;

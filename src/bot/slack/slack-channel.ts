@@ -19,6 +19,7 @@ import { Priority, SlackOutbox } from './slack-outbox.ts';
 import { PlanBlockSwitch } from './slack-plan-block.ts';
 import { renderCard, type SlackMessage } from './slack-render.ts';
 import { SlackReportStream } from './slack-report-stream.ts';
+import { renderConnectionCheck } from './slack-connections.ts';
 import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
 
@@ -190,6 +191,14 @@ export class SlackChannel implements ChannelAdapter {
         if (message.to) return this.ephemeralTo(message.to, where, renderNotice(message));
         if (where) await this.post(where.channel, where.threadTs, renderNotice(message));
         return;
+      case 'connectionCheck': {
+        // Where the link was sent: a run's thread, or the channel a `/steward connections connect` was typed in.
+        const channel = /^[A-Z0-9]+$/.test(conversation.key) ? conversation.key : null;
+        const at = where ?? (channel ? { channel } : this.lastSeen.get(message.to.id));
+        if (!at || message.to.channel !== 'slack')
+          return this.options.log('warn', `slack: nowhere to ask ${message.to.id} to confirm a connection`);
+        return this.ephemeral(at, message.to.id, renderConnectionCheck(message));
+      }
     }
   }
 

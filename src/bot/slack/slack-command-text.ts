@@ -4,7 +4,9 @@
  */
 import { RUN_ICONS } from '../card-words.ts';
 import { RECENT_RUNS } from '../command-words.ts';
-import type { RunListing } from '../../engine/channel.ts';
+import type { ConnectionsCommand, RunListing } from '../../engine/channel.ts';
+import { parseConnectionsCommand } from '../connection-words.ts';
+import { SLACK_CONNECTIONS_STYLE } from './slack-connections.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
@@ -35,7 +37,9 @@ export type StewardCommand =
   /** A workflow command: the person's words as typed after `/steward` (Slack's escapes undone). */
   | { kind: 'workflow'; text: string }
   /** An Assistant command (`assistants`, `assistant <name> …`), as typed after `/steward`. */
-  | { kind: 'assistant'; text: string };
+  | { kind: 'assistant'; text: string }
+  /** The person's own connections to servers that connect per person. */
+  | { kind: 'connections'; command: ConnectionsCommand };
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 
@@ -70,6 +74,10 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
     }
     case 'ask':
       return arg ? { kind: 'ask', request: arg } : { kind: 'help', note: 'Say what to do after `ask`.' };
+    case 'connections': {
+      const command = parseConnectionsCommand(rest, SLACK_CONNECTIONS_STYLE);
+      return 'note' in command ? { kind: 'help', note: command.note } : { kind: 'connections', command };
+    }
     default:
       return { kind: 'help', note: `I do not know \`${safeMrkdwn(word, 40).replace(/`/g, 'ˋ')}\`.` };
   }
@@ -87,6 +95,7 @@ export function helpText(note?: string): string {
     '• `/steward spend`: what models cost today and this month, by channel, person and model, with the spend caps left',
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '• `/steward suggestions on|off`: whether your plan cards offer breakpoints where you stepped in before',
+    '• `/steward connections [connect|disconnect <server>]`: your own accounts on servers that run your steps as you: list, connect (a private link), disconnect (`use` or `notme <server>` answers about a connection that waits for you)',
     '• `/steward help`: this list',
     "*Workflows* (a run's approved plan, saved to run again or on a schedule; the *Save as workflow* button on a completed run's card saves one too):",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`/steward ${l.form}\`: ${l.what}`),

@@ -18,6 +18,7 @@ import {
   workflowAnswerText,
 } from './slack-command-text.ts';
 import { RECENT_RUNS, reviewText, suggestionsText } from '../command-words.ts';
+import { connectionsAnswerText } from './slack-connections.ts';
 import { fromConversation, toActor, toChannelConversation, toConversation } from './slack-inbound.ts';
 import type { ListenerDeps } from './slack-listeners.ts';
 import { askCommandText } from '../assistant-words.ts';
@@ -85,6 +86,11 @@ async function answer(
       return reply(suggestionsText(parsed.on));
     case 'ask':
       return ask(deps, command.channel_id, actor, parsed.request, reply);
+    case 'connections': {
+      // Where a link it gives was asked for: a connection made with it is confirmed here, privately.
+      const conversation = toChannelConversation(command.channel_id);
+      return reply(connectionsAnswerText(await handler.connections(actor, parsed.command, conversation)));
+    }
     case 'workflow': {
       const conversation = toChannelConversation(command.channel_id);
       const answer = await handler.workflowCommand({ actor, conversation, text: parsed.text });

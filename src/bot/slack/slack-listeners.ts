@@ -19,6 +19,7 @@ import {
 import { deliveryFilter } from '../delivery-filter.ts';
 import { onControl, registerEditModal } from './slack-control-listeners.ts';
 import { renderPreferenceSet } from './slack-controls.ts';
+import { connectionAnswerOf, renderConnectionsAnswer } from './slack-connections.ts';
 import { onHomeAction, type HomeTab } from './slack-home-tab.ts';
 import { fromMention, fromThreadReply, toActor, type SlackMessageEvent } from './slack-inbound.ts';
 import type { SlackMessage } from './slack-render.ts';
@@ -97,6 +98,16 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
       if (onControl(action, { actor, at, openModal }, deps) || onSaveWorkflow(action, { actor, at, openModal }, deps))
         return;
       if (action.type !== 'button') return;
+      // "Use this connection" or "Not me": pressed by the person the private question was shown to, as themselves.
+      const answer = connectionAnswerOf(action.action_id, action.value);
+      if (answer) {
+        track(
+          handler
+            .connections(actor, answer)
+            .then((said) => deps.ephemeral(at, actor.id, renderConnectionsAnswer(said))),
+        );
+        return;
+      }
       const ref = decodeCardRef(action.value);
       if (!ref) return;
       if (action.action_id === ASK_FIRST_ACTION) {

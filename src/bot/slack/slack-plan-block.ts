@@ -64,7 +64,10 @@ function taskCard(step: PlanCardStep, live: LiveCard, budget: number): types.Tas
 /** The tool and its short arguments, plus what a reviewer should know (order, risk, breakpoints). */
 function detailsText(step: PlanCardStep, live: LiveCard): string {
   const extras = stepNotes(step, live);
-  const head = [step.target, oneLine(step.argsPreview)].filter(Boolean).join(' ');
+  // A server that connects per person: the step runs with this person's own account. Task texts are plain (no
+  // mentions), and an event's actor has no name: the card's context names the requester with a mention.
+  const as = step.as ? `as ${step.as.name ?? 'the requester'}` : '';
+  const head = [step.target, as, oneLine(step.argsPreview)].filter(Boolean).join(' ');
   return [head, extras.join(' · ')].filter(Boolean).join(' — ');
 }
 

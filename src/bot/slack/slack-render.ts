@@ -186,6 +186,8 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   const icon = STEP_ICONS[state?.status ?? 'pending'] ?? '⚪';
   // The fixed head shrinks with the per-line cap, so a 60-step plan still shows every step.
   let line = `${icon} *${step.number}.* ${codeSpan(step.id, Math.min(40, cap / 4))} ${codeSpan(step.target, Math.min(60, cap / 3))}`;
+  // A server that connects per person: the step runs with this person's own account (never cut away).
+  if (step.as) line += ` as ${mentionUser(step.as.id)}`;
   const extras = stepNotes(step, live);
   if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
   const room = cap - line.length;

@@ -11,7 +11,7 @@ import type { RunDriver } from './run-driver.ts';
 import type { RunMessages } from './run-messages.ts';
 
 /** How long a connect link works; the words say so. */
-const LINK_MINUTES = 15;
+export const LINK_MINUTES = 15;
 
 interface Wait {
   run: StoredRun;
@@ -42,20 +42,13 @@ export class ConnectionWaits {
     entry.servers.set(wait.server, { since, stepId: wait.stepId });
     this.waits.set(run.id, entry);
     await store.appendEvent(run.id, 'connectionNeeded', { stepId: wait.stepId, server: wait.server }, clock());
-    const link = connections ? await connections.connectLink(wait.server, run.requester, run.id, clock()) : null;
+    const link = connections
+      ? await connections.connectLink(wait.server, run.requester, run.id, clock(), run.conversation)
+      : null;
     const text = link
       ? sentence`${run.requester}: ${wait.stepId} runs on ${wait.server} as you, with your own account, and you have not connected it (or it needs connecting again). Connect ${wait.server}: ${link} (for you only; it works once, for ${String(LINK_MINUTES)} minutes). The run waits meanwhile; stop it to give up.`
       : sentence`${run.requester}: ${wait.stepId} runs on ${wait.server} as you, with your own account, and you have not connected it. Steward has no web address to connect from (its dashboard is off: STEWARD_DASHBOARD_PORT); the run waits. Stop it to give up.`;
     await this.messages.notice(run, 'info', text, run.requester);
-  }
-
-  /** What the run waits for, in words; null when it waits for no connection here. */
-  describe(runId: string): string | null {
-    const wait = this.waits.get(runId);
-    if (!wait || wait.servers.size === 0) return null;
-    const servers = [...wait.servers.keys()].join(', ');
-    const person = wait.run.requester.name ?? wait.run.requester.id;
-    return `Waiting for ${person} to connect ${servers} (a private link was sent).`;
   }
 
   /** Looks at every wait again: a newer connection lets its steps go on. Never throws. */

@@ -8,6 +8,8 @@ import { DEFAULT_SCHEDULE_LIMITS } from '../workflow/schedule-limits.ts';
 import {
   refusal as refused,
   type CommandAnswer,
+  type ConnectionsAnswer,
+  type ConnectionsCommand,
   type EditablePlan,
   type InboundDecision,
   type InboundHandler,
@@ -17,7 +19,7 @@ import {
   type WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
-import type { Conversation, StoredRun } from '../ports.ts';
+import type { Conversation, PendingConnection, StoredRun } from '../ports.ts';
 import {
   NO_SPEND_CAPS,
   SPEND_REPORT_LINES,
@@ -29,7 +31,14 @@ import {
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
 import { approverRoles, isApprover, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
-import { describeHistory, describeRun, describeStatus } from '../run/run-status.ts';
+import {
+  CONNECTION_WAIT_EVENTS,
+  connectionWaitSentence,
+  connectionWaits,
+  describeHistory,
+  describeRun,
+  describeStatus,
+} from '../run/run-status.ts';
 import { parseAddress, type Assistant, type AssistantStore } from '../assistant/assistants.ts';
 import { DEFAULT_DELEGATION_LIMITS } from '../assistant/delegations.ts';
 import { StewardError } from '../errors.ts';
@@ -39,6 +48,7 @@ import { withAssistantModels } from './assistant-grants.ts';
 import { withBuiltinTools } from './builtin-tools.ts';
 import { DelegationFlow, type ChildRun } from './delegation-flow.ts';
 import { classifyReply } from './classify.ts';
+import { answerConnections } from './connection-commands.ts';
 import { ConnectionWaits } from './connection-waits.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
@@ -99,6 +109,8 @@ export class Steward implements InboundHandler {
   private readonly assistants: AssistantFlow | undefined;
   private readonly delegation: DelegationFlow | undefined;
   private readonly waits: ConnectionWaits;
+  /** Stops this Steward being the one asked to have a pending connection confirmed. */
+  private readonly stopAsking: () => void;
   private assistantList: { at: number; list: Promise<Assistant[]> } | undefined;
 
   private readonly deps: StewardDeps;
@@ -172,6 +184,7 @@ export class Steward implements InboundHandler {
       });
     }
     this.waits = new ConnectionWaits({ connections: deps.connections, store, clock, log }, this.messages);
+    this.stopAsking = deps.connections?.whenPending((p) => this.askToConfirm(p)) ?? (() => undefined);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       waits: this.waits,
       afterStart: async (run) => {
@@ -562,6 +575,27 @@ export class Steward implements InboundHandler {
     };
   }
 
+  async connections(
+    actor: Actor,
+    command: ConnectionsCommand,
+    conversation?: Conversation,
+  ): Promise<ConnectionsAnswer> {
+    return answerConnections(this.deps, actor, command, conversation);
+  }
+
+  /**
+   * A connection made through this person's link in a browser that showed no dashboard session of theirs: they are
+   * asked, privately, where the link was sent (the waiting run's thread, or where they asked for it), to use it or
+   * refuse it; their answer comes back as a `connections` command from their own chat identity.
+   */
+  private async askToConfirm(pending: PendingConnection): Promise<void> {
+    const run = !pending.conversation && pending.runId ? await this.deps.store.getRun(pending.runId) : null;
+    // Nowhere known: the channel shows it where the person last was (or, on Discord, in a direct message).
+    const conversation = pending.conversation ?? run?.conversation ?? { channel: pending.person.channel, key: '' };
+    const { server, link, person } = pending;
+    await this.deps.notifier.send(conversation, { kind: 'connectionCheck', server, link, to: person });
+  }
+
   /**
    * The Assistants a plan may delegate to, read at most every few seconds (a change made here is seen at once, one
    * made through another process within `ASSISTANT_LIST_MS`), so a first plan costs no statement for them.
@@ -625,6 +659,7 @@ export class Steward implements InboundHandler {
    * their leases back so the next process (or the next start of this one) takes them over at once.
    */
   async shutdown(): Promise<void> {
+    this.stopAsking();
     await this.fires?.stop();
     this.delegation?.close();
     this.timers.clearAll();
@@ -687,10 +722,14 @@ export class Steward implements InboundHandler {
     await store.appendEvent(run.id, 'replyClassified', { intent, actor: m.actor.id }, clock());
     if (intent === 'unrelated' || intent === 'new') return m.leftAlone?.({ id: run.id, request: run.request });
     if (intent === 'status') {
-      const attempts = await store.listStepAttempts(run.id);
-      const waiting = this.waits.describe(run.id);
+      // From the database alone: whichever process got the reply answers the same as the one driving the run.
+      const [attempts, events] = await Promise.all([
+        store.listStepAttempts(run.id),
+        store.listEvents(run.id, CONNECTION_WAIT_EVENTS),
+      ]);
       const said = describeRun(run.status, run.plan, attempts);
-      await this.messages.notice(run, 'info', waiting ? `${said}\n${waiting}` : said);
+      const waiting = connectionWaitSentence(run.requester, connectionWaits(events, attempts));
+      await this.messages.notice(run, 'info', waiting ? [`${said}\n`, ...waiting] : said);
       return;
     }
     await this.decision({ runId: run.id, revision: run.revision, action: 'amend', actor: m.actor, text: m.text });

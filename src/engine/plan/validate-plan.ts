@@ -18,6 +18,8 @@ export interface ValidatedPlan {
   layers: string[][];
   stepRisk: Record<string, RiskLevel>;
   risk: RiskLevel;
+  /** Steps whose server connects per person (they run with the requester's own account); absent when none. */
+  perPerson?: string[];
 }
 
 /** A validated plan, or every problem found, each naming its step. */
@@ -36,6 +38,7 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
   if (plan.needsTools && plan.steps.length === 0) errors.push('the plan needs tools but has no steps');
   const toolByName = new Map(tools.map((t) => [t.name, t]));
   const stepRisk: Record<string, RiskLevel> = {};
+  const perPerson: string[] = [];
 
   for (const step of plan.steps) {
     for (const dep of step.dependsOn) {
@@ -53,6 +56,7 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
         );
       } else {
         stepRisk[step.id] = toolRisk(tool);
+        if (tool.policy.perPerson) perPerson.push(step.id);
         for (const problem of checkToolArgs(tool.inputSchema, step.args)) errors.push(`step ${step.id}: ${problem}`);
       }
     }
@@ -63,7 +67,11 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
   for (const step of plan.steps) checkReferences(step, byId, upstream, errors);
 
   if (errors.length > 0) return { ok: false, error: errors };
-  return { ok: true, value: { plan, layers: layers ?? [], stepRisk, risk: maxRisk(Object.values(stepRisk)) } };
+  const risk = maxRisk(Object.values(stepRisk));
+  return {
+    ok: true,
+    value: { plan, layers: layers ?? [], stepRisk, risk, ...(perPerson.length > 0 ? { perPerson } : {}) },
+  };
 }
 
 function checkReferences(

@@ -67,6 +67,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
       description: s.description,
       optional: s.optional,
       risk: v.stepRisk[s.id] ?? 'low',
+      ...(v.perPerson?.includes(s.id) ? { as: options.requester } : {}),
       ...stepProgress(options.progress?.[s.id]),
     })),
     layers: v.layers,

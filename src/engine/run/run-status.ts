@@ -1,17 +1,27 @@
 /** A status answer built from the database alone: no model call. */
 import type { Plan } from '../plan/plan-schema.ts';
 import { formatCost } from '../model-cost.ts';
-import type { LlmUsageTotals, StoredDecision, StoredRevision, StoredRun, StoredStepAttempt } from '../ports.ts';
+import type {
+  LlmUsageTotals,
+  RunEvent,
+  StoredDecision,
+  StoredRevision,
+  StoredRun,
+  StoredStepAttempt,
+} from '../ports.ts';
 import { cut, outputText } from '../text.ts';
 import type { SentencePart } from '../messages.ts';
 import { latestAttempts } from './attempts.ts';
 import { sentence } from './run-actions.ts';
-import type { RunStatus } from '../types.ts';
+import type { Actor, RunStatus } from '../types.ts';
 
-/** Which step the run is on, what each finished step returned in short, and what is left. */
+/**
+ * Which step the run is on, what each finished step returned in short, and what is left. A step whose call was
+ * refused for want of the requester's own connection never ran: it is left, not failed (it waits for them).
+ */
 export function describeRun(status: RunStatus, plan: Plan | null, attempts: readonly StoredStepAttempt[]): string {
   if (!plan) return `This request is ${status.replace('_', ' ')}; there is no plan yet.`;
-  const latest = latestAttempts(attempts);
+  const latest = latestAttempts(attempts.filter((a) => a.error?.code !== 'not_connected'));
   const ended = plan.steps.filter((s) =>
     ['succeeded', 'failed', 'skipped', 'cancelled'].includes(latest.get(s.id)?.status ?? ''),
   );
@@ -27,6 +37,34 @@ export function describeRun(status: RunStatus, plan: Plan | null, attempts: read
   if (running.length > 0) lines.push(`Running now: ${running.map((s) => s.id).join(', ')}`);
   lines.push(left.length > 0 ? `Left: ${left.map((s) => s.id).join(', ')}` : 'Nothing left to start.');
   return lines.join('\n');
+}
+
+/** The events that start and end a wait for the requester's own connection (`ConnectionWaits` stores them). */
+export const CONNECTION_WAIT_EVENTS = ['connectionNeeded', 'connected'] as const;
+
+/**
+ * The servers a run's steps wait on for its requester to connect, from its stored events and attempts alone (so any
+ * process answers the same): a `connectionNeeded` not followed by a `connected` for its server, nor by a start of
+ * the step it named (the run went on some other way, e.g. taken over by a process that found the connection).
+ */
+export function connectionWaits(events: readonly RunEvent[], attempts: readonly StoredStepAttempt[]): string[] {
+  const waits = new Map<string, { stepId: string; since: number }>();
+  for (const e of events) {
+    const payload = (e.payload ?? {}) as { stepId?: unknown; server?: unknown };
+    if (typeof payload.server !== 'string') continue;
+    if (e.type === 'connected') waits.delete(payload.server);
+    else if (e.type === 'connectionNeeded' && typeof payload.stepId === 'string')
+      waits.set(payload.server, { stepId: payload.stepId, since: e.createdAt.getTime() });
+  }
+  const started = (w: { stepId: string; since: number }) =>
+    attempts.some((a) => a.stepId === w.stepId && a.startedAt.getTime() > w.since);
+  return [...waits].filter(([, w]) => !started(w)).map(([server]) => server);
+}
+
+/** What a status answer adds while steps wait for the requester's own connection; null when none waits. */
+export function connectionWaitSentence(requester: Actor, servers: readonly string[]): SentencePart[] | null {
+  if (servers.length === 0) return null;
+  return sentence`Waiting for ${requester} to connect ${servers.join(', ')} (with their own account; a private link was sent to them).`;
 }
 
 /**

@@ -24,6 +24,7 @@ describe('/steward', () => {
       'suggestions',
       'workflow',
       'assistant',
+      'connections',
       'dashboard',
       'spend',
       'help',
@@ -45,8 +46,29 @@ describe('/steward', () => {
       expect.objectContaining({ name: 'command', required: true, type: ApplicationCommandOptionType.String }),
     ]);
     // Discord refuses a command whose descriptions are over 100 characters.
-    for (const o of [...(STEWARD_COMMAND.options ?? []), ...(workflow.options ?? []), ...(suggestions.options ?? [])])
-      expect(o.description.length).toBeLessThanOrEqual(100);
+    const connections = STEWARD_COMMAND.options?.[7] as {
+      options?: {
+        name: string;
+        description: string;
+        required?: boolean;
+        choices?: { name: string; value: string }[];
+      }[];
+    };
+    expect(connections.options?.map((o) => [o.name, o.required])).toEqual([
+      ['action', false],
+      ['server', false],
+    ]);
+    expect(connections.options?.[0]?.choices?.map((c) => c.value)).toEqual([
+      'list',
+      'connect',
+      'disconnect',
+      'use',
+      'notme',
+    ]);
+    const all = [STEWARD_COMMAND.options, workflow.options, suggestions.options, connections.options].flat();
+    for (const o of all) expect(o?.description.length).toBeLessThanOrEqual(100);
+    // Discord refuses choice names over 100 characters as well.
+    for (const c of connections.options?.[0]?.choices ?? []) expect(c.name.length).toBeLessThanOrEqual(100);
     expect(STEWARD_GUILD_COMMAND).not.toHaveProperty('contexts');
     expect(STEWARD_GUILD_COMMAND).toMatchObject({ name: 'steward', options: STEWARD_COMMAND.options });
   });
@@ -57,7 +79,17 @@ describe('/steward', () => {
     expect(messageProblems(help)).toEqual([]);
     for (const form of ['save <name>', 'workflows', 'workflow <name>', 'fork <name> <new name>', 'schedule <name>'])
       expect(help.content).toContain(`\`${form}`);
-    for (const sub of ['ask', 'status', 'runs', 'review', 'suggestions', 'dashboard', 'workflow', 'assistant'])
+    for (const sub of [
+      'ask',
+      'status',
+      'runs',
+      'review',
+      'suggestions',
+      'dashboard',
+      'workflow',
+      'assistant',
+      'connections',
+    ])
       expect(help.content).toContain(`\`/steward ${sub}`);
     const answer = renderWorkflowAnswer(`No workflow @everyone <@123> [x](https://evil.test) ${'y'.repeat(5_000)}`);
     expect(messageProblems(answer)).toEqual([]);

@@ -31,6 +31,15 @@ describe('/steward sub-commands', () => {
     });
     expect(parseCommand('ask', BOT)).toMatchObject({ kind: 'help', note: 'Say what to do after `ask`.' });
     expect(parseCommand('<!channel>', BOT)).toMatchObject({ kind: 'help', note: 'I do not know `&lt;!channel&gt;`.' });
+    expect(parseCommand('connections', BOT)).toEqual({ kind: 'connections', command: { kind: 'list' } });
+    expect(parseCommand(' Connections  connect tracker', BOT)).toEqual({
+      kind: 'connections',
+      command: { kind: 'connect', server: 'tracker' },
+    });
+    expect(parseCommand('connections disconnect', BOT)).toEqual({
+      kind: 'help',
+      note: 'Use `/steward connections` (your connections), `/steward connections connect <server>` or `/steward connections disconnect <server>` (and `use` or `notme` to answer about a connection that waits for you).',
+    });
   });
 
   it('`/steward dashboard` answers with a private sign-in link, or says the dashboard is off', () => {
