@@ -82,6 +82,11 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     };
   }
 
+  async heard(): Promise<void> {
+    const lines = await this.host.listUnlisted().catch((err: unknown) => [(err as Error).message]);
+    for (const line of lines) this.log?.('info', line);
+  }
+
   peek(token: string, at: Date): Promise<ConnectTarget | null> {
     return this.links.peek(token, at);
   }

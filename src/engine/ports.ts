@@ -127,6 +127,11 @@ export interface PersonConnections {
    * engine, which can reach them in chat); returns how to stop. The first still registered is asked.
    */
   whenPending(ask: (pending: PendingConnection) => Promise<void>): () => void;
+  /**
+   * Someone connected, maybe through another process: a server whose tools this process has not seen yet lists them
+   * (the planner sees a server once anyone has connected it). Never throws.
+   */
+  heard(): Promise<void>;
 }
 
 /** A connection that waits for its person to confirm it in chat, and where to ask them. */

@@ -339,6 +339,16 @@ export class McpHost implements ToolRunner {
     return [...this.personal.keys()];
   }
 
+  /**
+   * Someone connected a server that connects per person, maybe through another process: each such server whose
+   * tools this process has not listed yet lists them now under a stored connection, so its planner sees them. Lines
+   * for the log (none when every catalog was there already).
+   */
+  async listUnlisted(): Promise<string[]> {
+    const unlisted = [...this.personal.values()].filter((pool) => pool.tools.length === 0);
+    return Promise.all(unlisted.map((pool) => pool.start()));
+  }
+
   /** Person sessions open now, per server that connects per person (diagnostics and tests). */
   openPersonSessions(server: string): number {
     return this.personal.get(server)?.openCount ?? 0;

@@ -10,6 +10,7 @@ import type { PgRunStore } from '../../src/store/pg-run-store.ts';
 import type { FakeLlm, FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import type { TestDatabase } from '../helpers/databases.ts';
 import type { Found } from '../helpers/wait.ts';
+import type { SetUp } from '../helpers/connect-origin.ts';
 
 /** Ada asks; Bob is a bystander; Boss is a configured approver. */
 export type Who = 'ada' | 'bob' | 'boss';
@@ -37,6 +38,8 @@ export interface ChatOptions {
   servers: McpServerConfig[];
   script: FakeLlmScript;
   settings?: Partial<StewardSettings>;
+  /** Parts started on the stage's database before its MCP host (people's connections: `connectOrigin`). */
+  setup?: SetUp;
 }
 
 /** A press as the platform took it. */
@@ -80,6 +83,13 @@ export interface Chat {
   formsOpened(): number;
   /** Each edit of a message after it was posted: when (ms), and its text then. */
   edits(message: Shown): { at: number; text: string }[];
+  /**
+   * Everything Steward showed `who` alone, in order, whatever it answered (a connect link, a question about a
+   * connection, an answer to a command or press): Slack's ephemeral messages, Discord's private replies and DMs.
+   */
+  told(as: Who): Shown[];
+  /** Presses `button` (`connection-use`, `connection-notme`) on a message `told` showed; what they were told for it. */
+  pressPrivate(message: Shown, button: 'connection-use' | 'connection-notme', as?: Who): Promise<string[]>;
   /** `/steward <text>` as `who`: what it answered that person privately. */
   command(text: string, as: Who): Promise<string[]>;
   /** How many messages Steward posted for everyone so far, anywhere. */

@@ -26,6 +26,12 @@ function labelsOf(m: StoredMessage): string[] {
   return rows.flatMap((r) => r.components ?? []).flatMap((c) => (c.type === 2 && c.label ? [c.label] : []));
 }
 
+/** The custom ids of a message's buttons, rows flattened. */
+function customIdsOf(m: StoredMessage): string[] {
+  const rows = (m.message.components ?? []) as { components?: { type: number; custom_id?: string }[] }[];
+  return rows.flatMap((r) => r.components ?? []).flatMap((c) => (c.type === 2 && c.custom_id ? [c.custom_id] : []));
+}
+
 /** The step ids a message's breakpoint select shows as picked. */
 function pickedOf(m: StoredMessage): string[] {
   const rows = (m.message.components ?? []) as {
@@ -85,6 +91,26 @@ export async function discordChat(options: ChatOptions): Promise<DiscordChat> {
         .callsTo('PATCH', '/channels/:channel/messages/:message')
         .filter((c) => c.path.endsWith(shown.id))
         .map((c) => ({ at: c.at, text: textOf(c.body as Body) })),
+    told(as) {
+      const user = users()[as].id;
+      const dm = h.discord.dmChannelOf(user);
+      return [...h.discord.messages.values()]
+        .filter((m) => m.message.author.id === h.discord.botUser.id)
+        .filter((m) =>
+          m.ephemeral
+            ? h.discord.interaction(m.interactionId ?? '')?.userId === user
+            : dm !== undefined && m.message.channel_id === dm,
+        )
+        .map((m) => ({ ...show(m), actions: customIdsOf(m) }));
+    },
+    async pressPrivate(shown, button, as = 'ada') {
+      const m = message(shown);
+      const prefix = button === 'connection-use' ? 'stwc:use:' : 'stwc:notme:';
+      const customId = customIdsOf(m).find((id) => id.startsWith(prefix));
+      if (!customId) throw new Error(`no ${button} on ${shown.id}`);
+      const id = await h.press(m, button, { user: users()[as], customId });
+      return h.waitFor(`the answer to ${button}`, () => h.privateTexts(id).length > 0 && h.privateTexts(id));
+    },
     async command(text, as) {
       const id = await h.slash(...slashOf(text), { user: users()[as] });
       return await h.waitFor(
@@ -115,6 +141,10 @@ function slashOf(text: string): [string, Record<string, string>] {
       return ['assistant', { command: more }];
     case 'assistants':
       return ['assistant', { command: text }];
+    case 'connections': {
+      const [action, server] = rest;
+      return ['connections', { ...(action && { action }), ...(server && { server }) }];
+    }
     case 'save':
     case 'schedule':
     case 'workflow':

@@ -7,6 +7,7 @@ import { allTexts } from '../bot/slack/fixtures.ts';
 import type { FakeMessage } from '../fakes/fake-slack-server.ts';
 import { pickBreakpoints, pickedSteps } from '../e2e/slack-controls.ts';
 import { messageText, privateCommand, startSlackHarness, type SlackHarness } from '../e2e/slack-harness.ts';
+import { createBlockAction, interactionBody } from '../e2e/slack-requests.ts';
 import type { Action, Chat, ChatOptions, Shown, Who } from './chat.ts';
 
 /** The Slack chat, with its harness for the checks only Slack has. */
@@ -40,6 +41,18 @@ const show = (m: FakeMessage): Shown => ({
 });
 const textOf = (args: Record<string, unknown>) =>
   [typeof args.text === 'string' ? args.text : '', ...allTexts(args.blocks ?? [])].filter(Boolean).join('\n');
+
+/** A private (ephemeral) message as shown: its id is its call's place, for `pressPrivate`. */
+function showEphemeral(args: Record<string, unknown>, index: number): Shown {
+  const elements = ((args.blocks ?? []) as { elements?: Element[] }[]).flatMap((b) => b.elements ?? []);
+  return {
+    id: `ephemeral:${index}`,
+    text: textOf(args),
+    actions: elements.map((e) => (e.action_id ?? '').replace(/^steward\./, '')),
+    labels: elements.filter((e) => e.type === 'button').map((e) => e.text?.text ?? ''),
+    picked: [],
+  };
+}
 
 /** The steps a card's picker shows picked (none where it has no controls row, as a finished card). */
 function picked(m: FakeMessage): string[] {
@@ -107,6 +120,40 @@ export async function slackChat(options: ChatOptions): Promise<SlackChat> {
       return h.slack.calls
         .filter((c) => c.method === 'chat.update' && c.args.ts === m.ts && c.args.channel === m.channel)
         .map((c) => ({ at: c.at, text: textOf(c.args) }));
+    },
+    told: (as) =>
+      h.slack.calls
+        .map((c, i) => ({ c, i }))
+        .filter(({ c }) => c.method === 'chat.postEphemeral' && c.args.user === USERS[as])
+        .map(({ c, i }) => showEphemeral(c.args, i)),
+    async pressPrivate(shown, button, as = 'ada') {
+      const call = h.slack.calls[Number(shown.id.replace(/^ephemeral:/, ''))];
+      if (!call || call.method !== 'chat.postEphemeral') throw new Error(`no private message ${shown.id}`);
+      const elements = (call.args.blocks as { elements?: { action_id?: string; value?: string }[] }[]).flatMap(
+        (b) => b.elements ?? [],
+      );
+      const pressed = elements.find((e) => e.action_id === `steward.${button}`);
+      if (!pressed) throw new Error(`no ${button} on ${shown.id}`);
+      const payload = createBlockAction({
+        user: USERS[as],
+        actionId: `steward.${button}`,
+        value: pressed.value ?? '',
+        channel: String(call.args.channel),
+        messageTs: '1700000000.000099',
+        ...(typeof call.args.thread_ts === 'string' ? { threadTs: call.args.thread_ts } : {}),
+        triggerId: h.slack.newTriggerId(),
+        botUserId: h.slack.botUserId,
+      });
+      // A press on an ephemeral message: its container says so, and it carries no message.
+      const { message: _none, ...ephemeral } = { ...payload, container: { ...payload.container, is_ephemeral: true } };
+      const from = h.slack.calls.length;
+      const status = (await h.post(interactionBody(ephemeral), 'application/x-www-form-urlencoded')).status;
+      if (status !== 200) throw new Error(`Slack's press of ${button} was answered ${status}`);
+      await h.channel.settled();
+      return h.slack.calls
+        .slice(from)
+        .filter((c) => c.method === 'chat.postEphemeral' && c.args.user === USERS[as])
+        .map((c) => textOf(c.args));
     },
     async command(text, as) {
       const from = h.slack.calls.length;

@@ -8,6 +8,8 @@ import { DiscordChannel } from '../../src/bot/discord/discord-channel.ts';
 import { parseCustomId } from '../../src/bot/discord/discord-actions.ts';
 import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
+import type { SetUp } from '../helpers/connect-origin.ts';
+import type { PersonConnections } from '../../src/engine/ports.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeDiscord, type FakeDiscord, type StoredMessage } from '../fakes/fake-discord-server.ts';
@@ -144,6 +146,11 @@ export async function startDiscordHarness(options: {
    * or another process gets a plain one.
    */
   store?: (db: TestDatabase['db']) => PgRunStore;
+  /**
+   * Parts on the harness's database started before the MCP host (a web origin for OAuth callbacks): the host's
+   * options, people's connections for Steward, more secrets that must never be shown, and how to stop them.
+   */
+  setup?: SetUp;
 }): Promise<DiscordHarness> {
   const llm = await startFakeLlm(options.script);
   const discord = await startFakeDiscord({
@@ -152,8 +159,10 @@ export async function startDiscordHarness(options: {
     now: options.now,
   });
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
-  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
+  const extra = await options.setup?.(db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), extra?.host);
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
+  const connectionsOf = new Map<McpHost, PersonConnections | undefined>();
   const calls: RecordedCall[] = [];
   const logs: string[] = [];
   const log = (level: string, message: string) => logs.push(`${level} ${message}`);
@@ -170,6 +179,9 @@ export async function startDiscordHarness(options: {
     store?: PgRunStore;
   }): Promise<DiscordProcess> => {
     const store = o.store ?? new PgRunStore(db.db);
+    // One connection flow per MCP host (a restart keeps its host, and so its flow).
+    if (!connectionsOf.has(o.tools)) connectionsOf.set(o.tools, extra?.connections?.(o.tools));
+    const connections = connectionsOf.get(o.tools);
     const channel = new DiscordChannel({
       token: discord.token,
       apiUrl: o.caller ? discord.apiUrlAs(o.caller) : discord.apiUrl,
@@ -193,6 +205,7 @@ export async function startDiscordHarness(options: {
       assistants: new PgAssistantStore(db.db),
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
+      ...(connections && { connections }),
     });
     await channel.start(steward);
     const started: DiscordProcess = { steward, channel, store, calls: o.calls, ...(o.caller && { caller: o.caller }) };
@@ -350,7 +363,7 @@ export async function startDiscordHarness(options: {
       await main.steward.recover();
     },
     async startProcess(caller) {
-      const connected = await McpHost.connect(mcpConfig(...options.servers));
+      const connected = await McpHost.connect(mcpConfig(...options.servers), extra?.host);
       if (connected.failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(connected.failures)}`);
       const started = await launch({ calls: [], tools: connected.host, caller });
       others.push({ process: started, host: connected.host });
@@ -370,7 +383,7 @@ export async function startDiscordHarness(options: {
         calls: [...calls, ...others.flatMap((o) => o.process.calls)],
         llm,
         shown,
-        canaries: [CANARY_KEY, discord.token],
+        canaries: [CANARY_KEY, discord.token, ...(extra?.canaries?.() ?? [])],
         tools,
       });
       const refused = discord.calls.filter((c) => c.problems.length > 0);
@@ -382,6 +395,7 @@ export async function startDiscordHarness(options: {
         await o.host.close();
       }
       await stop(main);
+      await extra?.close?.();
       await host.close();
       await db.close();
       await llm.close();

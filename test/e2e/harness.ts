@@ -29,6 +29,7 @@ import { startDashboardServer } from '../../src/web/dashboard-server.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
+import type { SetUp } from '../helpers/connect-origin.ts';
 import { auditStdioConfig, mcpConfig, type ServerOptions } from '../helpers/mcp-servers.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
@@ -151,11 +152,18 @@ export async function startHarness(options: {
   dashboard?: boolean;
   /** The run store on the test's database (default: a plain PgRunStore), e.g. one that holds a write at a gate. */
   store?: (db: TestDatabase['db']) => PgRunStore;
+  /**
+   * Parts on the harness's database started before the MCP host (a web origin for OAuth callbacks): the host's
+   * options, people's connections for Steward, more secrets that must never be shown, and how to stop them.
+   */
+  setup?: SetUp;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
-  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers));
+  const extra = await options.setup?.(db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), extra?.host);
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
+  const connections = extra?.connections?.(host);
   const calls: RecordedCall[] = [];
   const tools = recordingTools(host, calls);
   const store = options.store?.(db.db) ?? new PgRunStore(db.db);
@@ -187,6 +195,7 @@ export async function startHarness(options: {
     estimateHistory: options.estimates ? new PgEstimateHistory(db.db) : undefined,
     modelStreams: options.modelStreams,
     ...(dashboard && { dashboardLinks: dashboard.links }),
+    ...(connections && { connections }),
   });
   await channel.start(steward);
 
@@ -224,12 +233,13 @@ export async function startHarness(options: {
         calls,
         llm,
         shown: [printed, ...logs],
-        canaries: [CANARY_KEY],
+        canaries: [CANARY_KEY, ...(extra?.canaries?.() ?? [])],
         tools: host.listTools(),
       });
       await steward.shutdown();
       await channel.stop();
       await dashboard?.server.close();
+      await extra?.close?.();
       await host.close();
       await db.close();
       await llm.close();

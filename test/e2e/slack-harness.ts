@@ -6,8 +6,8 @@
 import { SlackChannel } from '../../src/bot/slack/slack-channel.ts';
 import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
-import { McpHost, type McpHostOptions } from '../../src/mcp/mcp-host.ts';
-import type { PersonConnections } from '../../src/engine/ports.ts';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+import type { SetUp } from '../helpers/connect-origin.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { allTexts } from '../bot/slack/fixtures.ts';
@@ -150,12 +150,7 @@ export async function startSlackHarness(options: {
    * Parts on the harness's database started before the MCP host (a web origin for OAuth callbacks): the host's
    * options, people's connections for Steward, more secrets that must never be shown, and how to stop them.
    */
-  setup?: (db: TestDatabase) => Promise<{
-    host?: McpHostOptions;
-    connections?: (host: McpHost) => PersonConnections;
-    canaries?: () => string[];
-    close?: () => Promise<void>;
-  }>;
+  setup?: SetUp;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
   const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace });

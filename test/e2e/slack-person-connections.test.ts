@@ -2,21 +2,16 @@
  * Issue 28, per-person connections, end to end on Slack: the real Bolt app against the fake Slack, the real engine
  * and store on PostgreSQL, McpHost with sealed tokens, the dashboard's origin serving the connect link and the OAuth
  * callback, and the SDK's own OAuth authorization server in front of a Streamable HTTP MCP server that records the
- * token's subject of each tools/call (test/helpers/oauth-mcp-server.ts). A "browser" is plain HTTP requests that
- * follow the redirects by hand, carrying its cookies: `as_user` is who is signed in at the authorization server.
+ * token's subject of each tools/call (test/helpers/oauth-mcp-server.ts). A "browser" (test/helpers/connect-origin.ts)
+ * is plain HTTP requests that follow the redirects by hand, carrying its cookies: `as_user` is who is signed in at the
+ * authorization server.
  */
-import { randomBytes } from 'node:crypto';
 import { sql } from 'kysely';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/engine/types.ts';
-import { deferredConnectFlow, PersonConnectionFlow } from '../../src/person-connections.ts';
-import { PgConnectLinks } from '../../src/store/pg-connect-links.ts';
-import { PgConnectionStore } from '../../src/store/pg-connection-store.ts';
-import { PgDashboard } from '../../src/store/pg-dashboard.ts';
-import { parseSecretKey, SecretBox } from '../../src/store/secret-box.ts';
-import { createDashboardApp } from '../../src/web/dashboard-app.ts';
-import { startDashboardServer } from '../../src/web/dashboard-server.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
+import type { PersonConnectionFlow } from '../../src/person-connections.ts';
+import { browser, connectOrigin, connectThrough } from '../helpers/connect-origin.ts';
 import { serverConfig } from '../helpers/mcp-servers.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../helpers/oauth-mcp-server.ts';
 import { planReply } from './harness.ts';
@@ -51,8 +46,7 @@ async function firstConnection(started: Started): Promise<void> {
 }
 
 async function start(server: OAuthMcpServer): Promise<Started> {
-  let web = '';
-  const holder: { flow?: PersonConnectionFlow } = {};
+  const origin = connectOrigin(server);
   const harness = await startSlackHarness({
     db: 'postgres',
     servers: [serverConfig('tracker', { url: server.url, auth: 'person', risk: 'low' })],
@@ -61,37 +55,11 @@ async function start(server: OAuthMcpServer): Promise<Started> {
       synthesizer: 'Done.',
       classifier: 'status',
     }),
-    setup: async (db) => {
-      const dashboard = await startDashboardServer({
-        port: 0,
-        host: '127.0.0.1',
-        app: (port) => {
-          web = `http://127.0.0.1:${port}`;
-          return createDashboardApp({
-            data: new PgDashboard(db.db, { baseUrl: web }),
-            secret: `test-${randomBytes(16).toString('hex')}`,
-            publicUrl: web,
-            approvers: [],
-            clock: () => new Date(),
-            connect: deferredConnectFlow(holder),
-          });
-        },
-      });
-      const key = parseSecretKey(randomBytes(32).toString('base64'));
-      return {
-        host: {
-          connections: new PgConnectionStore(db.db, new SecretBox(key)),
-          oauthRedirectUrl: `${web}/oauth/callback`,
-        },
-        connections: (host) => (holder.flow = new PersonConnectionFlow(host, new PgConnectLinks(db.db), web)),
-        canaries: () => server.issued,
-        close: () => dashboard.close(),
-      };
-    },
+    setup: origin.setup,
   });
   // As the app does at start: the ownership watch listens for other processes' signals (a connection made).
   await harness.steward.recover();
-  return { harness, web, flow: () => holder.flow! };
+  return { harness, web: origin.web, flow: () => origin.flow() };
 }
 
 /** The connect links Slack showed `user` privately, in order. */
@@ -134,47 +102,6 @@ async function answerInChat(harness: SlackHarness, user: string, answer: 'use' |
     .slice(before)
     .filter((c) => c.args.user === user);
   return said.map((c) => String(c.args.text)).join('\n');
-}
-
-/** A browser: its cookies, by name. `as_user` is the person signed in at the authorization server. */
-function browser(subject: string) {
-  const jar = new Map<string, string>([['as_user', subject]]);
-  const cookie = () => [...jar].map(([k, v]) => `${k}=${v}`).join('; ');
-  const keep = (response: Response) => {
-    for (const line of response.headers.getSetCookie()) {
-      const [pair] = line.split(';');
-      const [name, ...value] = (pair ?? '').split('=');
-      if (name) jar.set(name.trim(), value.join('='));
-    }
-    return response;
-  };
-  return {
-    jar,
-    get: async (url: string) => keep(await fetch(url, { redirect: 'manual', headers: { cookie: cookie() } })),
-    /** Presses the link's button: the form posted from the link's own page. */
-    press: async (link: string) => {
-      const origin = new URL(link).origin;
-      const token = link.split('/connect/')[1] ?? '';
-      return keep(
-        await fetch(`${origin}/connect`, {
-          method: 'POST',
-          redirect: 'manual',
-          headers: { 'content-type': 'application/x-www-form-urlencoded', origin, cookie: cookie() },
-          body: new URLSearchParams({ token }).toString(),
-        }),
-      );
-    },
-  };
-}
-
-/** Follows a link the whole way as this browser: its page, the button, the authorization server, the callback. */
-async function connectThrough(link: string, b: ReturnType<typeof browser>): Promise<Response> {
-  expect((await b.get(link)).status).toBe(200);
-  const pressed = await b.press(link);
-  expect(pressed.status).toBe(303);
-  const allowed = await b.get(pressed.headers.get('location') ?? '');
-  expect(allowed.status).toBe(302);
-  return b.get(allowed.headers.get('location') ?? '');
 }
 
 describe('per-person connections on Slack', () => {
@@ -254,16 +181,7 @@ describe('per-person connections on Slack', () => {
 
     // Ada, signed in to the dashboard as herself, cannot use a link sent to Bob either.
     const fresh = (await flow().connectLink('tracker', BOB, run!.id, new Date()))!;
-    const signIn = await new PgDashboard(harness.db.db, { baseUrl: web }).issue(ADA, new Date());
-    const signed = await fetch(`${web}/signin`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: web },
-      body: new URLSearchParams({ token: signIn.split('/signin/')[1] ?? '' }).toString(),
-    });
-    const [session] = (signed.headers.get('set-cookie') ?? '').split(';');
-    const [name, ...value] = (session ?? '').split('=');
-    ada.jar.set(name ?? '', value.join('='));
+    await ada.signIn(web, harness.db, ADA);
     expect((await ada.press(fresh)).status).toBe(403);
     expect(await flow().connectedAt('tracker', BOB)).toBeNull();
     expect(oauth.calls).toEqual([]);
@@ -404,16 +322,7 @@ describe('per-person connections on Slack', () => {
     const [answer] = await privateCommand(harness, 'connections connect tracker', 'U0ADA');
     const again = /<(http:\/\/127\.0\.0\.1:\d+\/connect\/[\w-]+)\|/.exec(answer ?? '')?.[1];
     const ada = browser('ada@tracker');
-    const signIn = await new PgDashboard(harness.db.db, { baseUrl: web }).issue(ADA, new Date());
-    const signed = await fetch(`${web}/signin`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin: web },
-      body: new URLSearchParams({ token: signIn.split('/signin/')[1] ?? '' }).toString(),
-    });
-    const [session] = (signed.headers.get('set-cookie') ?? '').split(';');
-    const [name, ...value] = (session ?? '').split('=');
-    ada.jar.set(name ?? '', value.join('='));
+    await ada.signIn(web, harness.db, ADA);
     const asked = harness.slack.callsOf('chat.postEphemeral').length;
     const connected = await connectThrough(again!, ada);
     expect(await connected.text()).toContain('Connected tracker');

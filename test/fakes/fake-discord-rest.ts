@@ -55,6 +55,8 @@ export interface StoredInteraction {
   channelId: string;
   guildId?: string;
   dispatchedAt: number;
+  /** Who pressed, typed or submitted it. */
+  userId?: string;
   /** The message a component was on (buttons, selects). */
   componentMessageId?: string;
   callbackType?: number;

@@ -138,6 +138,8 @@ export interface FakeDiscord {
   slashCommand(o: InteractionWhere & { subcommand: string; options: Record<string, string> }): Record<string, unknown>;
   /** Every message by id, as it stands now (with its edit count). */
   messages: Map<string, StoredMessage>;
+  /** The direct-message channel with a user, once one was opened. */
+  dmChannelOf(userId: string): string | undefined;
   messagesIn(channelId: string): StoredMessage[];
   readonly threads: APIChannel[];
   calls: DiscordCall[];
@@ -260,6 +262,7 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       channelId,
       guildId: typeof d.guild_id === 'string' ? d.guild_id : undefined,
       dispatchedAt: now(),
+      userId: (d.member as { user?: APIUser } | undefined)?.user?.id ?? (d.user as APIUser | undefined)?.id,
       componentMessageId: (d.message as APIMessage | undefined)?.id,
     });
   }
@@ -364,6 +367,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       return createSlashCommand(b, { commandId: command?.id ?? newId(), subcommand: o.subcommand, options: o.options });
     },
     messages: state.messages,
+    dmChannelOf: (userId) =>
+      [...state.channels.values()].find((c) => c.type === ChannelType.DM && c.recipients?.[0]?.id === userId)?.id,
     messagesIn: (channelId) => [...state.messages.values()].filter((m) => m.message.channel_id === channelId),
     get threads() {
       return [...state.channels.values()].filter((c) => c.type === ChannelType.PublicThread);

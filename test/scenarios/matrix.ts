@@ -23,7 +23,11 @@ export const ACTIONS = [
 /** The plan the planner writes (test/scenarios/plans.ts). */
 export const SHAPES = ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'] as const;
 
-/** What else is in play. Every context but `earlyStartOff` runs under review preference `risky` (the README default). */
+/**
+ * What else is in play. Every context but `earlyStartOff` runs under review preference `risky` (the README default).
+ * A step waiting for its requester's own connection is not a context here: its rows (status, stop, pause, cancel) are
+ * the chat spec test/chat/connection-waits-spec.ts, on Slack and Discord, with an OAuth server and a web origin.
+ */
 export const CONTEXTS = [
   'earlyStartOn',
   'earlyStartOff',

@@ -214,7 +214,12 @@ export class Steward implements InboundHandler {
         await this.delegation?.sweep();
         await this.waits.recheck();
       },
-      connected: () => this.waits.recheck(),
+      // A connection made anywhere: a server whose tools this process has not listed yet lists them (the planner
+      // sees it), and the runs waiting here look again.
+      connected: async () => {
+        await deps.connections?.heard();
+        await this.waits.recheck();
+      },
     });
     const quick = settings.quickAnswers
       ? new QuickAnswers(deps, this.llmFor, settings.quickAnswers, earlier)
