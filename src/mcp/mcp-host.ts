@@ -3,7 +3,6 @@
  * connects per person, one session per person who uses it (`PersonSessions`).
  */
 import { stepError } from '../engine/errors.ts';
-import type { OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { PersonalAccess, PersonConnection, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
@@ -16,6 +15,7 @@ import type { Authorizer } from './oauth-provider.ts';
 import {
   authorizationUrl,
   finishAuthorization,
+  tokensExpired,
   revokeTokens,
   type PersonAuthorizationOptions,
 } from './person-authorization.ts';
@@ -441,9 +441,7 @@ export class McpHost implements ToolRunner {
         const pending = (await this.authorization.store.read(server, owner, 'pending')) !== undefined;
         if (!found) return { server, state: 'none', connectedAt: null, pending };
         const text = await this.authorization.store.read(server, owner, 'tokens');
-        const tokens = text === undefined ? undefined : (JSON.parse(text) as OAuthTokens);
-        const ends = tokens?.expires_in === undefined ? Infinity : found.updatedAt.getTime() + tokens.expires_in * 1000;
-        const expired = !tokens?.refresh_token && ends <= at.getTime();
+        const expired = tokensExpired(text, found.updatedAt, at);
         return { server, state: expired ? 'expired' : 'connected', connectedAt: found.updatedAt, pending };
       }),
     );

@@ -136,3 +136,13 @@ export async function revokeTokens(
     return false;
   }
 }
+
+/**
+ * Whether stored tokens (`text`, as kept; saved at `savedAt`) are past their lifetime at `at` with no refresh token to
+ * renew them. None stored counts as not expired: the caller tells that apart.
+ */
+export function tokensExpired(text: string | undefined, savedAt: Date, at: Date): boolean {
+  const tokens = text === undefined ? undefined : (JSON.parse(text) as OAuthTokens);
+  const ends = tokens?.expires_in === undefined ? Infinity : savedAt.getTime() + tokens.expires_in * 1000;
+  return !tokens?.refresh_token && ends <= at.getTime();
+}
