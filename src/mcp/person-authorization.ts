@@ -8,7 +8,7 @@ import type { OAuthClientInformationMixed, OAuthTokens } from '@modelcontextprot
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { ConnectionOwner, ConnectionSecret, ConnectionStore } from './connection-store.ts';
 import type { McpAuthConfig, McpServerConfig } from './mcp-config.ts';
-import { McpOAuthProvider } from './oauth-provider.ts';
+import { McpOAuthProvider, type OAuthProviderOptions } from './oauth-provider.ts';
 
 /** What a person's authorization needs besides the server's config. */
 export interface PersonAuthorizationOptions {
@@ -38,17 +38,10 @@ export async function authorizationUrl(
   state: string,
   options: PersonAuthorizationOptions,
 ): Promise<URL> {
-  const { url, auth: authConfig } = authOf(config);
+  const { url } = authOf(config);
   let target: URL | undefined;
-  const provider = new McpOAuthProvider({
-    server: config.name,
-    auth: authConfig,
-    owner: person,
-    store: options.store,
-    redirectUrl: options.redirectUrl,
-    clientName: options.clientName,
+  const provider = personProvider(config, person, options, {
     state,
-    fresh: true,
     authorize: ({ url: where }) => {
       target = where;
       return Promise.resolve(undefined);
@@ -70,15 +63,8 @@ export async function finishAuthorization(
   options: PersonAuthorizationOptions,
   pending = false,
 ): Promise<void> {
-  const { url, auth: authConfig } = authOf(config);
-  const provider = new McpOAuthProvider({
-    server: config.name,
-    auth: authConfig,
-    owner: person,
-    store: options.store,
-    redirectUrl: options.redirectUrl,
-    clientName: options.clientName,
-    fresh: true,
+  const { url } = authOf(config);
+  const provider = personProvider(config, person, options, {
     tokensAs: pending ? 'pending' : 'tokens',
     // Only so the verifier of this authorization is read and kept as the SDK expects; nothing is redirected.
     authorize: () => Promise.resolve(undefined),
@@ -145,4 +131,23 @@ export function tokensExpired(text: string | undefined, savedAt: Date, at: Date)
   const tokens = text === undefined ? undefined : (JSON.parse(text) as OAuthTokens);
   const ends = tokens?.expires_in === undefined ? Infinity : savedAt.getTime() + tokens.expires_in * 1000;
   return !tokens?.refresh_token && ends <= at.getTime();
+}
+
+/** A provider for a fresh authorization of `person` on `config`'s server; `extra` sets how this step of it goes. */
+function personProvider(
+  config: McpServerConfig,
+  person: Person,
+  options: PersonAuthorizationOptions,
+  extra: Pick<OAuthProviderOptions, 'state' | 'tokensAs' | 'authorize'>,
+): McpOAuthProvider {
+  return new McpOAuthProvider({
+    server: config.name,
+    auth: authOf(config).auth,
+    owner: person,
+    store: options.store,
+    redirectUrl: options.redirectUrl,
+    clientName: options.clientName,
+    fresh: true,
+    ...extra,
+  });
 }
