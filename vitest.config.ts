@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.ts';
 
 /**
  * The tests `npm run test:unit` runs: no database, server, network or child process (the engine, chat rendering
@@ -8,6 +9,7 @@ import { configDefaults, defineConfig } from 'vitest/config';
  */
 const UNIT_TESTS = [
   'test/architecture.test.ts',
+  'test/sequencer.test.ts',
   'test/config.test.ts',
   'test/engine/**/*.test.ts',
   'test/bot/**/*.test.ts',
@@ -74,5 +76,7 @@ export default defineConfig({
     // keeps the cores busy (vitest's default is one fewer). On 2 cores the suite took 31 min with one fork; 9 min
     // with three, together with PGlite databases copied from a migrated one.
     maxWorkers: unit ? undefined : availableParallelism() + 1,
+    // The longest files first (test/sequencer.ts).
+    sequence: { sequencer: LongestFirst },
   },
 });

@@ -10,12 +10,13 @@ import pg from 'pg';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { startFakeSlack, type FakeSlack } from '../fakes/fake-slack-server.ts';
 import { startPrivatePostgres, type PrivatePostgres } from '../helpers/private-postgres.ts';
+import { fixtureServer } from '../helpers/entry-point.ts';
 import { createSlackDelivery, type SlackDelivery } from '../helpers/slack-delivery.ts';
 import { createStewardProcess, type StewardProcess } from '../helpers/steward-process.ts';
 import { CHAOS_SERVER, chaosLlmScript } from './chaos-plans.ts';
 
 /** The chaos audit fixture (test/fixtures/chaos-audit-server.mjs). */
-export const CHAOS_AUDIT_SCRIPT = join(import.meta.dirname, '../fixtures/chaos-audit-server.mjs');
+export const CHAOS_AUDIT_SCRIPT = fixtureServer('chaos-audit-server');
 
 /** One line of the audit log: a call received, ended or cancelled, by the server of process `caller`. */
 export interface AuditLine {

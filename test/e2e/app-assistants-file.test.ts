@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { startApp, type App } from '../../src/app.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
 import { startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { seedPglite } from '../helpers/databases.ts';
 
 let app: App | undefined;
 let llm: FakeLlm | undefined;
@@ -26,6 +27,7 @@ afterEach(async () => {
 async function envWith(file: string): Promise<NodeJS.ProcessEnv> {
   llm = await startFakeLlm();
   dir = mkdtempSync(join(tmpdir(), 'steward-assistants-'));
+  await seedPglite(join(dir, 'data'));
   return {
     OPENAI_BASE_URL: llm.baseURL,
     STEWARD_MODEL: 'm',

@@ -6,6 +6,7 @@ import { PassThrough } from 'node:stream';
 import { afterEach, expect, it } from 'vitest';
 import { startApp, type App } from '../../src/app.ts';
 import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
+import { seedPglite } from '../helpers/databases.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { planReply } from './harness.ts';
 
@@ -25,6 +26,7 @@ it('roles use their catalog models on each provider, start-up warns of a planner
     }),
   );
   dir = mkdtempSync(join(tmpdir(), 'steward-catalog-'));
+  await seedPglite(dir);
   const catalog = join(dir, 'catalog.json');
   writeFileSync(
     catalog,

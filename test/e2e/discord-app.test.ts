@@ -8,6 +8,7 @@ import { startApp, type App } from '../../src/app.ts';
 import { startFakeDiscord, type FakeDiscord } from '../fakes/fake-discord-server.ts';
 import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts';
 import { startFakeSlack, type FakeSlack } from '../fakes/fake-slack-server.ts';
+import { seedPglite } from '../helpers/databases.ts';
 import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { planReply } from './harness.ts';
@@ -24,6 +25,7 @@ const echo = () => planReply([{ id: 'say', tool: 'everything.echo', args: { mess
 async function world(o: { planner: number; allowMessageContent?: boolean }) {
   const dir = mkdtempSync(join(tmpdir(), 'steward-discord-app-'));
   cleanup.push(async () => rmSync(dir, { recursive: true, force: true }));
+  await seedPglite(dir);
   writeFileSync(
     join(dir, 'mcp.json'),
     JSON.stringify({

@@ -49,6 +49,9 @@ it('two processes on one bot token: a mention starts one run, a press is answere
     signals: h.db.signals,
   });
   await channel.start(steward);
+  // As the app starts it: without its ownership watch, a run this process took would keep a lease it never renews
+  // and never hear of a press the other process forwards to it (the report then waited for the lease to lapse).
+  await steward.recover();
   stopOther = async () => {
     await steward.shutdown();
     await channel.stop();

@@ -36,6 +36,16 @@ export async function createTestDatabase(kind: 'postgres' | 'pglite'): Promise<T
   return kind === 'postgres' ? createPostgresDatabase() : createPgliteDatabase();
 }
 
+/**
+ * Puts a copy of a migrated PGlite database into `dataDir` (where the app's DATA_DIR keeps it), for tests of the
+ * composition root that are not about a first start: it opens with 1.6 s of CPU instead of the 5 s a new one takes
+ * to create and migrate. `test/e2e/slack-app.test.ts` still starts on an empty folder, as a fresh machine does.
+ */
+export async function seedPglite(dataDir: string): Promise<void> {
+  pgliteTemplate ??= ensurePgliteTemplate();
+  await cp(await pgliteTemplate, join(dataDir, 'pglite'), { recursive: true });
+}
+
 /** The URL of database `name` on the test server. */
 export function testDatabaseUrlFor(name: string): string {
   const url = new URL(testDatabaseUrl);

@@ -21,6 +21,16 @@ export function programArgs(source: string, bundle: string, o: { tsx?: boolean }
   return ['--import', TSX, source];
 }
 
+/**
+ * The path of the fixture MCP server `name` (`test/fixtures/<name>.mjs`): this run's bundle of it, with the MCP SDK
+ * inlined, when there is one (a third of the CPU to start: the matrix and the end-to-end files start hundreds), else
+ * the source file.
+ */
+export function fixtureServer(name: string): string {
+  const dir = process.env[BUNDLE_ENV];
+  return dir ? join(dir, `${name}.mjs`) : join(ROOT, 'test/fixtures', `${name}.mjs`);
+}
+
 /** The Node arguments that start this checkout's `src/main.ts` (`tsx: true`: through tsx, as `npm start` does). */
 export function entryPointArgs(o: { tsx?: boolean } = {}): string[] {
   return programArgs(join(ROOT, 'src/main.ts'), 'main', o);

@@ -8,6 +8,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { parseMcpConfig, type McpConfig, type McpServerConfig } from '../../src/mcp/mcp-config.ts';
+import { fixtureServer } from './entry-point.ts';
 
 const require = createRequire(import.meta.url);
 
@@ -140,7 +141,7 @@ export async function startHttpServer(
 }
 
 /** Absolute path of the audit fixture server (records calls and cancellations to `logFile`). */
-export const AUDIT_SCRIPT = join(import.meta.dirname, '../fixtures/audit-server.mjs');
+export const AUDIT_SCRIPT = fixtureServer('audit-server');
 
 /** The audit fixture over stdio, writing what it receives to `logFile` as JSON lines. */
 export function auditStdioConfig(logFile: string, options: ServerOptions = {}): McpServerConfig {
