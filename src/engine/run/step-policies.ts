@@ -15,8 +15,13 @@ export interface StepPolicy {
   guardRefs: boolean;
   /** Top-level argument fields exempt from that confirmation. */
   trustedRefFields: string[];
-  /** Most calls the step's server takes at once (its `maxConcurrency`); unset: no limit. */
+  /** Most calls the step's server takes at once (its `maxConcurrency`); unset: see `serialWrite`. */
   serverMaxConcurrency?: number;
+  /**
+   * The step may write and its server sets no `maxConcurrency`: it runs while no other such step of its server runs
+   * (the host holds the same rule across runs). Read-only steps never wait for it.
+   */
+  serialWrite?: true;
   /** The step's server connects per person: it runs under the requester's own connection, checked before the call. */
   perPerson?: true;
 }
@@ -34,6 +39,9 @@ export function policiesFor(plan: Plan, tools: readonly ToolInfo[]): Record<stri
       guardRefs: tool ? guardsDataFlow(tool) : false,
       trustedRefFields: tool?.policy.trustedRefFields ?? [],
       ...(tool?.policy.maxConcurrency !== undefined ? { serverMaxConcurrency: tool.policy.maxConcurrency } : {}),
+      ...(tool && tool.policy.maxConcurrency === undefined && tool.annotations.readOnlyHint !== true
+        ? { serialWrite: true as const }
+        : {}),
       ...(tool?.policy.perPerson ? { perPerson: true as const } : {}),
     };
   }
