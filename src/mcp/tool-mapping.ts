@@ -46,6 +46,7 @@ export function toToolInfo(
     tool: tool.name,
     description: tool.description ?? tool.title ?? '',
     inputSchema: tool.inputSchema,
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     annotations,
     policy: {
       allowed: override.allowed ?? server.allowed,

@@ -1,6 +1,7 @@
 /**
  * The tool catalog as the planner reads it (pure): one entry per allowed tool, in the order given, with its risk,
- * its description (cut to a budget) and its input schema without the keys that tell a planner nothing. The text
+ * its description (cut to a budget), its input schema and, when it declares one, the schema of its
+ * `structuredContent`, both without the keys that tell a planner nothing. The text
  * depends only on the tools' definitions, so an unchanged catalog renders byte for byte the same (providers cache
  * identical prompt prefixes).
  */
@@ -21,7 +22,11 @@ function renderTool(t: ToolInfo): string {
     t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
   const schema = compactSchema(t.inputSchema, true);
   const args = isEmptyObjectSchema(schema) ? 'no arguments' : `input schema: ${JSON.stringify(schema)}`;
-  return `- ${t.name} (risk ${toolRisk(t)}): ${desc}\n  ${args}`;
+  // Declared by the tool, and checked against the references a plan makes into it (validate-plan.ts).
+  const output = t.outputSchema
+    ? `\n  structuredContent schema: ${JSON.stringify(compactSchema(t.outputSchema, true))}`
+    : '';
+  return `- ${t.name} (risk ${toolRisk(t)}): ${desc}\n  ${args}${output}`;
 }
 
 // Keys whose value maps names to schemas, and keys whose value is a schema or a list of schemas.
