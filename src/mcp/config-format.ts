@@ -34,9 +34,10 @@ export function formatIssue(issue: z.core.$ZodIssue): string {
   return `${path}: ${issue.message.replace(/^Invalid (input|option): /, '')}`;
 }
 
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+// `${NAME}`, and `${env:NAME}` as VS Code and Cursor write it.
+const ENV_REF = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}/g;
 
-/** Replaces `${VAR}` in each value from `env`; an unset variable is a config error naming it and its path. */
+/** Replaces `${VAR}` (or `${env:VAR}`) in each value from `env`; an unset variable is a config error naming it and its path. */
 export function expandEnvRefs(
   values: Record<string, string>,
   path: readonly string[],
