@@ -241,7 +241,9 @@ export class McpHost implements ToolRunner {
       return { ok: false, error: busyTimeout(name, slots, options.timeoutMs, configured !== undefined) };
     }
     try {
-      const timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
+      // A slot found free costs no time worth counting: the call keeps its whole timeout (and says so if it ends).
+      const left = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
+      const timeoutMs = wait.queued ? left : options.timeoutMs;
       return await this.send(name, args, { signal: options.signal, timeoutMs, ...(options.as && { as: options.as }) });
     } finally {
       wait.release();
