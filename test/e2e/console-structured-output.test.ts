@@ -37,7 +37,9 @@ describe('console, structured output (postgres)', () => {
     await h.steward.idle();
     const planner = h.llm.requests.filter((r) => r.role === 'planner');
     expect(planner).toHaveLength(2);
-    expect(JSON.stringify(planner[0]!.body)).toContain('structuredContent schema:');
+    expect(JSON.stringify(planner[0]!.body)).toContain(
+      'structuredContent: {temperature: number, conditions: string, humidity: number}',
+    );
     expect(planner[1]!.lastUserText).toContain(
       "step say: argument message reads steps.w.output.structuredContent.weather, but everything.get-structured-content's structuredContent.weather cannot exist",
     );

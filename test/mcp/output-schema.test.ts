@@ -43,11 +43,11 @@ const weatherThenEcho = (field: string) =>
   });
 
 describe("server-everything's get-structured-content", () => {
-  it('shows the planner the structuredContent schema in the catalog', () => {
+  it('shows the planner the shape of its structuredContent in the catalog', () => {
     const tool = host.listTools().find((t) => t.name === 'everything.get-structured-content');
     expect(tool?.outputSchema).toMatchObject({ properties: { temperature: { type: 'number' } } });
     const catalog = renderToolCatalog([tool!]) ?? '';
-    expect(catalog).toContain('structuredContent schema: {"properties":{"temperature":{"type":"number"');
+    expect(catalog).toContain('\n  structuredContent: {temperature: number, conditions: string, humidity: number}');
   });
 
   it('refuses a plan whose reference names a field the schema does not have, and passes the right one', () => {
