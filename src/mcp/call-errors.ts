@@ -6,6 +6,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
 import type { StepError } from '../engine/types.ts';
+import { brokenOutput } from './output-check.ts';
 import { OUTPUT_TOO_LARGE } from './oversized-message.ts';
 
 /** What the translation needs to know about the call that failed. */
@@ -42,15 +43,11 @@ export function toStepError(err: unknown, call: FailedCall): StepError {
     // The SDK's client checks `structuredContent` against the tool's `outputSchema` once the answer has come: the
     // tool ran, and its answer is not used.
     if (err.code === ErrorCode.InvalidParams && detail.startsWith(SCHEMA_BROKEN)) {
-      const why = detail.slice(SCHEMA_BROKEN.length);
-      return stepError(
-        'tool_error',
-        `${call.name} ran, but its structuredContent breaks the tool's output schema: ${why}`,
-      );
+      const why = `its structuredContent breaks the tool's output schema: ${detail.slice(SCHEMA_BROKEN.length)}`;
+      return brokenOutput(call.name, why);
     }
     if (err.code === ErrorCode.InvalidRequest && detail.endsWith(SCHEMA_MISSING)) {
-      const why = 'the tool declares an output schema and its answer has no structuredContent';
-      return stepError('tool_error', `${call.name} ran, but ${why}.`);
+      return brokenOutput(call.name, 'the tool declares an output schema and its answer has no structuredContent');
     }
     return stepError('tool_error', `${call.name} failed: ${detail} (MCP error ${err.code})`);
   }

@@ -11,6 +11,7 @@ import { createMemoryConnectionStore, personOwner, type ConnectionStore } from '
 import type { McpConfig, McpServerConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import { createOAuthFetch, type McpLogger } from './mcp-transport.ts';
+import { brokenOutput, outputSchemaProblem } from './output-check.ts';
 import type { Authorizer } from './oauth-provider.ts';
 import {
   authorizationUrl,
@@ -352,7 +353,11 @@ export class McpHost implements ToolRunner {
         timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
         continue;
       }
-      return outcome.ok ? { ok: true, value: boundOutput(outcome.value, this.maxOutputBytes) } : outcome;
+      if (!outcome.ok) return outcome;
+      // Checked here for every tool: the SDK checks only the tools of a listing's last page.
+      const broken = current.outputSchema && outputSchemaProblem(current.outputSchema, outcome.value);
+      if (broken) return { ok: false, error: brokenOutput(name, broken) };
+      return { ok: true, value: boundOutput(outcome.value, this.maxOutputBytes) };
     }
   }
 

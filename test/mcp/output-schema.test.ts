@@ -73,28 +73,34 @@ describe("server-everything's get-structured-content", () => {
   });
 });
 
-describe('a server whose answer breaks its own output schema', () => {
-  it("fails the call with the schema's error, saying the tool ran", async () => {
+describe('a server whose answer breaks its own output schema (listed one tool per page)', () => {
+  it("fails the call with the schema's error, saying the tool ran, on a tool of the listing's first page", async () => {
     const outcome = await host.callTool('broken.weather', {}, { signal: signal(), timeoutMs: 5000 });
     expect(outcome).toEqual({
       ok: false,
       error: {
         code: 'tool_error',
         message:
-          "broken.weather ran, but its structuredContent breaks the tool's output schema: data/temperature must be number",
+          "broken.weather ran, but its structuredContent breaks the tool's output schema: data/temperature must be number; its answer was not used.",
         retryable: false,
       },
     });
   });
 
-  it('fails a call that declares a schema and answers without structuredContent', async () => {
+  it('fails a call that declares a schema and answers without structuredContent (the SDK checks the last page)', async () => {
     const outcome = await host.callTool('broken.silent', {}, { signal: signal(), timeoutMs: 5000 });
     expect(outcome).toMatchObject({
       ok: false,
       error: {
         code: 'tool_error',
-        message: 'broken.silent ran, but the tool declares an output schema and its answer has no structuredContent.',
+        message:
+          'broken.silent ran, but the tool declares an output schema and its answer has no structuredContent; its answer was not used.',
       },
     });
+  });
+
+  it('passes an answer that keeps to its schema', async () => {
+    const outcome = await host.callTool('broken.fine', {}, { signal: signal(), timeoutMs: 5000 });
+    expect(outcome).toMatchObject({ ok: true, value: { structuredContent: { temperature: 31, conditions: 'sunny' } } });
   });
 });
