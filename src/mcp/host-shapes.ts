@@ -1,7 +1,7 @@
 /**
- * mcp.json as other hosts write it, read into Steward's own shape before it is checked: Claude Desktop's and Cursor's
- * `mcpServers`, VS Code's `servers` (with `type` and `envFile`), their variables (`${env:NAME}`, `${workspaceFolder}`,
- * `${userHome}`), and keys that only matter to an editor. What cannot work unattended is refused with one sentence.
+ * mcp.json as other hosts write it, read into Steward's own shape before it is checked: Claude Desktop's, Claude Code's
+ * and Cursor's `mcpServers`, VS Code's `servers` (with `type` and `envFile`), their variables (`${env:NAME}`,
+ * `${NAME:-default}`, `${workspaceFolder}`, `${userHome}`), and keys that only matter to an editor. What cannot work unattended is refused with one sentence.
  */
 import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -24,7 +24,7 @@ export function processPlaces(): HostPlaces {
 // under development), and `gallery` / `version` (where an installed entry came from).
 const EDITOR_ONLY = ['dev', 'gallery', 'version'];
 const INPUT_REF = /\$\{input:([^}]*)\}/;
-const ANY_REF = /\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*\}/;
+const ANY_REF = /\$\{(?:env:)?[A-Za-z_][A-Za-z0-9_]*(?::-[^}]*)?\}/;
 
 /**
  * The file's JSON in Steward's shape: `mcpServers` whatever the host called it (`rootKey`, for messages), each entry

@@ -307,6 +307,25 @@ describe('mcp.json as other hosts write it', () => {
     ]);
   });
 
+  it("reads Claude Code's ${NAME:-default} in env and headers, and refuses it in args", () => {
+    const config = parseAt(
+      {
+        mcpServers: {
+          api: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${API_KEY}' } },
+          db: { command: 'db-mcp', env: { DB_HOST: '${DB_HOST:-localhost}', DB_USER: '${DB_USER:-app}' } },
+        },
+      },
+      { API_KEY: 'k', DB_USER: 'ada' },
+    );
+    expect(config.servers.map((s) => s.transport)).toMatchObject([
+      { headers: { Authorization: 'Bearer k' } },
+      { env: { DB_HOST: 'localhost', DB_USER: 'ada' } },
+    ]);
+    expect(errorAt({ mcpServers: { db: { command: 'db-mcp', args: ['${DB_URL:-postgres://x}'] } } })).toMatch(
+      /^mcp\.json: mcpServers\.db\.args\[0\]: Steward expands environment variables only in "env" and "headers"/,
+    );
+  });
+
   it("reads an envFile relative to where Steward runs; the entry's own env wins", async () => {
     const dir = await mkdtemp(join(tmpdir(), 'steward-envfile-'));
     try {
