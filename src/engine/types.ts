@@ -22,6 +22,8 @@ export interface ToolInfo {
   tool: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /** JSON Schema of the call's `structuredContent`, when the tool declares one. */
+  outputSchema?: Record<string, unknown>;
   annotations: {
     readOnlyHint?: boolean;
     destructiveHint?: boolean;

@@ -6,6 +6,7 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
 import type { StepError } from '../engine/types.ts';
+import { brokenOutput } from './output-check.ts';
 import { OUTPUT_TOO_LARGE } from './oversized-message.ts';
 
 /** What the translation needs to know about the call that failed. */
@@ -39,6 +40,15 @@ export function toStepError(err: unknown, call: FailedCall): StepError {
     if (err.code === OUTPUT_TOO_LARGE) {
       return stepError('tool_error', `${call.name} answered with an ${detail}; the answer was refused unread.`);
     }
+    // The SDK's client checks `structuredContent` against the tool's `outputSchema` once the answer has come: the
+    // tool ran, and its answer is not used.
+    if (err.code === ErrorCode.InvalidParams && detail.startsWith(SCHEMA_BROKEN)) {
+      const why = `its structuredContent breaks the tool's output schema: ${detail.slice(SCHEMA_BROKEN.length)}`;
+      return brokenOutput(call.name, why);
+    }
+    if (err.code === ErrorCode.InvalidRequest && detail.endsWith(SCHEMA_MISSING)) {
+      return brokenOutput(call.name, 'the tool declares an output schema and its answer has no structuredContent');
+    }
     return stepError('tool_error', `${call.name} failed: ${detail} (MCP error ${err.code})`);
   }
   // Refused at the door (401/403): the tool never ran, and the connection needs authorizing again.
@@ -62,6 +72,10 @@ export function toStepError(err: unknown, call: FailedCall): StepError {
   }
   return lostMidCall(call, call.serverGone ?? describeError(err));
 }
+
+// What SDK 1.32.2's `Client.callTool` throws when an answer breaks the tool's output schema (client/index.js).
+const SCHEMA_BROKEN = "Structured content does not match the tool's output schema: ";
+const SCHEMA_MISSING = 'has an output schema but did not return structured content';
 
 /** A call sent to a server that went away before answering: it may have acted. Retryable for idempotent tools. */
 function lostMidCall(call: FailedCall, why: string): StepError {

@@ -3,8 +3,12 @@
  * this process together; the others wait for a slot in the order they asked.
  */
 
-/** How a wait for a slot ended; a granted slot must be given back with `release` (a second call does nothing). */
-export type SlotWait = { kind: 'granted'; release: () => void } | { kind: 'aborted' } | { kind: 'timeout' };
+/**
+ * How a wait for a slot ended; a granted slot must be given back with `release` (a second call does nothing).
+ * `queued`: the call had to wait for it (so its time left is shorter), rather than finding one free.
+ */
+export type SlotWait =
+  { kind: 'granted'; release: () => void; queued: boolean } | { kind: 'aborted' } | { kind: 'timeout' };
 
 /** Slots of one server; without a limit every call gets one at once. */
 export class CallSlots {
@@ -29,7 +33,7 @@ export class CallSlots {
     if (signal.aborted) return Promise.resolve({ kind: 'aborted' });
     // A free slot goes to the queue's head first: a newcomer never overtakes a call that was already waiting.
     if (this.limit === undefined || (this.inUse < this.limit && this.queue.length === 0)) {
-      return Promise.resolve(this.grant());
+      return Promise.resolve(this.grant(false));
     }
     return new Promise((resolve) => {
       const leave = (wait: SlotWait) => {
@@ -39,7 +43,7 @@ export class CallSlots {
         if (at >= 0) this.queue.splice(at, 1);
         resolve(wait);
       };
-      const take = () => leave(this.grant());
+      const take = () => leave(this.grant(true));
       const onAbort = () => leave({ kind: 'aborted' });
       const timer = setTimeout(() => leave({ kind: 'timeout' }), timeoutMs);
       signal.addEventListener('abort', onAbort, { once: true });
@@ -47,7 +51,7 @@ export class CallSlots {
     });
   }
 
-  private grant(): SlotWait {
+  private grant(queued: boolean): SlotWait {
     this.inUse++;
     let held = true;
     const release = () => {
@@ -57,6 +61,6 @@ export class CallSlots {
       // Handed on synchronously, so no call that arrives in between can take the slot out of turn.
       this.queue[0]?.();
     };
-    return { kind: 'granted', release };
+    return { kind: 'granted', release, queued };
   }
 }

@@ -34,9 +34,10 @@ export function formatIssue(issue: z.core.$ZodIssue): string {
   return `${path}: ${issue.message.replace(/^Invalid (input|option): /, '')}`;
 }
 
-const ENV_REF = /\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g;
+// `${NAME}`, `${env:NAME}` as VS Code and Cursor write it, and `${NAME:-default}` as Claude Code writes it.
+const ENV_REF = /\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}/g;
 
-/** Replaces `${VAR}` in each value from `env`; an unset variable is a config error naming it and its path. */
+/** Replaces `${VAR}` (or `${env:VAR}`, or `${VAR:-default}`) in each value from `env`; an unset variable is a config error naming it and its path. */
 export function expandEnvRefs(
   values: Record<string, string>,
   path: readonly string[],
@@ -45,8 +46,8 @@ export function expandEnvRefs(
 ): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [key, value] of Object.entries(values)) {
-    out[key] = value.replace(ENV_REF, (_match, name: string) => {
-      const found = env[name];
+    out[key] = value.replace(ENV_REF, (_match, name: string, fallback: string | undefined) => {
+      const found = env[name] ?? fallback;
       if (found === undefined) {
         throw new StewardError(
           'config',

@@ -1,13 +1,15 @@
 /**
- * The MCP config file in the format desktop clients use (`{"mcpServers": {...}}`), plus Steward's
- * per-server and per-tool policy overrides, parsed into plain values with defaults applied.
+ * The MCP config file in the format desktop clients use (`{"mcpServers": {...}}`, or as VS Code and Cursor write it:
+ * `host-shapes.ts`), plus Steward's per-server and per-tool policy overrides, parsed into plain values with defaults
+ * applied.
  */
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { BUILTIN_SERVER } from '../engine/run/earlier-turns.ts';
 import { StewardError } from '../engine/errors.ts';
 import type { RiskLevel } from '../engine/types.ts';
-import { expandEnvRefs, formatIssue } from './config-format.ts';
+import { expandEnvRefs, formatIssue, formatPath } from './config-format.ts';
+import { fromHostShape, processPlaces, readEnvFile, type HostPlaces } from './host-shapes.ts';
 
 /** Operator policy for one tool; every field left out falls back to the server's value. */
 export interface ToolOverride {
@@ -134,11 +136,12 @@ const oauthSchema = z.strictObject({
 
 const serverSchema = z
   .strictObject({
-    // Some clients write the transport kind out; SSE (the deprecated HTTP transport) is not supported.
+    // Some clients write the transport kind out; SSE (the deprecated HTTP transport) is refused in host-shapes.ts.
     type: z.enum(['stdio', 'http', 'streamable-http']).optional(),
     command: z.string().min(1).optional(),
     args: z.array(z.string()).optional(),
     env: stringMap.optional(),
+    envFile: z.string().min(1).optional(),
     cwd: z.string().min(1).optional(),
     url: z.url({ protocol: /^https?$/, error: 'expected an http(s) URL' }).optional(),
     headers: stringMap.optional(),
@@ -161,9 +164,19 @@ const serverSchema = z
     }
     const kind = s.url !== undefined ? 'url' : 'command';
     const misplaced =
-      s.url !== undefined ? ['args', 'env', 'cwd'] : s.command !== undefined ? ['headers', 'auth', 'oauth'] : [];
+      s.url !== undefined
+        ? ['args', 'env', 'envFile', 'cwd']
+        : s.command !== undefined
+          ? ['headers', 'auth', 'oauth']
+          : [];
     for (const key of misplaced) {
       if (key in s) ctx.addIssue({ code: 'custom', path: [key], message: `not allowed for a ${kind} server` });
+    }
+    if (s.type === 'stdio' && s.url !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['type'], message: '"stdio" needs "command" (and no "url")' });
+    }
+    if (s.type !== undefined && s.type !== 'stdio' && s.command !== undefined) {
+      ctx.addIssue({ code: 'custom', path: ['type'], message: `"${s.type}" needs "url" (and no "command")` });
     }
     if (s.url !== undefined) checkAuth(s, ctx);
   });
@@ -207,25 +220,40 @@ const fileSchema = z.looseObject({
   ),
 });
 
-/** Parses MCP config text; throws `StewardError('config')` whose message names the file and the JSON path. */
-export function parseMcpConfig(text: string, source: string, env: NodeJS.ProcessEnv = process.env): McpConfig {
-  let json: unknown;
+/**
+ * Parses MCP config text; throws `StewardError('config')` whose message names the file and the JSON path. `places`:
+ * where relative `envFile` paths, `${workspaceFolder}` and `${userHome}` point (this process's by default).
+ */
+export function parseMcpConfig(
+  text: string,
+  source: string,
+  env: NodeJS.ProcessEnv = process.env,
+  places: HostPlaces = processPlaces(),
+): McpConfig {
+  let raw: unknown;
   try {
-    json = JSON.parse(text);
+    raw = JSON.parse(text);
   } catch (cause) {
     throw new StewardError('config', `${source}: invalid JSON: ${(cause as Error).message}`, { cause });
   }
+  const { json, rootKey } = fromHostShape(raw, source, places);
   const parsed = fileSchema.safeParse(json);
   if (!parsed.success) {
     const [first, ...rest] = parsed.error.issues;
     const more = rest.length > 0 ? ` (and ${rest.length} more problem${rest.length > 1 ? 's' : ''})` : '';
-    throw new StewardError('config', `${source}: ${first ? formatIssue(first) : 'invalid'}${more}`);
+    // Named as the file names it: `servers.x` in a VS Code file.
+    const named =
+      first && first.path[0] === 'mcpServers' ? { ...first, path: [rootKey, ...first.path.slice(1)] } : first;
+    throw new StewardError('config', `${source}: ${named ? formatIssue(named) : 'invalid'}${more}`);
   }
   const servers = Object.entries(parsed.data.mcpServers).map(([name, s]): McpServerConfig => {
     const disabled = s.disabled ?? false;
     // A disabled server's variables may legitimately be unset, so only enabled servers expand theirs.
     const expand = (map: Record<string, string> | undefined, key: string) =>
-      disabled ? { ...map } : expandEnvRefs(map ?? {}, ['mcpServers', name, key], source, env);
+      disabled ? { ...map } : expandEnvRefs(map ?? {}, [rootKey, name, key], source, env);
+    // The file's values first: `env` in the entry wins, as in VS Code. Read only for a server that will start.
+    const fromFile = () =>
+      s.envFile && !disabled ? readEnvFile(s.envFile, formatPath([rootKey, name, 'envFile']), source, places) : {};
     const expandOauth = (oauth: z.infer<typeof oauthSchema> | undefined, server: string) =>
       expandOauthWith(oauth, server, source, env);
     const transport: McpTransportConfig =
@@ -240,7 +268,7 @@ export function parseMcpConfig(text: string, source: string, env: NodeJS.Process
             kind: 'stdio',
             command: s.command ?? '',
             args: s.args ?? [],
-            env: expand(s.env, 'env'),
+            env: { ...fromFile(), ...expand(s.env, 'env') },
             ...(s.cwd ? { cwd: s.cwd } : {}),
           };
     return {

@@ -312,13 +312,14 @@ export class McpConnection {
   }
 
   private onError(session: McpSession, err: Error): void {
+    // A server may go on reporting progress for a call it was told was cancelled (the spec lets a cancellation arrive
+    // too late, and server-everything keeps its loop going): nothing waits for it, so it is dropped without a word.
+    if (err.message.startsWith('Received a progress notification for an unknown token')) return;
     const current = session === this.session && !this.closing;
-    // A server that ignores notifications/cancelled keeps reporting progress on calls we gave up on, and an
-    // ended session's streams report their own closing.
-    const late = err.message.startsWith('Received a progress notification for an unknown token');
-    this.logger(late || !current ? 'debug' : 'warn', `MCP server "${this.config.name}": ${describeError(err)}`);
+    // An ended session's streams report their own closing.
+    this.logger(current ? 'warn' : 'debug', `MCP server "${this.config.name}": ${describeError(err)}`);
     // Over HTTP nothing closes when the server goes away: a stream breaks or a request fails. Ask whether it is there.
-    if (current && !late && session.isHttp) void this.checkHealth(session);
+    if (current && session.isHttp) void this.checkHealth(session);
   }
 
   /** Pings an HTTP session that reported a transport error; a failed ping means the server is gone. */

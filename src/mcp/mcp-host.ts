@@ -11,6 +11,7 @@ import { createMemoryConnectionStore, personOwner, type ConnectionStore } from '
 import type { McpConfig, McpServerConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import { createOAuthFetch, type McpLogger } from './mcp-transport.ts';
+import { brokenOutput, outputSchemaProblem } from './output-check.ts';
 import type { Authorizer } from './oauth-provider.ts';
 import {
   authorizationUrl,
@@ -80,7 +81,8 @@ const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
  */
 export class McpHost implements ToolRunner {
   private readonly mapped = new WeakMap<object, ToolInfo>();
-  // One per server, shared by every run of this process: `maxConcurrency` protects the server, not a run.
+  // One per server, shared by every run of this process: `maxConcurrency` protects the server, not a run. Without
+  // one, a server's calls that may write share a single slot and its read-only calls take none (`slotsFor`).
   private readonly slots = new Map<string, CallSlots>();
 
   private constructor(
@@ -90,8 +92,8 @@ export class McpHost implements ToolRunner {
     private readonly maxOutputBytes: number,
     private readonly authorization: PersonAuthorizationOptions,
   ) {
-    for (const [name, conn] of connections) this.slots.set(name, new CallSlots(conn.config.maxConcurrency));
-    for (const [name, pool] of personal) this.slots.set(name, new CallSlots(pool.config.maxConcurrency));
+    for (const [name, conn] of connections) this.slots.set(name, new CallSlots(conn.config.maxConcurrency ?? 1));
+    for (const [name, pool] of personal) this.slots.set(name, new CallSlots(pool.config.maxConcurrency ?? 1));
   }
 
   /**
@@ -220,27 +222,53 @@ export class McpHost implements ToolRunner {
 
   /**
    * Calls `<server>.<tool>`; unknown, disallowed and failed calls come back as error outcomes. A call to a server
-   * that is down waits for it to come back, and a call to a server at its `maxConcurrency` waits for a free slot
-   * (first come, first served), both within the call's own timeout; a call aborted or timed out while it waits is
-   * never sent.
+   * that is down waits for it to come back, and a call to a server at its `maxConcurrency` (by default: a call that
+   * may write, while another one to that server runs) waits for a free slot (first come, first served), both within
+   * the call's own timeout; a call aborted or timed out while it waits is never sent.
    */
   async callTool(
     name: string,
     args: Record<string, Json>,
     options: { signal: AbortSignal; timeoutMs: number; as?: Actor },
   ): Promise<ToolCallOutcome> {
-    const slots = this.slots.get(name.slice(0, Math.max(0, name.indexOf('.'))));
+    const slots = this.slotsFor(name);
     if (!slots) return this.send(name, args, options);
     const started = performance.now();
     const wait = await slots.acquire(options.signal, options.timeoutMs);
     if (wait.kind === 'aborted') return { ok: false, error: stepError('cancelled', `${name} was cancelled.`) };
-    if (wait.kind === 'timeout') return { ok: false, error: busyTimeout(name, slots, options.timeoutMs) };
+    if (wait.kind === 'timeout') {
+      const server = name.slice(0, name.indexOf('.'));
+      const configured = (this.connections.get(server) ?? this.personal.get(server))?.config.maxConcurrency;
+      return { ok: false, error: busyTimeout(name, slots, options.timeoutMs, configured !== undefined) };
+    }
     try {
-      const timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
+      // A slot found free costs no time worth counting: the call keeps its whole timeout (and says so if it ends).
+      const left = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
+      const timeoutMs = wait.queued ? left : options.timeoutMs;
       return await this.send(name, args, { signal: options.signal, timeoutMs, ...(options.as && { as: options.as }) });
     } finally {
       wait.release();
     }
+  }
+
+  /**
+   * The slots a call to `name` must hold: its server's `maxConcurrency` when the config sets one; otherwise the
+   * server's single write slot for a tool not marked read-only (a server rarely guards its own state against two
+   * writes at once: server-memory rewrites its file and loses one of two relations sent together), and none for a
+   * read-only tool, so reads stay parallel.
+   */
+  private slotsFor(name: string): CallSlots | undefined {
+    const dot = name.indexOf('.');
+    const server = name.slice(0, Math.max(0, dot));
+    const slots = this.slots.get(server);
+    const config = (this.connections.get(server) ?? this.personal.get(server))?.config;
+    if (!slots || !config || config.maxConcurrency !== undefined) return slots;
+    const tool = name.slice(dot + 1);
+    const conn = this.connections.get(server);
+    const listed = conn ? conn.tools : (this.personal.get(server)?.tools ?? []);
+    const found = listed.find((t) => t.name === tool);
+    const info = found && this.infoOf(config, found, conn?.serverInfo() ?? this.personal.get(server)?.serverInfo());
+    return info?.annotations.readOnlyHint === true ? undefined : slots;
   }
 
   /** Sends a call that holds its server's slot (or an unknown name, to be refused). */
@@ -325,7 +353,11 @@ export class McpHost implements ToolRunner {
         timeoutMs = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
         continue;
       }
-      return outcome.ok ? { ok: true, value: boundOutput(outcome.value, this.maxOutputBytes) } : outcome;
+      if (!outcome.ok) return outcome;
+      // Checked here for every tool: the SDK checks only the tools of a listing's last page.
+      const broken = current.outputSchema && outputSchemaProblem(current.outputSchema, outcome.value);
+      if (broken) return { ok: false, error: brokenOutput(name, broken) };
+      return { ok: true, value: boundOutput(outcome.value, this.maxOutputBytes) };
     }
   }
 
@@ -501,12 +533,14 @@ function isPerPerson(s: McpServerConfig): boolean {
 }
 
 /** A call that waited its whole timeout for a slot; never sent, so sending it again later is safe. */
-function busyTimeout(name: string, slots: CallSlots, timeoutMs: number): StepError {
+function busyTimeout(name: string, slots: CallSlots, timeoutMs: number, configured: boolean): StepError {
   const server = name.slice(0, name.indexOf('.'));
+  const takes = configured
+    ? `takes ${slots.limit} call${slots.limit === 1 ? '' : 's'} at a time (maxConcurrency)`
+    : 'takes one call that may write at a time (the default without maxConcurrency)';
   return stepError(
     'timeout',
-    `${name} was not sent: MCP server "${server}" takes ${slots.limit} call${slots.limit === 1 ? '' : 's'} at a time ` +
-      `(maxConcurrency) and none came free within the call's ${timeoutMs} ms timeout.`,
+    `${name} was not sent: MCP server "${server}" ${takes} and none came free within the call's ${timeoutMs} ms timeout.`,
     true,
   );
 }

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import type { CallToolResult, CompatibilityCallToolResult, Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { Json, ToolInfo, ToolOutput } from '../engine/types.ts';
 import { canonicalJson } from '../engine/plan/canonical-json.ts';
+import { outputText } from '../engine/text.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 
 const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
@@ -46,6 +47,7 @@ export function toToolInfo(
     tool: tool.name,
     description: tool.description ?? tool.title ?? '',
     inputSchema: tool.inputSchema,
+    ...(tool.outputSchema ? { outputSchema: tool.outputSchema } : {}),
     annotations,
     policy: {
       allowed: override.allowed ?? server.allowed,
@@ -92,11 +94,10 @@ export function boundOutput(output: ToolOutput, maxBytes: number): ToolOutput {
   const bytes = Buffer.byteLength(json);
   if (bytes <= maxBytes) return output;
   const sha256 = createHash('sha256').update(json).digest('hex');
-  const texts = output.content
-    .map((c) => (c && typeof c === 'object' && !Array.isArray(c) && typeof c.text === 'string' ? c.text : ''))
-    .join('\n');
+  // Every block in words (links with their URIs, images described), so what is kept never starts with base64.
+  const texts = outputText(output as unknown as Json);
   const note = `\n[output cut: ${bytes} bytes in all, sha256 ${sha256}; the rest was not kept]`;
-  const kept = (texts || json).slice(0, Math.max(0, Math.floor(maxBytes / 2) - note.length));
+  const kept = texts.slice(0, Math.max(0, Math.floor(maxBytes / 2) - note.length));
   return {
     content: [{ type: 'text', text: `${kept}${note}` }],
     ...(output.isError ? { isError: true } : {}),

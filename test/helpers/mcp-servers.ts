@@ -21,6 +21,8 @@ function serverScript(pkg: string): string {
 export const EVERYTHING_SCRIPT = serverScript('@modelcontextprotocol/server-everything');
 /** Absolute path of server-filesystem's entry script. */
 export const FILESYSTEM_SCRIPT = serverScript('@modelcontextprotocol/server-filesystem');
+/** Absolute path of server-memory's entry script. */
+export const MEMORY_SCRIPT = serverScript('@modelcontextprotocol/server-memory');
 
 /** Optional name and config-file fields (timeouts, risk, tools…) for a test server. */
 export interface ServerOptions {

@@ -161,18 +161,21 @@ describe('parseMcpConfig', () => {
     ],
     [{ mcpServers: { web: { url: 'ftp://h' } } }, 'mcp.json: mcpServers.web.url: expected an http(s) URL'],
     [
-      { mcpServers: { fs: { command: 'x', env: { A: 1 } } } },
-      'mcp.json: mcpServers.fs.env.A: expected string, received number',
+      { mcpServers: { fs: { command: 'x', env: { A: true } } } },
+      'mcp.json: mcpServers.fs.env.A: expected string, received boolean',
     ],
     [
       { mcpServers: { fs: { command: 'x', tools: { t: { allowed: 'yes' } } } } },
       'mcp.json: mcpServers.fs.tools.t.allowed: expected boolean, received string',
     ],
     [
-      { mcpServers: { fs: { command: 'x', type: 'sse' } } },
+      { mcpServers: { fs: { command: 'x', type: 'ftp' } } },
       'mcp.json: mcpServers.fs.type: expected one of "stdio"|"http"|"streamable-http"',
     ],
-    [{ servers: {} }, 'mcp.json: mcpServers: required (expected record)'],
+    [
+      { inputs: [] },
+      'mcp.json: (top level): no servers: put them under "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code)',
+    ],
     [
       { mcpServers: { api: { url: 'http://h', tools: { t: { maxConcurrency: 1 } } } } },
       'mcp.json: mcpServers.api.tools.t: unknown key "maxConcurrency"',
@@ -215,5 +218,184 @@ describe('loadMcpConfig', () => {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('mcp.json as other hosts write it', () => {
+  const places = { cwd: '/work/project', home: '/home/ada' };
+  const parseAt = (json: unknown, env: NodeJS.ProcessEnv = {}, at = places) =>
+    parseMcpConfig(JSON.stringify(json), 'mcp.json', env, at);
+  const errorAt = (json: unknown, env: NodeJS.ProcessEnv = {}, at = places): string => {
+    try {
+      parseAt(json, env, at);
+    } catch (err) {
+      expect(err).toBeInstanceOf(StewardError);
+      return (err as Error).message;
+    }
+    throw new Error('expected a config error');
+  };
+
+  it("reads Claude Desktop's shape as printed by the reference servers' READMEs", () => {
+    const config = parseAt({
+      mcpServers: {
+        memory: {
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-memory'],
+          env: { MEMORY_FILE_PATH: '/path/to/custom/memory.jsonl' },
+        },
+      },
+      globalShortcut: 'Ctrl+Space',
+    });
+    expect(config.servers[0]).toMatchObject({
+      name: 'memory',
+      transport: {
+        kind: 'stdio',
+        command: 'npx',
+        args: ['-y', '@modelcontextprotocol/server-memory'],
+        env: { MEMORY_FILE_PATH: '/path/to/custom/memory.jsonl' },
+      },
+    });
+  });
+
+  it("reads VS Code's servers with type, ${workspaceFolder}, numbers in env, and its editor-only keys", () => {
+    const config = parseAt(
+      {
+        servers: {
+          fs: {
+            type: 'stdio',
+            command: 'npx',
+            args: ['-y', '@modelcontextprotocol/server-filesystem', '${workspaceFolder}'],
+            env: { PORT: 3000, GONE: null },
+            dev: { watch: 'src/**/*.ts', debug: { type: 'node' } },
+          },
+          github: {
+            type: 'http',
+            url: 'https://api.githubcopilot.com/mcp/',
+            headers: { Authorization: 'Bearer ${env:GITHUB_TOKEN}' },
+            gallery: 'https://api.mcp.github.com/v0/servers/x',
+            version: '1.0.0',
+          },
+        },
+        inputs: [{ type: 'promptString', id: 'unused', description: 'not referenced', password: true }],
+      },
+      { GITHUB_TOKEN: 'ghp_secret' },
+    );
+    expect(config.servers.map((s) => s.transport)).toEqual([
+      {
+        kind: 'stdio',
+        command: 'npx',
+        args: ['-y', '@modelcontextprotocol/server-filesystem', '/work/project'],
+        env: { PORT: '3000' },
+      },
+      { kind: 'http', url: 'https://api.githubcopilot.com/mcp/', headers: { Authorization: 'Bearer ghp_secret' } },
+    ]);
+  });
+
+  it("reads Cursor's shape: a url with headers, ${env:NAME} and ${userHome}", () => {
+    const config = parseAt(
+      {
+        mcpServers: {
+          context7: { url: 'https://mcp.context7.com/mcp', headers: { CONTEXT7_API_KEY: '${env:CONTEXT7_API_KEY}' } },
+          notes: { command: 'notes-mcp', args: ['--dir', '${userHome}/notes'], env: { KEY: '${env:NOTES_KEY}' } },
+        },
+      },
+      { CONTEXT7_API_KEY: 'c7', NOTES_KEY: 'n' },
+    );
+    expect(config.servers.map((s) => s.transport)).toEqual([
+      { kind: 'http', url: 'https://mcp.context7.com/mcp', headers: { CONTEXT7_API_KEY: 'c7' } },
+      { kind: 'stdio', command: 'notes-mcp', args: ['--dir', '/home/ada/notes'], env: { KEY: 'n' } },
+    ]);
+  });
+
+  it("reads Claude Code's ${NAME:-default} in env and headers, and refuses it in args", () => {
+    const config = parseAt(
+      {
+        mcpServers: {
+          api: { type: 'http', url: 'https://api.example.com/mcp', headers: { Authorization: 'Bearer ${API_KEY}' } },
+          db: { command: 'db-mcp', env: { DB_HOST: '${DB_HOST:-localhost}', DB_USER: '${DB_USER:-app}' } },
+        },
+      },
+      { API_KEY: 'k', DB_USER: 'ada' },
+    );
+    expect(config.servers.map((s) => s.transport)).toMatchObject([
+      { headers: { Authorization: 'Bearer k' } },
+      { env: { DB_HOST: 'localhost', DB_USER: 'ada' } },
+    ]);
+    expect(errorAt({ mcpServers: { db: { command: 'db-mcp', args: ['${DB_URL:-postgres://x}'] } } })).toMatch(
+      /^mcp\.json: mcpServers\.db\.args\[0\]: Steward expands environment variables only in "env" and "headers"/,
+    );
+  });
+
+  it("reads an envFile relative to where Steward runs; the entry's own env wins", async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'steward-envfile-'));
+    try {
+      await writeFile(
+        join(dir, '.env'),
+        '# tokens\nexport API_TOKEN="tok en"\nREGION=eu # where\nQUOTED=\'a=b\'\n\nSHARED=from-file\n',
+      );
+      const config = parseAt(
+        {
+          servers: {
+            api: { type: 'stdio', command: 'api-mcp', envFile: '${workspaceFolder}/.env', env: { SHARED: 'mine' } },
+          },
+        },
+        {},
+        { cwd: dir, home: '/home/ada' },
+      );
+      expect(config.servers[0]?.transport).toMatchObject({
+        env: { API_TOKEN: 'tok en', REGION: 'eu', QUOTED: 'a=b', SHARED: 'mine' },
+      });
+      await writeFile(join(dir, 'bad.env'), 'TOKEN=secret-value\nnot a line\n');
+      const bad = errorAt({ mcpServers: { api: { command: 'x', envFile: 'bad.env' } } }, {}, { cwd: dir, home: '/' });
+      expect(bad).toBe(`mcp.json: mcpServers.api.envFile: ${join(dir, 'bad.env')} line 2 is not NAME=value`);
+      expect(bad).not.toContain('secret-value');
+      expect(
+        errorAt({ mcpServers: { api: { command: 'x', envFile: 'none.env' } } }, {}, { cwd: dir, home: '/' }),
+      ).toMatch(/^mcp\.json: mcpServers\.api\.envFile: cannot read .*none\.env: ENOENT/);
+      // A disabled server's file is not read: it may not exist on this machine.
+      expect(
+        parseAt({ mcpServers: { off: { command: 'x', envFile: 'none.env', disabled: true } } }).servers,
+      ).toHaveLength(1);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+
+  it.each([
+    [
+      { servers: { old: { type: 'sse', url: 'https://h.example/sse' } } },
+      'mcp.json: servers.old.type: the SSE transport (deprecated in the MCP spec since 2025-03-26) is not supported: use the server\'s Streamable HTTP endpoint (often /mcp where SSE is /sse) with "type": "http"',
+    ],
+    [
+      {
+        servers: {
+          gh: { type: 'http', url: 'https://h.example/mcp', headers: { Authorization: 'Bearer ${input:token}' } },
+        },
+      },
+      'mcp.json: servers.gh.headers.Authorization: ${input:token} is a value VS Code asks a person for when it starts the server; Steward starts servers unattended: put the value in an environment variable and write ${env:NAME} in "env" or "headers"',
+    ],
+    [
+      { mcpServers: { db: { command: 'db-mcp', args: ['--password', '${env:DB_PASSWORD}'] } } },
+      'mcp.json: mcpServers.db.args[1]: Steward expands environment variables only in "env" and "headers", so a secret never sits on a command line or in a URL: move the value there',
+    ],
+    [
+      { servers: { fs: { type: 'stdio', command: 'x', sandboxEnabled: true } } },
+      'mcp.json: servers.fs.sandboxEnabled: Steward does not sandbox servers, and a server must not run believing it is: remove it, or run the server in a container Steward starts',
+    ],
+    [
+      { servers: { web: { type: 'stdio', url: 'https://h.example/mcp' } } },
+      'mcp.json: servers.web.type: "stdio" needs "command" (and no "url")',
+    ],
+    [
+      { servers: { fs: { type: 'http', command: 'x' } } },
+      'mcp.json: servers.fs.type: "http" needs "url" (and no "command")',
+    ],
+    [
+      { servers: { a: { command: 'x' } }, mcpServers: { b: { command: 'y' } } },
+      'mcp.json: servers: give the servers once, under "mcpServers" (Claude Desktop, Cursor) or "servers" (VS Code)',
+    ],
+    [{ servers: { fs: { command: 'x', timeoutMS: 5 } } }, 'mcp.json: servers.fs: unknown key "timeoutMS"'],
+  ])('refuses what cannot work, in one sentence: %j', (json, message) => {
+    expect(errorAt(json)).toBe(message);
   });
 });

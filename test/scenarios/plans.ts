@@ -50,6 +50,8 @@ export function shapeSteps(shape: Shape, value: string): unknown[] {
     case 'readThenWrite':
       return [lookup('a', 'one'), think(['a']), note('w', value, ['think'])];
     case 'fanOut':
+      // Three writes to one server with no maxConcurrency: they run one at a time (issue 29), so a Stop or Pause
+      // meets one in flight and the others waiting, never sent.
       return [
         note('n1', 'x'),
         note('n2', 'y'),

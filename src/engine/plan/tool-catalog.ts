@@ -1,10 +1,12 @@
 /**
  * The tool catalog as the planner reads it (pure): one entry per allowed tool, in the order given, with its risk,
- * its description (cut to a budget) and its input schema without the keys that tell a planner nothing. The text
+ * its description (cut to a budget), its input schema without the keys that tell a planner nothing and, when it
+ * declares one, the shape of its `structuredContent` (`output-shape.ts`). The text
  * depends only on the tools' definitions, so an unchanged catalog renders byte for byte the same (providers cache
  * identical prompt prefixes).
  */
 import type { ToolInfo } from '../types.ts';
+import { outputShape } from './output-shape.ts';
 import { toolRisk } from './risk.ts';
 
 /** The most characters of a tool's description the planner is shown. */
@@ -21,7 +23,9 @@ function renderTool(t: ToolInfo): string {
     t.description.length > DESCRIPTION_BUDGET ? `${t.description.slice(0, DESCRIPTION_BUDGET)}…` : t.description;
   const schema = compactSchema(t.inputSchema, true);
   const args = isEmptyObjectSchema(schema) ? 'no arguments' : `input schema: ${JSON.stringify(schema)}`;
-  return `- ${t.name} (risk ${toolRisk(t)}): ${desc}\n  ${args}`;
+  // Declared by the tool, and checked against the references a plan makes into it (validate-plan.ts).
+  const output = t.outputSchema ? `\n  structuredContent: ${outputShape(t.outputSchema)}` : '';
+  return `- ${t.name} (risk ${toolRisk(t)}): ${desc}\n  ${args}${output}`;
 }
 
 // Keys whose value maps names to schemas, and keys whose value is a schema or a list of schemas.

@@ -1,10 +1,12 @@
 /**
  * Validation before a plan is shown to anyone: it nests within bounds, tools exist and are allowed, the graph is a
- * DAG, references point upstream, conditions parse, and arguments satisfy each tool's input schema.
+ * DAG, references point upstream (and into a `structuredContent` only where the tool's output schema allows), conditions
+ * parse, and arguments satisfy each tool's input schema.
  */
 import { conditionRefs, parseCondition } from './condition.ts';
 import { jsonValueDepth, MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
 import type { Plan, Step } from './plan-schema.ts';
+import { outputPathProblem } from './output-paths.ts';
 import { collectRefs, parseReference } from './refs.ts';
 import { maxRisk, toolRisk } from './risk.ts';
 import type { Result } from '../result.ts';
@@ -65,6 +67,7 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
   const layers = computeLayers(plan.steps, errors);
   const upstream = layers ? upstreamSets(plan.steps, byId) : null;
   for (const step of plan.steps) checkReferences(step, byId, upstream, errors);
+  if (errors.length === 0) for (const step of plan.steps) checkStructuredRefs(step, byId, toolByName, errors);
 
   if (errors.length > 0) return { ok: false, error: errors };
   const risk = maxRisk(Object.values(stepRisk));
@@ -103,6 +106,31 @@ function checkReferences(
       errors.push(`step ${step.id}: refers to step ${t.stepId}, which is not in the plan`);
     } else if (upstream && !upstream.get(step.id)?.has(t.stepId)) {
       errors.push(`step ${step.id}: refers to step ${t.stepId}, which is not upstream (add it to dependsOn)`);
+    }
+  }
+}
+
+/**
+ * Each reference into a tool step's `structuredContent` against that tool's `outputSchema`: a path the schema rules
+ * out would fail at run time, after the steps before it had run, so it is refused now.
+ */
+function checkStructuredRefs(
+  step: Step,
+  byId: ReadonlyMap<string, Step>,
+  toolByName: ReadonlyMap<string, ToolInfo>,
+  errors: string[],
+): void {
+  if (step.kind === 'condition') return;
+  for (const ref of collectRefs(step.args)) {
+    const parsed = parseReference(ref.text);
+    if (!parsed.ok || parsed.value.path[0] !== 'structuredContent') continue;
+    const source = byId.get(parsed.value.stepId);
+    const schema = source?.kind === 'tool' ? toolByName.get(source.tool)?.outputSchema : undefined;
+    if (!source || source.kind !== 'tool' || !schema) continue;
+    const problem = outputPathProblem(schema, parsed.value.path.slice(1));
+    if (problem) {
+      const where = ref.at.slice(1).replace(/\//g, '.') || '(root)';
+      errors.push(`step ${step.id}: argument ${where} reads ${ref.text}, but ${source.tool}'s ${problem}`);
     }
   }
 }

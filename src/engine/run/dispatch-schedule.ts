@@ -285,16 +285,20 @@ function finishIfDone(state: DispatchState, effects: DispatchEffect[]): void {
 
 /**
  * A tool step waits (pending, its timeout not started) while this run already has its server's `maxConcurrency`
- * calls in flight; the host enforces the same limit across runs, where a call waits within its timeout.
+ * calls in flight, or, for a step that may write to a server with no `maxConcurrency`, while another such step of
+ * that server runs; the host enforces the same limits across runs, where a call waits within its timeout.
  */
 function atServerLimit(state: DispatchState, step: Step): boolean {
-  const limit = state.policies[step.id]?.serverMaxConcurrency;
+  const policy = state.policies[step.id];
+  const limit = policy?.serverMaxConcurrency ?? (policy?.serialWrite ? 1 : undefined);
   if (step.kind !== 'tool' || limit === undefined) return false;
   const server = serverOf(step.tool);
   let calls = 0;
   for (const other of state.plan.steps) {
-    if (other.kind === 'tool' && state.steps[other.id]?.status === 'running' && serverOf(other.tool) === server)
-      calls++;
+    if (other.kind !== 'tool' || state.steps[other.id]?.status !== 'running' || serverOf(other.tool) !== server)
+      continue;
+    // Under the default rule only writes count: reads to the server run beside them.
+    if (policy?.serverMaxConcurrency !== undefined || state.policies[other.id]?.serialWrite) calls++;
   }
   return calls >= limit;
 }

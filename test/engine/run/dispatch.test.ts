@@ -11,7 +11,7 @@ const policy = { idempotent: false, timeoutMs: 1000, risk: 'low' as const, guard
 
 function setup(
   steps: unknown[],
-  opts: { maxParallel?: number; idempotent?: boolean; serverLimits?: Record<string, number> } = {},
+  opts: { maxParallel?: number; idempotent?: boolean; serverLimits?: Record<string, number>; writes?: string[] } = {},
 ) {
   const plan = createPlan(steps);
   const limitOf = (tool: string) => opts.serverLimits?.[tool.slice(0, tool.indexOf('.'))];
@@ -19,7 +19,9 @@ function setup(
     plan.steps.map((s) => {
       const limit = s.kind === 'tool' ? limitOf(s.tool) : undefined;
       const own = { ...policy, idempotent: opts.idempotent ?? false };
-      return [s.id, limit === undefined ? own : { ...own, serverMaxConcurrency: limit }];
+      if (limit !== undefined) return [s.id, { ...own, serverMaxConcurrency: limit }];
+      // As policiesFor gives a tool that may write on a server without maxConcurrency.
+      return [s.id, s.kind === 'tool' && opts.writes?.includes(s.tool) ? { ...own, serialWrite: true as const } : own];
     }),
   );
   return startDispatch(createDispatchState(plan, policies, { maxParallel: opts.maxParallel ?? 4, maxAttempts: 3 }));
@@ -116,6 +118,25 @@ describe('dispatcher', () => {
     ).toEqual([['n1', 2]]);
     t = ok(t.state, 'n1');
     expect(started(t.effects)).toEqual(['n2']);
+  });
+
+  it('runs writes to a server without maxConcurrency one at a time, with its reads and other servers beside them', () => {
+    let t = setup(
+      [
+        ...[1, 2, 3].map((i) => ({ id: `w${i}`, tool: 'memory.create_relations' })),
+        ...[1, 2].map((i) => ({ id: `r${i}`, tool: 'memory.read_graph' })),
+        { id: 'o1', tool: 'other.create' },
+        { id: 'o2', tool: 'other.create' },
+      ],
+      { writes: ['memory.create_relations', 'other.create'], maxParallel: 16 },
+    );
+    expect(started(t.effects)).toEqual(['w1', 'r1', 'r2', 'o1']);
+    t = ok(t.state, 'r1');
+    expect(started(t.effects)).toEqual([]);
+    t = ok(t.state, 'w1');
+    expect(started(t.effects)).toEqual(['w2']);
+    t = ok(t.state, 'o1');
+    expect(started(t.effects)).toEqual(['o2']);
   });
 
   it('counts the limit against maxParallel too: the lower of the two holds', () => {
