@@ -63,6 +63,9 @@ export interface ServerQuestions {
   ask(call: QuestionCall, request: QuestionRequest, signal: AbortSignal): Promise<QuestionAnswer>;
 }
 
+/** The reason a step's call is aborted with when its run is stopped: a question open during it ends as `stopped`. */
+export const RUN_STOPPED = 'the run was stopped';
+
 /** How a question ended, as stored and shown. */
 export type QuestionOutcome = 'accepted' | 'declined' | 'cancelled' | 'timedOut' | 'refused' | 'stopped';
 
@@ -73,4 +76,44 @@ export interface InboundQuestionAnswer {
   action: 'accept' | 'decline';
   /** For `accept`: what the person entered, by field name (text as typed; a list for several choices). */
   values?: Record<string, string | string[] | boolean | null>;
+}
+
+/** A question as stored with its step (migration 0025). */
+export interface StoredQuestion {
+  id: string;
+  runId: string;
+  stepId: string;
+  server: string;
+  message: string;
+  requestedSchema: Json;
+  askedAt: Date;
+  deadlineAt: Date;
+  /** Null while it is open. */
+  outcome: QuestionOutcome | null;
+  /** What went back to the server, for `accepted`. */
+  content: Json | null;
+  answeredBy: Actor | null;
+  /** Why it ended as it did, in words (a refusal's reason, a stop). */
+  reason: string | null;
+  closedAt: Date | null;
+}
+
+/** How a question ends: its outcome, the content sent back, who answered, why. */
+export interface QuestionClose {
+  outcome: QuestionOutcome;
+  content?: Json;
+  by?: Actor;
+  reason?: string;
+}
+
+/** Where questions are kept. */
+export interface QuestionLog {
+  addQuestion(
+    question: Omit<StoredQuestion, 'outcome' | 'content' | 'answeredBy' | 'reason' | 'closedAt'>,
+  ): Promise<void>;
+  /** Ends an open question; false when it had ended already (the first ending wins, in any process). */
+  closeQuestion(id: string, close: QuestionClose, at: Date): Promise<boolean>;
+  getQuestion(id: string): Promise<StoredQuestion | null>;
+  /** A run's questions, oldest first. */
+  questionsOf(runId: string): Promise<StoredQuestion[]>;
 }

@@ -245,7 +245,8 @@ export class McpHost implements ToolRunner {
   ): Promise<ToolCallOutcome> {
     if (!this.questionCalls) return this.callInSlot(name, args, options);
     const server = name.slice(0, Math.max(0, name.indexOf('.')));
-    const owner = options.as ? ownerKey(personOwner(options.as)) : 'workspace';
+    // Only a server that connects per person runs the call on the person's own session.
+    const owner = options.as && this.personal.has(server) ? ownerKey(personOwner(options.as)) : 'workspace';
     return this.questionCalls.track(sessionKey(server, owner), options, () => this.callInSlot(name, args, options));
   }
 

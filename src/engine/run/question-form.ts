@@ -116,6 +116,13 @@ export function sensitiveFields(fields: readonly QuestionField[]): string[] {
     .map((f) => f.label);
 }
 
+/** What is wrong with one entry: the field's name and label, and the problem in words. */
+export interface EntryProblem {
+  field: string;
+  label: string;
+  problem: string;
+}
+
 /** Raw entries by field name, as a channel collects them. */
 export type QuestionValues = Record<string, string | string[] | boolean | null>;
 
@@ -126,9 +133,9 @@ export type QuestionValues = Record<string, string | string[] | boolean | null>;
 export function readQuestionAnswer(
   fields: readonly QuestionField[],
   values: QuestionValues,
-): Result<Record<string, Json>, string[]> {
+): Result<Record<string, Json>, EntryProblem[]> {
   const content: Record<string, Json> = {};
-  const errors: string[] = [];
+  const errors: EntryProblem[] = [];
   for (const field of fields) {
     const raw = values[field.name];
     const empty =
@@ -137,12 +144,12 @@ export function readQuestionAnswer(
       (typeof raw === 'string' && raw.trim() === '') ||
       (Array.isArray(raw) && raw.length === 0);
     if (empty) {
-      if (field.required) errors.push(`${field.label}: an answer is required`);
+      if (field.required) errors.push({ field: field.name, label: field.label, problem: 'an answer is required' });
       continue;
     }
     const read = readValue(field, raw);
     if (read.ok) content[field.name] = read.value;
-    else errors.push(`${field.label}: ${read.error}`);
+    else errors.push({ field: field.name, label: field.label, problem: read.error });
   }
   return errors.length > 0 ? fail(errors) : ok(content);
 }

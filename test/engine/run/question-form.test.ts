@@ -96,7 +96,7 @@ describe('readQuestionAnswer', () => {
   it('names every field that is wrong: a missing required one, out of range, not a choice, too many, bad format', () => {
     const read = readQuestionAnswer(fields, { age: '7.5', ok: 'maybe', pet: 'Birds', fish: 'Tuna,Trout', site: 'x' });
     expect(read.ok).toBe(false);
-    expect(!read.ok && read.error).toEqual([
+    expect(!read.ok && read.error.map((e) => `${e.label}: ${e.problem}`)).toEqual([
       'Name: an answer is required',
       'Age: a whole number is needed',
       'OK: answer yes or no',
