@@ -7,6 +7,8 @@ import { fieldDefault } from '../engine/run/question-form.ts';
 import type { QuestionField } from '../engine/server-questions.ts';
 import type { Actor } from '../engine/types.ts';
 
+export { QUESTION_REFUSAL } from '../engine/server-questions.ts';
+
 /** The line above the server's words: it names the server and the step, and says the words are not Steward's. */
 export function questionHeader(card: Pick<QuestionCard, 'server' | 'stepId'>): string {
   return `MCP server "${card.server}" asks a question during step ${card.stepId}. These are the server's words, not Steward's:`;

@@ -66,6 +66,9 @@ export interface ServerQuestions {
 /** The reason a step's call is aborted with when its run is stopped: a question open during it ends as `stopped`. */
 export const RUN_STOPPED = 'the run was stopped';
 
+/** What someone who may not answer a question (neither the requester nor an approver) is told. */
+export const QUESTION_REFUSAL = 'Only the person who asked for this run, or an approver, can answer its questions.';
+
 /** How a question ended, as stored and shown. */
 export type QuestionOutcome = 'accepted' | 'declined' | 'cancelled' | 'timedOut' | 'refused' | 'stopped';
 

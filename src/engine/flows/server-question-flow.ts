@@ -18,7 +18,7 @@ import type {
   QuestionRequest,
   ServerQuestions,
 } from '../server-questions.ts';
-import { RUN_STOPPED } from '../server-questions.ts';
+import { QUESTION_REFUSAL, RUN_STOPPED } from '../server-questions.ts';
 import type { Actor } from '../types.ts';
 import type { Log } from './deps.ts';
 import type { RunMessages } from './run-messages.ts';
@@ -150,10 +150,7 @@ export class ServerQuestionFlow implements ServerQuestions {
     }
     const run = await this.deps.store.getRun(open.card.runId);
     if (!run || !mayDecide(run, given.actor, this.deps.approvers)) {
-      return {
-        ok: false,
-        refusal: 'Only the person who asked for this run, or an approver, can answer its questions.',
-      };
+      return { ok: false, refusal: QUESTION_REFUSAL };
     }
     if (given.action === 'decline')
       return this.settle(open, { outcome: 'declined', by: given.actor }, { action: 'decline' });
