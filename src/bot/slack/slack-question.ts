@@ -90,7 +90,7 @@ export function renderQuestionModal(card: QuestionCard): types.ModalView | null 
       type: 'section',
       text: {
         type: 'mrkdwn',
-        text: `${safeMrkdwn(questionHeader(card), 500)}\n${quote(card.message)}`,
+        text: `${safeMrkdwn(questionHeader(card), 500)}\n${quote(card.message, 2_400)}`,
         verbatim: true,
       },
     },
@@ -195,9 +195,18 @@ export function questionErrors(
   return { response_action: 'errors', errors };
 }
 
-function quote(text: string): string {
-  return safeMrkdwn(text, 2_900)
-    .split('\n')
-    .map((line) => `> ${line}`)
-    .join('\n');
+/** The server's words as a quote, at most `max` characters in all (each line's `> ` counted). */
+function quote(text: string, max = 2_900): string {
+  const quoted = (n: number) =>
+    safeMrkdwn(text, n)
+      .split('\n')
+      .map((line) => `> ${line}`)
+      .join('\n');
+  let room = max;
+  let q = quoted(room);
+  while (q.length > max && room > 0) {
+    room -= q.length - max;
+    q = quoted(Math.max(0, room));
+  }
+  return q;
 }
