@@ -235,8 +235,8 @@ export interface InboundHandler {
    * which do not, for a form to show beside them).
    */
   answerQuestion(answer: InboundQuestionAnswer): Promise<QuestionReply>;
-  /** The form of a question open in this process, for a channel about to show it; null when it is not open here. */
-  openQuestion(questionId: string): QuestionCard | null;
+  /** The form of an open question (asked by any process), for a channel about to show it; null when it has ended. */
+  openQuestion(questionId: string): Promise<QuestionCard | null>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

@@ -203,7 +203,7 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           dashboardLink: async () => thrown,
           connections: async () => ({ kind: 'unknown', server: thrown, servers: [thrown] }),
           answerQuestion: async () => ({ ok: false, refusal: thrown }),
-          openQuestion: () => null,
+          openQuestion: async () => null,
         };
         await channel.start(handler);
         for (const line of [
@@ -263,7 +263,7 @@ describe('console channel: no line waits for a model', () => {
       dashboardLink: async () => null,
       connections: async () => ({ kind: 'off' as const }),
       answerQuestion: async () => ({ ok: false as const, refusal: 'not here' }),
-      openQuestion: () => null,
+      openQuestion: async () => null,
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);
@@ -358,7 +358,7 @@ describe('console channel: workflow commands', () => {
       dashboardLink: async () => null,
       connections: async () => ({ kind: 'off' as const }),
       answerQuestion: async () => ({ ok: false as const, refusal: 'not here' }),
-      openQuestion: () => null,
+      openQuestion: async () => null,
     };
     return { handler, seen, requests };
   }

@@ -38,7 +38,7 @@ function recordingHandler() {
     dashboardLink: async () => null,
     connections: async () => ({ kind: 'off' as const }),
     answerQuestion: async () => ({ ok: false as const, refusal: 'not here' }),
-    openQuestion: () => null,
+    openQuestion: async () => null,
   };
   return { handler, messages, decisions };
 }

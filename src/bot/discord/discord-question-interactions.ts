@@ -56,7 +56,8 @@ export function onQuestionInteraction(
       const { handler } = deps;
       const reply = (text: string) =>
         i.reply({ ...toMessageOptions(privateText(text)), flags: MessageFlags.Ephemeral });
-      const card = handler.openQuestion(press.questionId);
+      const found = await within(handler.openQuestion(press.questionId), answerBy);
+      const card = found === 'late' ? null : found;
       if (!card) return void (await reply('That question has ended already.'));
       if ((await within(handler.canDecide(card.runId, actor), answerBy)) !== true)
         return void (await reply(QUESTION_REFUSAL));

@@ -41,7 +41,7 @@ export function onQuestionPress(action: BlockElementAction, press: ControlPress,
         });
         return reply.ok ? undefined : say(reply.refusal);
       }
-      const card = handler.openQuestion(ref.questionId);
+      const card = await handler.openQuestion(ref.questionId);
       if (!card) return say('That question has ended already.');
       const modal = renderQuestionModal(card);
       if (!modal)
@@ -58,7 +58,7 @@ export function onQuestionPress(action: BlockElementAction, press: ControlPress,
 export function registerQuestionModal(app: App, deps: ListenerDeps): void {
   app.view(QUESTION_VIEW, async ({ ack, body, view }) => {
     const ref = questionOfView(view.private_metadata);
-    const card = ref ? deps.handler.openQuestion(ref.questionId) : null;
+    const card = ref ? await deps.handler.openQuestion(ref.questionId) : null;
     if (!ref || !card)
       return void (await ack({ response_action: 'errors', errors: { field0: 'That question has ended already.' } }));
     const values = readQuestionForm(card, view.state.values);

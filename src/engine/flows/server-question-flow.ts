@@ -17,6 +17,7 @@ import type {
   QuestionLog,
   QuestionRequest,
   ServerQuestions,
+  StoredQuestion,
 } from '../server-questions.ts';
 import { QUESTION_REFUSAL, RUN_STOPPED } from '../server-questions.ts';
 import type { Actor } from '../types.ts';
@@ -31,8 +32,12 @@ export type { QuestionReply } from '../channel.ts';
 interface Open {
   card: QuestionCard;
   conversation: Conversation;
-  settle: (close: QuestionClose, answer: QuestionAnswer) => void;
+  /** `elsewhere`: the question was ended (and stored) by another process, which took the answer. */
+  settle: (close: QuestionClose, answer: QuestionAnswer, elsewhere?: boolean) => void;
 }
+
+// How often a waiting question looks at its row, for an answer another process took (a press can reach any process).
+const LOOK_MS = 1_000;
 
 /** Asks people the questions servers send, and takes their answers. */
 export class ServerQuestionFlow implements ServerQuestions {
@@ -104,12 +109,13 @@ export class ServerQuestionFlow implements ServerQuestions {
   ): Promise<QuestionAnswer> {
     const { clock, log } = this.deps;
     let settle!: Open['settle'];
-    const ended = new Promise<{ close: QuestionClose; answer: QuestionAnswer }>((resolve) => {
-      settle = (close, answer) => resolve({ close, answer });
+    const ended = new Promise<{ close: QuestionClose; answer: QuestionAnswer; elsewhere: boolean }>((resolve) => {
+      settle = (close, answer, elsewhere = false) => resolve({ close, answer, elsewhere });
     });
     const open: Open = { card, conversation, settle };
     this.open.set(card.questionId, open);
     const timer = setTimeout(() => settle({ outcome: 'timedOut' }, { action: 'decline' }), waitMs);
+    const look = setInterval(() => void this.lookElsewhere(card.questionId, settle), LOOK_MS);
     // The call gave up on it: a Stop of the run (the step's signal), the call's own timeout, or the server cancelling.
     const onAbort = () =>
       settle({ outcome: signal.reason === RUN_STOPPED ? 'stopped' : 'cancelled' }, { action: 'cancel' });
@@ -120,16 +126,20 @@ export class ServerQuestionFlow implements ServerQuestions {
         log('warn', `run ${card.runId}: the question from ${card.server} was not shown: ${(err as Error).message}`);
         settle({ outcome: 'cancelled', reason: 'the form could not be shown' }, { action: 'cancel' });
       });
-      const { close, answer } = await ended;
+      const { close, answer, elsewhere } = await ended;
       // An answer stored already (here, by `answer`) wins; the deadline or a stop only ends what is still open.
-      const first = await this.deps.questions.closeQuestion(card.questionId, close, clock()).catch((err: unknown) => {
-        log('warn', `run ${card.runId}: question ${card.questionId} not stored as ended: ${(err as Error).message}`);
-        return true;
-      });
+      const first =
+        elsewhere ||
+        (await this.deps.questions.closeQuestion(card.questionId, close, clock()).catch((err: unknown) => {
+          log('warn', `run ${card.runId}: question ${card.questionId} not stored as ended: ${(err as Error).message}`);
+          return true;
+        }));
       if (first) await this.closed(open, close);
+      if (!first) return answerOf(await this.deps.questions.getQuestion(card.questionId).catch(() => null)) ?? answer;
       return answer;
     } finally {
       clearTimeout(timer);
+      clearInterval(look);
       signal.removeEventListener('abort', onAbort);
       this.open.delete(card.questionId);
     }
@@ -141,31 +151,63 @@ export class ServerQuestionFlow implements ServerQuestions {
    */
   async answer(given: InboundQuestionAnswer): Promise<QuestionReply> {
     const open = this.open.get(given.questionId);
-    if (!open) {
-      const stored = await this.deps.questions.getQuestion(given.questionId);
-      return {
-        ok: false,
-        refusal: stored?.outcome ? 'That question has ended already.' : 'That question is not open here.',
-      };
-    }
-    const run = await this.deps.store.getRun(open.card.runId);
+    const card = open?.card ?? (await this.storedCard(given.questionId));
+    if (!card) return { ok: false, refusal: 'That question has ended already.' };
+    const run = await this.deps.store.getRun(card.runId);
     if (!run || !mayDecide(run, given.actor, this.deps.approvers)) {
       return { ok: false, refusal: QUESTION_REFUSAL };
     }
-    if (given.action === 'decline')
-      return this.settle(open, { outcome: 'declined', by: given.actor }, { action: 'decline' });
-    const read = readQuestionAnswer(open.card.fields, given.values ?? {});
-    if (!read.ok) {
-      const fields = Object.fromEntries(read.error.map((e) => [e.field, e.problem]));
-      return { ok: false, refusal: read.error.map((e) => `${e.label}: ${e.problem}`).join('; '), fields };
+    let close: QuestionClose = { outcome: 'declined', by: given.actor };
+    let answer: QuestionAnswer = { action: 'decline' };
+    if (given.action === 'accept') {
+      const read = readQuestionAnswer(card.fields, given.values ?? {});
+      if (!read.ok) {
+        const fields = Object.fromEntries(read.error.map((e) => [e.field, e.problem]));
+        return { ok: false, refusal: read.error.map((e) => `${e.label}: ${e.problem}`).join('; '), fields };
+      }
+      close = { outcome: 'accepted', by: given.actor, content: read.value };
+      answer = { action: 'accept', content: read.value };
     }
-    const content = read.value;
-    return this.settle(open, { outcome: 'accepted', by: given.actor, content }, { action: 'accept', content });
+    if (open) return this.settle(open, close, answer);
+    // Asked by a call in another process: stored here, where that process looks for it and answers the server.
+    const first = await this.deps.questions.closeQuestion(card.questionId, close, this.deps.clock());
+    return first ? { ok: true } : { ok: false, refusal: 'That question has ended already.' };
   }
 
-  /** The fields of an open question, for a channel about to show its form (null when it is not open here). */
-  card(questionId: string): QuestionCard | null {
-    return this.open.get(questionId)?.card ?? null;
+  /** The form of an open question (asked here, or by another process), for a channel about to show it; else null. */
+  async card(questionId: string): Promise<QuestionCard | null> {
+    return this.open.get(questionId)?.card ?? (await this.storedCard(questionId));
+  }
+
+  /** An open question asked by a call in another process, as its card, from its row; null when it has ended. */
+  private async storedCard(questionId: string): Promise<QuestionCard | null> {
+    const q = await this.deps.questions.getQuestion(questionId);
+    if (!q || q.outcome !== null || q.deadlineAt.getTime() <= this.deps.clock().getTime()) return null;
+    const run = await this.deps.store.getRun(q.runId);
+    const form = parseQuestionForm(q.requestedSchema);
+    if (!run || !form.ok) return null;
+    const { runId, stepId, server, message } = q;
+    const fields = form.value;
+    return {
+      kind: 'question',
+      runId,
+      questionId,
+      stepId,
+      server,
+      message,
+      fields,
+      requester: run.requester,
+      deadline: q.deadlineAt,
+    };
+  }
+
+  /** Ends a waiting question that another process stored as answered. Never throws. */
+  private async lookElsewhere(questionId: string, settle: Open['settle']): Promise<void> {
+    const q = await this.deps.questions.getQuestion(questionId).catch(() => null);
+    const answer = answerOf(q);
+    if (!q?.outcome || !answer) return;
+    const by: { by?: Actor } = q.answeredBy ? { by: q.answeredBy } : {};
+    settle({ outcome: q.outcome, ...by }, answer, true);
   }
 
   private async settle(open: Open, close: QuestionClose, answer: QuestionAnswer): Promise<QuestionReply> {
@@ -198,4 +240,14 @@ export class ServerQuestionFlow implements ServerQuestions {
       })
       .catch((err: unknown) => this.deps.log('warn', `run ${card.runId}: ${(err as Error).message}`));
   }
+}
+
+/** What a stored, ended question sent back to the server; null while it is open. */
+function answerOf(q: StoredQuestion | null): QuestionAnswer | null {
+  if (!q?.outcome) return null;
+  if (q.outcome === 'accepted') {
+    const content = q.content !== null && typeof q.content === 'object' && !Array.isArray(q.content) ? q.content : {};
+    return { action: 'accept', content };
+  }
+  return q.outcome === 'cancelled' || q.outcome === 'stopped' ? { action: 'cancel' } : { action: 'decline' };
 }

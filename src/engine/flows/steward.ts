@@ -508,9 +508,9 @@ export class Steward implements InboundHandler {
     return this.questionFlow.answer(answer);
   }
 
-  /** The form of a question open in this process, for a channel about to show it (null when it is not open here). */
-  openQuestion(questionId: string): QuestionCard | null {
-    return this.questionFlow?.card(questionId) ?? null;
+  /** The form of an open question (asked by any process), for a channel about to show it; null when it has ended. */
+  async openQuestion(questionId: string): Promise<QuestionCard | null> {
+    return (await this.questionFlow?.card(questionId)) ?? null;
   }
 
   async canDecide(runId: string, actor: Actor): Promise<boolean> {

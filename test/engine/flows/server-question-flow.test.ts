@@ -44,9 +44,8 @@ function memoryLog(): QuestionLog & { rows: StoredQuestion[] } {
   };
 }
 
-function stage() {
+function stage(questions = memoryLog()) {
   const sent: OutboundMessage[] = [];
-  const questions = memoryLog();
   let n = 0;
   const flow = new ServerQuestionFlow(
     {
@@ -145,6 +144,25 @@ describe('ServerQuestionFlow', () => {
       ok: true,
     });
     expect(await asked).toEqual({ action: 'decline' });
+  });
+
+  it('an answer taken by another process (the press reached it) reaches the server through the asking one', async () => {
+    const asking = stage();
+    const other = stage(asking.questions);
+    const request = {
+      server: 'shop',
+      message: 'Size?',
+      requestedSchema: form({ size: { type: 'integer' } }, ['size']),
+    };
+    const asked = asking.flow.ask(call, request, new AbortController().signal);
+    await shown(asking.sent);
+    expect(await other.flow.card('q1')).toMatchObject({ kind: 'question', runId: 'r1', fields: [{ name: 'size' }] });
+    expect(await other.flow.answer({ questionId: 'q1', actor: ada, action: 'accept', values: { size: '4' } })).toEqual({
+      ok: true,
+    });
+    expect(await asked).toEqual({ action: 'accept', content: { size: 4 } });
+    expect(asking.sent.at(-1)).toMatchObject({ kind: 'questionClosed', outcome: 'accepted', by: ada });
+    expect(await other.flow.card('q1')).toBeNull();
   });
 
   it('a Stop (the call aborted with RUN_STOPPED) cancels it, stored and shown as stopped', async () => {
