@@ -93,7 +93,7 @@ export function runFragment(detail: RunDetail, now: Date, personServers: readonl
       <h2>Steps</h2>
       ${stepsTable(attempts)}
     </section>
-    ${questionsSection(detail)}
+    ${questionsSection(detail, now)}
     <section>
       <h2>Revisions</h2>
       ${revisionsTable(detail)}
@@ -287,7 +287,7 @@ function stepsTable(attempts: AttemptRow[]): Markup {
 }
 
 /** Questions servers asked during the steps (shown only when there were some): the server's words and the end. */
-function questionsSection(detail: RunDetail): Markup | string {
+function questionsSection(detail: RunDetail, now: Date): Markup | string {
   const questions = detail.questions ?? [];
   if (questions.length === 0) return '';
   const rows = questions.map(
@@ -296,7 +296,9 @@ function questionsSection(detail: RunDetail): Markup | string {
         <td>${q.stepId}</td>
         <td>${q.server}</td>
         <td><pre>${cut(q.message, SHOWN_CHARS.output)}</pre></td>
-        <td>${q.outcome ?? 'open'}${q.answeredBy ? ` (${q.answeredBy.name ?? q.answeredBy.id})` : ''}</td>
+        <td>
+          ${q.outcome ?? (q.deadlineAt < now ? 'unanswered (its call ended)' : 'open')}${q.answeredBy ? ` (${q.answeredBy.name ?? q.answeredBy.id})` : ''}
+        </td>
         <td>
           <pre>${q.reason ?? (q.content === null ? '' : cut(JSON.stringify(q.content), SHOWN_CHARS.output))}</pre>
         </td>
