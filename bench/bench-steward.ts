@@ -129,6 +129,8 @@ function timedHandler(steward: Steward, hooks: StewardHooks): InboundHandler {
     assistantCommand: (r) => steward.assistantCommand(r),
     dashboardLink: (a) => steward.dashboardLink(a),
     connections: (a, c) => steward.connections(a, c),
+    answerQuestion: (a) => steward.answerQuestion(a),
+    openQuestion: (id) => steward.openQuestion(id),
   };
 }
 

@@ -27,6 +27,7 @@ import { mcpConnectionSecrets } from './0021-mcp-connection-secrets.ts';
 import { spendCaps } from './0022-spend-caps.ts';
 import { mcpConnectLinks } from './0023-mcp-connect-links.ts';
 import { connectLinkConfirmation } from './0024-connect-link-confirmation.ts';
+import { serverQuestions } from './0025-server-questions.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -54,4 +55,5 @@ export const migrations: Record<string, Migration> = {
   '0022-spend-caps': spendCaps,
   '0023-mcp-connect-links': mcpConnectLinks,
   '0024-connect-link-confirmation': connectLinkConfirmation,
+  '0025-server-questions': serverQuestions,
 };

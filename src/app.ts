@@ -35,6 +35,8 @@ import { startDashboardServer, type DashboardServer } from './web/dashboard-serv
 import { CALLBACK_PATH, type ConnectFlow } from './web/connect-pages.ts';
 import { deferredConnectFlow, PersonConnectionFlow } from './person-connections.ts';
 import { PgConnectLinks } from './store/pg-connect-links.ts';
+import { PgQuestionLog } from './store/pg-question-log.ts';
+import type { ServerQuestions } from './engine/server-questions.ts';
 
 /** How long the model check at start may take: long enough for a slow network, short enough not to hold start-up. */
 const MODEL_PROBE_MS = 5_000;
@@ -125,7 +127,13 @@ export async function startApp(options: {
       cleanup.unshift(() => dashboard.server.close());
       say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
     }
+    // Servers' questions go to Steward, built after the host: until then (and if it has none) they are declined.
+    const questions: { to?: ServerQuestions } = {};
     const { host, failures } = await McpHost.connect(mcp.config, {
+      questions: {
+        ask: (call, request, signal) =>
+          questions.to?.ask(call, request, signal) ?? Promise.resolve({ action: 'decline' }),
+      },
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
       ...(connections.store && { connections: connections.store }),
       ...(dashboard && { oauthRedirectUrl: `${dashboard.publicUrl.replace(/\/+$/, '')}${CALLBACK_PATH}` }),
@@ -176,7 +184,9 @@ export async function startApp(options: {
       estimateHistory: new PgEstimateHistory(database.db),
       ...(dashboard && { dashboardLinks: new PgDashboard(database.db, { baseUrl: dashboard.publicUrl }) }),
       ...(connecting.flow && { connections: connecting.flow }),
+      questions: new PgQuestionLog(database.db),
     });
+    questions.to = steward.serverQuestions;
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();

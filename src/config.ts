@@ -107,6 +107,8 @@ const envSchema = z.object({
   STEWARD_MAX_ATTEMPTS: positiveInt(3),
   STEWARD_AMENDMENT_CAP: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).default(3)),
   STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
+  // How long an MCP server's question waits for an answer; fractions allowed (tests use short ones).
+  STEWARD_QUESTION_TIMEOUT_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().min(0.5).max(86_400).default(600)),
   // How long a run's lease lasts unless renewed; fractions allowed (tests use short leases).
   STEWARD_LEASE_SECONDS: z.preprocess(
     blankToUndefined,
@@ -231,6 +233,8 @@ export interface Config {
     amendmentCap: number;
     maxRepairs: number;
     reviewTimeoutMs: number;
+    /** How long an MCP server's question waits for an answer before it is declined. */
+    questionTimeoutMs: number;
     leaseMs: number;
     approvers: string[];
     /** Most tools the planner is shown; a larger catalog is narrowed to those that fit the request. */
@@ -421,6 +425,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       amendmentCap: e.STEWARD_AMENDMENT_CAP,
       maxRepairs: 2,
       reviewTimeoutMs: e.STEWARD_REVIEW_TIMEOUT_SECONDS * 1000,
+      questionTimeoutMs: Math.round(e.STEWARD_QUESTION_TIMEOUT_SECONDS * 1000),
       leaseMs: Math.round(e.STEWARD_LEASE_SECONDS * 1000),
       approvers: (e.STEWARD_APPROVERS ?? '')
         .split(',')

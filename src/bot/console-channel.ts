@@ -22,6 +22,7 @@ import type { Conversation } from '../engine/ports.ts';
 import type { Actor, DecisionAction, Json } from '../engine/types.ts';
 import { CONSOLE_CONNECTIONS_STYLE, renderConsole } from './console-render.ts';
 import { consoleReportStream } from './console-report-stream.ts';
+import { ConsoleQuestion } from './console-question.ts';
 import { ConsoleRuns, shortId } from './console-runs.ts';
 import { toTerminalText } from './console-text.ts';
 import { connectionsText, parseConnectionsCommand } from './connection-words.ts';
@@ -70,6 +71,8 @@ export class ConsoleChannel implements ChannelAdapter {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly runs = new ConsoleRuns();
   private leaving = false;
+  /** The server's question being answered here, field by field. */
+  private question: ConsoleQuestion | null = null;
 
   constructor(private readonly options: ConsoleChannelOptions) {
     this.actor = { id: options.user ?? 'console-user', name: options.user ?? 'you', channel: 'console' };
@@ -106,6 +109,29 @@ export class ConsoleChannel implements ChannelAdapter {
     this.follow(message);
     const text = renderConsole(message);
     if (text) this.write(text);
+    // The form's text ends with its first field's prompt; the lines typed next answer it.
+    if (message.kind === 'question' && !this.question) this.question = new ConsoleQuestion(message);
+    if (message.kind === 'questionClosed' && this.question?.card.questionId === message.questionId)
+      this.question = null;
+  }
+
+  /** A line typed while a server's question is open answers its next field. */
+  private async answerField(line: string, handler: InboundHandler): Promise<void> {
+    const question = this.question;
+    if (!question) return;
+    const step = question.take(line);
+    if (step.kind === 'ask') return this.write(step.prompt);
+    const questionId = question.card.questionId;
+    const reply =
+      step.kind === 'decline'
+        ? await handler.answerQuestion({ questionId, actor: this.actor, action: 'decline' })
+        : await handler.answerQuestion({ questionId, actor: this.actor, action: 'accept', values: step.values });
+    if (reply.ok) return;
+    this.write(`! ${reply.refusal}`);
+    if (reply.fields && Object.keys(reply.fields).length > 0 && this.question === question) {
+      question.again(Object.keys(reply.fields));
+      this.write(question.prompt());
+    } else if (this.question === question) this.question = null;
   }
 
   /** Keeps track of the run typed decisions are for, and of what the person was shown. */
@@ -127,6 +153,12 @@ export class ConsoleChannel implements ChannelAdapter {
     const text = line.trim();
     const lower = text.toLowerCase();
     if (lower === 'quit' || lower === 'exit') return this.quit();
+    if (this.question && !URGENT.includes(lower)) {
+      this.queue = this.queue.then(() =>
+        this.answerField(line, handler).catch((err: unknown) => this.write(`✖ ${(err as Error).message}`)),
+      );
+      return;
+    }
     const handle = () => this.handle(text, handler).catch((err: unknown) => this.write(`✖ ${(err as Error).message}`));
     if (!URGENT.includes(lower) && !(lower.startsWith('stop ') && RUN_ID.test(lower.slice(5).trim()))) {
       this.queue = this.queue.then(handle);

@@ -6,7 +6,9 @@ import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
 import { estimateLine, tookLine } from '../engine/run/estimates.ts';
 import { spendLine, spendWaitText } from './spend-words.ts';
 import { connectionCheckText, type ConnectionsStyle } from './connection-words.ts';
+import { fieldPrompt } from './console-question.ts';
 import { shortId } from './console-runs.ts';
+import { fieldHint, questionClosedText, questionFooter, questionHeader } from './question-words.ts';
 
 const ICONS: Record<string, string> = {
   pending: '·',
@@ -39,6 +41,18 @@ export function renderConsole(message: OutboundMessage): string {
       return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
     case 'connectionCheck':
       return `? ${connectionCheckText(message.server, CONSOLE_CONNECTIONS_STYLE, false)}`;
+    case 'question':
+      return [
+        `\n=== Question from MCP server "${message.server}" ===`,
+        questionHeader(message),
+        `  ${message.message}`,
+        ...message.fields.map((f) => `  - ${f.label}: ${fieldHint(f)}`),
+        questionFooter(message, message.requester.name ?? message.requester.id),
+        'Answer each field below (an empty line keeps the default); type "decline" to decline.',
+        ...message.fields.slice(0, 1).map(fieldPrompt),
+      ].join('\n');
+    case 'questionClosed':
+      return `i ${questionClosedText(message, (a) => a.name ?? a.id)}`;
   }
 }
 

@@ -2,7 +2,9 @@
  * The interface every chat channel implements (the console, Slack and Discord; `src/bot` holds the adapters).
  * A channel turns platform input into these inbound values and renders outbound messages; it holds no plan logic.
  */
+import type { QuestionCard } from './messages.ts';
 import type { Conversation, Notifier, PersonConnection } from './ports.ts';
+import type { InboundQuestionAnswer } from './server-questions.ts';
 import type { Breakpoint } from './plan/breakpoints.ts';
 import type { Actor, DecisionAction, Json, ReviewPreference, RunStatus } from './types.ts';
 import type { SpendReport } from './spend.ts';
@@ -164,6 +166,9 @@ export type ConnectionsAnswer =
   /** Nothing of the person's waits to be confirmed for this server (answered before, or replaced). */
   | { kind: 'nothingPending'; server: string };
 
+/** What a person's answer to a server's question came to: taken, or refused with the reason (and each field's problem). */
+export type QuestionReply = { ok: true } | { ok: false; refusal: string; fields?: Record<string, string> };
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
@@ -223,6 +228,15 @@ export interface InboundHandler {
    * are asked to confirm a connection made with a link it gives, if need be); the answer is for them alone.
    */
   connections(actor: Actor, command: ConnectionsCommand, conversation?: Conversation): Promise<ConnectionsAnswer>;
+
+  /**
+   * A person's answer to an MCP server's question (a form submitted, or declined): refused unless they are the run's
+   * requester or an approver and the question is open; to accept, every entry must fit its field (`fields` says
+   * which do not, for a form to show beside them).
+   */
+  answerQuestion(answer: InboundQuestionAnswer): Promise<QuestionReply>;
+  /** The form of an open question (asked by any process), for a channel about to show it; null when it has ended. */
+  openQuestion(questionId: string): Promise<QuestionCard | null>;
 }
 
 /** A chat channel: receives input for the engine and sends its messages to people. */

@@ -5,6 +5,7 @@
 import type { PlanEstimate } from './estimate-history.ts';
 import type { SpendOutlook } from './spend.ts';
 import type { SuggestedBreakpoint } from './plan/breakpoint-suggestions.ts';
+import type { QuestionField, QuestionOutcome } from './server-questions.ts';
 import type { Actor, DecisionAction, RiskLevel, RunStatus, StepStatus } from './types.ts';
 
 /** One row of a plan card. */
@@ -183,5 +184,43 @@ export interface ConnectionCheck {
   to: Actor;
 }
 
+/**
+ * An MCP server asks a question mid-call: shown on the run's thread as a form (a button that opens it, a prompt) for
+ * the requester or an approver. The message and the fields are the server's words, never Steward's.
+ */
+export interface QuestionCard {
+  kind: 'question';
+  runId: string;
+  questionId: string;
+  stepId: string;
+  server: string;
+  /** The server's words. */
+  message: string;
+  fields: QuestionField[];
+  requester: Actor;
+  /** When the question is declined unanswered. */
+  deadline: Date;
+}
+
+/** A question shown before has ended: answered, declined, cancelled, timed out, or stopped with the run. */
+export interface QuestionClosed {
+  kind: 'questionClosed';
+  runId: string;
+  questionId: string;
+  server: string;
+  outcome: QuestionOutcome;
+  /** Who answered or declined it. */
+  by?: Actor;
+}
+
 export type OutboundMessage =
-  PlanCard | ProgressUpdate | Report | Answer | Notice | RunStatusChange | BreakpointHit | ConnectionCheck;
+  | PlanCard
+  | ProgressUpdate
+  | Report
+  | Answer
+  | Notice
+  | RunStatusChange
+  | BreakpointHit
+  | ConnectionCheck
+  | QuestionCard
+  | QuestionClosed;

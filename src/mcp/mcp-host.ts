@@ -4,10 +4,11 @@
  */
 import { stepError } from '../engine/errors.ts';
 import type { PersonalAccess, PersonConnection, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
+import type { ServerQuestions } from '../engine/server-questions.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
 import { CallSlots } from './call-slots.ts';
-import { createMemoryConnectionStore, personOwner, type ConnectionStore } from './connection-store.ts';
+import { createMemoryConnectionStore, ownerKey, personOwner, type ConnectionStore } from './connection-store.ts';
 import type { McpConfig, McpServerConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import { createOAuthFetch, type McpLogger } from './mcp-transport.ts';
@@ -21,6 +22,7 @@ import {
   type PersonAuthorizationOptions,
 } from './person-authorization.ts';
 import { PersonSessions, type PersonSession } from './person-sessions.ts';
+import { QuestionCalls, sessionKey } from './question-calls.ts';
 import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
 
@@ -56,6 +58,11 @@ export interface McpHostOptions {
   authorize?: Authorizer;
   /** How long a person's own session (`"auth": "person"`) stays open after its last call; 5 minutes by default. */
   personIdleMs?: number;
+  /**
+   * Where servers' questions (`elicitation/create`) go: with it, every session declares the elicitation capability
+   * (form mode); without it, none does.
+   */
+  questions?: ServerQuestions;
 }
 
 /** Without a web origin of Steward's own, the loopback address a desktop client would use (RFC 8252). */
@@ -84,6 +91,8 @@ export class McpHost implements ToolRunner {
   // One per server, shared by every run of this process: `maxConcurrency` protects the server, not a run. Without
   // one, a server's calls that may write share a single slot and its read-only calls take none (`slotsFor`).
   private readonly slots = new Map<string, CallSlots>();
+  /** The calls runs have in flight, so a server's question finds its step. */
+  private questionCalls: QuestionCalls | undefined;
 
   private constructor(
     private readonly connections: Map<string, McpConnection>,
@@ -105,6 +114,8 @@ export class McpHost implements ToolRunner {
     options: McpHostOptions = {},
   ): Promise<{ host: McpHost; failures: McpStartFailure[] }> {
     const logger = options.logger ?? (() => {});
+    const questions = options.questions ? new QuestionCalls(logger) : undefined;
+    if (questions && options.questions) questions.answerWith(options.questions);
     const open = {
       clientName: options.clientName ?? 'steward',
       clientVersion: options.clientVersion ?? '0.1.0',
@@ -120,6 +131,7 @@ export class McpHost implements ToolRunner {
         redirectUrl: options.oauthRedirectUrl ?? DEFAULT_REDIRECT_URL,
         ...(options.authorize ? { authorize: options.authorize } : {}),
       },
+      ...(questions && { questions }),
     };
     const enabled = config.servers.filter((s) => !s.disabled && !isPerPerson(s));
     for (const s of config.servers) if (s.disabled) logger('info', `MCP server "${s.name}" is disabled in the config`);
@@ -156,7 +168,9 @@ export class McpHost implements ToolRunner {
       fetch: createOAuthFetch(open.maxMessageBytes, logger),
     };
     const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
-    return { host: new McpHost(connections, personal, maxOutputBytes, authorization), failures };
+    const host = new McpHost(connections, personal, maxOutputBytes, authorization);
+    host.questionCalls = questions;
+    return { host, failures };
   }
 
   /**
@@ -227,6 +241,18 @@ export class McpHost implements ToolRunner {
    * the call's own timeout; a call aborted or timed out while it waits is never sent.
    */
   async callTool(
+    name: string,
+    args: Record<string, Json>,
+    options: { signal: AbortSignal; timeoutMs: number; as?: Actor; runId?: string; stepId?: string },
+  ): Promise<ToolCallOutcome> {
+    if (!this.questionCalls) return this.callInSlot(name, args, options);
+    const server = name.slice(0, Math.max(0, name.indexOf('.')));
+    // Only a server that connects per person runs the call on the person's own session.
+    const owner = options.as && this.personal.has(server) ? ownerKey(personOwner(options.as)) : 'workspace';
+    return this.questionCalls.track(sessionKey(server, owner), options, () => this.callInSlot(name, args, options));
+  }
+
+  private async callInSlot(
     name: string,
     args: Record<string, Json>,
     options: { signal: AbortSignal; timeoutMs: number; as?: Actor },

@@ -6,8 +6,8 @@ import { UnauthorizedError } from '@modelcontextprotocol/sdk/client/auth.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { ConnectionOwner, ConnectionStore } from './connection-store.ts';
+import { ElicitRequestSchema, ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { ownerKey, type ConnectionOwner, type ConnectionStore } from './connection-store.ts';
 import type { McpServerConfig } from './mcp-config.ts';
 import {
   createTransport,
@@ -19,6 +19,7 @@ import {
 } from './mcp-transport.ts';
 import { McpOAuthProvider, type Authorizer } from './oauth-provider.ts';
 import { describeOversized, type OversizedSummary } from './oversized-message.ts';
+import { sessionKey, type QuestionCalls } from './question-calls.ts';
 import { StderrTail } from './stderr-tail.ts';
 import { listAllTools } from './tool-listing.ts';
 
@@ -32,6 +33,11 @@ export interface OpenOptions {
   logger: McpLogger;
   /** For servers with `auth`: where their connections are kept, and who can authorize one. */
   oauth: OAuthOptions;
+  /**
+   * Where a server's questions (`elicitation/create`) go. With it, sessions declare the elicitation capability (form
+   * mode only); without it they declare none and a question is refused as the SDK refuses an unknown method.
+   */
+  questions?: QuestionCalls;
 }
 
 /** What OAuth connections need from the host. */
@@ -133,10 +139,23 @@ export class McpSession {
       );
       // Debounced because a server registering tools one by one sends one notification per tool.
       const onChanged = () => events.onToolsChanged(session);
+      // Form mode only: URL mode would send a person to a server's page from a shared thread (see README).
+      // `applyDefaults`: fields the person left as the form showed them go back with the schema's defaults (SEP-1034).
+      const capabilities = options.questions ? { elicitation: { form: { applyDefaults: true } } } : {};
       const client = new Client(
         { name: options.clientName, version: options.clientVersion },
-        { capabilities: {}, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
+        { capabilities, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
       );
+      if (options.questions) {
+        const owner = ownerKey(options.oauth.owner ?? { kind: 'workspace' });
+        const ask = options.questions.handlerFor(config.name, sessionKey(config.name, owner));
+        // The SDK's wrapper checks the request against ElicitRequestSchema and the result against ElicitResultSchema.
+        client.setRequestHandler(ElicitRequestSchema, async (request, extra) => {
+          if (request.params.mode === 'url') return { action: 'decline' };
+          const { message, requestedSchema } = request.params;
+          return ask({ message, requestedSchema: requestedSchema }, extra.signal);
+        });
+      }
       return { transport, client };
     };
     const first = connectPair();

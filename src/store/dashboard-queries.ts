@@ -7,6 +7,8 @@ import type { Range } from '../engine/estimate-history.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { StoredDecision, StoredRevision } from '../engine/ports.ts';
 import { TERMINAL_STATUSES, type Json } from '../engine/types.ts';
+import type { StoredQuestion } from '../engine/server-questions.ts';
+import { PgQuestionLog } from './pg-question-log.ts';
 import { listDecisions, listRevisions } from './run-history.ts';
 import { toJsonText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -99,6 +101,8 @@ export interface RunDetail {
   attempts: AttemptRow[];
   decisions: StoredDecision[];
   modelCalls: ModelCallRow[];
+  /** Questions MCP servers asked during the run's steps (migration 0025), oldest first. */
+  questions?: StoredQuestion[];
 }
 
 /**
@@ -275,7 +279,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
     .select(['runs.tokens_used', 'plan_revisions.plan', 'est.estimate', 'took.took_ms'])
     .executeTakeFirst();
   if (!row) return null;
-  const [revisions, attempts, decisions, modelCalls] = await Promise.all([
+  const [revisions, attempts, decisions, modelCalls, questions] = await Promise.all([
     listRevisions(db, runId),
     db
       .selectFrom('step_attempts')
@@ -286,6 +290,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
       .execute(),
     listDecisions(db, runId),
     db.selectFrom('llm_usage').selectAll().where('run_id', '=', runId).orderBy('id').execute(),
+    new PgQuestionLog(db).questionsOf(runId),
   ]);
   return {
     run: {
@@ -296,6 +301,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
       plan: (row.plan ?? null) as Plan | null,
     },
     estimate: toEstimate(row.estimate, row.took_ms),
+    questions,
     revisions,
     attempts: attempts.map((a) => ({
       stepId: a.step_id,

@@ -93,6 +93,7 @@ export function runFragment(detail: RunDetail, now: Date, personServers: readonl
       <h2>Steps</h2>
       ${stepsTable(attempts)}
     </section>
+    ${questionsSection(detail, now)}
     <section>
       <h2>Revisions</h2>
       ${revisionsTable(detail)}
@@ -283,6 +284,31 @@ function stepsTable(attempts: AttemptRow[]): Markup {
       </tr>`,
   );
   return dataTable(['Step', 'Attempt', 'State', 'Took', 'Output or error'], rows);
+}
+
+/** Questions servers asked during the steps (shown only when there were some): the server's words and the end. */
+function questionsSection(detail: RunDetail, now: Date): Markup | string {
+  const questions = detail.questions ?? [];
+  if (questions.length === 0) return '';
+  const rows = questions.map(
+    (q) =>
+      html`<tr>
+        <td>${q.stepId}</td>
+        <td>${q.server}</td>
+        <td><pre>${cut(q.message, SHOWN_CHARS.output)}</pre></td>
+        <td>
+          ${q.outcome ?? (q.deadlineAt < now ? 'unanswered (its call ended)' : 'open')}${q.answeredBy ? ` (${q.answeredBy.name ?? q.answeredBy.id})` : ''}
+        </td>
+        <td>
+          <pre>${q.reason ?? (q.content === null ? '' : cut(JSON.stringify(q.content), SHOWN_CHARS.output))}</pre>
+        </td>
+      </tr>`,
+  );
+  return html`<section>
+    <h2>Servers' questions</h2>
+    <p class="muted">The servers' words, not Steward's.</p>
+    ${dataTable(['Step', 'Server', 'Question', 'Ended', 'Sent back or why'], rows)}
+  </section>`;
 }
 
 /** An attempt's output (or error) as cut text. */

@@ -98,6 +98,45 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
       output: text,
       actions,
     }),
+    question: fc.record({
+      kind: fc.constant('question' as const),
+      runId: text,
+      questionId: text,
+      stepId: text,
+      server: text,
+      message: text,
+      fields: fc.array(
+        fc.oneof(
+          fc.record({
+            name: text,
+            label: text,
+            description: text,
+            required: fc.boolean(),
+            kind: fc.constant('text' as const),
+          }),
+          fc.record({
+            name: text,
+            label: text,
+            description: text,
+            required: fc.boolean(),
+            kind: fc.constant('choice' as const),
+            options: fc.array(fc.record({ value: text, label: text }), { maxLength: 3 }),
+            default: text,
+          }),
+        ),
+        { maxLength: 3 },
+      ),
+      requester: fc.record({ id: text, name: text, channel: text }),
+      deadline: fc.constant(new Date('2026-12-05T10:00:00Z')),
+    }),
+    questionClosed: fc.record({
+      kind: fc.constant('questionClosed' as const),
+      runId: text,
+      questionId: text,
+      server: text,
+      outcome: fc.constantFrom('accepted' as const, 'declined' as const, 'stopped' as const, 'timedOut' as const),
+      by: fc.record({ id: text, name: text, channel: text }),
+    }),
   };
 }
 
@@ -163,6 +202,8 @@ describe('console channel: nothing from a model, a tool or a person reaches the 
           assistantCommand: async () => info(thrown),
           dashboardLink: async () => thrown,
           connections: async () => ({ kind: 'unknown', server: thrown, servers: [thrown] }),
+          answerQuestion: async () => ({ ok: false, refusal: thrown }),
+          openQuestion: async () => null,
         };
         await channel.start(handler);
         for (const line of [
@@ -221,6 +262,8 @@ describe('console channel: no line waits for a model', () => {
       assistantCommand: async () => info(''),
       dashboardLink: async () => null,
       connections: async () => ({ kind: 'off' as const }),
+      answerQuestion: async () => ({ ok: false as const, refusal: 'not here' }),
+      openQuestion: async () => null,
       decision: async (d) => {
         seen.push(`decision ${d.action}`);
         await decide(d);
@@ -314,6 +357,8 @@ describe('console channel: workflow commands', () => {
       },
       dashboardLink: async () => null,
       connections: async () => ({ kind: 'off' as const }),
+      answerQuestion: async () => ({ ok: false as const, refusal: 'not here' }),
+      openQuestion: async () => null,
     };
     return { handler, seen, requests };
   }

@@ -40,6 +40,8 @@ export interface ChatOptions {
   settings?: Partial<StewardSettings>;
   /** Parts started on the stage's database before its MCP host (people's connections: `connectOrigin`). */
   setup?: SetUp;
+  /** Servers may ask questions (MCP elicitation), as the app wires it. */
+  questions?: boolean;
 }
 
 /** A press as the platform took it. */
@@ -90,6 +92,13 @@ export interface Chat {
   told(as: Who): Shown[];
   /** Presses `button` (`connection-use`, `connection-notme`) on a message `told` showed; what they were told for it. */
   pressPrivate(message: Shown, button: 'connection-use' | 'connection-notme', as?: Who): Promise<string[]>;
+  /** Presses Answer… or Decline on a server's question; what the presser alone was told for it. */
+  pressQuestion(message: Shown, button: 'answer' | 'decline', as?: Who): Promise<string[]>;
+  /**
+   * Presses Answer… on a server's question and sends its form (every page of it) with `values` by field label, the
+   * other fields as the form shows them; what the person alone was told (a refused entry, Discord's next part).
+   */
+  answerQuestion(message: Shown, values: Record<string, string>, as?: Who): Promise<string[]>;
   /** `/steward <text>` as `who`: what it answered that person privately. */
   command(text: string, as: Who): Promise<string[]>;
   /** How many messages Steward posted for everyone so far, anywhere. */

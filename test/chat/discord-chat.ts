@@ -111,6 +111,44 @@ export async function discordChat(options: ChatOptions): Promise<DiscordChat> {
       const id = await h.press(m, button, { user: users()[as], customId });
       return h.waitFor(`the answer to ${button}`, () => h.privateTexts(id).length > 0 && h.privateTexts(id));
     },
+    async pressQuestion(shown, button, as = 'ada') {
+      const m = message(shown);
+      const customId = customIdsOf(m).find((id) => id.startsWith(`stwq:${button}:`));
+      if (!customId) throw new Error(`no ${button} on ${shown.id}`);
+      const modals = h.discord.calls.filter((c) => (c.body as { type?: number } | null)?.type === 9).length;
+      const id = await h.press(m, button, { user: users()[as], customId });
+      return h.waitFor(`the answer to ${button}`, () => {
+        const opened = h.discord.calls.filter((c) => (c.body as { type?: number } | null)?.type === 9).length;
+        return (opened > modals || h.privateTexts(id).length > 0) && h.privateTexts(id);
+      });
+    },
+    async answerQuestion(shown, values, as = 'ada') {
+      const told: string[] = [];
+      const modals = () => h.discord.calls.filter((c) => (c.body as { type?: number } | null)?.type === 9).length;
+      let before = modals();
+      told.push(...(await (this as Chat).pressQuestion(shown, 'answer', as)));
+      // One modal per part; after each part but the last, Discord shows a Continue button privately.
+      for (let part = 0; modals() > before && part < 20; part++) {
+        before = modals();
+        const form = h.lastModal()!;
+        const inputs = (
+          form.components as { components: { custom_id: string; label: string; value?: string }[] }[]
+        ).map((row) => row.components[0]!);
+        const fields = Object.fromEntries(inputs.map((i) => [i.custom_id, values[i.label] ?? i.value ?? '']));
+        const id = await h.submitModal(fields, { user: users()[as] });
+        const texts = await h.waitFor(
+          'the answer to a form',
+          () => h.privateTexts(id).length > 0 && h.privateTexts(id),
+        );
+        told.push(...texts);
+        const reply = [...h.discord.messages.values()].find((m) => m.interactionId === id && m.ephemeral);
+        const next = reply && customIdsOf(reply).find((c) => c.startsWith('stwq:answer:'));
+        if (!reply || !next || !texts.some((t) => t.includes('is kept'))) break;
+        await h.press(reply, 'continue', { user: users()[as], customId: next });
+        await h.waitFor('the next part of the form', () => modals() > before);
+      }
+      return told;
+    },
     async command(text, as) {
       const id = await h.slash(...slashOf(text), { user: users()[as] });
       return await h.waitFor(

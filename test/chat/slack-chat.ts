@@ -7,7 +7,7 @@ import { allTexts } from '../bot/slack/fixtures.ts';
 import type { FakeMessage } from '../fakes/fake-slack-server.ts';
 import { pickBreakpoints, pickedSteps } from '../e2e/slack-controls.ts';
 import { messageText, privateCommand, startSlackHarness, type SlackHarness } from '../e2e/slack-harness.ts';
-import { createBlockAction, interactionBody } from '../e2e/slack-requests.ts';
+import { createBlockAction, createViewSubmission, interactionBody } from '../e2e/slack-requests.ts';
 import type { Action, Chat, ChatOptions, Shown, Who } from './chat.ts';
 
 /** The Slack chat, with its harness for the checks only Slack has. */
@@ -41,6 +41,37 @@ const show = (m: FakeMessage): Shown => ({
 });
 const textOf = (args: Record<string, unknown>) =>
   [typeof args.text === 'string' ? args.text : '', ...allTexts(args.blocks ?? [])].filter(Boolean).join('\n');
+
+type FormElement = {
+  type: string;
+  initial_value?: string;
+  initial_option?: { value: string };
+  initial_options?: { value: string }[];
+  options?: { text: { text: string }; value: string }[];
+};
+type FormBlock = { type: string; block_id?: string; label?: { text: string }; element?: FormElement };
+
+/** A modal's state as Slack sends it on submission: what the person entered by label, else what the form showed. */
+function formState(blocks: FormBlock[], values: Record<string, string>): Record<string, Record<string, unknown>> {
+  const state: Record<string, Record<string, unknown>> = {};
+  for (const b of blocks) {
+    if (b.type !== 'input' || !b.block_id || !b.element) continue;
+    const e = b.element;
+    const given = b.label ? values[b.label.text] : undefined;
+    const byLabel = (text: string) => e.options?.find((o) => o.text.text === text || o.value === text);
+    if (e.type === 'plain_text_input')
+      state[b.block_id] = { value: { type: e.type, value: given ?? e.initial_value ?? null } };
+    else if (e.type === 'static_select') {
+      const option = given !== undefined ? byLabel(given) : e.initial_option;
+      state[b.block_id] = { value: { type: e.type, selected_option: option ?? null } };
+    } else if (e.type === 'multi_static_select') {
+      const options =
+        given !== undefined ? given.split(',').flatMap((t) => byLabel(t.trim()) ?? []) : (e.initial_options ?? []);
+      state[b.block_id] = { value: { type: e.type, selected_options: options } };
+    }
+  }
+  return state;
+}
 
 /** A private (ephemeral) message as shown: its id is its call's place, for `pressPrivate`. */
 function showEphemeral(args: Record<string, unknown>, index: number): Shown {
@@ -154,6 +185,35 @@ export async function slackChat(options: ChatOptions): Promise<SlackChat> {
         .slice(from)
         .filter((c) => c.method === 'chat.postEphemeral' && c.args.user === USERS[as])
         .map((c) => textOf(c.args));
+    },
+    async pressQuestion(shown, button, as = 'ada') {
+      const m = message(shown);
+      const from = h.slack.calls.length;
+      const status = await h.press(m, `question.${button}`, { user: USERS[as] });
+      if (status !== 200) throw new Error(`Slack's press of ${button} was answered ${status}`);
+      return h.slack.calls
+        .slice(from)
+        .filter((c) => c.method === 'chat.postEphemeral' && c.args.user === USERS[as])
+        .map((c) => textOf(c.args));
+    },
+    async answerQuestion(shown, values, as = 'ada') {
+      const from = h.slack.calls.length;
+      const opened = h.slack.callsOf('views.open').length;
+      const told = await (this as Chat).pressQuestion(shown, 'answer', as);
+      const open = h.slack.callsOf('views.open');
+      if (open.length === opened) return told;
+      const view = open.at(-1)!.args.view as { blocks: FormBlock[] };
+      const payload = createViewSubmission({ user: USERS[as], view, values: formState(view.blocks, values) });
+      const res = await h.post(interactionBody(payload), 'application/x-www-form-urlencoded');
+      if (res.status !== 200) throw new Error(`Slack's form submission was answered ${res.status}`);
+      const body = await res.text();
+      await h.channel.settled();
+      const errors = body ? Object.values((JSON.parse(body) as { errors?: Record<string, string> }).errors ?? {}) : [];
+      const privately = h.slack.calls
+        .slice(from)
+        .filter((c) => c.method === 'chat.postEphemeral' && c.args.user === USERS[as])
+        .map((c) => textOf(c.args));
+      return [...privately, ...errors];
     },
     async command(text, as) {
       const from = h.slack.calls.length;

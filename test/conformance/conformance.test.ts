@@ -25,10 +25,7 @@ const SUITE_VERSION = '0.1.16';
 const HERE = dirname(fileURLToPath(import.meta.url));
 
 /** Scenarios Steward fails on purpose, even where the bare SDK passes, each with why. */
-const REFUSED_ON_PURPOSE: Record<string, string> = {
-  'elicitation-sep1034-client-defaults':
-    'Steward runs plans unattended and declares no elicitation capability: no one is there to answer a form mid-call',
-};
+const REFUSED_ON_PURPOSE: Record<string, string> = {};
 
 /** Scenarios Steward does not pass yet, each with why; allowed only while the bare SDK fails them too. */
 const NOT_YET: Record<string, string> = {

@@ -28,6 +28,8 @@ async function main(): Promise<number> {
     reconnect: { initialDelayMs: 100, maxDelayMs: 1000 },
     oauthRedirectUrl: 'http://localhost:3000/callback',
     authorize: followConsent,
+    // The person at the form: submits it as shown, so the fields they leave alone go back with the schema's defaults.
+    questions: { ask: () => Promise.resolve({ action: 'accept', content: {} }) },
   });
   try {
     if (failures.length > 0) return 1;
@@ -36,6 +38,8 @@ async function main(): Promise<number> {
       const outcome = await host.callTool(tool.name, TOOL_ARGUMENTS[tool.tool] ?? {}, {
         signal,
         timeoutMs: CALL_TIMEOUT_MS,
+        runId: 'conformance',
+        stepId: tool.tool,
       });
       if (!outcome.ok) {
         log('error', `${tool.name}: ${outcome.error.message}`);

@@ -27,6 +27,7 @@ import {
   CANARY_KEY,
   checkInvariants,
   createSteward,
+  serverQuestions,
   databaseAt,
   recordingTools,
   type RecordedCall,
@@ -151,6 +152,8 @@ export async function startDiscordHarness(options: {
    * options, people's connections for Steward, more secrets that must never be shown, and how to stop them.
    */
   setup?: SetUp;
+  /** Servers may ask questions (MCP elicitation), as the app wires it. */
+  questions?: boolean;
 }): Promise<DiscordHarness> {
   const llm = await startFakeLlm(options.script);
   const discord = await startFakeDiscord({
@@ -160,7 +163,8 @@ export async function startDiscordHarness(options: {
   });
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
   const extra = await options.setup?.(db);
-  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), extra?.host);
+  const asks = serverQuestions(options.questions, db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), { ...extra?.host, ...asks.host });
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const connectionsOf = new Map<McpHost, PersonConnections | undefined>();
   const calls: RecordedCall[] = [];
@@ -206,7 +210,9 @@ export async function startDiscordHarness(options: {
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
       ...(connections && { connections }),
+      ...asks.steward,
     });
+    asks.bind(steward);
     await channel.start(steward);
     const started: DiscordProcess = { steward, channel, store, calls: o.calls, ...(o.caller && { caller: o.caller }) };
     const ids = new Set<string>();

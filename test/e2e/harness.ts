@@ -20,6 +20,8 @@ import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { PgQuestionLog } from '../../src/store/pg-question-log.ts';
+import type { ServerQuestions } from '../../src/engine/server-questions.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
 import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
@@ -90,6 +92,7 @@ export function createSteward(
     | 'estimateHistory'
     | 'dashboardLinks'
     | 'connections'
+    | 'questions'
   > & {
     /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
     clock?: () => Date;
@@ -130,7 +133,24 @@ export function createSteward(
     estimateHistory: o.estimateHistory,
     ...(o.dashboardLinks && { dashboardLinks: o.dashboardLinks }),
     ...(o.connections && { connections: o.connections }),
+    ...(o.questions && { questions: o.questions }),
   });
+}
+
+/**
+ * Servers' questions as the app wires them (`questions: true`): the host declares elicitation and sends questions to
+ * Steward once it is built (`bind`), which stores them in the test's database.
+ */
+export function serverQuestions(on: boolean | undefined, db: TestDatabase) {
+  const late: { to?: ServerQuestions } = {};
+  const port: ServerQuestions = {
+    ask: (call, request, signal) => late.to?.ask(call, request, signal) ?? Promise.resolve({ action: 'decline' }),
+  };
+  return {
+    host: on ? { questions: port } : {},
+    steward: on ? { questions: new PgQuestionLog(db.db) } : {},
+    bind: (steward: Steward) => void (late.to = steward.serverQuestions),
+  };
 }
 
 /**
@@ -157,11 +177,14 @@ export async function startHarness(options: {
    * options, people's connections for Steward, more secrets that must never be shown, and how to stop them.
    */
   setup?: SetUp;
+  /** Servers may ask questions (MCP elicitation), stored in the test's database, as the app wires it. */
+  questions?: boolean;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
   const extra = await options.setup?.(db);
-  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), extra?.host);
+  const asks = serverQuestions(options.questions, db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), { ...extra?.host, ...asks.host });
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const connections = extra?.connections?.(host);
   const calls: RecordedCall[] = [];
@@ -196,7 +219,9 @@ export async function startHarness(options: {
     modelStreams: options.modelStreams,
     ...(dashboard && { dashboardLinks: dashboard.links }),
     ...(connections && { connections }),
+    ...asks.steward,
   });
+  asks.bind(steward);
   await channel.start(steward);
 
   const waitFor = async (pattern: RegExp, timeoutMs = 15_000, from = 0): Promise<string> => {

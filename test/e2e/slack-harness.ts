@@ -26,7 +26,15 @@ import {
   sendSigned,
   slashCommandBody,
 } from './slack-requests.ts';
-import { CANARY_KEY, checkInvariants, createSteward, onlyRun, recordingTools, type RecordedCall } from './harness.ts';
+import {
+  CANARY_KEY,
+  checkInvariants,
+  createSteward,
+  onlyRun,
+  recordingTools,
+  serverQuestions,
+  type RecordedCall,
+} from './harness.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
@@ -151,12 +159,15 @@ export async function startSlackHarness(options: {
    * options, people's connections for Steward, more secrets that must never be shown, and how to stop them.
    */
   setup?: SetUp;
+  /** Servers may ask questions (MCP elicitation), as the app wires it. */
+  questions?: boolean;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
   const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace });
   const db = await createTestDatabase(options.db);
   const extra = await options.setup?.(db);
-  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), extra?.host);
+  const asks = serverQuestions(options.questions, db);
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), { ...extra?.host, ...asks.host });
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const connections = extra?.connections?.(host);
   const store = options.store?.(db.db) ?? new PgRunStore(db.db);
@@ -187,7 +198,9 @@ export async function startSlackHarness(options: {
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
       ...(connections && { connections }),
+      ...asks.steward,
     });
+    asks.bind(steward);
     await channel.start(steward);
     return { steward, channel, url: `http://127.0.0.1:${channel.port}/slack/events` };
   };

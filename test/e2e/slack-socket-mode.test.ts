@@ -37,6 +37,8 @@ function recordingHandler() {
     assistantCommand: async () => info(''),
     dashboardLink: async () => null,
     connections: async () => ({ kind: 'off' as const }),
+    answerQuestion: async () => ({ ok: false as const, refusal: 'not here' }),
+    openQuestion: async () => null,
   };
   return { handler, messages, decisions };
 }

@@ -40,6 +40,8 @@ export const CONTEXTS = [
   'secondProcess',
   // A spend cap holds the run (issue 30): its estimate passes what is left of a cap, or a call it makes is refused.
   'spendCapHeld',
+  // An MCP server's question is open mid-call (issue 29, elicitation): see QUESTION_OPEN.
+  'questionOpen',
 ] as const;
 
 export const CHANNELS = ['console', 'slack', 'discord'] as const;
@@ -74,6 +76,8 @@ export function notApplicable(c: Cell): string | null {
     return `${c.action} × read-only plan under review "risky": a low-risk plan starts at once, so there is no card to ${c.action} (stop covers ending it)`;
   if (c.shape === 'delegate' && c.context === 'workflowFire')
     return "workflow fire × delegate plan: a run that hands work to an Assistant cannot be saved as a workflow (its fires never plan, and would not carry the Assistant's grants)";
+  if (c.context === 'questionOpen' && (c.action === 'approve' || c.action === 'cancel'))
+    return `${c.action} × a question open: a server asks only during a step's call, once the plan runs, so there is no card to ${c.action} then (stop covers ending it)`;
   if (at === 'running' && c.context === 'restartBeforeDecision')
     return 'restart between card and decision × read-only plan under "risky": the plan starts at once, there is no card to restart between';
   return null;
@@ -126,6 +130,29 @@ export const SPEND_CAP_HELD: Record<Action, string> = {
   status: "answered from the database; a reply's classification is a model call under the same caps",
   history: 'answered from the database alone: no model call, nothing spent',
   new: "a new request's planner call is reserved against the same caps (refused with the cap named when none is left)",
+};
+
+/**
+ * What each action does while an MCP server's question is open (context `questionOpen`): a step's call waits on the
+ * question's form in the thread. The oracle's expectations once a driver sets the context up; until then the chat
+ * spec test/chat/server-questions-spec.ts drives answer, decline, deadline, a bystander's press and stop on Slack and
+ * Discord (against server-everything's trigger-elicitation-request), and test/e2e/console-questions.test.ts the same
+ * in the console.
+ */
+export const QUESTION_OPEN: Record<Action, string> = {
+  approve: 'not applicable: the plan already runs',
+  amend:
+    'a mid-run amendment waits for the steps in flight, the asking one included: the question stays open and its answer (or deadline) ends the call first',
+  edit: 'steps that started (the asking one) must stay as they are; the question stays open',
+  cancel: 'not applicable: the plan already runs',
+  pause:
+    'new steps are held; the asking call is in flight and goes on, so the question stays open and can still be answered (driven: no)',
+  resume: 'the run goes on; an open question is unaffected',
+  stop: 'the call is aborted, the question is cancelled (the server hears cancel) and its message says the run was stopped (driven: chat spec, console)',
+  breakpoint: 'set on steps not yet started; the question is unaffected',
+  status: 'answered from the database; the asking step shows as running',
+  history: 'answered from the database alone; the question and its end are stored with the step (server_questions)',
+  new: 'a new request starts its own run; the open question stays with its run and its requester',
 };
 
 /** The contexts each channel's driver can set up; a cell with another context is listed as not driven yet. */

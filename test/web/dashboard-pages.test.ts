@@ -3,6 +3,7 @@ import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import { startDashboardServer, type DashboardServer } from '../../src/web/dashboard-server.ts';
 import { createDashboardApp } from '../../src/web/dashboard-app.ts';
 import { PgDashboard } from '../../src/store/pg-dashboard.ts';
+import { PgQuestionLog } from '../../src/store/pg-question-log.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { ADA, BOB, createDashboard, DAN, PUBLIC_URL, SECRET, seedRun } from './dashboard-fixtures.ts';
 
@@ -158,6 +159,25 @@ describe('dashboard pages', () => {
     // Not the approver who looks, and nothing where no server connects per person.
     expect(text).not.toContain('As <b>Dan');
     expect(await (await d.get(`/runs/${id}`, dan)).text()).not.toContain('with their own account');
+  });
+
+  it("shows the servers' questions of a run's steps, marked as the servers' words, and who answered", async () => {
+    const id = ids[1]!;
+    const log = new PgQuestionLog(database.db);
+    const at = new Date('2026-12-01T08:02:00.000Z');
+    const base = { runId: id, stepId: 'list', server: 'fs', requestedSchema: {}, askedAt: at, deadlineAt: at };
+    await log.addQuestion({ ...base, id: 'qa', message: 'Which <b>folder</b>?' });
+    await log.closeQuestion('qa', { outcome: 'accepted', by: ADA, content: { folder: 'docs' } }, at);
+    await log.addQuestion({ ...base, id: 'qb', message: 'Your password?' });
+    await log.closeQuestion('qb', { outcome: 'refused', reason: 'it asks for what looks like a secret' }, at);
+    const text = await (await d.get(`/runs/${id}`, dan)).text();
+    expect(text).toContain("Servers' questions");
+    expect(text).toContain("The servers' words, not Steward's.");
+    expect(text).toContain('Which &lt;b&gt;folder&lt;/b&gt;?');
+    expect(text).toContain('accepted (Ada)');
+    expect(text).toContain('{&quot;folder&quot;:&quot;docs&quot;}');
+    expect(text).toContain('it asks for what looks like a secret');
+    expect(await (await d.get(`/runs/${ids[2]!}`, dan)).text()).not.toContain("Servers' questions");
   });
 
   it('renders hostile tool output as inert, cut text, and sends the security headers', async () => {

@@ -19,7 +19,10 @@ import { registerCommands } from './discord-commands.ts';
 import { fromConversation } from './discord-inbound.ts';
 import { registerInteractions } from './discord-interactions.ts';
 import { registerMessages } from './discord-messages.ts';
-import { renderCard, toMessageOptions, type DiscordMessage } from './discord-render.ts';
+import { renderCard, textMessage, toMessageOptions, type DiscordMessage } from './discord-render.ts';
+import { renderQuestion, renderQuestionEnded } from './discord-question.ts';
+import { questionClosedText } from '../question-words.ts';
+import type { QuestionCard } from '../../engine/messages.ts';
 import { renderConnectionCheck } from './discord-connections.ts';
 import { renderAnswer, renderBreakpoint, renderNotice, renderReport } from './discord-thread-render.ts';
 import { TypingSigns } from './discord-typing.ts';
@@ -59,6 +62,8 @@ export class DiscordChannel implements ChannelAdapter {
   private readonly cards: LiveCards<DiscordMessage>;
   private readonly pending = new Set<Promise<void>>();
   private readonly presses = new Map<string, LastPress>();
+  /** Questions shown by this process, so their message can say how they ended. */
+  private readonly questions = new Map<string, { card: QuestionCard; channelId: string; messageId: string }>();
   private readonly typing: TypingSigns;
   private started = false;
 
@@ -154,6 +159,20 @@ export class DiscordChannel implements ChannelAdapter {
         return;
       case 'connectionCheck':
         return this.privately(message.to, where?.channelId ?? null, renderConnectionCheck(message));
+      case 'question': {
+        if (!where) return;
+        const id = await this.post(where.channelId, renderQuestion(message));
+        this.questions.set(message.questionId, { card: message, channelId: where.channelId, messageId: id });
+        return;
+      }
+      case 'questionClosed': {
+        const shown = this.questions.get(message.questionId);
+        this.questions.delete(message.questionId);
+        // Its buttons go, and the message says how it ended; shown by another process, a line in the thread says so.
+        if (shown) return this.edit(shown.channelId, shown.messageId, () => renderQuestionEnded(shown.card, message));
+        if (where) await this.post(where.channelId, textMessage(questionClosedText(message, (a) => `<@${a.id}>`)));
+        return;
+      }
     }
   }
 

@@ -24,6 +24,8 @@ import { readEditModal, renderAmendModal, renderEditModal } from './discord-moda
 import { privateMarkdown, privateText } from './discord-replies.ts';
 import { toMessageOptions } from './discord-render.ts';
 import { openSaveWorkflow, submitSaveWorkflow } from './discord-workflow-save.ts';
+import { questionPressOf } from './discord-question.ts';
+import { onQuestionInteraction, QuestionEntries } from './discord-question-interactions.ts';
 
 /**
  * Discord waits 3 s for the first answer to an interaction. Everything the answer depends on (the claim, who may
@@ -39,8 +41,14 @@ export function answerDeadline(): number {
 /** Registers the interaction listener for card components and modals (slash commands: `discord-commands.ts`). */
 export function registerInteractions(deps: DiscordDeps): void {
   const firstDelivery = deliveryFilter(1_000);
+  const entries = new QuestionEntries();
   deps.client.on(Events.InteractionCreate, (interaction) => {
     if (!interaction.isButton() && !interaction.isStringSelectMenu() && !interaction.isModalSubmit()) return;
+    const question = interaction.isStringSelectMenu() ? null : questionPressOf(interaction.customId);
+    if (question && !interaction.isStringSelectMenu()) {
+      if (firstDelivery(interaction.id)) onQuestionInteraction(interaction, question, deps, entries);
+      return;
+    }
     const answer = interaction.isButton() ? connectionAnswerOf(interaction.customId) : null;
     if (answer && interaction.isButton()) {
       if (firstDelivery(interaction.id)) onConnectionAnswer(interaction, answer, deps);

@@ -20,6 +20,10 @@ import { PlanBlockSwitch } from './slack-plan-block.ts';
 import { renderCard, type SlackMessage } from './slack-render.ts';
 import { SlackReportStream } from './slack-report-stream.ts';
 import { renderConnectionCheck } from './slack-connections.ts';
+import { renderQuestion, renderQuestionEnded } from './slack-question.ts';
+import { mentionUser } from './slack-text.ts';
+import { questionClosedText } from '../question-words.ts';
+import type { QuestionCard } from '../../engine/messages.ts';
 import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
 
@@ -67,6 +71,8 @@ export class SlackChannel implements ChannelAdapter {
   private streaming: boolean;
   private team: Promise<string | undefined> | null = null;
   private home: HomeTab | null = null;
+  /** Questions shown by this process, so their message can say how they ended. */
+  private readonly questions = new Map<string, { card: QuestionCard; channel: string; ts: string }>();
 
   constructor(private readonly options: SlackChannelOptions) {
     this.slack = createSlackApp(options, options.log);
@@ -191,6 +197,25 @@ export class SlackChannel implements ChannelAdapter {
         if (message.to) return this.ephemeralTo(message.to, where, renderNotice(message));
         if (where) await this.post(where.channel, where.threadTs, renderNotice(message));
         return;
+      case 'question': {
+        if (!where) return;
+        const ts = await this.post(where.channel, where.threadTs, renderQuestion(message));
+        if (ts) this.questions.set(message.questionId, { card: message, channel: where.channel, ts });
+        return;
+      }
+      case 'questionClosed': {
+        const shown = this.questions.get(message.questionId);
+        this.questions.delete(message.questionId);
+        // Its buttons go, and the message says how it ended; shown by another process, a line in the thread says so.
+        if (shown) return this.updateMessage(shown.channel, shown.ts, renderQuestionEnded(shown.card, message));
+        if (!where) return;
+        const text = questionClosedText(message, (a) => mentionUser(a.id));
+        await this.post(where.channel, where.threadTs, {
+          text,
+          blocks: [{ type: 'context', elements: [{ type: 'mrkdwn', text, verbatim: true }] }],
+        });
+        return;
+      }
       case 'connectionCheck': {
         // Where the link was sent: a run's thread, or the channel a `/steward connections connect` was typed in.
         const channel = /^[A-Z0-9]+$/.test(conversation.key) ? conversation.key : null;
@@ -243,6 +268,19 @@ export class SlackChannel implements ChannelAdapter {
   }
 
   /** The streamed message, stopped, becomes the report exactly as `send` renders it. */
+  private async updateMessage(channel: string, ts: string, message: SlackMessage): Promise<void> {
+    const client = this.slack.app.client;
+    await this.outbox.call({
+      method: 'chat.update',
+      channel,
+      priority: Priority.reply,
+      transientRetries: UPDATE_TRANSIENT_RETRIES,
+      send: async () => {
+        await client.chat.update({ channel, ts, ...message });
+      },
+    });
+  }
+
   private async replaceWithReport(channel: string, ts: string, report: Report): Promise<void> {
     const client = this.slack.app.client;
     await this.outbox.call({

@@ -18,6 +18,7 @@ import {
 } from './slack-actions.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
 import { onControl, registerEditModal } from './slack-control-listeners.ts';
+import { onQuestionPress, registerQuestionModal } from './slack-question-listeners.ts';
 import { renderPreferenceSet } from './slack-controls.ts';
 import { connectionAnswerOf, renderConnectionsAnswer } from './slack-connections.ts';
 import { onHomeAction, type HomeTab } from './slack-home-tab.ts';
@@ -95,7 +96,11 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
       const openModal = async (view: types.ModalView) => {
         await client.views.open({ trigger_id: body.trigger_id, view });
       };
-      if (onControl(action, { actor, at, openModal }, deps) || onSaveWorkflow(action, { actor, at, openModal }, deps))
+      if (
+        onControl(action, { actor, at, openModal }, deps) ||
+        onSaveWorkflow(action, { actor, at, openModal }, deps) ||
+        onQuestionPress(action, { actor, at, openModal }, deps)
+      )
         return;
       if (action.type !== 'button') return;
       // "Use this connection" or "Not me": pressed by the person the private question was shown to, as themselves.
@@ -140,6 +145,7 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
   });
 
   registerEditModal(app, deps);
+  registerQuestionModal(app, deps);
   registerSaveWorkflowModal(app, deps);
 }
 

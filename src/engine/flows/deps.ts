@@ -11,6 +11,7 @@ import type {
   TokenBudgets,
   ToolRunner,
 } from '../ports.ts';
+import type { QuestionLog } from '../server-questions.ts';
 import type { EstimateHistory } from '../estimate-history.ts';
 import type { PricedModel, RoleModels } from '../model-cost.ts';
 import type { SpendCaps } from '../spend.ts';
@@ -28,6 +29,8 @@ export interface StewardSettings {
   amendmentCap: number;
   maxRepairs: number;
   reviewTimeoutMs: number;
+  /** How long a server's question waits for an answer before it is declined (10 minutes unless set). */
+  questionTimeoutMs?: number;
   /** Actors (as `<channel>:<id>`) who may decide on anyone's runs. */
   approvers?: string[];
   /** Most tools the planner is shown (default `DEFAULT_PLANNER_TOOLS`); a larger catalog is narrowed to the request. */
@@ -119,6 +122,8 @@ export interface StewardDeps {
   dashboardLinks?: DashboardLinks;
   /** People's own connections to servers that connect per person; absent when no server does. */
   connections?: PersonConnections;
+  /** Where servers' questions are stored; without it, no question is shown (each is declined). */
+  questions?: QuestionLog;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

@@ -23,6 +23,7 @@ import type { StepPolicy } from '../run/step-policies.ts';
 import { cut, outputText } from '../text.ts';
 import type { Actor, Json, RiskLevel, StepError, ToolInfo } from '../types.ts';
 import { StewardError } from '../errors.ts';
+import { RUN_STOPPED } from '../server-questions.ts';
 import type { Log } from './deps.ts';
 import { ProgressOutbox, type FillPlace } from './progress-outbox.ts';
 import { StepWave } from './step-writes.ts';
@@ -240,7 +241,8 @@ export class RunDriver {
         return;
       }
       case 'abortStep':
-        this.inflight.get(key(effect.stepId, effect.attempt))?.abort();
+        // Only a Stop aborts a step: the reason lets a server's question open during the call say so.
+        this.inflight.get(key(effect.stepId, effect.attempt))?.abort(RUN_STOPPED);
         return;
       case 'recordStepEnd':
         this.recordEnd(effect, wave);

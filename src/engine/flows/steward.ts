@@ -50,6 +50,9 @@ import { DelegationFlow, type ChildRun } from './delegation-flow.ts';
 import { classifyReply } from './classify.ts';
 import { answerConnections } from './connection-commands.ts';
 import { ConnectionWaits } from './connection-waits.ts';
+import { DEFAULT_QUESTION_TIMEOUT_MS, ServerQuestionFlow, type QuestionReply } from './server-question-flow.ts';
+import type { InboundQuestionAnswer, ServerQuestions } from '../server-questions.ts';
+import type { QuestionCard } from '../messages.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import { meteredLlm } from './metered-llm.ts';
 import { createPlanWriter, type PlanWriter } from './planner.ts';
@@ -109,6 +112,7 @@ export class Steward implements InboundHandler {
   private readonly assistants: AssistantFlow | undefined;
   private readonly delegation: DelegationFlow | undefined;
   private readonly waits: ConnectionWaits;
+  private readonly questionFlow: ServerQuestionFlow | undefined;
   /** Stops this Steward being the one asked to have a pending connection confirmed. */
   private readonly stopAsking: () => void;
   private assistantList: { at: number; list: Promise<Assistant[]> } | undefined;
@@ -184,6 +188,15 @@ export class Steward implements InboundHandler {
       });
     }
     this.waits = new ConnectionWaits({ connections: deps.connections, store, clock, log }, this.messages);
+    if (deps.questions) {
+      const { questions, newId } = deps;
+      const timeoutMs = settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS;
+      const approvers = settings.approvers ?? [];
+      this.questionFlow = new ServerQuestionFlow(
+        { store, questions, clock, newId, log, approvers, timeoutMs },
+        this.messages,
+      );
+    }
     this.stopAsking = deps.connections?.whenPending((p) => this.askToConfirm(p)) ?? (() => undefined);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       waits: this.waits,
@@ -482,6 +495,22 @@ export class Steward implements InboundHandler {
     });
     await this.messages.notice(run, 'info', to.text, d.actor);
     await this.decision({ ...d, runId: to.runId, revision: to.revision, byWord: false });
+  }
+
+  /** Where the MCP host sends servers' questions; undefined when questions are not stored (none is shown). */
+  get serverQuestions(): ServerQuestions | undefined {
+    return this.questionFlow;
+  }
+
+  /** A person's answer to a server's question (a form submitted, or declined). */
+  async answerQuestion(answer: InboundQuestionAnswer): Promise<QuestionReply> {
+    if (!this.questionFlow) return { ok: false, refusal: 'Servers’ questions are not taken here.' };
+    return this.questionFlow.answer(answer);
+  }
+
+  /** The form of an open question (asked by any process), for a channel about to show it; null when it has ended. */
+  async openQuestion(questionId: string): Promise<QuestionCard | null> {
+    return (await this.questionFlow?.card(questionId)) ?? null;
   }
 
   async canDecide(runId: string, actor: Actor): Promise<boolean> {

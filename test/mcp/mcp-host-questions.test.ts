@@ -1,0 +1,92 @@
+/**
+ * Servers' questions (MCP elicitation) through the host, against server-everything over stdio and Streamable HTTP:
+ * the capability is declared only when questions are taken (the server offers its asking tool only then), a question
+ * reaches the port with the step whose call is in flight and its answer reaches the server, and a question no one can
+ * be sure is whose (no run's call in flight, or two runs' at once) is declined.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { McpHost } from '../../src/mcp/mcp-host.ts';
+import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
+import type { QuestionCall, QuestionRequest, ServerQuestions } from '../../src/engine/server-questions.ts';
+import {
+  everythingStdioConfig,
+  httpServerConfig,
+  mcpConfig,
+  startEverythingHttp,
+  type HttpTestServer,
+} from '../helpers/mcp-servers.ts';
+
+const TOOL = 'everything.trigger-elicitation-request';
+let host: McpHost | undefined;
+let http: HttpTestServer | undefined;
+afterEach(async () => {
+  await host?.close();
+  await http?.close();
+  host = undefined;
+  http = undefined;
+});
+
+const transports: [string, () => Promise<McpServerConfig>][] = [
+  ['stdio', () => Promise.resolve(everythingStdioConfig())],
+  [
+    'Streamable HTTP',
+    async () => {
+      http = await startEverythingHttp();
+      return httpServerConfig(http.url);
+    },
+  ],
+];
+
+async function connect(config: McpServerConfig, questions?: ServerQuestions): Promise<McpHost> {
+  const connected = await McpHost.connect(mcpConfig(config), { ...(questions && { questions }) });
+  expect(connected.failures).toEqual([]);
+  host = connected.host;
+  return host;
+}
+
+const call = (h: McpHost, runId?: string) =>
+  h.callTool(
+    TOOL,
+    {},
+    { signal: new AbortController().signal, timeoutMs: 20_000, ...(runId && { runId, stepId: 'ask' }) },
+  );
+
+describe.each(transports)('servers’ questions over %s', (_name, configOf) => {
+  it('without questions taken, no capability is declared and the server does not offer its asking tool', async () => {
+    const h = await connect(await configOf());
+    expect(h.listTools().map((t) => t.name)).not.toContain(TOOL);
+  });
+
+  it("a question reaches the port with the call's run and step, and the answer reaches the server", async () => {
+    const asked: { call: QuestionCall; request: QuestionRequest }[] = [];
+    const h = await connect(await configOf(), {
+      ask: (c, request) => {
+        asked.push({ call: c, request });
+        return Promise.resolve({ action: 'accept', content: { name: 'Ada' } });
+      },
+    });
+    expect(h.listTools().map((t) => t.name)).toContain(TOOL);
+    const outcome = await call(h, 'r1');
+    expect(asked).toHaveLength(1);
+    expect(asked[0]?.call).toMatchObject({ runId: 'r1', stepId: 'ask' });
+    expect(asked[0]?.request).toMatchObject({
+      server: 'everything',
+      message: 'Please provide inputs for the following fields:',
+    });
+    expect(JSON.stringify(outcome)).toContain('Name: Ada');
+  });
+
+  it('is declined when no run is calling, or when two runs are calling the server at once', async () => {
+    let asks = 0;
+    const h = await connect(await configOf(), {
+      ask: () => {
+        asks++;
+        return Promise.resolve({ action: 'accept', content: { name: 'Ada' } });
+      },
+    });
+    expect(JSON.stringify(await call(h))).toContain('User declined');
+    const both = await Promise.all([call(h, 'r1'), call(h, 'r2')]);
+    for (const outcome of both) expect(JSON.stringify(outcome)).toContain('User declined');
+    expect(asks).toBe(0);
+  });
+});
