@@ -95,7 +95,17 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
       const openModal = async (view: types.ModalView) => {
         await client.views.open({ trigger_id: body.trigger_id, view });
       };
-      if (onControl(action, { actor, at, openModal }, deps) || onSaveWorkflow(action, { actor, at, openModal }, deps))
+      const open = body.view;
+      const inModal = open && {
+        metadata: open.private_metadata,
+        update: async (view: types.ModalView) => {
+          await client.views.update({ view_id: open.id, hash: open.hash, view });
+        },
+      };
+      if (
+        onControl(action, { actor, at, openModal, ...(inModal && { inModal }) }, deps) ||
+        onSaveWorkflow(action, { actor, at, openModal }, deps)
+      )
         return;
       if (action.type !== 'button') return;
       // "Use this connection" or "Not me": pressed by the person the private question was shown to, as themselves.
