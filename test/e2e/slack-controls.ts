@@ -109,14 +109,45 @@ export async function submitSteps(
   values: Record<string, Record<string, unknown>>,
   user = 'U0ADA',
 ): Promise<{ status: number; answer: Obj | null; view: Obj }> {
-  const opened = h.slack.callsOf('views.open').filter((c) => (c.args.view as Obj).callback_id === 'steward.edit-steps');
-  const view = opened.at(-1)?.args.view as Obj | undefined;
+  const view = openStepsView(h);
   if (!view) throw new Error('no step-by-step edit modal was opened');
   const payload = createViewSubmission({ user, view, values });
   const res = await h.post(interactionBody(payload), 'application/x-www-form-urlencoded');
   const body = await res.text();
   await h.channel.settled();
   return { status: res.status, answer: body ? (JSON.parse(body) as Obj) : null, view };
+}
+
+/** The step-by-step edit modal shown last (opened, or replaced by another page), as Slack answered it. */
+export function openStepsView(h: SlackHarness): Obj | undefined {
+  const shown = h.slack.calls.filter(
+    (c) =>
+      (c.method === 'views.open' || c.method === 'views.update') &&
+      c.response.ok === true &&
+      (c.args.view as Obj).callback_id === 'steward.edit-steps',
+  );
+  return shown.at(-1)?.response.view as Obj | undefined;
+}
+
+/** Chooses the page starting at `stepId` in the menu of the step-by-step edit modal shown last. */
+export async function chooseStepsPage(h: SlackHarness, stepId: string, user = 'U0ADA'): Promise<number> {
+  const view = openStepsView(h);
+  if (!view) throw new Error('no step-by-step edit modal was opened');
+  const payload = {
+    ...base(h, { channel: 'unused', messageTs: 'unused' }, user),
+    container: { type: 'view', view_id: view.id },
+    channel: undefined,
+    message: undefined,
+    view,
+  };
+  const action = {
+    type: 'static_select',
+    action_id: 'steward.edit-steps-page',
+    block_id: 'pages',
+    selected_option: { text: { type: 'plain_text', text: stepId }, value: stepId },
+    action_ts: String(Date.now() / 1000),
+  };
+  return postAction(h, payload, action);
 }
 
 /** The text of a private message. */

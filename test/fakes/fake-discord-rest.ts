@@ -201,6 +201,34 @@ export const channelOf = (s: RestState, id: string | undefined) => (id ? s.chann
 export const unknownChannel = () => fail(404, 10003, 'Unknown Channel');
 export const unknownMessage = () => fail(404, 10008, 'Unknown Message');
 
+/**
+ * Threads archive themselves after `auto_archive_duration` minutes without activity, one of 60, 1440, 4320 or 10080
+ * (Discord API reference, Channel resource: "Start Thread from Message", auto_archive_duration; the longer durations
+ * are no longer boost-locked, discord-api-docs#4825). In an archived thread Discord refuses to edit a message with
+ * JSON error code 50083, "Operation cannot be performed on an archived thread" (Opcodes and Status Codes, JSON Error
+ * Codes), while a message sent to an archived thread that is not locked unarchives it (Threads topic, "Archiving").
+ */
+export const ARCHIVE_DURATIONS = [60, 1440, 4320, 10080];
+const threadMeta = (channel: APIChannel | undefined) =>
+  channel && 'thread_metadata' in channel
+    ? (channel.thread_metadata as {
+        archived: boolean;
+        locked?: boolean;
+        archive_timestamp: string;
+        auto_archive_duration: number;
+      })
+    : undefined;
+export const archivedThread = () => fail(400, 50083, 'Operation cannot be performed on an archived thread');
+
+/** Archives or unarchives a thread (as Discord does after its inactivity time, or PATCH /channels/:id), with THREAD_UPDATE. */
+export function setArchived(s: RestState, thread: APIChannel, archived: boolean): void {
+  const meta = threadMeta(thread);
+  if (!meta || meta.archived === archived) return;
+  meta.archived = archived;
+  meta.archive_timestamp = iso(s);
+  s.dispatch('THREAD_UPDATE', thread);
+}
+
 const channelRoutes: Route[] = [
   {
     method: 'GET',
@@ -209,6 +237,29 @@ const channelRoutes: Route[] = [
     run: (s, c) => {
       const channel = channelOf(s, c.params.channel);
       return channel ? ok(channel) : unknownChannel();
+    },
+  },
+  {
+    // Modify Channel, for a thread: archived, locked and auto_archive_duration (nothing else is faked).
+    method: 'PATCH',
+    route: '/channels/:channel',
+    auth: true,
+    run: (s, c) => {
+      const channel = channelOf(s, c.params.channel);
+      const meta = threadMeta(channel);
+      if (!channel) return unknownChannel();
+      if (!meta) return fail(400, 50024, 'Cannot execute action on this channel type');
+      const duration = c.body.auto_archive_duration;
+      if (duration !== undefined && !ARCHIVE_DURATIONS.includes(Number(duration)))
+        return (
+          refuseInvalid(c, [
+            `auto_archive_duration: ${String(duration)} is not one of ${ARCHIVE_DURATIONS.join(', ')}`,
+          ]) ?? fail(400, 50035, 'Invalid')
+        );
+      if (typeof duration === 'number') meta.auto_archive_duration = duration;
+      if (typeof c.body.locked === 'boolean') meta.locked = c.body.locked;
+      if (typeof c.body.archived === 'boolean') setArchived(s, channel, c.body.archived);
+      return ok(channel);
     },
   },
   {
@@ -221,6 +272,9 @@ const channelRoutes: Route[] = [
       const refused = checkMessage(c, c.body, nonceProblems(c.body));
       if (refused) return refused;
       if (isEmpty(c.body)) return fail(400, 50006, 'Cannot send an empty message');
+      const meta = threadMeta(channel);
+      if (meta?.archived && meta.locked) return archivedThread();
+      if (meta?.archived) setArchived(s, channel, false);
       // A repeat of an enforced nonce gets the message it made, and nothing is created or dispatched.
       return ok(earlierWithNonce(s, s.botUser.id, c.body) ?? postMessage(s, channel, c.body));
     },
@@ -243,6 +297,7 @@ const channelRoutes: Route[] = [
       if (!stored || stored.message.channel_id !== c.params.channel) return unknownMessage();
       if (stored.message.author.id !== s.botUser.id)
         return fail(403, 50005, 'Cannot edit a message authored by another user');
+      if (threadMeta(channelOf(s, c.params.channel))?.archived) return archivedThread();
       return checkMessage(c, c.body) ?? ok(editMessage(s, stored, c.body));
     },
   },
@@ -295,6 +350,12 @@ function startThread(s: RestState, c: Ctx, parent: APIChannel, id = s.newId()): 
   const name = typeof c.body.name === 'string' ? c.body.name : '';
   if (name.length < 1 || name.length > 100)
     return refuseInvalid(c, [`name: ${name.length} characters, must be 1 to 100`]) ?? fail(400, 50035, 'Invalid');
+  const duration = c.body.auto_archive_duration;
+  if (duration !== undefined && !ARCHIVE_DURATIONS.includes(Number(duration)))
+    return (
+      refuseInvalid(c, [`auto_archive_duration: ${String(duration)} is not one of ${ARCHIVE_DURATIONS.join(', ')}`]) ??
+      fail(400, 50035, 'Invalid')
+    );
   const thread = createThread({
     id,
     guildId: parent.guild_id,

@@ -42,6 +42,7 @@ import {
 import {
   createRestHandler,
   restRoutes,
+  setArchived,
   type CallMatcher,
   type DiscordCall,
   type RestState,
@@ -142,6 +143,8 @@ export interface FakeDiscord {
   dmChannelOf(userId: string): string | undefined;
   messagesIn(channelId: string): StoredMessage[];
   readonly threads: APIChannel[];
+  /** Archives a thread, as Discord does once it saw no activity for its auto_archive_duration (THREAD_UPDATE sent). */
+  archiveThread(threadId: string): void;
   calls: DiscordCall[];
   callsTo(method: string, route: string): DiscordCall[];
   /** The callback and webhook calls made for one interaction. */
@@ -372,6 +375,11 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     messagesIn: (channelId) => [...state.messages.values()].filter((m) => m.message.channel_id === channelId),
     get threads() {
       return [...state.channels.values()].filter((c) => c.type === ChannelType.PublicThread);
+    },
+    archiveThread: (threadId) => {
+      const thread = state.channels.get(threadId);
+      if (!thread || thread.type !== ChannelType.PublicThread) throw new Error(`no thread ${threadId}`);
+      setArchived(state, thread, true);
     },
     calls: state.calls,
     callsTo: (method, route) => state.calls.filter((c) => c.method === method.toUpperCase() && c.route === route),

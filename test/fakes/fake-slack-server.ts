@@ -8,7 +8,10 @@
  * chosen calls with 429 (a storm on one method or channel). Text streaming (chat.startStream, chat.appendStream,
  * chat.stopStream) builds a message whose `streamed` markdown grows with each call; outside a DM a stream needs its
  * recipient (user and team), and a message still streaming cannot be updated. views.publish keeps each person's App
- * Home view (`homeViews`), refusing one Slack would refuse (not a `home` view, over 100 blocks, bad blocks).
+ * Home view (`homeViews`), refusing one Slack would refuse (not a `home` view, over 100 blocks, bad blocks). Every view
+ * (views.open, views.update, views.publish) over 250 kB of JSON is refused with `view_too_large` (the methods' reference:
+ * "Error returned if the provided view is greater than 250kb"; counted here as 250,000 bytes, the stricter reading);
+ * views.update needs the id of a view the fake opened and, when given, its current `hash` (else `hash_conflict`).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -120,6 +123,14 @@ export async function startFakeSlack(
   const calls: SlackCall[] = [];
   const messages = new Map<string, FakeMessage>();
   const triggers = new Map<string, number>();
+  /** The modals open now, by view id, with their current hash. */
+  const openViews = new Map<string, { hash: string; view: unknown }>();
+  const tooLarge = (view: unknown) => Buffer.byteLength(JSON.stringify(view ?? null), 'utf8') > 250_000;
+  const shown = (view: unknown, id = `V${randomBytes(4).toString('hex').toUpperCase()}`) => {
+    const hash = `${Date.now()}.${randomBytes(4).toString('hex')}`;
+    openViews.set(id, { hash, view });
+    return { id, hash, ...(view as object) };
+  };
   const limiter = createLimiter(options.rateLimits ?? {}, options.now ?? Date.now);
   const planBlocks = options.planBlocks ?? true;
   const refusals: { method: string; channel?: string; times: number; retryAfterS: number }[] = [];
@@ -274,6 +285,7 @@ export async function startFakeSlack(
     'views.publish': (args) => {
       if (typeof args.user_id !== 'string' || !/^[UW][A-Z0-9]+$/.test(args.user_id))
         return { ok: false, error: 'user_not_found' };
+      if (tooLarge(args.view)) return { ok: false, error: 'view_too_large' };
       const problems = homeViewProblems(args.view);
       if (problems.length > 0) return invalid(problems);
       const view = { id: `V${randomBytes(4).toString('hex').toUpperCase()}`, ...(args.view as object) };
@@ -285,9 +297,19 @@ export async function startFakeSlack(
       if (issued === undefined) return { ok: false, error: 'invalid_trigger_id' };
       triggers.delete(String(args.trigger_id));
       if (Date.now() - issued > 3_000) return { ok: false, error: 'expired_trigger_id' };
+      if (tooLarge(args.view)) return { ok: false, error: 'view_too_large' };
       const problems = viewProblems(args.view);
       if (problems.length > 0) return invalid(problems);
-      return { ok: true, view: { id: `V${randomBytes(4).toString('hex').toUpperCase()}`, ...(args.view as object) } };
+      return { ok: true, view: shown(args.view) };
+    },
+    'views.update': (args) => {
+      const current = openViews.get(String(args.view_id));
+      if (!current) return { ok: false, error: 'not_found' };
+      if (args.hash !== undefined && args.hash !== current.hash) return { ok: false, error: 'hash_conflict' };
+      if (tooLarge(args.view)) return { ok: false, error: 'view_too_large' };
+      const problems = viewProblems(args.view);
+      if (problems.length > 0) return invalid(problems);
+      return { ok: true, view: shown(args.view, String(args.view_id)) };
     },
   };
 

@@ -5,7 +5,7 @@
  * `retry_after`; card edits are coalesced by `LiveCards` first, so a busy card asks for at most one edit a second.
  */
 import { createHash } from 'node:crypto';
-import { MessageFlags, Routes, type Client, type RepliableInteraction } from 'discord.js';
+import { MessageFlags, RESTJSONErrorCodes, Routes, type Client, type RepliableInteraction } from 'discord.js';
 import type { ChannelAdapter, InboundHandler } from '../../engine/channel.ts';
 import type { OutboundMessage, Report } from '../../engine/messages.ts';
 import type { Conversation } from '../../engine/ports.ts';
@@ -228,11 +228,23 @@ export class DiscordChannel implements ChannelAdapter {
 
   /** Edits a card with its latest state; a network error or a 5xx is tried again (a 429 waits inside discord.js). */
   private async edit(channelId: string, messageId: string, latest: () => DiscordMessage): Promise<void> {
+    let unarchived = false;
     for (let attempt = 0; ; attempt++) {
       try {
         await this.client.rest.patch(Routes.channelMessage(channelId, messageId), { body: latest() });
         return;
       } catch (err) {
+        // The run's thread archived itself (a plan that waited longer than the thread's inactivity time): opened
+        // again, as a person's message there would, and the card is edited once more.
+        if ((err as { code?: unknown }).code === RESTJSONErrorCodes.InvalidActionOnArchivedThread && !unarchived) {
+          unarchived = true;
+          await this.client.rest.patch(Routes.channel(channelId), { body: { archived: false } });
+          this.options.log(
+            'info',
+            `discord: thread ${channelId} had archived itself; opened it again to update a card`,
+          );
+          continue;
+        }
         const status = (err as { status?: number }).status;
         const transient = status === undefined || status >= 500;
         if (!transient || attempt >= UPDATE_TRANSIENT_RETRIES) throw err;

@@ -20,7 +20,7 @@ import {
   renderWorkflowAnswer,
   runLinks,
 } from './discord-command-text.ts';
-import { threadName, toConversation } from './discord-inbound.ts';
+import { runThread, toConversation } from './discord-inbound.ts';
 import { renderConnections } from './discord-connections.ts';
 import { answerDeadline, claimed } from './discord-interactions.ts';
 import { actorOf, type DiscordDeps } from './discord-messages.ts';
@@ -162,7 +162,7 @@ async function ask(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDe
   const place = toConversation(i.guildId, parent ?? i.channelId).key;
   if (i.inGuild()) {
     const reply = await i.fetchReply();
-    channelId = await reply.startThread({ name: threadName(request) }).then(
+    channelId = await reply.startThread(runThread(request)).then(
       (thread) => thread.id,
       (err: unknown) => {
         deps.log('warn', `discord: could not start a thread in ${i.channelId} (${(err as Error).message})`);

@@ -3,6 +3,7 @@
  * in a server or a direct-message channel (key `<guild id>:<channel id>`, or `dm:<channel id>`); people are actors
  * with the roles Discord reported with their action; a mention of the bot is taken out of the request's text.
  */
+import { ThreadAutoArchiveDuration } from 'discord.js';
 import type { Conversation } from '../../engine/ports.ts';
 import type { Actor } from '../../engine/types.ts';
 
@@ -53,6 +54,16 @@ export function requestText(content: string, botUserId: string, botRoleIds: read
     .replace(own, ' ')
     .replace(/[ \t]+/g, ' ')
     .trim();
+}
+
+/**
+ * How a run's thread is opened: named from the request, and kept open for a week without activity, the longest
+ * Discord allows (a thread archives itself after its `auto_archive_duration`, and an archived thread's messages cannot
+ * be edited: a plan waiting overnight would keep a card that cannot change). A card that meets an archived thread all
+ * the same unarchives it (`DiscordChannel`).
+ */
+export function runThread(request: string): { name: string; autoArchiveDuration: ThreadAutoArchiveDuration } {
+  return { name: threadName(request), autoArchiveDuration: ThreadAutoArchiveDuration.OneWeek };
 }
 
 /** A thread's name from the request that started it: one line, at most 100 characters (Discord's limit). */

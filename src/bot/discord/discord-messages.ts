@@ -19,7 +19,7 @@ import type { InboundHandler } from '../../engine/channel.ts';
 import type { Conversation } from '../../engine/ports.ts';
 import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { Actor } from '../../engine/types.ts';
-import { deliveryId, requestText, threadName, toActor, toConversation } from './discord-inbound.ts';
+import { deliveryId, requestText, runThread, toActor, toConversation } from './discord-inbound.ts';
 import type { DiscordMessage } from './discord-render.ts';
 import { renderHelp } from './discord-command-text.ts';
 import type { TypingSigns } from './discord-typing.ts';
@@ -86,7 +86,7 @@ async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
   if (!mentioned || !(await claimed())) return;
   if (!text) return deps.post(channel.id, renderHelp('Say what to do after the mention.'));
   // The request gets a thread of its own on the message; where Steward may not make one, it answers in the channel.
-  const where = await message.startThread({ name: threadName(text) }).then(
+  const where = await message.startThread(runThread(text)).then(
     (thread) => thread.id,
     (err: unknown) => {
       deps.log('warn', `discord: could not start a thread in ${channel.id} (${(err as Error).message})`);

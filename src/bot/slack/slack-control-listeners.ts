@@ -23,6 +23,7 @@ import { privateText, renderHelp, renderPreferenceSet, toPreference } from './sl
 import { editErrors, editText, readEditText, renderEditModal, tooBigToEdit } from './slack-edit-modal.ts';
 import {
   boxErrors,
+  EDIT_STEPS_PAGE_ACTION,
   EDIT_STEPS_VIEW,
   readStepsEdit,
   renderStepsModal,
@@ -41,6 +42,8 @@ export interface ControlPress {
   actor: Actor;
   at: SeenAt;
   openModal(view: types.ModalView): Promise<void>;
+  /** For a press inside a modal: its private_metadata, and how to show another view in its place. */
+  inModal?: { metadata: string; update(view: types.ModalView): Promise<void> };
 }
 
 /** Handles a press on a steering control (after the ack); false when the action is not one of them. */
@@ -50,6 +53,10 @@ export function onControl(action: BlockElementAction, press: ControlPress, deps:
   if (action.action_id === EDIT_ACTION) {
     const ref = action.type === 'button' ? decodeCardRef(action.value) : null;
     if (ref) track(openEdit(ref, press, deps, say));
+  } else if (action.action_id === EDIT_STEPS_PAGE_ACTION) {
+    const ref = decodeCardRef(press.inModal?.metadata);
+    const from = action.type === 'static_select' ? action.selected_option.value : undefined;
+    if (ref && from) track(openEdit(ref, press, deps, say, from));
   } else if (action.action_id === BREAKPOINTS_ACTION) {
     const ref = refOfBlockId(action.block_id);
     const chosen = action.type === 'multi_static_select' ? action.selected_options.map((o) => o.value) : null;
@@ -124,6 +131,7 @@ async function openEdit(
   press: ControlPress,
   deps: ListenerDeps,
   say: (text: string) => Promise<void>,
+  page?: string,
 ): Promise<void> {
   const { handler } = deps;
   if (!(await handler.canDecide(ref.runId, press.actor)))
@@ -131,10 +139,11 @@ async function openEdit(
   const editable = await handler.editablePlan(ref.runId);
   const refusal = editRefusal(editable, ref);
   if (refusal || !editable) return say(refusal ?? '');
-  const text = editText(editable.plan);
-  const modal = text === null ? renderStepsModal(ref, editable) : renderEditModal(ref, editable, text);
+  const text = page === undefined ? editText(editable.plan) : null;
+  const modal = text === null ? renderStepsModal(ref, editable, page) : renderEditModal(ref, editable, text);
   if (!modal) return say(tooBigToEdit(editable.plan));
-  await press.openModal(modal);
+  // Another page of the step-by-step form replaces the one open (its trigger was used to open it).
+  await (page !== undefined && press.inModal ? press.inModal.update(modal) : press.openModal(modal));
 }
 
 /** The step boxes as an edit decision, or what to show in the form: errors by box, or the engine's refusal. */

@@ -1,7 +1,10 @@
 /**
  * The step-by-step edit modal (pure), for a plan whose JSON is too long for one Slack text box: one box per step
  * not yet run (empty it to drop the step) and one for steps to add. Steps that started get no box and stay as they
- * are. Used only when every box fits; otherwise the presser is told why, never shown a cut plan.
+ * are. A form holds at most 100 blocks and 250 kB (Slack refuses a bigger view with `view_too_large`: views.open and
+ * views.update reference), so the steps of a big plan come in pages: each page says which steps it holds, the others
+ * stay as they are when it is saved, and a menu opens the form at another page. A step whose JSON alone is too long
+ * for a box is never shown cut: the presser is told why.
  */
 import type { types, ViewErrorsResponseAction } from '@slack/bolt';
 import type { EditablePlan } from '../../engine/channel.ts';
@@ -13,32 +16,85 @@ import { cutText, safeMrkdwn } from './slack-text.ts';
 
 /** Callback id of the step-by-step edit modal. */
 export const EDIT_STEPS_VIEW = 'steward.edit-steps';
+/** Action id of the menu that opens the step-by-step form at another page (the option's value: the page's first step). */
+export const EDIT_STEPS_PAGE_ACTION = 'steward.edit-steps-page';
+/** The most a view's JSON may weigh, in UTF-8 bytes: Slack refuses more than 250 kB with `view_too_large`. */
+export const VIEW_MAX_BYTES = 250_000;
 /** Block id of the box for new steps. */
 export const NEW_STEPS_BLOCK = 'new-steps';
 const STEP_BLOCK = 'step:';
 const ELEMENT = 'json';
-// A modal holds at most 100 blocks: the intro, the note on started steps and the box for new steps take three.
-const MAX_BOXES = 97;
+// A modal holds at most 100 blocks: the intro, the note on started steps, the page menu and the box for new steps
+// take four.
+const MAX_BOXES = 96;
+// What a page's menu may weigh at most (up to 100 options of a label and a step id), kept free on every page.
+const MENU_RESERVE_BYTES = 24_000;
 
 type StepJson = Record<string, Json> & { id: string };
 /** What a view submission holds, by block and element. */
 export type ViewValues = Record<string, Record<string, { value?: string | null }>>;
 
-/** The modal, or null when a step's JSON alone is too long for a box or the steps are too many. */
-export function renderStepsModal(ref: CardRef, editable: EditablePlan): types.ModalView | null {
+/**
+ * The modal at the page holding step `from` (the first page without it), or null when a step's JSON alone is too long
+ * for a box.
+ */
+export function renderStepsModal(ref: CardRef, editable: EditablePlan, from?: string): types.ModalView | null {
   const started = new Set(editable.started);
   const open = stepsOf(editable).filter((s) => !started.has(s.id));
-  if (open.length > MAX_BOXES) return null;
-  const boxes = open.map((s) => ({ id: s.id, text: fitting(s) }));
-  if (boxes.some((b) => b.text === null)) return null;
-  const intro = `Revision ${ref.revision}. This plan is too long for one box, so each step not yet run has its own: change it, or empty it to drop the step. Add steps as a JSON list in the last box. Everything is checked when you save.`;
+  const boxes: Box[] = [];
+  for (const s of open) {
+    const text = fitting(s);
+    if (text === null) return null;
+    boxes.push({ id: s.id, block: box(`${STEP_BLOCK}${s.id}`, `Step ${s.id}`, text) });
+  }
+  const pages = pagesOf(ref, editable, boxes);
+  const page = pages.find((p) => p.some((b) => b.id === from)) ?? pages[0] ?? [];
+  return stepsView(ref, editable, page, pages);
+}
+
+interface Box {
+  id: string;
+  block: types.InputBlock;
+}
+
+/** The boxes in pages, each as many as fit beside the rest of the form (at least one). */
+function pagesOf(ref: CardRef, editable: EditablePlan, boxes: readonly Box[]): Box[][] {
+  const budget = VIEW_MAX_BYTES - MENU_RESERVE_BYTES - bytesOf(stepsView(ref, editable, [], []));
+  const pages: Box[][] = [];
+  let page: Box[] = [];
+  let used = 0;
+  for (const b of boxes) {
+    const size = bytesOf(b.block) + 1;
+    if (page.length > 0 && (page.length >= MAX_BOXES || used + size > budget)) {
+      pages.push(page);
+      page = [];
+      used = 0;
+    }
+    page.push(b);
+    used += size;
+  }
+  if (page.length > 0 || pages.length === 0) pages.push(page);
+  return pages;
+}
+
+function stepsView(
+  ref: CardRef,
+  editable: EditablePlan,
+  page: readonly Box[],
+  pages: readonly Box[][],
+): types.ModalView {
+  const paged = pages.length > 1;
+  const intro = paged
+    ? `Revision ${ref.revision}. This plan is too big for one form, so it comes in pages: each step not yet run has its own box here; change it, or empty it to drop the step. Add steps as a JSON list in the last box. Everything is checked when you save.`
+    : `Revision ${ref.revision}. This plan is too long for one box, so each step not yet run has its own: change it, or empty it to drop the step. Add steps as a JSON list in the last box. Everything is checked when you save.`;
   const blocks: types.KnownBlock[] = [{ type: 'section', text: { type: 'mrkdwn', text: intro } }];
   const kept =
-    started.size > 0
+    editable.started.length > 0
       ? `Steps that started stay as they are: ${editable.started.join(', ')}`
       : 'No step has started yet.';
   blocks.push({ type: 'context', elements: [{ type: 'mrkdwn', text: safeMrkdwn(kept, 1_000), verbatim: true }] });
-  for (const b of boxes) blocks.push(box(`${STEP_BLOCK}${b.id}`, `Step ${b.id}`, b.text ?? ''));
+  if (paged) blocks.push(pageMenu(page, pages));
+  for (const b of page) blocks.push(b.block);
   blocks.push(box(NEW_STEPS_BLOCK, 'Steps to add (a JSON list)', ''));
   return {
     type: 'modal',
@@ -50,6 +106,31 @@ export function renderStepsModal(ref: CardRef, editable: EditablePlan): types.Mo
     blocks,
   };
 }
+
+/** Which steps this page holds, and a menu of the pages (choosing one opens the form there; typing here is lost). */
+function pageMenu(page: readonly Box[], pages: readonly Box[][]): types.SectionBlock {
+  const label = (p: readonly Box[]) =>
+    cutText(p.length === 1 ? `Step ${p[0]!.id}` : `Steps ${p[0]!.id} to ${p[p.length - 1]!.id}`, 75);
+  const options = pages.slice(0, 100).map((p) => ({
+    text: { type: 'plain_text' as const, text: label(p) },
+    value: cutText(p[0]!.id, 150),
+  }));
+  const here = pages.indexOf(page as Box[]);
+  const text = `Page ${here + 1} of ${pages.length}: ${label(page)}. The steps on other pages stay as they are when you save. To change them, open another page (what you typed on this one is not kept).`;
+  return {
+    type: 'section',
+    text: { type: 'mrkdwn', text: safeMrkdwn(text, 3_000) },
+    accessory: {
+      type: 'static_select',
+      action_id: EDIT_STEPS_PAGE_ACTION,
+      placeholder: { type: 'plain_text', text: 'Open another page' },
+      options,
+      ...(options[here] ? { initial_option: options[here] } : {}),
+    },
+  };
+}
+
+const bytesOf = (value: unknown) => Buffer.byteLength(JSON.stringify(value), 'utf8');
 
 /**
  * The boxes read back as an edit of the steps, in the stored plan's order: steps without a box (started) as stored,

@@ -96,8 +96,15 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
       const openModal = async (view: types.ModalView) => {
         await client.views.open({ trigger_id: body.trigger_id, view });
       };
+      const open = body.view;
+      const inModal = open && {
+        metadata: open.private_metadata,
+        update: async (view: types.ModalView) => {
+          await client.views.update({ view_id: open.id, hash: open.hash, view });
+        },
+      };
       if (
-        onControl(action, { actor, at, openModal }, deps) ||
+        onControl(action, { actor, at, openModal, ...(inModal && { inModal }) }, deps) ||
         onSaveWorkflow(action, { actor, at, openModal }, deps) ||
         onQuestionPress(action, { actor, at, openModal }, deps)
       )

@@ -442,7 +442,19 @@ describe('slack card steering controls', () => {
       started: [],
       plan: { summary: 'x', steps: Array.from({ length: 98 }, (_, i) => step(`m${i}`)) },
     };
-    expect(renderStepsModal({ runId: 'r', revision: 1 }, many)).toBeNull();
+    // More steps than a form's 100 blocks hold: pages, each within Slack's limits, the menu naming the others.
+    const paged = renderStepsModal({ runId: 'r', revision: 1 }, many)!;
+    expect(viewProblems(paged)).toEqual([]);
+    const shown = paged.blocks.flatMap((b) =>
+      b.type === 'input' && b.block_id?.startsWith('step:') ? [b.block_id] : [],
+    );
+    expect(shown[0]).toBe('step:m0');
+    expect(shown.length).toBeLessThan(98);
+    expect(JSON.stringify(paged.blocks)).toContain('Page 1 of 2');
+    const rest = renderStepsModal({ runId: 'r', revision: 1 }, many, `m${shown.length}`)!;
+    expect(
+      rest.blocks.flatMap((b) => (b.type === 'input' && b.block_id?.startsWith('step:') ? [b.block_id] : [])),
+    ).toEqual(many.plan.steps.slice(shown.length).map((s) => `step:${s.id}`));
   });
 
   it('help and the review-preference answers stay within limits; "ask me first" comes with a way back', () => {
