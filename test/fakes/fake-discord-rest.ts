@@ -253,7 +253,7 @@ const channelRoutes: Route[] = [
       if (duration !== undefined && !ARCHIVE_DURATIONS.includes(Number(duration)))
         return (
           refuseInvalid(c, [
-            `auto_archive_duration: ${String(duration)} is not one of ${ARCHIVE_DURATIONS.join(', ')}`,
+            `auto_archive_duration: ${JSON.stringify(duration)} is not one of ${ARCHIVE_DURATIONS.join(', ')}`,
           ]) ?? fail(400, 50035, 'Invalid')
         );
       if (typeof duration === 'number') meta.auto_archive_duration = duration;
@@ -353,8 +353,9 @@ function startThread(s: RestState, c: Ctx, parent: APIChannel, id = s.newId()): 
   const duration = c.body.auto_archive_duration;
   if (duration !== undefined && !ARCHIVE_DURATIONS.includes(Number(duration)))
     return (
-      refuseInvalid(c, [`auto_archive_duration: ${String(duration)} is not one of ${ARCHIVE_DURATIONS.join(', ')}`]) ??
-      fail(400, 50035, 'Invalid')
+      refuseInvalid(c, [
+        `auto_archive_duration: ${JSON.stringify(duration)} is not one of ${ARCHIVE_DURATIONS.join(', ')}`,
+      ]) ?? fail(400, 50035, 'Invalid')
     );
   const thread = createThread({
     id,
