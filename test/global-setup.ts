@@ -8,9 +8,11 @@
  * start most are bundled too, with their packages (`fixtureServer`). Each run builds into a folder of its
  * own under node_modules (so the bundles find their packages there), removed when the run ends.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
+import { dropRunDatabases, TEST_RUN_ENV } from './helpers/databases.ts';
 import { BUNDLE_ENV } from './helpers/entry-point.ts';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -56,5 +58,12 @@ export default async function setup(): Promise<(() => Promise<void>) | undefined
   });
   // The test processes are forked after this, with this environment.
   process.env[BUNDLE_ENV] = outdir;
-  return () => rm(outdir, { recursive: true, force: true });
+  // The run's name: its test databases carry it, so that the emptied ones its processes keep for reuse
+  // (test/helpers/databases.ts) are dropped here at the end, and no other run's are.
+  const run = randomBytes(4).toString('hex');
+  process.env[TEST_RUN_ENV] = run;
+  return async () => {
+    await rm(outdir, { recursive: true, force: true });
+    await dropRunDatabases(run);
+  };
 }

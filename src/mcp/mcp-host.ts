@@ -245,20 +245,8 @@ export class McpHost implements ToolRunner {
     args: Record<string, Json>,
     options: { signal: AbortSignal; timeoutMs: number; as?: Actor; runId?: string; stepId?: string },
   ): Promise<ToolCallOutcome> {
-    if (!this.questionCalls) return this.callInSlot(name, args, options);
-    const server = name.slice(0, Math.max(0, name.indexOf('.')));
-    // Only a server that connects per person runs the call on the person's own session.
-    const owner = options.as && this.personal.has(server) ? ownerKey(personOwner(options.as)) : 'workspace';
-    return this.questionCalls.track(sessionKey(server, owner), options, () => this.callInSlot(name, args, options));
-  }
-
-  private async callInSlot(
-    name: string,
-    args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; as?: Actor },
-  ): Promise<ToolCallOutcome> {
     const slots = this.slotsFor(name);
-    if (!slots) return this.send(name, args, options);
+    if (!slots) return this.sendNoted(name, args, options);
     const started = performance.now();
     const wait = await slots.acquire(options.signal, options.timeoutMs);
     if (wait.kind === 'aborted') return { ok: false, error: stepError('cancelled', `${name} was cancelled.`) };
@@ -271,10 +259,28 @@ export class McpHost implements ToolRunner {
       // A slot found free costs no time worth counting: the call keeps its whole timeout (and says so if it ends).
       const left = Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));
       const timeoutMs = wait.queued ? left : options.timeoutMs;
-      return await this.send(name, args, { signal: options.signal, timeoutMs, ...(options.as && { as: options.as }) });
+      return await this.sendNoted(name, args, { ...options, timeoutMs });
     } finally {
       wait.release();
     }
+  }
+
+  /**
+   * Sends a call, noted as the run's call in flight on its session while it is (so a server's question during it
+   * reaches that step): only once it holds its slot, since a call still waiting for one is not what a server asks
+   * about.
+   */
+  private sendNoted(
+    name: string,
+    args: Record<string, Json>,
+    options: { signal: AbortSignal; timeoutMs: number; as?: Actor; runId?: string; stepId?: string },
+  ): Promise<ToolCallOutcome> {
+    const { runId: _run, stepId: _step, ...sent } = options;
+    if (!this.questionCalls) return this.send(name, args, sent);
+    const server = name.slice(0, Math.max(0, name.indexOf('.')));
+    // Only a server that connects per person runs the call on the person's own session.
+    const owner = options.as && this.personal.has(server) ? ownerKey(personOwner(options.as)) : 'workspace';
+    return this.questionCalls.track(sessionKey(server, owner), options, () => this.send(name, args, sent));
   }
 
   /**

@@ -5,7 +5,11 @@
  *   afterAll(() => store.close());                      // closes the pool and drops the database
  *
  * PostgreSQL: `TEST_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/test) must let us CREATE DATABASE.
- * Each call clones a migrated template (`CREATE DATABASE ... TEMPLATE`), which is made once per migration set.
+ * Each call clones a migrated template (`CREATE DATABASE ... TEMPLATE`), which is made once per migration set. Within
+ * a `vitest run` (whose global setup names the run, `TEST_RUN_ENV`), a closed database is emptied instead of dropped
+ * and given to the process's next test: `CREATE DATABASE` writes the whole template (some 9 MB) to the server's WAL,
+ * and with hundreds of them the server spent as much CPU as the tests did. A database whose tables or migrations
+ * are not the template's after a test is dropped, never reused; the run's global teardown drops what is left.
  * PGlite: a copy of a migrated data folder (made once per migration set, kept under the OS temp dir) in a folder of
  * its own, removed on close. Expect ~0.5 s to open one (WASM start-up).
  */
@@ -29,6 +33,13 @@ const TEMPLATE_LOCK_KEY = 7_406_173_001;
 const MIGRATIONS_DIR = new URL('../../migrations/', import.meta.url);
 
 let template: Promise<string> | undefined;
+/** Databases closed tests left, emptied, for this process's next ones (only within a vitest run). */
+const spare: string[] = [];
+/** The template's tables and migrations as a fingerprint, and the statement that empties a database of its rows. */
+let templateShape: Promise<{ fingerprint: string; empty: string }> | undefined;
+
+/** The environment variable naming this `vitest run` (set by test/global-setup.ts); its databases carry the name. */
+export const TEST_RUN_ENV = 'STEWARD_TEST_RUN';
 let pgliteTemplate: Promise<string> | undefined;
 
 /** Opens a new, migrated, empty database of the given kind; `close()` also deletes it. */
@@ -56,27 +67,91 @@ export function testDatabaseUrlFor(name: string): string {
 async function createPostgresDatabase(): Promise<TestDatabase> {
   template ??= ensureTemplate();
   const templateName = await template;
-  const name = `steward_t_${randomBytes(6).toString('hex')}`;
-  await withAdmin((admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`));
-  const drop = () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`));
+  const run = process.env[TEST_RUN_ENV];
+  let name = run ? spare.pop() : undefined;
+  if (!name) {
+    name = `steward_t_${run ? `${run}_` : ''}${randomBytes(6).toString('hex')}`;
+    await withAdmin((admin) => admin.query(`CREATE DATABASE ${name} TEMPLATE ${templateName}`));
+  }
+  const own = name;
+  const drop = () => withAdmin((admin) => admin.query(`DROP DATABASE IF EXISTS ${own} WITH (FORCE)`));
   let store: StoreDatabase;
   try {
-    store = await openDatabase({ databaseUrl: testDatabaseUrlFor(name), dataDir: tmpdir() });
+    store = await openDatabase({ databaseUrl: testDatabaseUrlFor(own), dataDir: tmpdir() });
   } catch (error) {
     await drop();
     throw error;
   }
   return {
     ...store,
-    name,
+    name: own,
     async close() {
       try {
         await store.close();
       } finally {
-        await drop();
+        if (run && (await emptied(own, templateName))) spare.push(own);
+        else await drop();
       }
     },
   };
+}
+
+/**
+ * Empties a test's database for the next test: every other connection to it ended (a child process's too, as DROP
+ * ... WITH (FORCE) would), every row gone and every sequence back at its start. False, and nothing reused, when that
+ * fails or the database's tables or migrations no longer match the template's.
+ */
+async function emptied(name: string, templateName: string): Promise<boolean> {
+  templateShape ??= shapeOf(templateName);
+  const client = new pg.Client({ connectionString: testDatabaseUrlFor(name), connectionTimeoutMillis: 10_000 });
+  try {
+    const shape = await templateShape;
+    await client.connect();
+    await client.query('SET lock_timeout = 10000');
+    await client.query(
+      'SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()',
+    );
+    const now = await client.query<{ fingerprint: string }>(FINGERPRINT_SQL);
+    if (now.rows[0]?.fingerprint !== shape.fingerprint) return false;
+    await client.query(shape.empty);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await client.end().catch(() => undefined);
+  }
+}
+
+// The tables, their columns and types, and the migrations applied: what a test must find as the template left it.
+const FINGERPRINT_SQL = `SELECT md5(
+  coalesce((SELECT string_agg(table_name || '.' || column_name || ':' || data_type, ',' ORDER BY table_name, column_name)
+            FROM information_schema.columns WHERE table_schema = 'public'), '')
+  || '|' || coalesce((SELECT string_agg(name, ',' ORDER BY name) FROM kysely_migration), '')) AS fingerprint`;
+
+async function shapeOf(templateName: string): Promise<{ fingerprint: string; empty: string }> {
+  const client = new pg.Client({ connectionString: testDatabaseUrlFor(templateName), connectionTimeoutMillis: 10_000 });
+  await client.connect();
+  try {
+    const fingerprint = (await client.query<{ fingerprint: string }>(FINGERPRINT_SQL)).rows[0]!.fingerprint;
+    const tables = await client.query<{ name: string }>(
+      `SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables
+       WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_migration%' ORDER BY tablename`,
+    );
+    const empty = `TRUNCATE ${tables.rows.map((t) => t.name).join(', ')} RESTART IDENTITY CASCADE`;
+    return { fingerprint, empty };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Drops every database of run `run` (the global teardown of a vitest run). */
+export async function dropRunDatabases(run: string): Promise<void> {
+  await withAdmin(async (admin) => {
+    const found = await admin.query<{ datname: string }>('SELECT datname FROM pg_database WHERE datname LIKE $1', [
+      `steward\\_t\\_${run}\\_%`,
+    ]);
+    for (const { datname } of found.rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
+  });
 }
 
 async function createPgliteDatabase(): Promise<TestDatabase> {

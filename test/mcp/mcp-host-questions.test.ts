@@ -26,13 +26,14 @@ afterEach(async () => {
   http = undefined;
 });
 
-const transports: [string, () => Promise<McpServerConfig>][] = [
-  ['stdio', () => Promise.resolve(everythingStdioConfig())],
+type Overrides = Record<string, unknown>;
+const transports: [string, (overrides?: Overrides) => Promise<McpServerConfig>][] = [
+  ['stdio', (overrides) => Promise.resolve(everythingStdioConfig({ overrides }))],
   [
     'Streamable HTTP',
-    async () => {
+    async (overrides) => {
       http = await startEverythingHttp();
-      return httpServerConfig(http.url);
+      return httpServerConfig(http.url, { overrides });
     },
   ],
 ];
@@ -78,7 +79,8 @@ describe.each(transports)('servers’ questions over %s', (_name, configOf) => {
 
   it('is declined when no run is calling, or when two runs are calling the server at once', async () => {
     let asks = 0;
-    const h = await connect(await configOf(), {
+    // Two calls that may write go to one server at once only where its mcp.json entry allows it.
+    const h = await connect(await configOf({ maxConcurrency: 2 }), {
       ask: () => {
         asks++;
         return Promise.resolve({ action: 'accept', content: { name: 'Ada' } });
@@ -88,5 +90,21 @@ describe.each(transports)('servers’ questions over %s', (_name, configOf) => {
     const both = await Promise.all([call(h, 'r1'), call(h, 'r2')]);
     for (const outcome of both) expect(JSON.stringify(outcome)).toContain('User declined');
     expect(asks).toBe(0);
+  });
+
+  it('with the default of one write at a time, two runs calling together are asked one after the other', async () => {
+    const asked: string[] = [];
+    const h = await connect(await configOf(), {
+      ask: (c) => {
+        asked.push(c.runId);
+        return Promise.resolve({ action: 'accept', content: { name: c.runId } });
+      },
+    });
+    const both = await Promise.all([call(h, 'r1'), call(h, 'r2')]);
+    expect(asked.sort()).toEqual(['r1', 'r2']);
+    expect(both.map((o) => JSON.stringify(o))).toEqual([
+      expect.stringContaining('Name: r1'),
+      expect.stringContaining('Name: r2'),
+    ]);
   });
 });
