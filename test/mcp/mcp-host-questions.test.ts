@@ -87,8 +87,14 @@ describe.each(transports)('servers’ questions over %s', (_name, configOf) => {
       },
     });
     expect(JSON.stringify(await call(h))).toContain('User declined');
-    const both = await Promise.all([call(h, 'r1'), call(h, 'r2')]);
-    for (const outcome of both) expect(JSON.stringify(outcome)).toContain('User declined');
+    // Run r1's call stays in flight for seconds while r2's call asks its question: two runs on the session at once.
+    const long = h.callTool(
+      'everything.trigger-long-running-operation',
+      { duration: 3, steps: 3 },
+      { signal: new AbortController().signal, timeoutMs: 20_000, runId: 'r1', stepId: 'wait' },
+    );
+    expect(JSON.stringify(await call(h, 'r2'))).toContain('User declined');
+    expect((await long).ok).toBe(true);
     expect(asks).toBe(0);
   });
 
