@@ -84,8 +84,9 @@ function hookedStore(store: RunStore, hooks: StewardHooks): RunStore {
       return won;
     },
     async recordSteps(w) {
-      await store.recordSteps(w);
-      for (const s of w.started) hooks.stepStarted?.(w.runId, s.stepId, epochNow());
+      const recorded = await store.recordSteps(w);
+      if (!recorded.startsHeld) for (const s of w.started) hooks.stepStarted?.(w.runId, s.stepId, epochNow());
+      return recorded;
     },
     async recordStepStarted(a) {
       await store.recordStepStarted(a);

@@ -483,9 +483,10 @@ export interface StepLog {
    * Records, in one statement, how some attempts ended and which attempts start next, each with its event: a
    * step's end and the starts of the steps that waited for it commit together. The same rules as `recordStepStarted`
    * and `recordStepEnded` apply to each (repeats change nothing; with `fence`, only while this process holds the
-   * run, else `fenced`, and nothing is written).
+   * run, else `fenced`, and nothing is written). With `unlessHeld`, no start is written while the run is paused or
+   * stopping, or while a Pause or Stop queued for it by another process waits (`startsHeld`); the ends are.
    */
-  recordSteps(w: StepAttemptWrite): Promise<void>;
+  recordSteps(w: StepAttemptWrite): Promise<StepsRecorded>;
   /** Every attempt at every step of the run, in the order they were stored. */
   listStepAttempts(runId: string): Promise<StoredStepAttempt[]>;
 }
@@ -661,6 +662,13 @@ export interface StepAttemptWrite {
   fence?: number;
   ended: StepEnd[];
   started: StepStart[];
+  /** The starts are not written while a person's Pause or Stop is stored or queued for the run. */
+  unlessHeld?: boolean;
+}
+
+/** What `StepLog.recordSteps` wrote: whether it left the starts out because the run is held by a Pause or Stop. */
+export interface StepsRecorded {
+  startsHeld: boolean;
 }
 
 /** A tool definition as approved: compared before each step of the run. */

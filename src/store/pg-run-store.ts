@@ -16,6 +16,7 @@ import type {
   PrunedLedgers,
   RunStore,
   StepAttemptWrite,
+  StepsRecorded,
   StoredRun,
   StoredStepAttempt,
   TokenBudgets,
@@ -272,13 +273,13 @@ export class PgRunStore implements RunStore {
   /** One statement: the attempt row and its `stepStarted` event, under the run's lease when `fence` is given. */
   recordStepStarted(a: Port<'recordStepStarted'>[0]): Promise<void> {
     const { fence, runId, ...start } = a;
-    return this.recordSteps({ runId, fence, ended: [], started: [start] });
+    return this.recordSteps({ runId, fence, ended: [], started: [start] }).then(() => undefined);
   }
 
   /** One statement: the attempt's end and its `stepEnded` event, under the run's lease when `fence` is given. */
   recordStepEnded(a: Port<'recordStepEnded'>[0]): Promise<void> {
     const { fence, runId, ...end } = a;
-    return this.recordSteps({ runId, fence, ended: [end], started: [] });
+    return this.recordSteps({ runId, fence, ended: [end], started: [] }).then(() => undefined);
   }
 
   /**
@@ -286,7 +287,7 @@ export class PgRunStore implements RunStore {
    * fence, so a claim by another process is ordered before or after it: either this write finds the run claimed
    * away and writes nothing, or the claimer sees these attempts when it restores the run.
    */
-  recordSteps(w: StepAttemptWrite): Promise<void> {
+  recordSteps(w: StepAttemptWrite): Promise<StepsRecorded> {
     return this.attempt('recordSteps', () => steps.recordSteps(this.db, this.owner, w));
   }
 

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
-import type { StepAttemptWrite } from '../engine/ports.ts';
+import type { StepAttemptWrite, StepsRecorded } from '../engine/ports.ts';
 import { toJsonText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
 
@@ -13,6 +13,7 @@ type Db = Kysely<DatabaseSchema>;
 
 interface WrittenRow {
   leased: number;
+  held: boolean;
   ended: number;
   started: [string, number][];
 }
@@ -20,10 +21,13 @@ interface WrittenRow {
 /**
  * Writes `w` (see `RunStore.recordSteps`) as `owner`. A start already stored under the same fence, or an end already
  * stored, is a repeat and changes nothing; a start stored under another fence, an end of an attempt that never
- * started, or a lease lost, throws.
+ * started, or a lease lost, throws. With `unlessHeld`, the starts are not written while the run is paused or
+ * stopping, or while a Pause or Stop another process queued for it waits to be taken (the ends are): the result says
+ * so.
  */
-export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): Promise<void> {
+export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): Promise<StepsRecorded> {
   const fence = w.fence ?? null;
+  const unlessHeld = w.unlessHeld === true;
   const ends = toJsonText(
     w.ended.map((e) => ({
       step_id: e.stepId,
@@ -48,7 +52,13 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
   );
   const { rows } = await sql<WrittenRow>`
     WITH lease AS (
-      SELECT id FROM runs
+      -- Held: a person's Pause or Stop is stored (or queued for this owner by another process) and no step may start
+      -- after it, even one this process decided to start before it heard of it.
+      SELECT id, ${unlessHeld}::boolean AND (status IN ('paused', 'stopping') OR EXISTS (
+          SELECT 1 FROM run_commands c
+          WHERE c.run_id = runs.id AND c.taken_op IS NULL AND c.command->>'action' IN ('pause', 'stop')
+        )) AS held
+      FROM runs
       WHERE id = ${w.runId} AND (${fence}::integer IS NULL OR (owner = ${owner} AND fence = ${fence}::integer))
       FOR SHARE
     ), ends AS (
@@ -83,6 +93,7 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       SELECT lease.id, s.step_id, s.attempt, s.revision, 'running', coalesce(s.args, 'null'::jsonb), s.at_time,
         s.at_time, ${fence}::integer
       FROM lease, starts s
+      WHERE NOT lease.held
       -- A replay after a crash re-announces the same attempt; the first record stands.
       ON CONFLICT (run_id, step_id, attempt) DO NOTHING
       RETURNING step_id, attempt, started_at
@@ -101,7 +112,7 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
         SELECT 3, 'stepStarted', jsonb_build_object('stepId', step_id, 'attempt', attempt), started_at FROM started
       ) t ORDER BY t.k
     )
-    SELECT (SELECT count(*) FROM lease)::integer AS leased,
+    SELECT (SELECT count(*) FROM lease)::integer AS leased, coalesce((SELECT held FROM lease), false) AS held,
       ((SELECT count(*) FROM ended) + (SELECT count(*) FROM settled))::integer AS ended,
       (SELECT coalesce(jsonb_agg(jsonb_build_array(step_id, attempt)), '[]'::jsonb) FROM started) AS started
   `.execute(db);
@@ -111,7 +122,9 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
     throw new StewardError('store_failed', `run ${w.runId} does not exist`);
   }
   if (row.ended < w.ended.length) await checkEnds(db, w, fence);
+  if (row.held) return { startsHeld: true };
   if (row.started.length < w.started.length && fence !== null) await checkStarts(db, w, row.started, fence);
+  return { startsHeld: false };
 }
 
 /**

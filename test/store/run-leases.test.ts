@@ -291,4 +291,36 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
       await unlisten();
     }
   });
+
+  it('with unlessHeld, no start is written after a Pause or Stop is stored or queued for the run; the ends are', async () => {
+    const runId = await heldRun(a);
+    await start(a, runId, 0);
+    const end = { stepId: 'list', attempt: 1, status: 'succeeded' as const, output: { n: 1 }, error: null, at };
+    const next = (stepId: string) => ({ stepId, attempt: 1, revision: 0, args: {}, at });
+    const attempts = async () => (await b.listStepAttempts(runId)).map((x) => [x.stepId, x.status]);
+
+    // Another process queued a Pause: the end is stored, the start is not, and the writer hears why.
+    await b.forwardDecision(runId, { runId, revision: 0, action: 'pause', actor: { id: 'ada', channel: 'console' } });
+    const wave = { runId, fence: 0, ended: [{ ...end, durationMs: 5 }], started: [next('say')], unlessHeld: true };
+    expect(await a.recordSteps(wave)).toEqual({ startsHeld: true });
+    expect(await attempts()).toEqual([['list', 'succeeded']]);
+    // A queued Resume or an amendment holds nothing; a taken Pause no longer does (its status decides from then on).
+    await a.takeDecisions(runId);
+    await b.forwardDecision(runId, { runId, revision: 0, action: 'resume', actor: { id: 'ada', channel: 'console' } });
+    const say = { runId, fence: 0, ended: [], started: [next('say')], unlessHeld: true };
+    expect(await a.recordSteps(say)).toEqual({ startsHeld: false });
+    // Stored as paused (or stopping): held. Without unlessHeld (a quick answer's call, a replay) it is written.
+    expect(await a.transition(runId, ['running'], 'paused', { at })).toBe(true);
+    expect(await a.recordSteps({ ...say, started: [next('again')] })).toEqual({ startsHeld: true });
+    expect(await a.transition(runId, ['paused'], 'stopping', { at })).toBe(true);
+    expect(await a.recordSteps({ ...say, started: [next('again')] })).toEqual({ startsHeld: true });
+    expect(await a.recordSteps({ runId, fence: 0, ended: [], started: [next('again')] })).toEqual({
+      startsHeld: false,
+    });
+    expect(await attempts()).toEqual([
+      ['list', 'succeeded'],
+      ['say', 'running'],
+      ['again', 'running'],
+    ]);
+  });
 });

@@ -26,8 +26,11 @@ import { StewardError } from '../errors.ts';
 import { RUN_STOPPED } from '../server-questions.ts';
 import type { Log } from './deps.ts';
 import { ProgressOutbox, type FillPlace } from './progress-outbox.ts';
-import { StepWave } from './step-writes.ts';
+import { StartsHeld, StepWave } from './step-writes.ts';
 import { untilStored } from './until-stored.ts';
+
+/** How long a start held by a decision not applied yet waits before it tries again (unless a decision comes first). */
+const HELD_RETRY_MS = 1000;
 
 /** A hold the dispatcher asks a person about: a breakpoint reached, or steps waiting for approval. */
 export type HoldEffect = Extract<DispatchEffect, { type: 'showBreakpoint' | 'requestApproval' }>;
@@ -51,6 +54,11 @@ export interface RunDriverDeps {
    * not made, and the step fails with it) when the Assistant is no longer granted the tool.
    */
   checkGrant?: (tool: string) => Promise<string | null>;
+  /**
+   * A start was not written because a person's Pause or Stop came first (stored, or queued by another process): the
+   * owner applies what is queued for the run, so the driver hears of it.
+   */
+  applyQueued?: () => Promise<void>;
 }
 
 /** The run a driver drives: which run, at which revision, where its messages go, and its approved pins. */
@@ -85,6 +93,11 @@ export class RunDriver {
   /** Tool definitions as approved; a step whose tool no longer matches is held instead of called. */
   private readonly pins = new Map<string, PinnedTool>();
   private revisionNow: number;
+  /** Counts the Pause, Resume and Stop events the dispatcher got: the newest one decides, never an older reading. */
+  private controls = 0;
+  private controlWaiters: (() => void)[] = [];
+  /** How many times each attempt's start was held by a Pause or Stop not yet applied here. */
+  private readonly heldStarts = new Map<string, number>();
   private readonly conversation: Conversation;
   private readonly fence: number;
   private readonly actingAs: Actor | undefined;
@@ -174,7 +187,14 @@ export class RunDriver {
   /** Applies an event at once; the state change is synchronous, so no other event can interleave. */
   send(event: DispatchEvent): void {
     if (this.detached) return;
+    const control =
+      event.type === 'pauseRequested' || event.type === 'resumeRequested' || event.type === 'stopRequested';
+    if (control) this.controls++;
     this.apply(dispatchTransition(this.state, event));
+    if (!control) return;
+    const waiters = this.controlWaiters;
+    this.controlWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   /**
@@ -321,6 +341,12 @@ export class RunDriver {
       wave.withdraw(k);
       // Another process drives the run now: nothing more is sent or recorded here.
       if (this.detached) return;
+      if (err instanceof StartsHeld && !controller.signal.aborted) {
+        this.startedAt.delete(k);
+        this.endInflight(step.id, attempt);
+        await this.heldBeforeStart(step.id, attempt);
+        return;
+      }
       if (controller.signal.aborted) {
         // Its start may not be stored, so its end is stored with a start row of its own if need be.
         this.startedAt.delete(k);
@@ -351,6 +377,47 @@ export class RunDriver {
     const left = Math.max(1, timeoutMs - (clock().getTime() - began));
     const outcome = await this.callStep(step, args, left, controller.signal);
     this.finishStep(step.id, attempt, outcome);
+  }
+
+  /**
+   * The step was not started: a person's Pause or Stop reached the database before its start did. The decision is
+   * applied here if it waits in the queue, then the stored status says where the run stands, unless a newer Pause,
+   * Resume or Stop reached the dispatcher meanwhile (that one decides). The step waits again, as it was.
+   */
+  private async heldBeforeStart(stepId: string, attempt: number): Promise<void> {
+    const seen = this.controls;
+    let status: string | undefined;
+    try {
+      await this.deps.applyQueued?.();
+      status = (await this.deps.store.getRun(this.runId))?.status;
+    } catch (err) {
+      this.deps.log(
+        'warn',
+        `run ${this.runId}: could not read its status after a held start: ${(err as Error).message}`,
+      );
+    }
+    const k = key(stepId, attempt);
+    const held = (this.heldStarts.get(k) ?? 0) + 1;
+    this.heldStarts.set(k, held);
+    if (this.controls === seen && (status === 'paused' || status === 'stopping'))
+      return this.send({ type: 'startHeld', stepId, attempt, phase: status });
+    // Still running as stored (the queued decision was refused, say): the step tries again at once. Held again, what
+    // holds it is not applied yet (a queued decision this process cannot take now): it tries again on the next
+    // Pause, Resume or Stop, or in a second, never in a loop.
+    if (this.controls === seen && held > 1) await this.nextControl(HELD_RETRY_MS);
+    this.send({ type: 'startHeld', stepId, attempt, phase: 'asIs' });
+  }
+
+  /** Resolves at the next Pause, Resume or Stop the dispatcher gets, or after `ms`. */
+  private nextControl(ms: number): Promise<void> {
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.controlWaiters.push(done);
+    });
   }
 
   private async callStep(

@@ -48,6 +48,8 @@ export class RunLifecycle {
      */
     private readonly hooks: {
       afterStart: (run: StoredRun) => Promise<void>;
+      /** Applies the decisions other processes queued for a run held here (a step's start was held by one). */
+      applyQueued?: (runId: string) => Promise<void>;
       /** Told once a run's report is sent and it owes nothing more (a delegate step waiting for it looks again). */
       afterReport?: (runId: string, requester: StoredRun['requester']) => void;
       /** Steps waiting for their requester to connect a server that connects per person. */
@@ -124,6 +126,7 @@ export class RunLifecycle {
           ),
       onLost: () => this.lose(run.id),
       checkGrant: grantCheckFor(this.deps, run),
+      applyQueued: () => this.hooks.applyQueued?.(run.id) ?? Promise.resolve(),
     });
     this.drivers.track(driver, run, finish, (err) => {
       this.deps.log(

@@ -13,6 +13,17 @@ import type { StepEnd, StepLog, StepStart } from '../ports.ts';
  */
 const LATE_START_MS = 150;
 
+/**
+ * A start the store did not write because a person's Pause or Stop was stored, or queued by another process, before
+ * it: its call must not go out.
+ */
+export class StartsHeld extends Error {
+  constructor() {
+    super('a Pause or Stop came first: the step was not started');
+    this.name = 'StartsHeld';
+  }
+}
+
 /** What a wave needs from its driver. */
 export interface WaveDeps {
   runId: string;
@@ -98,21 +109,26 @@ export class StepWave {
     if (this.ends.length === 0 && going.length === 0) return this.written.resolve();
     // Late starts wait for this write too: it holds their dependencies' ends.
     const what = describe(this.ends, going.length);
+    let held = false;
     const write = this.prior.then(() =>
-      this.o.durably(what, () =>
-        this.o.store.recordSteps({
+      this.o.durably(what, async () => {
+        const recorded = await this.o.store.recordSteps({
           runId: this.o.runId,
           fence: this.o.fence,
           ended: this.ends,
           started: going.filter(([key]) => this.starts.has(key)).map(([, s]) => s.start as StepStart),
-        }),
-      ),
+          unlessHeld: true,
+        });
+        held = recorded.startsHeld;
+      }),
     );
     write.then(this.written.resolve, (err: unknown) => {
       this.written.reject(err);
       this.o.failed(what, err);
     });
-    for (const [, s] of going) write.then(s.stored.resolve, s.stored.reject);
+    // The ends are stored either way; the starts only when no Pause or Stop came first.
+    for (const [, s] of going)
+      write.then(() => (held ? s.stored.reject(new StartsHeld()) : s.stored.resolve()), s.stored.reject);
   }
 
   /** A start that missed its wave: stored on its own, after the wave's write. */
@@ -120,9 +136,16 @@ export class StepWave {
     const write = this.written.promise
       .catch(() => undefined)
       .then(() =>
-        this.o.durably(`the start of step ${start.stepId}`, () =>
-          this.o.store.recordSteps({ runId: this.o.runId, fence: this.o.fence, ended: [], started: [start] }),
-        ),
+        this.o.durably(`the start of step ${start.stepId}`, async () => {
+          const recorded = await this.o.store.recordSteps({
+            runId: this.o.runId,
+            fence: this.o.fence,
+            ended: [],
+            started: [start],
+            unlessHeld: true,
+          });
+          if (recorded.startsHeld) throw new StartsHeld();
+        }),
       );
     pending.start = start;
     this.o.queues.set(

@@ -211,6 +211,7 @@ export class Steward implements InboundHandler {
           .catch((err: unknown) => log('warn', `run ${run.id}: not paused with its parent: ${(err as Error).message}`));
       },
       afterReport: (runId, requester) => this.delegation?.ended(runId, requester),
+      applyQueued: (runId) => this.ownership.drain(runId),
     });
     this.lifecycle = lifecycle;
     this.review = new ReviewFlow(deps, this.writePlan, this.drivers, this.timers, this.messages, lifecycle);

@@ -98,6 +98,16 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       state.holds.push({ stepId: event.stepId, why: 'changed' });
       return schedule(state, effects);
     }
+    case 'startHeld': {
+      // The call was never sent: the step waits again; the run stands where the person's decision put it.
+      const rt = state.steps[event.stepId];
+      if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
+      state.steps[event.stepId] = { status: 'pending', attempt: rt.attempt - 1 };
+      if (event.phase === 'stopping') return dispatchTransition(state, { type: 'stopRequested' });
+      if (event.phase === 'paused' && state.phase === 'running')
+        Object.assign(state, { phase: 'paused', pausedBy: 'user', heldAt: null });
+      return schedule(state, effects);
+    }
     case 'stepSucceeded': {
       const rt = state.steps[event.stepId];
       if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };

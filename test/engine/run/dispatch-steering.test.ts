@@ -249,4 +249,33 @@ describe('dispatcher data-flow and amendment holds', () => {
     t = dispatchTransition(t.state, { type: 'holdsApproved', risk: 'high' });
     expect(started(t.effects)).toEqual(['send']);
   });
+
+  it('a start held by a Pause or Stop that came first is not sent: the step waits again, where the decision put the run', () => {
+    let t = ok(setup(chain).state, 'a');
+    expect(started(t.effects)).toEqual(['b']);
+    const held = (phase: 'paused' | 'stopping' | 'asIs') =>
+      dispatchTransition(t.state, { type: 'startHeld', stepId: 'b', attempt: 1, phase });
+
+    const paused = held('paused');
+    expect(paused.state).toMatchObject({ phase: 'paused', pausedBy: 'user' });
+    expect(paused.state.steps.b).toEqual({ status: 'pending', attempt: 0 });
+    expect(started(paused.effects)).toEqual([]);
+    // Resumed, it starts as the same attempt: the held one was never written, never sent.
+    const resumed = dispatchTransition(paused.state, { type: 'resumeRequested' });
+    expect(resumed.effects).toContainEqual(expect.objectContaining({ type: 'startStep', attempt: 1 }));
+
+    const stopped = held('stopping');
+    expect(stopped.state.phase).toBe('done');
+    expect(stopped.effects).toContainEqual({ type: 'finishRun', outcome: 'stopped' });
+    expect(started(stopped.effects)).toEqual([]);
+
+    // Running as stored (the queued Pause was refused), or a newer decision already reached the dispatcher: as is.
+    expect(started(held('asIs').effects)).toEqual(['b']);
+    t = dispatchTransition(t.state, { type: 'pauseRequested' });
+    expect(started(held('asIs').effects)).toEqual([]);
+    // A repeat for an attempt no longer running changes nothing.
+    expect(
+      dispatchTransition(paused.state, { type: 'startHeld', stepId: 'b', attempt: 1, phase: 'paused' }).effects,
+    ).toEqual([]);
+  });
 });
