@@ -12,10 +12,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Json } from '../../src/engine/types.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { MEMORY_SCRIPT, mcpConfig, serverConfig } from '../helpers/mcp-servers.ts';
+import { waitUntil } from '../helpers/wait.ts';
 
 const TAP = join(import.meta.dirname, '../fixtures/stdio-tap.mjs');
 const dir = mkdtempSync(join(tmpdir(), 'steward-memory-'));
 const wire = join(dir, 'wire.jsonl');
+const pidFile = join(dir, 'server.pid');
 let host: McpHost;
 const call = (tool: string, args: Record<string, Json>) =>
   host.callTool(`memory.${tool}`, args, { signal: new AbortController().signal, timeoutMs: 10_000 });
@@ -34,7 +36,7 @@ beforeAll(async () => {
   const config = serverConfig('memory', {
     command: process.execPath,
     args: [TAP, wire, MEMORY_SCRIPT],
-    env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl') },
+    env: { MEMORY_FILE_PATH: join(dir, 'memory.jsonl'), STDIO_TAP_PID_FILE: pidFile },
   });
   const connected = await McpHost.connect(mcpConfig(config));
   expect(connected.failures).toEqual([]);
@@ -82,8 +84,19 @@ describe('server-memory with the default mcp.json entry (no maxConcurrency)', ()
 
   it('sends read-only calls together: both reads reach the server before either is answered', async () => {
     const before = callsOnWire('search_nodes').length;
-    const both = await Promise.all(['n1', 'n2'].map((query) => call('search_nodes', { query })));
-    expect(both.map((o) => o.ok)).toEqual([true, true]);
+    // The server is stopped, so it cannot answer either read: both reach its pipe only if neither waits for the other.
+    const server = Number(readFileSync(pidFile, 'utf8'));
+    process.kill(server, 'SIGSTOP');
+    let both: Promise<Awaited<ReturnType<typeof call>>[]>;
+    try {
+      both = Promise.all(['n1', 'n2'].map((query) => call('search_nodes', { query })));
+      await waitUntil('both reads to reach the server', () => callsOnWire('search_nodes').length - before === 2, {
+        timeoutMs: 5000,
+      });
+    } finally {
+      process.kill(server, 'SIGCONT');
+    }
+    expect((await both).map((o) => o.ok)).toEqual([true, true]);
     const [first, second] = callsOnWire('search_nodes').slice(before);
     expect(second!.sentAt).toBeLessThan(first!.answeredAt);
   });
