@@ -29,8 +29,12 @@ import { ProgressOutbox, type FillPlace } from './progress-outbox.ts';
 import { StartsHeld, StepWave } from './step-writes.ts';
 import { untilStored } from './until-stored.ts';
 
-/** How long a start held by a decision not applied yet waits before it tries again (unless a decision comes first). */
-const HELD_RETRY_MS = 1000;
+/**
+ * How long a start held again waits before it tries again, unless a Pause, Resume or Stop comes first: doubled each
+ * time, up to the most.
+ */
+const HELD_RETRY_MS = 250;
+const HELD_RETRY_MAX_MS = 30_000;
 
 /** A hold the dispatcher asks a person about: a breakpoint reached, or steps waiting for approval. */
 export type HoldEffect = Extract<DispatchEffect, { type: 'showBreakpoint' | 'requestApproval' }>;
@@ -337,6 +341,7 @@ export class RunDriver {
       // while the database is away the step waits here (and so, with it, the run); Stop still ends the wait.
       const start = { stepId: step.id, attempt, revision: this.revisionNow, args, at };
       await untilAborted(wave.ready(k, start), controller.signal);
+      this.heldStarts.delete(k);
     } catch (err) {
       wave.withdraw(k);
       // Another process drives the run now: nothing more is sent or recorded here.
@@ -380,32 +385,23 @@ export class RunDriver {
   }
 
   /**
-   * The step was not started: a person's Pause or Stop reached the database before its start did. The decision is
-   * applied here if it waits in the queue, then the stored status says where the run stands, unless a newer Pause,
-   * Resume or Stop reached the dispatcher meanwhile (that one decides). The step waits again, as it was.
+   * The step was not started: a person's Pause or Stop reached the database before its start did. What waits in the
+   * queue is applied here; the step waits again and goes as the dispatcher then decides. A Pause or Stop stored before
+   * this driver heard of it reaches it in a moment (it is sent once stored), so a start held again waits for the next
+   * Pause, Resume or Stop, or a while (a decision this driver applied while the database was away may not be stored
+   * yet: a Resume then, after the Pause it follows), never in a loop.
    */
   private async heldBeforeStart(stepId: string, attempt: number): Promise<void> {
     const seen = this.controls;
-    let status: string | undefined;
-    try {
-      await this.deps.applyQueued?.();
-      status = (await this.deps.store.getRun(this.runId))?.status;
-    } catch (err) {
-      this.deps.log(
-        'warn',
-        `run ${this.runId}: could not read its status after a held start: ${(err as Error).message}`,
-      );
-    }
+    await this.deps.applyQueued?.().catch((err: unknown) => {
+      this.deps.log('warn', `run ${this.runId}: queued decisions not applied yet: ${(err as Error).message}`);
+    });
     const k = key(stepId, attempt);
     const held = (this.heldStarts.get(k) ?? 0) + 1;
     this.heldStarts.set(k, held);
-    if (this.controls === seen && (status === 'paused' || status === 'stopping'))
-      return this.send({ type: 'startHeld', stepId, attempt, phase: status });
-    // Still running as stored (the queued decision was refused, say): the step tries again at once. Held again, what
-    // holds it is not applied yet (a queued decision this process cannot take now): it tries again on the next
-    // Pause, Resume or Stop, or in a second, never in a loop.
-    if (this.controls === seen && held > 1) await this.nextControl(HELD_RETRY_MS);
-    this.send({ type: 'startHeld', stepId, attempt, phase: 'asIs' });
+    if (this.controls === seen && held > 1)
+      await this.nextControl(Math.min(HELD_RETRY_MS * 2 ** (held - 2), HELD_RETRY_MAX_MS));
+    this.send({ type: 'startHeld', stepId, attempt });
   }
 
   /** Resolves at the next Pause, Resume or Stop the dispatcher gets, or after `ms`. */

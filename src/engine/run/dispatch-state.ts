@@ -78,11 +78,8 @@ export type DispatchEvent =
   | { type: 'planRevised'; plan: Plan; policies: Record<string, StepPolicy>; approvalNeeded?: string[] }
   | { type: 'holdsApproved'; risk: RiskLevel; policies?: Record<string, StepPolicy> }
   | { type: 'definitionChanged'; stepId: string; attempt: number }
-  /**
-   * The step's start was not stored: a person's Pause or Stop came first. `phase`: where the stored status puts the
-   * run (`asIs` when it says running, or when a newer Pause, Resume or Stop reached the dispatcher since).
-   */
-  | { type: 'startHeld'; stepId: string; attempt: number; phase: 'paused' | 'stopping' | 'asIs' }
+  /** The step's start was not stored: a person's Pause or Stop came first (and reaches the dispatcher on its own). */
+  | { type: 'startHeld'; stepId: string; attempt: number }
   /** Right before its call, the requester turned out to have no working connection to the step's server: not sent. */
   | { type: 'connectionNeeded'; stepId: string; attempt: number; server: string }
   /** The requester connected the server: the steps waiting for it may start. */

@@ -99,13 +99,11 @@ export function dispatchTransition(prev: DispatchState, event: DispatchEvent): T
       return schedule(state, effects);
     }
     case 'startHeld': {
-      // The call was never sent: the step waits again; the run stands where the person's decision put it.
+      // The call was never sent: the step waits again, and starts when the run's phase lets it (the Pause or Stop
+      // that held it reaches the dispatcher as its own event).
       const rt = state.steps[event.stepId];
       if (!rt || rt.status !== 'running' || rt.attempt !== event.attempt) return { state: prev, effects: [] };
       state.steps[event.stepId] = { status: 'pending', attempt: rt.attempt - 1 };
-      if (event.phase === 'stopping') return dispatchTransition(state, { type: 'stopRequested' });
-      if (event.phase === 'paused' && state.phase === 'running')
-        Object.assign(state, { phase: 'paused', pausedBy: 'user', heldAt: null });
       return schedule(state, effects);
     }
     case 'stepSucceeded': {

@@ -250,32 +250,27 @@ describe('dispatcher data-flow and amendment holds', () => {
     expect(started(t.effects)).toEqual(['send']);
   });
 
-  it('a start held by a Pause or Stop that came first is not sent: the step waits again, where the decision put the run', () => {
-    let t = ok(setup(chain).state, 'a');
+  it('a start held by a Pause or Stop that came first is not sent: the step waits again and goes as the phase decides', () => {
+    const t = ok(setup(chain).state, 'a');
     expect(started(t.effects)).toEqual(['b']);
-    const held = (phase: 'paused' | 'stopping' | 'asIs') =>
-      dispatchTransition(t.state, { type: 'startHeld', stepId: 'b', attempt: 1, phase });
+    const held = (state: DispatchState) => dispatchTransition(state, { type: 'startHeld', stepId: 'b', attempt: 1 });
 
-    const paused = held('paused');
-    expect(paused.state).toMatchObject({ phase: 'paused', pausedBy: 'user' });
+    // The Pause that held it reached the dispatcher: the step waits, and starts on Resume as the same attempt (the
+    // held one was never written, never sent).
+    const paused = held(dispatchTransition(t.state, { type: 'pauseRequested' }).state);
     expect(paused.state.steps.b).toEqual({ status: 'pending', attempt: 0 });
     expect(started(paused.effects)).toEqual([]);
-    // Resumed, it starts as the same attempt: the held one was never written, never sent.
     const resumed = dispatchTransition(paused.state, { type: 'resumeRequested' });
     expect(resumed.effects).toContainEqual(expect.objectContaining({ type: 'startStep', attempt: 1 }));
 
-    const stopped = held('stopping');
-    expect(stopped.state.phase).toBe('done');
+    // A Stop: the run ends with the step never started.
+    const stopped = held(dispatchTransition(t.state, { type: 'stopRequested' }).state);
     expect(stopped.effects).toContainEqual({ type: 'finishRun', outcome: 'stopped' });
     expect(started(stopped.effects)).toEqual([]);
 
-    // Running as stored (the queued Pause was refused), or a newer decision already reached the dispatcher: as is.
-    expect(started(held('asIs').effects)).toEqual(['b']);
-    t = dispatchTransition(t.state, { type: 'pauseRequested' });
-    expect(started(held('asIs').effects)).toEqual([]);
+    // Still running here (the decision that held it was refused, or is not here yet): it is tried again.
+    expect(started(held(t.state).effects)).toEqual(['b']);
     // A repeat for an attempt no longer running changes nothing.
-    expect(
-      dispatchTransition(paused.state, { type: 'startHeld', stepId: 'b', attempt: 1, phase: 'paused' }).effects,
-    ).toEqual([]);
+    expect(held(paused.state).effects).toEqual([]);
   });
 });
