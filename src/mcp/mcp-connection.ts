@@ -161,7 +161,8 @@ export class McpConnection {
         resetTimeoutOnProgress: true,
         maxTotalTimeout: maxTotalTimeoutFor(this.config, tool),
         // Asking for progress is what makes the server send it, and progress is what extends the timeout. The SDK
-        // forgets the call's handler when it ends, so a report after the end never reaches the caller.
+        // forgets the call's handler when it ends, so a report after the end never reaches the caller; it also reads
+        // a notification a turn after a response, so a report sent right before the result may be lost with it.
         onprogress: (p) => {
           if (options.signal.aborted) return;
           try {
