@@ -32,7 +32,9 @@ export class PacedProgress<R> {
     }
     call.latest = report;
     if (call.timer) return;
-    const wait = call.shownAt + (this.o.intervalMs ?? CALL_PROGRESS_INTERVAL_MS) - this.o.now();
+    const interval = this.o.intervalMs ?? CALL_PROGRESS_INTERVAL_MS;
+    // Never longer than one interval, even if the clock went back.
+    const wait = Math.min(interval, call.shownAt + interval - this.o.now());
     if (wait <= 0) return this.flush(key, call);
     const paced = call;
     paced.timer = setTimeout(() => {

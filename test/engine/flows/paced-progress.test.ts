@@ -53,4 +53,15 @@ describe('paced progress', () => {
     box.report('a#1', 2);
     expect(shown).toEqual(['a#1:1', 'a#1:2']);
   });
+
+  it('a clock that went back delays a report by one interval at most', () => {
+    let now = 10_000;
+    const shown: number[] = [];
+    const box = new PacedProgress<number>((_, n) => shown.push(n), { now: () => now });
+    box.report('a#1', 1);
+    now = 0;
+    box.report('a#1', 2);
+    vi.advanceTimersByTime(1_000);
+    expect(shown).toEqual([1, 2]);
+  });
 });
