@@ -92,7 +92,10 @@ export interface BreakpointHit {
   actions: DecisionAction[];
 }
 
-/** A step started or ended. */
+/**
+ * A step started or ended, or the server reported progress on its call in flight (then `status` is `running` and
+ * `detail` says how far it is, in `callProgressDetail`'s words).
+ */
 export interface ProgressUpdate {
   kind: 'progress';
   runId: string;

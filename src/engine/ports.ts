@@ -51,13 +51,31 @@ export interface ToolRunner {
   /**
    * `runId` and `stepId`: the run and step the call is made for (Steward's built-in tools read that run's
    * conversation, or delegate for that step; servers never see them). `as`: whose connection a tool of a server that
-   * connects per person runs under (the run's requester); such a call without it is refused.
+   * connects per person runs under (the run's requester); such a call without it is refused. `onProgress`: called
+   * with each progress report the server sends while the call is in flight (never after it ended); it must not throw.
    */
   callTool(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; runId?: string; stepId?: string; as?: Actor },
+    options: {
+      signal: AbortSignal;
+      timeoutMs: number;
+      runId?: string;
+      stepId?: string;
+      as?: Actor;
+      onProgress?: (progress: ToolProgress) => void;
+    },
   ): Promise<ToolCallOutcome>;
+}
+
+/**
+ * What a server said about a call still in flight (MCP `notifications/progress`): how far it is, out of `total` when
+ * it knows, and a message in its own words (untrusted text, as any tool output).
+ */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /**

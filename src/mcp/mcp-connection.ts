@@ -4,7 +4,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
-import type { ToolCallOutcome } from '../engine/ports.ts';
+import type { ToolCallOutcome, ToolProgress } from '../engine/ports.ts';
 import type { Json } from '../engine/types.ts';
 import { followSignal } from './abort-fanout.ts';
 import { describeError, neverDelivered, serverUnavailable, toStepError } from './call-errors.ts';
@@ -141,7 +141,7 @@ export class McpConnection {
   async call(
     tool: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: { signal: AbortSignal; timeoutMs: number; onProgress?: (progress: ToolProgress) => void },
   ): Promise<CallResult> {
     const name = qualifiedName(this.config.name, tool);
     if (options.signal.aborted) {
@@ -160,8 +160,24 @@ export class McpConnection {
         timeout: options.timeoutMs,
         resetTimeoutOnProgress: true,
         maxTotalTimeout: maxTotalTimeoutFor(this.config, tool),
-        // Asking for progress is what makes the server send it, and progress is what extends the timeout.
-        onprogress: () => {},
+        // Asking for progress is what makes the server send it, and progress is what extends the timeout. The SDK
+        // forgets the call's handler when it ends, so a report after the end never reaches the caller; it also reads
+        // a notification a turn after a response, so a report sent right before the result may be lost with it.
+        onprogress: (p) => {
+          if (options.signal.aborted) return;
+          try {
+            options.onProgress?.({
+              progress: p.progress,
+              ...(p.total !== undefined && { total: p.total }),
+              ...(p.message !== undefined && { message: p.message }),
+            });
+          } catch (err) {
+            this.logger(
+              'warn',
+              `MCP server "${this.config.name}": a progress report of ${name} failed: ${describeError(err)}`,
+            );
+          }
+        },
       });
       return { outcome: { ok: true, value: toToolOutput(result) }, notDelivered: false };
     } catch (err) {

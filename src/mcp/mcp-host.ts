@@ -3,7 +3,7 @@
  * connects per person, one session per person who uses it (`PersonSessions`).
  */
 import { stepError } from '../engine/errors.ts';
-import type { PersonalAccess, PersonConnection, ToolCallOutcome, ToolRunner } from '../engine/ports.ts';
+import type { PersonalAccess, PersonConnection, ToolCallOutcome, ToolProgress, ToolRunner } from '../engine/ports.ts';
 import type { ServerQuestions } from '../engine/server-questions.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
@@ -75,6 +75,8 @@ export interface McpStartFailure {
 }
 
 type ServerTool = McpConnection['tools'][number];
+/** Where a call's progress reports go while it is in flight. */
+type OnProgress = (progress: ToolProgress) => void;
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1_000_000;
@@ -243,7 +245,14 @@ export class McpHost implements ToolRunner {
   async callTool(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; as?: Actor; runId?: string; stepId?: string },
+    options: {
+      signal: AbortSignal;
+      timeoutMs: number;
+      as?: Actor;
+      runId?: string;
+      stepId?: string;
+      onProgress?: OnProgress;
+    },
   ): Promise<ToolCallOutcome> {
     const slots = this.slotsFor(name);
     if (!slots) return this.sendNoted(name, args, options);
@@ -273,7 +282,14 @@ export class McpHost implements ToolRunner {
   private sendNoted(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; as?: Actor; runId?: string; stepId?: string },
+    options: {
+      signal: AbortSignal;
+      timeoutMs: number;
+      as?: Actor;
+      runId?: string;
+      stepId?: string;
+      onProgress?: OnProgress;
+    },
   ): Promise<ToolCallOutcome> {
     const { runId: _run, stepId: _step, ...sent } = options;
     if (!this.questionCalls) return this.send(name, args, sent);
@@ -307,7 +323,7 @@ export class McpHost implements ToolRunner {
   private async send(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; as?: Actor },
+    options: { signal: AbortSignal; timeoutMs: number; as?: Actor; onProgress?: OnProgress },
   ): Promise<ToolCallOutcome> {
     const server = name.slice(0, Math.max(0, name.indexOf('.')));
     const pool = this.personal.get(server);
@@ -336,7 +352,7 @@ export class McpHost implements ToolRunner {
     conn: McpConnection | undefined,
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number },
+    options: { signal: AbortSignal; timeoutMs: number; onProgress?: OnProgress },
   ): Promise<ToolCallOutcome> {
     const dot = name.indexOf('.');
     const server = dot > 0 ? name.slice(0, dot) : '';
@@ -372,7 +388,11 @@ export class McpHost implements ToolRunner {
       }
       let result;
       try {
-        result = await conn.call(tool, args, { signal: options.signal, timeoutMs });
+        result = await conn.call(tool, args, {
+          signal: options.signal,
+          timeoutMs,
+          ...(options.onProgress && { onProgress: options.onProgress }),
+        });
       } catch (err) {
         // conn.call translates every SDK failure; this only guards the never-throw promise against bugs.
         return { ok: false, error: stepError('internal', `${name} failed unexpectedly: ${String(err)}`) };

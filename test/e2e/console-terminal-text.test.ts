@@ -30,7 +30,7 @@ function hostileServer() {
 }
 
 describe('console: text from tools, models and people reaches the terminal inert (postgres)', () => {
-  it('escape sequences, overwrites and bidi overrides are shown escaped on the card, breakpoint, status, failure line, report and history', async () => {
+  it('escape sequences, overwrites and bidi overrides are shown escaped on the card, breakpoint, status, failure line, report and history, and stripped from a progress message', async () => {
     const plan = planReply(
       [
         { id: 'read', tool: 'hostile.page', args: {}, description: MODEL },
@@ -67,6 +67,10 @@ describe('console: text from tools, models and people reaches the terminal inert
     expect(printed).toContain(`Risks: ${MODEL_SHOWN}\n`);
     expect(printed).toContain(`=== Breakpoint after read ===\n${PAGE_SHOWN}\n`);
     expect(printed).toContain(`• read succeeded: ${PAGE_SHOWN}\n`);
+    // Its progress message (issue 29) is one plain line: controls, the carriage return and the override are gone.
+    expect(printed).toContain(
+      '▶ read running — calling hostile.page: 1 / 1, Page ]0;pwned [2J [H [3A [10;5H Denied ✔ Approved, report txt.exe [0/2]',
+    );
     expect(printed).toContain(`✖ again failed — ${PAGE_SHOWN}`);
     expect(printed).toContain(`=== Report (failed) ===\n${MODEL_SHOWN}\n`);
     expect(printed).toContain('History of "read the page \\u202eexe.txt\\x1b[2J"');

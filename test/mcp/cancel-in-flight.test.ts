@@ -3,12 +3,13 @@
  * run's stop signal, then calls. A Stop mid-call used to send `notifications/cancelled` for the listing too, answered
  * seconds before, on both transports. Counted on the server's side of the wire (a tap on the stdio pipes, a tap in
  * front of the HTTP endpoint), against real server-everything; its long operation keeps reporting progress after the
- * cancel, which Steward drops without a log line.
+ * cancel, which Steward drops without a log line and never hands to the caller.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { ToolProgress } from '../../src/engine/ports.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { startHttpTap, type TappedMessage } from '../helpers/http-tap.ts';
 import {
@@ -94,15 +95,24 @@ describe.each([
     await wire.host.refreshTool(LONG, { signal: stop.signal, timeoutMs: 5000 });
     const listed = wire.received().filter((m) => m.method === 'tools/list');
     expect(listed.length).toBeGreaterThanOrEqual(2);
-    const call = wire.host.callTool(LONG, { duration: 30, steps: 30 }, { signal: stop.signal, timeoutMs: 60_000 });
-    const sent = await waitUntil('the call to reach the server and report progress', () =>
-      wire.progressSent() > 0 ? wire.received().find((m) => m.method === 'tools/call') : undefined,
+    const reports: ToolProgress[] = [];
+    const call = wire.host.callTool(
+      LONG,
+      { duration: 30, steps: 30 },
+      { signal: stop.signal, timeoutMs: 60_000, onProgress: (p) => reports.push(p) },
     );
+    const sent = await waitUntil('the call to reach the server and its progress to reach the caller', () =>
+      reports.length > 0 ? wire.received().find((m) => m.method === 'tools/call') : undefined,
+    );
+    // What the server reports reaches the caller as it said it (issue 29: progress moves the card).
+    expect(reports[0]).toEqual({ progress: 1, total: 30 });
     stop.abort();
+    const reportsAtStop = reports.length;
     expect(await call).toMatchObject({ ok: false, error: { code: 'cancelled' } });
     const progressAtStop = wire.progressSent();
     // server-everything does not stop its loop when cancelled: wait for its next report, which nothing awaits now.
     await waitUntil('progress sent after the cancel', () => wire.progressSent() > progressAtStop, { timeoutMs: 5000 });
+    expect(reports).toHaveLength(reportsAtStop);
     const cancelled = await waitUntil('the cancellation to arrive', () => {
       const found = wire.received().filter((m) => m.method === 'notifications/cancelled');
       return found.length > 0 && found;

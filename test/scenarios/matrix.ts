@@ -42,6 +42,8 @@ export const CONTEXTS = [
   'spendCapHeld',
   // An MCP server's question is open mid-call (issue 29, elicitation): see QUESTION_OPEN.
   'questionOpen',
+  // A step's call is in flight and its server reports progress (issue 29): see PROGRESS_REPORTING.
+  'progressReporting',
 ] as const;
 
 export const CHANNELS = ['console', 'slack', 'discord'] as const;
@@ -153,6 +155,32 @@ export const QUESTION_OPEN: Record<Action, string> = {
   status: 'answered from the database; the asking step shows as running',
   history: 'answered from the database alone; the question and its end are stored with the step (server_questions)',
   new: 'a new request starts its own run; the open question stays with its run and its requester',
+};
+
+/**
+ * What each action does while a step's call is in flight and its server sends `notifications/progress` (context
+ * `progressReporting`): the running step's line on the card shows the latest report, paced to one change a second per
+ * call, in memory only. The oracle's expectations once a driver sets the context up; until then
+ * test/e2e/console-call-progress.test.ts drives the line while the call runs, the pacing and Stop in the console,
+ * test/e2e/slack-call-progress.test.ts the card's edits on Slack, and test/mcp/cancel-in-flight.test.ts the host's
+ * side of a Stop (both transports), all against server-everything's trigger-long-running-operation.
+ */
+export const PROGRESS_REPORTING: Record<Action, string> = {
+  approve:
+    'at a hold mid-run (the plan already runs): the held steps start; the call in flight goes on and its line keeps moving',
+  amend:
+    "the amendment waits for the calls in flight, their lines moving meanwhile; the new revision's card shows the step as running until its call's next report",
+  edit: "steps that started (the reporting one) stay as they are; the new revision's card shows it as running until its next report",
+  cancel:
+    'at a review card nothing has been called yet, so nothing reports; on a run that started, stop covers ending it',
+  pause: 'new steps are held; the call in flight goes on, and its line keeps moving until it ends',
+  resume: 'the run goes on; the reports of calls that start now show as they come',
+  stop: 'the call is aborted, and what its server reports after (server-everything keeps reporting) is dropped: no line, no log entry (driven: console)',
+  breakpoint: 'set on steps not yet started; the running line is unaffected',
+  status:
+    "answered from the database: the step shows as running, without the server's latest report (that is in memory, on the card)",
+  history: 'answered from the database alone: reports are not stored',
+  new: "a new request starts its own run and card; a call's reports stay on its own run's card",
 };
 
 /** The contexts each channel's driver can set up; a cell with another context is listed as not driven yet. */

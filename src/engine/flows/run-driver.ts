@@ -13,11 +13,13 @@ import type {
   PinnedTool,
   RunRecords,
   StepLog,
+  ToolProgress,
   ToolRunner,
 } from '../ports.ts';
 import type { Result } from '../result.ts';
 import { dispatchTransition, startDispatch } from '../run/dispatch.ts';
 import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '../run/dispatch-state.ts';
+import { callProgressDetail } from '../run/call-progress.ts';
 import { actionsFor } from '../run/run-actions.ts';
 import type { StepPolicy } from '../run/step-policies.ts';
 import { cut, outputText } from '../text.ts';
@@ -25,6 +27,7 @@ import type { Actor, Json, RiskLevel, StepError, ToolInfo } from '../types.ts';
 import { StewardError } from '../errors.ts';
 import { RUN_STOPPED } from '../server-questions.ts';
 import type { Log } from './deps.ts';
+import { PacedProgress } from './paced-progress.ts';
 import { ProgressOutbox, type FillPlace } from './progress-outbox.ts';
 import { StartsHeld, StepWave } from './step-writes.ts';
 import { untilStored } from './until-stored.ts';
@@ -107,6 +110,8 @@ export class RunDriver {
   private readonly actingAs: Actor | undefined;
   /** The run's progress lines and notices, in the order the dispatcher decided them. */
   private readonly outbox: ProgressOutbox<OutboundMessage>;
+  /** What servers report about calls in flight, paced per call before it joins the outbox. */
+  private readonly reported: PacedProgress<CallReport>;
   /** Resolves once the run has finished and everything about it is stored. */
   readonly done: Promise<DispatchState>;
   readonly runId: string;
@@ -131,6 +136,7 @@ export class RunDriver {
           deps.log('warn', `run ${this.runId}: ${message.kind} not delivered: ${(err as Error).message}`),
         ),
     );
+    this.reported = new PacedProgress((k, r) => this.showReport(k, r), { now: () => deps.clock().getTime() });
   }
 
   /**
@@ -208,6 +214,7 @@ export class RunDriver {
   detach(): void {
     this.detached = true;
     this.detachedSignal.abort();
+    this.reported.endAll();
     for (const controller of this.inflight.values()) controller.abort();
   }
 
@@ -223,6 +230,7 @@ export class RunDriver {
 
   private endInflight(stepId: string, attempt: number): void {
     this.inflight.delete(key(stepId, attempt));
+    this.reported.end(key(stepId, attempt));
     if (this.inflight.size > 0) return;
     const waiters = this.quietWaiters;
     this.quietWaiters = [];
@@ -267,6 +275,8 @@ export class RunDriver {
       case 'abortStep':
         // Only a Stop aborts a step: the reason lets a server's question open during the call say so.
         this.inflight.get(key(effect.stepId, effect.attempt))?.abort(RUN_STOPPED);
+        // What the server still reports about a call it was told to stop is not shown.
+        this.reported.end(key(effect.stepId, effect.attempt));
         return;
       case 'recordStepEnd':
         this.recordEnd(effect, wave);
@@ -380,7 +390,9 @@ export class RunDriver {
       return;
     }
     const left = Math.max(1, timeoutMs - (clock().getTime() - began));
-    const outcome = await this.callStep(step, args, left, controller.signal);
+    const outcome = await this.callStep(step, args, left, controller.signal, (report) =>
+      this.callReported(k, step.id, step.kind === 'tool' ? step.tool : step.kind, report, controller.signal),
+    );
     this.finishStep(step.id, attempt, outcome);
   }
 
@@ -421,6 +433,7 @@ export class RunDriver {
     args: Json,
     timeoutMs: number,
     signal: AbortSignal,
+    onProgress: (report: ToolProgress) => void,
   ): Promise<Result<Json, StepError>> {
     if (step.kind === 'tool') {
       const refused = await this.grantRefusal(step.tool);
@@ -430,6 +443,7 @@ export class RunDriver {
         timeoutMs,
         runId: this.runId,
         stepId: step.id,
+        onProgress,
         ...(this.actingAs && { as: this.actingAs }),
       });
       if (!result.ok) return result;
@@ -535,6 +549,19 @@ export class RunDriver {
     await this.outbox.idle();
   }
 
+  /** A server reported progress on a call: kept (paced) while the call is in flight and not stopped, else dropped. */
+  private callReported(k: string, stepId: string, tool: string, report: ToolProgress, signal: AbortSignal): void {
+    if (this.detached || signal.aborted || !this.inflight.has(k)) return;
+    this.reported.report(k, { stepId, tool, report });
+  }
+
+  /** A call's latest report, once its pace allows: the running step's line with what the server said. */
+  private showReport(k: string, { stepId, tool, report }: CallReport): void {
+    const controller = this.inflight.get(k);
+    if (this.detached || !controller || controller.signal.aborted) return;
+    this.outbox.push(this.progress(stepId, 'running', callProgressDetail(tool, report)));
+  }
+
   private notifyProgress(stepId: string, status: DispatchState['steps'][string]['status'], detail: string): void {
     this.outbox.push(this.progress(stepId, status, detail));
   }
@@ -586,6 +613,13 @@ export class RunDriver {
       this.deps.log('info', `run ${this.runId}: the database is back; carrying on`);
     }
   }
+}
+
+/** A server's progress report on one step's call. */
+interface CallReport {
+  stepId: string;
+  tool: string;
+  report: ToolProgress;
 }
 
 function key(stepId: string, attempt: number): string {

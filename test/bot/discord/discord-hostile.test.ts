@@ -15,6 +15,7 @@ import {
 import { renderAmendModal, renderEditModal } from '../../../src/bot/discord/discord-modals.ts';
 import { renderHelp, renderRunList } from '../../../src/bot/discord/discord-command-text.ts';
 import { messageProblems, modalProblems } from '../../fakes/discord-limits.ts';
+import { callProgressDetail } from '../../../src/engine/run/call-progress.ts';
 import { createPlanCard, createProgress, createStep } from '../slack/fixtures.ts';
 import { LIVE_MENTION } from './discord-inert.ts';
 
@@ -97,6 +98,10 @@ describe('every Discord message, for hostile text', () => {
           expectValid(renderCard(live, NOW));
           live = createLiveCard({ ...card, needsReview: false, actions: ['pause', 'stop'] }, NOW);
           live = withProgress(live, createProgress({ stepId: `${id.slice(0, 30)}0`, status: 'failed', detail }), NOW);
+          // A call in flight, with its server's progress message (issue 29).
+          const reported = callProgressDetail(target, { progress: 1, total: 3, message: detail });
+          const runningStep = `${id.slice(0, 30)}${Math.min(1, n - 1)}`;
+          live = withProgress(live, createProgress({ stepId: runningStep, status: 'running', detail: reported }), NOW);
           expectValid(renderCard(live, NOW + 5_000));
           const held = createPlanCard({ ...card, revision: 1, actions: ['approve', 'amend', 'stop'] });
           expectValid(renderCard(withNewRevision(live, held, NOW), NOW));

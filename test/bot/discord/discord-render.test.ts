@@ -5,7 +5,9 @@ import { createLiveCard, withProgress, withReport, withRunStatus } from '../../.
 import { renderCard, toMessageOptions, type DiscordMessage } from '../../../src/bot/discord/discord-render.ts';
 import { parseCustomId } from '../../../src/bot/discord/discord-actions.ts';
 import { messageProblems } from '../../fakes/discord-limits.ts';
+import { callProgressDetail } from '../../../src/engine/run/call-progress.ts';
 import { createPlanCard, createProgress, createStep } from '../slack/fixtures.ts';
+import { LIVE_MENTION } from './discord-inert.ts';
 
 const NOW = 1_700_000_000_000;
 const ADA = { id: '123456789012345678', name: 'Ada', channel: 'discord' };
@@ -102,6 +104,20 @@ describe('the plan card', () => {
     expect(message.embeds[0]?.description).toContain('✅ **1.**');
     expect(message.embeds[0]?.footer?.text).toMatch(/Low risk: started at once.*⏱️ 1 min 05 s/);
     expect(select(message)?.options?.map((o) => o.value)).toEqual(['step_2']);
+  });
+
+  it("a running step's line shows its server's latest progress, its message escaped as any tool text", () => {
+    let live = createLiveCard(createPlanCard({ needsReview: false, actions: ['pause', 'stop'] }), NOW);
+    const detail = callProgressDetail('srv.copy', { progress: 3, total: 8, message: '**all** done, @everyone <#1>' });
+    live = withProgress(live, createProgress({ stepId: 'step_1', status: 'running', detail }), NOW);
+    const message = renderCard(live, NOW);
+    expect(messageProblems(message)).toEqual([]);
+    const description = message.embeds[0]?.description ?? '';
+    expect(description).toContain('⏳ **1.** `step_1`');
+    expect(description).toContain(
+      '— running: calling srv.copy: 3 / 8, \\*\\*all\\*\\* done, @\u200beveryone <\u200b#1>',
+    );
+    expect(description).not.toMatch(LIVE_MENTION);
   });
 
   it('the breakpoint select is a multi-select with current breakpoints pre-selected', () => {

@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLiveCard, withNewRevision, withProgress } from '../../../src/bot/live-card-state.ts';
+import { callProgressDetail } from '../../../src/engine/run/call-progress.ts';
 import { renderCard, type SlackMessage } from '../../../src/bot/slack/slack-render.ts';
 import {
   renderAmendModal,
@@ -107,6 +108,10 @@ describe('every Slack message, for hostile text', () => {
           expectSafe(renderCard(live, NOW, { planBlocks: true }));
           live = createLiveCard({ ...card, needsReview: false, actions: ['pause', 'stop'] }, NOW);
           live = withProgress(live, createProgress({ stepId: `${id}0`, status: 'failed', detail }), NOW);
+          // A call in flight, with its server's progress message (issue 29).
+          const reported = callProgressDetail(target, { progress: 1, total: 3, message: detail });
+          const runningStep = `${id}${Math.min(1, n - 1)}`;
+          live = withProgress(live, createProgress({ stepId: runningStep, status: 'running', detail: reported }), NOW);
           expectSafe(renderCard(live, NOW));
           expectSafe(renderCard(live, NOW, { planBlocks: true }));
           const held = createPlanCard({ ...card, revision: 1, actions: ['approve', 'stop'] });

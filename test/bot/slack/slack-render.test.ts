@@ -27,6 +27,7 @@ import {
   renderReport,
 } from '../../../src/bot/slack/slack-thread-render.ts';
 import { blockProblems, viewErrorsProblems, viewProblems } from './block-kit-limits.ts';
+import { callProgressDetail } from '../../../src/engine/run/call-progress.ts';
 import { allTexts, createPlanCard, createProgress, createStep } from './fixtures.ts';
 
 const NOW = 1_700_000_000_000;
@@ -88,6 +89,31 @@ describe('slack card renderer', () => {
     expect(text).toMatch(/✅ \*1\.\*/);
     expect(text).toMatch(/⏳ \*2\.\*/);
     expect(buttons(message).map((b) => b.action_id)).toEqual(['steward.pause', 'steward.stop', 'steward.ask-first']);
+  });
+
+  it("a running step's line shows its server's latest progress, its message escaped as any tool text (both forms)", () => {
+    let live = createLiveCard(createPlanCard({ needsReview: false, actions: ['pause', 'stop'] }), NOW);
+    const detail = callProgressDetail('srv.copy', { progress: 3, total: 8, message: '*all* done <!channel> <@U1>' });
+    live = withProgress(live, createProgress({ stepId: 'step_1', status: 'running', detail }), NOW);
+    const lines = renderCard(live, NOW);
+    expectWithinLimits(lines);
+    const text = allTexts(lines.blocks).join('\n');
+    // mrkdwn has no escape for `*`: as for any tool text, only what could ping or link is made inert.
+    expect(text).toContain('⏳ *1.* `step_1`');
+    expect(text).toContain('— running: calling srv.copy: 3 / 8, *all* done &lt;!channel&gt; &lt;@U1&gt;');
+    // A task card's output is a plain text element, which Slack never parses.
+    const plan = renderCard(live, NOW, { planBlocks: true });
+    expectWithinLimits(plan);
+    const task = plan.blocks.flatMap((b) => (b.type === 'plan' ? (b.tasks as { output?: unknown }[]) : []))[0];
+    expect(task?.output).toEqual({
+      type: 'rich_text',
+      elements: [
+        {
+          type: 'rich_text_section',
+          elements: [{ type: 'text', text: 'calling srv.copy: 3 / 8, *all* done <!channel> <@U1>' }],
+        },
+      ],
+    });
   });
 
   it('paused shows Resume / Stop; a finished run keeps no decision buttons and a fixed elapsed time', () => {
