@@ -4,6 +4,8 @@
  */
 import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
+import { PgRunStore } from '../../src/store/pg-run-store.ts';
+import { createNewRun } from '../store/builders.ts';
 import { createTestDatabase, TEST_RUN_ENV } from './databases.ts';
 
 describe('test databases on PostgreSQL', () => {
@@ -13,12 +15,18 @@ describe('test databases on PostgreSQL', () => {
     await sql`INSERT INTO user_preferences (channel, user_id, review) VALUES ('console', 'ada', 'all')`.execute(
       first.db,
     );
+    // Rows that others refer to (a run, its event and a queued decision) go too, whatever order the tables are in.
+    const run = createNewRun();
+    const store = new PgRunStore(first.db);
+    await store.createRun(run);
+    await store.forwardDecision(run.id, { action: 'pause' });
     const name = first.name;
     await first.close();
     const second = await createTestDatabase('postgres');
     try {
       expect(second.name).toBe(name);
-      const rows = await sql<{ n: string }>`SELECT count(*) AS n FROM user_preferences`.execute(second.db);
+      const rows = await sql<{ n: string }>`SELECT (SELECT count(*) FROM user_preferences) + (SELECT count(*) FROM runs)
+        + (SELECT count(*) FROM run_events) + (SELECT count(*) FROM run_commands) AS n`.execute(second.db);
       expect(rows.rows[0]?.n).toBe('0');
       await sql`INSERT INTO user_preferences (channel, user_id, review) VALUES ('console', 'ada', 'all')`.execute(
         second.db,

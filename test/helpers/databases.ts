@@ -98,7 +98,7 @@ async function createPostgresDatabase(): Promise<TestDatabase> {
 
 /**
  * Empties a test's database for the next test: every other connection to it ended (a child process's too, as DROP
- * ... WITH (FORCE) would), every row gone and every sequence back at its start. False, and nothing reused, when that
+ * ... WITH (FORCE) would), every row gone and every sequence back at its start (as TRUNCATE ... RESTART IDENTITY). False, and nothing reused, when that
  * fails or the database's tables or migrations no longer match the template's.
  */
 async function emptied(name: string, templateName: string): Promise<boolean> {
@@ -137,7 +137,20 @@ async function shapeOf(templateName: string): Promise<{ fingerprint: string; emp
       `SELECT format('%I.%I', schemaname, tablename) AS name FROM pg_tables
        WHERE schemaname = 'public' AND tablename NOT LIKE 'kysely_migration%' ORDER BY tablename`,
     );
-    const empty = `TRUNCATE ${tables.rows.map((t) => t.name).join(', ')} RESTART IDENTITY CASCADE`;
+    const sequences = await client.query<{ name: string }>(
+      `SELECT format('%I.%I', schemaname, sequencename) AS name FROM pg_sequences WHERE schemaname = 'public'
+       ORDER BY sequencename`,
+    );
+    // DELETE rather than TRUNCATE: a test leaves a few rows, and TRUNCATE gives each of some 30 tables and their
+    // indexes new files (about 300 ms a database on this machine, against 20 ms). With the foreign keys' triggers
+    // off for the transaction (a superuser's session_replication_role), the order of the tables does not matter.
+    const empty = [
+      'BEGIN',
+      'SET LOCAL session_replication_role = replica',
+      ...tables.rows.map((t) => `DELETE FROM ${t.name}`),
+      ...sequences.rows.map((q) => `ALTER SEQUENCE ${q.name} RESTART`),
+      'COMMIT',
+    ].join(';\n');
     return { fingerprint, empty };
   } finally {
     await client.end();
