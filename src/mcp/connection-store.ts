@@ -21,6 +21,16 @@ export interface StoredConnection {
   updatedAt: Date;
 }
 
+/** One owner's tokens for one server while a caller holds them (see `ConnectionStore.holdTokens`). */
+export interface HeldTokens {
+  /** The tokens stored when the hold began (JSON text), undefined when none were. */
+  value: string | undefined;
+  /** Stores `value` as the tokens, before the hold ends. */
+  replace(value: string): Promise<void>;
+  /** Forgets the tokens held (never newer ones: none can be written while the hold lasts). */
+  forget(): Promise<void>;
+}
+
 /**
  * What Steward needs of a connection store: read, write and forget one owner's secrets for one server, and find
  * which connections hold tokens (by server, or by owner), newest first.
@@ -31,6 +41,12 @@ export interface ConnectionStore {
   forget(server: string, owner: ConnectionOwner, secrets: readonly ConnectionSecret[]): Promise<void>;
   /** The connections holding tokens, of one server or of one owner, newest first. */
   connections(of: { server: string } | { owner: ConnectionOwner }): Promise<StoredConnection[]>;
+  /**
+   * Runs `fn` with the owner's stored tokens for `server` held: until `fn` settles, no other hold of them (in this
+   * process or another on the same database) begins and no other write changes them, so what `fn` reads is what it
+   * replaces or forgets. A refresh runs under it, so that a rotating refresh token is never sent twice.
+   */
+  holdTokens<T>(server: string, owner: ConnectionOwner, fn: (held: HeldTokens) => Promise<T>): Promise<T>;
 }
 
 /** The owner as one string, for keys and rows: `workspace` or `person:<id>`. */
@@ -51,6 +67,8 @@ export function ownerOf(key: string): ConnectionOwner {
 /** A store in this process's memory, for tests and for a host started without a database. */
 export function createMemoryConnectionStore(): ConnectionStore {
   const values = new Map<string, { value: string; at: number }>();
+  /** Per key, the end of the last hold begun: the next one waits for it. */
+  const holds = new Map<string, Promise<unknown>>();
   let writes = 0;
   const key = (server: string, owner: ConnectionOwner, secret: ConnectionSecret) =>
     JSON.stringify([server, ownerKey(owner), secret]);
@@ -73,6 +91,34 @@ export function createMemoryConnectionStore(): ConnectionStore {
         found.push({ server, owner: ownerOf(owner), updatedAt: new Date(at), at });
       }
       return Promise.resolve(found.sort((a, b) => b.at - a.at).map(({ at: _at, ...c }) => c));
+    },
+    holdTokens: async (server, owner, fn) => {
+      const k = key(server, owner, 'tokens');
+      const before = holds.get(k) ?? Promise.resolve();
+      const run = before.then(() => {
+        const stored = values.get(k);
+        return fn({
+          value: stored?.value,
+          replace: (value) => {
+            values.set(k, { value, at: ++writes });
+            return Promise.resolve();
+          },
+          forget: () => {
+            values.delete(k);
+            return Promise.resolve();
+          },
+        });
+      });
+      const settled = run.then(
+        () => undefined,
+        () => undefined,
+      );
+      holds.set(k, settled);
+      try {
+        return await run;
+      } finally {
+        if (holds.get(k) === settled) holds.delete(k);
+      }
     },
   };
 }

@@ -10,7 +10,10 @@
  * the redirect URI of its authorization request (RFC 6749 section 4.1.3) and its PKCE verifier (RFC 7636 section
  * 4.6, checked by the SDK's token handler); a token is bound to the resource it was asked for (RFC 8707 section 2)
  * and the MCP endpoint refuses one issued for another (MCP authorization spec, "Token Audience Binding"); revocation
- * (RFC 7009) ends the refresh token and the access tokens issued with it.
+ * (RFC 7009) ends the refresh token and the access tokens issued with it. Refresh tokens rotate and are used once: one
+ * presented again after it was exchanged is refused with invalid_grant and, as a breach (RFC 6749 section 10.4, RFC
+ * 9700 section 4.14.2: "the authorization server cannot determine which party submitted the invalid refresh token,
+ * but it will revoke the active refresh token"), the refresh token that replaced it is revoked with its access tokens.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -41,7 +44,16 @@ export interface OAuthMcpServer {
   calls: SeenCall[];
   /** Every access and refresh token issued so far: the canaries a test looks for where they must not be. */
   issued: string[];
+  /** Refreshes that issued tokens. */
   refreshes: number;
+  /** Refresh tokens presented again after they were exchanged (each one revoked what replaced it). */
+  reusedRefreshTokens: string[];
+  /** Requests the MCP endpoint refused with 401 (no token, or one unknown, expired or for another resource). */
+  refusals: number;
+  /** Resolves once the MCP endpoint has refused `count` requests in all. */
+  refusalsReached(count: number): Promise<void>;
+  /** Holds every refresh at the token endpoint, before its token is looked at, until `release` is called. */
+  holdRefreshes(): { release(): void };
   /** Tokens revoked through the revocation endpoint (RFC 7009), in order. */
   revoked: string[];
   /** The `state` of every authorization request, in order. */
@@ -80,6 +92,10 @@ class TestAuthProvider implements OAuthServerProvider {
   >();
   readonly access = new Map<string, Grant>();
   private readonly refresh = new Map<string, Omit<Grant, 'expiresAt'>>();
+  /** Each exchanged refresh token, and the one issued in its place. */
+  private readonly spent = new Map<string, string>();
+  /** While set, refreshes wait for it. */
+  gate: Promise<void> | undefined;
 
   constructor(private readonly state: OAuthMcpServer) {}
 
@@ -124,12 +140,24 @@ class TestAuthProvider implements OAuthServerProvider {
     return Promise.resolve(this.issue(found.grant));
   }
 
-  exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string): Promise<OAuthTokens> {
+  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string): Promise<OAuthTokens> {
+    await this.gate;
+    if (this.spent.has(refreshToken)) {
+      // Reuse of a rotated token: a breach, and the server cannot tell who is the thief (RFC 9700 section 4.14.2).
+      let latest = refreshToken;
+      for (let next = this.spent.get(latest); next !== undefined; next = this.spent.get(latest)) latest = next;
+      this.revokeFamily(latest);
+      this.state.reusedRefreshTokens.push(refreshToken);
+      throw new InvalidGrantError('refresh token already used');
+    }
     const grant = this.refresh.get(refreshToken);
     if (!grant || grant.clientId !== client.client_id) throw new InvalidGrantError('unknown refresh token');
     this.refresh.delete(refreshToken);
     this.state.refreshes += 1;
-    return Promise.resolve(this.issue(grant));
+    const tokens = this.issue(grant);
+    // RFC 6749 section 10.4: the previous refresh token is invalidated but retained by the authorization server.
+    this.spent.set(refreshToken, tokens.refresh_token ?? '');
+    return tokens;
   }
 
   revokeToken(client: OAuthClientInformationFull, request: { token: string }): Promise<void> {
@@ -192,6 +220,20 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
     calls: [],
     issued: [],
     refreshes: 0,
+    reusedRefreshTokens: [],
+    refusals: 0,
+    refusalsReached: (count) =>
+      state.refusals >= count ? Promise.resolve() : new Promise((resolve) => refusalWaits.push({ count, resolve })),
+    holdRefreshes: () => {
+      let release = () => {};
+      provider.gate = new Promise((resolve) => (release = resolve));
+      return {
+        release: () => {
+          provider.gate = undefined;
+          release();
+        },
+      };
+    },
     revoked: [],
     states: [],
     expireAccessTokens: () => {
@@ -206,6 +248,7 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
       return new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
+  const refusalWaits: { count: number; resolve: () => void }[] = [];
   const provider = new TestAuthProvider(state);
   const app = express();
   app.use(mcpAuthRouter({ provider, issuerUrl: new URL(base), resourceServerUrl: mcpUrl, scopesSupported: ['tools'] }));
@@ -213,7 +256,18 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
     verifier: provider,
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
-  app.all('/mcp', express.json(), bearer, async (req, res) => {
+  const countRefusals = (_req: express.Request, res: Response, next: express.NextFunction) => {
+    res.on('finish', () => {
+      if (res.statusCode !== 401) return;
+      state.refusals += 1;
+      for (const wait of refusalWaits.filter((w) => w.count <= state.refusals)) {
+        refusalWaits.splice(refusalWaits.indexOf(wait), 1);
+        wait.resolve();
+      }
+    });
+    next();
+  };
+  app.all('/mcp', countRefusals, express.json(), bearer, async (req, res) => {
     const auth = req.auth;
     // A token issued for another resource is refused as if unknown (MCP authorization spec, token audience binding).
     if (auth?.resource?.href !== mcpUrl.href) {
