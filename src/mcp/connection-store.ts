@@ -3,6 +3,7 @@
  * of an authorization in progress, per server and per owner. Values are JSON text that the store keeps encrypted at
  * rest (PgConnectionStore) or in memory (tests); nothing else in Steward reads them.
  */
+import { createHash } from 'node:crypto';
 
 /** Whose connection: the workspace's one, or one person's (the platform-qualified id the engine uses). */
 export type ConnectionOwner = { kind: 'workspace' } | { kind: 'person'; personId: string };
@@ -21,13 +22,13 @@ export interface StoredConnection {
   updatedAt: Date;
 }
 
-/** One owner's tokens for one server while a caller holds them (see `ConnectionStore.holdTokens`). */
-export interface HeldTokens {
-  /** The tokens stored when the hold began (JSON text), undefined when none were. */
+/** One owner's secret of one kind for one server while a caller holds it (see `ConnectionStore.hold`). */
+export interface HeldSecret {
+  /** The value stored when the hold began, undefined when none was. */
   value: string | undefined;
-  /** Stores `value` as the tokens, before the hold ends. */
+  /** Stores `value` in its place, before the hold ends. */
   replace(value: string): Promise<void>;
-  /** Forgets the tokens held (never newer ones: none can be written while the hold lasts). */
+  /** Forgets the value held (never a newer one: none can be written while the hold lasts). */
   forget(): Promise<void>;
 }
 
@@ -42,11 +43,21 @@ export interface ConnectionStore {
   /** The connections holding tokens, of one server or of one owner, newest first. */
   connections(of: { server: string } | { owner: ConnectionOwner }): Promise<StoredConnection[]>;
   /**
-   * Runs `fn` with the owner's stored tokens for `server` held: until `fn` settles, no other hold of them (in this
-   * process or another on the same database) begins and no other write changes them, so what `fn` reads is what it
-   * replaces or forgets. A refresh runs under it, so that a rotating refresh token is never sent twice.
+   * Runs `fn` with the owner's stored `secret` for `server` held: until `fn` settles, no other hold of it (in this
+   * process or another on the same database) begins and no other write changes it, so what `fn` reads is what it
+   * replaces or forgets. A refresh runs under the hold of the tokens, so a rotating refresh token is never sent twice.
    */
-  holdTokens<T>(server: string, owner: ConnectionOwner, fn: (held: HeldTokens) => Promise<T>): Promise<T>;
+  hold<T>(
+    server: string,
+    owner: ConnectionOwner,
+    secret: ConnectionSecret,
+    fn: (held: HeldSecret) => Promise<T>,
+  ): Promise<T>;
+}
+
+/** A secret's SHA-256 (hex): to tell later that a stored value is still the one meant, without keeping it. */
+export function secretFingerprint(value: string): string {
+  return createHash('sha256').update(value).digest('hex');
 }
 
 /** The owner as one string, for keys and rows: `workspace` or `person:<id>`. */
@@ -92,8 +103,8 @@ export function createMemoryConnectionStore(): ConnectionStore {
       }
       return Promise.resolve(found.sort((a, b) => b.at - a.at).map(({ at: _at, ...c }) => c));
     },
-    holdTokens: async (server, owner, fn) => {
-      const k = key(server, owner, 'tokens');
+    hold: async (server, owner, secret, fn) => {
+      const k = key(server, owner, secret);
       const before = holds.get(k) ?? Promise.resolve();
       const run = before.then(() => {
         const stored = values.get(k);

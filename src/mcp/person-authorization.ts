@@ -87,9 +87,27 @@ export async function revokeTokens(
   which: Extract<ConnectionSecret, 'tokens' | 'pending'> = 'tokens',
 ): Promise<boolean> {
   try {
-    const { url } = authOf(config);
     const tokensText = await options.store.read(config.name, person, which);
     const clientText = await options.store.read(config.name, person, 'client');
+    return await revokeStored(config, tokensText, clientText, options.fetch);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `revokeTokens` with the tokens and the client as stored (JSON text), for a caller that holds them already (a
+ * read through the store meanwhile could wait for that very hold). Never throws.
+ */
+export async function revokeStored(
+  config: McpServerConfig,
+  tokensText: string | undefined,
+  clientText: string | undefined,
+  fetch: FetchLike,
+): Promise<boolean> {
+  const options = { fetch };
+  try {
+    const { url } = authOf(config);
     if (tokensText === undefined || clientText === undefined) return false;
     const tokens = JSON.parse(tokensText) as OAuthTokens;
     const client = JSON.parse(clientText) as OAuthClientInformationMixed;

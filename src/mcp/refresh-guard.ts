@@ -4,7 +4,7 @@
  * a must for public clients), and may take the reuse for a theft and revoke the tokens it issued in its place (RFC
  * 9700 section 4.14.2). Two sessions that find the same access token expired would each send the same refresh token:
  * the second is refused, and the SDK then forgets the tokens, those the first one just saved included. So a refresh
- * request goes out only while the stored tokens are held (`ConnectionStore.holdTokens`) and only with the refresh
+ * request goes out only while the stored tokens are held (`ConnectionStore.hold`) and only with the refresh
  * token they still hold; a caller that comes second is answered with the tokens the first one stored.
  */
 import { OAuthTokensSchema, type OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
@@ -52,7 +52,7 @@ export class RefreshGuard {
    * tokens another session or process saved since, or a person's new connection, stay. True when it forgot them.
    */
   forgetRefused(): Promise<boolean> {
-    return this.store.holdTokens(this.server, this.owner, async (held) => {
+    return this.store.hold(this.server, this.owner, 'tokens', async (held) => {
       const stored = parseTokens(held.value);
       if (stored?.refresh_token === undefined || !this.refused.has(stored.refresh_token)) return false;
       await held.forget();
@@ -69,7 +69,7 @@ export class RefreshGuard {
   }
 
   private refresh(sent: string, send: () => Promise<Response>): Promise<Response> {
-    return this.store.holdTokens(this.server, this.owner, async (held) => {
+    return this.store.hold(this.server, this.owner, 'tokens', async (held) => {
       const stored = parseTokens(held.value);
       // Disconnected meanwhile: a refresh would bring the connection back. The SDK takes this as a failed refresh.
       if (!stored) throw new Error('the connection was removed while its tokens were being refreshed');

@@ -9,7 +9,7 @@ import {
   type ConnectionOwner,
   type ConnectionSecret,
   type ConnectionStore,
-  type HeldTokens,
+  type HeldSecret,
   type StoredConnection,
 } from '../mcp/connection-store.ts';
 import { StewardError } from '../engine/errors.ts';
@@ -106,12 +106,17 @@ export class PgConnectionStore implements ConnectionStore {
   }
 
   /**
-   * Holds the tokens row with `SELECT ... FOR UPDATE` in a transaction that lasts as long as `fn`: another process's
-   * hold or write of the same row waits for it. Everything `fn` does to the row goes through that transaction's own
+   * Holds the secret's row with `SELECT ... FOR UPDATE` in a transaction that lasts as long as `fn`: another
+   * process's hold or write of the same row waits for it. Everything `fn` does to the row goes through that transaction's own
    * connection, so a full pool of waiting holders never starves the one that holds. No row, no lock: there is
-   * nothing to refresh, and `replace` then inserts as `write` does.
+   * nothing to refresh or forget, and `replace` then inserts as `write` does.
    */
-  holdTokens<T>(server: string, owner: ConnectionOwner, fn: (held: HeldTokens) => Promise<T>): Promise<T> {
+  hold<T>(
+    server: string,
+    owner: ConnectionOwner,
+    secret: ConnectionSecret,
+    fn: (held: HeldSecret) => Promise<T>,
+  ): Promise<T> {
     const key = ownerKey(owner);
     return this.db.transaction().execute(async (tx) => {
       const row = await tx
@@ -119,19 +124,19 @@ export class PgConnectionStore implements ConnectionStore {
         .select(['key_id', 'nonce', 'ciphertext'])
         .where('server', '=', server)
         .where('owner', '=', key)
-        .where('kind', '=', 'tokens')
+        .where('kind', '=', secret)
         .forUpdate()
         .executeTakeFirst();
       const value = row
         ? this.box.open(
             { keyId: row.key_id, nonce: Buffer.from(row.nonce), ciphertext: Buffer.from(row.ciphertext) },
-            boundTo(server, key, 'tokens'),
+            boundTo(server, key, secret),
           )
         : undefined;
       return fn({
         value,
-        replace: (next) => this.writeIn(tx, server, owner, 'tokens', next),
-        forget: () => this.forgetIn(tx, server, owner, ['tokens']),
+        replace: (next) => this.writeIn(tx, server, owner, secret, next),
+        forget: () => this.forgetIn(tx, server, owner, [secret]),
       });
     });
   }

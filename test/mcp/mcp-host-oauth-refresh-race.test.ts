@@ -99,7 +99,7 @@ describe('an expired access token refreshed by two processes at once', () => {
   });
 });
 
-describe('ConnectionStore.holdTokens', () => {
+describe('ConnectionStore.hold', () => {
   it('PostgreSQL: a second hold on another pool begins only after the first ends, and sees what it stored', async () => {
     const database = await createTestDatabase('postgres');
     const other = await openDatabase({ databaseUrl: testDatabaseUrlFor(database.name), dataDir: tmpdir() });
@@ -112,7 +112,7 @@ describe('ConnectionStore.holdTokens', () => {
       const held = new Promise<void>((resolve) => (release = resolve));
       let entered: () => void = () => {};
       const firstIn = new Promise<void>((resolve) => (entered = resolve));
-      const first = one.holdTokens('tracker', WORKSPACE, async (h) => {
+      const first = one.hold('tracker', WORKSPACE, 'tokens', async (h) => {
         seen.push(`first saw ${h.value}`);
         entered();
         await held;
@@ -120,7 +120,7 @@ describe('ConnectionStore.holdTokens', () => {
         seen.push('first replaced');
       });
       await firstIn;
-      const secondHold = two.holdTokens('tracker', WORKSPACE, (h) => {
+      const secondHold = two.hold('tracker', WORKSPACE, 'tokens', (h) => {
         seen.push(`second saw ${h.value}`);
         return Promise.resolve();
       });
@@ -144,12 +144,12 @@ describe('ConnectionStore.holdTokens', () => {
     const store = createMemoryConnectionStore();
     await store.write('tracker', WORKSPACE, 'tokens', 'v1');
     const seen: string[] = [];
-    const first = store.holdTokens('tracker', WORKSPACE, async (h) => {
+    const first = store.hold('tracker', WORKSPACE, 'tokens', async (h) => {
       seen.push(`first saw ${h.value}`);
       await Promise.resolve();
       await h.replace('v2');
     });
-    const secondHold = store.holdTokens('tracker', WORKSPACE, async (h) => {
+    const secondHold = store.hold('tracker', WORKSPACE, 'tokens', async (h) => {
       seen.push(`second saw ${h.value}`);
       await h.forget();
     });
