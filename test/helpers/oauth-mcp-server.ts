@@ -3,7 +3,8 @@
  * server side (`mcpAuthRouter`, `requireBearerAuth`, `McpServer`): dynamic registration, PKCE, refresh tokens, and
  * a bearer check that answers 401 with a `resource_metadata` challenge. The consent page approves at once as the
  * person signed in at the authorization server (the browser's `as_user` cookie, as a real one keeps its own login),
- * else as `consentAs`, so a test's "browser" only follows the redirect. Its one tool, `whoami`, answers with the
+ * else as `consentAs`, so a test's "browser" only follows the redirect; with `consentPage`, it is a page with Allow
+ * and Deny buttons (a form posted back to the server, as a real one), for a real browser to click. Its one tool, `whoami`, answers with the
  * token's subject, and every call is counted per subject with the token it came with.
  *
  * As strict as a real server on what Steward relies on: a code is used once, by the client it was issued to, with
@@ -41,6 +42,8 @@ export interface OAuthMcpServer {
   url: string;
   /** Who the consent page approves as, from now on. */
   consentAs: string;
+  /** Authorizations the consent page was shown for (with `consentPage`). */
+  consentsShown: number;
   calls: SeenCall[];
   /** Every access and refresh token issued so far: the canaries a test looks for where they must not be. */
   issued: string[];
@@ -97,14 +100,61 @@ class TestAuthProvider implements OAuthServerProvider {
   /** While set, refreshes wait for it. */
   gate: Promise<void> | undefined;
 
-  constructor(private readonly state: OAuthMcpServer) {}
+  /** Authorizations whose consent page is shown, by the id its form posts back. */
+  readonly asked = new Map<
+    string,
+    { subject: string; client: OAuthClientInformationFull; params: AuthorizationParams }
+  >();
+
+  constructor(
+    private readonly state: OAuthMcpServer,
+    private readonly consentPage: boolean,
+  ) {}
 
   authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
-    const code = `code-${token()}`;
     const signedIn = /(?:^|;\s*)as_user=([^;]+)/.exec(res.req.headers.cookie ?? '')?.[1];
     this.state.states.push(params.state ?? '');
+    const subject = signedIn ? decodeURIComponent(signedIn) : this.state.consentAs;
+    if (!this.consentPage) {
+      this.allow(subject, client, params, res);
+      return Promise.resolve();
+    }
+    const id = token();
+    this.asked.set(id, { subject, client, params });
+    this.state.consentsShown += 1;
+    const name = (client.client_name ?? client.client_id).replace(/[^\w .-]/g, '');
+    res
+      .type('html')
+      .send(
+        `<!doctype html><title>Allow ${name}?</title><h1>Allow ${name} to use your account ${subject.replace(/[^\w@.-]/g, '')}?</h1>` +
+          `<form method="post" action="/consent"><input type="hidden" name="id" value="${id}">` +
+          `<button name="decision" value="allow">Allow</button><button name="decision" value="deny">Deny</button></form>`,
+      );
+    return Promise.resolve();
+  }
+
+  /** The consent page's answer: the code (or access_denied, RFC 6749 section 4.1.2.1) sent back to the client. */
+  answer(id: string, decision: string, res: Response): void {
+    const asked = this.asked.get(id);
+    this.asked.delete(id);
+    if (!asked) {
+      res.status(400).send('unknown authorization');
+      return;
+    }
+    if (decision === 'allow') {
+      this.allow(asked.subject, asked.client, asked.params, res);
+      return;
+    }
+    const back = new URL(asked.params.redirectUri);
+    back.searchParams.set('error', 'access_denied');
+    if (asked.params.state !== undefined) back.searchParams.set('state', asked.params.state);
+    res.redirect(back.href);
+  }
+
+  private allow(subject: string, client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): void {
+    const code = `code-${token()}`;
     const grant = {
-      subject: signedIn ? decodeURIComponent(signedIn) : this.state.consentAs,
+      subject,
       clientId: client.client_id,
       scopes: params.scopes ?? [],
       ...(params.resource ? { resource: params.resource } : {}),
@@ -114,7 +164,6 @@ class TestAuthProvider implements OAuthServerProvider {
     back.searchParams.set('code', code);
     if (params.state !== undefined) back.searchParams.set('state', params.state);
     res.redirect(back.href);
-    return Promise.resolve();
   }
 
   challengeForAuthorizationCode(_client: OAuthClientInformationFull, code: string): Promise<string> {
@@ -209,7 +258,10 @@ function token(): string {
 }
 
 /** Starts the pair on a loopback port. */
-export async function startOAuthMcpServer(options: { consentAs: string }): Promise<OAuthMcpServer> {
+export async function startOAuthMcpServer(options: {
+  consentAs: string;
+  consentPage?: boolean;
+}): Promise<OAuthMcpServer> {
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -217,6 +269,7 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
   const state: OAuthMcpServer = {
     url: mcpUrl.href,
     consentAs: options.consentAs,
+    consentsShown: 0,
     calls: [],
     issued: [],
     refreshes: 0,
@@ -249,8 +302,12 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
     },
   };
   const refusalWaits: { count: number; resolve: () => void }[] = [];
-  const provider = new TestAuthProvider(state);
+  const provider = new TestAuthProvider(state, options.consentPage ?? false);
   const app = express();
+  app.post('/consent', express.urlencoded({ extended: false }), (req, res) => {
+    const body = req.body as { id?: string; decision?: string };
+    provider.answer(body.id ?? '', body.decision ?? '', res);
+  });
   app.use(mcpAuthRouter({ provider, issuerUrl: new URL(base), resourceServerUrl: mcpUrl, scopesSupported: ['tools'] }));
   const bearer = requireBearerAuth({
     verifier: provider,
