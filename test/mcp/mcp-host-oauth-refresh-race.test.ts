@@ -1,6 +1,6 @@
 /**
- * Two processes (two McpHosts, each with its own PgConnectionStore over its own pool on one PostgreSQL) find the same
- * connection's access token expired at once. The authorization server rotates refresh tokens and takes a reused one
+ * Two processes (two McpHosts, each with its own PgConnectionStore over its own pool on one PostgreSQL), or two
+ * sessions of one process on PGlite's single connection, find the same connection's access token expired at once. The authorization server rotates refresh tokens and takes a reused one
  * for a breach (RFC 6749 section 10.4, RFC 9700 section 4.14.2): it refuses it and revokes what replaced it. Before
  * the refresh guard, both sent the same refresh token; the second was refused, and the SDK's invalidateCredentials
  * then deleted the tokens the first had just saved: the connection was gone.
@@ -12,10 +12,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryConnectionStore, type ConnectionOwner } from '../../src/mcp/connection-store.ts';
 import { parseMcpConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost, type Authorizer } from '../../src/mcp/mcp-host.ts';
-import { openDatabase, type StoreDatabase } from '../../src/store/database.ts';
+import { openDatabase } from '../../src/store/database.ts';
 import { PgConnectionStore } from '../../src/store/pg-connection-store.ts';
 import { parseSecretKey, SecretBox } from '../../src/store/secret-box.ts';
-import { createTestDatabase, testDatabaseUrlFor, type TestDatabase } from '../helpers/databases.ts';
+import { createTestDatabase, testDatabaseUrlFor } from '../helpers/databases.ts';
 import { startOAuthMcpServer, type OAuthMcpServer } from '../helpers/oauth-mcp-server.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
@@ -37,28 +37,55 @@ async function whoami(host: McpHost) {
   return host.callTool('tracker.whoami', {}, { signal: new AbortController().signal, timeoutMs: 10_000 });
 }
 
-describe('an expired access token refreshed by two processes at once', () => {
+/** Two stores on one database: two pools of one PostgreSQL (two processes), or one PGlite (two sessions, one process). */
+const setups: [string, () => Promise<{ stores: [PgConnectionStore, PgConnectionStore]; close(): Promise<void> }>][] = [
+  [
+    'PostgreSQL, two processes (two pools)',
+    async () => {
+      const database = await createTestDatabase('postgres');
+      const second = await openDatabase({ databaseUrl: testDatabaseUrlFor(database.name), dataDir: tmpdir() });
+      return {
+        stores: [
+          new PgConnectionStore(database.db, new SecretBox(KEY)),
+          new PgConnectionStore(second.db, new SecretBox(KEY)),
+        ],
+        close: async () => {
+          await second.close();
+          await database.close();
+        },
+      };
+    },
+  ],
+  [
+    'PGlite, two sessions of one process (one connection)',
+    async () => {
+      const database = await createTestDatabase('pglite');
+      return {
+        stores: [
+          new PgConnectionStore(database.db, new SecretBox(KEY)),
+          new PgConnectionStore(database.db, new SecretBox(KEY)),
+        ],
+        close: () => database.close(),
+      };
+    },
+  ],
+];
+
+describe.each(setups)('an expired access token refreshed twice at once: %s', (_name, open) => {
   let server: OAuthMcpServer;
-  let database: TestDatabase;
-  let second: StoreDatabase;
+  let opened: Awaited<ReturnType<typeof open>>;
   const logs: string[] = [];
   const logger = (level: string, message: string) => logs.push(`${level} ${message}`);
 
   beforeAll(async () => {
-    [server, database] = await Promise.all([
-      startOAuthMcpServer({ consentAs: 'alice' }),
-      createTestDatabase('postgres'),
-    ]);
-    second = await openDatabase({ databaseUrl: testDatabaseUrlFor(database.name), dataDir: tmpdir() });
+    [server, opened] = await Promise.all([startOAuthMcpServer({ consentAs: 'alice' }), open()]);
   });
   afterAll(async () => {
-    await second?.close();
-    await Promise.all([server?.close(), database?.close()]);
+    await Promise.all([server?.close(), opened?.close()]);
   });
 
-  it('is refreshed once: the second process uses the tokens the first stored, and the connection stays', async () => {
-    const storeA = new PgConnectionStore(database.db, new SecretBox(KEY));
-    const storeB = new PgConnectionStore(second.db, new SecretBox(KEY));
+  it('is refreshed once: the second uses the tokens the first stored, and the connection stays', async () => {
+    const [storeA, storeB] = opened.stores;
     // Connected once, by an approver: from here on neither process has anyone to ask.
     const connecting = await McpHost.connect(config(server.url), { connections: storeA, authorize: browser, logger });
     expect(connecting.failures).toEqual([]);
