@@ -28,6 +28,7 @@ import { spendCaps } from './0022-spend-caps.ts';
 import { mcpConnectLinks } from './0023-mcp-connect-links.ts';
 import { connectLinkConfirmation } from './0024-connect-link-confirmation.ts';
 import { serverQuestions } from './0025-server-questions.ts';
+import { pendingConnectionExpiry } from './0026-pending-connection-expiry.ts';
 
 /** All migrations by name, in the order they apply. */
 export const migrations: Record<string, Migration> = {
@@ -56,4 +57,5 @@ export const migrations: Record<string, Migration> = {
   '0023-mcp-connect-links': mcpConnectLinks,
   '0024-connect-link-confirmation': connectLinkConfirmation,
   '0025-server-questions': serverQuestions,
+  '0026-pending-connection-expiry': pendingConnectionExpiry,
 };

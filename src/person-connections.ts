@@ -6,13 +6,14 @@
  *
  * A connection made in a browser that was signed in to the dashboard as the link's person is theirs at once. Made in
  * any other browser (the link may have been forwarded, or seen by someone else), it waits, used for nothing, until
- * the person answers in chat, where Steward knows who they are: use it, or not them (revoked and forgotten).
+ * the person answers in chat, where Steward knows who they are: use it, or not them (revoked and forgotten); after a
+ * day without an answer it is revoked and forgotten too.
  */
 import { randomBytes } from 'node:crypto';
 import type { Conversation, PendingConnection, PersonConnection, PersonConnections } from './engine/ports.ts';
 import type { Actor } from './engine/types.ts';
 import type { McpHost } from './mcp/mcp-host.ts';
-import type { PgConnectLinks } from './store/pg-connect-links.ts';
+import { PENDING_CONNECTION_TTL_MS, type PgConnectLinks } from './store/pg-connect-links.ts';
 import type { ConnectFlow, ConnectTarget, FinishedConnection } from './web/connect-pages.ts';
 
 type Ask = (pending: PendingConnection) => Promise<void>;
@@ -74,6 +75,24 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     return { used: true };
   }
 
+  async expirePending(at: Date): Promise<void> {
+    try {
+      const cutoff = new Date(at.getTime() - PENDING_CONNECTION_TTL_MS);
+      for (const expired of await this.links.expirePending(cutoff, at)) {
+        const { server, person, fingerprint } = expired;
+        // Only the tokens that link brought (a newer link of theirs may have brought others since).
+        const { known, revoked } = await this.host.refusePending(server, person, fingerprint);
+        if (!known) continue;
+        this.log?.(
+          'info',
+          `connect: ${who(person)} did not confirm ${server} within a day; the connection that waited was ${revoked ? 'revoked at the server and ' : ''}forgotten`,
+        );
+      }
+    } catch (err) {
+      this.log?.('warn', `connect: connections waiting to be confirmed not expired yet: ${(err as Error).message}`);
+    }
+  }
+
   whenPending(ask: Ask): () => void {
     this.asks.push(ask);
     return () => {
@@ -109,13 +128,13 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     const done = await this.links.complete(state, binding, at);
     if (!done) return null;
     const { link, signedIn, ...target } = done;
-    await this.host.finishConnection(target.server, target.person, code, !signedIn);
+    const fingerprint = await this.host.finishConnection(target.server, target.person, code, !signedIn);
     if (signedIn) {
       // Whichever process holds the waiting run (this one or another) looks again at once.
       await this.links.signalConnected(target.runId);
       return { ...target, pending: false };
     }
-    await this.links.markPending(link, at);
+    await this.links.markPending(link, at, fingerprint);
     const ask = this.asks[0];
     if (!ask) {
       this.log?.(

@@ -150,6 +150,11 @@ export interface PersonConnections {
    * (the planner sees a server once anyone has connected it). Never throws.
    */
   heard(): Promise<void>;
+  /**
+   * Revokes and forgets the connections that waited too long at `at` for their person to confirm them (any process
+   * may call it; each is forgotten once). Never throws.
+   */
+  expirePending(at: Date): Promise<void>;
 }
 
 /** A connection that waits for its person to confirm it in chat, and where to ask them. */

@@ -8,7 +8,13 @@ import type { ServerQuestions } from '../engine/server-questions.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
 import { CallSlots } from './call-slots.ts';
-import { createMemoryConnectionStore, ownerKey, personOwner, type ConnectionStore } from './connection-store.ts';
+import {
+  createMemoryConnectionStore,
+  ownerKey,
+  personOwner,
+  secretFingerprint,
+  type ConnectionStore,
+} from './connection-store.ts';
 import type { McpConfig, McpServerConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import { createOAuthFetch, type McpLogger } from './mcp-transport.ts';
@@ -18,6 +24,7 @@ import {
   authorizationUrl,
   finishAuthorization,
   tokensExpired,
+  revokeStored,
   revokeTokens,
   type PersonAuthorizationOptions,
 } from './person-authorization.ts';
@@ -450,12 +457,18 @@ export class McpHost implements ToolRunner {
    * Exchanges the code the person's browser came back with; their tokens are stored sealed, their old session closed,
    * and a new one opened with the new tokens (its listing is the catalog: the first connection shows the planner the
    * server's tools). A session that does not open now is opened again at their next step. With `pending`, the tokens
-   * are kept aside, unused, until the person confirms them (`usePending`) or refuses them (`refusePending`).
+   * are kept aside, unused, until the person confirms them (`usePending`) or refuses them (`refusePending`); their
+   * `secretFingerprint` is returned, to name them later.
    */
-  async finishConnection(server: string, person: Actor, code: string, pending = false): Promise<void> {
+  async finishConnection(server: string, person: Actor, code: string, pending = false): Promise<string | undefined> {
     const owner = personOwner(person);
     await finishAuthorization(this.personConfig(server), owner, code, this.authorization, pending);
-    if (!pending) await this.reopen(server, owner);
+    if (!pending) {
+      await this.reopen(server, owner);
+      return undefined;
+    }
+    const kept = await this.authorization.store.read(server, owner, 'pending');
+    return kept === undefined ? undefined : secretFingerprint(kept);
   }
 
   /**
@@ -475,16 +488,28 @@ export class McpHost implements ToolRunner {
   }
 
   /**
-   * The person said the connection that waited for them is not theirs: revoked at the authorization server when it
-   * offers revocation, and forgotten. Their own connection, if any, is left as it was.
+   * The person said the connection that waited for them is not theirs (or it waited too long): revoked at the
+   * authorization server when it offers revocation, and forgotten. Their own connection, if any, is left as it was.
+   * With `fingerprint`, only the pending tokens it names (as `finishConnection` returned it): never newer ones that a
+   * later authorization of theirs brought.
    */
-  async refusePending(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }> {
+  async refusePending(
+    server: string,
+    person: Actor,
+    fingerprint?: string,
+  ): Promise<{ known: boolean; revoked: boolean }> {
     const owner = personOwner(person);
     const config = this.personConfig(server);
-    const known = (await this.authorization.store.read(server, owner, 'pending')) !== undefined;
-    const revoked = known ? await revokeTokens(config, owner, this.authorization, 'pending') : false;
-    await this.authorization.store.forget(server, owner, ['pending']);
-    return { known, revoked };
+    const { store, fetch } = this.authorization;
+    const client = await store.read(server, owner, 'client');
+    return store.hold(server, owner, 'pending', async (held) => {
+      const other =
+        fingerprint !== undefined && held.value !== undefined && secretFingerprint(held.value) !== fingerprint;
+      if (held.value === undefined || other) return { known: false, revoked: false };
+      const revoked = await revokeStored(config, held.value, client, fetch);
+      await held.forget();
+      return { known: true, revoked };
+    });
   }
 
   /** Closes the person's session and opens one with their tokens as stored now (its listing is the catalog). */

@@ -135,7 +135,7 @@ export class McpSession {
         stderr,
         options.logger,
         { maxBytes: options.maxMessageBytes, onOversized },
-        { challenge, ...(auth ? { authProvider: auth } : {}) },
+        { challenge, ...(auth ? { authProvider: auth, guard: (f) => auth.refreshGuard.wrap(f) } : {}) },
       );
       // Debounced because a server registering tools one by one sends one notification per tool.
       const onChanged = () => events.onToolsChanged(session);

@@ -66,13 +66,19 @@ export function createTransport(
   stderr: StderrTail,
   logger: McpLogger,
   bound: MessageBound,
-  http: { authProvider?: OAuthClientProvider; challenge?: AuthChallenge } = {},
+  http: {
+    authProvider?: OAuthClientProvider;
+    challenge?: AuthChallenge;
+    /** Wraps the fetch the SDK's auth flow uses (the connection's refresh guard). */
+    guard?: (fetch: FetchLike) => FetchLike;
+  } = {},
 ): TrackedStdioTransport | StreamableHTTPClientTransport {
   const t = config.transport;
   if (t.kind === 'http') {
     let fetch = createBoundedFetch(bound.maxBytes, bound.onOversized, noteChallenges(globalThis.fetch, http.challenge));
     // Discovery can point anywhere (the server names its authorization server): tokens go nowhere in clear.
     if (http.authProvider) fetch = secureOnly(fetch);
+    if (http.guard) fetch = http.guard(fetch);
     return new StreamableHTTPClientTransport(new URL(t.url), {
       requestInit: { headers: t.headers },
       fetch,

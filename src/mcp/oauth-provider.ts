@@ -11,6 +11,7 @@ import type {
 } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { ConnectionOwner, ConnectionSecret, ConnectionStore } from './connection-store.ts';
 import { isSecureOrLoopback, type McpAuthConfig } from './mcp-config.ts';
+import { RefreshGuard } from './refresh-guard.ts';
 
 /** What a person's authorization needs: open `url` in their browser, and the code it comes back with. */
 export interface AuthorizationRequest {
@@ -59,7 +60,11 @@ export class McpOAuthProvider implements OAuthClientProvider {
   /** The authorization's `state` (RFC 6749 section 10.12), when Steward's connect flow gave one. */
   readonly state: (() => string) | undefined;
 
+  /** Serialises this connection's refreshes across sessions and processes: wrap the fetch the SDK's auth uses. */
+  readonly refreshGuard: RefreshGuard;
+
   constructor(private readonly options: OAuthProviderOptions) {
+    this.refreshGuard = new RefreshGuard(options.store, options.server, options.owner);
     const state = options.state;
     this.state = state === undefined ? undefined : () => state;
     const { clientId, privateKey, algorithm } = options.auth;
@@ -116,7 +121,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveTokens(tokens: OAuthTokens): Promise<void> {
-    await this.write(this.options.tokensAs ?? 'tokens', tokens);
+    const as = this.options.tokensAs ?? 'tokens';
+    // Stored already by the refresh guard, under its hold: writing them again now could overwrite newer ones.
+    if (as === 'tokens' && this.refreshGuard.isSettled(tokens)) return;
+    await this.write(as, tokens);
   }
 
   async redirectToAuthorization(url: URL): Promise<void> {
@@ -156,14 +164,20 @@ export class McpOAuthProvider implements OAuthClientProvider {
     return params;
   }
 
+  /**
+   * Forgets what the SDK found refused. Tokens only when the authorization server refused their refresh token
+   * (compare-and-forget): the SDK also calls this after a refused code exchange, and after a refresh that came second,
+   * and neither may take the tokens a person or another process holds now.
+   */
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
     const secrets: Record<typeof scope, ConnectionSecret[]> = {
-      all: ['tokens', 'client', 'verifier'],
+      all: ['client', 'verifier'],
       client: ['client'],
-      tokens: ['tokens'],
+      tokens: [],
       verifier: ['verifier'],
       discovery: [],
     };
+    if (scope === 'all' || scope === 'tokens') await this.refreshGuard.forgetRefused();
     await this.options.store.forget(this.options.server, this.options.owner, secrets[scope]);
   }
 

@@ -87,13 +87,30 @@ export async function revokeTokens(
   which: Extract<ConnectionSecret, 'tokens' | 'pending'> = 'tokens',
 ): Promise<boolean> {
   try {
-    const { url } = authOf(config);
     const tokensText = await options.store.read(config.name, person, which);
     const clientText = await options.store.read(config.name, person, 'client');
+    return await revokeStored(config, tokensText, clientText, options.fetch);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * `revokeTokens` with the tokens and the client as stored (JSON text), for a caller that holds them already (a
+ * read through the store meanwhile could wait for that very hold). Never throws.
+ */
+export async function revokeStored(
+  config: McpServerConfig,
+  tokensText: string | undefined,
+  clientText: string | undefined,
+  fetch: FetchLike,
+): Promise<boolean> {
+  try {
+    const { url } = authOf(config);
     if (tokensText === undefined || clientText === undefined) return false;
     const tokens = JSON.parse(tokensText) as OAuthTokens;
     const client = JSON.parse(clientText) as OAuthClientInformationMixed;
-    const info = await discoverOAuthServerInfo(url, { fetchFn: options.fetch });
+    const info = await discoverOAuthServerInfo(url, { fetchFn: fetch });
     // RFC 8414 section 2 names these; the SDK's type for OpenID Connect metadata leaves them out.
     const metadata = info.authorizationServerMetadata as
       { revocation_endpoint?: string; revocation_endpoint_auth_methods_supported?: string[] } | undefined;
@@ -115,7 +132,7 @@ export async function revokeTokens(
       body.set('client_id', client.client_id);
       if (secret) body.set('client_secret', secret);
     }
-    const response = await options.fetch(endpoint, { method: 'POST', headers, body });
+    const response = await fetch(endpoint, { method: 'POST', headers, body });
     // RFC 7009 section 2.2: 200 whether or not the token was still valid.
     return response.ok;
   } catch {

@@ -1,8 +1,8 @@
 /**
- * Connect links over Kysely (migrations 0023, 0024): issued for one person, server and waiting run, in a conversation;
+ * Connect links over Kysely (migrations 0023, 0024, 0026): issued for one person, server and waiting run, in a conversation;
  * opened once (the OAuth `state` and the browser's binding noted, as hashes, and whether that browser was signed in to
  * the dashboard as the link's person); completed once, by the browser that opened it, before it expires. A connection
- * made without that sign-in is pending until its person answers in chat (once). Connecting signals every process
+ * made without that sign-in is pending until its person answers in chat (once), for a day at most. Connecting signals every process
  * (`connected:<run>`), so the process that holds the run goes on.
  */
 import { createHash, randomBytes } from 'node:crypto';
@@ -33,12 +33,21 @@ export interface McpConnectLinksTable {
   pending_at: Date | null;
   decided_at: Date | null;
   decision: string | null;
+  pending_hash: string | null;
 }
 
 type Db = Kysely<DatabaseSchema & { mcp_connect_links: McpConnectLinksTable }>;
 
 /** How long a connect link works after it is sent. */
 export const CONNECT_LINK_TTL_MS = 15 * 60_000;
+
+/**
+ * How long a connection made through a link waits for its person to confirm it in chat. They are asked at once, as
+ * the browser comes back; a day lets someone who authorized and walked away answer when back (overnight, another time
+ * zone), after which the tokens of an account no one confirmed are revoked at its server instead of kept sealed, and
+ * the "Use this connection" button in the thread's history no longer does anything.
+ */
+export const PENDING_CONNECTION_TTL_MS = 24 * 60 * 60_000;
 
 /** What a link connects: whose connection, to which server, for which waiting run; where it was sent. */
 export interface ConnectLinkTarget {
@@ -56,6 +65,11 @@ export interface CompletedLink extends ConnectLinkTarget {
 
 /** A person's answer about a pending connection: use it, or not theirs. */
 export type LinkDecision = 'used' | 'refused';
+
+/** A connection that waited too long for its person: its link, and the fingerprint of the tokens it brought. */
+export interface ExpiredConnection extends CompletedLink {
+  fingerprint: string | undefined;
+}
 
 function hash(value: string): string {
   return createHash('sha256').update(value).digest('hex');
@@ -182,14 +196,15 @@ export class PgConnectLinks {
   }
 
   /**
-   * The connection made through `link` waits for its person to confirm it; an older one of theirs for the same server
-   * that still waited is replaced by it (its tokens were overwritten).
+   * The connection made through `link` waits for its person to confirm it (`fingerprint`: that of the tokens it
+   * brought, `secretFingerprint`); an older one of theirs for the same server that still waited is replaced by it (its
+   * tokens were overwritten).
    */
-  async markPending(link: string, at: Date): Promise<void> {
+  async markPending(link: string, at: Date, fingerprint?: string): Promise<void> {
     await this.db.transaction().execute(async (tx) => {
       const row = await tx
         .updateTable('mcp_connect_links')
-        .set({ pending_at: at })
+        .set({ pending_at: at, pending_hash: fingerprint ?? null })
         .where('id', '=', link)
         .returning(['server', 'channel', 'user_id'])
         .executeTakeFirst();
@@ -230,6 +245,22 @@ export class PgConnectLinks {
     if (link !== undefined) query = query.where('id', '=', /^\d{1,18}$/.test(link) ? link : '0');
     const row = await query.returning(TARGET).executeTakeFirst();
     return row ? toCompleted(row) : null;
+  }
+
+  /**
+   * Ends the wait of every connection pending since `cutoff` or before (decided `expired`, once: the process whose
+   * statement claims a row forgets its tokens), and returns them.
+   */
+  async expirePending(cutoff: Date, at: Date): Promise<ExpiredConnection[]> {
+    const rows = await this.db
+      .updateTable('mcp_connect_links')
+      .set({ decided_at: at, decision: 'expired' })
+      .where('pending_at', 'is not', null)
+      .where('decided_at', 'is', null)
+      .where('pending_at', '<=', cutoff)
+      .returning([...TARGET, 'pending_hash'])
+      .execute();
+    return rows.map((row) => ({ ...toCompleted(row), fingerprint: row.pending_hash ?? undefined }));
   }
 
   /** Tells every process (this one too) that someone connected, for the run that waited (if any). */

@@ -9,6 +9,7 @@ import {
   type ConnectionOwner,
   type ConnectionSecret,
   type ConnectionStore,
+  type HeldSecret,
   type StoredConnection,
 } from '../mcp/connection-store.ts';
 import { StewardError } from '../engine/errors.ts';
@@ -54,20 +55,39 @@ export class PgConnectionStore implements ConnectionStore {
     return this.box.open(sealed, boundTo(server, ownerKey(owner), secret));
   }
 
-  async write(server: string, owner: ConnectionOwner, secret: ConnectionSecret, value: string): Promise<void> {
+  write(server: string, owner: ConnectionOwner, secret: ConnectionSecret, value: string): Promise<void> {
+    return this.writeIn(this.db, server, owner, secret, value);
+  }
+
+  private async writeIn(
+    db: Db,
+    server: string,
+    owner: ConnectionOwner,
+    secret: ConnectionSecret,
+    value: string,
+  ): Promise<void> {
     const key = ownerKey(owner);
     const sealed = this.box.seal(value, boundTo(server, key, secret));
     const row = { key_id: sealed.keyId, nonce: sealed.nonce, ciphertext: sealed.ciphertext };
-    await this.db
+    await db
       .insertInto('mcp_connection_secrets')
       .values({ server, owner: key, kind: secret, ...row })
       .onConflict((c) => c.columns(['server', 'owner', 'kind']).doUpdateSet({ ...row, updated_at: sql`now()` }))
       .execute();
   }
 
-  async forget(server: string, owner: ConnectionOwner, secrets: readonly ConnectionSecret[]): Promise<void> {
+  forget(server: string, owner: ConnectionOwner, secrets: readonly ConnectionSecret[]): Promise<void> {
+    return this.forgetIn(this.db, server, owner, secrets);
+  }
+
+  private async forgetIn(
+    db: Db,
+    server: string,
+    owner: ConnectionOwner,
+    secrets: readonly ConnectionSecret[],
+  ): Promise<void> {
     if (secrets.length === 0) return;
-    await this.db
+    await db
       .deleteFrom('mcp_connection_secrets')
       .where('server', '=', server)
       .where('owner', '=', ownerKey(owner))
@@ -83,6 +103,42 @@ export class PgConnectionStore implements ConnectionStore {
     query = 'server' in of ? query.where('server', '=', of.server) : query.where('owner', '=', ownerKey(of.owner));
     const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').execute();
     return rows.map((r) => ({ server: r.server, owner: ownerOf(r.owner), updatedAt: new Date(r.updated_at) }));
+  }
+
+  /**
+   * Holds the secret's row with `SELECT ... FOR UPDATE` in a transaction that lasts as long as `fn`: another
+   * process's hold or write of the same row waits for it. Everything `fn` does to the row goes through that transaction's own
+   * connection, so a full pool of waiting holders never starves the one that holds. No row, no lock: there is
+   * nothing to refresh or forget, and `replace` then inserts as `write` does.
+   */
+  hold<T>(
+    server: string,
+    owner: ConnectionOwner,
+    secret: ConnectionSecret,
+    fn: (held: HeldSecret) => Promise<T>,
+  ): Promise<T> {
+    const key = ownerKey(owner);
+    return this.db.transaction().execute(async (tx) => {
+      const row = await tx
+        .selectFrom('mcp_connection_secrets')
+        .select(['key_id', 'nonce', 'ciphertext'])
+        .where('server', '=', server)
+        .where('owner', '=', key)
+        .where('kind', '=', secret)
+        .forUpdate()
+        .executeTakeFirst();
+      const value = row
+        ? this.box.open(
+            { keyId: row.key_id, nonce: Buffer.from(row.nonce), ciphertext: Buffer.from(row.ciphertext) },
+            boundTo(server, key, secret),
+          )
+        : undefined;
+      return fn({
+        value,
+        replace: (next) => this.writeIn(tx, server, owner, secret, next),
+        forget: () => this.forgetIn(tx, server, owner, [secret]),
+      });
+    });
   }
 
   /**

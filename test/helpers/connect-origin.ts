@@ -41,8 +41,11 @@ export interface ConnectOrigin {
   setup: SetUp;
 }
 
-/** A web origin for `oauth`'s server; pass `setup` to a harness (it is started on the harness's database). */
-export function connectOrigin(oauth: OAuthMcpServer): ConnectOrigin {
+/**
+ * A web origin for `oauth`'s server; pass `setup` to a harness (it is started on the harness's database). `name`: the
+ * host its links name (`localhost` makes it another site than the authorization server on 127.0.0.1, for a browser).
+ */
+export function connectOrigin(oauth: OAuthMcpServer, name = '127.0.0.1'): ConnectOrigin {
   let web = '';
   const holder: { flow?: PersonConnectionFlow } = {};
   return {
@@ -58,7 +61,7 @@ export function connectOrigin(oauth: OAuthMcpServer): ConnectOrigin {
         port: 0,
         host: '127.0.0.1',
         app: (port) => {
-          web = `http://127.0.0.1:${port}`;
+          web = `http://${name}:${port}`;
           return createDashboardApp({
             data: new PgDashboard(db.db, { baseUrl: web }),
             secret: `test-${randomBytes(16).toString('hex')}`,

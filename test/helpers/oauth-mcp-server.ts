@@ -3,14 +3,18 @@
  * server side (`mcpAuthRouter`, `requireBearerAuth`, `McpServer`): dynamic registration, PKCE, refresh tokens, and
  * a bearer check that answers 401 with a `resource_metadata` challenge. The consent page approves at once as the
  * person signed in at the authorization server (the browser's `as_user` cookie, as a real one keeps its own login),
- * else as `consentAs`, so a test's "browser" only follows the redirect. Its one tool, `whoami`, answers with the
+ * else as `consentAs`, so a test's "browser" only follows the redirect; with `consentPage`, it is a page with Allow
+ * and Deny buttons (a form posted back to the server, as a real one), for a real browser to click. Its one tool, `whoami`, answers with the
  * token's subject, and every call is counted per subject with the token it came with.
  *
  * As strict as a real server on what Steward relies on: a code is used once, by the client it was issued to, with
  * the redirect URI of its authorization request (RFC 6749 section 4.1.3) and its PKCE verifier (RFC 7636 section
  * 4.6, checked by the SDK's token handler); a token is bound to the resource it was asked for (RFC 8707 section 2)
  * and the MCP endpoint refuses one issued for another (MCP authorization spec, "Token Audience Binding"); revocation
- * (RFC 7009) ends the refresh token and the access tokens issued with it.
+ * (RFC 7009) ends the refresh token and the access tokens issued with it. Refresh tokens rotate and are used once: one
+ * presented again after it was exchanged is refused with invalid_grant and, as a breach (RFC 6749 section 10.4, RFC
+ * 9700 section 4.14.2: "the authorization server cannot determine which party submitted the invalid refresh token,
+ * but it will revoke the active refresh token"), the refresh token that replaced it is revoked with its access tokens.
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
@@ -38,10 +42,21 @@ export interface OAuthMcpServer {
   url: string;
   /** Who the consent page approves as, from now on. */
   consentAs: string;
+  /** Authorizations the consent page was shown for (with `consentPage`). */
+  consentsShown: number;
   calls: SeenCall[];
   /** Every access and refresh token issued so far: the canaries a test looks for where they must not be. */
   issued: string[];
+  /** Refreshes that issued tokens. */
   refreshes: number;
+  /** Refresh tokens presented again after they were exchanged (each one revoked what replaced it). */
+  reusedRefreshTokens: string[];
+  /** Requests the MCP endpoint refused with 401 (no token, or one unknown, expired or for another resource). */
+  refusals: number;
+  /** Resolves once the MCP endpoint has refused `count` requests in all. */
+  refusalsReached(count: number): Promise<void>;
+  /** Holds every refresh at the token endpoint, before its token is looked at, until `release` is called. */
+  holdRefreshes(): { release(): void };
   /** Tokens revoked through the revocation endpoint (RFC 7009), in order. */
   revoked: string[];
   /** The `state` of every authorization request, in order. */
@@ -80,15 +95,66 @@ class TestAuthProvider implements OAuthServerProvider {
   >();
   readonly access = new Map<string, Grant>();
   private readonly refresh = new Map<string, Omit<Grant, 'expiresAt'>>();
+  /** Each exchanged refresh token, and the one issued in its place. */
+  private readonly spent = new Map<string, string>();
+  /** While set, refreshes wait for it. */
+  gate: Promise<void> | undefined;
 
-  constructor(private readonly state: OAuthMcpServer) {}
+  /** Authorizations whose consent page is shown, by the id its form posts back. */
+  readonly asked = new Map<
+    string,
+    { subject: string; client: OAuthClientInformationFull; params: AuthorizationParams }
+  >();
+
+  constructor(
+    private readonly state: OAuthMcpServer,
+    private readonly consentPage: boolean,
+  ) {}
 
   authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
-    const code = `code-${token()}`;
     const signedIn = /(?:^|;\s*)as_user=([^;]+)/.exec(res.req.headers.cookie ?? '')?.[1];
     this.state.states.push(params.state ?? '');
+    const subject = signedIn ? decodeURIComponent(signedIn) : this.state.consentAs;
+    if (!this.consentPage) {
+      this.allow(subject, client, params, res);
+      return Promise.resolve();
+    }
+    const id = token();
+    this.asked.set(id, { subject, client, params });
+    this.state.consentsShown += 1;
+    const name = (client.client_name ?? client.client_id).replace(/[^\w .-]/g, '');
+    res
+      .type('html')
+      .send(
+        `<!doctype html><title>Allow ${name}?</title><h1>Allow ${name} to use your account ${subject.replace(/[^\w@.-]/g, '')}?</h1>` +
+          `<form method="post" action="/consent"><input type="hidden" name="id" value="${id}">` +
+          `<button name="decision" value="allow">Allow</button><button name="decision" value="deny">Deny</button></form>`,
+      );
+    return Promise.resolve();
+  }
+
+  /** The consent page's answer: the code (or access_denied, RFC 6749 section 4.1.2.1) sent back to the client. */
+  answer(id: string, decision: string, res: Response): void {
+    const asked = this.asked.get(id);
+    this.asked.delete(id);
+    if (!asked) {
+      res.status(400).send('unknown authorization');
+      return;
+    }
+    if (decision === 'allow') {
+      this.allow(asked.subject, asked.client, asked.params, res);
+      return;
+    }
+    const back = new URL(asked.params.redirectUri);
+    back.searchParams.set('error', 'access_denied');
+    if (asked.params.state !== undefined) back.searchParams.set('state', asked.params.state);
+    res.redirect(back.href);
+  }
+
+  private allow(subject: string, client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): void {
+    const code = `code-${token()}`;
     const grant = {
-      subject: signedIn ? decodeURIComponent(signedIn) : this.state.consentAs,
+      subject,
       clientId: client.client_id,
       scopes: params.scopes ?? [],
       ...(params.resource ? { resource: params.resource } : {}),
@@ -98,7 +164,6 @@ class TestAuthProvider implements OAuthServerProvider {
     back.searchParams.set('code', code);
     if (params.state !== undefined) back.searchParams.set('state', params.state);
     res.redirect(back.href);
-    return Promise.resolve();
   }
 
   challengeForAuthorizationCode(_client: OAuthClientInformationFull, code: string): Promise<string> {
@@ -124,12 +189,24 @@ class TestAuthProvider implements OAuthServerProvider {
     return Promise.resolve(this.issue(found.grant));
   }
 
-  exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string): Promise<OAuthTokens> {
+  async exchangeRefreshToken(client: OAuthClientInformationFull, refreshToken: string): Promise<OAuthTokens> {
+    await this.gate;
+    if (this.spent.has(refreshToken)) {
+      // Reuse of a rotated token: a breach, and the server cannot tell who is the thief (RFC 9700 section 4.14.2).
+      let latest = refreshToken;
+      for (let next = this.spent.get(latest); next !== undefined; next = this.spent.get(latest)) latest = next;
+      this.revokeFamily(latest);
+      this.state.reusedRefreshTokens.push(refreshToken);
+      throw new InvalidGrantError('refresh token already used');
+    }
     const grant = this.refresh.get(refreshToken);
     if (!grant || grant.clientId !== client.client_id) throw new InvalidGrantError('unknown refresh token');
     this.refresh.delete(refreshToken);
     this.state.refreshes += 1;
-    return Promise.resolve(this.issue(grant));
+    const tokens = this.issue(grant);
+    // RFC 6749 section 10.4: the previous refresh token is invalidated but retained by the authorization server.
+    this.spent.set(refreshToken, tokens.refresh_token ?? '');
+    return tokens;
   }
 
   revokeToken(client: OAuthClientInformationFull, request: { token: string }): Promise<void> {
@@ -181,7 +258,10 @@ function token(): string {
 }
 
 /** Starts the pair on a loopback port. */
-export async function startOAuthMcpServer(options: { consentAs: string }): Promise<OAuthMcpServer> {
+export async function startOAuthMcpServer(options: {
+  consentAs: string;
+  consentPage?: boolean;
+}): Promise<OAuthMcpServer> {
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(http.address() as AddressInfo).port}`;
@@ -189,9 +269,24 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
   const state: OAuthMcpServer = {
     url: mcpUrl.href,
     consentAs: options.consentAs,
+    consentsShown: 0,
     calls: [],
     issued: [],
     refreshes: 0,
+    reusedRefreshTokens: [],
+    refusals: 0,
+    refusalsReached: (count) =>
+      state.refusals >= count ? Promise.resolve() : new Promise((resolve) => refusalWaits.push({ count, resolve })),
+    holdRefreshes: () => {
+      let release = () => {};
+      provider.gate = new Promise((resolve) => (release = resolve));
+      return {
+        release: () => {
+          provider.gate = undefined;
+          release();
+        },
+      };
+    },
     revoked: [],
     states: [],
     expireAccessTokens: () => {
@@ -206,14 +301,30 @@ export async function startOAuthMcpServer(options: { consentAs: string }): Promi
       return new Promise<void>((resolve) => http.close(() => resolve()));
     },
   };
-  const provider = new TestAuthProvider(state);
+  const refusalWaits: { count: number; resolve: () => void }[] = [];
+  const provider = new TestAuthProvider(state, options.consentPage ?? false);
   const app = express();
+  app.post('/consent', express.urlencoded({ extended: false }), (req, res) => {
+    const body = req.body as { id?: string; decision?: string };
+    provider.answer(body.id ?? '', body.decision ?? '', res);
+  });
   app.use(mcpAuthRouter({ provider, issuerUrl: new URL(base), resourceServerUrl: mcpUrl, scopesSupported: ['tools'] }));
   const bearer = requireBearerAuth({
     verifier: provider,
     resourceMetadataUrl: getOAuthProtectedResourceMetadataUrl(mcpUrl),
   });
-  app.all('/mcp', express.json(), bearer, async (req, res) => {
+  const countRefusals = (_req: express.Request, res: Response, next: express.NextFunction) => {
+    res.on('finish', () => {
+      if (res.statusCode !== 401) return;
+      state.refusals += 1;
+      for (const wait of refusalWaits.filter((w) => w.count <= state.refusals)) {
+        refusalWaits.splice(refusalWaits.indexOf(wait), 1);
+        wait.resolve();
+      }
+    });
+    next();
+  };
+  app.all('/mcp', countRefusals, express.json(), bearer, async (req, res) => {
     const auth = req.auth;
     // A token issued for another resource is refused as if unknown (MCP authorization spec, token audience binding).
     if (auth?.resource?.href !== mcpUrl.href) {

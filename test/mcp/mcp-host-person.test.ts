@@ -183,4 +183,20 @@ describe('McpHost with a server that connects per person', () => {
       await host.close();
     }
   });
+  it('a refused code while connecting again leaves the working connection (the SDK forgets only tokens refused)', async () => {
+    const store = new PgConnectionStore(database.db, new SecretBox(KEY));
+    const { host } = await McpHost.connect(config(server.url), { connections: store, logger });
+    const dora: Actor = { channel: 'slack', id: 'UDORA', name: 'Dora' };
+    try {
+      await connect(host, dora, 'dora@tracker');
+      expect(await whoami(host, dora)).toMatchObject({ ok: true });
+      // She starts connecting again; the callback that comes back carries a code the server refuses (a stale tab).
+      await host.connectionUrl('tracker', dora, 'state-again');
+      await expect(host.finishConnection('tracker', dora, 'code-never-issued')).rejects.toThrow();
+      expect(await store.connections({ owner: { kind: 'person', personId: 'slack:UDORA' } })).toHaveLength(1);
+      expect(await whoami(host, dora)).toMatchObject({ ok: true });
+    } finally {
+      await host.close();
+    }
+  });
 });

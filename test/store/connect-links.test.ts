@@ -1,7 +1,8 @@
 /**
- * Connect links in PostgreSQL (migrations 0023, 0024): a link opens once and completes once in the browser that
+ * Connect links in PostgreSQL (migrations 0023, 0024, 0026): a link opens once and completes once in the browser that
  * opened it; a connection that waits for its person is decided once, only by that person, and a newer one replaces
- * an older one still waiting. Ten answers sent at once: exactly one is taken.
+ * an older one still waiting. Ten answers sent at once: exactly one is taken. One still waiting at the cutoff expires
+ * once, whoever looks.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Actor } from '../../src/engine/types.ts';
@@ -62,5 +63,23 @@ describe('connect links', () => {
     expect(answers.filter((a) => a !== null)).toHaveLength(1);
     expect(answers.find((a) => a !== null)).toMatchObject({ link: second.link, runId: 'r1' });
     expect(await links.decide('tracker', ADA, 'used', later(9))).toBeNull();
+  });
+  it('a connection still waiting at the cutoff expires once, with the fingerprint of its tokens; answered ones stay', async () => {
+    const answered = await completed('s5', false);
+    await links.markPending(answered.link, later(5), 'fp-answered');
+    expect(await links.decide('tracker', ADA, 'refused', later(6), answered.link)).toMatchObject({
+      link: answered.link,
+    });
+    const waiting = await completed('s6', false);
+    await links.markPending(waiting.link, later(7), 'fp-waiting');
+    expect(await links.expirePending(later(6), later(100))).toEqual([]);
+    const claims = await Promise.all([
+      links.expirePending(later(7), later(100)),
+      links.expirePending(later(7), later(100)),
+    ]);
+    expect(claims.flat()).toEqual([
+      expect.objectContaining({ link: waiting.link, person: ADA, fingerprint: 'fp-waiting' }),
+    ]);
+    expect(await links.decide('tracker', ADA, 'used', later(101))).toBeNull();
   });
 });

@@ -223,10 +223,11 @@ export class Steward implements InboundHandler {
       replan: (run, fence) => this.replan(run, fence),
       apply: (d) => this.decideQueued(d),
       // Slots of delegations whose end was lost with their parent's process are freed once their child has ended; a
-      // connection whose signal was missed is found.
+      // connection whose signal was missed is found; one that waited too long to be confirmed is forgotten.
       afterRound: async () => {
         await this.delegation?.sweep();
         await this.waits.recheck();
+        await deps.connections?.expirePending(deps.clock());
       },
       // A connection made anywhere: a server whose tools this process has not listed yet lists them (the planner
       // sees it), and the runs waiting here look again.
