@@ -3,6 +3,7 @@
  * MCP server, the fake LLM through the openai SDK) with README defaults (quick answers on), and a `restart` that
  * stops this Steward and its terminal and starts the next on the same database, as a person restarting it would.
  */
+import { appendFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts';
@@ -65,7 +66,8 @@ export async function startConsoleStage(
   const store = new PgRunStore(db.db);
   const logs: string[] = [];
   let printed = '';
-  const open = async (to = (text: string) => void (printed += text), recorded = calls, runs = store) => {
+  const t0 = Date.now();
+  const open = async (to = (text: string) => { printed += text; if (process.env.TRACE_CONSOLE) appendFileSync(process.env.TRACE_CONSOLE, `${Date.now() - t0} ${JSON.stringify(text)}\n`); }, recorded = calls, runs = store) => {
     const input = new PassThrough();
     const out = new PassThrough();
     out.on('data', (chunk: Buffer) => to(chunk.toString('utf8')));
