@@ -143,7 +143,7 @@ export async function startApp(options: {
       connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl, log);
       if (!dashboard)
         say(
-          `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (README "Servers behind OAuth").`,
+          `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (docs/mcp-servers.md, "Servers behind OAuth").`,
         );
     }
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
