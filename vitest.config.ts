@@ -11,6 +11,7 @@ const UNIT_TESTS = [
   'test/architecture.test.ts',
   'test/sequencer.test.ts',
   'test/config.test.ts',
+  'test/config-docs.test.ts',
   'test/engine/**/*.test.ts',
   'test/bot/**/*.test.ts',
   'test/bench/*.test.ts',

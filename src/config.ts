@@ -199,6 +199,15 @@ const envSchema = z.object({
   STEWARD_DASHBOARD_SECRET: optionalText,
 });
 
+/** Every environment variable Steward reads, as the schema names them (docs/configuration.md documents each). */
+export const CONFIG_VARIABLES: readonly string[] = Object.keys(envSchema.shape);
+
+/** The value each variable takes when it is not set, for those that have one (others are off or derived). */
+export function configDefaults(): Record<string, unknown> {
+  const parsed = envSchema.parse({});
+  return Object.fromEntries(Object.entries(parsed).filter(([, v]) => v !== undefined));
+}
+
 /** Validated configuration. */
 export interface Config {
   databaseUrl: string | undefined;
