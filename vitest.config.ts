@@ -12,6 +12,7 @@ const UNIT_TESTS = [
   'test/sequencer.test.ts',
   'test/config.test.ts',
   'test/config-docs.test.ts',
+  'test/config-errors.test.ts',
   'test/examples.test.ts',
   'test/engine/**/*.test.ts',
   'test/bot/**/*.test.ts',

@@ -69,7 +69,7 @@ describe('the model catalog examples', () => {
   it('models.json.example with only an Anthropic key stops start-up, naming the model and the missing key', () => {
     const c = loadConfig({ ...SETUPS.anthropic, STEWARD_MODEL_CATALOG: 'models.json.example' });
     expect(() => createLlmClient(c.llm)).toThrow(
-      /Model "o4-mini" of models\.json\.example names openai, but OPENAI_API_KEY is not set/,
+      /Model "o4-mini" of models\.json\.example names openai \("openai:o4-mini"\), but OPENAI_API_KEY is not set/,
     );
   });
 });

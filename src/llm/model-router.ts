@@ -45,6 +45,8 @@ export interface LlmSettings {
    * a catalog model. The `butler` (quick answers) defaults to the classifier's model.
    */
   models: Record<Exclude<ModelRole, 'butler'>, string> & { butler?: string };
+  /** Where each role's model was set (`STEWARD_MODEL`, a catalog's roles), for messages; unset: its own variable. */
+  modelSources?: Partial<Record<ModelRole, string>>;
   /** Named models a request may ask for by name (`LlmRequest.model`); their answers carry the name (for prices). */
   catalog?: ModelCatalog;
 }
@@ -176,7 +178,10 @@ export function parseSpec(
   if (!model) throw new StewardError('config', `${envVar} is empty; set it to a model such as openai:gpt-4.1-mini.`);
   if (named) {
     if (!configured[named]) {
-      throw new StewardError('config', `${envVar} names ${named}, but ${KEY_ENV_VARS[named]} is not set.`);
+      throw new StewardError(
+        'config',
+        `${envVar} names ${named} ("${trimmed}"), but ${KEY_ENV_VARS[named]} is not set: set it in .env, or name a model of a provider that is set up.`,
+      );
     }
     return { provider: named, model };
   }
@@ -184,7 +189,7 @@ export function parseSpec(
   if (configured.anthropic) return { provider: 'anthropic', model };
   throw new StewardError(
     'config',
-    `${envVar} names model ${model}, but neither ${KEY_ENV_VARS.openai} nor ${KEY_ENV_VARS.anthropic} is set.`,
+    `${envVar} names model ${model}, but neither ${KEY_ENV_VARS.openai} nor ${KEY_ENV_VARS.anthropic} is set: set one in .env.`,
   );
 }
 
@@ -211,7 +216,10 @@ export function createLlmClient(settings: LlmSettings, log?: LlmLog): RoutedLlmC
   const clientFor = (role: ModelRole): LlmClient => {
     const given = role === 'butler' ? (settings.models.butler ?? settings.models.classifier) : settings.models[role];
     const { spec, name } = resolveModel(given, catalog);
-    const where = name === undefined ? MODEL_ENV_VARS[role] : `Model "${name}" of ${catalog?.source ?? 'the catalog'}`;
+    const where =
+      name === undefined
+        ? (settings.modelSources?.[role] ?? MODEL_ENV_VARS[role])
+        : `Model "${name}" of ${catalog?.source ?? 'the catalog'}`;
     const { key, client } = clientOf(where, spec);
     specs[role] = key;
     if (name !== undefined) roleNames[role] = name;
