@@ -13,6 +13,7 @@ const UNIT_TESTS = [
   'test/config.test.ts',
   'test/config-docs.test.ts',
   'test/config-errors.test.ts',
+  'test/startup-summary.test.ts',
   'test/examples.test.ts',
   'test/engine/**/*.test.ts',
   'test/bot/**/*.test.ts',

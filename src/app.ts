@@ -28,6 +28,7 @@ import { PgAssistantStore } from './store/pg-assistant-store.ts';
 import { PgDelegationStore } from './store/pg-delegation-store.ts';
 import { loadAssistantsFile } from './assistants-file.ts';
 import { CronerCalendar } from './cron/croner-calendar.ts';
+import { startupSummary } from './startup-summary.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
 import { PgDashboard } from './store/pg-dashboard.ts';
 import { createDashboardApp } from './web/dashboard-app.ts';
@@ -191,6 +192,27 @@ export async function startApp(options: {
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();
     say(`Steward: ${where}; ${tools.length} tools from ${new Set(tools.map((t) => t.server)).size} MCP server(s).`);
+    const roles = (['planner', 'classifier', 'synthesizer', 'llm_step', 'butler'] as const).filter(
+      (r) => r !== 'butler' || config.settings.quickAnswers !== undefined,
+    );
+    const failed = new Set(failures.map((f) => f.server));
+    const summary = startupSummary({
+      databaseUrl: config.databaseUrl,
+      pgliteDir: join(config.dataDir, 'pglite'),
+      models: roles.flatMap((role) => {
+        const model = llm.modelOf(role);
+        return model ? [{ role, ...model, source: config.llm.modelSources[role] }] : [];
+      }),
+      channels: [platforms.slack && 'Slack', platforms.discord && 'Discord', platforms.console && 'console'].filter(
+        (c) => c !== undefined,
+      ),
+      servers: mcp.config.servers.map((s) => ({
+        name: s.name,
+        tools: tools.filter((t) => t.server === s.name).length,
+        state: s.disabled ? 'disabled' : failed.has(s.name) ? 'failed' : 'connected',
+      })),
+    });
+    for (const line of summary) say(line);
     // Before the channel, so a port that cannot be used stops start-up before anyone can send a request.
     const health =
       config.healthPort === undefined

@@ -97,6 +97,14 @@ export class RoutedLlmClient implements LlmClient {
     }
   }
 
+  /** The model a role's requests go to (`openai:gpt-4.1`), with its catalog name when it has one. */
+  modelOf(role: ModelRole): { model: string; catalogName?: string } | undefined {
+    const model = this.specs[role] ?? (role === 'butler' ? this.specs.classifier : undefined);
+    if (model === undefined) return undefined;
+    const catalogName = this.roleNames[role] ?? (role === 'butler' ? this.roleNames.classifier : undefined);
+    return catalogName === undefined ? { model } : { model, catalogName };
+  }
+
   private route(request: LlmRequest): { client: LlmClient; name: string | undefined } {
     if (request.model === undefined) {
       const client = this.clients[request.role] ?? this.clients.classifier;
