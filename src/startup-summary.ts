@@ -56,10 +56,12 @@ export function databaseWords(databaseUrl: string | undefined, pgliteDir: string
 
 function modelLines(models: RoleModelFact[]): string[] {
   const named = (m: RoleModelFact) => (m.catalogName === undefined ? m.model : `${m.catalogName} (${m.model})`);
-  const sources = new Set(models.map((m) => m.source));
+  // A catalog gives each role its own line (roles.planner, roles.classifier, …), all from one file.
+  const from = (m: RoleModelFact) => m.source.replace(/^roles\.\w+ of /, 'the roles of ');
+  const sources = new Set(models.map(from));
   const first = models[0];
   if (sources.size === 1 && first && new Set(models.map(named)).size === 1) {
-    return [`  Models: ${named(first)} for every role, from ${first.source}.`];
+    return [`  Models: ${named(first)} for every role, from ${from(first)}.`];
   }
   return ['  Models:', ...models.map((m) => `    ${ROLE_WORDS[m.role]}: ${named(m)}, from ${m.source}`)];
 }

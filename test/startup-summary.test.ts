@@ -6,7 +6,7 @@ const facts = (overrides: Partial<StartupFacts> = {}): StartupFacts => ({
   pgliteDir: 'data/pglite',
   models: [
     { role: 'planner', model: 'openai:llama3.1', catalogName: 'local', source: 'roles.planner of models.json' },
-    { role: 'classifier', model: 'openai:llama3.1', catalogName: 'local', source: 'roles.planner of models.json' },
+    { role: 'classifier', model: 'openai:llama3.1', catalogName: 'local', source: 'roles.classifier of models.json' },
   ],
   channels: ['console'],
   servers: [],
@@ -17,7 +17,7 @@ describe('the start-up summary', () => {
   it('says one line for one model and one source, with the catalog name and the model as sent', () => {
     expect(startupSummary(facts())).toEqual([
       '  Database: embedded PostgreSQL (PGlite) in data/pglite (DATABASE_URL is not set).',
-      '  Models: local (openai:llama3.1) for every role, from roles.planner of models.json.',
+      '  Models: local (openai:llama3.1) for every role, from the roles of models.json.',
       '  Channels: console.',
       '  MCP servers: none.',
     ]);
