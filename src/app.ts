@@ -89,6 +89,13 @@ export async function startApp(options: {
   // All configuration is read before anything is opened, so a bad file fails fast with its own message.
   const mcp = await loadMcpConfig(config.mcpConfigPath);
   const assistantDefinitions = await loadAssistantsFile(config.assistantsFile);
+  // Progress while the slow parts run (a database's migrations, servers started through npx): a start can take half
+  // a minute on a busy machine, and nothing on the terminal looked like a hang.
+  say(
+    config.databaseUrl === undefined
+      ? `Opening the embedded database in ${join(config.dataDir, 'pglite')}…`
+      : 'Connecting to PostgreSQL…',
+  );
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -128,6 +135,8 @@ export async function startApp(options: {
       cleanup.unshift(() => dashboard.server.close());
       say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
     }
+    const starting = mcp.config.servers.filter((s) => !s.disabled).map((s) => s.name);
+    if (starting.length > 0) say(`Starting ${starting.length} MCP server(s): ${starting.join(', ')}…`);
     // Servers' questions go to Steward, built after the host: until then (and if it has none) they are declined.
     const questions: { to?: ServerQuestions } = {};
     const { host, failures } = await McpHost.connect(mcp.config, {

@@ -89,6 +89,10 @@ itNeeding(
     const waitFor = (p: RegExp, timeoutMs = 60_000) =>
       waitUntil(String(p), () => p.test(out), { timeoutMs, details: () => `output:\n${out}` });
     await waitFor(/Steward is ready\./);
+    // Progress while the slow parts start, before the status line.
+    expect(out.indexOf('Opening the embedded database in data/pglite…\n')).toBe(0);
+    expect(out.indexOf('Starting 2 MCP server(s): fs, everything…\n')).toBeLessThan(out.indexOf('Steward: embedded'));
+    expect(out.indexOf('Starting 2 MCP server(s)')).toBeGreaterThan(0);
     expect(out).toMatch(/^Steward: embedded PostgreSQL in data\/pglite; \d+ tools from 2 MCP server\(s\)\.$/m);
     expect(out).toContain('  Models: local (openai:llama3.1) for every role, from the roles of models.json.\n');
     expect(out).toMatch(/^ {2}MCP servers: fs \(\d+ tools\), everything \(\d+ tools\), remote \(disabled\)\.$/m);
