@@ -146,8 +146,11 @@ export class RoutedLlmClient implements LlmClient {
     const checks = [...roles].map(async ([client, served]) => {
       if (!isProbeable(client)) return undefined;
       try {
-        await client.probe(timeoutMs);
-        return undefined;
+        const note = await client.probe(timeoutMs);
+        if (note === undefined) return undefined;
+        const warning = `The model for ${served.join(', ')} (${this.specs[served[0] ?? 'planner'] ?? 'its model'}) ${note}`;
+        this.log('warn', warning);
+        return warning;
       } catch (err) {
         const spec = this.specs[served[0] ?? 'planner'] ?? 'its model';
         const warning = `The model for ${served.join(', ')} (${spec}) did not answer a check at start: ${(err as Error).message}`;
@@ -159,7 +162,9 @@ export class RoutedLlmClient implements LlmClient {
   }
 }
 
-function isProbeable(client: LlmClient): client is LlmClient & { probe(timeoutMs: number): Promise<void> } {
+function isProbeable(
+  client: LlmClient,
+): client is LlmClient & { probe(timeoutMs: number): Promise<string | undefined | void> } {
   return typeof (client as { probe?: unknown }).probe === 'function';
 }
 
