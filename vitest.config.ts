@@ -12,6 +12,7 @@ const UNIT_TESTS = [
   'test/sequencer.test.ts',
   'test/config.test.ts',
   'test/config-docs.test.ts',
+  'test/docs-links.test.ts',
   'test/config-errors.test.ts',
   'test/startup-summary.test.ts',
   'test/examples.test.ts',
