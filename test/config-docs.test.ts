@@ -1,7 +1,8 @@
 /**
- * docs/configuration.md's settings table against the configuration schema (src/config.ts), both ways: every variable
- * Steward reads has a row, every row names a variable Steward reads, and a row's default is the schema's. The same
- * for .env.example, which people copy. So a setting cannot be added, renamed or removed without its documentation.
+ * docs/configuration.md's settings table against the configuration schema (src/config-schema.ts), both ways: every
+ * variable Steward reads has a row, every row names a variable Steward reads, and a row's default is the schema's.
+ * The same for .env.example, which people copy. So a setting cannot be added, renamed or removed without its
+ * documentation.
  */
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
