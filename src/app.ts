@@ -28,6 +28,7 @@ import { PgAssistantStore } from './store/pg-assistant-store.ts';
 import { PgDelegationStore } from './store/pg-delegation-store.ts';
 import { loadAssistantsFile } from './assistants-file.ts';
 import { CronerCalendar } from './cron/croner-calendar.ts';
+import { startupSummary } from './startup-summary.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
 import { PgDashboard } from './store/pg-dashboard.ts';
 import { createDashboardApp } from './web/dashboard-app.ts';
@@ -88,6 +89,13 @@ export async function startApp(options: {
   // All configuration is read before anything is opened, so a bad file fails fast with its own message.
   const mcp = await loadMcpConfig(config.mcpConfigPath);
   const assistantDefinitions = await loadAssistantsFile(config.assistantsFile);
+  // Progress while the slow parts run (a database's migrations, servers started through npx): a start can take half
+  // a minute on a busy machine, and nothing on the terminal looked like a hang.
+  say(
+    config.databaseUrl === undefined
+      ? `Opening the embedded database in ${join(config.dataDir, 'pglite')}…`
+      : 'Connecting to PostgreSQL…',
+  );
   const database = await openDatabase({
     databaseUrl: config.databaseUrl,
     dataDir: config.dataDir,
@@ -127,6 +135,8 @@ export async function startApp(options: {
       cleanup.unshift(() => dashboard.server.close());
       say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
     }
+    const starting = mcp.config.servers.filter((s) => !s.disabled).map((s) => s.name);
+    if (starting.length > 0) say(`Starting ${starting.length} MCP server(s): ${starting.join(', ')}…`);
     // Servers' questions go to Steward, built after the host: until then (and if it has none) they are declined.
     const questions: { to?: ServerQuestions } = {};
     const { host, failures } = await McpHost.connect(mcp.config, {
@@ -143,7 +153,7 @@ export async function startApp(options: {
       connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl, log);
       if (!dashboard)
         say(
-          `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (README "Servers behind OAuth").`,
+          `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (docs/mcp-servers.md, "Servers behind OAuth").`,
         );
     }
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
@@ -191,6 +201,27 @@ export async function startApp(options: {
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();
     say(`Steward: ${where}; ${tools.length} tools from ${new Set(tools.map((t) => t.server)).size} MCP server(s).`);
+    const roles = (['planner', 'classifier', 'synthesizer', 'llm_step', 'butler'] as const).filter(
+      (r) => r !== 'butler' || config.settings.quickAnswers !== undefined,
+    );
+    const failed = new Set(failures.map((f) => f.server));
+    const summary = startupSummary({
+      databaseUrl: config.databaseUrl,
+      pgliteDir: join(config.dataDir, 'pglite'),
+      models: roles.flatMap((role) => {
+        const model = llm.modelOf(role);
+        return model ? [{ role, ...model, source: config.llm.modelSources[role] }] : [];
+      }),
+      channels: [platforms.slack && 'Slack', platforms.discord && 'Discord', platforms.console && 'console'].filter(
+        (c) => c !== undefined,
+      ),
+      servers: mcp.config.servers.map((s) => ({
+        name: s.name,
+        tools: tools.filter((t) => t.server === s.name).length,
+        state: s.disabled ? 'disabled' : failed.has(s.name) ? 'failed' : 'connected',
+      })),
+    });
+    for (const line of summary) say(line);
     // Before the channel, so a port that cannot be used stops start-up before anyone can send a request.
     const health =
       config.healthPort === undefined

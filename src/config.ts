@@ -1,16 +1,14 @@
 /**
- * Configuration from the environment (and `.env`), validated with zod at start.
- * A bad value stops start-up with one message naming the variable.
+ * Configuration from the environment (and `.env`), validated at start against `src/config-schema.ts`.
+ * A bad value stops start-up with one sentence naming the variable, its problem and a value that works.
  */
+import type { z } from 'zod';
 import type { ScheduleLimits } from './engine/workflow/schedule-limits.ts';
-import { isIP } from 'node:net';
-import { z } from 'zod';
+import { envSchema } from './config-schema.ts';
+import { configIssueSentence, isSettingHint } from './config-errors.ts';
 import { StewardError } from './engine/errors.ts';
-import { DEFAULT_OUTPUT_CAPS } from './engine/flows/deps.ts';
-import { DEFAULT_PLANNER_TOOLS } from './engine/plan/tool-selection.ts';
-import { DEFAULT_DELEGATION_LIMITS, DEPTH_CEILING, type DelegationLimits } from './engine/assistant/delegations.ts';
-import { DEFAULT_DELEGATE_TIMEOUT_MS } from './engine/assistant/delegate-tool.ts';
-import { DEFAULT_PRICE_PER_MILLION, type PricedModel, type RoleModels } from './engine/model-cost.ts';
+import type { DelegationLimits } from './engine/assistant/delegations.ts';
+import type { PricedModel, RoleModels } from './engine/model-cost.ts';
 import type { SpendSettings } from './engine/flows/deps.ts';
 import type { SpendCaps } from './engine/spend.ts';
 import type { ModelRole } from './engine/ports.ts';
@@ -22,182 +20,7 @@ import {
   type ModelCatalog,
 } from './llm/model-catalog.ts';
 
-// An empty value means "not set", not zero.
-const blankToUndefined = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
-const positiveInt = (fallback: number) =>
-  z.preprocess(blankToUndefined, z.coerce.number().int().positive().default(fallback));
-const optionalText = z.string().trim().min(1).optional().catch(undefined);
-// A base URL without a scheme ("localhost:11434/v1") parses as a URL of scheme "localhost:" and fails only at the
-// first request, with an error about the protocol: refuse it at start, showing the form that works.
-const httpUrl = (example: string) =>
-  z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .trim()
-      .refine(
-        (v) => /^https?:\/\/[^/\s]/i.test(v) && URL.canParse(v),
-        `must be an http:// or https:// URL, e.g. ${example}`,
-      )
-      .optional(),
-  );
-
-/** The largest spend cap accepted, in US dollars: its micro-dollars stay well inside exact integers. */
-const MAX_SPEND_USD = 1_000_000_000;
-
-/**
- * A spend cap in US dollars (`5`, `12.50`, `0.25`), or no cap (unset, empty or `off`). A currency sign, a comma or a
- * negative amount is refused by name, so a typo never silently means "no cap".
- */
-const spendCap = z.preprocess(
-  (v) => (typeof v === 'string' && (v.trim() === '' || v.trim().toLowerCase() === 'off') ? undefined : v),
-  z
-    .string()
-    .trim()
-    .regex(/^\d+(\.\d{1,6})?$/, 'must be an amount in US dollars such as 5 or 12.50 (no currency sign), or off')
-    .transform(Number)
-    .refine((n) => n <= MAX_SPEND_USD, `must be at most ${MAX_SPEND_USD} US dollars`)
-    .optional(),
-);
-
-/**
- * PostgreSQL connections one Steward process may hold (STEWARD_DB_POOL_SIZE). PostgreSQL allows 100 connections by
- * default and keeps 3 for superusers: at 10 each, two Steward processes overlapping in a deploy and a third (a bench,
- * a test run, a second instance) hold 30, leaving over 60 for migrations, psql, backups, monitoring and other apps.
- * A larger pool bought nothing in the bench: at 100 runs at once the wait for a connection comes from Steward's busy
- * event loop, and 20 connections waited as long as 10 (and opened more connections, each one slow on a busy host).
- */
-export const DEFAULT_DB_POOL_SIZE = 10;
-
-/**
- * Steps of one run that may run at once (STEWARD_MAX_PARALLEL). At 4, the bench's fan-outs of 8 and 16 ran in 2 and
- * 4 waves, each as long as its slowest call, while a ReAct agent sends such calls together. 16 runs every fan-out of
- * the bench in one wave and still bounds what one run holds at once (calls, llm steps, their outputs in memory). It
- * no longer has to protect servers: `maxConcurrency` in mcp.json limits each server across all runs.
- */
-export const DEFAULT_MAX_PARALLEL = 16;
-
-const envSchema = z.object({
-  DATABASE_URL: z
-    .string()
-    .trim()
-    .regex(/^postgres(ql)?:\/\//, 'must start with postgres:// or postgresql://')
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  STEWARD_DB_POOL_SIZE: positiveInt(DEFAULT_DB_POOL_SIZE),
-  DATA_DIR: z.string().trim().min(1).default('./data'),
-  MCP_CONFIG: z.string().trim().min(1).default('./mcp.json'),
-  STEWARD_ASSISTANTS_FILE: optionalText,
-  STEWARD_SECRETS_KEY: optionalText,
-  STEWARD_SECRETS_OLD_KEYS: optionalText,
-  OPENAI_API_KEY: optionalText,
-  OPENAI_BASE_URL: httpUrl('http://localhost:11434/v1'),
-  ANTHROPIC_API_KEY: optionalText,
-  ANTHROPIC_BASE_URL: httpUrl('https://api.anthropic.com'),
-  OPENAI_STRUCTURED_OUTPUT: z.preprocess(blankToUndefined, z.enum(['native', 'prompt']).default('native')),
-  OPENAI_MAX_TOKENS_FIELD: z.preprocess(blankToUndefined, z.enum(['max_completion_tokens', 'max_tokens']).optional()),
-  STEWARD_MODEL: optionalText,
-  STEWARD_MODEL_PLANNER: optionalText,
-  STEWARD_MODEL_CLASSIFIER: optionalText,
-  STEWARD_MODEL_SYNTHESIZER: optionalText,
-  STEWARD_MODEL_LLM_STEP: optionalText,
-  STEWARD_MODEL_CATALOG: optionalText,
-  STEWARD_MODEL_BUTLER: optionalText,
-  STEWARD_MAX_PARALLEL: positiveInt(DEFAULT_MAX_PARALLEL),
-  STEWARD_MAX_ATTEMPTS: positiveInt(3),
-  STEWARD_AMENDMENT_CAP: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).default(3)),
-  STEWARD_REVIEW_TIMEOUT_SECONDS: positiveInt(900),
-  // How long an MCP server's question waits for an answer; fractions allowed (tests use short ones).
-  STEWARD_QUESTION_TIMEOUT_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().min(0.5).max(86_400).default(600)),
-  // How long a run's lease lasts unless renewed; fractions allowed (tests use short leases).
-  STEWARD_LEASE_SECONDS: z.preprocess(
-    blankToUndefined,
-    z.coerce.number().min(1, 'must be at least 1 (a shorter lease lapses between renewals)').max(3600).default(15),
-  ),
-  STEWARD_SHUTDOWN_GRACE_SECONDS: z.preprocess(blankToUndefined, z.coerce.number().min(0).max(3600).default(20)),
-  STEWARD_LOG_FILE: optionalText,
-  STEWARD_APPROVERS: z.string().optional(),
-  STEWARD_TIME_ZONE: z.preprocess(
-    blankToUndefined,
-    z.string().refine(isTimeZone, 'must be an IANA time zone such as Europe/Berlin or UTC').default('UTC'),
-  ),
-  // Schedule limits (engine/workflow/schedule-limits.ts): how often, how many, and whether to the second.
-  STEWARD_SCHEDULE_MIN_MINUTES: z.preprocess(blankToUndefined, z.coerce.number().min(0).max(1440).default(5)),
-  STEWARD_SCHEDULES_PER_PERSON: positiveInt(10),
-  STEWARD_SCHEDULES_PER_CHANNEL: positiveInt(20),
-  STEWARD_WORKFLOW_FIRES_PER_DAY: positiveInt(48),
-  STEWARD_SCHEDULE_SECONDS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('off')),
-  // Spend caps in US dollars per UTC day and month; unset or off: no cap (spend is still counted).
-  STEWARD_SPEND_CHANNEL_DAY: spendCap,
-  STEWARD_SPEND_CHANNEL_MONTH: spendCap,
-  STEWARD_SPEND_WORKSPACE_DAY: spendCap,
-  STEWARD_SPEND_WORKSPACE_MONTH: spendCap,
-  STEWARD_SPEND_PERSON_DAY: spendCap,
-  STEWARD_SPEND_PERSON_MONTH: spendCap,
-  // US dollars per million tokens (input and output alike) for a model the catalog does not price: never free.
-  STEWARD_SPEND_DEFAULT_PRICE: z.preprocess(
-    blankToUndefined,
-    z.coerce
-      .number({ message: 'must be a price in US dollars per million tokens, such as 15' })
-      .finite('must be a price in US dollars per million tokens, such as 15')
-      .positive('must be more than 0: a model without a price is never counted as free')
-      .max(10_000, 'must be at most 10000 US dollars per million tokens')
-      .default(DEFAULT_PRICE_PER_MILLION),
-  ),
-  STEWARD_TOKENS_PER_RUN: positiveInt(200_000),
-  STEWARD_TOKENS_PER_USER_PER_DAY: positiveInt(2_000_000),
-  STEWARD_MAX_OUTPUT_TOKENS_PLANNER: positiveInt(DEFAULT_OUTPUT_CAPS.planner),
-  STEWARD_MAX_OUTPUT_TOKENS_CLASSIFIER: positiveInt(DEFAULT_OUTPUT_CAPS.classifier),
-  STEWARD_MAX_OUTPUT_TOKENS_SYNTHESIZER: positiveInt(DEFAULT_OUTPUT_CAPS.synthesizer),
-  STEWARD_MAX_OUTPUT_TOKENS_LLM_STEP: positiveInt(DEFAULT_OUTPUT_CAPS.llm_step),
-  STEWARD_PLANNER_TOOLS: positiveInt(DEFAULT_PLANNER_TOOLS),
-  STEWARD_MAX_OUTPUT_TOKENS_BUTLER: positiveInt(DEFAULT_OUTPUT_CAPS.butler),
-  STEWARD_QUICK_ANSWERS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('on')),
-  STEWARD_QUICK_MAX_TURNS: positiveInt(4),
-  STEWARD_QUICK_MAX_TOKENS: positiveInt(12_000),
-  // Brakes on delegation; a depth above the ceiling is lowered to it (the ceiling is not a setting).
-  STEWARD_DELEGATION_DEPTH: positiveInt(DEFAULT_DELEGATION_LIMITS.depth).transform((n) => Math.min(n, DEPTH_CEILING)),
-  STEWARD_DELEGATION_CONCURRENCY: positiveInt(DEFAULT_DELEGATION_LIMITS.concurrency),
-  STEWARD_DELEGATION_ROUNDS: positiveInt(DEFAULT_DELEGATION_LIMITS.rounds),
-  STEWARD_DELEGATION_MESSAGES: positiveInt(DEFAULT_DELEGATION_LIMITS.messages),
-  STEWARD_DELEGATE_TIMEOUT_SECONDS: positiveInt(DEFAULT_DELEGATE_TIMEOUT_MS / 1000),
-  SLACK_BOT_TOKEN: optionalText,
-  SLACK_APP_TOKEN: optionalText,
-  SLACK_SIGNING_SECRET: optionalText,
-  SLACK_API_URL: z
-    .url()
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  SLACK_PLAN_BLOCKS: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('on')),
-  DISCORD_TOKEN: optionalText,
-  DISCORD_API_URL: z
-    .url()
-    .optional()
-    .or(z.literal('').transform(() => undefined)),
-  DISCORD_GUILD_ID: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .regex(/^\d{15,22}$/, 'a server (guild) ID is a number of 15 to 22 digits')
-      .optional(),
-  ),
-  DISCORD_MESSAGE_CONTENT: z.preprocess(blankToUndefined, z.enum(['on', 'off']).default('off')),
-  PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).default(3000)),
-  STEWARD_HEALTH_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
-  STEWARD_DASHBOARD_PORT: z.preprocess(blankToUndefined, z.coerce.number().int().min(0).max(65_535).optional()),
-  STEWARD_DASHBOARD_HOST: z.preprocess(
-    blankToUndefined,
-    z
-      .string()
-      .refine(
-        (h) => isIP(h) !== 0 || /^(?=.*[A-Za-z])[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$/.test(h),
-        'an address to listen on (no port), such as 127.0.0.1, 0.0.0.0, ::1 or a host name of this machine',
-      )
-      .default('127.0.0.1'),
-  ),
-  STEWARD_DASHBOARD_URL: httpUrl('https://steward.example.com'),
-  STEWARD_DASHBOARD_SECRET: optionalText,
-});
+export { CONFIG_VARIABLES, configDefaults, DEFAULT_DB_POOL_SIZE, DEFAULT_MAX_PARALLEL } from './config-schema.ts';
 
 /** Validated configuration. */
 export interface Config {
@@ -224,6 +47,8 @@ export interface Config {
     };
     anthropic?: { apiKey: string; baseURL?: string };
     models: Record<ModelRole, string>;
+    /** Where each role's model came from: its variable, `STEWARD_MODEL`, the catalog's roles, or the default. */
+    modelSources: Record<ModelRole, string>;
     /** The model catalog (models.json), when there is one: named models, their capabilities and prices. */
     catalog?: ModelCatalog;
   };
@@ -323,13 +148,7 @@ const DEFAULT_MODELS = {
 /** Reads and validates configuration from an environment object. */
 export function loadConfig(env: NodeJS.ProcessEnv): Config {
   const parsed = envSchema.safeParse(env);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    throw new StewardError(
-      'config',
-      `Configuration error: ${issue?.path.join('.') ?? '?'}: ${issue?.message ?? 'invalid'}`,
-    );
-  }
+  if (!parsed.success) throw new StewardError('config', badSettingSentence(env, parsed.error.issues[0]));
   const e = parsed.data;
   // A custom OpenAI-compatible server (Ollama, vLLM, LM Studio) usually needs no key.
   const openai =
@@ -345,13 +164,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   if (!openai && !anthropic) {
     throw new StewardError(
       'config',
-      'No language model is configured. Set OPENAI_API_KEY (or OPENAI_BASE_URL for any OpenAI-compatible server: a local Ollama works with OPENAI_BASE_URL=http://localhost:11434/v1 and STEWARD_MODEL=llama3.1), or ANTHROPIC_API_KEY.',
+      'No language model is configured. Set OPENAI_API_KEY (or OPENAI_BASE_URL for any OpenAI-compatible server: a local Ollama works with OPENAI_BASE_URL=http://localhost:11434/v1 and STEWARD_MODEL=llama3.1), or ANTHROPIC_API_KEY, in .env (start from it with `cp .env.example .env`) or in the environment.',
     );
   }
   if (e.SLACK_BOT_TOKEN && !e.SLACK_APP_TOKEN && !e.SLACK_SIGNING_SECRET) {
     throw new StewardError(
       'config',
-      'Configuration error: SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode) nor SLACK_SIGNING_SECRET (HTTP mode on PORT). See docs/slack.md.',
+      'Configuration error: SLACK_BOT_TOKEN is set, but neither SLACK_APP_TOKEN (Socket Mode, e.g. SLACK_APP_TOKEN=xapp-1-…) nor SLACK_SIGNING_SECRET (HTTP mode on PORT) is: set one of them in .env. See docs/slack.md.',
     );
   }
   const dashboard = dashboardConfig(e);
@@ -372,7 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     // A local server has no gpt-4.1: guessing a model name would only fail later, at the first request.
     throw new StewardError(
       'config',
-      'OPENAI_BASE_URL points at a local server: set STEWARD_MODEL to one of its models (for Ollama, e.g. STEWARD_MODEL=llama3.1), or a model per role.',
+      'OPENAI_BASE_URL is set without OPENAI_API_KEY, so it points at a server of your own, whose models Steward cannot guess: set STEWARD_MODEL in .env to one of its models (for Ollama, e.g. STEWARD_MODEL=llama3.1), or a model per role (STEWARD_MODEL_PLANNER and the others), or name them in a model catalog (models.local.json.example).',
     );
   }
   const base = openai ? DEFAULT_MODELS.openai : DEFAULT_MODELS.anthropic;
@@ -386,6 +205,14 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
     // The quick-answer loop is a short, cheap one: the classifier's model unless one is named.
     butler: pick('butler') ?? pick('classifier') ?? defaults.classifier,
   };
+  const sourceOf = (role: ModelRole): string => {
+    if (fromEnv[role]) return `STEWARD_MODEL_${role.toUpperCase()}`;
+    if (catalog?.roles[role]) return `roles.${role} of ${catalog.source}`;
+    if (role === 'butler') return sourceOf('classifier');
+    return all ? 'STEWARD_MODEL' : `the ${openai ? 'OpenAI' : 'Anthropic'} default`;
+  };
+  const roles: ModelRole[] = ['planner', 'classifier', 'synthesizer', 'llm_step', 'butler'];
+  const modelSources = Object.fromEntries(roles.map((r) => [r, sourceOf(r)])) as Record<ModelRole, string>;
   const configured = { openai: openai !== undefined, anthropic: anthropic !== undefined };
   // The butler is checked only when quick answers are on. One that merely inherits a classifier model the catalog
   // says cannot call tools turns quick answers off with a warning, instead of stopping a Steward that never asked.
@@ -417,6 +244,7 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       openai,
       anthropic,
       models,
+      modelSources,
       ...(catalog && { catalog }),
     },
     settings: {
@@ -492,17 +320,19 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
   };
 }
 
-type SecretName =
-  | 'OPENAI_API_KEY'
-  | 'ANTHROPIC_API_KEY'
-  | 'DATABASE_URL'
-  | 'SLACK_BOT_TOKEN'
-  | 'SLACK_APP_TOKEN'
-  | 'SLACK_SIGNING_SECRET'
-  | 'DISCORD_TOKEN'
-  | 'STEWARD_DASHBOARD_SECRET'
-  | 'STEWARD_SECRETS_KEY'
-  | 'STEWARD_SECRETS_OLD_KEYS';
+const SECRET_NAMES = [
+  'OPENAI_API_KEY',
+  'ANTHROPIC_API_KEY',
+  'DATABASE_URL',
+  'SLACK_BOT_TOKEN',
+  'SLACK_APP_TOKEN',
+  'SLACK_SIGNING_SECRET',
+  'DISCORD_TOKEN',
+  'STEWARD_DASHBOARD_SECRET',
+  'STEWARD_SECRETS_KEY',
+  'STEWARD_SECRETS_OLD_KEYS',
+] as const;
+type SecretName = (typeof SECRET_NAMES)[number];
 
 /** The secret values set in the environment (keys, tokens, the database URL), to keep out of logs and messages. */
 export function secretValues(e: Partial<Record<SecretName, string | undefined>>): string[] {
@@ -518,6 +348,15 @@ export function secretValues(e: Partial<Record<SecretName, string | undefined>>)
     e.STEWARD_SECRETS_KEY,
     ...(e.STEWARD_SECRETS_OLD_KEYS ?? '').split(','),
   ].filter((s): s is string => !!s);
+}
+
+/** The first bad setting as a sentence naming the variable, the value's problem and a good value. */
+function badSettingSentence(env: NodeJS.ProcessEnv, issue: z.core.$ZodIssue | undefined): string {
+  const name = String(issue?.path[0] ?? '');
+  if (!issue || !(name in envSchema.shape)) return `Configuration error: ${issue?.message ?? 'invalid'}`;
+  const meta = envSchema.shape[name as keyof typeof envSchema.shape].meta();
+  const secret = (SECRET_NAMES as readonly string[]).includes(name);
+  return configIssueSentence(name, env[name], issue, isSettingHint(meta) ? meta : undefined, secret);
 }
 
 /** The dashboard's settings when its port is set; a missing or short secret stops start-up (its value is never shown). */
@@ -579,16 +418,6 @@ function roleModels(models: Record<ModelRole, string>, catalog: ModelCatalog | u
     out[role] = name === undefined ? { model } : { model, modelName: name };
   }
   return out;
-}
-
-/** Whether `Intl` knows the zone (the IANA database Node ships). */
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Whether a role's model can call tools by the catalog: a model the catalog does not list is taken at its word. */

@@ -32,13 +32,33 @@ describe('spend settings', () => {
   });
 
   it.each([
-    ['STEWARD_SPEND_CHANNEL_DAY', '$5', /STEWARD_SPEND_CHANNEL_DAY: must be an amount in US dollars such as 5/],
-    ['STEWARD_SPEND_WORKSPACE_MONTH', '-1', /STEWARD_SPEND_WORKSPACE_MONTH: must be an amount/],
-    ['STEWARD_SPEND_PERSON_DAY', '1,000', /STEWARD_SPEND_PERSON_DAY: must be an amount/],
-    ['STEWARD_SPEND_PERSON_MONTH', 'unlimited', /STEWARD_SPEND_PERSON_MONTH: must be an amount .*or off/],
-    ['STEWARD_SPEND_CHANNEL_MONTH', '2000000000', /STEWARD_SPEND_CHANNEL_MONTH: must be at most 1000000000/],
-    ['STEWARD_SPEND_DEFAULT_PRICE', '0', /STEWARD_SPEND_DEFAULT_PRICE: must be more than 0: .*never counted as free/],
-    ['STEWARD_SPEND_DEFAULT_PRICE', 'cheap', /STEWARD_SPEND_DEFAULT_PRICE: must be a price in US dollars per million/],
+    [
+      'STEWARD_SPEND_CHANNEL_DAY',
+      '$5',
+      /STEWARD_SPEND_CHANNEL_DAY is "[^"]*", but it must be an amount in US dollars such as 5/,
+    ],
+    ['STEWARD_SPEND_WORKSPACE_MONTH', '-1', /STEWARD_SPEND_WORKSPACE_MONTH is "[^"]*", but it must be an amount/],
+    ['STEWARD_SPEND_PERSON_DAY', '1,000', /STEWARD_SPEND_PERSON_DAY is "[^"]*", but it must be an amount/],
+    [
+      'STEWARD_SPEND_PERSON_MONTH',
+      'unlimited',
+      /STEWARD_SPEND_PERSON_MONTH is "[^"]*", but it must be an amount .*or off/,
+    ],
+    [
+      'STEWARD_SPEND_CHANNEL_MONTH',
+      '2000000000',
+      /STEWARD_SPEND_CHANNEL_MONTH is "[^"]*", but it must be at most 1000000000/,
+    ],
+    [
+      'STEWARD_SPEND_DEFAULT_PRICE',
+      '0',
+      /STEWARD_SPEND_DEFAULT_PRICE is "[^"]*", but it must be more than 0: .*never counted as free/,
+    ],
+    [
+      'STEWARD_SPEND_DEFAULT_PRICE',
+      'cheap',
+      /STEWARD_SPEND_DEFAULT_PRICE is "[^"]*", but it must be a price in US dollars per million/,
+    ],
   ])('refuses %s=%s by name', (name, value, message) => {
     expect(() => loadConfig({ ...base, [name]: value })).toThrow(message);
   });

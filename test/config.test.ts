@@ -8,10 +8,10 @@ describe('configuration', () => {
 
   it('names the variable with a bad value', () => {
     expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_MAX_PARALLEL: 'lots' })).toThrow(
-      /^Configuration error: STEWARD_MAX_PARALLEL: /,
+      'Configuration error: STEWARD_MAX_PARALLEL is "lots", which is not a number: it must be a whole number of 1 or more, e.g. STEWARD_MAX_PARALLEL=16.',
     );
     expect(() => loadConfig({ OPENAI_API_KEY: 'k', DATABASE_URL: 'mysql://x' })).toThrow(
-      /DATABASE_URL: must start with postgres:\/\//,
+      'Configuration error: DATABASE_URL is set to a value (not shown here), but it must start with postgres:// or postgresql://, e.g. DATABASE_URL=postgres://steward:password@localhost:5432/steward.',
     );
     expect(() => loadConfig({ OPENAI_API_KEY: 'k', OPENAI_STRUCTURED_OUTPUT: 'json' })).toThrow(
       /OPENAI_STRUCTURED_OUTPUT/,
@@ -47,7 +47,7 @@ describe('configuration', () => {
       apiUrl: 'http://127.0.0.1:4000/api',
     });
     expect(() => loadConfig({ ...discord, DISCORD_GUILD_ID: 'my-server' })).toThrow(
-      /DISCORD_GUILD_ID: a server \(guild\) ID is a number/,
+      /DISCORD_GUILD_ID is "my-server", but it must be a server \(guild\) ID, a number of 15 to 22 digits/,
     );
     expect(() => loadConfig({ ...discord, DISCORD_MESSAGE_CONTENT: 'yes' })).toThrow(/DISCORD_MESSAGE_CONTENT/);
   });
@@ -110,11 +110,11 @@ describe('configuration', () => {
     // "localhost:11434/v1" is a URL to the WHATWG parser (scheme "localhost:"), so it used to pass and fail later.
     for (const bad of ['localhost:11434/v1', '127.0.0.1:11434/v1', 'ftp://models.example/v1', 'http://']) {
       expect(() => loadConfig({ OPENAI_BASE_URL: bad, STEWARD_MODEL: 'llama3.1' }), bad).toThrow(
-        /^Configuration error: OPENAI_BASE_URL: must be an http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/localhost:11434\/v1/,
+        /^Configuration error: OPENAI_BASE_URL is "[^"]*", but it must be an http:\/\/ or https:\/\/ URL, e\.g\. http:\/\/localhost:11434\/v1/,
       );
     }
     expect(() => loadConfig({ ANTHROPIC_API_KEY: 'k', ANTHROPIC_BASE_URL: 'api.anthropic.com' })).toThrow(
-      /^Configuration error: ANTHROPIC_BASE_URL: must be an http:\/\/ or https:\/\/ URL/,
+      /^Configuration error: ANTHROPIC_BASE_URL is "[^"]*", but it must be an http:\/\/ or https:\/\/ URL/,
     );
     const ok = loadConfig({
       OPENAI_BASE_URL: ' HTTPS://llm.internal:8443/v1 ',
@@ -141,7 +141,7 @@ describe('configuration', () => {
     expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DB_POOL_SIZE: '5' }).databasePoolSize).toBe(5);
     for (const bad of ['0', '-3', '2.5', 'many']) {
       expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DB_POOL_SIZE: bad }), bad).toThrow(
-        /^Configuration error: STEWARD_DB_POOL_SIZE: /,
+        /^Configuration error: STEWARD_DB_POOL_SIZE is /,
       );
     }
   });
@@ -153,7 +153,7 @@ describe('configuration', () => {
     expect([set.settings.leaseMs, set.shutdownGraceMs]).toEqual([1_500, 0]);
     for (const bad of ['0.1', '0', '-5', 'soon']) {
       expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_LEASE_SECONDS: bad }), bad).toThrow(
-        /^Configuration error: STEWARD_LEASE_SECONDS: /,
+        /^Configuration error: STEWARD_LEASE_SECONDS is /,
       );
     }
   });
@@ -164,7 +164,7 @@ describe('configuration', () => {
     expect(loadConfig({ OPENAI_API_KEY: 'k', STEWARD_HEALTH_PORT: '8081' }).healthPort).toBe(8081);
     for (const bad of ['-1', '70000', 'web']) {
       expect(() => loadConfig({ OPENAI_API_KEY: 'k', STEWARD_HEALTH_PORT: bad }), bad).toThrow(
-        /^Configuration error: STEWARD_HEALTH_PORT: /,
+        /^Configuration error: STEWARD_HEALTH_PORT is /,
       );
     }
   });
@@ -185,7 +185,7 @@ describe('configuration', () => {
     });
     expect(set.settings.delegation).toEqual({ depth: 5, concurrency: 4, rounds: 1, messages: 12 });
     for (const name of ['STEWARD_DELEGATION_DEPTH', 'STEWARD_DELEGATION_CONCURRENCY', 'STEWARD_DELEGATION_ROUNDS']) {
-      expect(() => loadConfig({ OPENAI_API_KEY: 'k', [name]: '0' }), name).toThrow(`Configuration error: ${name}: `);
+      expect(() => loadConfig({ OPENAI_API_KEY: 'k', [name]: '0' }), name).toThrow(`Configuration error: ${name} is `);
     }
   });
 });

@@ -273,7 +273,7 @@ export class ConsoleChannel implements ChannelAdapter {
     this.write(
       link
         ? `i Your dashboard sign-in link (works once, for 15 minutes): ${link}`
-        : '! The dashboard is off: set STEWARD_DASHBOARD_PORT and STEWARD_DASHBOARD_SECRET (README "Dashboard").',
+        : '! The dashboard is off: set STEWARD_DASHBOARD_PORT and STEWARD_DASHBOARD_SECRET (docs/dashboard.md).',
     );
   }
 

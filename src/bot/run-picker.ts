@@ -1,7 +1,7 @@
 /**
  * A control word typed at the top of a direct conversation (`stop`, `pause`, `status`) sits in no run's thread, so
  * it names no run: with runs active in that conversation the answer is a picker, each run listed with its own
- * button, never a guess (issue 25, README "Steering a run"). Pure and the same on every platform; the renderers
+ * button, never a guess (issue 25, docs/runs.md "Steering a run"). Pure and the same on every platform; the renderers
  * (`slack-run-picker.ts`, `discord-run-picker.ts`) turn it into buttons carrying each run's id and revision.
  */
 import type { RunListing } from '../engine/channel.ts';

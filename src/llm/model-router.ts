@@ -45,6 +45,8 @@ export interface LlmSettings {
    * a catalog model. The `butler` (quick answers) defaults to the classifier's model.
    */
   models: Record<Exclude<ModelRole, 'butler'>, string> & { butler?: string };
+  /** Where each role's model was set (`STEWARD_MODEL`, a catalog's roles), for messages; unset: its own variable. */
+  modelSources?: Partial<Record<ModelRole, string>>;
   /** Named models a request may ask for by name (`LlmRequest.model`); their answers carry the name (for prices). */
   catalog?: ModelCatalog;
 }
@@ -95,6 +97,14 @@ export class RoutedLlmClient implements LlmClient {
     }
   }
 
+  /** The model a role's requests go to (`openai:gpt-4.1`), with its catalog name when it has one. */
+  modelOf(role: ModelRole): { model: string; catalogName?: string } | undefined {
+    const model = this.specs[role] ?? (role === 'butler' ? this.specs.classifier : undefined);
+    if (model === undefined) return undefined;
+    const catalogName = this.roleNames[role] ?? (role === 'butler' ? this.roleNames.classifier : undefined);
+    return catalogName === undefined ? { model } : { model, catalogName };
+  }
+
   private route(request: LlmRequest): { client: LlmClient; name: string | undefined } {
     if (request.model === undefined) {
       const client = this.clients[request.role] ?? this.clients.classifier;
@@ -136,8 +146,11 @@ export class RoutedLlmClient implements LlmClient {
     const checks = [...roles].map(async ([client, served]) => {
       if (!isProbeable(client)) return undefined;
       try {
-        await client.probe(timeoutMs);
-        return undefined;
+        const note = await client.probe(timeoutMs);
+        if (note === undefined) return undefined;
+        const warning = `The model for ${served.join(', ')} (${this.specs[served[0] ?? 'planner'] ?? 'its model'}) ${note}`;
+        this.log('warn', warning);
+        return warning;
       } catch (err) {
         const spec = this.specs[served[0] ?? 'planner'] ?? 'its model';
         const warning = `The model for ${served.join(', ')} (${spec}) did not answer a check at start: ${(err as Error).message}`;
@@ -149,7 +162,9 @@ export class RoutedLlmClient implements LlmClient {
   }
 }
 
-function isProbeable(client: LlmClient): client is LlmClient & { probe(timeoutMs: number): Promise<void> } {
+function isProbeable(
+  client: LlmClient,
+): client is LlmClient & { probe(timeoutMs: number): Promise<string | undefined | void> } {
   return typeof (client as { probe?: unknown }).probe === 'function';
 }
 
@@ -176,7 +191,10 @@ export function parseSpec(
   if (!model) throw new StewardError('config', `${envVar} is empty; set it to a model such as openai:gpt-4.1-mini.`);
   if (named) {
     if (!configured[named]) {
-      throw new StewardError('config', `${envVar} names ${named}, but ${KEY_ENV_VARS[named]} is not set.`);
+      throw new StewardError(
+        'config',
+        `${envVar} names ${named} ("${trimmed}"), but ${KEY_ENV_VARS[named]} is not set: set it in .env, or name a model of a provider that is set up.`,
+      );
     }
     return { provider: named, model };
   }
@@ -184,7 +202,7 @@ export function parseSpec(
   if (configured.anthropic) return { provider: 'anthropic', model };
   throw new StewardError(
     'config',
-    `${envVar} names model ${model}, but neither ${KEY_ENV_VARS.openai} nor ${KEY_ENV_VARS.anthropic} is set.`,
+    `${envVar} names model ${model}, but neither ${KEY_ENV_VARS.openai} nor ${KEY_ENV_VARS.anthropic} is set: set one in .env.`,
   );
 }
 
@@ -211,7 +229,10 @@ export function createLlmClient(settings: LlmSettings, log?: LlmLog): RoutedLlmC
   const clientFor = (role: ModelRole): LlmClient => {
     const given = role === 'butler' ? (settings.models.butler ?? settings.models.classifier) : settings.models[role];
     const { spec, name } = resolveModel(given, catalog);
-    const where = name === undefined ? MODEL_ENV_VARS[role] : `Model "${name}" of ${catalog?.source ?? 'the catalog'}`;
+    const where =
+      name === undefined
+        ? (settings.modelSources?.[role] ?? MODEL_ENV_VARS[role])
+        : `Model "${name}" of ${catalog?.source ?? 'the catalog'}`;
     const { key, client } = clientOf(where, spec);
     specs[role] = key;
     if (name !== undefined) roleNames[role] = name;

@@ -17,7 +17,14 @@ import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from
 import type { Json } from '../engine/types.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
 import { toSchemaName, unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
-import { findErrorCode, llmFailed, serverMessage, type LlmCallContext, type LlmFailure } from './llm-failure.ts';
+import {
+  findErrorCode,
+  hostOf,
+  llmFailed,
+  serverMessage,
+  type LlmCallContext,
+  type LlmFailure,
+} from './llm-failure.ts';
 
 /** How to reach one model on an OpenAI-compatible server. */
 export interface OpenAiLlmOptions {
@@ -99,12 +106,17 @@ export class OpenAiLlmClient implements LlmClient {
 
   /**
    * A cheap call that spends no tokens (the model list), once and within `timeoutMs`: resolves when the server
-   * answers with the key accepted, else throws the same `llm_failed` error a real call would.
+   * answers with the key accepted, else throws the same `llm_failed` error a real call would. Resolves to a note when
+   * the server lists models and this one is not among them (every request for it would fail).
    */
-  async probe(timeoutMs: number): Promise<void> {
+  async probe(timeoutMs: number): Promise<string | undefined> {
     const deadline = startDeadline(timeoutMs);
     try {
-      await this.client.models.list({ signal: deadline.signal, timeout: timeoutMs, maxRetries: 0 });
+      const page = await this.client.models.list({ signal: deadline.signal, timeout: timeoutMs, maxRetries: 0 });
+      return missingModelNote(
+        this.context,
+        page.data.map((m) => m.id),
+      );
     } catch (err) {
       throw llmFailed(classify(err, deadline, false), { ...this.context, timeoutMs }, err);
     } finally {
@@ -214,4 +226,16 @@ function classify(err: unknown, deadline: CallDeadline, midStream: boolean): Llm
 function streamFailure(err: unknown): LlmFailure {
   if (err instanceof OpenAI.APIError) return { kind: 'cut', detail: serverMessage(err.error) ?? err.message };
   return { kind: 'cut', detail: cutDetail(err) };
+}
+
+/**
+ * A note when `ids` (a server's model list) lacks the model; none when it has it or lists nothing (a server with no
+ * model loaded, or one that lists none). Ollama lists `llama3.1:latest` for what people name `llama3.1`.
+ */
+export function missingModelNote(context: LlmCallContext, ids: readonly string[]): string | undefined {
+  const model = context.model;
+  const bare = model.replace(/:latest$/, '');
+  if (ids.length === 0 || ids.some((id) => id === model || id.replace(/:latest$/, '') === bare)) return undefined;
+  const shown = ids.slice(0, 8).join(', ') + (ids.length > 8 ? `, and ${ids.length - 8} more` : '');
+  return `is not among the models ${context.provider} at ${hostOf(context.baseURL)} lists (${shown}): requests for it will fail until the server has it, or another is named (STEWARD_MODEL, a STEWARD_MODEL_* variable or the model catalog).`;
 }

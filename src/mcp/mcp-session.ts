@@ -139,7 +139,7 @@ export class McpSession {
       );
       // Debounced because a server registering tools one by one sends one notification per tool.
       const onChanged = () => events.onToolsChanged(session);
-      // Form mode only: URL mode would send a person to a server's page from a shared thread (see README).
+      // Form mode only: URL mode would send a person to a server's page from a shared thread (see docs/mcp-servers.md, "When a server asks a question").
       // `applyDefaults`: fields the person left as the form showed them go back with the schema's defaults (SEP-1034).
       const capabilities = options.questions ? { elicitation: { form: { applyDefaults: true } } } : {};
       const client = new Client(

@@ -46,3 +46,28 @@ it('a model that refuses the key at start: Steward warns on the terminal and in 
   expect(llm.modelListRequests()).toBe(1);
   expect(printed).not.toContain('sk-probe-key');
 });
+
+it("the issue 33 trap: a local server with models.json.example copied says at start which roles' models it lacks, and where they came from", async () => {
+  db = await createTestDatabase('postgres');
+  llm = await startFakeLlm();
+  llm.setModelList({ ids: ['llama3.1:latest'] });
+  dir = mkdtempSync(join(tmpdir(), 'steward-probe-'));
+  const output = new PassThrough();
+  let printed = '';
+  output.on('data', (chunk: Buffer) => (printed += chunk.toString('utf8')));
+  const env = {
+    DATABASE_URL: testDatabaseUrlFor(db.name),
+    OPENAI_BASE_URL: llm.baseURL,
+    STEWARD_MODEL: 'llama3.1',
+    STEWARD_MODEL_CATALOG: join(import.meta.dirname, '../../models.json.example'),
+    DATA_DIR: dir,
+    MCP_CONFIG: join(dir, 'missing-mcp.json'),
+  };
+  app = await startApp({ env, input: new PassThrough(), output });
+  const host = new URL(llm.baseURL).host;
+  expect(printed).toContain(
+    `! The model for planner (openai:o4-mini) is not among the models the OpenAI-compatible server at ${host} lists (llama3.1:latest): requests for it will fail`,
+  );
+  expect(printed).toContain('    planner: o4-mini (openai:o4-mini), from roles.planner of ');
+  expect(printed).toContain('Steward is ready.');
+});

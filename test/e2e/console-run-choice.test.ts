@@ -1,5 +1,5 @@
 /**
- * Which run a typed word applies to on the console (issue 25, README "Steering a run"): the run whose card the
+ * Which run a typed word applies to on the console (issue 25, docs/runs.md "Steering a run"): the run whose card the
  * person last saw that is still active; a quick answer never takes that place; `runs` and `use <id>` pick one.
  * The console, the real engine on PostgreSQL, the fake model and the audit server, with quick answers on.
  */

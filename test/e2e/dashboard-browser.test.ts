@@ -16,7 +16,7 @@ import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACTS = join(process.cwd(), 'test-artifacts');
-/** Set to write docs/dashboard-run.png, the README's picture, from this run. */
+/** Set to write docs/dashboard-run.png, the picture in README.md and docs/dashboard.md, from this run. */
 const DOCS_SHOT = process.env.STEWARD_DOCS_SCREENSHOT === '1';
 
 let h: Harness | undefined;

@@ -1,5 +1,5 @@
 /**
- * Which run a word applies to in a Discord DM (issue 25, README "Steering a run"): a DM is one thread, so a word
+ * Which run a word applies to in a Discord DM (issue 25, docs/runs.md "Steering a run"): a DM is one thread, so a word
  * there is about its run; a bare `stop` while several runs are active there (one resumed or fired into the DM, say)
  * names none of them and is answered with a picker: a Stop button per run. Cancellations are seen at the audit server.
  */

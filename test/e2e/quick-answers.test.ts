@@ -1,5 +1,5 @@
 /**
- * Quick answers (issue 16, README "Quick answers", SECURITY.md "Quick answers"): the console, the real engine on
+ * Quick answers (issue 16, docs/runs.md "Quick answers", SECURITY.md "Quick answers"): the console, the real engine on
  * PostgreSQL, the openai SDK against the fake model (which scripts the butler's tool calls), and the audit server,
  * which logs every call it receives. The harness's invariant check runs after each test.
  */

@@ -226,4 +226,27 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
     expect(err).not.toContain('pw-canary');
     expect(err).not.toContain('sk-secret-canary');
   });
+
+  it("a bad setting stops start-up with one sentence in Steward's words: the variable, the problem, a good value", async () => {
+    const child = spawn(process.execPath, entryPointArgs(), {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH,
+        OPENAI_API_KEY: 'sk-secret-canary',
+        DATA_DIR: join(dir, 'd'),
+        DATABASE_URL: 'postgres://u:pw-canary@127.0.0.1:1/x',
+        STEWARD_MAX_PARALLEL: 'lots',
+      },
+    });
+    children.push(child);
+    let err = '';
+    child.stderr.on('data', (b: Buffer) => (err += b.toString('utf8')));
+    const code = await new Promise((r) => child.once('exit', r));
+    expect(code).toBe(1);
+    expect(err.trim()).toBe(
+      'Configuration error: STEWARD_MAX_PARALLEL is "lots", which is not a number: it must be a whole number of 1 or more, e.g. STEWARD_MAX_PARALLEL=16.',
+    );
+    expect(err).not.toContain('pw-canary');
+    expect(err).not.toContain('sk-secret-canary');
+  });
 });

@@ -1,5 +1,5 @@
 /**
- * Which run a word applies to in a Slack DM (issue 25, README "Steering a run"): the thread decides, so a second
+ * Which run a word applies to in a Slack DM (issue 25, docs/runs.md "Steering a run"): the thread decides, so a second
  * request by DM (a quick answer) never takes the first run's place; a bare `stop` outside any thread names no run,
  * so while runs are active it is answered with a picker (a Stop button per run), not planned as a request.
  * Tool calls and cancellations are seen at the audit server.

@@ -103,8 +103,11 @@ export interface FakeLlm {
   /** Every piece of streamed text, as it was written to its connection. */
   written: WrittenChunk[];
   setScript(script: FakeLlmScript): void;
-  /** How `GET /v1/models` (Steward's check at start) is answered: a list of the models asked for so far by default. */
-  setModelList(reply: 'list' | { status: number } | { hang: true }): void;
+  /**
+   * How `GET /v1/models` (Steward's check at start) is answered: by default an empty list (as a server with no model
+   * loaded answers, so Steward checks no name against it); `{ ids }` lists those models.
+   */
+  setModelList(reply: ModelListReply): void;
   /** How many times the model list was asked for. */
   modelListRequests(): number;
   /** Forgets recorded requests and failures (between tests sharing one fake). */
@@ -168,7 +171,7 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
     send(res, 500, errorBody(api, 500, `fake-llm: ${message}`), { 'x-should-retry': 'false' });
   };
 
-  let modelList: 'list' | { status: number } | { hang: true } = 'list';
+  let modelList: ModelListReply = 'list';
   let modelListCount = 0;
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) => fail(res, 'openai', `handler crashed: ${String(err)}`));
@@ -246,12 +249,28 @@ export async function startFakeLlm(script?: FakeLlmScript): Promise<FakeLlm> {
 }
 
 // One body that both SDKs read as a page of models (OpenAI's `data`; Anthropic's `data` with its paging fields).
-function answerModelList(res: ServerResponse, reply: 'list' | { status: number } | { hang: true }): void {
-  if (reply === 'list') {
-    const data = [
-      { id: 'fake-model', object: 'model', type: 'model', created: 0, owned_by: 'fake', display_name: 'Fake' },
-    ];
-    return send(res, 200, { object: 'list', data, has_more: false, first_id: 'fake-model', last_id: 'fake-model' });
+/** How the fake answers `GET /v1/models`. */
+type ModelListReply = 'list' | { ids: string[] } | { status: number } | { hang: true };
+
+function answerModelList(res: ServerResponse, reply: ModelListReply): void {
+  if (reply === 'list' || 'ids' in reply) {
+    // Both SDKs read this shape: OpenAI's `data` of `{ id }`, Anthropic's page with `has_more` and its ids.
+    const ids = reply === 'list' ? [] : reply.ids;
+    const data = ids.map((id) => ({
+      id,
+      object: 'model',
+      type: 'model',
+      created: 0,
+      owned_by: 'fake',
+      display_name: id,
+    }));
+    return send(res, 200, {
+      object: 'list',
+      data,
+      has_more: false,
+      first_id: ids[0] ?? null,
+      last_id: ids.at(-1) ?? null,
+    });
   }
   if ('status' in reply)
     return send(res, reply.status, errorBody('openai', reply.status, `fake error ${reply.status}`));

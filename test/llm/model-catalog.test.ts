@@ -166,7 +166,7 @@ describe('the model catalog in configuration', () => {
     expect(loadConfig({ ...keys, STEWARD_MODEL_CATALOG: path }).warnings).toEqual([]);
   });
 
-  it('parses the example catalog the README shows, every price in it and every role mapped', () => {
+  it('parses the example catalog docs/configuration.md shows, every price in it and every role mapped', () => {
     const text = readFileSync(new URL('../../models.json.example', import.meta.url), 'utf8');
     const example = parseModelCatalog(text, 'models.json.example', ROLES);
     expect(Object.keys(example.roles).sort()).toEqual([...ROLES].sort());

@@ -101,7 +101,7 @@ describe('a request naming a catalog model', () => {
   it("is refused when the model's provider has no key, naming the model and the variable", async () => {
     const llm = createLlmClient(settings({ anthropic: undefined, models: { ...settings().models, llm_step: 'fast' } }));
     await expect(llm.complete(request('planner', 'deep'))).rejects.toThrow(
-      'Model "deep" of models.json names anthropic, but ANTHROPIC_API_KEY is not set.',
+      /^Model "deep" of models\.json names anthropic \("anthropic:[^"]+"\), but ANTHROPIC_API_KEY is not set: set it in \.env/,
     );
     expect(fake.requests).toEqual([]);
   });

@@ -80,4 +80,23 @@ describe('the model check at start', () => {
       /Could not reach the OpenAI-compatible server at 127\.0\.0\.1:\d+ \(connection refused\)\.$/,
     );
   });
+
+  it('a model the server does not list: the warning names the roles, the model and what it lists (issue 33)', async () => {
+    fake.setModelList({ ids: ['llama3.1:latest', 'qwen3:8b'] });
+    const { client, logs } = probed(fake.baseURL, { planner: 'openai:gpt-4.1', synthesizer: 'openai:gpt-4.1' });
+    const warnings = await client.probe(2_000);
+    const host = new URL(fake.baseURL).host;
+    expect(warnings).toEqual([
+      `The model for planner, synthesizer (openai:gpt-4.1) is not among the models the OpenAI-compatible server at ${host} lists (llama3.1:latest, qwen3:8b): requests for it will fail until the server has it, or another is named (STEWARD_MODEL, a STEWARD_MODEL_* variable or the model catalog).`,
+      `The model for classifier, llm_step, butler (openai:p) is not among the models the OpenAI-compatible server at ${host} lists (llama3.1:latest, qwen3:8b): requests for it will fail until the server has it, or another is named (STEWARD_MODEL, a STEWARD_MODEL_* variable or the model catalog).`,
+    ]);
+    expect(logs).toEqual(warnings.map((w) => `warn ${w}`));
+  });
+
+  it("a listed model passes, Ollama's name without :latest included, and an empty list checks nothing", async () => {
+    fake.setModelList({ ids: ['llama3.1:latest', 'p'] });
+    expect(await probed(fake.baseURL, { planner: 'openai:llama3.1' }).client.probe(2_000)).toEqual([]);
+    fake.setModelList({ ids: [] });
+    expect(await probed(fake.baseURL, { planner: 'openai:anything' }).client.probe(2_000)).toEqual([]);
+  });
 });

@@ -94,16 +94,20 @@ describe('createLlmClient', () => {
     const err = configError(() =>
       createLlmClient(settings({ planner: 'anthropic:claude-x' }, { anthropic: undefined })),
     );
-    expect(err.message).toBe('STEWARD_MODEL_PLANNER names anthropic, but ANTHROPIC_API_KEY is not set.');
+    expect(err.message).toBe(
+      'STEWARD_MODEL_PLANNER names anthropic ("anthropic:claude-x"), but ANTHROPIC_API_KEY is not set: set it in .env, or name a model of a provider that is set up.',
+    );
 
     const err2 = configError(() => createLlmClient(settings({ llm_step: 'openai:gpt-x' }, { openai: undefined })));
-    expect(err2.message).toBe('STEWARD_MODEL_LLM_STEP names openai, but OPENAI_API_KEY is not set.');
+    expect(err2.message).toMatch(
+      /^STEWARD_MODEL_LLM_STEP names openai \("openai:gpt-x"\), but OPENAI_API_KEY is not set: /,
+    );
   });
 
   it('refuses a bare model when no provider is configured, and an empty spec', () => {
     const none = { openai: false, anthropic: false };
     expect(configError(() => parseModelSpec('classifier', 'gpt-x', none)).message).toBe(
-      'STEWARD_MODEL_CLASSIFIER names model gpt-x, but neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set.',
+      'STEWARD_MODEL_CLASSIFIER names model gpt-x, but neither OPENAI_API_KEY nor ANTHROPIC_API_KEY is set: set one in .env.',
     );
     expect(
       configError(() => parseModelSpec('synthesizer', 'openai:', { openai: true, anthropic: false })).message,

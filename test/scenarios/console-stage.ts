@@ -1,6 +1,6 @@
 /**
  * The console as the scenario matrix drives it: the e2e harness's parts (the real engine on PostgreSQL, the audit
- * MCP server, the fake LLM through the openai SDK) with README defaults (quick answers on), and a `restart` that
+ * MCP server, the fake LLM through the openai SDK) with the documented defaults (quick answers on), and a `restart` that
  * stops this Steward and its terminal and starts the next on the same database, as a person restarting it would.
  */
 import { appendFileSync } from 'node:fs';
@@ -27,7 +27,7 @@ import {
   type RecordedCall,
 } from '../e2e/harness.ts';
 
-/** Quick answers as the README's defaults turn them on. */
+/** Quick answers as the documented defaults (docs/configuration.md) turn them on. */
 export const README_DEFAULTS: Partial<StewardSettings> = { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } };
 
 /** The person at the console is an approver, so they may set up the Assistant a cell asks. */

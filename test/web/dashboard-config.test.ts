@@ -39,7 +39,7 @@ describe('dashboard settings', () => {
     expect(config.secrets).toContain(SECRET);
     expect(() =>
       loadConfig({ OPENAI_API_KEY: 'k', STEWARD_DASHBOARD_URL: 'steward.example.com', STEWARD_DASHBOARD_PORT: '1' }),
-    ).toThrow(/STEWARD_DASHBOARD_URL: must be an http:\/\/ or https:\/\/ URL/);
+    ).toThrow(/STEWARD_DASHBOARD_URL is "[^"]*", but it must be an http:\/\/ or https:\/\/ URL/);
   });
 
   it('listens on loopback unless an address is set, and refuses what is not an address', () => {
@@ -50,7 +50,7 @@ describe('dashboard settings', () => {
     expect(loadConfig({ ...base, STEWARD_DASHBOARD_HOST: 'localhost' }).dashboard?.host).toBe('localhost');
     for (const bad of ['http://0.0.0.0/', '127.0.0.1:8080', ':::', '-', '0', 'a b'])
       expect(() => loadConfig({ ...base, STEWARD_DASHBOARD_HOST: bad }), bad).toThrow(
-        /STEWARD_DASHBOARD_HOST: an address to listen on \(no port\)/,
+        /STEWARD_DASHBOARD_HOST is "[^"]*", but it must be an address to listen on \(no port\)/,
       );
   });
 });

@@ -3,7 +3,7 @@
  * Counting live schedules per person and per channel is the store's (in one locked statement); the fires of a
  * workflow per day are judged at each fire (`fire-rules.ts`).
  */
-/** The operator's limits on schedules (README "Workflows": STEWARD_SCHEDULE_*). */
+/** The operator's limits on schedules (docs/workflows.md "Limits": STEWARD_SCHEDULE_*). */
 export interface ScheduleLimits {
   /** The least time between two fires of one schedule. */
   minIntervalMs: number;
