@@ -3,7 +3,6 @@
  * MCP server, the fake LLM through the openai SDK) with the documented defaults (quick answers on), and a `restart` that
  * stops this Steward and its terminal and starts the next on the same database, as a person restarting it would.
  */
-import { appendFileSync } from 'node:fs';
 import { PassThrough } from 'node:stream';
 import { ConsoleChannel } from '../../src/bot/console-channel.ts';
 import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts';
@@ -66,8 +65,7 @@ export async function startConsoleStage(
   const store = new PgRunStore(db.db);
   const logs: string[] = [];
   let printed = '';
-  const t0 = Date.now();
-  const open = async (to = (text: string) => { printed += text; if (process.env.TRACE_CONSOLE) appendFileSync(process.env.TRACE_CONSOLE, `${Date.now() - t0} ${JSON.stringify(text)}\n`); }, recorded = calls, runs = store) => {
+  const open = async (to = (text: string) => void (printed += text), recorded = calls, runs = store) => {
     const input = new PassThrough();
     const out = new PassThrough();
     out.on('data', (chunk: Buffer) => to(chunk.toString('utf8')));
