@@ -358,8 +358,14 @@ export interface RunOwnership {
   claimOrphanedRuns(ttlMs: number, limit: number, held: readonly string[]): Promise<ClaimedRun[]>;
   /** Queues a decision for the process that drives the run, and wakes it. */
   forwardDecision(runId: string, decision: Json): Promise<void>;
-  /** Takes the decisions queued for a run this process holds, oldest first; each is taken once. */
-  takeDecisions(runId: string): Promise<Json[]>;
+  /**
+   * Takes the decisions queued for a run this process holds, oldest first; each is taken once. A Pause or Stop taken
+   * still holds the run's step starts (`recordSteps` with `unlessHeld`) until `settleDecisions(op)` says it was
+   * applied, or for a minute (its taker may have died).
+   */
+  takeDecisions(runId: string): Promise<{ op: string; decisions: Json[] }>;
+  /** The decisions taken by `op` were applied (or refused): they hold nothing any more, and are forgotten. */
+  settleDecisions(runId: string, op: string): Promise<void>;
   /** Runs this process holds with decisions waiting. */
   runsWithDecisions(): Promise<string[]>;
   /** Throws `fenced` unless this process holds the run under `fence` (right before a message that must go once). */

@@ -576,10 +576,14 @@ export class PgRunStore implements RunStore {
     return this.attempt('forwardDecision', () => leases.forwardCommand(this.db, runId, command));
   }
 
-  async takeDecisions(runId: string): Promise<Json[]> {
+  async takeDecisions(runId: string): Promise<{ op: string; decisions: Json[] }> {
     const op = randomUUID();
     const taken = await this.attempt('takeDecisions', () => leases.takeCommands(this.db, this.owner, runId, op));
-    return taken as Json[];
+    return { op, decisions: taken as Json[] };
+  }
+
+  settleDecisions(runId: string, op: string): Promise<void> {
+    return this.attempt('settleDecisions', () => leases.settleCommands(this.db, runId, op));
   }
 
   runsWithDecisions(): Promise<string[]> {

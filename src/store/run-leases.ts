@@ -169,6 +169,11 @@ export async function takeCommands(db: Db, owner: string, runId: string, op: str
   return rows.sort((a, b) => Number(a.id) - Number(b.id)).map((r) => r.command);
 }
 
+/** Forgets the decisions taken by `op`, once applied: a Pause or Stop among them no longer holds step starts. */
+export async function settleCommands(db: Db, runId: string, op: string): Promise<void> {
+  await db.deleteFrom('run_commands').where('run_id', '=', runId).where('taken_op', '=', op).execute();
+}
+
 /** Runs held by `owner` that have decisions waiting. */
 export async function runsWithCommands(db: Db, owner: string): Promise<string[]> {
   const rows = await db

@@ -22,8 +22,8 @@ interface WrittenRow {
  * Writes `w` (see `RunStore.recordSteps`) as `owner`. A start already stored under the same fence, or an end already
  * stored, is a repeat and changes nothing; a start stored under another fence, an end of an attempt that never
  * started, or a lease lost, throws. With `unlessHeld`, the starts are not written while the run is paused or
- * stopping, or while a Pause or Stop another process queued for it waits to be taken (the ends are): the result says
- * so.
+ * stopping, or while a Pause or Stop another process queued for it waits to be taken or applied (the ends are): the
+ * result says so.
  */
 export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): Promise<StepsRecorded> {
   const fence = w.fence ?? null;
@@ -54,9 +54,12 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
     WITH lease AS (
       -- Held: a person's Pause or Stop is stored (or queued for this owner by another process) and no step may start
       -- after it, even one this process decided to start before it heard of it.
+      -- A Pause or Stop taken by the holder holds too until it is applied and settled (its stored status takes over
+      -- then), or for a minute if its taker died before settling it.
       SELECT id, ${unlessHeld}::boolean AND (status IN ('paused', 'stopping') OR EXISTS (
           SELECT 1 FROM run_commands c
-          WHERE c.run_id = runs.id AND c.taken_op IS NULL AND c.command->>'action' IN ('pause', 'stop')
+          WHERE c.run_id = runs.id AND c.command->>'action' IN ('pause', 'stop')
+            AND (c.taken_op IS NULL OR c.created_at > now() - interval '1 minute')
         )) AS held
       FROM runs
       WHERE id = ${w.runId} AND (${fence}::integer IS NULL OR (owner = ${owner} AND fence = ${fence}::integer))

@@ -276,13 +276,13 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
         { kind: 'decision', runId },
         { kind: 'decision', runId },
       ]);
-      expect(await b.takeDecisions(runId)).toEqual([]);
+      expect((await b.takeDecisions(runId)).decisions).toEqual([]);
       expect(await a.runsWithDecisions()).toContain(runId);
-      expect(await a.takeDecisions(runId)).toEqual([
+      expect((await a.takeDecisions(runId)).decisions).toEqual([
         { action: 'pause', n: 1 },
         { action: 'stop', n: 2 },
       ]);
-      expect(await a.takeDecisions(runId)).toEqual([]);
+      expect((await a.takeDecisions(runId)).decisions).toEqual([]);
       expect(await a.runsWithDecisions()).not.toContain(runId);
 
       await a.releaseRun(runId);
@@ -304,10 +304,13 @@ describe.each(['postgres', 'pglite'] as const)('run leases and fences, on %s', (
     const wave = { runId, fence: 0, ended: [{ ...end, durationMs: 5 }], started: [next('say')], unlessHeld: true };
     expect(await a.recordSteps(wave)).toEqual({ startsHeld: true });
     expect(await attempts()).toEqual([['list', 'succeeded']]);
-    // A queued Resume or an amendment holds nothing; a taken Pause no longer does (its status decides from then on).
-    await a.takeDecisions(runId);
-    await b.forwardDecision(runId, { runId, revision: 0, action: 'resume', actor: { id: 'ada', channel: 'console' } });
+    // Taken, it still holds until it is applied and settled (its stored status decides from then on); a queued
+    // Resume or an amendment holds nothing.
+    const { op } = await a.takeDecisions(runId);
     const say = { runId, fence: 0, ended: [], started: [next('say')], unlessHeld: true };
+    expect(await a.recordSteps(say)).toEqual({ startsHeld: true });
+    await a.settleDecisions(runId, op);
+    await b.forwardDecision(runId, { runId, revision: 0, action: 'resume', actor: { id: 'ada', channel: 'console' } });
     expect(await a.recordSteps(say)).toEqual({ startsHeld: false });
     // Stored as paused (or stopping): held. Without unlessHeld (a quick answer's call, a replay) it is written.
     expect(await a.transition(runId, ['running'], 'paused', { at })).toBe(true);

@@ -101,7 +101,9 @@ export class RunOwnership {
       // Its driver is starting: it drains the queue once it runs (`afterStart`).
       if (run && needsDriver(run)) return;
     }
-    for (const queued of await this.deps.store.takeDecisions(runId)) {
+    const { op, decisions } = await this.deps.store.takeDecisions(runId);
+    if (decisions.length === 0) return;
+    for (const queued of decisions) {
       const d = queued as unknown as InboundDecision;
       await this.steps
         .apply(d)
@@ -109,6 +111,13 @@ export class RunOwnership {
           this.deps.log('error', `run ${runId}: a queued ${d.action} failed: ${(err as Error).message}`),
         );
     }
+    // Applied: a Pause or Stop taken here held the run's step starts until now (so none started between its take and
+    // its stored status). Left in place when this fails, it stops holding after a minute.
+    await this.deps.store
+      .settleDecisions(runId, op)
+      .catch((err: unknown) =>
+        this.deps.log('warn', `run ${runId}: applied decisions not cleared: ${(err as Error).message}`),
+      );
   }
 
   /** Claims orphaned runs until none is left, and resumes or reports each. */
