@@ -61,6 +61,8 @@ if (mode === 'counts') {
     }
   }
 } else {
-  console.error('usage: node scripts/test-report.mjs counts|skipped|failed <report.json>, or slowest <report.json> <n>');
+  console.error(
+    'usage: node scripts/test-report.mjs counts|skipped|failed <report.json>, or slowest <report.json> <n>',
+  );
   process.exit(1);
 }
