@@ -6,7 +6,7 @@
 //   - the file's content and the content of every project file it reaches through relative specifiers (import,
 //     export ... from, import(), require(), import types), including every file each specifier could resolve to;
 //   - the global inputs: every .d.ts file, every global TypeScript file as above, every tsconfig*.json, package.json,
-//     package-lock.json, eslint.config.js with its own imports, this script and lint.mjs, and the Node and ESLint
+//     package-lock.json, the ESLint config file with its own imports, this script and lint.mjs, and the Node and ESLint
 //     versions.
 // Not covered: packages in node_modules that differ from what package-lock.json says (an `npm link`, a hand edit),
 // and rules that read something else (the environment, the clock, files by name); the config has none today.
@@ -15,7 +15,7 @@
 import { createHash } from 'node:crypto';
 import { readdir } from 'node:fs/promises';
 import { existsSync, readFileSync, statSync } from 'node:fs';
-import { basename, dirname, join, relative, resolve, sep } from 'node:path';
+import { basename, dirname, extname, join, relative, resolve, sep } from 'node:path';
 import ts from 'typescript';
 
 const sha = (...parts) => {
@@ -32,14 +32,18 @@ const DECLARATION = /\.d\.(?:[cm]?ts)$/;
 const STRIP = /\.(?:[cm]?[jt]s|[jt]sx|json)$/;
 const EXTENSIONS = ['.ts', '.tsx', '.mts', '.cts', '.js', '.jsx', '.mjs', '.cjs', '.json'];
 
-/** Every file under root, as paths relative to it, skipping .git and every node_modules (as ESLint does). */
+/**
+ * Every file under root, as paths relative to it, skipping .git and every node_modules. As ESLint's own walk does,
+ * it lists a symbolic link as a file and does not follow one to a directory.
+ */
 export async function walk(root) {
   const files = [];
   const visit = async (dir) => {
     for (const entry of await readdir(join(root, dir), { withFileTypes: true })) {
       const path = dir ? `${dir}/${entry.name}` : entry.name;
-      if (entry.isDirectory() && entry.name !== 'node_modules' && path !== '.git') await visit(path);
-      else if (entry.isFile()) files.push(path);
+      if (entry.name === 'node_modules' || path === '.git') continue;
+      if (entry.isDirectory()) await visit(path);
+      else files.push(path);
     }
   };
   await visit('');
@@ -72,9 +76,9 @@ export function parseSource(path, text) {
 }
 
 /**
- * The key of each file in `files` (relative to root), or undefined when the project resolves modules in a way the
- * keys cannot follow (the reason is in `unsupported`). `known` maps a content hash to parseSource's answer from an
- * earlier run; `parsed` is the same for every file read this time, for the caller to keep.
+ * The key of each file in `files` (relative to root) as `keys`, or `unsupported` with the reason when the project
+ * resolves modules in a way the keys cannot follow. `known` maps an extension and content hash to parseSource's
+ * answer from an earlier run; `parsed` is the same for every file read this time, for the caller to keep.
  */
 export async function keysFor(root, files, { known = new Map(), extra = [] } = {}) {
   const parsed = new Map();
@@ -89,11 +93,11 @@ export async function keysFor(root, files, { known = new Map(), extra = [] } = {
     }
     return content.get(path);
   };
+  // By extension too: the same text parses differently as .ts, .tsx or .js.
   const parse = (path) => {
-    const hash = contentOf(path);
-    if (!parsed.has(hash))
-      parsed.set(hash, known.get(hash) ?? parseSource(path, readFileSync(resolve(root, path), 'utf8')));
-    return parsed.get(hash);
+    const id = `${extname(path)} ${contentOf(path)}`;
+    if (!parsed.has(id)) parsed.set(id, known.get(id) ?? parseSource(path, readFileSync(resolve(root, path), 'utf8')));
+    return parsed.get(id);
   };
 
   const pkg = inRoot.has('package.json') ? JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) : {};
@@ -149,7 +153,8 @@ export async function keysFor(root, files, { known = new Map(), extra = [] } = {
     (f) => DECLARATION.test(f) || tsconfigs.includes(f) || (TYPE_SCRIPT.test(f) && parse(f).global),
   );
   const globalParts = [];
-  for (const start of [...globals, 'package.json', 'package-lock.json', 'eslint.config.js']) {
+  const eslintConfigs = all.filter((f) => /^eslint\.config\.[cm]?[jt]s$/.test(f));
+  for (const start of [...globals, 'package.json', 'package-lock.json', ...eslintConfigs]) {
     const reached = contentOf(start) === null ? [`${start} absent`] : closure(start);
     if (!Array.isArray(reached)) return reached;
     globalParts.push(...reached);
