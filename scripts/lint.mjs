@@ -3,8 +3,9 @@
 // becomes async, and a call to it elsewhere becomes a floating promise). Here a file's key also covers everything
 // its types can come from (scripts/lint-keys.mjs says what, and what it does not cover), so an unchanged key means
 // an unchanged verdict. Only files that linted with no message at all are cached: a file with an error or a warning
-// is linted on every run, so its messages always print. The files are those `eslint .` lints (walked here, then
-// kept when ESLint gives them a config), the output is ESLint's stylish report, and the exit code is ESLint's.
+// is linted on every run, so its messages always print. A file keeps its last four clean keys, so that undoing an
+// edit or going back to a branch finds it clean still. The files are those `eslint .` lints (walked here, then kept
+// when ESLint gives them a config), the output is ESLint's stylish report, and the exit code is ESLint's.
 // The cache is STEWARD_LINT_CACHE, else lint.json in STEWARD_CHECK_CACHE, else in node_modules/.cache/steward.
 // STEWARD_LINT_VERBOSE=1 names each file linted.
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
@@ -12,7 +13,8 @@ import { dirname, join, relative, resolve } from 'node:path';
 import { ESLint } from 'eslint';
 import { keysFor, walk } from './lint-keys.mjs';
 
-const CACHE_VERSION = 1;
+const CACHE_VERSION = 2;
+const KEYS_PER_FILE = 4;
 
 /** The cache path from the environment, resolved against root. */
 export function lintCachePath(root, env = process.env) {
@@ -31,7 +33,7 @@ async function readCache(path) {
 }
 
 /**
- * Lints the files `eslint .` would lint in root, skipping those whose key matches one that last linted clean.
+ * Lints the files `eslint .` would lint in root, skipping those whose key is one they linted clean with.
  * Returns ESLint's results for the files linted, their names, and how many were skipped.
  */
 export async function lintProject(root, cachePath) {
@@ -46,15 +48,23 @@ export async function lintProject(root, cachePath) {
   const { keys, parsed, unsupported } = await keysFor(root, files, { known, extra });
   if (unsupported) console.error(`lint: every file is linted, since the cache cannot follow this: ${unsupported}`);
 
-  const toLint = files.filter((file) => !keys || cache.clean[file] !== keys.get(file));
+  const wasClean = (file) => keys !== undefined && (cache.clean[file] ?? []).includes(keys.get(file));
+  const toLint = files.filter((file) => !wasClean(file));
   const results = toLint.length > 0 ? await eslint.lintFiles(toLint.map((file) => join(root, file))) : [];
 
+  // A few keys per file, the newest first, so that going back to an earlier content (another branch, an undone
+  // edit) finds it still clean. A file that has messages now keeps its earlier keys: they were clean, and still are.
   const clean = {};
   if (keys) {
-    for (const file of files) if (cache.clean[file] === keys.get(file)) clean[file] = keys.get(file);
+    const remember = (file) => {
+      clean[file] = [keys.get(file), ...(cache.clean[file] ?? []).filter((k) => k !== keys.get(file))];
+      clean[file] = clean[file].slice(0, KEYS_PER_FILE);
+    };
+    for (const file of files) if (cache.clean[file]) clean[file] = cache.clean[file];
+    for (const file of files.filter(wasClean)) remember(file);
     for (const result of results) {
       const file = relative(root, result.filePath).split('\\').join('/');
-      if (result.messages.length === 0 && keys.has(file)) clean[file] = keys.get(file);
+      if (result.messages.length === 0 && keys.has(file)) remember(file);
     }
   }
   await mkdir(dirname(cachePath), { recursive: true });

@@ -97,6 +97,13 @@ describe('scripts/lint.mjs', () => {
     expect(run.output).toMatch(FLOATING);
   });
 
+  it('remembers earlier clean keys: putting ports.ts back lints none of the files that import it', async () => {
+    await writeFile(join(dir, 'src/ports.ts'), SOURCES['src/ports.ts']!);
+    const run = await lint();
+    expect(run.linted).toEqual(['src/broken.ts']);
+    expect(run.output).not.toMatch(/no-floating-promises/);
+  });
+
   // A module that declares a global is seen by every file without being imported, like a .d.ts file or a script.
   it('lints every file when a module declaring a global appears', async () => {
     await writeFile(join(dir, 'src/env.ts'), 'export {};\n\ndeclare global {\n  const BUILD_ID: string;\n}\n');
