@@ -1,17 +1,32 @@
 // `npm run check`: the type check, ESLint and Prettier, side by side (one after another they took over a minute on a
 // 2-CPU machine), each one's output printed whole in a fixed order, then which failed.
-// The type check and Prettier keep caches in node_modules/.cache, which only skip work whose inputs did not change
-// (tsc's build info, Prettier's per-file content hash), so a second run takes seconds for them. ESLint has no cache
-// here: its type-aware rules can change verdict on a file whose imports changed, which its cache would not see.
+// Each keeps a cache in STEWARD_CHECK_CACHE (default node_modules/.cache/steward; .ci/run points it outside the
+// checkout so it survives between CI runs), and each cache only skips work whose inputs did not change: tsc's build
+// info, Prettier's per-file content hash (with the options' hash), and scripts/lint.mjs's per-file key, which covers
+// the file and everything its types can come from. ESLint's own --cache is not used: it keys a file by its content
+// alone, and a type-aware rule can change verdict on a file whose imports changed.
 import { spawn } from 'node:child_process';
+import { join } from 'node:path';
+
+const cache = process.env.STEWARD_CHECK_CACHE || 'node_modules/.cache/steward';
 
 const checks = [
-  ['types', 'tsc', ['--noEmit', '--incremental', '--tsBuildInfoFile', 'node_modules/.cache/steward/tsbuildinfo']],
-  ['lint', 'eslint', ['.']],
+  ['types', 'tsc', ['--noEmit', '--incremental', '--tsBuildInfoFile', join(cache, 'tsbuildinfo')]],
+  ['lint', process.execPath, ['scripts/lint.mjs']],
   [
     'format',
     'prettier',
-    ['--check', '--cache', '--cache-location', 'node_modules/.cache/steward/prettier', '--log-level', 'warn', '.'],
+    [
+      '--check',
+      '--cache',
+      '--cache-strategy',
+      'content',
+      '--cache-location',
+      join(cache, 'prettier'),
+      '--log-level',
+      'warn',
+      '.',
+    ],
   ],
 ];
 
