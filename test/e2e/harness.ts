@@ -32,7 +32,13 @@ import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
 import type { SetUp } from '../helpers/connect-origin.ts';
-import { auditStdioConfig, mcpConfig, type ServerOptions } from '../helpers/mcp-servers.ts';
+import {
+  auditHttpConfig,
+  auditStdioConfig,
+  mcpConfig,
+  sharedAuditUrl,
+  type ServerOptions,
+} from '../helpers/mcp-servers.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 /** One MCP call as Steward sent it, with the time it was sent. */
@@ -529,12 +535,27 @@ export interface AuditServer {
   remove(): void;
 }
 
-/** Makes a fresh log folder for the audit fixture server. */
+/** Makes a fresh log folder for the audit fixture server, a stdio child of each host that connects to it. */
 export function createAuditServer(): AuditServer {
+  return auditServerLoggingTo(auditStdioConfig);
+}
+
+/**
+ * An audit server whose hosts each get a session of their own on this process's shared audit server over
+ * Streamable HTTP (`sharedAuditUrl`), with a fresh log folder: what the scenario matrix's cells use, since a stdio
+ * child for each cell costs most of a console cell's CPU. A host that closes and connects again gets a new session
+ * logging to the same file, as a new child would; nothing here can kill the server.
+ */
+export async function startSharedAuditServer(): Promise<AuditServer> {
+  const url = await sharedAuditUrl();
+  return auditServerLoggingTo((file, options) => auditHttpConfig(url, file, options));
+}
+
+function auditServerLoggingTo(config: (file: string, options?: ServerOptions) => McpServerConfig): AuditServer {
   const dir = mkdtempSync(join(tmpdir(), 'steward-audit-'));
   const file = join(dir, 'audit.jsonl');
   return {
-    config: (options) => auditStdioConfig(file, options),
+    config: (options) => config(file, options),
     entries: () =>
       existsSync(file)
         ? readFileSync(file, 'utf8')

@@ -5,7 +5,7 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { parseMcpConfig, type McpConfig, type McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { fixtureServer } from './entry-point.ts';
@@ -153,6 +153,68 @@ export function auditStdioConfig(logFile: string, options: ServerOptions = {}): 
     env: { AUDIT_LOG: logFile },
     ...options.overrides,
   });
+}
+
+/**
+ * The audit fixture as a Streamable HTTP server at `url` (see `sharedAuditUrl`): a session of its own for each
+ * connection, writing what it receives to `logFile` as JSON lines, as `auditStdioConfig`'s child does.
+ */
+export function auditHttpConfig(url: string, logFile: string, options: ServerOptions = {}): McpServerConfig {
+  const endpoint = new URL(url);
+  endpoint.searchParams.set('log', logFile);
+  return serverConfig(options.name ?? 'audit', { url: endpoint.href, ...options.overrides });
+}
+
+let sharedAudit: Promise<string> | undefined;
+
+/**
+ * The URL of this test process's audit fixture over Streamable HTTP, started on first use and ended with the
+ * process. The scenario matrix's cells share it: starting a stdio child for each cell cost about 0.23 s of CPU, most
+ * of a console cell's. If it dies, the next caller starts another.
+ */
+export function sharedAuditUrl(): Promise<string> {
+  sharedAudit ??= startSharedAudit().catch((err: unknown) => {
+    sharedAudit = undefined;
+    throw err;
+  });
+  return sharedAudit;
+}
+
+async function startSharedAudit(): Promise<string> {
+  // Its stdin stays open while this process lives; it exits when that ends, even if this process is killed.
+  const child = spawn(process.execPath, [AUDIT_SCRIPT, '--http'], {
+    env: { PATH: process.env.PATH ?? '' },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  const stop = () => child.kill();
+  process.once('exit', stop);
+  child.once('exit', () => {
+    process.removeListener('exit', stop);
+    sharedAudit = undefined;
+  });
+  let stdout = '';
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the shared audit server did not listen within 10 s')), 10_000);
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString('utf8');
+      const line = stdout.split('\n');
+      if (line.length > 1 && line[0]) {
+        clearTimeout(timer);
+        resolve(line[0]);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the shared audit server exited with ${code} before listening`));
+    });
+  }).catch((err: unknown) => {
+    child.kill('SIGKILL');
+    throw err;
+  });
+  // It must not keep this process alive: the test runner ends it when its files are done.
+  child.unref();
+  for (const pipe of [child.stdin, child.stdout]) (pipe as Socket).unref();
+  return url;
 }
 
 /** server-everything with every tool counted as medium risk, so its plans wait for review. */

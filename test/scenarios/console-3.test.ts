@@ -1,7 +1,7 @@
 /**
  * The scenario matrix on the console (issue 25): the all-pairs covering set in `npm test`, the whole product with
  * STEWARD_SCENARIOS=all (`npm run scenarios`). Each cell runs on its own stage (its own database, Steward, fake model
- * and audit server; about 0.3 s to start), so cells cannot leak runs into each other.
+ * and audit session and log; see matrix-suite.ts), so cells cannot leak runs into each other.
  * Part 3 of 3: the cells are spread over 3 files, which vitest runs side by side.
  */
 import { consolePerson } from './console-person.ts';

@@ -19,9 +19,9 @@ import { waitUntil } from '../helpers/wait.ts';
 import {
   CANARY_KEY,
   checkInvariants,
-  createAuditServer,
   createSteward,
   recordingTools,
+  startSharedAuditServer,
   type AuditServer,
   type RecordedCall,
 } from '../e2e/harness.ts';
@@ -57,7 +57,7 @@ export async function startConsoleStage(
   o: { secondProcess?: boolean } = {},
 ): Promise<ConsoleStage> {
   const llm = await startFakeLlm(script);
-  const audit = createAuditServer();
+  const audit = await startSharedAuditServer();
   const db = await createTestDatabase('postgres');
   const { host, failures } = await McpHost.connect(mcpConfig(audit.config()));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);

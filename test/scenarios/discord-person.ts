@@ -4,7 +4,7 @@
  * breakpoints through the card's menu, status is a thread reply, workflows and Assistants are `/steward` commands.
  * What the person saw is every message Steward posted or edited, and every interaction answer, in order.
  */
-import { createAuditServer } from '../e2e/harness.ts';
+import { startSharedAuditServer } from '../e2e/harness.ts';
 import { startDiscordHarness, type DiscordProcess } from '../e2e/discord-harness.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import type { StoredMessage } from '../fakes/fake-discord-rest.ts';
@@ -20,7 +20,7 @@ const looks = chatLooks;
 
 /** Starts a Discord stage for a cell (the real discord.js client over the fake Discord) and the person in it. */
 export async function discordPerson(script: FakeLlmScript, cell?: Cell): Promise<Person> {
-  const audit = createAuditServer();
+  const audit = await startSharedAuditServer();
   const h = await startDiscordHarness({
     db: 'postgres',
     servers: [audit.config()],

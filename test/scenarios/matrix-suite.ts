@@ -1,6 +1,11 @@
 /**
  * One channel's matrix as a vitest suite: the all-pairs covering set (the whole product with STEWARD_SCENARIOS=all,
  * `npm run scenarios`), each cell on a fresh stage, and the tally printed at the end.
+ * A stage's audit MCP server is a session of its own, logging to a file of its own, on one audit server per test
+ * process reached over Streamable HTTP (`startSharedAuditServer`), not a stdio child per cell: starting that child
+ * was about 0.23 s of a console cell's 0.26 s of CPU, some 300 times a CI run (issue 27). A session is a server of its
+ * own as a child was (its tools, its in-flight count; a host connecting again, or a second process, gets a new one
+ * on the same log), so the cells check the same things.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';

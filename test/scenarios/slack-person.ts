@@ -5,7 +5,7 @@
  * person saw is every message Steward posted or updated (by the first process: a second one is only there).
  */
 import { allTexts } from '../bot/slack/fixtures.ts';
-import { createAuditServer } from '../e2e/harness.ts';
+import { startSharedAuditServer } from '../e2e/harness.ts';
 import { chooseMore, pickBreakpoints, submitEdit } from '../e2e/slack-controls.ts';
 import { privateCommand, startSlackHarness, type SlackHarness } from '../e2e/slack-harness.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
@@ -45,7 +45,7 @@ async function command(h: SlackHarness, text: string, user: string, expected: Re
 
 /** Starts a Slack stage for a cell (the real Bolt app over the fake Slack) and the person in it. */
 export async function slackPerson(script: FakeLlmScript, cell?: Cell): Promise<Person> {
-  const audit = createAuditServer();
+  const audit = await startSharedAuditServer();
   const h = await startSlackHarness({ db: 'postgres', servers: [audit.config()], script, settings: README_DEFAULTS });
   const other = cell?.context === 'secondProcess' ? await h.startSecondProcess() : undefined;
   const calls = () => audit.entries().filter((e) => e.type === 'call');
