@@ -54,18 +54,17 @@ export interface ToolRunner {
    * connects per person runs under (the run's requester); such a call without it is refused. `onProgress`: called
    * with each progress report the server sends while the call is in flight (never after it ended); it must not throw.
    */
-  callTool(
-    name: string,
-    args: Record<string, Json>,
-    options: {
-      signal: AbortSignal;
-      timeoutMs: number;
-      runId?: string;
-      stepId?: string;
-      as?: Actor;
-      onProgress?: (progress: ToolProgress) => void;
-    },
-  ): Promise<ToolCallOutcome>;
+  callTool(name: string, args: Record<string, Json>, options: ToolCallOptions): Promise<ToolCallOutcome>;
+}
+
+/** How a tool call is made: see `ToolRunner.callTool`. */
+export interface ToolCallOptions {
+  signal: AbortSignal;
+  timeoutMs: number;
+  runId?: string;
+  stepId?: string;
+  as?: Actor;
+  onProgress?: (progress: ToolProgress) => void;
 }
 
 /**

@@ -3,7 +3,13 @@
  * connects per person, one session per person who uses it (`PersonSessions`).
  */
 import { stepError } from '../engine/errors.ts';
-import type { PersonalAccess, PersonConnection, ToolCallOutcome, ToolProgress, ToolRunner } from '../engine/ports.ts';
+import type {
+  PersonalAccess,
+  PersonConnection,
+  ToolCallOptions,
+  ToolCallOutcome,
+  ToolRunner,
+} from '../engine/ports.ts';
 import type { ServerQuestions } from '../engine/server-questions.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
@@ -82,8 +88,6 @@ export interface McpStartFailure {
 }
 
 type ServerTool = McpConnection['tools'][number];
-/** Where a call's progress reports go while it is in flight. */
-type OnProgress = (progress: ToolProgress) => void;
 
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 const DEFAULT_MAX_OUTPUT_BYTES = 1_000_000;
@@ -249,18 +253,7 @@ export class McpHost implements ToolRunner {
    * may write, while another one to that server runs) waits for a free slot (first come, first served), both within
    * the call's own timeout; a call aborted or timed out while it waits is never sent.
    */
-  async callTool(
-    name: string,
-    args: Record<string, Json>,
-    options: {
-      signal: AbortSignal;
-      timeoutMs: number;
-      as?: Actor;
-      runId?: string;
-      stepId?: string;
-      onProgress?: OnProgress;
-    },
-  ): Promise<ToolCallOutcome> {
+  async callTool(name: string, args: Record<string, Json>, options: ToolCallOptions): Promise<ToolCallOutcome> {
     const slots = this.slotsFor(name);
     if (!slots) return this.sendNoted(name, args, options);
     const started = performance.now();
@@ -286,18 +279,7 @@ export class McpHost implements ToolRunner {
    * reaches that step): only once it holds its slot, since a call still waiting for one is not what a server asks
    * about.
    */
-  private sendNoted(
-    name: string,
-    args: Record<string, Json>,
-    options: {
-      signal: AbortSignal;
-      timeoutMs: number;
-      as?: Actor;
-      runId?: string;
-      stepId?: string;
-      onProgress?: OnProgress;
-    },
-  ): Promise<ToolCallOutcome> {
+  private sendNoted(name: string, args: Record<string, Json>, options: ToolCallOptions): Promise<ToolCallOutcome> {
     const { runId: _run, stepId: _step, ...sent } = options;
     if (!this.questionCalls) return this.send(name, args, sent);
     const server = name.slice(0, Math.max(0, name.indexOf('.')));
@@ -330,7 +312,7 @@ export class McpHost implements ToolRunner {
   private async send(
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; as?: Actor; onProgress?: OnProgress },
+    options: Omit<ToolCallOptions, 'runId' | 'stepId'>,
   ): Promise<ToolCallOutcome> {
     const server = name.slice(0, Math.max(0, name.indexOf('.')));
     const pool = this.personal.get(server);
@@ -359,7 +341,7 @@ export class McpHost implements ToolRunner {
     conn: McpConnection | undefined,
     name: string,
     args: Record<string, Json>,
-    options: { signal: AbortSignal; timeoutMs: number; onProgress?: OnProgress },
+    options: Omit<ToolCallOptions, 'runId' | 'stepId' | 'as'>,
   ): Promise<ToolCallOutcome> {
     const dot = name.indexOf('.');
     const server = dot > 0 ? name.slice(0, dot) : '';
