@@ -201,10 +201,7 @@ export class RunDriver {
       event.type === 'pauseRequested' || event.type === 'resumeRequested' || event.type === 'stopRequested';
     if (control) this.controls++;
     this.apply(dispatchTransition(this.state, event));
-    if (!control) return;
-    const waiters = this.controlWaiters;
-    this.controlWaiters = [];
-    for (const resolve of waiters) resolve();
+    if (control) this.wakeControlWaiters();
   }
 
   /**
@@ -216,6 +213,7 @@ export class RunDriver {
     this.detachedSignal.abort();
     this.reported.endAll();
     for (const controller of this.inflight.values()) controller.abort();
+    this.wakeControlWaiters();
   }
 
   /**
@@ -426,6 +424,13 @@ export class RunDriver {
       }
       this.controlWaiters.push(done);
     });
+  }
+
+  /** Ends every wait for the next Pause, Resume or Stop (one came, or the run is let go). */
+  private wakeControlWaiters(): void {
+    const waiters = this.controlWaiters;
+    this.controlWaiters = [];
+    for (const resolve of waiters) resolve();
   }
 
   private async callStep(
