@@ -70,6 +70,22 @@ export const DECISION_LABELS: Readonly<Record<'approve' | 'amend' | 'cancel' | '
   stop: 'Stop',
 };
 
+/**
+ * What a person is asked before a Stop or Cancel takes effect: Slack shows it as the button's confirm dialog, Discord
+ * as a private Yes/No reply (it has no confirm dialog). `keep` is the answer that changes nothing.
+ */
+export const CONFIRM_WORDS: Readonly<
+  Record<'cancel' | 'stop', { title: string; text: string; confirm: string; keep: string }>
+> = {
+  cancel: { title: 'Cancel this plan?', text: 'Nothing will run.', confirm: 'Cancel the plan', keep: 'Keep it' },
+  stop: {
+    title: 'Stop this run?',
+    text: 'Steps in flight are cancelled; results already finished are kept.',
+    confirm: 'Stop',
+    keep: 'Keep it',
+  },
+};
+
 /** A card's elapsed time: seconds as `42 s`, `3 min 05 s` or `1 h 02 min`. */
 export function formatDuration(ms: number): string {
   const s = Math.max(0, Math.round(ms / 1000));

@@ -76,8 +76,18 @@ export interface DiscordHarness {
   componentId(m: StoredMessage, kind: string): string;
   /** The kinds of the buttons on a message, in order. */
   buttons(m: StoredMessage): string[];
-  /** Presses a button on a message as it stands now; resolves with the interaction's id once handled. */
-  press(m: StoredMessage, kind: string, o?: { user?: APIUser; roles?: string[]; customId?: string }): Promise<string>;
+  /**
+   * Presses a button on a message as it stands now; resolves with the interaction's id once handled. Stop and Cancel
+   * ask first, privately: the question is answered Yes by the same person (the id is then the Yes press's), unless
+   * `confirm: false` leaves it open.
+   */
+  press(
+    m: StoredMessage,
+    kind: string,
+    o?: { user?: APIUser; roles?: string[]; customId?: string; confirm?: boolean },
+  ): Promise<string>;
+  /** The private question a Stop or Cancel press opened, if Steward asked one. */
+  question(interactionId: string): StoredMessage | undefined;
   /** Picks options in a select menu on a message. */
   select(m: StoredMessage, kind: string, values: string[], o?: { user?: APIUser }): Promise<string>;
   /** Submits the modal Steward opened last (on the message it was opened from) with these field values. */
@@ -252,6 +262,11 @@ export async function startDiscordHarness(options: {
     return found;
   };
   const current = (m: StoredMessage) => discord.messages.get(m.message.id) ?? m;
+  const question = (interactionId: string) =>
+    [...discord.messages.values()].find(
+      (m) =>
+        m.interactionId === interactionId && m.ephemeral && componentsOf(m).some((c) => c.custom_id?.includes('-yes:')),
+    );
   const modalCalls = () => discord.calls.filter((c) => (c.body as { type?: number } | null)?.type === 9);
   const lastModal = () =>
     (modalCalls().at(-1)?.body as { data: { custom_id: string; title: string; components: unknown[] } } | undefined)
@@ -317,7 +332,7 @@ export async function startDiscordHarness(options: {
       componentsOf(current(m))
         .filter((c) => c.type === 2 && c.custom_id)
         .map((c) => parseCustomId(c.custom_id ?? '')?.kind ?? '?'),
-    press(m, kind, o = {}) {
+    async press(m, kind, o = {}) {
       const now = current(m);
       const payload = discord.buttonPress({
         messageId: now.message.id,
@@ -327,8 +342,20 @@ export async function startDiscordHarness(options: {
         roles: o.roles,
       });
       discord.dispatch('INTERACTION_CREATE', payload);
-      return handled(String(payload.id));
+      const id = await handled(String(payload.id));
+      const asked = (kind === 'stop' || kind === 'cancel') && o.confirm !== false ? question(id) : undefined;
+      if (!asked) return id;
+      const yes = discord.buttonPress({
+        messageId: asked.message.id,
+        customId: componentId(asked, `${kind}-yes`),
+        channelId: asked.message.channel_id,
+        user: o.user,
+        roles: o.roles,
+      });
+      discord.dispatch('INTERACTION_CREATE', yes);
+      return handled(String(yes.id));
     },
+    question,
     select(m, kind, values, o = {}) {
       const now = current(m);
       const payload = discord.stringSelect({

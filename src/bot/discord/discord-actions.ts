@@ -13,6 +13,11 @@ export const DECISION_KINDS = ['approve', 'amend', 'cancel', 'pause', 'resume', 
  */
 export const CONTROL_KINDS = ['edit', 'bp', 'suggested', 'history', 'askfirst', 'help', 'wfsave'] as const;
 /**
+ * The answers on the private question a Stop or Cancel press opens (Discord has no confirm dialog): the decision
+ * itself, or leave the run as it is.
+ */
+export const CONFIRM_KINDS = ['stop-yes', 'cancel-yes', 'keep'] as const;
+/**
  * The modals: amend (words), edit (the whole plan as JSON), edit-steps (one box per step not yet run), and the name
  * of a workflow to save.
  */
@@ -20,7 +25,10 @@ export const MODAL_KINDS = ['amend-modal', 'edit-modal', 'steps-modal', 'wfsave-
 
 /** What a custom id does. */
 export type CustomIdKind =
-  (typeof DECISION_KINDS)[number] | (typeof CONTROL_KINDS)[number] | (typeof MODAL_KINDS)[number];
+  | (typeof DECISION_KINDS)[number]
+  | (typeof CONTROL_KINDS)[number]
+  | (typeof CONFIRM_KINDS)[number]
+  | (typeof MODAL_KINDS)[number];
 
 /** The run and revision a component or modal belongs to. */
 export interface CardRef {
@@ -46,7 +54,7 @@ export const STEP_INPUT_PREFIX = 'step:';
 export const CUSTOM_ID_MAX = 100;
 
 const PREFIX = 'stw';
-const KINDS: readonly string[] = [...DECISION_KINDS, ...CONTROL_KINDS, ...MODAL_KINDS];
+const KINDS: readonly string[] = [...DECISION_KINDS, ...CONTROL_KINDS, ...CONFIRM_KINDS, ...MODAL_KINDS];
 // Run ids are UUIDs; anything with a colon or beyond this length would make the id ambiguous or too long.
 const RUN_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const REVISION = /^(0|[1-9][0-9]{0,8})$/;

@@ -23,6 +23,7 @@ import { actorOf, type DiscordDeps } from './discord-messages.ts';
 import { readEditModal, renderAmendModal, renderEditModal } from './discord-modals.ts';
 import { privateMarkdown, privateText } from './discord-replies.ts';
 import { toMessageOptions } from './discord-render.ts';
+import { confirmedAction, renderAnswered, renderConfirm } from './discord-confirm.ts';
 import { openSaveWorkflow, submitSaveWorkflow } from './discord-workflow-save.ts';
 import { questionPressOf } from './discord-question.ts';
 import { onQuestionInteraction, QuestionEntries } from './discord-question-interactions.ts';
@@ -110,12 +111,27 @@ async function onButton(
   const ref: CardRef = { runId: parsed.runId, revision: parsed.revision };
   switch (parsed.kind) {
     case 'approve':
-    case 'cancel':
     case 'pause':
     case 'resume':
-    case 'stop':
       await i.deferUpdate();
       return handler.decision({ ...ref, action: parsed.kind, actor });
+    case 'cancel':
+    case 'stop':
+      // Someone who may not decide is refused by the engine, privately, without being asked first.
+      if ((await within(handler.canDecide(ref.runId, actor), answerBy)) === false) {
+        await i.deferUpdate();
+        return handler.decision({ ...ref, action: parsed.kind, actor });
+      }
+      await i.reply({ ...toMessageOptions(renderConfirm(parsed.kind, ref)), flags: MessageFlags.Ephemeral });
+      return;
+    case 'stop-yes':
+    case 'cancel-yes':
+    case 'keep': {
+      const action = confirmedAction(parsed.kind);
+      await i.update(toMessageOptions(renderAnswered(action)));
+      if (action) await handler.decision({ ...ref, action, actor });
+      return;
+    }
     case 'amend':
       // Only someone who may decide gets the form; anyone else's press goes to the engine, which refuses it privately.
       if ((await within(handler.canDecide(ref.runId, actor), answerBy)) === false) {

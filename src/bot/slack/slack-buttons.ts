@@ -5,7 +5,7 @@
 import type { types } from '@slack/bolt';
 import type { DecisionAction } from '../../engine/types.ts';
 import { ASK_FIRST_ACTION, decisionActionId, encodeCardRef } from './slack-actions.ts';
-import { DECISION_LABELS } from '../card-words.ts';
+import { CONFIRM_WORDS, DECISION_LABELS } from '../card-words.ts';
 import { isFinished, type LiveCard } from '../live-card-state.ts';
 import { saveWorkflowButton } from './slack-workflow-modal.ts';
 
@@ -15,14 +15,7 @@ const STYLES: Partial<Record<DecisionAction, 'primary' | 'danger'>> = {
   cancel: 'danger',
   stop: 'danger',
 };
-const CONFIRMS: Partial<Record<DecisionAction, { title: string; text: string; confirm: string }>> = {
-  cancel: { title: 'Cancel this plan?', text: 'Nothing will run.', confirm: 'Cancel the plan' },
-  stop: {
-    title: 'Stop this run?',
-    text: 'Steps in flight are cancelled; results already finished are kept.',
-    confirm: 'Stop',
-  },
-};
+const CONFIRMS: Partial<Record<DecisionAction, (typeof CONFIRM_WORDS)['stop']>> = CONFIRM_WORDS;
 
 /** The buttons to show now; each carries the run and the revision of the card it sits on. */
 export function planButtons(live: LiveCard): types.Button[] {
@@ -67,7 +60,7 @@ function decisionButton(action: DecisionAction, label: string, value: string): t
       title: { type: 'plain_text', text: confirm.title },
       text: { type: 'plain_text', text: confirm.text },
       confirm: { type: 'plain_text', text: confirm.confirm },
-      deny: { type: 'plain_text', text: 'Keep it' },
+      deny: { type: 'plain_text', text: confirm.keep },
     };
     if (style === 'danger') button.confirm.style = 'danger';
   }
