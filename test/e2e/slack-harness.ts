@@ -161,9 +161,11 @@ export async function startSlackHarness(options: {
   setup?: SetUp;
   /** Servers may ask questions (MCP elicitation), as the app wires it. */
   questions?: boolean;
+  /** The fake Slack's clock (rate limits, stream lifetimes), for tests that move Slack's time. */
+  slackNow?: () => number;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
-  const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace });
+  const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace, now: options.slackNow });
   const db = await createTestDatabase(options.db);
   const extra = await options.setup?.(db);
   const asks = serverQuestions(options.questions, db);

@@ -18,11 +18,15 @@ const PLAN = planReply([{ id: 'sum', tool: 'everything.get-sum', args: { a: 2, b
 const CHUNKS = ['The sum ', 'of 2 and 3 ', 'is 5 <!channel>, ', 'as the tool ', 'reported.'];
 const REPORT = CHUNKS.join('');
 
-async function start(synthesizer: FakeReply): Promise<{ harness: SlackHarness; thread: string }> {
+async function start(
+  synthesizer: FakeReply,
+  slackNow?: () => number,
+): Promise<{ harness: SlackHarness; thread: string }> {
   const harness = await startSlackHarness({
     db: 'postgres',
     servers: [everythingStdioConfig()],
     script: byRole({ planner: [PLAN], synthesizer }),
+    slackNow,
   });
   h = harness;
   return { harness, thread: await harness.mention('what is 2 + 3?') };
@@ -65,7 +69,7 @@ describe('slack: the report streams into the thread as the model writes it', () 
 
     const final = await finalReport(harness, thread);
     expect(final.ts).toBe(streaming.ts);
-    expect(final.stream).toEqual({
+    expect(final.stream).toMatchObject({
       markdown: `${WRITING_HEADING}${REPORT.replace('<', '&lt;').replace('>', '&gt;')}`,
       open: false,
     });
@@ -121,6 +125,36 @@ describe('slack: the report streams into the thread as the model writes it', () 
     expect(final.text).toContain('The report writer failed');
     expect(await storedReport(harness)).toMatch(/stopped sending before its answer ended/);
     expect(harness.replies(thread).filter((m) => m.text.includes('Report') || m.stream)).toHaveLength(1);
+  });
+
+  it('a report written for longer than Slack lets a stream live is finished in place: one message, the whole report', async () => {
+    // Slack ends a stream by itself after about five minutes; the model here takes "six" (Slack's clock is moved on
+    // while it writes), so the later appends are refused and the streamed message must become the report in place.
+    let slackLater = 0;
+    let shown: FakeMessage | undefined;
+    const { harness, thread } = await start(
+      {
+        text: REPORT,
+        chunks: CHUNKS,
+        chunkDelayMs: 300,
+        beforeChunk: async (i) => {
+          if (i !== 3) return;
+          // Moved once the stream has started and taken an append, so the next append is the one refused.
+          await h!.waitFor('an append taken', () => h!.slack.callsOf('chat.appendStream').some((c) => c.response.ok));
+          shown = reportMessage(h!, thread);
+          slackLater = 6 * 60_000;
+        },
+      },
+      () => Date.now() + slackLater,
+    );
+    const final = await finalReport(harness, thread);
+    expect(final.ts).toBe(shown!.ts);
+    expect(harness.replies(thread).filter((m) => m.text.includes('Report') || m.stream)).toHaveLength(1);
+    expect(harness.slack.callsOf('chat.appendStream').at(-1)?.response).toMatchObject({
+      error: 'message_not_in_streaming_state',
+    });
+    // Nothing to stop once Slack ended the stream: no Tier 2 call spent on it.
+    expect(harness.slack.callsOf('chat.stopStream')).toEqual([]);
   });
 
   it('a 429 on chat.appendStream loses no text: the held words go with the next call', async () => {

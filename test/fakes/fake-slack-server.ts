@@ -50,7 +50,18 @@ export interface SlackRateLimit {
 export const SLACK_RATE_LIMITS: Readonly<Record<string, SlackRateLimit>> = {
   'chat.postMessage': { perMinute: 60, burst: 3, per: 'channel' },
   'chat.update': { perMinute: 50, burst: 10, per: 'workspace' },
+  // The methods' reference pages (docs.slack.dev/reference/methods/chat.startStream, chat.stopStream): Tier 2.
+  'chat.startStream': { perMinute: 20, burst: 3, per: 'workspace' },
+  'chat.stopStream': { perMinute: 20, burst: 3, per: 'workspace' },
 };
+
+/**
+ * How long Slack keeps a message streaming: it ends the stream by itself after about five minutes, then refuses
+ * appends with `message_not_in_streaming_state` and lets chat.update change the message (vercel/chat#607 reports the
+ * error after a five-minute gap; @slack/web-api 7.17.0 exposes the stream's ts "for fallback to chat.update when a
+ * stream expires server-side"). Counted here from the start, the stricter reading.
+ */
+export const STREAM_LIFETIME_MS = 5 * 60_000;
 
 /** A message as it stands now in the fake's channels. */
 export interface FakeMessage {
@@ -59,8 +70,11 @@ export interface FakeMessage {
   threadTs?: string;
   text: string;
   blocks: Array<Record<string, unknown>>;
-  /** For a streamed message: the markdown streamed so far, and whether the stream is still open. */
-  stream?: { markdown: string; open: boolean };
+  /**
+   * For a streamed message: the markdown streamed so far, whether it was stopped, and when it started (the fake's
+   * clock); it streams while not stopped and younger than STREAM_LIFETIME_MS.
+   */
+  stream?: { markdown: string; open: boolean; startedAt: number };
   /** The app's metadata on the message (https://docs.slack.dev/messaging/message-metadata). */
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
 }
@@ -131,7 +145,10 @@ export async function startFakeSlack(
     openViews.set(id, { hash, view });
     return { id, hash, ...(view as object) };
   };
-  const limiter = createLimiter(options.rateLimits ?? {}, options.now ?? Date.now);
+  const now = options.now ?? Date.now;
+  const limiter = createLimiter(options.rateLimits ?? {}, now);
+  const streaming = (m: FakeMessage | undefined) =>
+    m?.stream?.open === true && now() - m.stream.startedAt < STREAM_LIFETIME_MS;
   const planBlocks = options.planBlocks ?? true;
   const refusals: { method: string; channel?: string; times: number; retryAfterS: number }[] = [];
   const refusal = (method: string, channel: string): number | null => {
@@ -175,7 +192,7 @@ export async function startFakeSlack(
     'chat.update': (args) => {
       const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
       if (!found) return { ok: false, error: 'message_not_found' };
-      if (found.stream?.open) return { ok: false, error: 'cant_update_message' };
+      if (streaming(found)) return { ok: false, error: 'cant_update_message' };
       const problem = messageProblem(args, 50, planBlocks);
       if (problem) return problem;
       const metadata = metadataOf(args);
@@ -201,7 +218,7 @@ export async function startFakeSlack(
         threadTs,
         text: markdown,
         blocks: [],
-        stream: { markdown, open: true },
+        stream: { markdown, open: true, startedAt: now() },
       };
       messages.set(`${channel}:${ts}`, message);
       if (threadTs) fake.statuses.delete(`${channel}:${threadTs}`);
@@ -209,7 +226,7 @@ export async function startFakeSlack(
     },
     'chat.appendStream': (args) => {
       const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
-      if (!found?.stream?.open)
+      if (!found?.stream || !streaming(found))
         return { ok: false, error: found ? 'message_not_in_streaming_state' : 'message_not_found' };
       const markdown = streamedText(args);
       if (markdown === null) return { ok: false, error: 'no_text' };
@@ -219,7 +236,7 @@ export async function startFakeSlack(
     },
     'chat.stopStream': (args) => {
       const found = messages.get(`${String(args.channel)}:${String(args.ts)}`);
-      if (!found?.stream?.open)
+      if (!found?.stream || !streaming(found))
         return { ok: false, error: found ? 'message_not_in_streaming_state' : 'message_not_found' };
       found.stream.markdown += streamedText(args) ?? '';
       found.stream.open = false;

@@ -23,11 +23,12 @@ export const SLACK_PACING: Readonly<Record<string, Pace>> = {
   'chat.update': { perMinute: 50, burst: 10, per: 'workspace', inFlight: 4 },
   'chat.postEphemeral': { perMinute: 100, burst: 10, per: 'workspace', inFlight: 4 },
   'views.open': { perMinute: 100, burst: 10, per: 'workspace', inFlight: 4 },
-  // Streaming: a stream starts a message (paced like a post in its channel). Slack's pages at the time of writing do
-  // not state the tiers of the other two; these guesses are Tier 4-like, and a 429 corrects them (the lane waits).
-  'chat.startStream': { perMinute: 60, burst: 3, per: 'channel', inFlight: 1 },
+  // Streaming: the method reference gives chat.startStream and chat.stopStream Tier 2 (20+ a minute, per workspace),
+  // so a busy workspace runs out of streams long before it runs out of posts: a report whose stream cannot start
+  // soon is posted whole (slack-report-stream.ts). appendStream's tier is a Tier 4-like guess a 429 corrects.
+  'chat.startStream': { perMinute: 20, burst: 3, per: 'workspace', inFlight: 2 },
   'chat.appendStream': { perMinute: 100, burst: 10, per: 'workspace', inFlight: 4 },
-  'chat.stopStream': { perMinute: 100, burst: 10, per: 'workspace', inFlight: 4 },
+  'chat.stopStream': { perMinute: 20, burst: 3, per: 'workspace', inFlight: 2 },
 };
 
 /**

@@ -5,6 +5,11 @@
  * sent again, carries everything gathered meanwhile, so no text is lost). When the report is done the stream is
  * stopped and the message replaced by the report exactly as a plain reply renders it. Where Slack refuses to stream
  * (no such method, not an assistant thread, any error), the report is posted whole as before: it is never lost.
+ * Slack ends a stream by itself after about five minutes (appends are then refused with
+ * `message_not_in_streaming_state`); the message is then an ordinary one, so a report written slower than that is
+ * finished by replacing that message in place (chat.update, the fallback the Slack SDK names for an expired stream),
+ * never by posting it a second time. A stream that cannot start within a few seconds (the workspace's Tier 2 starts
+ * are used up) is not waited for: the report is posted whole when it is done.
  */
 import type { Report, ReportStream } from '../../engine/messages.ts';
 import { classifyFailure } from './slack-pacing.ts';
@@ -45,6 +50,10 @@ export const WRITING_HEADING = '**✍️ Writing the report…**\n\n';
 const CUT_NOTE = '\n\n_The report was interrupted here; the complete report is posted separately._';
 /** The longest a streaming call waits in its lane (rate limited) before the stream gives up. */
 const STREAM_MAX_WAIT_MS = 60_000;
+/** The longest a stream's start waits in its lane: a preview that starts later is worth less than the whole report. */
+const START_MAX_WAIT_MS = 3_000;
+/** Slack's answer to a call on a stream that has ended (by itself, after its time, or stopped). */
+const NOT_STREAMING = 'message_not_in_streaming_state';
 /** Refusals that mean this workspace or token will never stream (not a problem with one thread). */
 const ALWAYS_REFUSED = new Set(['unknown_method', 'missing_scope', 'not_allowed_token_type', 'method_deprecated']);
 
@@ -57,6 +66,8 @@ export class SlackReportStream implements ReportStream {
   private sentLength = 0;
   private ts: string | null = null;
   private state: 'idle' | 'open' | 'broken' | 'done' = 'idle';
+  /** Slack ended the stream by itself: nothing more can be appended, and there is nothing to stop. */
+  private expired = false;
   private work: Promise<void> = Promise.resolve();
   private timer: NodeJS.Timeout | null = null;
   private lastSentAt = 0;
@@ -81,10 +92,14 @@ export class SlackReportStream implements ReportStream {
   async finish(report: Report): Promise<void> {
     const ts = await this.settle();
     if (ts === null) return this.target.post(report);
-    try {
+    if (!this.expired)
       await this.call('chat.stopStream', () =>
         this.methods.stopStream(this.withRest({ channel: this.target.channel, ts })),
-      );
+      ).catch((err: unknown) => {
+        // Ended already (expired meanwhile) or not stoppable now: replacing the message below still finishes it.
+        this.target.log(`slack: stopping the streamed report failed (${(err as Error).message}); replacing it`);
+      });
+    try {
       await this.target.replace(ts, report);
     } catch (err) {
       this.target.log(
@@ -117,14 +132,17 @@ export class SlackReportStream implements ReportStream {
     const { channel, threadTs } = this.target;
     try {
       const who = await this.target.recipient();
-      const res = await this.call('chat.startStream', () =>
-        this.methods.startStream({
-          channel,
-          thread_ts: threadTs,
-          markdown_text: WRITING_HEADING + this.take(),
-          ...(who.user && { recipient_user_id: who.user }),
-          ...(who.team && { recipient_team_id: who.team }),
-        }),
+      const res = await this.call(
+        'chat.startStream',
+        () =>
+          this.methods.startStream({
+            channel,
+            thread_ts: threadTs,
+            markdown_text: WRITING_HEADING + this.take(),
+            ...(who.user && { recipient_user_id: who.user }),
+            ...(who.team && { recipient_team_id: who.team }),
+          }),
+        START_MAX_WAIT_MS,
       );
       if (!res.ts) throw new Error('chat.startStream answered without a ts');
       this.ts = res.ts;
@@ -156,7 +174,10 @@ export class SlackReportStream implements ReportStream {
       );
     } catch (err) {
       // The words not shown reach the person in the final report; the stream just stops growing.
-      this.target.log(`slack: appending to the streamed report failed (${(err as Error).message})`);
+      const failure = classifyFailure(err);
+      this.expired = failure.kind === 'permanent' && failure.reason === NOT_STREAMING;
+      const why = this.expired ? 'Slack ended the stream (it lasts about five minutes)' : (err as Error).message;
+      this.target.log(`slack: appending to the streamed report failed (${why}); the report replaces it when done`);
       this.state = 'broken';
       return;
     }
@@ -178,10 +199,10 @@ export class SlackReportStream implements ReportStream {
     return Math.max(0, REPLY_BUDGET - this.sentLength);
   }
 
-  private async call<T>(method: string, send: () => Promise<T>): Promise<T> {
+  private async call<T>(method: string, send: () => Promise<T>, maxWaitMs = STREAM_MAX_WAIT_MS): Promise<T> {
     this.inFlight = '';
     // Bounded: a lane Slack keeps refusing must not hold the report; past this the report is posted whole.
-    const res = await this.outbox.call({ method, channel: this.target.channel, send, maxWaitMs: STREAM_MAX_WAIT_MS });
+    const res = await this.outbox.call({ method, channel: this.target.channel, send, maxWaitMs });
     // Accepted: what that try carried is sent; what gathered since waits for the next call.
     this.pending = this.pending.slice(this.inFlight.length);
     this.sentLength += this.inFlight.length;

@@ -25,7 +25,7 @@ function createWorkspace(fail: (method: string, n: number) => Error | undefined 
   return { sent, methods };
 }
 
-function createStream(methods: StreamMethods, intervalMs = 100) {
+function createStream(methods: StreamMethods, intervalMs = 100, replace?: (ts: string) => Promise<void>) {
   const posted: Report[] = [];
   const replaced: string[] = [];
   const refused: string[] = [];
@@ -37,7 +37,7 @@ function createStream(methods: StreamMethods, intervalMs = 100) {
       channel: 'C1',
       threadTs: '1700000000.000100',
       recipient: () => Promise.resolve({ user: 'U0ADA', team: 'T1' }),
-      replace: (ts) => (replaced.push(ts), Promise.resolve()),
+      replace: (ts) => replace?.(ts) ?? (replaced.push(ts), Promise.resolve()),
       post: (r) => (posted.push(r), Promise.resolve()),
       refused: (reason) => void refused.push(reason),
       log: () => undefined,
@@ -125,13 +125,37 @@ describe('a report streamed into Slack', () => {
     expect(s.posted).toEqual([report]);
   });
 
-  it('posts the report whole when the streamed message cannot be completed', async () => {
-    const w = createWorkspace((method) =>
-      method === 'stop'
-        ? new webApi.WebAPIPlatformError({ ok: false, error: 'message_not_in_streaming_state' })
-        : undefined,
-    );
+  it('a stream Slack ended by itself (about five minutes) is replaced in place by the report, never posted again', async () => {
+    const expired = () => new webApi.WebAPIPlatformError({ ok: false, error: 'message_not_in_streaming_state' });
+    // Ended before the stop: the stop is refused, and the message is replaced all the same.
+    const w = createWorkspace((method) => (method === 'stop' ? expired() : undefined));
     const s = createStream(w.methods);
+    s.stream.append('First words');
+    await waitUntil('the start', () => w.sent.length === 1);
+    await s.stream.finish(report);
+    expect(s.replaced).toEqual(['1700000000.000200']);
+    expect(s.posted).toEqual([]);
+
+    // Ended while the model wrote: the refused append ends the preview, and no stop is spent on it.
+    const tried: string[] = [];
+    const w2 = createWorkspace((method) => {
+      tried.push(method);
+      return method === 'append' || method === 'stop' ? expired() : undefined;
+    });
+    const s2 = createStream(w2.methods, 10);
+    s2.stream.append('First words');
+    await waitUntil('the start', () => w2.sent.length === 1);
+    s2.stream.append(' and more');
+    await waitUntil('the append refused', () => tried.includes('append'));
+    await s2.stream.finish(report);
+    expect(tried).toEqual(['start', 'append']);
+    expect(s2.replaced).toEqual(['1700000000.000200']);
+    expect(s2.posted).toEqual([]);
+  });
+
+  it('posts the report whole only when the streamed message cannot be replaced either', async () => {
+    const w = createWorkspace();
+    const s = createStream(w.methods, 100, () => Promise.reject(new Error('message_not_found')));
     s.stream.append('First words');
     await waitUntil('the start', () => w.sent.length === 1);
     await s.stream.finish(report);
