@@ -41,7 +41,7 @@ export function pickBreakpoints(
 }
 
 /** Chooses an item of the card's overflow menu. */
-export function chooseMore(h: SlackHarness, card: FakeMessage, choice: 'history' | 'help', user = 'U0ADA') {
+export function chooseMore(h: SlackHarness, card: FakeMessage, choice: 'history' | 'plan' | 'help', user = 'U0ADA') {
   const action = {
     type: 'overflow',
     action_id: 'steward.more',

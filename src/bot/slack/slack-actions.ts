@@ -42,7 +42,7 @@ export const SAVE_WORKFLOW_INPUTS = {
 } as const;
 
 /** What the card's overflow menu offers. */
-export type MenuChoice = 'history' | 'help';
+export type MenuChoice = 'history' | 'plan' | 'help';
 
 const CONTROLS_BLOCK = 'steward.controls ';
 

@@ -31,6 +31,7 @@ import {
   type ViewValues,
 } from './slack-edit-steps-modal.ts';
 import { editRefusal, pickBreakpoints, takeSuggestions } from '../steering.ts';
+import { renderPlanView } from './slack-plan-view.ts';
 import { toActor } from './slack-inbound.ts';
 import type { ListenerDeps, SeenAt } from './slack-listeners.ts';
 
@@ -78,6 +79,7 @@ export function onControl(action: BlockElementAction, press: ControlPress, deps:
     const ref = refOfBlockId(action.block_id);
     const choice = action.type === 'overflow' ? action.selected_option.value : undefined;
     if (ref && choice === 'history') track(handler.history(ref.runId, press.actor));
+    if (ref && choice === 'plan') track(openPlanView(ref, press, deps, say));
     if (choice === 'help') track(deps.ephemeral(press.at, press.actor.id, renderHelp()));
   } else if (action.action_id === REVIEW_ACTION) {
     const value =
@@ -144,6 +146,18 @@ async function openEdit(
   if (!modal) return say(tooBigToEdit(editable.plan));
   // Another page of the step-by-step form replaces the one open (its trigger was used to open it).
   await (page !== undefined && press.inModal ? press.inModal.update(modal) : press.openModal(modal));
+}
+
+/** Opens the whole stored plan, read-only, for whoever pressed (the card in the channel already shows it in part). */
+async function openPlanView(
+  ref: CardRef,
+  press: ControlPress,
+  deps: ListenerDeps,
+  say: (text: string) => Promise<void>,
+): Promise<void> {
+  const stored = await deps.handler.editablePlan(ref.runId);
+  if (!stored) return say('That run has no plan to show any more.');
+  await press.openModal(renderPlanView(stored.plan, stored.revision));
 }
 
 /** The step boxes as an edit decision, or what to show in the form: errors by box, or the engine's refusal. */

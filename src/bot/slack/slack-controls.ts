@@ -60,7 +60,11 @@ export function cardControls(live: LiveCard, textSoFar = 0): types.ActionsBlock 
   elements.push({
     type: 'overflow',
     action_id: MORE_ACTION,
-    options: [option('Show history (only to you)', 'history' satisfies MenuChoice), option('Help', 'help')],
+    options: [
+      option('Show history (only to you)', 'history' satisfies MenuChoice),
+      option('Full plan (only to you)', 'plan' satisfies MenuChoice),
+      option('Help', 'help' satisfies MenuChoice),
+    ],
   });
   return { type: 'actions', block_id: controlsBlockId(ref), elements };
 }

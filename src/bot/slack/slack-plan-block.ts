@@ -33,30 +33,39 @@ export function fitsPlanBlock(live: LiveCard): boolean {
   return live.card.steps.length > 0 && live.card.steps.length <= PLAN_MAX_TASKS;
 }
 
-/** The steps of a card as one plan block (call only when `fitsPlanBlock`), its task text within `budget`. */
-export function planBlock(live: LiveCard, budget = PLAN_TEXT_BUDGET): types.PlanBlock {
+/**
+ * The steps of a card as one plan block (call only when `fitsPlanBlock`), its task text within `budget`;
+ * `shortened` is called when a step's title or details had to be cut to fit.
+ */
+export function planBlock(
+  live: LiveCard,
+  budget = PLAN_TEXT_BUDGET,
+  shortened: () => void = () => undefined,
+): types.PlanBlock {
   return {
     type: 'plan',
     // A new block_id per revision, as Slack asks of updated messages.
     block_id: `steward.plan.${live.card.revision}`,
     title: cutText(`Steps (${live.finished}/${live.total} done)`, TITLE_MAX),
-    tasks: live.card.steps.map((step) => taskCard(step, live, Math.min(budget, PLAN_TEXT_BUDGET))),
+    tasks: live.card.steps.map((step) => taskCard(step, live, Math.min(budget, PLAN_TEXT_BUDGET), shortened)),
   };
 }
 
-function taskCard(step: PlanCardStep, live: LiveCard, budget: number): types.TaskCardBlock {
+function taskCard(step: PlanCardStep, live: LiveCard, budget: number, shortened: () => void): types.TaskCardBlock {
   const state = live.steps[step.id];
   const status = state?.status ?? 'pending';
   // Each task's share of the budget: a short plan gets Slack's full lengths, a 50-step one shorter texts.
   const share = Math.floor(budget / live.card.steps.length);
   const title = `${step.number}. ${oneLine(step.description) || step.target}`;
   const output = outputText(status, state?.detail ?? '');
+  const details = detailsText(step, live);
+  if (title.length > Math.min(TITLE_MAX, share / 4) || details.length > Math.min(TASK_TEXT_MAX, share / 2)) shortened();
   return {
     type: 'task_card',
     task_id: step.id,
     title: cutText(title, Math.min(TITLE_MAX, share / 4)),
     status: STATUS[status],
-    details: richText(detailsText(step, live), Math.min(TASK_TEXT_MAX, share / 2)),
+    details: richText(details, Math.min(TASK_TEXT_MAX, share / 2)),
     ...(output ? { output: richText(output, Math.min(TASK_TEXT_MAX, share / 4)) } : {}),
   };
 }

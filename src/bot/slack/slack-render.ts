@@ -28,6 +28,9 @@ export const STEPS_BUDGET = 7_000;
 const CARD_TEXT_TARGET = 11_300;
 const SECTION_MAX = 2_900;
 const LINE_MAX = 600;
+/** Under the steps of a card that had to cut some of them: where each step can be read whole. */
+export const SHORTENED_NOTE =
+  '✂️ Some steps are shortened to fit this card. *⋯ › Full plan* shows every step with its arguments, only to you.';
 const LINE_MIN = 90;
 
 /**
@@ -55,13 +58,17 @@ export function renderCard(live: LiveCard, now: number, options: { planBlocks?: 
   const tail = cardTail(live);
   // The steps get what the rest leaves of the card's budget (their full share unless notes and risks are long).
   const stepsBudget = Math.max(500, Math.min(STEPS_BUDGET, CARD_TEXT_TARGET - textLength([...head, ...tail])));
+  // Cut anywhere (an argument preview, a line, steps left out): the card says where the whole plan is.
+  let shortened = live.card.steps.some((s) => s.argsPreview.endsWith('…'));
+  const cut = () => void (shortened = true);
   const steps: types.KnownBlock[] =
     options.planBlocks && fitsPlanBlock(live)
-      ? [planBlock(live, stepsBudget - 100)]
-      : stepSections(live, stepsBudget).map((text) => ({
+      ? [planBlock(live, stepsBudget - 200, cut)]
+      : stepSections(live, stepsBudget - 100, cut).map((text) => ({
           type: 'section',
           text: { type: 'mrkdwn', text, verbatim: true },
         }));
+  if (shortened) steps.push({ type: 'context', elements: [{ type: 'mrkdwn', text: SHORTENED_NOTE }] });
   const blocks = [...head, ...steps, ...tail];
   blocks.push(cardControls(live, textLength(blocks)));
   return { text: safeMrkdwn(`${heading}: ${card.summary}`, 300), blocks };
@@ -153,15 +160,16 @@ function footnote(live: LiveCard): string {
 }
 
 /** Step lines packed into sections; shortened (then counted in a note) so the whole stays within budget. */
-export function stepSections(live: LiveCard, budget = STEPS_BUDGET): string[] {
+export function stepSections(live: LiveCard, budget = STEPS_BUDGET, shortened: () => void = () => undefined): string[] {
   const steps = live.card.steps;
   // Room for the note about steps left out, and a few characters of slack per line (icons, separators).
   const cap = Math.max(LINE_MIN, Math.min(LINE_MAX, Math.floor((budget - 100) / Math.max(1, steps.length)) - 4));
   const lines: string[] = [];
   let used = 0;
   for (const [i, step] of steps.entries()) {
-    const line = stepLine(step, live, cap);
+    const line = stepLine(step, live, cap, shortened);
     if (used + line.length + 1 > budget - 100) {
+      shortened();
       lines.push(`_…and ${steps.length - i} more step(s), not shown to keep this card within Slack's limits._`);
       break;
     }
@@ -181,7 +189,7 @@ export function stepSections(live: LiveCard, budget = STEPS_BUDGET): string[] {
   return sections.length > 0 ? sections : ['_(no steps)_'];
 }
 
-function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
+function stepLine(step: PlanCardStep, live: LiveCard, cap: number, shortened: () => void): string {
   const state = live.steps[step.id];
   const icon = STEP_ICONS[state?.status ?? 'pending'] ?? '⚪';
   // The fixed head shrinks with the per-line cap, so a 60-step plan still shows every step.
@@ -191,7 +199,9 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   const extras = stepNotes(step, live);
   if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
   const room = cap - line.length;
-  if (step.argsPreview && room > 20) line += ` ${codeSpan(step.argsPreview, Math.floor(room * 0.5))}`;
+  const argsRoom = room > 20 ? Math.floor(room * 0.5) : 0;
+  if (step.argsPreview && argsRoom > 0) line += ` ${codeSpan(step.argsPreview, argsRoom)}`;
+  if (step.argsPreview && step.argsPreview.length + 2 > argsRoom) shortened();
   const text =
     state?.detail && state.status !== 'pending' && state.status !== 'succeeded'
       ? `${state.status}: ${state.detail}`

@@ -308,7 +308,7 @@ describe('slack card steering controls', () => {
       ['2. step_2', 'step_2'],
     ]);
     expect(picker.initial_options!.map((o) => o.value)).toEqual(['step_1', 'step_2']);
-    expect(byId(row, 'more')!.options!.map((o) => o.value)).toEqual(['history', 'help']);
+    expect(byId(row, 'more')!.options!.map((o) => o.value)).toEqual(['history', 'plan', 'help']);
   });
 
   it('a suggested breakpoint is offered with its reason, an "Add suggested breakpoints" button and how to stop the offers, gone once taken', () => {
