@@ -8,10 +8,10 @@ import type { DecisionAction } from '../../engine/types.ts';
 /** The decisions a card's buttons carry (edit and breakpoint have their own controls). */
 export const DECISION_KINDS = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'] as const;
 /**
- * The card's controls: Edit plan, the breakpoint select, "Add suggested breakpoints", History, "Ask me first next
- * time", Help, Save as workflow.
+ * The card's controls: Edit plan, the breakpoint select, "Add suggested breakpoints", History, Full plan, "Ask me
+ * first next time", Help, Save as workflow.
  */
-export const CONTROL_KINDS = ['edit', 'bp', 'suggested', 'history', 'askfirst', 'help', 'wfsave'] as const;
+export const CONTROL_KINDS = ['edit', 'bp', 'suggested', 'history', 'plan', 'askfirst', 'help', 'wfsave'] as const;
 /**
  * The answers on the private question a Stop or Cancel press opens (Discord has no confirm dialog): the decision
  * itself, or leave the run as it is.

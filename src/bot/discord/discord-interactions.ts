@@ -24,6 +24,7 @@ import { readEditModal, renderAmendModal, renderEditModal } from './discord-moda
 import { privateMarkdown, privateText } from './discord-replies.ts';
 import { toMessageOptions } from './discord-render.ts';
 import { confirmedAction, renderAnswered, renderConfirm } from './discord-confirm.ts';
+import { renderPlanView } from './discord-plan-view.ts';
 import { openSaveWorkflow, submitSaveWorkflow } from './discord-workflow-save.ts';
 import { questionPressOf } from './discord-question.ts';
 import { onQuestionInteraction, QuestionEntries } from './discord-question-interactions.ts';
@@ -144,6 +145,8 @@ async function onButton(
     case 'history':
       await i.deferUpdate();
       return handler.history(ref.runId, actor);
+    case 'plan':
+      return showPlan(i, ref, deps);
     case 'suggested': {
       await i.deferUpdate();
       const after = await takeSuggestions(handler, ref, actor);
@@ -234,6 +237,16 @@ async function onModal(
   if (problem) return void (await i.editReply(toMessageOptions(privateText(`${problem} Nothing changed.`, values))));
   await i.editReply(toMessageOptions(privateText('Edit received: the card shows the new revision once it is stored.')));
   await handler.decision(d);
+}
+
+/** The whole stored plan, privately, for whoever pressed (the card in the channel already shows it in part). */
+async function showPlan(i: ButtonInteraction, ref: CardRef, deps: DiscordDeps): Promise<void> {
+  await i.deferReply({ flags: MessageFlags.Ephemeral });
+  const stored = await deps.handler.editablePlan(ref.runId);
+  if (!stored) return void (await i.editReply(toMessageOptions(privateText('That run has no plan to show any more.'))));
+  const [first, ...rest] = renderPlanView(stored.plan, stored.revision);
+  await i.editReply(toMessageOptions(first!));
+  for (const page of rest) await i.followUp({ ...toMessageOptions(page), flags: MessageFlags.Ephemeral });
 }
 
 /** A private reply to a press (the press is answered by it). */

@@ -62,6 +62,10 @@ export function textMessage(content: string, components: MessageRow[] = []): Dis
   return { content, embeds: [], components, allowed_mentions: { parse: [] } };
 }
 
+/** Under the steps of a card that had to cut some of them: where each step can be read whole. */
+export const SHORTENED_NOTE =
+  '✂️ *Some steps are shortened to fit this card.* **Full plan** shows every step with its arguments, only to you.';
+
 /** Characters an embed description holds. */
 export const DESCRIPTION_MAX = 4_096;
 const TITLE_MAX = 256;
@@ -104,8 +108,12 @@ export function renderCard(live: LiveCard, now: number, options: CardOptions = {
   const heading = isHeldMidRun(live) ? HELD_HEADING : RUN_HEADINGS[live.status];
   const head = statusLine(live);
   const tail = cardTail(live);
-  const room = DESCRIPTION_MAX - head.length - tail.length - 4;
-  const description = [head, stepLines(live, room).join('\n'), tail].filter(Boolean).join('\n\n');
+  const room = DESCRIPTION_MAX - head.length - tail.length - SHORTENED_NOTE.length - 8;
+  // Cut anywhere (an argument preview, a line, steps left out): the card says where the whole plan is.
+  let shortened = live.card.steps.some((s) => s.argsPreview.endsWith('…'));
+  const lines = stepLines(live, room, () => void (shortened = true)).join('\n');
+  const steps = shortened ? `${lines}\n${SHORTENED_NOTE}` : lines;
+  const description = [head, steps, tail].filter(Boolean).join('\n\n');
   const embed: APIEmbed = {
     author: { name: `${heading} · revision ${card.revision}` },
     title: safeText(card.summary || '(no summary)', TITLE_MAX),
@@ -113,7 +121,7 @@ export function renderCard(live: LiveCard, now: number, options: CardOptions = {
     color: COLOURS[live.status],
     footer: { text: footnote(live, now, options) },
   };
-  return { embeds: [embed], components: cardRows(live), allowed_mentions: { parse: [] } };
+  return { embeds: [embed], components: cardRows(live, shortened), allowed_mentions: { parse: [] } };
 }
 
 /** Risk, who asked, and how far the run has got. */
@@ -172,7 +180,7 @@ function oneLine(text: string, max: number): string {
 }
 
 /** One line per step, shortened so all fit in `room`; when even short lines do not, the rest is counted. */
-export function stepLines(live: LiveCard, room: number): string[] {
+export function stepLines(live: LiveCard, room: number, shortened: () => void = () => undefined): string[] {
   const steps = live.card.steps;
   if (steps.length === 0) return ['*(no steps)*'];
   // Room for the note about steps left out; each line's cap shrinks with the plan's length.
@@ -181,8 +189,9 @@ export function stepLines(live: LiveCard, room: number): string[] {
   const lines: string[] = [];
   let used = 0;
   for (const [i, step] of steps.entries()) {
-    const line = stepLine(step, live, cap);
+    const line = stepLine(step, live, cap, shortened);
     if (used + line.length + 1 > budget) {
+      shortened();
       lines.push(`*… and ${steps.length - i} more steps*`);
       break;
     }
@@ -192,7 +201,7 @@ export function stepLines(live: LiveCard, room: number): string[] {
   return lines;
 }
 
-function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
+function stepLine(step: PlanCardStep, live: LiveCard, cap: number, shortened: () => void): string {
   const state = live.steps[step.id];
   const icon = STEP_ICONS[state?.status ?? 'pending'] ?? '⚪';
   const id = codeSpan(step.id, Math.min(40, cap / 4));
@@ -202,7 +211,9 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number): string {
   const notes = stepNotes(step, live);
   if (notes.length > 0) line += ` *${safeText(notes.join(' · '), Math.floor(Math.min(80, cap / 5)))}*`;
   const room = cap - line.length;
-  if (step.argsPreview && room > 20) line += ` ${codeSpan(step.argsPreview, Math.floor(room * 0.5))}`;
+  const argsRoom = room > 20 ? Math.floor(room * 0.5) : 0;
+  if (step.argsPreview && argsRoom > 0) line += ` ${codeSpan(step.argsPreview, argsRoom)}`;
+  if (step.argsPreview && step.argsPreview.length + 2 > argsRoom) shortened();
   const text =
     state?.detail && state.status !== 'pending' && state.status !== 'succeeded'
       ? `${state.status}: ${state.detail}`
@@ -243,7 +254,7 @@ function footnote(live: LiveCard, now: number, options: CardOptions): string {
  * The card's rows: decisions, then controls and the breakpoint select while the plan can change; once ended, only
  * "Save as workflow", and only when the run completed.
  */
-function cardRows(live: LiveCard): MessageRow[] {
+function cardRows(live: LiveCard, shortened: boolean): MessageRow[] {
   const ref = { runId: live.card.runId, revision: live.card.revision };
   if (isFinished(live))
     return live.status === 'completed'
@@ -254,6 +265,7 @@ function cardRows(live: LiveCard): MessageRow[] {
   const controls = [button('edit', 'Edit plan', ref)];
   if (openSuggestions(live).length > 0) controls.push(button('suggested', 'Add suggested breakpoints', ref));
   controls.push(button('history', 'History', ref));
+  if (shortened) controls.push(button('plan', 'Full plan', ref));
   if (live.autoStarted && live.status === 'running') controls.push(button('askfirst', 'Ask me first next time', ref));
   controls.push(button('help', 'Help', ref));
   rows.push(...buttonRows(controls));
