@@ -29,7 +29,10 @@ export function handleClientFeatures(client: Client, config: McpServerConfig, lo
     // A server may ignore logging/setLevel (or never be sent it): the level is applied here as well.
     if (rank(level) < least) return;
     const from = source ? ` (${oneLine(source, 60)})` : '';
-    logger(toLogLevel(level), `MCP server "${config.name}" logged ${level}${from}: ${oneLine(asText(data), LOG_LINE_CHARS)}`);
+    logger(
+      toLogLevel(level),
+      `MCP server "${config.name}" logged ${level}${from}: ${oneLine(asText(data), LOG_LINE_CHARS)}`,
+    );
   });
 }
 

@@ -79,7 +79,16 @@ export interface McpServerConfig {
 }
 
 /** MCP's log levels (RFC 5424's), least severe first. */
-export const MCP_LOG_LEVELS = ['debug', 'info', 'notice', 'warning', 'error', 'critical', 'alert', 'emergency'] as const;
+export const MCP_LOG_LEVELS = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+] as const;
 /** One of MCP's log levels. */
 export type McpLogLevel = (typeof MCP_LOG_LEVELS)[number];
 /** A server's log messages below this level are not asked for, and dropped if sent anyway. */
@@ -179,7 +188,10 @@ const serverSchema = z
     disabled: z.boolean().optional(),
     maxConcurrency: concurrencySchema.optional(),
     tools: z.record(z.string().min(1), toolOverrideSchema).optional(),
-    roots: z.array(rootSchema).max(MAX_ROOTS, { error: `at most ${MAX_ROOTS} roots` }).optional(),
+    roots: z
+      .array(rootSchema)
+      .max(MAX_ROOTS, { error: `at most ${MAX_ROOTS} roots` })
+      .optional(),
     logLevel: z.enum(MCP_LOG_LEVELS, { error: `must be one of ${MCP_LOG_LEVELS.join(', ')}` }).optional(),
   })
   .superRefine((s, ctx) => {

@@ -28,7 +28,10 @@ export async function readResourceOn(
   maxOutputBytes: number,
 ): Promise<ToolCallOutcome> {
   if (!conn?.resources) {
-    return { ok: false, error: stepError('unknown_tool', `MCP server "${server}" offers no resources Steward can read.`) };
+    return {
+      ok: false,
+      error: stepError('unknown_tool', `MCP server "${server}" offers no resources Steward can read.`),
+    };
   }
   const started = performance.now();
   const left = () => Math.max(1, Math.round(options.timeoutMs - (performance.now() - started)));

@@ -1,8 +1,8 @@
 /**
  * MCP resources through the real entry point's parts (issue 29): the planner is shown server-everything's resources
  * and templates, a plan follows a `resource_link` an earlier step returned with the built-in `steward.read_resource`
- * (over stdio and Streamable HTTP), a blob is kept whole, and a read from a server without resources is refused before
- * anything runs.
+ * (over stdio and Streamable HTTP), a blob is kept whole, a read from a server without resources is refused before
+ * anything runs, and Stop cancels a read in flight.
  */
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -13,10 +13,15 @@ import {
   everythingStdioConfig,
   filesystemStdioConfig,
   httpServerConfig,
+  serverConfig,
   startEverythingHttp,
   type HttpTestServer,
 } from '../helpers/mcp-servers.ts';
+import { waitUntil } from '../helpers/wait.ts';
 import { onlyRun, planReply, startHarness, type Harness } from './harness.ts';
+
+// A server that never answers a read (server-everything answers at once) and logs each cancel it gets.
+const SLOW_FIXTURE = join(import.meta.dirname, '../mcp/fixtures/resource-log-server.mjs');
 
 let h: Harness | undefined;
 let http: HttpTestServer | undefined;
@@ -41,7 +46,9 @@ const followLink = planReply([
   { id: 'blob', tool: 'steward.read_resource', args: { server: 'everything', uri: 'demo://resource/dynamic/blob/7' } },
 ]);
 
-type Stored = { content: { type: string; resource?: { uri: string; mimeType?: string; text?: string; blob?: string } }[] };
+type Stored = {
+  content: { type: string; resource?: { uri: string; mimeType?: string; text?: string; blob?: string } }[];
+};
 
 describe('console, MCP resources (postgres)', () => {
   it.each(['stdio', 'http'] as const)(
@@ -76,6 +83,28 @@ describe('console, MCP resources (postgres)', () => {
       expect(Buffer.from(blob.blob!, 'base64').toString('utf8')).toMatch(/^Resource 7: This is a base64 blob/);
     },
   );
+
+  it('Stop cancels a resource read in flight as it cancels a call: the server is told, the run stops', async () => {
+    h = await startHarness({
+      db: 'postgres',
+      servers: [serverConfig('res', { command: process.execPath, args: [SLOW_FIXTURE] })],
+      script: byRole({
+        planner: [
+          planReply([{ id: 'r', tool: 'steward.read_resource', args: { server: 'res', uri: 'slow://forever' } }]),
+        ],
+        synthesizer: ['Stopped while reading.'],
+      }),
+    });
+    await h.type('read the slow resource');
+    await h.waitFor(/▶ r running/);
+    await h.type('stop');
+    await h.waitFor(/=== Report \(stopped\) ===/);
+    await waitUntil('the server to hear of the cancel', () =>
+      h!.mcpLogs.find((l) => /^error MCP server "res" logged error: cancelled request \d+$/.test(l)),
+    );
+    const attempts = await h.store.listStepAttempts((await onlyRun(h)).id);
+    expect(attempts.map((a) => a.status)).not.toContain('succeeded');
+  });
 
   it('refuses a read from a server without resources before anything runs, naming the servers that have some', async () => {
     dir = await realpath(await mkdtemp(join(tmpdir(), 'steward-res-')));

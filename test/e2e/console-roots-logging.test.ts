@@ -32,7 +32,8 @@ afterEach(async () => {
   dir = undefined;
 });
 
-const ROOTS_LOGGED = 'MCP server "everything" logged info (everything-server): Roots updated: 1 root(s) received from client';
+const ROOTS_LOGGED =
+  'MCP server "everything" logged info (everything-server): Roots updated: 1 root(s) received from client';
 
 async function tempDir(): Promise<string> {
   // realpath: the filesystem server compares resolved paths, and the temp dir may sit behind a symlink.

@@ -31,7 +31,12 @@ describe('McpHost, resources and server logs (fixture over stdio)', () => {
   it('a resource read in flight is cancelled by its signal, and the server is told', async () => {
     const logs = await connect();
     expect(host!.listResources()).toEqual([
-      { server: 'res', resources: [{ uri: 'slow://forever', name: 'A read that never ends' }], templates: [], more: false },
+      {
+        server: 'res',
+        resources: [{ uri: 'slow://forever', name: 'A read that never ends' }],
+        templates: [],
+        more: false,
+      },
     ]);
     const stop = new AbortController();
     const reading = host!.readResource('res', 'slow://forever', { signal: stop.signal, timeoutMs: 30_000 });
@@ -55,7 +60,10 @@ describe('McpHost, resources and server logs (fixture over stdio)', () => {
   it('passes the debug message on at "logLevel": "debug", and refuses a read on a server without resources', async () => {
     const logs = await connect({ logLevel: 'debug' });
     await waitUntil('the debug message', () => logs.find((l) => l.includes('debug after setLevel debug')));
-    const outcome = await host!.readResource('nope', 'x://y', { signal: new AbortController().signal, timeoutMs: 1000 });
+    const outcome = await host!.readResource('nope', 'x://y', {
+      signal: new AbortController().signal,
+      timeoutMs: 1000,
+    });
     expect(outcome.ok ? 'ok' : outcome.error.message).toBe('MCP server "nope" offers no resources Steward can read.');
   });
 });
