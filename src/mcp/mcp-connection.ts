@@ -73,6 +73,7 @@ export class McpConnection {
       onClose: (session) => this.onClose(session),
       onError: (session, err) => this.onError(session, err),
       onToolsChanged: (session) => void this.refresh({}, session),
+      onResourcesChanged: (session) => void this.relistResources(session),
     };
   }
 
@@ -282,6 +283,13 @@ export class McpConnection {
       if (this.closing || session !== this.session) return;
       this.logger('warn', `MCP server "${this.config.name}": refreshing tools failed: ${describeError(err)}`);
     }
+  }
+
+  /** Lists the resources of a server that announced a change, so the next plan is shown them; never throws. */
+  private async relistResources(session: McpSession): Promise<void> {
+    if (session !== this.session) return;
+    await session.listResources({ timeout: this.config.timeoutMs }, this.logger).catch(() => {});
+    if (session === this.session) this.resources = session.resources;
   }
 
   /** Stops reconnecting, ends the session and stops every child (stdin closed, then SIGTERM, then SIGKILL). */

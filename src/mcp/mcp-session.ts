@@ -64,6 +64,8 @@ export interface SessionEvents {
   onError(session: McpSession, err: Error): void;
   /** The server announced that its tool list changed (debounced). */
   onToolsChanged(session: McpSession): void;
+  /** The server announced that its resource list changed (debounced). */
+  onResourcesChanged?(session: McpSession): void;
 }
 
 /** Thrown by `McpSession.open`: `message` is a sentence for the operator, `reason` what follows "could not start". */
@@ -153,7 +155,13 @@ export class McpSession {
       };
       const client = new Client(
         { name: options.clientName, version: options.clientVersion },
-        { capabilities, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
+        {
+          capabilities,
+          listChanged: {
+            tools: { autoRefresh: false, debounceMs: 100, onChanged },
+            resources: { autoRefresh: false, debounceMs: 100, onChanged: () => events.onResourcesChanged?.(session) },
+          },
+        },
       );
       handleClientFeatures(client, config, options.logger);
       if (options.questions) {
@@ -227,9 +235,14 @@ export class McpSession {
     return session;
   }
 
-  /** Asks for the server's log level, and lists its resources (a failed listing is logged and leaves none). */
+  /** Asks for the server's log level, and lists its resources. */
   private async afterListing(requestOptions: RequestOptions, logger: McpLogger): Promise<void> {
     await setServerLogLevel(this.client, this.config, logger, requestOptions);
+    await this.listResources(requestOptions, logger);
+  }
+
+  /** Lists the server's resources again; a failed listing is logged and keeps the last one. */
+  async listResources(requestOptions: RequestOptions, logger: McpLogger): Promise<void> {
     try {
       this.resources = await listResourceCatalog(this.client, this.config.name, requestOptions);
     } catch (err) {

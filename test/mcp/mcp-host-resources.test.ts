@@ -2,13 +2,14 @@
  * Resources and server logs at the host (issue 29), against a fixture for what server-everything does not do: a read
  * in flight is cancelled by its signal as a call is (the server gets `notifications/cancelled`), and a server that
  * ignores `logging/setLevel` still has its messages below the entry's level dropped, each one logged on one capped
- * line.
+ * line; and a resource server-everything adds mid-session is listed when it says its list changed.
  */
 import { join } from 'node:path';
+import { gunzipSync } from 'node:zlib';
 import { afterEach, describe, expect, it } from 'vitest';
 const LOG_LINE_CHARS = 500;
 import { McpHost } from '../../src/mcp/mcp-host.ts';
-import { mcpConfig, serverConfig } from '../helpers/mcp-servers.ts';
+import { everythingStdioConfig, mcpConfig, serverConfig } from '../helpers/mcp-servers.ts';
 import { waitUntil } from '../helpers/wait.ts';
 
 const FIXTURE = join(import.meta.dirname, 'fixtures/resource-log-server.mjs');
@@ -65,5 +66,22 @@ describe('McpHost, resources and server logs (fixture over stdio)', () => {
       timeoutMs: 1000,
     });
     expect(outcome.ok ? 'ok' : outcome.error.message).toBe('MCP server "nope" offers no resources Steward can read.');
+  });
+
+  it('lists a resource server-everything adds mid-session (resources/list_changed), and reads its blob', async () => {
+    const { host: h, failures } = await McpHost.connect(mcpConfig(everythingStdioConfig()));
+    expect(failures).toEqual([]);
+    host = h;
+    const uri = 'demo://resource/session/hello.txt.gz';
+    const listed = () => h.listResources()[0]!.resources.map((r) => r.uri);
+    expect(listed()).not.toContain(uri);
+    const signal = new AbortController().signal;
+    const args = { name: 'hello.txt.gz', data: `data:text/plain;base64,${Buffer.from('hello').toString('base64')}` };
+    const made = await h.callTool('everything.gzip-file-as-resource', args, { signal, timeoutMs: 10_000 });
+    expect(made.ok).toBe(true);
+    await waitUntil('the new resource to be listed', () => listed().includes(uri));
+    const read = await h.readResource('everything', uri, { signal, timeoutMs: 10_000 });
+    const blob = read.ok ? (read.value.content[0] as { resource: { blob: string } }).resource.blob : '';
+    expect(gunzipSync(Buffer.from(blob, 'base64')).toString('utf8')).toBe('hello');
   });
 });
