@@ -71,7 +71,13 @@ describe('console, MCP resources (postgres)', () => {
       expect(synth.lastUserText).toContain(
         '[resource <demo://resource/dynamic/text/2> (text/plain)]\nResource 2: This is a plaintext resource',
       );
-      const attempts = await h.store.listStepAttempts((await onlyRun(h)).id);
+      const run = await onlyRun(h);
+      // Read-only and closed-world: the read that needs no earlier step starts while the plan is still being written.
+      const early = (await h.store.listEvents(run.id))
+        .filter((e) => e.type === 'stepsStartedEarly')
+        .flatMap((e) => (e.payload as { steps: { id: string }[] }).steps.map((st) => st.id));
+      expect(early).toContain('blob');
+      const attempts = await h.store.listStepAttempts(run.id);
       const output = (id: string) => attempts.find((a) => a.stepId === id)!.output as Stored;
       expect(attempts.find((a) => a.stepId === 'text')!.args).toEqual({
         server: 'everything',
