@@ -55,6 +55,22 @@ export interface ToolRunner {
    * with each progress report the server sends while the call is in flight (never after it ended); it must not throw.
    */
   callTool(name: string, args: Record<string, Json>, options: ToolCallOptions): Promise<ToolCallOutcome>;
+  /** The servers that offer resources (MCP `resources/list`, `resources/templates/list`), each capped for a prompt. */
+  listResources?(): ResourceListing[];
+  /**
+   * Reads one resource by URI from a server that offers resources (MCP `resources/read`), its contents as embedded
+   * resource blocks (text and blobs kept, bounded as tool outputs are). The signal cancels it as it cancels a call.
+   */
+  readResource?(server: string, uri: string, options: ToolCallOptions): Promise<ToolCallOutcome>;
+}
+
+/** What a server said about its resources: a few of them and of its URI templates (names are the server's words). */
+export interface ResourceListing {
+  server: string;
+  resources: { uri: string; name: string; mimeType?: string }[];
+  templates: { uriTemplate: string; name: string }[];
+  /** It listed more resources or templates than are kept here. */
+  more: boolean;
 }
 
 /** How a tool call is made: see `ToolRunner.callTool`. */

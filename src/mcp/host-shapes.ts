@@ -88,7 +88,8 @@ function fromHostEntry(
   const fill = (text: string) =>
     text.replaceAll('${workspaceFolder}', places.cwd).replaceAll('${userHome}', places.home);
   for (const key of ['command', 'cwd', 'envFile', 'url']) if (typeof out[key] === 'string') out[key] = fill(out[key]);
-  if (Array.isArray(out.args)) out.args = out.args.map((a: unknown) => (typeof a === 'string' ? fill(a) : a));
+  for (const key of ['args', 'roots'])
+    if (Array.isArray(out[key])) out[key] = out[key].map((a: unknown) => (typeof a === 'string' ? fill(a) : a));
   for (const key of ['command', 'args', 'cwd', 'url']) {
     for (const [at, text] of strings(out[key], [...path, key])) {
       if (ANY_REF.test(text)) {

@@ -4,6 +4,8 @@
  * applied.
  */
 import { readFile } from 'node:fs/promises';
+import { isAbsolute } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { z } from 'zod';
 import { BUILTIN_SERVER } from '../engine/run/earlier-turns.ts';
 import { StewardError } from '../engine/errors.ts';
@@ -70,7 +72,27 @@ export interface McpServerConfig {
   /** Most calls the server gets at once, from all runs together; unset: no limit. */
   maxConcurrency?: number;
   tools: Record<string, ToolOverride>;
+  /** The directories the server may use, as `file://` URIs, answered on `roots/list`; unset: no roots capability. */
+  roots?: string[];
+  /** The least severe of the server's log messages (`notifications/message`) that reach Steward's log (default warning). */
+  logLevel?: McpLogLevel;
 }
+
+/** MCP's log levels (RFC 5424's), least severe first. */
+export const MCP_LOG_LEVELS = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+] as const;
+/** One of MCP's log levels. */
+export type McpLogLevel = (typeof MCP_LOG_LEVELS)[number];
+/** A server's log messages below this level are not asked for, and dropped if sent anyway. */
+export const DEFAULT_LOG_LEVEL: McpLogLevel = 'warning';
 
 /** The whole MCP config: servers in file order. */
 export interface McpConfig {
@@ -134,6 +156,15 @@ const oauthSchema = z.strictObject({
   redirectUrl: secureUrl.optional(),
 });
 
+const MAX_ROOTS = 50;
+// A root is a directory on this machine, written as a path (or a file:// URI); the server is told it as a URI.
+const rootSchema = z
+  .string()
+  .min(1)
+  .refine((r) => isAbsolute(r.startsWith('file://') ? safeFilePath(r) : r), {
+    error: 'must be an absolute path (or a file:// URI) of a directory the server may use',
+  });
+
 const serverSchema = z
   .strictObject({
     // Some clients write the transport kind out; SSE (the deprecated HTTP transport) is refused in host-shapes.ts.
@@ -157,6 +188,11 @@ const serverSchema = z
     disabled: z.boolean().optional(),
     maxConcurrency: concurrencySchema.optional(),
     tools: z.record(z.string().min(1), toolOverrideSchema).optional(),
+    roots: z
+      .array(rootSchema)
+      .max(MAX_ROOTS, { error: `at most ${MAX_ROOTS} roots` })
+      .optional(),
+    logLevel: z.enum(MCP_LOG_LEVELS, { error: `must be one of ${MCP_LOG_LEVELS.join(', ')}` }).optional(),
   })
   .superRefine((s, ctx) => {
     if ((s.command === undefined) === (s.url === undefined)) {
@@ -284,9 +320,25 @@ export function parseMcpConfig(
       disabled,
       ...(s.maxConcurrency !== undefined ? { maxConcurrency: s.maxConcurrency } : {}),
       tools: s.tools ?? {},
+      ...(s.roots ? { roots: s.roots.map(toRootUri) } : {}),
+      ...(s.logLevel ? { logLevel: s.logLevel } : {}),
     };
   });
   return { servers };
+}
+
+/** A root as the server is told it: a `file://` URI of the normalized absolute path. */
+function toRootUri(root: string): string {
+  return pathToFileURL(root.startsWith('file://') ? safeFilePath(root) : root).href;
+}
+
+/** The path of a file:// URI; '' (not absolute) when it is not one this machine can use. */
+function safeFilePath(uri: string): string {
+  try {
+    return fileURLToPath(uri);
+  } catch {
+    return '';
+  }
 }
 
 /** `${VAR}` expanded in `clientId`, `clientSecret` and `privateKey` (URLs are checked as written, not expanded). */

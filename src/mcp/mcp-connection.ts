@@ -4,7 +4,7 @@
  */
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
-import type { ToolCallOutcome, ToolProgress } from '../engine/ports.ts';
+import type { ResourceListing, ToolCallOutcome, ToolProgress } from '../engine/ports.ts';
 import type { Json } from '../engine/types.ts';
 import { followSignal } from './abort-fanout.ts';
 import { describeError, neverDelivered, serverUnavailable, toStepError } from './call-errors.ts';
@@ -13,6 +13,7 @@ import { McpSession, StartFailure, type OpenOptions, type SessionEvents } from '
 import { describeStartFailure } from './mcp-transport.ts';
 import { describeOversized } from './oversized-message.ts';
 import { reconnectDelay, type ReconnectSchedule } from './reconnect.ts';
+import { toResourceOutput } from './resource-reads.ts';
 import { callableTools, listAllTools } from './tool-listing.ts';
 import { maxTotalTimeoutFor, qualifiedName, toToolOutput } from './tool-mapping.ts';
 
@@ -39,6 +40,8 @@ const PROBE_TIMEOUT_MS = 5000;
 export class McpConnection {
   /** The tools of the current session; while the server is down, the last ones it listed (not offered). */
   tools: Tool[] = [];
+  /** The resources its current session listed at start; while it is down, the last ones (see `McpSession`). */
+  resources: ResourceListing | undefined;
   /** Why the server is down right now; undefined while it is up. */
   goneReason: string | undefined = 'it has not connected yet';
   private session: McpSession | undefined;
@@ -70,6 +73,7 @@ export class McpConnection {
       onClose: (session) => this.onClose(session),
       onError: (session, err) => this.onError(session, err),
       onToolsChanged: (session) => void this.refresh({}, session),
+      onResourcesChanged: (session) => void this.relistResources(session),
     };
   }
 
@@ -181,24 +185,60 @@ export class McpConnection {
       });
       return { outcome: { ok: true, value: toToolOutput(result) }, notDelivered: false };
     } catch (err) {
-      // A scope step-up or a revoked token: an authorization that came back meanwhile lets the call go again.
-      if (!options.signal.aborted && (await session.finishAuthorization(err).catch(() => false))) {
-        return {
-          outcome: { ok: false, error: serverUnavailable(this.config.name, 'authorizing') },
-          notDelivered: true,
-        };
-      }
-      const cancelledByCaller = options.signal.aborted;
-      const perPerson = this.config.transport.kind === 'http' && this.config.transport.auth?.owner === 'person';
-      const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller, perPerson };
-      const gone = session.lost !== undefined ? { serverGone: session.lost } : {};
-      return {
-        outcome: { ok: false, error: toStepError(err, { ...failed, ...gone }) },
-        notDelivered: !cancelledByCaller && neverDelivered(err),
-      };
+      return this.failed(session, err, name, options);
     } finally {
       own.release();
     }
+  }
+
+  /**
+   * Reads one resource on the current session (MCP `resources/read`), as `call` sends a call: the caller's signal
+   * cancels it while it waits for its answer (the server gets `notifications/cancelled`), and every failure comes back
+   * as an outcome.
+   */
+  async read(uri: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<CallResult> {
+    const name = `${this.config.name} resource ${uri}`;
+    if (options.signal.aborted) {
+      return { outcome: { ok: false, error: stepError('cancelled', `${name} was cancelled.`) }, notDelivered: false };
+    }
+    const session = this.session;
+    if (!session) {
+      const why = this.goneReason ?? 'it is not connected';
+      return { outcome: { ok: false, error: serverUnavailable(this.config.name, why) }, notDelivered: false };
+    }
+    const own = followSignal(options.signal);
+    try {
+      const result = await session.client.readResource({ uri }, { signal: own.signal, timeout: options.timeoutMs });
+      return { outcome: { ok: true, value: toResourceOutput(result) }, notDelivered: false };
+    } catch (err) {
+      return this.failed(session, err, name, options);
+    } finally {
+      own.release();
+    }
+  }
+
+  /** A request that failed, as an outcome; whether it provably never reached the server. */
+  private async failed(
+    session: McpSession,
+    err: unknown,
+    name: string,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<CallResult> {
+    // A scope step-up or a revoked token: an authorization that came back meanwhile lets the request go again.
+    if (!options.signal.aborted && (await session.finishAuthorization(err).catch(() => false))) {
+      return {
+        outcome: { ok: false, error: serverUnavailable(this.config.name, 'authorizing') },
+        notDelivered: true,
+      };
+    }
+    const cancelledByCaller = options.signal.aborted;
+    const perPerson = this.config.transport.kind === 'http' && this.config.transport.auth?.owner === 'person';
+    const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller, perPerson };
+    const gone = session.lost !== undefined ? { serverGone: session.lost } : {};
+    return {
+      outcome: { ok: false, error: toStepError(err, { ...failed, ...gone }) },
+      notDelivered: !cancelledByCaller && neverDelivered(err),
+    };
   }
 
   /**
@@ -245,6 +285,13 @@ export class McpConnection {
     }
   }
 
+  /** Lists the resources of a server that announced a change, so the next plan is shown them; never throws. */
+  private async relistResources(session: McpSession): Promise<void> {
+    if (session !== this.session) return;
+    await session.listResources({ timeout: this.config.timeoutMs }, this.logger).catch(() => {});
+    if (session === this.session) this.resources = session.resources;
+  }
+
   /** Stops reconnecting, ends the session and stops every child (stdin closed, then SIGTERM, then SIGKILL). */
   async close(): Promise<void> {
     this.closing = true;
@@ -282,6 +329,7 @@ export class McpConnection {
     this.session = session;
     this.lastServerInfo = session.serverInfo();
     this.tools = this.usable(session.tools);
+    this.resources = session.resources;
     this.goneReason = undefined;
     this.upSince = performance.now();
     this.everUp = true;

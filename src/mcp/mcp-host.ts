@@ -6,6 +6,7 @@ import { stepError } from '../engine/errors.ts';
 import type {
   PersonalAccess,
   PersonConnection,
+  ResourceListing,
   ToolCallOptions,
   ToolCallOutcome,
   ToolRunner,
@@ -38,6 +39,7 @@ import { PersonSessions, type PersonSession } from './person-sessions.ts';
 import { QuestionCalls, sessionKey } from './question-calls.ts';
 import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
+import { readResourceOn, resourceListings } from './resource-host.ts';
 
 export type { McpLogger } from './mcp-transport.ts';
 export type { ReconnectSchedule } from './reconnect.ts';
@@ -224,6 +226,16 @@ export class McpHost implements ToolRunner {
     } finally {
       found.release();
     }
+  }
+
+  /** The shared servers that offer resources, a few of each (see `ToolRunner.listResources`). */
+  listResources(): ResourceListing[] {
+    return resourceListings(this.connections.values());
+  }
+
+  /** Reads one resource from a shared server that offers resources; never throws. */
+  readResource(server: string, uri: string, options: ToolCallOptions): Promise<ToolCallOutcome> {
+    return readResourceOn(this.connections.get(server), server, uri, options, this.maxOutputBytes);
   }
 
   /**

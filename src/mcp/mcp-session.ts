@@ -22,6 +22,10 @@ import { describeOversized, type OversizedSummary } from './oversized-message.ts
 import { sessionKey, type QuestionCalls } from './question-calls.ts';
 import { StderrTail } from './stderr-tail.ts';
 import { listAllTools } from './tool-listing.ts';
+import { clientCapabilitiesFor, handleClientFeatures, setServerLogLevel } from './client-features.ts';
+import { listResourceCatalog } from './resource-reads.ts';
+import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type { ResourceListing } from '../engine/ports.ts';
 
 /** What opening a session needs besides the server's config. */
 export interface OpenOptions {
@@ -60,6 +64,8 @@ export interface SessionEvents {
   onError(session: McpSession, err: Error): void;
   /** The server announced that its tool list changed (debounced). */
   onToolsChanged(session: McpSession): void;
+  /** The server announced that its resource list changed (debounced). */
+  onResourcesChanged?(session: McpSession): void;
 }
 
 /** Thrown by `McpSession.open`: `message` is a sentence for the operator, `reason` what follows "could not start". */
@@ -81,6 +87,8 @@ export class StartFailure extends Error {
 /** An initialized session and the tools it listed at start. */
 export class McpSession {
   tools: Tool[] = [];
+  /** A few of its resources and templates, listed at start; undefined when it does not offer resources. */
+  resources: ResourceListing | undefined;
   /** Why this session ended, once its owner saw it end. */
   lost: string | undefined;
   /** The last message refused for its size: if the session ends anyway, that is the likely cause. */
@@ -141,11 +149,21 @@ export class McpSession {
       const onChanged = () => events.onToolsChanged(session);
       // Form mode only: URL mode would send a person to a server's page from a shared thread (see docs/mcp-servers.md, "When a server asks a question").
       // `applyDefaults`: fields the person left as the form showed them go back with the schema's defaults (SEP-1034).
-      const capabilities = options.questions ? { elicitation: { form: { applyDefaults: true } } } : {};
+      const capabilities = {
+        ...(options.questions ? { elicitation: { form: { applyDefaults: true } } } : {}),
+        ...clientCapabilitiesFor(config),
+      };
       const client = new Client(
         { name: options.clientName, version: options.clientVersion },
-        { capabilities, listChanged: { tools: { autoRefresh: false, debounceMs: 100, onChanged } } },
+        {
+          capabilities,
+          listChanged: {
+            tools: { autoRefresh: false, debounceMs: 100, onChanged },
+            resources: { autoRefresh: false, debounceMs: 100, onChanged: () => events.onResourcesChanged?.(session) },
+          },
+        },
       );
+      handleClientFeatures(client, config, options.logger);
       if (options.questions) {
         const owner = ownerKey(options.oauth.owner ?? { kind: 'workspace' });
         const ask = options.questions.handlerFor(config.name, sessionKey(config.name, owner));
@@ -175,6 +193,7 @@ export class McpSession {
           if (!connected) await session.client.connect(session.transport, requestOptions);
           connected = true;
           session.tools = await listAllTools(session.client, requestOptions);
+          await session.afterListing(requestOptions, options.logger);
           break;
         } catch (err) {
           // An authorization came back during the attempt (at the first request, or a scope step-up at a later
@@ -214,6 +233,22 @@ export class McpSession {
     session.client.onclose = () => events.onClose(session);
     session.client.onerror = (err) => events.onError(session, err);
     return session;
+  }
+
+  /** Asks for the server's log level, and lists its resources. */
+  private async afterListing(requestOptions: RequestOptions, logger: McpLogger): Promise<void> {
+    await setServerLogLevel(this.client, this.config, logger, requestOptions);
+    await this.listResources(requestOptions, logger);
+  }
+
+  /** Lists the server's resources again; a failed listing is logged and keeps the last one. */
+  async listResources(requestOptions: RequestOptions, logger: McpLogger): Promise<void> {
+    try {
+      this.resources = await listResourceCatalog(this.client, this.config.name, requestOptions);
+    } catch (err) {
+      if (err instanceof UnauthorizedError) throw err;
+      logger('warn', `MCP server "${this.config.name}": listing its resources failed: ${(err as Error).message}`);
+    }
   }
 
   /**

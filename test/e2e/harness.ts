@@ -56,6 +56,8 @@ export interface Harness {
   steward: Steward;
   calls: RecordedCall[];
   logs: string[];
+  /** What the MCP host logged (`level message`), as the app sends it to the same log. */
+  mcpLogs: string[];
   /** Types a line into the console and waits until the channel has handled it. */
   type(line: string): Promise<void>;
   /** Types a line and returns at once, as a person typing on while Steward works. */
@@ -190,7 +192,12 @@ export async function startHarness(options: {
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
   const extra = await options.setup?.(db);
   const asks = serverQuestions(options.questions, db);
-  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), { ...extra?.host, ...asks.host });
+  const mcpLogs: string[] = [];
+  const { host, failures } = await McpHost.connect(mcpConfig(...options.servers), {
+    logger: (level, message) => mcpLogs.push(`${level} ${message}`),
+    ...extra?.host,
+    ...asks.host,
+  });
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const connections = extra?.connections?.(host);
   const calls: RecordedCall[] = [];
@@ -245,6 +252,7 @@ export async function startHarness(options: {
     steward,
     calls,
     logs,
+    mcpLogs,
     async type(line) {
       input.write(`${line}\n`);
       await new Promise((r) => setImmediate(r));
@@ -263,7 +271,7 @@ export async function startHarness(options: {
         db,
         calls,
         llm,
-        shown: [printed, ...logs],
+        shown: [printed, ...logs, ...mcpLogs],
         canaries: [CANARY_KEY, ...(extra?.canaries?.() ?? [])],
         tools: host.listTools(),
       });
@@ -412,6 +420,8 @@ export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner
     listTools: () => host.listTools(),
     refreshTool: (name, options) => host.refreshTool(name, options),
     prepareAs: (name, person, options) => host.prepareAs(name, person, options),
+    listResources: () => host.listResources(),
+    readResource: (server, uri, opts) => host.readResource(server, uri, opts),
     callTool: (name, args, opts) => {
       calls.push({ name, args, at: Date.now() });
       return host.callTool(name, args, opts);

@@ -107,6 +107,21 @@ describe('parseMcpConfig', () => {
     );
   });
 
+  it('turns roots into file:// URIs and keeps a log level; refuses a relative root and an unknown level', () => {
+    const { servers } = parse({
+      mcpServers: { fs: { command: 'x', roots: ['/srv/data', 'file:///home/ada/my%20notes'], logLevel: 'info' } },
+    });
+    expect(servers[0]?.roots).toEqual(['file:///srv/data', 'file:///home/ada/my%20notes']);
+    expect(servers[0]?.logLevel).toBe('info');
+    expect('roots' in (parse({ mcpServers: { fs: { command: 'x' } } }).servers[0] ?? {})).toBe(false);
+    expect(configError({ mcpServers: { fs: { command: 'x', roots: ['data'] } } })).toBe(
+      'mcp.json: mcpServers.fs.roots[0]: must be an absolute path (or a file:// URI) of a directory the server may use',
+    );
+    expect(configError({ mcpServers: { fs: { command: 'x', logLevel: 'loud' } } })).toContain(
+      'mcpServers.fs.logLevel: must be one of debug, info, notice, warning, error, critical, alert, emergency',
+    );
+  });
+
   it("keeps a server's maxConcurrency, and leaves it unset (no limit) when the file does", () => {
     const { servers } = parse({ mcpServers: { api: { url: 'http://h', maxConcurrency: 2 }, fs: { command: 'x' } } });
     expect(servers.map((s) => [s.name, s.maxConcurrency])).toEqual([

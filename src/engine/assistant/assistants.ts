@@ -9,6 +9,7 @@
  *   `file` for the bootstrap file) and the values before and after; written in the same transaction as the change.
  */
 import { DELEGATE_TOOL } from './delegations.ts';
+import { READ_RESOURCE_TOOL } from '../run/resource-tool.ts';
 import type { Actor, Json, ToolInfo } from '../types.ts';
 
 /** An Assistant's name: a letter, then up to 39 lower-case letters, digits, `-` or `_`. */
@@ -131,6 +132,9 @@ export function grantRefusal(
   toolName: string,
 ): string | null {
   if (!assistant) return `is not granted: the Assistant "${name}" no longer exists`;
+  // One tool for every server's resources: a grant for it would reach servers the Assistant is not granted.
+  if (toolName === READ_RESOURCE_TOOL)
+    return `is not for Assistants: it reads any server's resources, and grants name tools and servers`;
   const grant = resolveGrant(assistant, toolName);
   if (grant.effect === 'allow') return null;
   const why =

@@ -1,9 +1,10 @@
 /**
  * Steward's own tools beside the MCP servers' (`steward.*`), answered by Steward and never by a server:
  * `steward.step_output` (read-only, closed-world: an earlier step's output of the calling run's own conversation)
- * and, where Assistants and their brakes are set up, `steward.delegate` (a task handed to an Assistant as a child run).
+ * and, where Assistants and their brakes are set up, `steward.delegate` (a task handed to an Assistant as a child run);
+ * `steward.read_resource` while some server offers resources (the read itself goes to that server).
  */
-import type { EarlierOutput, RunHistory, ToolCallOutcome, ToolRunner } from '../ports.ts';
+import type { EarlierOutput, RunHistory, ToolCallOptions, ToolCallOutcome, ToolRunner } from '../ports.ts';
 import {
   BUILTIN_SERVER,
   STEP_OUTPUT_TOOL,
@@ -12,6 +13,7 @@ import {
   stepOutputToolInfo,
 } from '../run/earlier-turns.ts';
 import { DELEGATE_TOOL, delegateToolInfo } from '../assistant/delegate-tool.ts';
+import { parseReadResourceArgs, READ_RESOURCE_TOOL, readResourceToolInfo } from '../run/resource-tool.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import type { DelegationFlow } from './delegation-flow.ts';
 
@@ -30,14 +32,27 @@ export function withBuiltinTools(
   const builtin: ToolInfo[] = [stepOutputToolInfo()];
   if (delegation) builtin.push(delegateToolInfo(delegation.timeoutMs));
   const isBuiltin = (name: string) => name.startsWith(`${BUILTIN_SERVER}.`);
+  const resourceServers = () => (tools.readResource ? (tools.listResources?.() ?? []).map((l) => l.server) : []);
+  // One definition per set of servers, so its schema is compiled once by validation, not once per listing.
+  let reader: { key: string; info: ToolInfo } | undefined;
+  const readerTool = (): ToolInfo[] => {
+    const servers = resourceServers();
+    if (servers.length === 0) return [];
+    const key = servers.join('\n');
+    if (reader?.key !== key) reader = { key, info: readResourceToolInfo(servers) };
+    return [reader.info];
+  };
   return {
-    listTools: () => [...tools.listTools().filter((t) => t.server !== BUILTIN_SERVER), ...builtin],
+    listTools: () => [...tools.listTools().filter((t) => t.server !== BUILTIN_SERVER), ...builtin, ...readerTool()],
     refreshTool: (name, options) =>
       isBuiltin(name) || !tools.refreshTool ? Promise.resolve() : tools.refreshTool(name, options),
     ...(tools.prepareAs && { prepareAs: tools.prepareAs.bind(tools) }),
+    ...(tools.listResources && { listResources: tools.listResources.bind(tools) }),
+    ...(tools.readResource && { readResource: tools.readResource.bind(tools) }),
     callTool: (name, args, options) => {
       if (!isBuiltin(name)) return tools.callTool(name, args, options);
       if (name === DELEGATE_TOOL && delegation) return delegation.flow.call(args, options);
+      if (name === READ_RESOURCE_TOOL) return readResource(tools, resourceServers(), args, options);
       if (name !== STEP_OUTPUT_TOOL) return Promise.resolve(failed(`there is no built-in tool ${name}`));
       return readStepOutput(store, args, options.runId);
     },
@@ -60,6 +75,21 @@ async function readStepOutput(
   }
   if (!found) return failed(`turn ${at.turn} of this conversation has no output of step ${at.step}`);
   return { ok: true, value: sliceOutput(found.output, at) };
+}
+
+/** A `steward.read_resource` call: refused unless the server offers resources now, else read by that server. */
+function readResource(
+  tools: ToolRunner,
+  servers: readonly string[],
+  args: Record<string, Json>,
+  options: ToolCallOptions,
+): Promise<ToolCallOutcome> {
+  const at = parseReadResourceArgs(args);
+  if (typeof at === 'string') return Promise.resolve(failed(at));
+  if (!tools.readResource || !servers.includes(at.server))
+    return Promise.resolve(failed(`MCP server "${at.server}" offers no resources`));
+  const { runId: _run, stepId: _step, ...sent } = options;
+  return tools.readResource(at.server, at.uri, sent);
 }
 
 function failed(message: string): ToolCallOutcome {

@@ -19,6 +19,7 @@ import {
 import { DEFAULT_PLANNER_TOOLS, selectTools } from '../plan/tool-selection.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import { BUILTIN_SERVER, STEP_OUTPUT_TOOL } from '../run/earlier-turns.ts';
+import { READ_RESOURCE_TOOL, renderResources } from '../run/resource-tool.ts';
 import { DELEGATE_TOOL, renderAssistants } from '../assistant/delegate-tool.ts';
 import { StewardError } from '../errors.ts';
 import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner, RunRecords } from '../ports.ts';
@@ -236,8 +237,10 @@ export function createPlanWriter(
         plannerTools,
       ),
     ];
-    offered.push(...builtinOffer(all, context));
-    const input = { request, tools: all, offered, amend, earlier: joinContext(earlier, delegates) };
+    // Only Steward's own runs read resources: an Assistant's grants name tools, and a resource belongs to no tool.
+    const resources = tools.readResource ? renderResources(tools.listResources?.() ?? []) : undefined;
+    offered.push(...builtinOffer(all, { ...context, resources }));
+    const input = { request, tools: all, offered, amend, earlier: joinContext(earlier, delegates, resources) };
     return planOrError(llmFor(run), input, { maxRepairs, signal, streaming });
   };
 }
@@ -247,13 +250,18 @@ const isBuiltin = (name: string) => name.startsWith(`${BUILTIN_SERVER}.`);
 
 /**
  * Steward's own tools a plan is offered, of those it may use (`usable`): the reader of earlier outputs when there is
- * an earlier turn, the delegate tool when there are Assistants to delegate to.
+ * an earlier turn, the delegate tool when there are Assistants to delegate to, the resource reader when some server
+ * offers resources.
  */
-function builtinOffer(usable: readonly ToolInfo[], context: { earlier?: string; delegates?: string }): ToolInfo[] {
+function builtinOffer(
+  usable: readonly ToolInfo[],
+  context: { earlier?: string; delegates?: string; resources?: string },
+): ToolInfo[] {
   return usable.filter(
     (t) =>
       (t.name === STEP_OUTPUT_TOOL && context.earlier !== undefined) ||
-      (t.name === DELEGATE_TOOL && context.delegates !== undefined),
+      (t.name === DELEGATE_TOOL && context.delegates !== undefined) ||
+      (t.name === READ_RESOURCE_TOOL && context.resources !== undefined),
   );
 }
 

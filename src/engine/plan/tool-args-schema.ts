@@ -36,6 +36,13 @@ export function checkToolArgs(schema: Record<string, unknown>, args: Record<stri
     .filter((e) => !underRef(e.instancePath))
     .map(
       (e) =>
-        `${e.instancePath === '' ? 'arguments' : `argument ${e.instancePath.slice(1).replace(/\//g, '.')}`} ${e.message ?? 'is invalid'}`,
+        `${e.instancePath === '' ? 'arguments' : `argument ${e.instancePath.slice(1).replace(/\//g, '.')}`} ${e.message ?? 'is invalid'}${allowed(e.params)}`,
     );
+}
+
+/** The values an `enum` allows, named (a few), so a planner can pick one. */
+function allowed(params: Record<string, unknown>): string {
+  const values = params.allowedValues;
+  if (!Array.isArray(values) || values.length === 0 || values.length > 20) return '';
+  return ` (${values.map((v) => JSON.stringify(v)).join(', ')})`;
 }

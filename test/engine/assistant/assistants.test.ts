@@ -61,6 +61,13 @@ describe('resolveGrant', () => {
     expect(resolveGrant(granted, 'steward.delegate')).toEqual({ effect: 'allow', from: 'server' });
   });
 
+  it('never lets an Assistant read resources, even with a grant: one tool reads every server', () => {
+    const open = { defaultGrant: 'allow' as const, grants: grants(['tool', 'steward.read_resource', 'allow']) };
+    expect(grantRefusal('ops', open, 'steward.read_resource')).toBe(
+      "is not for Assistants: it reads any server's resources, and grants name tools and servers",
+    );
+  });
+
   it('says why a tool is refused, and refuses everything of an Assistant that is gone', () => {
     expect(grantRefusal('ops', ops, 'fs.write')).toBe(
       'is not granted to the Assistant "ops" (its grant for this tool says deny)',
