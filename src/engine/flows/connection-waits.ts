@@ -1,5 +1,6 @@
 /**
- * Runs of this process whose steps wait for their requester to connect a server that connects per person. The
+ * Runs of this process whose steps wait for their requester to connect a server that connects per person, or for an
+ * approver to connect the workspace's connection to one (the thread is told so, and nobody is sent a link). The
  * requester is sent a private "Connect" link once per wait; a connection made anywhere (the callback of any process
  * signals it; the ownership watch looks again each round, in case a signal was missed) lets the steps go on, with no
  * new plan. A connection counts only when it is newer than the one the wait began with (a refused one stays refused).
@@ -42,6 +43,12 @@ export class ConnectionWaits {
     entry.servers.set(wait.server, { since, stepId: wait.stepId });
     this.waits.set(run.id, entry);
     await store.appendEvent(run.id, 'connectionNeeded', { stepId: wait.stepId, server: wait.server }, clock());
+    if (connections?.workspaceServers().includes(wait.server)) {
+      // The workspace's connection: no link to the requester (only an approver may make it); the thread hears why.
+      const text = `${wait.stepId} runs on ${wait.server} as the workspace, whose connection to it is not there (or needs connecting again): an approver must connect it for the workspace (the connections command: connect ${wait.server}). The run waits meanwhile, and goes on once it is connected; stop it to give up.`;
+      await this.messages.notice(run, 'warning', text);
+      return;
+    }
     const link = connections
       ? await connections.connectLink(wait.server, run.requester, run.id, clock(), run.conversation)
       : null;
