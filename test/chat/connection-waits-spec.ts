@@ -127,6 +127,64 @@ export function connectionWaitsSpec<C extends Chat>(name: string, start: Start<C
       expect(server.calls.map((call) => call.subject)).toEqual(['ada@tracker']);
     });
 
+    it('a workspace server: only an approver connects it; a run waits for them and goes on as the workspace, not re-planned', async () => {
+      const server = await startOAuthMcpServer({ consentAs: 'nobody' });
+      oauth = server;
+      const origin = connectOrigin(server);
+      const c = await chat.start({
+        db: 'postgres',
+        servers: [serverConfig('ws', { url: server.url, auth: 'workspace', risk: 'low' })],
+        script: byRole({
+          planner: planReply([{ id: 'me', tool: 'ws.whoami', args: {}, dependsOn: [] }], { summary: 'Who am I' }),
+          synthesizer: 'Done.',
+        }),
+        setup: origin.setup,
+      });
+      await c.steward.recover();
+      /** Boss connects it for the workspace from chat, in a browser not signed in to the dashboard, and confirms. */
+      const questions = () =>
+        c
+          .told('boss')
+          .filter((m) => m.actions.some((a) => a.includes('use')) && m.text.includes("as the workspace's"));
+      const bossConnects = async () => {
+        const before = questions().length;
+        const said = (await c.command('connections connect ws', 'boss')).join('\n');
+        const link = linkIn(said);
+        expect(said).toContain('Connect ws for the workspace');
+        expect((await connectThrough(link!, browser('boss@tracker'))).status).toBe(200);
+        const asked = await c.waitFor('the question to Boss', () => questions()[before]);
+        expect((await c.pressPrivate(asked, 'connection-use', 'boss')).join('\n')).toContain(
+          'Connected `ws` for the workspace',
+        );
+      };
+
+      // Ada is no approver: she sees that an approver connects it, and gets no link.
+      expect((await c.command('connections', 'ada')).join('\n')).toMatch(/`ws`: not connected; Connect for the workspace/);
+      const refused = (await c.command('connections connect ws', 'ada')).join('\n');
+      expect(refused).toContain('only an approver can connect or disconnect it');
+      expect(linkIn(refused)).toBeUndefined();
+
+      // Connected once (the planner sees its tools), then disconnected: revoked at its server.
+      await bossConnects();
+      expect((await c.command('connections disconnect ws', 'boss')).join('\n')).toContain(
+        'Disconnected `ws` for the workspace: its server revoked the authorization',
+      );
+      expect(server.revoked).toHaveLength(1);
+
+      // Ada's run waits for an approver, the thread says so, and nobody is sent a link; Boss connects it: it goes on.
+      const thread = await c.mention('who am I on the tracker?');
+      await c.waitFor('the thread to hear it waits', () =>
+        c.replies(thread).find((m) => m.text.includes('an approver must connect it for the workspace')),
+      );
+      expect(c.card(thread).text).toMatch(/ws\.whoami`? as the workspace/);
+      expect(c.told('ada').some((m) => linkIn(m.text))).toBe(false);
+      expect(server.calls).toEqual([]);
+      await bossConnects();
+      await c.waitFor('the run to complete', async () => (await runStatus(c)) === 'completed');
+      expect(server.calls.map((call) => call.subject)).toEqual(['boss@tracker']);
+      expect(c.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
+    });
+
     it('Cancel at review of a plan that would wait on a connection: nobody is asked to connect, nothing runs', async () => {
       const { c, server } = await stage('medium');
       const thread = await c.mention('who am I on the tracker?');
