@@ -143,9 +143,7 @@ export function connectionWaitsSpec<C extends Chat>(name: string, start: Start<C
       await c.steward.recover();
       /** Boss connects it for the workspace from chat, in a browser not signed in to the dashboard, and confirms. */
       const questions = () =>
-        c
-          .told('boss')
-          .filter((m) => m.actions.some((a) => a.includes('use')) && m.text.includes("as the workspace's"));
+        c.told('boss').filter((m) => m.actions.some((a) => a.includes('use')) && m.text.includes("as the workspace's"));
       const bossConnects = async () => {
         const before = questions().length;
         const said = (await c.command('connections connect ws', 'boss')).join('\n');
@@ -159,7 +157,9 @@ export function connectionWaitsSpec<C extends Chat>(name: string, start: Start<C
       };
 
       // Ada is no approver: she sees that an approver connects it, and gets no link.
-      expect((await c.command('connections', 'ada')).join('\n')).toMatch(/`ws`: not connected; Connect for the workspace/);
+      expect((await c.command('connections', 'ada')).join('\n')).toMatch(
+        /`ws`: not connected; Connect for the workspace/,
+      );
       const refused = (await c.command('connections connect ws', 'ada')).join('\n');
       expect(refused).toContain('only an approver can connect or disconnect it');
       expect(linkIn(refused)).toBeUndefined();
