@@ -581,8 +581,9 @@ export class McpHost implements ToolRunner {
     const revoked = known ? await revokeTokens(config, owner, this.authorization) : false;
     await this.refusePending(server, person);
     if (owner.kind === 'person') await this.personal.get(server)?.forget(owner.personId);
-    else this.connections.get(server)?.drop('an approver disconnected it');
     await this.authorization.store.forget(server, owner, ['tokens', 'client', 'verifier']);
+    // Only once its tokens are gone: the session's next attempt must not find them.
+    if (owner.kind === 'workspace') this.connections.get(server)?.drop('an approver disconnected it');
     return { known, revoked };
   }
 
