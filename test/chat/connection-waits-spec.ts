@@ -209,6 +209,31 @@ export function connectionWaitsSpec<C extends Chat>(name: string, start: Start<C
       expect(server.calls).toEqual([]);
     });
 
+    it('a workspace wait: Pause holds the step even once an approver connects it; Resume runs it as the workspace', async () => {
+      const { c, server, bossConnects } = await workspaceStage();
+      const thread = await c.mention('who am I on the tracker?');
+      await c.waitFor(
+        'the step to wait',
+        async () => (await c.store.listEvents((await onlyRun(c)).id, ['connectionNeeded'])).length === 1,
+      );
+      await c.press(c.card(thread), 'pause');
+      await c.waitFor('the run to pause', async () => (await runStatus(c)) === 'paused');
+      await bossConnects();
+      await c.waitFor(
+        'the wait to end',
+        async () => (await c.store.listEvents((await onlyRun(c)).id, ['connected'])).length === 1,
+      );
+      expect(server.calls).toEqual([]);
+      expect(await runStatus(c)).toBe('paused');
+      const paused = await c.waitFor(
+        'Resume on the card',
+        () => c.card(thread).actions.includes('resume') && c.card(thread),
+      );
+      await c.press(paused, 'resume');
+      await c.waitFor('the run to complete', async () => (await runStatus(c)) === 'completed');
+      expect(server.calls.map((call) => call.subject)).toEqual(['boss@tracker']);
+    });
+
     it('Cancel at review of a plan that would wait on a connection: nobody is asked to connect, nothing runs', async () => {
       const { c, server } = await stage('medium');
       const thread = await c.mention('who am I on the tracker?');
