@@ -3,7 +3,8 @@
  * console end to end: the real ConsoleChannel and engine on PostgreSQL, McpHost with sealed tokens, Steward's web
  * origin and the SDK's own OAuth server in front of an MCP server that records each call's token subject. The server
  * waits at start (not a failure); an approver connects it for the workspace from `connections`; a plan runs as the
- * workspace; disconnecting revokes; a later run waits for an approver to connect it again and goes on, not re-planned.
+ * workspace; disconnecting revokes; a later run waits for an approver to connect it again (its requester, an
+ * approver, is sent the link) and goes on, not re-planned.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { byRole } from '../fakes/fake-llm-server.ts';
@@ -70,13 +71,16 @@ describe('a workspace connection made by an approver, on the console', () => {
     await harness.waitFor(/i Disconnected `ws` for the workspace: its server revoked the authorization/);
     expect(oauth.revoked).toHaveLength(1);
 
-    // The next run's step waits for an approver, with no link to anyone; once connected it goes on, not re-planned.
+    // The next run's step waits for an approver; the requester is one, so she alone is sent the link; once she
+    // connects it (here in a browser signed in to the dashboard as her: no question), it goes on, not re-planned.
     from = since();
     await harness.type('new and again?');
     await harness.waitFor(/an approver must connect it for the workspace/, 15_000, from);
-    expect(linkIn(harness.output().slice(from))).toBeUndefined();
+    const link = linkIn(await harness.waitFor(/you are an approver\. Connect ws for the workspace: \S+/, 15_000, from));
     expect(oauth.calls).toHaveLength(1);
-    await connect('admin2@tracker');
+    const signedIn = browser('admin2@tracker');
+    await signedIn.signIn(origin.web, harness.db, { channel: 'console', id: 'ada' });
+    expect(await (await connectThrough(link!, signedIn)).text()).toContain('Connected ws');
     await harness.waitFor(/=== Report \(completed\) ===/, 15_000, from);
     expect(oauth.calls.map((c) => c.subject)).toEqual(['admin@tracker', 'admin2@tracker']);
     expect(harness.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(2);

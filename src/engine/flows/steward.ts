@@ -188,7 +188,10 @@ export class Steward implements InboundHandler {
         models: settings.modelNames ?? [],
       });
     }
-    this.waits = new ConnectionWaits({ connections: deps.connections, store, clock, log }, this.messages);
+    this.waits = new ConnectionWaits(
+      { connections: deps.connections, store, clock, log, approvers: settings.approvers ?? [] },
+      this.messages,
+    );
     if (deps.questions) {
       const { questions, newId } = deps;
       const timeoutMs = settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS;
