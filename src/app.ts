@@ -340,10 +340,14 @@ function urlHost(host: string): string {
 /** Ready: the database answers with every migration applied, and every enabled MCP server is connected. */
 async function readinessChecks(database: StoreDatabase, host: McpHost): Promise<ReadinessCheck[]> {
   const db = await checkDatabase(database.db);
+  // A workspace server waiting for an approver is no reason to hold traffic back: connecting it needs this process.
+  const waiting = new Set(host.awaitingApprover());
   const servers = host.serverStatus().map((s) => ({
     name: `mcp:${s.name}`,
-    ok: s.up,
-    ...(s.up ? {} : { detail: 'not connected; reconnecting' }),
+    ok: s.up || waiting.has(s.name),
+    ...(s.up
+      ? {}
+      : { detail: waiting.has(s.name) ? 'waits for an approver to connect it' : 'not connected; reconnecting' }),
   }));
   return [{ name: 'database', ...db }, ...servers];
 }
