@@ -17,7 +17,7 @@ import type { ChannelAdapter } from './engine/channel.ts';
 import { Steward } from './engine/flows/steward.ts';
 import { createLlmClient } from './llm/model-router.ts';
 import { createLogger, type Log } from './logger.ts';
-import { loadMcpConfig } from './mcp/mcp-config.ts';
+import { connectsInBrowser, loadMcpConfig } from './mcp/mcp-config.ts';
 import { McpHost } from './mcp/mcp-host.ts';
 import { checkDatabase, openDatabase, type StoreDatabase } from './store/database.ts';
 import { PgEstimateHistory } from './store/estimate-history.ts';
@@ -128,9 +128,15 @@ export async function startApp(options: {
     // before anyone can send a request. Its connect pages answer once the host is up.
     const connecting: { flow?: PersonConnectionFlow } = {};
     const personServers = mcp.config.servers
-      .filter((s) => !s.disabled && s.transport.kind === 'http' && s.transport.auth?.owner === 'person')
+      .filter((s) => !s.disabled && connectsInBrowser(s) === 'person')
       .map((s) => s.name);
-    const dashboard = await startDashboard(config, database, log, deferredConnectFlow(connecting), personServers);
+    const workspaceServers = mcp.config.servers
+      .filter((s) => !s.disabled && connectsInBrowser(s) === 'workspace')
+      .map((s) => s.name);
+    const dashboard = await startDashboard(config, database, log, deferredConnectFlow(connecting), {
+      personServers,
+      workspaceServers,
+    });
     if (dashboard) {
       cleanup.unshift(() => dashboard.server.close());
       say(`Dashboard: on port ${dashboard.server.port}; sign-in links point at ${dashboard.publicUrl}.`);
@@ -149,11 +155,12 @@ export async function startApp(options: {
       ...(dashboard && { oauthRedirectUrl: `${dashboard.publicUrl.replace(/\/+$/, '')}${CALLBACK_PATH}` }),
     });
     cleanup.unshift(() => host.close());
-    if (host.personServers().length > 0) {
+    const browserServers = [...host.personServers(), ...host.workspaceServers()];
+    if (browserServers.length > 0) {
       connecting.flow = new PersonConnectionFlow(host, new PgConnectLinks(database.db), dashboard?.publicUrl, log);
       if (!dashboard)
         say(
-          `! ${host.personServers().join(', ')} connect per person, which needs Steward's web address for people to connect from: set STEWARD_DASHBOARD_PORT (docs/mcp-servers.md, "Servers behind OAuth").`,
+          `! ${browserServers.join(', ')} ${browserServers.length === 1 ? 'is' : 'are'} connected from a browser (per person, or by an approver for the workspace), which needs Steward's web address to connect from: set STEWARD_DASHBOARD_PORT (docs/mcp-servers.md, "Servers behind OAuth").`,
         );
     }
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
@@ -205,6 +212,7 @@ export async function startApp(options: {
       (r) => r !== 'butler' || config.settings.quickAnswers !== undefined,
     );
     const failed = new Set(failures.map((f) => f.server));
+    const waiting = host.awaitingApprover();
     const summary = startupSummary({
       databaseUrl: config.databaseUrl,
       pgliteDir: join(config.dataDir, 'pglite'),
@@ -218,7 +226,13 @@ export async function startApp(options: {
       servers: mcp.config.servers.map((s) => ({
         name: s.name,
         tools: tools.filter((t) => t.server === s.name).length,
-        state: s.disabled ? 'disabled' : failed.has(s.name) ? 'failed' : 'connected',
+        state: s.disabled
+          ? 'disabled'
+          : failed.has(s.name)
+            ? 'failed'
+            : waiting.includes(s.name)
+              ? 'awaiting approver'
+              : 'connected',
       })),
     });
     for (const line of summary) say(line);
@@ -289,7 +303,10 @@ async function startDashboard(
   database: StoreDatabase,
   log?: Log,
   connect?: ConnectFlow,
-  personServers: readonly string[] = [],
+  servers: { personServers: readonly string[]; workspaceServers: readonly string[] } = {
+    personServers: [],
+    workspaceServers: [],
+  },
 ): Promise<{ server: DashboardServer; publicUrl: string } | undefined> {
   const settings = config.dashboard;
   if (!settings) return undefined;
@@ -307,7 +324,7 @@ async function startDashboard(
         clock: () => new Date(),
         ...(log && { log }),
         ...(connect && { connect }),
-        personServers,
+        ...servers,
       });
     },
   });
@@ -323,10 +340,14 @@ function urlHost(host: string): string {
 /** Ready: the database answers with every migration applied, and every enabled MCP server is connected. */
 async function readinessChecks(database: StoreDatabase, host: McpHost): Promise<ReadinessCheck[]> {
   const db = await checkDatabase(database.db);
+  // A workspace server waiting for an approver is no reason to hold traffic back: connecting it needs this process.
+  const waiting = new Set(host.awaitingApprover());
   const servers = host.serverStatus().map((s) => ({
     name: `mcp:${s.name}`,
-    ok: s.up,
-    ...(s.up ? {} : { detail: 'not connected; reconnecting' }),
+    ok: s.up || waiting.has(s.name),
+    ...(s.up
+      ? {}
+      : { detail: waiting.has(s.name) ? 'waits for an approver to connect it' : 'not connected; reconnecting' }),
   }));
   return [{ name: 'database', ...db }, ...servers];
 }

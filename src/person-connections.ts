@@ -31,7 +31,11 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
   ) {}
 
   servers(): string[] {
-    return this.host.personServers();
+    return [...this.host.personServers(), ...this.host.workspaceServers()];
+  }
+
+  workspaceServers(): string[] {
+    return this.host.workspaceServers();
   }
 
   async connectedAt(server: string, person: Actor): Promise<Date | null> {
@@ -75,11 +79,12 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     return { used: true };
   }
 
-  async expirePending(at: Date): Promise<void> {
+  async expirePending(at: Date): Promise<PendingConnection[]> {
+    const told: PendingConnection[] = [];
     try {
       const cutoff = new Date(at.getTime() - PENDING_CONNECTION_TTL_MS);
       for (const expired of await this.links.expirePending(cutoff, at)) {
-        const { server, person, fingerprint } = expired;
+        const { server, person, fingerprint, link, runId, conversation } = expired;
         // Only the tokens that link brought (a newer link of theirs may have brought others since).
         const { known, revoked } = await this.host.refusePending(server, person, fingerprint);
         if (!known) continue;
@@ -87,10 +92,12 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
           'info',
           `connect: ${who(person)} did not confirm ${server} within a day; the connection that waited was ${revoked ? 'revoked at the server and ' : ''}forgotten`,
         );
+        told.push({ server, person, link, runId, ...(conversation && { conversation }) });
       }
     } catch (err) {
       this.log?.('warn', `connect: connections waiting to be confirmed not expired yet: ${(err as Error).message}`);
     }
+    return told;
   }
 
   whenPending(ask: Ask): () => void {
@@ -106,8 +113,14 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     for (const line of lines) this.log?.('info', line);
   }
 
-  peek(token: string, at: Date): Promise<ConnectTarget | null> {
-    return this.links.peek(token, at);
+  async peek(token: string, at: Date): Promise<ConnectTarget | null> {
+    return this.marked(await this.links.peek(token, at));
+  }
+
+  /** The target, marked when the connection it makes is the workspace's. */
+  private marked<T extends ConnectTarget | null>(target: T): T {
+    if (!target || !this.host.workspaceServers().includes(target.server)) return target;
+    return { ...target, workspace: true };
   }
 
   async start(
@@ -121,7 +134,7 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     const target = await this.links.open(token, state, binding, at, signedIn);
     if (!target) return null;
     const url = await this.host.connectionUrl(target.server, target.person, state);
-    return { ...target, url: url.href };
+    return { ...this.marked(target), url: url.href };
   }
 
   async finish(state: string, binding: string, code: string, at: Date): Promise<FinishedConnection | null> {
@@ -132,7 +145,7 @@ export class PersonConnectionFlow implements PersonConnections, ConnectFlow {
     if (signedIn) {
       // Whichever process holds the waiting run (this one or another) looks again at once.
       await this.links.signalConnected(target.runId);
-      return { ...target, pending: false };
+      return { ...this.marked(target), pending: false };
     }
     await this.links.markPending(link, at, fingerprint);
     const ask = this.asks[0];

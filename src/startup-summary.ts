@@ -20,7 +20,7 @@ export interface StartupFacts {
   models: RoleModelFact[];
   channels: string[];
   /** Every server of the MCP config: connected with its tool count, failed to start, or disabled. */
-  servers: { name: string; tools: number; state: 'connected' | 'failed' | 'disabled' }[];
+  servers: { name: string; tools: number; state: 'connected' | 'failed' | 'disabled' | 'awaiting approver' }[];
 }
 
 const ROLE_WORDS: Readonly<Record<ModelRole, string>> = {
@@ -66,13 +66,19 @@ function modelLines(models: RoleModelFact[]): string[] {
   return ['  Models:', ...models.map((m) => `    ${ROLE_WORDS[m.role]}: ${named(m)}, from ${m.source}`)];
 }
 
+const STATE_WORDS = {
+  failed: 'failed to start: retrying in the background',
+  disabled: 'disabled',
+  'awaiting approver': 'waits for an approver to connect it for the workspace',
+} as const;
+
 function serverWords(servers: StartupFacts['servers']): string {
   if (servers.length === 0) return 'none';
   return servers
     .map((s) =>
       s.state === 'connected'
         ? `${s.name} (${s.tools} tool${s.tools === 1 ? '' : 's'})`
-        : `${s.name} (${s.state === 'failed' ? 'failed to start: retrying in the background' : 'disabled'})`,
+        : `${s.name} (${STATE_WORDS[s.state]})`,
     )
     .join(', ');
 }

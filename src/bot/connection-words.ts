@@ -42,16 +42,33 @@ export function connectionsText(answer: ConnectionsAnswer, style: ConnectionsSty
   switch (answer.kind) {
     case 'off':
       return 'No server here connects per person: every tool runs with the connection the operator set up.';
-    case 'list':
+    case 'list': {
+      const own = answer.connections.filter((c) => !c.workspace);
+      const shared = answer.connections.filter((c) => c.workspace);
       return [
-        'Servers that run your steps with your own account:',
-        ...answer.connections.map((c) => `• ${lineOf(c, style)}`),
+        ...(own.length > 0 ? ['Servers that run your steps with your own account:'] : []),
+        ...own.map((c) => `• ${lineOf(c, style)}`),
+        ...(shared.length > 0
+          ? ["Servers that run everyone's steps as the workspace (an approver connects them):"]
+          : []),
+        ...shared.map((c) => `• ${workspaceLine(c, style)}`),
       ].join('\n');
+    }
     case 'link':
       if (!answer.link)
         return `Steward has no web address to connect ${code(answer.server)} from (its dashboard is off: an operator sets \`STEWARD_DASHBOARD_PORT\`).`;
+      if (answer.workspace)
+        return `${style.link(answer.link, `Connect ${answer.server} for the workspace`)}: for you only; it works once, for ${String(answer.minutes)} minutes. The account you allow there is the workspace's: every step on ${code(answer.server)} runs with it, whoever asked.`;
       return `${style.link(answer.link, `Connect ${answer.server}`)}: for you only; it works once, for ${String(answer.minutes)} minutes. Once you allow Steward there, your steps on ${code(answer.server)} run as you.`;
+    case 'approverOnly':
+      return `${code(answer.server)} runs as the workspace, with one connection for everyone: only an approver can connect or disconnect it. Ask one to connect it.`;
     case 'disconnected':
+      if (answer.workspace) {
+        if (!answer.known) return `The workspace had no connection to ${code(answer.server)}; nothing changed.`;
+        return answer.revoked
+          ? `Disconnected ${code(answer.server)} for the workspace: its server revoked the authorization, and Steward forgot it. Steps on it wait until an approver connects it again.`
+          : `Disconnected ${code(answer.server)} for the workspace: Steward forgot it. Its server offers no revocation (or refused it), so also remove Steward's access in that account. Steps on it wait until an approver connects it again.`;
+      }
       if (!answer.known) return `You had no connection to ${code(answer.server)}; nothing changed.`;
       return answer.revoked
         ? `Disconnected ${code(answer.server)}: its server revoked your authorization, and Steward forgot it.`
@@ -59,6 +76,8 @@ export function connectionsText(answer: ConnectionsAnswer, style: ConnectionsSty
     case 'unknown':
       return `${code(answer.server)} is not a server that connects per person. Those are: ${answer.servers.map(code).join(', ')}.`;
     case 'used':
+      if (answer.workspace)
+        return `Connected ${code(answer.server)} for the workspace: every step there runs with the account you allowed; runs that waited for it go on.`;
       return `Connected ${code(answer.server)}: your steps there run with the account you allowed; a run that waited for it goes on.`;
     case 'refused':
       return `Forgotten: nothing runs with that account on ${code(answer.server)}${answer.revoked ? ', and its server revoked it' : "; its server offers no revocation (or refused it), so the account's owner should remove Steward's access there"}. To connect your own account: \`${style.command('connect', answer.server)}\`.`;
@@ -71,8 +90,14 @@ export function connectionsText(answer: ConnectionsAnswer, style: ConnectionsSty
  * The private question after a connection was made through the person's link in a browser that showed no dashboard
  * session of theirs; `buttons`: the platform shows the two answers as buttons, else as what to type.
  */
-export function connectionCheckText(server: string, style: ConnectionsStyle, buttons: boolean): string {
-  const head = `Someone allowed Steward to use an account on ${code(server)} as yours, through your connect link, in a browser that was not signed in to Steward's dashboard as you. Nothing runs with it until you answer.`;
+export function connectionCheckText(
+  server: string,
+  style: ConnectionsStyle,
+  buttons: boolean,
+  workspace?: boolean,
+): string {
+  const whose = workspace ? "as the workspace's (every step there would run with it)" : 'as yours';
+  const head = `Someone allowed Steward to use an account on ${code(server)} ${whose}, through your connect link, in a browser that was not signed in to Steward's dashboard as you. Nothing runs with it until you answer.`;
   if (buttons) return `${head} Was it you? *Use this connection* if so; *Not me* revokes and forgets it.`;
   return `${head} If it was you: \`${style.command('use', server)}\`. If not: \`${style.command('notme', server)}\` (revoked and forgotten).`;
 }
@@ -81,6 +106,22 @@ function lineOf(c: PersonConnection, style: ConnectionsStyle): string {
   const line = stateOf(c, style);
   if (!c.pending) return line;
   return `${line}; a connection made in a browser not signed in as you waits for your answer: \`${style.command('use', c.server)}\` or \`${style.command('notme', c.server)}\``;
+}
+
+/** A workspace server's line: whether it is connected, and (for anyone) how an approver acts on it. */
+function workspaceLine(c: PersonConnection, style: ConnectionsStyle): string {
+  const since = c.connectedAt ? ` since ${utc(c.connectedAt)}` : '';
+  const waits = c.pending
+    ? `; a connection made in a browser not signed in as its approver waits for their answer`
+    : '';
+  switch (c.state) {
+    case 'connected':
+      return `${code(c.server)}: connected for the workspace${since} (an approver disconnects: \`${style.command('disconnect', c.server)}\`)${waits}`;
+    case 'expired':
+      return `${code(c.server)}: expired${since}; Connect for the workspace (approvers): \`${style.command('connect', c.server)}\`${waits}`;
+    case 'none':
+      return `${code(c.server)}: not connected; Connect for the workspace (approvers): \`${style.command('connect', c.server)}\`${waits}`;
+  }
 }
 
 function stateOf(c: PersonConnection, style: ConnectionsStyle): string {

@@ -289,7 +289,8 @@ export class ConsoleChannel implements ChannelAdapter {
     const command = parseConnectionsCommand(words, CONSOLE_CONNECTIONS_STYLE);
     if ('note' in command) return this.write(`! ${command.note}`);
     const answer = await handler.connections(this.actor, command);
-    const refused = answer.kind === 'unknown' || (answer.kind === 'link' && !answer.link);
+    const refused =
+      answer.kind === 'unknown' || answer.kind === 'approverOnly' || (answer.kind === 'link' && !answer.link);
     this.write(`${refused ? '!' : 'i'} ${connectionsText(answer, CONSOLE_CONNECTIONS_STYLE)}`);
   }
 

@@ -40,7 +40,7 @@ export function renderConsole(message: OutboundMessage): string {
     case 'breakpoint':
       return `\n=== Breakpoint ${message.before ? 'before' : 'after'} ${message.stepId} ===\n${message.before ? 'It will send: ' : ''}${message.output}\nType "continue", "stop", or "edit <json>" to rewrite the steps not yet run.`;
     case 'connectionCheck':
-      return `? ${connectionCheckText(message.server, CONSOLE_CONNECTIONS_STYLE, false)}`;
+      return `? ${connectionCheckText(message.server, CONSOLE_CONNECTIONS_STYLE, false, message.workspace)}`;
     case 'question':
       return [
         `\n=== Question from MCP server "${message.server}" ===`,
@@ -85,7 +85,7 @@ function renderPlan(card: PlanCard): string {
       // On a card shown mid-run, a step that started says how it stands, so finished work never reads as pending.
       const state = s.status ? ` ${ICONS[s.status] ?? '?'} ${s.status}${s.detail ? `: ${s.detail}` : ''}` : '';
       // A server that connects per person: the step runs with this person's own account.
-      const as = s.as ? ` as ${s.as.name ?? s.as.id}` : '';
+      const as = s.as ? ` as ${s.as.name ?? s.as.id}` : s.asWorkspace ? ' as the workspace' : '';
       return `${s.number}. [${s.id}] ${s.target}${as} ${s.argsPreview}${deps}${opt} — risk ${s.risk}${state}${s.description ? `\n     ${s.description}` : ''}`;
     }),
     '',

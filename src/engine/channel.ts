@@ -153,14 +153,16 @@ export type ConnectionsAnswer =
   /** No server here connects per person. */
   | { kind: 'off' }
   | { kind: 'list'; connections: PersonConnection[] }
-  /** `link` null: Steward has no web origin to connect from (its dashboard is off). */
-  | { kind: 'link'; server: string; link: string | null; minutes: number }
+  /** `link` null: Steward has no web origin to connect from (its dashboard is off); `workspace`: it connects the workspace. */
+  | { kind: 'link'; server: string; link: string | null; minutes: number; workspace?: true }
+  /** The server's connection is the workspace's: only an approver connects, confirms or disconnects it. */
+  | { kind: 'approverOnly'; server: string }
   /** `known`: there was a connection; `revoked`: its authorization server took the revocation. */
-  | { kind: 'disconnected'; server: string; known: boolean; revoked: boolean }
+  | { kind: 'disconnected'; server: string; known: boolean; revoked: boolean; workspace?: true }
   /** The name is not a server that connects per person; `servers` are. */
   | { kind: 'unknown'; server: string; servers: string[] }
   /** The pending connection is the person's now. */
-  | { kind: 'used'; server: string }
+  | { kind: 'used'; server: string; workspace?: true }
   /** The pending connection was forgotten; `revoked`: its authorization server took the revocation. */
   | { kind: 'refused'; server: string; revoked: boolean }
   /** Nothing of the person's waits to be confirmed for this server (answered before, or replaced). */

@@ -30,6 +30,8 @@ export interface PlanCardStep {
    * fire's owner), never an approver. Absent for a step that runs with the server's one connection.
    */
   as?: Actor;
+  /** The step runs with the workspace's connection to its server, which an approver made (whoever asked). */
+  asWorkspace?: true;
 }
 
 /** The plan as shown for review (or as a notice when it starts at once). */
@@ -185,6 +187,8 @@ export interface ConnectionCheck {
   /** The link it was made through; an answer names it. */
   link: string;
   to: Actor;
+  /** The connection would be the workspace's (the person is the approver who connected it). */
+  workspace?: true;
 }
 
 /**

@@ -110,6 +110,8 @@ export interface PersonConnection {
    * chat (it is used for nothing until they do).
    */
   pending: boolean;
+  /** The server's one connection, the workspace's, which an approver makes (whoever asks, their steps use it). */
+  workspace?: true;
 }
 
 /**
@@ -117,8 +119,14 @@ export interface PersonConnection {
  * link that makes one, the list, and disconnecting. Absent when no server connects per person.
  */
 export interface PersonConnections {
-  /** The servers that connect per person. */
+  /**
+   * The servers connected from a browser: each person's own connection, or (`workspaceServers`) the workspace's one,
+   * which only an approver makes or removes. For those, the methods below act on the workspace's connection, with the
+   * approver as the person who connects (and is asked to confirm it).
+   */
   servers(): string[];
+  /** The servers whose one connection, the workspace's, an approver makes. */
+  workspaceServers(): string[];
   /**
    * When the person's connection to the server was made (or its tokens last refreshed); null when they hold none.
    * The server may still refuse it: a call finds out.
@@ -167,9 +175,9 @@ export interface PersonConnections {
   heard(): Promise<void>;
   /**
    * Revokes and forgets the connections that waited too long at `at` for their person to confirm them (any process
-   * may call it; each is forgotten once). Never throws.
+   * may call it; each is forgotten once, and returned to that caller only, to tell its person). Never throws.
    */
-  expirePending(at: Date): Promise<void>;
+  expirePending(at: Date): Promise<PendingConnection[]>;
 }
 
 /** A connection that waits for its person to confirm it in chat, and where to ask them. */

@@ -46,6 +46,8 @@ export interface ToolInfo {
     notAllowed?: string;
     /** Its server connects per person (`"auth": "person"`): each call runs under the requester's own connection. */
     perPerson?: true;
+    /** Its server's one connection was made by an approver in their browser: each call runs as the workspace. */
+    asWorkspace?: true;
   };
   /**
    * SHA-256 over the tool's full definition (name, title, description, input and output schemas, annotations)

@@ -20,8 +20,9 @@ export function describeAuthFailure(
   if (t.auth) {
     if (err instanceof UnauthorizedError && unauthorized) {
       return (
-        `it needs someone to authorize Steward at ${unauthorized.origin} ("auth": "${t.auth.owner}"), ` +
-        'and no one can do that from here yet; use "oauth": { "grant": "client_credentials", … } for a machine connection'
+        `it needs someone to authorize Steward at ${unauthorized.origin} ("auth": "${t.auth.owner}"): an approver ` +
+        `connects it from chat (connections connect ${config.name}); or use "oauth": { "grant": "client_credentials", … } ` +
+        'for a machine connection'
       );
     }
     if (err instanceof OAuthError) return `its authorization server refused: ${err.errorCode}: ${err.message}`;

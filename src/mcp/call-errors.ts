@@ -19,8 +19,8 @@ export interface FailedCall {
   cancelledByCaller: boolean;
   /** Why the server is gone, when the host already saw it die. */
   serverGone?: string;
-  /** The session is one person's own connection (`"auth": "person"`). */
-  perPerson?: boolean;
+  /** The session's connection is made in a browser: one person's own (`"auth": "person"`), or the workspace's. */
+  connects?: 'person' | 'workspace' | undefined;
 }
 
 /**
@@ -56,7 +56,7 @@ export function toStepError(err: unknown, call: FailedCall): StepError {
     err instanceof UnauthorizedError ||
     (err instanceof StreamableHTTPError && (err.code === 401 || err.code === 403))
   ) {
-    if (call.perPerson) return notConnected(call.server);
+    if (call.connects) return notConnected(call.server, call.connects);
     return unavailable(
       call,
       `it refused Steward's authorization (${describeError(err)}); the connection needs authorizing again`,
@@ -100,13 +100,16 @@ function unavailable(call: FailedCall, why: string): StepError {
   return serverUnavailable(call.server, why);
 }
 
-/** A person's connection the server refused (and that did not refresh): the call never ran; they connect again. */
-export function notConnected(server: string): StepError {
-  return stepError(
-    'not_connected',
-    `MCP server "${server}" needs the requester's own connection, and there is none that works; the call was not made.`,
-    true,
-  );
+/**
+ * A connection the server refused (and that did not refresh), or none: the call never ran. The requester connects
+ * again (their own), or an approver does (the workspace's).
+ */
+export function notConnected(server: string, whose: 'person' | 'workspace' = 'person'): StepError {
+  const needs =
+    whose === 'person'
+      ? "needs the requester's own connection, and there is none that works"
+      : "runs with the workspace's connection, which an approver must connect (there is none that works)";
+  return stepError('not_connected', `MCP server "${server}" ${needs}; the call was not made.`, true);
 }
 
 /** The error for a call to a server that is gone; retryable, since an operator may bring it back. */

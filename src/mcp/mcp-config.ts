@@ -125,6 +125,16 @@ const toolOverrideSchema = z.strictObject({
   openWorld: z.boolean().optional(),
 });
 
+/**
+ * Whether a person authorizes the server's connection in their browser: each person their own (`"auth": "person"`),
+ * or an approver once for the workspace (`"auth": "workspace"` without client credentials).
+ */
+export function connectsInBrowser(server: McpServerConfig): 'person' | 'workspace' | undefined {
+  const auth = server.transport.kind === 'http' ? server.transport.auth : undefined;
+  if (!auth || auth.grant !== 'authorization_code') return undefined;
+  return auth.owner;
+}
+
 /** True for an https URL, or an http one whose host is the loopback interface (where TLS protects nothing). */
 export function isSecureOrLoopback(url: string | URL): boolean {
   let parsed: URL;

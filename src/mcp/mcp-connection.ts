@@ -8,7 +8,7 @@ import type { ResourceListing, ToolCallOutcome, ToolProgress } from '../engine/p
 import type { Json } from '../engine/types.ts';
 import { followSignal } from './abort-fanout.ts';
 import { describeError, neverDelivered, serverUnavailable, toStepError } from './call-errors.ts';
-import type { McpServerConfig } from './mcp-config.ts';
+import { connectsInBrowser, type McpServerConfig } from './mcp-config.ts';
 import { McpSession, StartFailure, type OpenOptions, type SessionEvents } from './mcp-session.ts';
 import { describeStartFailure } from './mcp-transport.ts';
 import { describeOversized } from './oversized-message.ts';
@@ -44,6 +44,8 @@ export class McpConnection {
   resources: ResourceListing | undefined;
   /** Why the server is down right now; undefined while it is up. */
   goneReason: string | undefined = 'it has not connected yet';
+  /** Down because its authorization server wants someone to authorize Steward (no working tokens are stored). */
+  needsAuthorization = false;
   private session: McpSession | undefined;
   private lastServerInfo: { name: string; version: string } | undefined;
   private everUp = false;
@@ -89,6 +91,7 @@ export class McpConnection {
     const failure = await connection.connectOnce();
     if (!failure) return { connection };
     connection.goneReason = `it has not started yet (${failure.reason})`;
+    connection.needsAuthorization = failure.unauthorized;
     connection.scheduleRetry();
     return { connection, failure: failure.message, unauthorized: failure.unauthorized };
   }
@@ -130,6 +133,31 @@ export class McpConnection {
       own.signal.addEventListener('abort', () => done('aborted'), { once: true });
       this.waiters.add(onChange);
     });
+  }
+
+  /**
+   * Tries to open a session now instead of at the end of the backoff (tokens were stored for it, maybe by another
+   * process): true when it is up. An attempt already under way is waited for rather than doubled.
+   */
+  async retryNow(): Promise<boolean> {
+    if (this.session || this.closing) return this.session !== undefined;
+    if (this.attempt) await this.attempt;
+    if (this.session || this.closing) return this.session !== undefined;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.attempt = this.retry().finally(() => (this.attempt = undefined));
+    await this.attempt;
+    return this.session !== undefined;
+  }
+
+  /**
+   * Ends the session because its connection was disconnected (its tokens revoked and forgotten): calls find it down,
+   * waiting for someone to authorize Steward again, and it is tried again with backoff as any other.
+   */
+  drop(why: string): void {
+    const session = this.session;
+    if (session) this.lost(session, why);
+    this.needsAuthorization = true;
   }
 
   /** Waits (at most `timeoutMs`) for a health check in progress to decide whether the server is still there. */
@@ -232,8 +260,8 @@ export class McpConnection {
       };
     }
     const cancelledByCaller = options.signal.aborted;
-    const perPerson = this.config.transport.kind === 'http' && this.config.transport.auth?.owner === 'person';
-    const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller, perPerson };
+    const connects = connectsInBrowser(this.config);
+    const failed = { name, server: this.config.name, timeoutMs: options.timeoutMs, cancelledByCaller, connects };
     const gone = session.lost !== undefined ? { serverGone: session.lost } : {};
     return {
       outcome: { ok: false, error: toStepError(err, { ...failed, ...gone }) },
@@ -331,6 +359,7 @@ export class McpConnection {
     this.tools = this.usable(session.tools);
     this.resources = session.resources;
     this.goneReason = undefined;
+    this.needsAuthorization = false;
     this.upSince = performance.now();
     this.everUp = true;
     if (retries > 0) {
@@ -361,6 +390,7 @@ export class McpConnection {
   private async retry(): Promise<void> {
     const failure = await this.connectOnce();
     if (!failure || this.closing) return;
+    this.needsAuthorization = failure.unauthorized;
     if (!this.everUp) this.goneReason = `it has not started yet (${failure.reason})`;
     const tried = this.retries;
     const wait = this.scheduleRetry();

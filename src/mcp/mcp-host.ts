@@ -18,11 +18,12 @@ import { CallSlots } from './call-slots.ts';
 import {
   createMemoryConnectionStore,
   ownerKey,
+  type ConnectionOwner,
   personOwner,
   secretFingerprint,
   type ConnectionStore,
 } from './connection-store.ts';
-import type { McpConfig, McpServerConfig } from './mcp-config.ts';
+import { connectsInBrowser, type McpConfig, type McpServerConfig } from './mcp-config.ts';
 import { McpConnection } from './mcp-connection.ts';
 import { createOAuthFetch, type McpLogger } from './mcp-transport.ts';
 import { brokenOutput, outputSchemaProblem } from './output-check.ts';
@@ -171,6 +172,12 @@ export class McpHost implements ToolRunner {
       connections.set(name, connection);
       if (failure === undefined) {
         logger('info', `MCP server "${name}" connected with ${connection.tools.length} tools`);
+      } else if (awaitsApprover(connection)) {
+        // Not a failure: the server waits for an approver to connect it from chat.
+        logger(
+          'info',
+          `MCP server "${name}" waits for an approver to connect it for the workspace (connections connect ${name})`,
+        );
       } else {
         failures.push({ server: name, message: failure });
         logger('error', failure);
@@ -195,7 +202,9 @@ export class McpHost implements ToolRunner {
   listTools(): ToolInfo[] {
     const tools: ToolInfo[] = [];
     for (const conn of this.connections.values()) {
-      if (!conn.isUp) continue;
+      // A workspace connection that waits for an approver keeps offering the tools it listed: a plan may name them,
+      // and its run waits for the connection instead of the planner never seeing the server.
+      if (!conn.isUp && !awaitsApprover(conn)) continue;
       for (const tool of conn.tools) tools.push(this.infoOf(conn.config, tool, conn.serverInfo()));
     }
     for (const pool of this.personal.values())
@@ -247,6 +256,8 @@ export class McpHost implements ToolRunner {
     // A server that connects per person is read under the person's own session, by `prepareAs`.
     const conn = this.connections.get(name.slice(0, name.indexOf('.')));
     if (!conn) return;
+    // Waiting for an approver: nothing to read until they connect (the call then says so, and its step waits).
+    if (!conn.isUp && awaitsApprover(conn) && !(await this.workspaceConnected(conn))) return;
     const timeoutMs = options.timeoutMs ?? conn.config.timeoutMs;
     const deadline = performance.now() + timeoutMs;
     const signal = options.signal ?? new AbortController().signal;
@@ -328,7 +339,7 @@ export class McpHost implements ToolRunner {
   ): Promise<ToolCallOutcome> {
     const server = name.slice(0, Math.max(0, name.indexOf('.')));
     const pool = this.personal.get(server);
-    if (!pool) return this.sendOn(this.connections.get(server), name, args, options);
+    if (!pool) return this.sendShared(server, name, args, options);
     // A server that connects per person runs a call only under the requester's own connection, never anyone else's.
     if (!options.as) {
       const why = `MCP server "${server}" connects per person, and this call names no person; it was not made.`;
@@ -346,6 +357,41 @@ export class McpHost implements ToolRunner {
     } finally {
       found.release();
     }
+  }
+
+  /**
+   * Sends a call on the server's one connection. One the workspace connects through an approver, down for want of
+   * tokens, refuses it at once as `not_connected` (its step waits for the connection); tokens stored meanwhile (by
+   * another process, maybe) bring it up first.
+   */
+  private async sendShared(
+    server: string,
+    name: string,
+    args: Record<string, Json>,
+    options: Omit<ToolCallOptions, 'runId' | 'stepId'>,
+  ): Promise<ToolCallOutcome> {
+    const conn = this.connections.get(server);
+    if (conn && connectsInBrowser(conn.config) === 'workspace') {
+      if (!conn.isUp && !(await this.workspaceConnected(conn)))
+        return { ok: false, error: notConnected(server, 'workspace') };
+      const outcome = await this.sendOn(conn, name, args, options);
+      // Refused and not refreshed: down until an approver connects it again.
+      if (!outcome.ok && outcome.error.code === 'not_connected') conn.drop('its authorization was refused');
+      return outcome;
+    }
+    return this.sendOn(conn, name, args, options);
+  }
+
+  /**
+   * Whether the workspace's connection of a server an approver connects can be used: up, or tokens stored for it
+   * (then it is brought up now rather than at the end of its backoff; a server that is down for another reason is
+   * waited for as any other).
+   */
+  private async workspaceConnected(conn: McpConnection): Promise<boolean> {
+    if (conn.isUp) return true;
+    const stored = await this.authorization.store.read(conn.config.name, WORKSPACE, 'tokens').catch(() => undefined);
+    if (stored === undefined) return false;
+    return (await conn.retryNow()) || !conn.needsAuthorization;
   }
 
   /** Sends a call on one connection (the server's, or a person's own). */
@@ -424,6 +470,13 @@ export class McpHost implements ToolRunner {
     return [...this.personal.keys()];
   }
 
+  /** The servers whose one connection, the workspace's, an approver makes in their browser. */
+  workspaceServers(): string[] {
+    return [...this.connections.values()]
+      .filter((c) => !c.config.disabled && connectsInBrowser(c.config) === 'workspace')
+      .map((c) => c.config.name);
+  }
+
   /**
    * Someone connected a server that connects per person, maybe through another process: each such server whose
    * tools this process has not listed yet lists them now under a stored connection, so its planner sees them. Lines
@@ -431,7 +484,14 @@ export class McpHost implements ToolRunner {
    */
   async listUnlisted(): Promise<string[]> {
     const unlisted = [...this.personal.values()].filter((pool) => pool.tools.length === 0);
-    return Promise.all(unlisted.map((pool) => pool.start()));
+    const lines = await Promise.all(unlisted.map((pool) => pool.start()));
+    // An approver connected a workspace server (here or through another process): it comes up now, not after backoff.
+    for (const conn of this.connections.values()) {
+      if (conn.isUp || connectsInBrowser(conn.config) !== 'workspace') continue;
+      if (await this.workspaceConnected(conn))
+        lines.push(`MCP server "${conn.config.name}" connected for the workspace with ${conn.tools.length} tools`);
+    }
+    return lines;
   }
 
   /** Person sessions open now, per server that connects per person (diagnostics and tests). */
@@ -444,7 +504,7 @@ export class McpHost implements ToolRunner {
    * callback at `redirectUrl` then calls `finishConnection`. Throws with a sentence when the server cannot be reached.
    */
   async connectionUrl(server: string, person: Actor, state: string): Promise<URL> {
-    return authorizationUrl(this.personConfig(server), personOwner(person), state, this.authorization);
+    return authorizationUrl(this.connectedConfig(server), this.ownerFor(server, person), state, this.authorization);
   }
 
   /**
@@ -455,8 +515,8 @@ export class McpHost implements ToolRunner {
    * `secretFingerprint` is returned, to name them later.
    */
   async finishConnection(server: string, person: Actor, code: string, pending = false): Promise<string | undefined> {
-    const owner = personOwner(person);
-    await finishAuthorization(this.personConfig(server), owner, code, this.authorization, pending);
+    const owner = this.ownerFor(server, person);
+    await finishAuthorization(this.connectedConfig(server), owner, code, this.authorization, pending);
     if (!pending) {
       await this.reopen(server, owner);
       return undefined;
@@ -470,9 +530,9 @@ export class McpHost implements ToolRunner {
    * replaced, their session opened anew). False when none waited.
    */
   async usePending(server: string, person: Actor): Promise<boolean> {
-    const owner = personOwner(person);
+    const owner = this.ownerFor(server, person);
     const { store } = this.authorization;
-    this.personConfig(server);
+    this.connectedConfig(server);
     const tokens = await store.read(server, owner, 'pending');
     if (tokens === undefined) return false;
     await store.write(server, owner, 'tokens', tokens);
@@ -492,8 +552,8 @@ export class McpHost implements ToolRunner {
     person: Actor,
     fingerprint?: string,
   ): Promise<{ known: boolean; revoked: boolean }> {
-    const owner = personOwner(person);
-    const config = this.personConfig(server);
+    const owner = this.ownerFor(server, person);
+    const config = this.connectedConfig(server);
     const { store, fetch } = this.authorization;
     const client = await store.read(server, owner, 'client');
     return store.hold(server, owner, 'pending', async (held) => {
@@ -506,8 +566,15 @@ export class McpHost implements ToolRunner {
     });
   }
 
-  /** Closes the person's session and opens one with their tokens as stored now (its listing is the catalog). */
-  private async reopen(server: string, owner: ReturnType<typeof personOwner>): Promise<void> {
+  /**
+   * Closes the person's session and opens one with their tokens as stored now (its listing is the catalog); for the
+   * workspace's connection, brings the server up now.
+   */
+  private async reopen(server: string, owner: ConnectionOwner): Promise<void> {
+    if (owner.kind === 'workspace') {
+      await this.connections.get(server)?.retryNow();
+      return;
+    }
     const pool = this.personal.get(server);
     await pool?.forget(owner.personId);
     const opened = await pool?.session(owner);
@@ -520,45 +587,79 @@ export class McpHost implements ToolRunner {
    * deleted. `known`: they had tokens.
    */
   async disconnect(server: string, person: Actor): Promise<{ known: boolean; revoked: boolean }> {
-    const owner = personOwner(person);
-    const config = this.personConfig(server);
+    const owner = this.ownerFor(server, person);
+    const config = this.connectedConfig(server);
     const known = (await this.authorization.store.read(server, owner, 'tokens')) !== undefined;
     const revoked = known ? await revokeTokens(config, owner, this.authorization) : false;
     await this.refusePending(server, person);
-    await this.personal.get(server)?.forget(owner.personId);
+    if (owner.kind === 'person') await this.personal.get(server)?.forget(owner.personId);
     await this.authorization.store.forget(server, owner, ['tokens', 'client', 'verifier']);
+    // Only once its tokens are gone: the session's next attempt must not find them.
+    if (owner.kind === 'workspace') this.connections.get(server)?.drop('an approver disconnected it');
     return { known, revoked };
   }
 
   /**
-   * Where the person stands with each server that connects per person at `at`: when their tokens were stored (or
-   * last refreshed), and whether they are expired for good (past their `expires_in` with no refresh token to renew
-   * them; a server may still refuse tokens that look alive: a call finds out, and the SDK then forgets them).
+   * Where the person stands with each server that connects per person at `at`, and the workspace with each server an
+   * approver connects for it (`workspace`): when the tokens were stored (or last refreshed), and whether they are
+   * expired for good (past their `expires_in` with no refresh token to renew them; a server may still refuse tokens
+   * that look alive: a call finds out, and the SDK then forgets them).
    */
   async connectionsOf(person: Actor, at: Date = new Date()): Promise<PersonConnection[]> {
-    const owner = personOwner(person);
-    const mine = await this.authorization.store.connections({ owner });
+    const { store } = this.authorization;
+    const [mine, workspace] = await Promise.all([
+      store.connections({ owner: personOwner(person) }),
+      this.workspaceServers().length > 0 ? store.connections({ owner: WORKSPACE }) : [],
+    ]);
+    const servers = [...this.personServers(), ...this.workspaceServers()];
     return Promise.all(
-      this.personServers().map(async (server): Promise<PersonConnection> => {
-        const found = mine.find((c) => c.server === server);
-        const pending = (await this.authorization.store.read(server, owner, 'pending')) !== undefined;
-        if (!found) return { server, state: 'none', connectedAt: null, pending };
-        const text = await this.authorization.store.read(server, owner, 'tokens');
-        const expired = tokensExpired(text, found.updatedAt, at);
-        return { server, state: expired ? 'expired' : 'connected', connectedAt: found.updatedAt, pending };
+      servers.map(async (server): Promise<PersonConnection> => {
+        const owner = this.ownerFor(server, person);
+        const found = (owner.kind === 'workspace' ? workspace : mine).find((c) => c.server === server);
+        const list = await this.listed(server, owner, found, at);
+        return owner.kind === 'workspace' ? { ...list, workspace: true } : list;
       }),
     );
   }
 
-  /** Whether the person holds tokens for the server (it may still refuse them: a call finds out). */
-  async hasConnection(server: string, person: Actor): Promise<boolean> {
-    return (await this.authorization.store.read(server, personOwner(person), 'tokens')) !== undefined;
+  /** Where one owner stands with one server at `at`: `found` is their stored connection, if any. */
+  private async listed(
+    server: string,
+    owner: ConnectionOwner,
+    found: { updatedAt: Date } | undefined,
+    at: Date,
+  ): Promise<PersonConnection> {
+    const pending = (await this.authorization.store.read(server, owner, 'pending')) !== undefined;
+    if (!found) return { server, state: 'none', connectedAt: null, pending };
+    const text = await this.authorization.store.read(server, owner, 'tokens');
+    const expired = tokensExpired(text, found.updatedAt, at);
+    return { server, state: expired ? 'expired' : 'connected', connectedAt: found.updatedAt, pending };
   }
 
-  private personConfig(server: string): McpServerConfig {
-    const pool = this.personal.get(server);
-    if (!pool) throw new Error(`MCP server "${server}" does not connect per person`);
-    return pool.config;
+  /**
+   * Whether the person holds tokens for the server (the workspace, for a server an approver connects); it may still
+   * refuse them: a call finds out.
+   */
+  async hasConnection(server: string, person: Actor): Promise<boolean> {
+    return (await this.authorization.store.read(server, this.ownerFor(server, person), 'tokens')) !== undefined;
+  }
+
+  /** Whose connection a browser authorizing `server` for `person` makes: theirs, or the workspace's. */
+  private ownerFor(server: string, person: Actor): ConnectionOwner {
+    return this.personal.has(server) ? personOwner(person) : WORKSPACE;
+  }
+
+  /** The config of a server connected from a browser (per person, or for the workspace by an approver). */
+  private connectedConfig(server: string): McpServerConfig {
+    const config = this.personal.get(server)?.config ?? this.connections.get(server)?.config;
+    if (!config || !connectsInBrowser(config))
+      throw new Error(`MCP server "${server}" is not connected from a browser`);
+    return config;
+  }
+
+  /** The servers that wait, now, for an approver to connect them for the workspace. */
+  awaitingApprover(): string[] {
+    return [...this.connections.values()].filter(awaitsApprover).map((c) => c.config.name);
   }
 
   /** Each enabled server and whether it is connected now (for readiness probes). */
@@ -597,6 +698,14 @@ export class McpHost implements ToolRunner {
     }
     return info;
   }
+}
+
+/** The workspace's one connection (of a server with `"auth": "workspace"`). */
+const WORKSPACE: ConnectionOwner = { kind: 'workspace' };
+
+/** A server whose workspace connection an approver makes, down until they do (or do again). */
+function awaitsApprover(conn: McpConnection): boolean {
+  return conn.needsAuthorization && connectsInBrowser(conn.config) === 'workspace';
 }
 
 function isPerPerson(s: McpServerConfig): boolean {

@@ -145,9 +145,9 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveCodeVerifier(verifier: string): Promise<void> {
-    // A person's session that finds its tokens gone cannot authorize by itself: its verifier would only overwrite
-    // that of the person's own authorization under way in their browser (and fail its exchange).
-    if (this.options.owner.kind === 'person' && !this.options.authorize) return;
+    // A session that finds its tokens gone cannot authorize by itself: its verifier would only overwrite that of the
+    // authorization under way in a browser (a person's own, or an approver's for the workspace) and fail its exchange.
+    if (!this.options.authorize) return;
     await this.write('verifier', verifier);
   }
 

@@ -1,5 +1,6 @@
 /**
- * A person's authorization of a server that connects per person, as their browser goes through it: the
+ * A person's authorization of a server that connects in a browser (their own connection, or the workspace's one that an
+ * approver makes), as their browser goes through it: the
  * authorization URL (the SDK's `auth()` with discovery, registration, PKCE and the resource indicator), the code
  * exchanged for tokens when the browser comes back, and revocation (RFC 7009) when they disconnect.
  */
@@ -18,12 +19,13 @@ export interface PersonAuthorizationOptions {
   fetch: FetchLike;
 }
 
-type Person = Extract<ConnectionOwner, { kind: 'person' }>;
+/** Whose connection a browser authorizes: a person's own, or (made by an approver) the workspace's. */
+type Person = ConnectionOwner;
 
 function authOf(config: McpServerConfig): { url: string; auth: McpAuthConfig } {
   const t = config.transport;
-  if (t.kind !== 'http' || t.auth?.owner !== 'person') {
-    throw new Error(`MCP server "${config.name}" does not connect per person`);
+  if (t.kind !== 'http' || t.auth?.grant !== 'authorization_code') {
+    throw new Error(`MCP server "${config.name}" is not connected from a browser`);
   }
   return { url: t.url, auth: t.auth };
 }

@@ -6,7 +6,7 @@ import type { CallToolResult, CompatibilityCallToolResult, Tool } from '@modelco
 import type { Json, ToolInfo, ToolOutput } from '../engine/types.ts';
 import { canonicalJson } from '../engine/plan/canonical-json.ts';
 import { outputText } from '../engine/text.ts';
-import type { McpServerConfig } from './mcp-config.ts';
+import { connectsInBrowser, type McpServerConfig } from './mcp-config.ts';
 
 const HINTS = ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const;
 
@@ -57,7 +57,8 @@ export function toToolInfo(
       ...(override.sensitive !== undefined ? { sensitive: override.sensitive } : {}),
       ...(override.trustedRefFields ? { trustedRefFields: override.trustedRefFields } : {}),
       ...(server.maxConcurrency !== undefined ? { maxConcurrency: server.maxConcurrency } : {}),
-      ...(server.transport.kind === 'http' && server.transport.auth?.owner === 'person' ? { perPerson: true } : {}),
+      ...(connectsInBrowser(server) === 'person' ? { perPerson: true } : {}),
+      ...(connectsInBrowser(server) === 'workspace' ? { asWorkspace: true } : {}),
     },
     ...fingerprintOf(tool, serverInfo),
   };

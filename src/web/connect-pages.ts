@@ -15,6 +15,8 @@ import { page, type Markup } from './page-layout.ts';
 export interface ConnectTarget {
   server: string;
   person: { channel: string; id: string; name?: string };
+  /** The connection is the workspace's (the person is the approver who connects it): every run's steps use it. */
+  workspace?: boolean;
 }
 
 /** An authorization that came back: `pending` until its person confirms it in chat (the browser was not signed in as them). */
@@ -72,10 +74,19 @@ export function addConnectRoutes<E extends Env>(
       page(
         `Connect ${target.server}`,
         html`<h1>Connect ${target.server}</h1>
-          <p>
-            Steward will run steps on <b>${target.server}</b> as <b>${nameOf(target)}</b>, with the account you sign in
-            with there. Only continue if you are ${nameOf(target)}: the account you allow becomes theirs in Steward.
-          </p>
+          ${
+            target.workspace
+              ? html`<p>
+                  Steward will run <b>everyone's</b> steps on <b>${target.server}</b> as the workspace, with the account
+                  you sign in with there. Only continue if you are ${nameOf(target)}, the approver this link was sent
+                  to.
+                </p>`
+              : html`<p>
+                  Steward will run steps on <b>${target.server}</b> as <b>${nameOf(target)}</b>, with the account you
+                  sign in with there. Only continue if you are ${nameOf(target)}: the account you allow becomes theirs
+                  in Steward.
+                </p>`
+          }
           <form method="post" action="/connect">
             <input type="hidden" name="token" value="${c.req.param('token')}" />
             <button type="submit">Continue to ${target.server}</button>
@@ -157,8 +168,9 @@ export function addConnectRoutes<E extends Env>(
         `Connected ${done.server}`,
         html`<h1>Connected ${done.server}</h1>
           <p>
-            Steward now runs ${nameOf(done)}'s steps on ${done.server} with this account. A run that waited for it goes
-            on. You can close this tab; <code>/steward connections</code> disconnects it.
+            Steward now runs ${done.workspace ? "everyone's" : `${nameOf(done)}'s`} steps on ${done.server} with this
+            account. A run that waited for it goes on. You can close this tab;
+            <code>/steward connections</code> disconnects it.
           </p>`,
       ),
     );

@@ -13,7 +13,7 @@ import { streamSSE } from 'hono/streaming';
 import type { EstimatedRun, RunDetail, RunFilters, RunSummary, Viewer } from '../store/dashboard-queries.ts';
 import { ESTIMATES_SHOWN, estimatesPage } from './estimates-page.ts';
 import { page, type Markup } from './page-layout.ts';
-import { runFragment, runPage } from './run-page.ts';
+import { runFragment, runPage, type ActingServers } from './run-page.ts';
 import { runsPage } from './runs-page.ts';
 import { addConnectRoutes, type ConnectFlow } from './connect-pages.ts';
 import { clearSessionCookie, SESSION_MS, sessionIdOf, setSessionCookie, type SessionPerson } from './session.ts';
@@ -57,6 +57,8 @@ export interface DashboardOptions {
   connect?: ConnectFlow;
   /** The servers that connect per person: a run page says whose account their steps run with (the requester's). */
   personServers?: readonly string[];
+  /** The servers an approver connects for the workspace: a run page says their steps run as the workspace. */
+  workspaceServers?: readonly string[];
 }
 
 type Env = { Variables: SecureHeadersVariables & { viewer: Viewer } };
@@ -199,12 +201,12 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
   app.get('/runs/:id', async (c) => {
     const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
     if (!detail) return notFound(c);
-    return c.html(runPage(detail, options.clock(), c.get('secureHeadersNonce') ?? '', options.personServers));
+    return c.html(runPage(detail, options.clock(), c.get('secureHeadersNonce') ?? '', servedAs(options)));
   });
   app.get('/runs/:id/fragment', async (c) => {
     const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
     if (!detail) return notFound(c);
-    return c.html(runFragment(detail, options.clock(), options.personServers));
+    return c.html(runFragment(detail, options.clock(), servedAs(options)));
   });
   app.get('/runs/:id/events', async (c) => {
     const runId = c.req.param('id');
@@ -269,4 +271,9 @@ function refusal(c: Context, status: 401 | 403 | 404 | 413 | 500, text: string):
   const body: Markup = html`<h1>${title}</h1>
     <p>${text}</p>`;
   return c.html(page('Steward', body), status);
+}
+
+/** Whose connections the servers' steps run with, for a run page. */
+function servedAs(options: DashboardOptions): ActingServers {
+  return { person: options.personServers ?? [], workspace: options.workspaceServers ?? [] };
 }

@@ -40,22 +40,22 @@ const es=new EventSource(location.pathname+'/events');
 es.addEventListener('changed',async()=>{const r=await fetch(location.pathname+'/fragment');if(r.ok)live.innerHTML=await r.text();});})();`;
 
 /** The whole run page. */
-export function runPage(detail: RunDetail, now: Date, nonce: string, personServers: readonly string[] = []): Markup {
+export function runPage(detail: RunDetail, now: Date, nonce: string, servers: ActingServers = NO_SERVERS): Markup {
   const { run } = detail;
   const body = html`<h1>${cut(run.request, 300)}</h1>
     <p class="muted">
       Run <code>${run.id}</code> · asked by ${run.requester} on ${run.channel} · ${timeText(run.createdAt)} UTC
       ${run.workflow ? html`· workflow ${run.workflow}` : ''}
     </p>
-    <div id="live">${runFragment(detail, now, personServers)}</div>`;
+    <div id="live">${runFragment(detail, now, servers)}</div>`;
   return page(cut(run.request, 60), body, { nonce, code: LIVE_SCRIPT });
 }
 
 /**
- * The part of the page that follows the run; `personServers` connect per person, so their steps run with the
- * requester's own account (a workflow fire's requester is its owner).
+ * The part of the page that follows the run; `servers` say whose connection their steps run with: the requester's own
+ * account (a workflow fire's requester is its owner), or the workspace's.
  */
-export function runFragment(detail: RunDetail, now: Date, personServers: readonly string[] = []): Markup {
+export function runFragment(detail: RunDetail, now: Date, servers: ActingServers = NO_SERVERS): Markup {
   const { run, attempts } = detail;
   const states = latestStates(attempts);
   const steps = run.plan?.steps ?? [];
@@ -81,7 +81,7 @@ export function runFragment(detail: RunDetail, now: Date, personServers: readonl
       ${
         run.plan
           ? html`<p>${cut(run.plan.summary, 1000)}</p>
-              ${graphSvg(graph, states)} ${actingAs(run, personServers)}`
+              ${graphSvg(graph, states)} ${actingAs(run, servers)}`
           : html`<p class="muted">No plan yet.</p>`
       }
     </section>
@@ -112,14 +112,28 @@ export function runFragment(detail: RunDetail, now: Date, personServers: readonl
     </section>`;
 }
 
-/** Which steps run with the requester's own account (their server connects per person), as a line; none: empty. */
-function actingAs(run: RunDetail['run'], personServers: readonly string[]): Markup | string {
-  const own = (run.plan?.steps ?? []).flatMap((s) =>
-    s.kind === 'tool' && personServers.includes(s.tool.slice(0, s.tool.indexOf('.'))) ? [s] : [],
-  );
-  if (own.length === 0) return '';
-  const steps = own.map((s, i) => html`${i > 0 ? ', ' : ''}<code>${s.id}</code> (${s.tool})`);
-  return html`<p class="as">As <b>${run.requester}</b>, with their own account: ${steps}</p>`;
+/** The servers whose steps run with someone's connection made in a browser: the requester's own, or the workspace's. */
+export interface ActingServers {
+  person: readonly string[];
+  workspace: readonly string[];
+}
+
+const NO_SERVERS: ActingServers = { person: [], workspace: [] };
+
+/**
+ * Which steps run with the requester's own account (their server connects per person), and which as the workspace
+ * (the connection an approver made), as lines; none: empty.
+ */
+function actingAs(run: RunDetail['run'], servers: ActingServers): Markup | string {
+  const on = (names: readonly string[]) =>
+    (run.plan?.steps ?? []).flatMap((s) =>
+      s.kind === 'tool' && names.includes(s.tool.slice(0, s.tool.indexOf('.'))) ? [s] : [],
+    );
+  const list = (steps: ReturnType<typeof on>) =>
+    steps.map((s, i) => html`${i > 0 ? ', ' : ''}<code>${s.id}</code> (${s.tool})`);
+  const own = on(servers.person);
+  const shared = on(servers.workspace);
+  return html`${own.length > 0 ? html`<p class="as">As <b>${run.requester}</b>, with their own account: ${list(own)}</p>` : ''}${shared.length > 0 ? html`<p class="as">As <b>the workspace</b>, with the connection an approver made: ${list(shared)}</p>` : ''}`;
 }
 
 /** The duration estimate the run started with and, once it ended, what it took and the error. */

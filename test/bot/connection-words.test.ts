@@ -70,4 +70,36 @@ describe('connections in words', () => {
     );
     expect(connectionsText({ kind: 'off' }, style)).toMatch(/^No server here connects per person/);
   });
+  it("lists workspace servers apart, says only an approver connects them, and that their link connects the workspace's account", () => {
+    const at = new Date('2026-12-05T17:58:30Z');
+    const text = connectionsText(
+      {
+        kind: 'list',
+        connections: [
+          { server: 'tracker', state: 'none', connectedAt: null, pending: false },
+          { server: 'wiki', state: 'connected', connectedAt: at, pending: false, workspace: true },
+          { server: 'crm', state: 'none', connectedAt: null, pending: false, workspace: true },
+        ],
+      },
+      style,
+    );
+    expect(text.split('\n')).toEqual([
+      'Servers that run your steps with your own account:',
+      '• `tracker`: not connected (`connections connect tracker`)',
+      "Servers that run everyone's steps as the workspace (an approver connects them):",
+      '• `wiki`: connected for the workspace since 2026-12-05 17:58 UTC (an approver disconnects: `connections disconnect wiki`)',
+      '• `crm`: not connected; Connect for the workspace (approvers): `connections connect crm`',
+    ]);
+    expect(connectionsText({ kind: 'approverOnly', server: 'crm' }, style)).toBe(
+      '`crm` runs as the workspace, with one connection for everyone: only an approver can connect or disconnect it. Ask one to connect it.',
+    );
+    expect(
+      connectionsText(
+        { kind: 'link', server: 'crm', link: 'https://s.example/connect/x', minutes: 15, workspace: true },
+        style,
+      ),
+    ).toMatch(
+      /^\[Connect crm for the workspace\]\(https:\/\/s\.example\/connect\/x\): for you only; .* every step on `crm` runs with it, whoever asked\.$/,
+    );
+  });
 });

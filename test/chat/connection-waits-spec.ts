@@ -1,6 +1,7 @@
 /**
- * A step that waits for its requester to connect their own account (a server with "auth": "person"), steered in a
- * chat, the same on Slack and Discord: asking how it goes, Stop, Pause (and Resume), and Cancel at review. These are
+ * A step that waits for its requester to connect their own account (a server with "auth": "person"), or for an
+ * approver to connect the workspace's (a server with "auth": "workspace"), steered in a chat, the same on Slack and
+ * Discord: asking how it goes, Stop, Pause (and Resume), and Cancel at review. These are
  * the scenario matrix's rows for "a step waits on a connection" (its drivers set up no OAuth server, so they live
  * here, in the shared chat specs, one spec for both platforms). The server is the SDK's own OAuth authorization server
  * in front of an MCP server that records each call's token subject (test/helpers/oauth-mcp-server.ts).
@@ -48,6 +49,46 @@ export function connectionWaitsSpec<C extends Chat>(name: string, start: Start<C
     expect(await origin.flow().confirm('tracker', carol, 'use', new Date())).toEqual({ used: true });
     server.calls.length = 0;
     return { c, origin, server };
+  }
+
+  /**
+   * A stage whose plan is one step on `ws`, a workspace server (risk `low`): Boss (an approver) connected it once, so
+   * the planner knows its tools, then disconnected it (revoked at its server). `bossConnects` connects it again from
+   * chat, in a browser not signed in to the dashboard, and confirms it there.
+   */
+  async function workspaceStage(): Promise<{ c: C; server: OAuthMcpServer; bossConnects: () => Promise<void> }> {
+    const server = await startOAuthMcpServer({ consentAs: 'nobody' });
+    oauth = server;
+    const origin = connectOrigin(server);
+    const c = await chat.start({
+      db: 'postgres',
+      servers: [serverConfig('ws', { url: server.url, auth: 'workspace', risk: 'low' })],
+      script: byRole({
+        planner: planReply([{ id: 'me', tool: 'ws.whoami', args: {}, dependsOn: [] }], { summary: 'Who am I' }),
+        synthesizer: 'Done.',
+        classifier: 'status',
+      }),
+      setup: origin.setup,
+    });
+    await c.steward.recover();
+    const questions = () =>
+      c.told('boss').filter((m) => m.actions.some((a) => a.includes('use')) && m.text.includes("as the workspace's"));
+    const bossConnects = async () => {
+      const before = questions().length;
+      const said = (await c.command('connections connect ws', 'boss')).join('\n');
+      expect(said).toContain('Connect ws for the workspace');
+      expect((await connectThrough(linkIn(said)!, browser('boss@tracker'))).status).toBe(200);
+      const asked = await c.waitFor('the question to Boss', () => questions()[before]);
+      expect((await c.pressPrivate(asked, 'connection-use', 'boss')).join('\n')).toContain(
+        'Connected `ws` for the workspace',
+      );
+    };
+    await bossConnects();
+    expect((await c.command('connections disconnect ws', 'boss')).join('\n')).toContain(
+      'Disconnected `ws` for the workspace: its server revoked the authorization',
+    );
+    expect(server.revoked).toHaveLength(1);
+    return { c, server, bossConnects };
   }
 
   /** The connect link Steward showed Ada alone. */
@@ -125,6 +166,72 @@ export function connectionWaitsSpec<C extends Chat>(name: string, start: Start<C
       await c.press(paused, 'resume');
       await c.waitFor('the run to complete', async () => (await runStatus(c)) === 'completed');
       expect(server.calls.map((call) => call.subject)).toEqual(['ada@tracker']);
+    });
+
+    it('a workspace server: only an approver connects it; a run waits for them and goes on as the workspace, not re-planned', async () => {
+      const { c, server, bossConnects } = await workspaceStage();
+      // Ada is no approver: she sees that an approver connects it, and gets no link.
+      expect((await c.command('connections', 'ada')).join('\n')).toMatch(
+        /`ws`: not connected; Connect for the workspace/,
+      );
+      const refused = (await c.command('connections connect ws', 'ada')).join('\n');
+      expect(refused).toContain('only an approver can connect or disconnect it');
+      expect(linkIn(refused)).toBeUndefined();
+
+      // Ada's run waits for an approver, the thread says so, and nobody is sent a link; Boss connects it: it goes on.
+      const thread = await c.mention('who am I on the tracker?');
+      await c.waitFor('the thread to hear it waits', () =>
+        c.replies(thread).find((m) => m.text.includes('an approver must connect it for the workspace')),
+      );
+      expect(c.card(thread).text).toMatch(/ws\.whoami`? as the workspace/);
+      expect(c.told('ada').some((m) => linkIn(m.text))).toBe(false);
+      expect(server.calls).toEqual([]);
+      await bossConnects();
+      await c.waitFor('the run to complete', async () => (await runStatus(c)) === 'completed');
+      expect(server.calls.map((call) => call.subject)).toEqual(['boss@tracker']);
+      expect(c.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
+    });
+
+    it('a workspace wait: a status reply says an approver must connect it; Stop ends the run, and a connection made afterwards starts nothing', async () => {
+      const { c, server, bossConnects } = await workspaceStage();
+      const thread = await c.mention('who am I on the tracker?');
+      await c.waitFor(
+        'the step to wait',
+        async () => (await c.store.listEvents((await onlyRun(c)).id, ['connectionNeeded'])).length === 1,
+      );
+      await c.reply(thread, 'how is it going?', 'bob');
+      const said = await c.waitFor('the status', () => c.replies(thread).find((m) => m.text.includes('Waiting for')));
+      expect(said.text).toContain('Waiting for an approver to connect ws for the workspace');
+      await c.press(c.card(thread), 'stop');
+      await c.waitFor('the run to stop', async () => (await runStatus(c)) === 'stopped');
+      await bossConnects();
+      expect(await runStatus(c)).toBe('stopped');
+      expect(server.calls).toEqual([]);
+    });
+
+    it('a workspace wait: Pause holds the step even once an approver connects it; Resume runs it as the workspace', async () => {
+      const { c, server, bossConnects } = await workspaceStage();
+      const thread = await c.mention('who am I on the tracker?');
+      await c.waitFor(
+        'the step to wait',
+        async () => (await c.store.listEvents((await onlyRun(c)).id, ['connectionNeeded'])).length === 1,
+      );
+      await c.press(c.card(thread), 'pause');
+      await c.waitFor('the run to pause', async () => (await runStatus(c)) === 'paused');
+      await bossConnects();
+      await c.waitFor(
+        'the wait to end',
+        async () => (await c.store.listEvents((await onlyRun(c)).id, ['connected'])).length === 1,
+      );
+      expect(server.calls).toEqual([]);
+      expect(await runStatus(c)).toBe('paused');
+      const paused = await c.waitFor(
+        'Resume on the card',
+        () => c.card(thread).actions.includes('resume') && c.card(thread),
+      );
+      await c.press(paused, 'resume');
+      await c.waitFor('the run to complete', async () => (await runStatus(c)) === 'completed');
+      expect(server.calls.map((call) => call.subject)).toEqual(['boss@tracker']);
     });
 
     it('Cancel at review of a plan that would wait on a connection: nobody is asked to connect, nothing runs', async () => {

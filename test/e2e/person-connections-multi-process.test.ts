@@ -123,4 +123,74 @@ describe('per-person connections across processes', () => {
       expect(JSON.stringify(slack.calls)).not.toContain(canary);
     }
   });
+
+  it('a workspace server an approver connects through A comes up on B without a restart, and B runs as the workspace', async () => {
+    const oauth: OAuthMcpServer = await startOAuthMcpServer({ consentAs: 'nobody' });
+    closing.push(() => oauth.close());
+    const db: TestDatabase = await createTestDatabase('postgres');
+    closing.push(() => db.close());
+    const slack: FakeSlack = await startFakeSlack();
+    closing.push(() => slack.close());
+    const llm: FakeLlm = await startFakeLlm(
+      byRole({
+        planner: planReply([{ id: 'me', tool: 'ws.whoami', args: {}, dependsOn: [] }], { summary: 'Who am I' }),
+        synthesizer: 'Done.',
+      }),
+    );
+    closing.push(() => llm.close());
+    const portA = await freePort();
+    const web = `http://127.0.0.1:${portA}`;
+    const shared = {
+      STEWARD_DASHBOARD_URL: web,
+      STEWARD_DASHBOARD_HOST: '127.0.0.1',
+      STEWARD_DASHBOARD_SECRET: randomBytes(32).toString('base64'),
+      STEWARD_SECRETS_KEY: randomBytes(32).toString('base64'),
+    };
+    const processOf = async (name: string, dashboardPort: number) => {
+      const p: StewardProcess = createStewardProcess({
+        name,
+        databaseUrl: testDatabaseUrlFor(db.name),
+        llmBaseUrl: llm.baseURL,
+        slack: { apiUrl: slack.apiUrl, botToken: slack.botToken, signingSecret: SIGNING_SECRET },
+        mcpServers: { ws: { url: oauth.url, auth: 'workspace', risk: 'low' } },
+        env: { ...shared, STEWARD_DASHBOARD_PORT: String(dashboardPort) },
+      });
+      closing.push(() => p.close());
+      await p.start();
+      return p;
+    };
+    const a = await processOf('a', portA);
+    const b = await processOf('b', await freePort());
+    expect(b.log()).toContain('MCP server "ws" waits for an approver to connect it for the workspace');
+
+    // The approver's link (as `/steward connections connect ws` gives it), used through A signed in as him.
+    const boss: Actor = { channel: 'slack', id: 'U0BOSS' };
+    const bossBrowser = browser('boss@tracker');
+    await bossBrowser.signIn(web, db, boss);
+    const token = await new PgConnectLinks(db.db).issue({ server: 'ws', person: boss, runId: null }, new Date());
+    const page = await (await connectThrough(`${web}/connect/${token}`, bossBrowser)).text();
+    expect(page).toContain('Connected ws');
+    expect(page).toMatch(/everyone(&#39;|')s steps/);
+    await waitUntil(
+      'B to bring ws up',
+      // Heard through the signal (or, had a retry of its backoff come first, that retry): no restart.
+      () => /MCP server "ws" connected (for the workspace )?with 1 tools/.test(b.log() + b.currentOutput()),
+      { details: () => `b:\n${b.currentOutput()}\n${b.log()}` },
+    );
+
+    // Ada (no approver) asks through B: it plans with ws's tools and runs the step with the workspace's account.
+    const delivery = createSlackDelivery({ slack, signingSecret: SIGNING_SECRET });
+    const sent = await delivery.mention(() => b.eventsUrl, { text: 'who am I on the tracker?', user: ADA.id });
+    expect(sent.ok).toBe(true);
+    await waitUntil(
+      'the run to complete',
+      async () => (await db.db.selectFrom('runs').select('status').executeTakeFirst())?.status === 'completed',
+      { details: () => `a:\n${a.log()}\nb:\n${b.log()}` },
+    );
+    expect(oauth.calls.map((c) => c.subject)).toEqual(['boss@tracker']);
+    for (const canary of oauth.issued) {
+      expect(`${a.log()}${a.output()}${b.log()}${b.output()}`).not.toContain(canary);
+      expect(JSON.stringify(slack.calls)).not.toContain(canary);
+    }
+  });
 });

@@ -40,9 +40,22 @@ describe('a server that answers 401 with an OAuth challenge', () => {
     expect(message).not.toContain('static-canary');
   });
 
-  it('with "auth": "workspace" and no one to authorize: says someone must authorize at the server', async () => {
-    const message = await failureFor({ url: server.url, auth: 'workspace' });
-    expect(message).toContain(`it needs someone to authorize Steward at ${new URL(server.url).origin}`);
+  it('with "auth": "workspace" and no one authorized yet: not a failure; it waits for an approver to connect it from chat', async () => {
+    const config = parseMcpConfig(
+      JSON.stringify({ mcpServers: { tracker: { url: server.url, auth: 'workspace' } } }),
+      'test mcp.json',
+    );
+    const lines: string[] = [];
+    const { host, failures } = await McpHost.connect(config, {
+      connectTimeoutMs: 10_000,
+      logger: (level, message) => lines.push(`${level} ${message}`),
+    });
+    await host.close();
+    expect(failures).toEqual([]);
+    expect(host.awaitingApprover()).toEqual(['tracker']);
+    expect(lines).toContain(
+      'info MCP server "tracker" waits for an approver to connect it for the workspace (connections connect tracker)',
+    );
     expect(server.calls).toEqual([]);
   });
 });

@@ -25,8 +25,10 @@ export const SHAPES = ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', '
 
 /**
  * What else is in play. Every context but `earlyStartOff` runs under review preference `risky` (the README default).
- * A step waiting for its requester's own connection is not a context here: its rows (status, stop, pause, cancel) are
- * the chat spec test/chat/connection-waits-spec.ts, on Slack and Discord, with an OAuth server and a web origin.
+ * A step waiting for its requester's own connection, or for an approver to connect the workspace's, is not a context
+ * here: its rows (status, stop, pause, cancel; for the workspace's: status, stop, pause, and going on once an
+ * approver connects) are the chat spec test/chat/connection-waits-spec.ts, on Slack and Discord, with an OAuth
+ * server and a web origin.
  */
 export const CONTEXTS = [
   'earlyStartOn',

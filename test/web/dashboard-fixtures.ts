@@ -22,7 +22,13 @@ export const OPS_ROLE = '700000000000000001';
 /** The app on a database, with a clock the test moves. */
 export function createDashboard(
   database: TestDatabase,
-  options: { pageSize?: number; pollMs?: number; approvers?: string[]; personServers?: string[] } = {},
+  options: {
+    pageSize?: number;
+    pollMs?: number;
+    approvers?: string[];
+    personServers?: string[];
+    workspaceServers?: string[];
+  } = {},
 ) {
   const clock = { now: new Date('2026-12-01T10:00:00.000Z') };
   const data = new PgDashboard(database.db, { baseUrl: PUBLIC_URL });

@@ -161,6 +161,16 @@ describe('dashboard pages', () => {
     expect(await (await d.get(`/runs/${id}`, dan)).text()).not.toContain('with their own account');
   });
 
+  it('says a step on a server an approver connects for the workspace runs as the workspace, not as the requester', async () => {
+    const shared = createDashboard(database, { workspaceServers: ['fs'] });
+    const id = ids[0]!;
+    const text = await (await shared.get(`/runs/${id}`, await shared.signIn(DAN))).text();
+    expect(text).toMatch(
+      /As <b>the workspace<\/b>, with the connection an approver made: <code>list<\/code> \(fs\.list_directory\)<\/p>/,
+    );
+    expect(text).not.toContain('with their own account');
+  });
+
   it("shows the servers' questions of a run's steps, marked as the servers' words, and who answered", async () => {
     const id = ids[1]!;
     const log = new PgQuestionLog(database.db);

@@ -29,7 +29,7 @@ export function renderConnections(answer: ConnectionsAnswer): DiscordMessage {
 
 /** The private question: use the connection, or not me; each button names the server and the link. */
 export function renderConnectionCheck(check: ConnectionCheck): DiscordMessage {
-  const text = connectionCheckText(check.server, DISCORD_CONNECTIONS_STYLE, true).replace(/\*/g, '**');
+  const text = connectionCheckText(check.server, DISCORD_CONNECTIONS_STYLE, true, check.workspace).replace(/\*/g, '**');
   const button = (kind: 'use' | 'notme', label: string, style: ButtonStyle.Success | ButtonStyle.Danger) => ({
     type: ComponentType.Button as const,
     style,

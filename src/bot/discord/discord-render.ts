@@ -208,6 +208,7 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number, shortened: ()
   let line = `${icon} **${step.number}.** ${id} ${codeSpan(step.target, Math.min(60, cap / 3))}`;
   // A server that connects per person: the step runs with this person's own account (never cut away).
   if (step.as) line += ` as ${personText(step.as)}`;
+  else if (step.asWorkspace) line += ' as the workspace';
   const notes = stepNotes(step, live);
   if (notes.length > 0) line += ` *${safeText(notes.join(' · '), Math.floor(Math.min(80, cap / 5)))}*`;
   const room = cap - line.length;

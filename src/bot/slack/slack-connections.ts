@@ -32,7 +32,7 @@ export function renderConnectionsAnswer(answer: ConnectionsAnswer): SlackMessage
 
 /** The private question: use the connection, or not me; each button names the server and the link. */
 export function renderConnectionCheck(check: ConnectionCheck): SlackMessage {
-  const text = connectionCheckText(check.server, SLACK_CONNECTIONS_STYLE, true);
+  const text = connectionCheckText(check.server, SLACK_CONNECTIONS_STYLE, true, check.workspace);
   const value = JSON.stringify({ server: check.server, link: check.link });
   const blocks: types.KnownBlock[] = [
     { type: 'section', text: { type: 'mrkdwn', text: `🔐 ${text}`, verbatim: true } },

@@ -75,7 +75,7 @@ function detailsText(step: PlanCardStep, live: LiveCard): string {
   const extras = stepNotes(step, live);
   // A server that connects per person: the step runs with this person's own account. Task texts are plain (no
   // mentions), and an event's actor has no name: the card's context names the requester with a mention.
-  const as = step.as ? `as ${step.as.name ?? 'the requester'}` : '';
+  const as = step.as ? `as ${step.as.name ?? 'the requester'}` : step.asWorkspace ? 'as the workspace' : '';
   const head = [step.target, as, oneLine(step.argsPreview)].filter(Boolean).join(' ');
   return [head, extras.join(' · ')].filter(Boolean).join(' — ');
 }

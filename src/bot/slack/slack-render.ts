@@ -196,6 +196,7 @@ function stepLine(step: PlanCardStep, live: LiveCard, cap: number, shortened: ()
   let line = `${icon} *${step.number}.* ${codeSpan(step.id, Math.min(40, cap / 4))} ${codeSpan(step.target, Math.min(60, cap / 3))}`;
   // A server that connects per person: the step runs with this person's own account (never cut away).
   if (step.as) line += ` as ${mentionUser(step.as.id)}`;
+  else if (step.asWorkspace) line += ' as the workspace';
   const extras = stepNotes(step, live);
   if (extras.length > 0) line += ` _${safeMrkdwn(extras.join(' · '), Math.floor(Math.min(80, cap / 5)))}_`;
   const room = cap - line.length;

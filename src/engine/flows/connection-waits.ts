@@ -1,11 +1,12 @@
 /**
- * Runs of this process whose steps wait for their requester to connect a server that connects per person. The
+ * Runs of this process whose steps wait for their requester to connect a server that connects per person, or for an
+ * approver to connect the workspace's connection to one (the thread is told so, and nobody is sent a link). The
  * requester is sent a private "Connect" link once per wait; a connection made anywhere (the callback of any process
  * signals it; the ownership watch looks again each round, in case a signal was missed) lets the steps go on, with no
  * new plan. A connection counts only when it is newer than the one the wait began with (a refused one stays refused).
  */
 import type { PersonConnections, RunRecords, StoredRun } from '../ports.ts';
-import { sentence } from '../run/run-actions.ts';
+import { isApprover, sentence } from '../run/run-actions.ts';
 import type { Log } from './deps.ts';
 import type { RunDriver } from './run-driver.ts';
 import type { RunMessages } from './run-messages.ts';
@@ -30,6 +31,8 @@ export class ConnectionWaits {
       store: Pick<RunRecords, 'appendEvent'>;
       clock: () => Date;
       log: Log;
+      /** Who may connect a workspace server (an approver who asked is sent its link, as a requester theirs). */
+      approvers?: readonly string[];
     },
     private readonly messages: RunMessages,
   ) {}
@@ -42,6 +45,18 @@ export class ConnectionWaits {
     entry.servers.set(wait.server, { since, stepId: wait.stepId });
     this.waits.set(run.id, entry);
     await store.appendEvent(run.id, 'connectionNeeded', { stepId: wait.stepId, server: wait.server }, clock());
+    if (connections?.workspaceServers().includes(wait.server)) {
+      // The workspace's connection: only an approver may make it, so a link goes to the requester only if they are
+      // one; the thread hears why it waits either way.
+      const text = `${wait.stepId} runs on ${wait.server} as the workspace, whose connection to it is not there (or needs connecting again): an approver must connect it for the workspace (the connections command: connect ${wait.server}). The run waits meanwhile, and goes on once it is connected; stop it to give up.`;
+      await this.messages.notice(run, 'warning', text);
+      if (!isApprover(run.requester, this.deps.approvers ?? [])) return;
+      const link = await connections.connectLink(wait.server, run.requester, run.id, clock(), run.conversation);
+      if (!link) return;
+      const yours = sentence`${run.requester}: you are an approver. Connect ${wait.server} for the workspace: ${link} (for you only; it works once, for ${String(LINK_MINUTES)} minutes). Every step on ${wait.server} then runs with the account you allow there.`;
+      await this.messages.notice(run, 'info', yours, run.requester);
+      return;
+    }
     const link = connections
       ? await connections.connectLink(wait.server, run.requester, run.id, clock(), run.conversation)
       : null;

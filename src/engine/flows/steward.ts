@@ -50,6 +50,7 @@ import { DelegationFlow, type ChildRun } from './delegation-flow.ts';
 import { classifyReply } from './classify.ts';
 import { answerConnections } from './connection-commands.ts';
 import { ConnectionWaits } from './connection-waits.ts';
+import { tellExpired } from './connection-expiry.ts';
 import { DEFAULT_QUESTION_TIMEOUT_MS, ServerQuestionFlow, type QuestionReply } from './server-question-flow.ts';
 import type { InboundQuestionAnswer, ServerQuestions } from '../server-questions.ts';
 import type { QuestionCard } from '../messages.ts';
@@ -187,7 +188,10 @@ export class Steward implements InboundHandler {
         models: settings.modelNames ?? [],
       });
     }
-    this.waits = new ConnectionWaits({ connections: deps.connections, store, clock, log }, this.messages);
+    this.waits = new ConnectionWaits(
+      { connections: deps.connections, store, clock, log, approvers: settings.approvers ?? [] },
+      this.messages,
+    );
     if (deps.questions) {
       const { questions, newId } = deps;
       const timeoutMs = settings.questionTimeoutMs ?? DEFAULT_QUESTION_TIMEOUT_MS;
@@ -227,7 +231,10 @@ export class Steward implements InboundHandler {
       afterRound: async () => {
         await this.delegation?.sweep();
         await this.waits.recheck();
-        await deps.connections?.expirePending(deps.clock());
+        if (deps.connections) {
+          const { connections, store, notifier, clock } = deps;
+          await tellExpired({ connections, store, notifier, clock, log }, await connections.expirePending(clock()));
+        }
       },
       // A connection made anywhere: a server whose tools this process has not listed yet lists them (the planner
       // sees it), and the runs waiting here look again.
@@ -629,7 +636,8 @@ export class Steward implements InboundHandler {
     // Nowhere known: the channel shows it where the person last was (or, on Discord, in a direct message).
     const conversation = pending.conversation ?? run?.conversation ?? { channel: pending.person.channel, key: '' };
     const { server, link, person } = pending;
-    await this.deps.notifier.send(conversation, { kind: 'connectionCheck', server, link, to: person });
+    const workspace = this.deps.connections?.workspaceServers().includes(server) ? { workspace: true as const } : {};
+    await this.deps.notifier.send(conversation, { kind: 'connectionCheck', server, link, to: person, ...workspace });
   }
 
   /**
@@ -764,7 +772,8 @@ export class Steward implements InboundHandler {
         store.listEvents(run.id, CONNECTION_WAIT_EVENTS),
       ]);
       const said = describeRun(run.status, run.plan, attempts);
-      const waiting = connectionWaitSentence(run.requester, connectionWaits(events, attempts));
+      const workspace = this.deps.connections?.workspaceServers() ?? [];
+      const waiting = connectionWaitSentence(run.requester, connectionWaits(events, attempts), workspace);
       await this.messages.notice(run, 'info', waiting ? [`${said}\n`, ...waiting] : said);
       return;
     }

@@ -22,6 +22,8 @@ export interface ValidatedPlan {
   risk: RiskLevel;
   /** Steps whose server connects per person (they run with the requester's own account); absent when none. */
   perPerson?: string[];
+  /** Steps on a server whose workspace connection an approver made (they run as the workspace); absent when none. */
+  asWorkspace?: string[];
 }
 
 /** A validated plan, or every problem found, each naming its step. */
@@ -41,6 +43,7 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
   const toolByName = new Map(tools.map((t) => [t.name, t]));
   const stepRisk: Record<string, RiskLevel> = {};
   const perPerson: string[] = [];
+  const asWorkspace: string[] = [];
 
   for (const step of plan.steps) {
     for (const dep of step.dependsOn) {
@@ -59,6 +62,7 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
       } else {
         stepRisk[step.id] = toolRisk(tool);
         if (tool.policy.perPerson) perPerson.push(step.id);
+        if (tool.policy.asWorkspace) asWorkspace.push(step.id);
         for (const problem of checkToolArgs(tool.inputSchema, step.args)) errors.push(`step ${step.id}: ${problem}`);
       }
     }
@@ -73,7 +77,14 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
   const risk = maxRisk(Object.values(stepRisk));
   return {
     ok: true,
-    value: { plan, layers: layers ?? [], stepRisk, risk, ...(perPerson.length > 0 ? { perPerson } : {}) },
+    value: {
+      plan,
+      layers: layers ?? [],
+      stepRisk,
+      risk,
+      ...(perPerson.length > 0 ? { perPerson } : {}),
+      ...(asWorkspace.length > 0 ? { asWorkspace } : {}),
+    },
   };
 }
 

@@ -34,7 +34,8 @@ export function failStep(state: DispatchState, stepId: string, failure: StepErro
       stepId,
       attempt: rt.attempt,
       status: 'failed',
-      detail: `${error.message} It waits for the requester to connect.`,
+      // The message names who connects: the requester (their own), or an approver (the workspace's).
+      detail: `${error.message} It waits for the connection.`,
       error,
     });
     state.steps[stepId] = { status: 'pending', attempt: rt.attempt };

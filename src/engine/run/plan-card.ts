@@ -68,6 +68,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
       optional: s.optional,
       risk: v.stepRisk[s.id] ?? 'low',
       ...(v.perPerson?.includes(s.id) ? { as: options.requester } : {}),
+      ...(v.asWorkspace?.includes(s.id) ? { asWorkspace: true as const } : {}),
       ...stepProgress(options.progress?.[s.id]),
     })),
     layers: v.layers,

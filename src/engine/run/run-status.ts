@@ -61,10 +61,24 @@ export function connectionWaits(events: readonly RunEvent[], attempts: readonly 
   return [...waits].filter(([, w]) => !started(w)).map(([server]) => server);
 }
 
-/** What a status answer adds while steps wait for the requester's own connection; null when none waits. */
-export function connectionWaitSentence(requester: Actor, servers: readonly string[]): SentencePart[] | null {
-  if (servers.length === 0) return null;
-  return sentence`Waiting for ${requester} to connect ${servers.join(', ')} (with their own account; a private link was sent to them).`;
+/** What a status answer adds while steps wait for a connection (the requester's own, or the workspace's); null when none waits. */
+export function connectionWaitSentence(
+  requester: Actor,
+  servers: readonly string[],
+  workspaceServers: readonly string[] = [],
+): SentencePart[] | null {
+  const own = servers.filter((s) => !workspaceServers.includes(s));
+  const shared = servers.filter((s) => workspaceServers.includes(s));
+  const parts: SentencePart[] = [];
+  if (own.length > 0)
+    parts.push(
+      ...sentence`Waiting for ${requester} to connect ${own.join(', ')} (with their own account; a private link was sent to them).`,
+    );
+  if (shared.length > 0)
+    parts.push(
+      `${parts.length > 0 ? ' ' : ''}Waiting for an approver to connect ${shared.join(', ')} for the workspace (with the connections command).`,
+    );
+  return parts.length > 0 ? parts : null;
 }
 
 /**

@@ -76,7 +76,7 @@ describe('a step waiting for its requester to connect', () => {
         stepId: 'mine',
         attempt: 1,
         status: 'failed',
-        detail: `${refused.message} It waits for the requester to connect.`,
+        detail: `${refused.message} It waits for the connection.`,
         error: refused,
       },
       { type: 'requestConnection', stepId: 'mine', server: 'tracker' },
