@@ -60,7 +60,9 @@ export function reportTitle(status: RunStatus): string {
 }
 
 /** The label of a decision button (`edit` and `breakpoint` have controls of their own, not buttons). */
-export const DECISION_LABELS: Readonly<Record<'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop', string>> &
+export const DECISION_LABELS: Readonly<
+  Record<'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'raise', string>
+> &
   Partial<Record<DecisionAction, string>> = {
   approve: 'Approve',
   amend: 'Amend',
@@ -68,6 +70,8 @@ export const DECISION_LABELS: Readonly<Record<'approve' | 'amend' | 'cancel' | '
   pause: 'Pause',
   resume: 'Resume',
   stop: 'Stop',
+  // Offered where a step asks to delegate deeper than the setting; only an approver's press raises it.
+  raise: 'Raise depth',
 };
 
 /** A card's elapsed time: seconds as `42 s`, `3 min 05 s` or `1 h 02 min`. */

@@ -49,6 +49,8 @@ const BARE: Record<string, DecisionAction> = {
   resume: 'resume',
   continue: 'resume',
   stop: 'stop',
+  // An approver's raise of the delegation depth a step asks for above the setting (refused for anyone else).
+  raise: 'raise',
 };
 const PREFERENCES: readonly string[] = ['all', 'risky', 'none'];
 // Ending work is not held by a line still being handled. It waits this long for the lines typed before it (which

@@ -114,6 +114,7 @@ async function onButton(
     case 'pause':
     case 'resume':
     case 'stop':
+    case 'raise':
       await i.deferUpdate();
       return handler.decision({ ...ref, action: parsed.kind, actor });
     case 'amend':

@@ -29,6 +29,7 @@ import {
   type SpendReport,
 } from '../spend.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
+import { raiseDepthBrake } from './brake-raise.ts';
 import { approverRoles, isApprover, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
 import {
@@ -723,6 +724,7 @@ export class Steward implements InboundHandler {
       pause: () => this.control.control(run, { ...d, action: 'pause' }),
       resume: () => this.control.control(run, { ...d, action: 'resume' }),
       stop: () => (planning ? this.planner.cancel(run, d) : this.control.control(run, { ...d, action: 'stop' })),
+      raise: () => raiseDepthBrake(this.deps, this.messages, run, d),
     };
     return handlers[d.action]();
   }
