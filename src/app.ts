@@ -308,6 +308,7 @@ async function startDashboard(
         ...(log && { log }),
         ...(connect && { connect }),
         personServers,
+        spendCaps: config.settings.spend.caps,
       });
     },
   });
