@@ -61,7 +61,7 @@ export function reportTitle(status: RunStatus): string {
 
 /** The label of a decision button (`edit` and `breakpoint` have controls of their own, not buttons). */
 export const DECISION_LABELS: Readonly<
-  Record<'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'raise', string>
+  Record<'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'raise' | 'widen', string>
 > &
   Partial<Record<DecisionAction, string>> = {
   approve: 'Approve',
@@ -72,6 +72,8 @@ export const DECISION_LABELS: Readonly<
   stop: 'Stop',
   // Offered where a step asks to delegate deeper than the setting; only an approver's press raises it.
   raise: 'Raise depth',
+  // Offered where an Assistant's plan hands work to another; only an approver's press widens its grants.
+  widen: 'Widen grants',
 };
 
 /** A card's elapsed time: seconds as `42 s`, `3 min 05 s` or `1 h 02 min`. */

@@ -159,4 +159,4 @@ export type ReviewPreference = 'all' | 'risky' | 'none';
 
 /** A person's action on a run. */
 export type DecisionAction =
-  'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'edit' | 'breakpoint' | 'raise';
+  'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'edit' | 'breakpoint' | 'raise' | 'widen';

@@ -75,3 +75,40 @@ export async function depthRaiseOf(db: Kysely<DatabaseSchema>, runId: string): P
   };
   return { depth: row.value, approver, at: new Date(row.created_at) };
 }
+
+/** Records that the runs `runId` hands out keep their own Assistant's grants (a repeat keeps the first record). */
+export async function widenGrants(db: Kysely<DatabaseSchema>, runId: string, approver: Actor, at: Date): Promise<void> {
+  await db
+    .insertInto('brake_raises')
+    .values({
+      run_id: runId,
+      brake: 'grants',
+      value: 1,
+      approver_id: approver.id,
+      approver_name: approver.name ?? null,
+      approver_channel: approver.channel,
+      created_at: at,
+    })
+    .onConflict((oc) => oc.constraint('brake_raises_run_brake').doNothing())
+    .execute();
+}
+
+/** Who widened the grants of the runs `runId` hands out, and when; null when nobody did. */
+export async function grantsWidenedOf(
+  db: Kysely<DatabaseSchema>,
+  runId: string,
+): Promise<{ approver: Actor; at: Date } | null> {
+  const row = await db
+    .selectFrom('brake_raises')
+    .select(['approver_id', 'approver_name', 'approver_channel', 'created_at'])
+    .where('run_id', '=', runId)
+    .where('brake', '=', 'grants')
+    .executeTakeFirst();
+  if (!row) return null;
+  const approver: Actor = {
+    id: row.approver_id,
+    channel: row.approver_channel,
+    ...(row.approver_name !== null && { name: row.approver_name }),
+  };
+  return { approver, at: row.created_at };
+}

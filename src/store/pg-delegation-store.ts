@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { DepthRaise } from '../engine/assistant/delegations.ts';
-import { depthRaiseOf, raiseDepth } from './brake-raises.ts';
+import { depthRaiseOf, grantsWidenedOf, raiseDepth, widenGrants } from './brake-raises.ts';
 import type {
   Brake,
   BrakeTrip,
@@ -63,6 +63,14 @@ export class PgDelegationStore implements DelegationStore {
 
   depthRaise(runId: string): Promise<DepthRaise | null> {
     return this.attempt('depthRaise', () => depthRaiseOf(this.db, runId));
+  }
+
+  widenGrants(runId: string, approver: Actor, at: Date): Promise<void> {
+    return this.attempt('widenGrants', () => widenGrants(this.db, runId, approver, at));
+  }
+
+  grantsWidened(runId: string): Promise<{ approver: Actor; at: Date } | null> {
+    return this.attempt('grantsWidened', () => grantsWidenedOf(this.db, runId));
   }
 
   async countMessage(delegationId: string, limits: DelegationLimits, at: Date): Promise<MessageResult> {

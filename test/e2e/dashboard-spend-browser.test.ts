@@ -8,6 +8,7 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { sql } from 'kysely';
 import { chromium, type BrowserContext, type Page } from 'playwright-core';
 import { afterEach, expect, it } from 'vitest';
 import { formatUsd, NO_SPEND_CAPS, spendWindows } from '../../src/engine/spend.ts';
@@ -71,14 +72,11 @@ describeNeeding(
       const harness = h;
       // Bob spent $1.50 today in another Slack channel (the workspace's total counts it too).
       const w = spendWindows(new Date());
-      await harness.db.db
-        .insertInto('spend_totals')
-        .values([
-          { scope: 'workspace', key: '', period: 'day', starts: w.day, micro_usd: 1_500_000 },
-          { scope: 'person', key: 'slack:U0BOB', period: 'day', starts: w.day, micro_usd: 1_500_000 },
-          { scope: 'channel', key: 'slack:C0OTHER', period: 'day', starts: w.day, micro_usd: 1_500_000 },
-        ])
-        .execute();
+      // Written as the ledger writes it (the table's totals are not for plain inserts).
+      await sql`INSERT INTO spend_totals (scope, key, period, starts, micro_usd) VALUES
+        ('workspace', '', 'day', ${w.day}::date, 1500000),
+        ('person', 'slack:U0BOB', 'day', ${w.day}::date, 1500000),
+        ('channel', 'slack:C0OTHER', 'day', ${w.day}::date, 1500000)`.execute(harness.db.db);
       await harness.type('Echo hi.');
       await harness.waitFor(/=== Report \(completed\) ===\nSaid hi\./);
       await harness.steward.idle();

@@ -115,6 +115,7 @@ async function onButton(
     case 'resume':
     case 'stop':
     case 'raise':
+    case 'widen':
       await i.deferUpdate();
       return handler.decision({ ...ref, action: parsed.kind, actor });
     case 'amend':

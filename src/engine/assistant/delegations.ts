@@ -196,6 +196,13 @@ export interface DelegationStore {
   raiseDepth(runId: string, depth: number, approver: Actor, at: Date): Promise<DepthRaise>;
   /** The raise recorded on a run, or null. */
   depthRaise(runId: string): Promise<DepthRaise | null>;
+  /**
+   * Records an approver's decision that the runs `runId` hands out are bound by their own Assistant's grants only,
+   * not narrowed by those up the chain (who and when; a repeat keeps the first).
+   */
+  widenGrants(runId: string, approver: Actor, at: Date): Promise<void>;
+  /** Who widened the grants of the runs `runId` hands out, and when; null when nobody did. */
+  grantsWidened(runId: string): Promise<Omit<DepthRaise, 'depth'> | null>;
   /** Each round between a conversation and an Assistant, first first. */
   rounds(conversation: Conversation, assistant: string): Promise<DelegationRound[]>;
   /** The delegations a run made, oldest first (its children, for Pause and Stop to reach). */

@@ -369,6 +369,7 @@ export class ReviewFlow {
       requester: run.requester,
       warnings: [...planWarnings(v.plan, this.deps.tools.listTools()), ...brakes.warnings],
       raisable: brakes.raisable,
+      widenable: brakes.widenable,
       assistant: run.assistant,
       delegatedBy: run.parentRunId,
     });

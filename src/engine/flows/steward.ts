@@ -29,7 +29,7 @@ import {
   type SpendReport,
 } from '../spend.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
-import { raiseDepthBrake } from './brake-raise.ts';
+import { raiseDepthBrake, widenGrantsDecision } from './brake-raise.ts';
 import { approverRoles, isApprover, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
 import {
@@ -177,6 +177,7 @@ export class Steward implements InboundHandler {
       delegates: delegates ? () => this.knownAssistants(delegates) : undefined,
       log,
       store: deps.store,
+      ...(deps.delegations && { widened: deps.delegations }),
     });
     if (deps.assistants) {
       const approvers = settings.approvers ?? [];
@@ -725,6 +726,7 @@ export class Steward implements InboundHandler {
       resume: () => this.control.control(run, { ...d, action: 'resume' }),
       stop: () => (planning ? this.planner.cancel(run, d) : this.control.control(run, { ...d, action: 'stop' })),
       raise: () => raiseDepthBrake(this.deps, this.messages, run, d),
+      widen: () => widenGrantsDecision(this.deps, this.messages, run, d),
     };
     return handlers[d.action]();
   }

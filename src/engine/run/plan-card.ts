@@ -47,6 +47,8 @@ export interface PlanCardOptions {
   spend?: SpendOutlook;
   /** A step asks to delegate deeper than the setting and nobody raised it: the card offers Raise depth. */
   raisable?: boolean;
+  /** An Assistant's plan hands work to another and nobody widened its grants: the card offers Widen grants. */
+  widenable?: boolean;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -82,6 +84,7 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     actions: [
       ...(options.actions ?? actionsFor(options.needsReview ? 'awaiting_review' : 'running', options.amendmentsLeft)),
       ...(options.raisable ? (['raise'] as const) : []),
+      ...(options.widenable ? (['widen'] as const) : []),
     ],
     breakpoints: stepsHeld(options.breakpoints ?? [], 'after'),
     breakpointsBefore: stepsHeld(options.breakpoints ?? [], 'before'),
