@@ -325,6 +325,7 @@ async function startDashboard(
         ...(log && { log }),
         ...(connect && { connect }),
         ...servers,
+        spendCaps: config.settings.spend.caps,
       });
     },
   });

@@ -60,7 +60,9 @@ export function reportTitle(status: RunStatus): string {
 }
 
 /** The label of a decision button (`edit` and `breakpoint` have controls of their own, not buttons). */
-export const DECISION_LABELS: Readonly<Record<'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop', string>> &
+export const DECISION_LABELS: Readonly<
+  Record<'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'raise' | 'widen', string>
+> &
   Partial<Record<DecisionAction, string>> = {
   approve: 'Approve',
   amend: 'Amend',
@@ -68,6 +70,10 @@ export const DECISION_LABELS: Readonly<Record<'approve' | 'amend' | 'cancel' | '
   pause: 'Pause',
   resume: 'Resume',
   stop: 'Stop',
+  // Offered where a step asks to delegate deeper than the setting; only an approver's press raises it.
+  raise: 'Raise depth',
+  // Offered where an Assistant's plan hands work to another; only an approver's press widens its grants.
+  widen: 'Widen grants',
 };
 
 /**

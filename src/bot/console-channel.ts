@@ -49,6 +49,10 @@ const BARE: Record<string, DecisionAction> = {
   resume: 'resume',
   continue: 'resume',
   stop: 'stop',
+  // An approver's raise of the delegation depth a step asks for above the setting (refused for anyone else).
+  raise: 'raise',
+  // An approver's widening of the grants of a run one Assistant hands to another (refused for anyone else).
+  widen: 'widen',
 };
 const PREFERENCES: readonly string[] = ['all', 'risky', 'none'];
 // Ending work is not held by a line still being handled. It waits this long for the lines typed before it (which

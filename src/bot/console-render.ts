@@ -100,6 +100,9 @@ function renderPlan(card: PlanCard): string {
   if (card.note) lines.push(card.note);
   const wait = card.needsReview ? spendWaitText(card.spend) : null;
   for (const w of wait ? [wait, ...card.warnings] : card.warnings) lines.push(`⚠ ${w}`);
+  if (card.actions.includes('raise')) lines.push('An approver may type "raise" to raise the delegation depth.');
+  if (card.actions.includes('widen'))
+    lines.push('An approver may type "widen" to widen the grants of the run handed on.');
   if (card.needsReview && card.actions.includes('stop')) {
     // Steps held mid-run: an amendment or edit changes only the steps not yet run.
     const amend = card.actions.includes('amend') ? `, "amend <what to change>" (${card.amendmentsLeft} left)` : '';

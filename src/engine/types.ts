@@ -160,4 +160,5 @@ export interface Actor {
 export type ReviewPreference = 'all' | 'risky' | 'none';
 
 /** A person's action on a run. */
-export type DecisionAction = 'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'edit' | 'breakpoint';
+export type DecisionAction =
+  'approve' | 'amend' | 'cancel' | 'pause' | 'resume' | 'stop' | 'edit' | 'breakpoint' | 'raise' | 'widen';

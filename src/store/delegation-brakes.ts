@@ -46,12 +46,22 @@ export function spawnDelegation(
     const parent = d.parentRunId
       ? await trx
           .selectFrom('delegations')
-          .select(['depth', 'depth_limit'])
+          .select(['depth', 'depth_limit', 'depth_raised'])
           .where('child_run_id', '=', d.parentRunId)
           .executeTakeFirst()
       : undefined;
+    // An approver's raise on the delegating run's card, else the room of a chain an approver raised above it.
+    const raise = d.parentRunId
+      ? await trx
+          .selectFrom('brake_raises')
+          .select('value')
+          .where('run_id', '=', d.parentRunId)
+          .where('brake', '=', 'depth')
+          .executeTakeFirst()
+      : undefined;
+    const raised = raise?.value ?? (parent?.depth_raised ? parent.depth_limit : null);
     const depth = (parent?.depth ?? 0) + 1;
-    const limit = depthLimit(d.requestedDepth, limits.depth, parent?.depth_limit ?? null);
+    const limit = depthLimit(d.requestedDepth, limits.depth, parent?.depth_limit ?? null, raised);
     if (depth > limit) {
       const subject = d.parentRunId ? `run ${d.parentRunId}` : `${d.requester.channel}:${d.requester.id}`;
       return recordTrip(trx, d.id, { ok: false, brake: 'depth', limit, count: depth, subject }, at);
@@ -66,7 +76,7 @@ export function spawnDelegation(
     if (typeof round !== 'number') return refuse(round);
     const full = await takeSlot(trx, d, limits.concurrency, at);
     if (full) return refuse(full);
-    await insertDelegation(trx, d, { depth, depthLimit: limit, round }, at);
+    await insertDelegation(trx, d, { depth, depthLimit: limit, round, raised: limit > limits.depth }, at);
     return { ok: true, delegationId: d.id, childRunId: d.childRunId, depth, depthLimit: limit, round };
   });
 }
@@ -74,7 +84,7 @@ export function spawnDelegation(
 async function insertDelegation(
   trx: Trx,
   d: NewDelegation,
-  place: { depth: number; depthLimit: number; round: number },
+  place: { depth: number; depthLimit: number; round: number; raised: boolean },
   at: Date,
 ): Promise<void> {
   await trx
@@ -91,6 +101,7 @@ async function insertDelegation(
       requester_channel: d.requester.channel,
       depth: place.depth,
       depth_limit: place.depthLimit,
+      depth_raised: place.raised,
       round: place.round,
       task: d.task,
       created_at: at,

@@ -24,6 +24,8 @@ import {
 } from './dashboard-queries.ts';
 import { endSessions, endSessionsBeyondRoles, readSession, startSessionByLink } from './dashboard-sessions.ts';
 import type { DatabaseSchema } from './schema.ts';
+import type { SpendWindows } from '../engine/spend.ts';
+import { dashboardSpend, type DashboardSpend } from './spend-view.ts';
 
 /** How long a sign-in link stays usable. */
 export const DASHBOARD_LINK_TTL_MS = 15 * 60_000;
@@ -94,6 +96,10 @@ export class PgDashboard implements DashboardLinks {
 
   listRuns(viewer: Viewer, filters: RunFilters, pageSize: number): Promise<{ runs: RunSummary[]; more: boolean }> {
     return listVisibleRuns(this.db, viewer, filters, pageSize);
+  }
+
+  spendView(viewer: Viewer, windows: SpendWindows, limit: number): Promise<DashboardSpend> {
+    return dashboardSpend(this.db, viewer, windows, limit);
   }
 
   estimatedRuns(viewer: Viewer, limit: number): Promise<EstimatedRun[]> {

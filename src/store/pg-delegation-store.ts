@@ -6,6 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Kysely, Selectable } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
+import type { DepthRaise } from '../engine/assistant/delegations.ts';
+import { depthRaiseOf, grantsWidenedOf, raiseDepth, widenGrants } from './brake-raises.ts';
 import type {
   Brake,
   BrakeTrip,
@@ -19,7 +21,7 @@ import type {
   StoredDelegation,
 } from '../engine/assistant/delegations.ts';
 import type { Conversation } from '../engine/ports.ts';
-import { isTerminal, type RunStatus } from '../engine/types.ts';
+import { isTerminal, type Actor, type RunStatus } from '../engine/types.ts';
 import {
   countDelegationMessage,
   endDelegation,
@@ -53,6 +55,22 @@ export class PgDelegationStore implements DelegationStore {
 
   releaseOrphans(unstartedBefore: Date, at: Date): Promise<number> {
     return this.attempt('releaseOrphans', () => releaseOrphanDelegations(this.db, unstartedBefore, at));
+  }
+
+  raiseDepth(runId: string, depth: number, approver: Actor, at: Date): Promise<DepthRaise> {
+    return this.attempt('raiseDepth', () => raiseDepth(this.db, runId, depth, approver, at));
+  }
+
+  depthRaise(runId: string): Promise<DepthRaise | null> {
+    return this.attempt('depthRaise', () => depthRaiseOf(this.db, runId));
+  }
+
+  widenGrants(runId: string, approver: Actor, at: Date): Promise<void> {
+    return this.attempt('widenGrants', () => widenGrants(this.db, runId, approver, at));
+  }
+
+  grantsWidened(runId: string): Promise<{ approver: Actor; at: Date } | null> {
+    return this.attempt('grantsWidened', () => grantsWidenedOf(this.db, runId));
   }
 
   async countMessage(delegationId: string, limits: DelegationLimits, at: Date): Promise<MessageResult> {

@@ -307,11 +307,26 @@ export interface DelegationsTable {
   round: number;
   task: string;
   reply: Nullable<string>;
+  /** An approver raised the chain's depth limit above the setting: the runs it hands out keep that room. */
+  depth_raised: Generated<boolean>;
   messages: Generated<number>;
   /** Operation id of the last counted message. */
   message_op: Nullable<string>;
   created_at: Timestamp;
   ended_at: Nullable<Date>;
+}
+
+/** An approver's decision on a run's card to raise a brake above the operator's setting (issue 30). */
+export interface BrakeRaisesTable {
+  id: BigId;
+  run_id: string;
+  /** `depth`: the only brake a plan can name. */
+  brake: string;
+  value: number;
+  approver_id: string;
+  approver_name: string | null;
+  approver_channel: string;
+  created_at: Timestamp;
 }
 
 /** Child runs a person has going now (the concurrency brake's counter). */
@@ -425,6 +440,7 @@ export interface DatabaseSchema {
   workflow_fires: WorkflowFiresTable;
   workflow_amendments: WorkflowAmendmentsTable;
   delegations: DelegationsTable;
+  brake_raises: BrakeRaisesTable;
   delegation_quotas: DelegationQuotasTable;
   delegation_rounds: DelegationRoundsTable;
   brake_trips: BrakeTripsTable;

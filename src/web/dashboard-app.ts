@@ -1,6 +1,6 @@
 /**
  * The dashboard's routes (hono): sign-in by link, the run list, a run's page, its live fragment and its events, and
- * the estimates page (estimated against actual durations).
+ * the estimates page (estimated against actual durations), and the spend page (spend against the caps).
  * Read-only: the only writes are a sign-in link being used up and sessions starting and ending.
  */
 import { Hono, type Context } from 'hono';
@@ -12,6 +12,9 @@ import { NONCE, secureHeaders, type SecureHeadersVariables } from 'hono/secure-h
 import { streamSSE } from 'hono/streaming';
 import type { EstimatedRun, RunDetail, RunFilters, RunSummary, Viewer } from '../store/dashboard-queries.ts';
 import { ESTIMATES_SHOWN, estimatesPage } from './estimates-page.ts';
+import { SPEND_LINES_SHOWN, spendPage } from './spend-page.ts';
+import { spendWindows, type SpendCaps, type SpendWindows } from '../engine/spend.ts';
+import type { DashboardSpend } from '../store/spend-view.ts';
 import { page, type Markup } from './page-layout.ts';
 import { runFragment, runPage, type ActingServers } from './run-page.ts';
 import { runsPage } from './runs-page.ts';
@@ -33,6 +36,8 @@ export interface DashboardData {
   signOut(sessionId: string, at: Date, everywhere: boolean): Promise<number>;
   listRuns(viewer: Viewer, filters: RunFilters, pageSize: number): Promise<{ runs: RunSummary[]; more: boolean }>;
   runDetail(viewer: Viewer, runId: string): Promise<RunDetail | null>;
+  /** Spend today and this month as the viewer may see it (`/steward spend`'s rule), at most `limit` lines a list. */
+  spendView(viewer: Viewer, windows: SpendWindows, limit: number): Promise<DashboardSpend>;
   /** The newest ended runs the viewer may see that had a duration estimate, newest first. */
   estimatedRuns(viewer: Viewer, limit: number): Promise<EstimatedRun[]>;
   /** Changes whenever the run does; null once it is gone. */
@@ -59,6 +64,8 @@ export interface DashboardOptions {
   personServers?: readonly string[];
   /** The servers an approver connects for the workspace: a run page says their steps run as the workspace. */
   workspaceServers?: readonly string[];
+  /** The operator's spend caps, shown on the spend page with what is left (default: none). */
+  spendCaps?: SpendCaps;
 }
 
 type Env = { Variables: SecureHeadersVariables & { viewer: Viewer } };
@@ -163,6 +170,7 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
   app.use('/runs/*', signedIn);
   app.use('/runs', signedIn);
   app.use('/estimates', signedIn);
+  app.use('/spend', signedIn);
   async function signedIn(c: Context<Env>, next: () => Promise<void>) {
     const id = await sessionIdOf(c, cookie);
     const person = id ? await options.data.session(id, options.clock()) : null;
@@ -198,6 +206,10 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
   app.get('/estimates', async (c) =>
     c.html(estimatesPage(await options.data.estimatedRuns(c.get('viewer'), ESTIMATES_SHOWN))),
   );
+  app.get('/spend', async (c) => {
+    const spend = await options.data.spendView(c.get('viewer'), spendWindows(options.clock()), SPEND_LINES_SHOWN);
+    return c.html(spendPage(spend, options.spendCaps));
+  });
   app.get('/runs/:id', async (c) => {
     const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
     if (!detail) return notFound(c);

@@ -37,7 +37,7 @@ export function page(title: string, body: Markup, script?: { nonce: string; code
         </style>
       </head>
       <body>
-        <header><a href="/runs">Steward runs</a><a href="/estimates">Estimates</a></header>
+        <header><a href="/runs">Steward runs</a><a href="/estimates">Estimates</a><a href="/spend">Spend</a></header>
         <main>${body}</main>
         ${
           script

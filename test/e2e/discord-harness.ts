@@ -11,6 +11,7 @@ import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import type { SetUp } from '../helpers/connect-origin.ts';
 import type { PersonConnections } from '../../src/engine/ports.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
+import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeDiscord, type FakeDiscord, type StoredMessage } from '../fakes/fake-discord-server.ts';
 import type { GatewayMessage } from '../fakes/fake-discord-payloads.ts';
@@ -164,6 +165,8 @@ export async function startDiscordHarness(options: {
   setup?: SetUp;
   /** Servers may ask questions (MCP elicitation), as the app wires it. */
   questions?: boolean;
+  /** Plan cards carry estimates from the database's history, as the app wires them (off by default). */
+  estimates?: boolean;
 }): Promise<DiscordHarness> {
   const llm = await startFakeLlm(options.script);
   const discord = await startFakeDiscord({
@@ -220,6 +223,7 @@ export async function startDiscordHarness(options: {
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
       ...(connections && { connections }),
+      ...(options.estimates && { estimateHistory: new PgEstimateHistory(db.db) }),
       ...asks.steward,
     });
     asks.bind(steward);

@@ -213,7 +213,7 @@ export async function startHarness(options: {
   });
   const channel = new ConsoleChannel({ input, output: out, user: 'ada' });
   const logs: string[] = [];
-  const dashboard = options.dashboard ? await startTestDashboard(db) : undefined;
+  const dashboard = options.dashboard ? await startTestDashboard(db, options.settings) : undefined;
   const steward = createSteward({
     llm,
     tools,
@@ -289,7 +289,7 @@ export async function startHarness(options: {
 }
 
 /** The dashboard on a free local port over the harness's database, signing in with links it issues. */
-async function startTestDashboard(db: TestDatabase) {
+async function startTestDashboard(db: TestDatabase, settings: Partial<StewardSettings> = {}) {
   let url = '';
   const server = await startDashboardServer({
     port: 0,
@@ -300,9 +300,10 @@ async function startTestDashboard(db: TestDatabase) {
         data: new PgDashboard(db.db, { baseUrl: url }),
         secret: `harness-${crypto.randomUUID()}`,
         publicUrl: url,
-        approvers: [],
+        approvers: settings.approvers ?? [],
         clock: () => new Date(),
         pollMs: 100,
+        ...(settings.spend && { spendCaps: settings.spend.caps }),
       });
     },
   });

@@ -8,6 +8,7 @@ import type { Steward, StewardSettings } from '../../src/engine/flows/steward.ts
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import type { SetUp } from '../helpers/connect-origin.ts';
+import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { allTexts } from '../bot/slack/fixtures.ts';
@@ -163,6 +164,8 @@ export async function startSlackHarness(options: {
   questions?: boolean;
   /** The fake Slack's clock (rate limits, stream lifetimes), for tests that move Slack's time. */
   slackNow?: () => number;
+  /** Plan cards carry estimates from the database's history, as the app wires them (off by default). */
+  estimates?: boolean;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
   const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace, now: options.slackNow });
@@ -200,6 +203,7 @@ export async function startSlackHarness(options: {
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
       ...(connections && { connections }),
+      ...(options.estimates && { estimateHistory: new PgEstimateHistory(db.db) }),
       ...asks.steward,
     });
     asks.bind(steward);

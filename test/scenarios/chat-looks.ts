@@ -16,6 +16,9 @@ const LOOKS: Record<string, RegExp> = {
   quickAnswer: /It is noon\./,
   alreadyEnded: /already ended/,
   invalidStopped: /turned out invalid/,
+  spendHeld: /spend cap of \$5\.00: it waits for an approver/,
+  spendRefused: /spend cap of \$5\.00: only an approver can approve it/,
+  approvedPastCap: /Approved by [^\n]+ past the workspace's daily spend cap of \$5\.00/,
 };
 
 /** The pattern that shows `what` in a chat transcript. */

@@ -6,6 +6,8 @@ import type { Person } from './person.ts';
 import type { FakeLlmScript } from '../fakes/fake-llm-server.ts';
 import { SAID } from './plans.ts';
 import type { Cell } from './matrix.ts';
+import { CONSOLE_APPROVER } from './spend-held.ts';
+import type { Steward } from '../../src/engine/flows/steward.ts';
 
 /**
  * A report of the cell's run, read to its words (it streams): not the report ops gives back to a parent in the
@@ -32,6 +34,9 @@ const LOOKS: Record<string, RegExp> = {
   quickAnswer: /It is noon\./,
   alreadyEnded: /This run has already ended/,
   invalidStopped: /turned out invalid/,
+  spendHeld: /spend cap of \$5\.00: it waits for an approver/,
+  spendRefused: /spend cap of \$5\.00: only an approver can approve it/,
+  approvedPastCap: /Approved by Boss past the workspace's daily spend cap of \$5\.00/,
 };
 
 function looks(what: Seen): RegExp {
@@ -39,9 +44,25 @@ function looks(what: Seen): RegExp {
   return id ? new RegExp(`=== Breakpoint after ${id} ===`) : LOOKS[what]!;
 }
 
+/**
+ * Where Ada is no approver (context spendCapHeld), Boss sets ops up at a terminal of their own: the same commands,
+ * as Boss.
+ */
+async function bossSetsUpOps(steward: Steward): Promise<void> {
+  for (const text of ['create ops "Operations"', 'ops grant audit allow', 'ops grant steward.delegate allow']) {
+    const answer = await steward.assistantCommand({
+      actor: CONSOLE_APPROVER,
+      conversation: { channel: 'console', key: 'boss' },
+      text: `assistant ${text}`,
+    });
+    if (answer.level !== 'info') throw new Error(`assistant ${text}: ${answer.text}`);
+  }
+}
+
 /** Starts a console stage for a cell and the person at it. */
 export async function consolePerson(script: FakeLlmScript, cell?: Cell): Promise<Person> {
-  const s = await startConsoleStage(script, { secondProcess: cell?.context === 'secondProcess' });
+  const capped = cell?.context === 'spendCapHeld';
+  const s = await startConsoleStage(script, { secondProcess: cell?.context === 'secondProcess', spendCapHeld: capped });
   const other = s.other;
   const calls = () => s.audit.entries().filter((e) => e.type === 'call');
   let besides = false;
@@ -65,6 +86,7 @@ export async function consolePerson(script: FakeLlmScript, cell?: Cell): Promise
       await waitUntil('the other run to be running', () => calls().some((e) => e.name === 'sleep'));
     },
     async makeAssistant() {
+      if (capped) return bossSetsUpOps(s.steward);
       await s.type('assistant create ops "Operations"');
       await s.type('assistant ops grant audit allow');
       // So that ops's own plan may hand work on (the delegate shape asked of ops): the depth brake stops a third.
@@ -99,6 +121,17 @@ export async function consolePerson(script: FakeLlmScript, cell?: Cell): Promise
     transcript: (from) => s.output().slice(from),
     restart: () => s.restart(),
     approve: () => s.type('approve'),
+    async approveAsApprover() {
+      // Boss decides at a terminal of their own: the decision reaches the engine as a press by another person would.
+      const waiting = await s.db.db
+        .selectFrom('runs')
+        .select('id')
+        .where('status', '=', 'awaiting_review')
+        .orderBy('created_at', 'desc')
+        .executeTakeFirstOrThrow();
+      const run = (await s.store.getRun(waiting.id))!;
+      await s.steward.decision({ runId: run.id, revision: run.revision, action: 'approve', actor: CONSOLE_APPROVER });
+    },
     amend: (text) => s.type(`amend ${text}`),
     edit: (steps) => s.type(`edit ${JSON.stringify({ steps })}`),
     cancel: () => s.type('cancel'),

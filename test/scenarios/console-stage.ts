@@ -10,6 +10,7 @@ import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { CronerCalendar } from '../../src/cron/croner-calendar.ts';
 import { PgAssistantStore } from '../../src/store/pg-assistant-store.ts';
 import { PgDelegationStore } from '../../src/store/pg-delegation-store.ts';
+import { PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { PgWorkflowStore } from '../../src/store/pg-workflow-store.ts';
 import { startFakeLlm, type FakeLlm, type FakeLlmScript } from '../fakes/fake-llm-server.ts';
@@ -25,6 +26,7 @@ import {
   type AuditServer,
   type RecordedCall,
 } from '../e2e/harness.ts';
+import { seedCostlyStep, SPEND_HELD_SETTINGS } from './spend-held.ts';
 
 /** Quick answers as the documented defaults (docs/configuration.md) turn them on. */
 export const README_DEFAULTS: Partial<StewardSettings> = { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } };
@@ -51,14 +53,22 @@ export interface ConsoleStage {
   close(): Promise<void>;
 }
 
-/** Starts a console stage; `close` stops every part and fails on an MCP call outside an approved plan. */
+/**
+ * Starts a console stage; `close` stops every part and fails on an MCP call outside an approved plan. With
+ * `spendCapHeld` the workspace has a spend cap every plan's estimate passes (spend-held.ts), cards carry estimates,
+ * and the approver is Boss, not the person at the terminal.
+ */
 export async function startConsoleStage(
   script: FakeLlmScript,
-  o: { secondProcess?: boolean } = {},
+  o: { secondProcess?: boolean; spendCapHeld?: boolean } = {},
 ): Promise<ConsoleStage> {
   const llm = await startFakeLlm(script);
   const audit = await startSharedAuditServer();
   const db = await createTestDatabase('postgres');
+  if (o.spendCapHeld) await seedCostlyStep(db);
+  const settings: Partial<StewardSettings> = o.spendCapHeld
+    ? { ...README_DEFAULTS, ...SPEND_HELD_SETTINGS, approvers: ['console:boss'] }
+    : SETTINGS;
   const { host, failures } = await McpHost.connect(mcpConfig(audit.config()));
   if (failures.length > 0) throw new Error(`MCP servers failed: ${JSON.stringify(failures)}`);
   const calls: RecordedCall[] = [];
@@ -76,12 +86,13 @@ export async function startConsoleStage(
       store: runs,
       notifier: channel,
       log: (level, message) => logs.push(`${level} ${message}`),
-      settings: SETTINGS,
+      settings,
       signals: db.signals,
       workflows: new PgWorkflowStore(db.db, { owner: store.owner }),
       calendar: new CronerCalendar(),
       assistants: new PgAssistantStore(db.db),
       delegations: new PgDelegationStore(db.db),
+      ...(o.spendCapHeld && { estimateHistory: new PgEstimateHistory(db.db) }),
     });
     await channel.start(steward);
     return { input, channel, steward };

@@ -15,19 +15,23 @@ import { bodiesOf, isCard, kinds, modalInputs, showsRun, textOf, type Shown } fr
 import type { Cell } from './matrix.ts';
 import type { Person } from './person.ts';
 import { SAID } from './plans.ts';
+import { seedCostlyStep, SPEND_HELD_SETTINGS } from './spend-held.ts';
 
 const looks = chatLooks;
 
 /** Starts a Discord stage for a cell (the real discord.js client over the fake Discord) and the person in it. */
 export async function discordPerson(script: FakeLlmScript, cell?: Cell): Promise<Person> {
   const audit = await startSharedAuditServer();
+  const capped = cell?.context === 'spendCapHeld';
   const h = await startDiscordHarness({
     db: 'postgres',
     servers: [audit.config()],
     script,
-    settings: README_DEFAULTS,
+    settings: capped ? { ...README_DEFAULTS, ...SPEND_HELD_SETTINGS } : README_DEFAULTS,
     minUpdateIntervalMs: 0,
+    estimates: capped,
   });
+  if (capped) await seedCostlyStep(h.db);
   const second = cell?.context === 'secondProcess' ? await startSecond() : undefined;
   /** Another Steward on the database and bot token; both start as the app does, recovering what needs an owner. */
   async function startSecond(): Promise<DiscordProcess> {
@@ -159,6 +163,7 @@ export async function discordPerson(script: FakeLlmScript, cell?: Cell): Promise
     transcript,
     restart: () => h.restart(),
     approve: () => press('approve'),
+    approveAsApprover: async () => void (await h.press(await offering('approve'), 'approve', { user: h.boss })),
     async amend(words) {
       // A card offers Amend (a modal); a running plan is amended in words, by a reply in its thread.
       if (!h.discord.messagesIn(thread).some((m) => h.buttons(m).includes('amend'))) return h.reply(thread, words);

@@ -69,7 +69,9 @@ export const REVIEW_ACTIONS: readonly Action[] = ['approve', 'amend', 'edit', 'c
 export function decisionPoint(c: Pick<Cell, 'shape' | 'context'>): 'card' | 'hold' | 'running' {
   if (c.shape === 'held') return 'hold';
   // A workflow's fire is reviewed as its review setting says: the matrix sets every-fire, so each fire has a card.
-  if (c.shape === 'readOnly' && c.context !== 'earlyStartOff' && c.context !== 'workflowFire') return 'running';
+  // A plan estimated past a spend cap waits for an approver whatever its risk.
+  const reviewed = ['earlyStartOff', 'workflowFire', 'spendCapHeld'];
+  if (c.shape === 'readOnly' && !reviewed.includes(c.context)) return 'running';
   return 'card';
 }
 
@@ -114,10 +116,12 @@ export const DELEGATE_CHILD: Record<Action, 'completed' | 'none'> = {
 };
 
 /**
- * What each action does while a spend cap holds the run (context `spendCapHeld`): at its card, when the plan's
- * estimate passes what is left of a cap (it waits for review whatever its risk); or mid-run, when an `llm` step's
- * call was refused (the run is paused, the step waiting). The oracle's expectations once a driver sets the context up;
- * until then, test/e2e/console-spend.test.ts drives approve and resume, and test/e2e/slack-spend.test.ts the report.
+ * What each action does while a spend cap holds the run (context `spendCapHeld`, test/scenarios/spend-held.ts): the
+ * plan's estimate passes what is left of the workspace's daily cap, so its card says it waits for an approver,
+ * whatever its risk. Every channel drives it: the run's first approval is the requester's Approve (refused, naming the
+ * cap) and then an approver's (recorded as past the cap); the action's story is then told as in any context. A call
+ * the cap refuses mid-run (the run paused, an approver's Resume going past) is told in test/e2e/console-spend.test.ts,
+ * and `/steward spend` in test/e2e/slack-spend.test.ts and discord-spend.test.ts.
  */
 export const SPEND_CAP_HELD: Record<Action, string> = {
   approve:
@@ -198,6 +202,7 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'assistant',
       'workflowFire',
       'secondProcess',
+      'spendCapHeld',
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },
@@ -212,6 +217,7 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'assistant',
       'workflowFire',
       'secondProcess',
+      'spendCapHeld',
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },
@@ -226,6 +232,7 @@ export const DRIVEN: Record<Channel, { contexts: readonly Context[]; shapes: rea
       'workflowFire',
       'restartBeforeDecision',
       'secondProcess',
+      'spendCapHeld',
     ],
     shapes: ['readOnly', 'readThenWrite', 'fanOut', 'chain', 'held', 'delegate'],
   },

@@ -37,7 +37,12 @@ export type Seen =
   | 'paused'
   | 'quickAnswer'
   | 'alreadyEnded'
-  | 'invalidStopped';
+  | 'invalidStopped'
+  // Context spendCapHeld: the card says it waits for an approver; the requester's Approve is refused naming the cap;
+  // an approver's is noted as past it.
+  | 'spendHeld'
+  | 'spendRefused'
+  | 'approvedPastCap';
 
 /** The expectation for an action on a shape (the context adds its own checks in the driver). */
 export function expectationFor(cell: Cell): Expectation {

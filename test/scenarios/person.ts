@@ -53,6 +53,8 @@ export interface Person {
   /** Steward restarts between the card and the decision; absent where the channel's stage cannot. */
   restart?: () => Promise<void>;
   approve(): Promise<void>;
+  /** An approver (another person; on the console, Boss at a terminal of their own) presses Approve on the card. */
+  approveAsApprover(): Promise<void>;
   amend(text: string): Promise<void>;
   /** Sends the steps as an edit of the plan (`change` says the same, for channels that edit one step's text). */
   edit(steps: unknown[], change: { stepId: string; from: string; to: string }): Promise<void>;

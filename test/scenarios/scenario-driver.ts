@@ -108,11 +108,37 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   } else await thinking();
   if (cell.context === 'invalidFirstAnswer' && planners() !== 2)
     problems.push(`the invalid first answer took ${planners()} planner call(s), expected 1 repair`);
+  if (cell.context === 'spendCapHeld' && at !== 'running' && !p.seen('spendHeld', from))
+    problems.push('the card of a plan estimated past the spend cap does not say it waits for an approver');
+
+  // The run's first approval. Past a spend cap the requester's Approve is refused, naming the cap, and the run keeps
+  // waiting with nothing called; an approver's then starts it, noted as past the cap. Resolves with a mark taken just
+  // before the approval that counted, so what follows it (a hold's card) is read from there.
+  let capPassed = cell.context !== 'spendCapHeld';
+  const firstApproval = async (): Promise<Mark> => {
+    if (capPassed) {
+      const before = p.mark();
+      await p.approve();
+      return before;
+    }
+    capPassed = true;
+    const asked = p.mark();
+    const callsBefore = calls().length;
+    await p.approve();
+    await p.waitSeen('spendRefused', asked);
+    const status = (await p.store.getRun(run.id))!.status;
+    if (status !== 'awaiting_review')
+      problems.push(`the requester's Approve past the spend cap left the run ${status}`);
+    if (calls().length > callsBefore) problems.push("a tool was called on the requester's refused Approve");
+    const before = p.mark();
+    await p.approveAsApprover();
+    await p.waitSeen('approvedPastCap', before);
+    return before;
+  };
 
   // Under review "all" the run handed to ops has its own card to approve, once the parent's was approved.
   const approve = async () => {
-    const before = p.mark();
-    await p.approve();
+    const before = await firstApproval();
     if (cell.shape !== 'delegate' || cell.context !== 'earlyStartOff') return;
     await p.waitSeen('card:child', before);
     await p.approve();
@@ -121,8 +147,7 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
   const review = REVIEW_ACTIONS.includes(cell.action);
   // A held step's card comes after the plan's own: approve that first (open the gate so the run reaches the hold).
   if (at === 'hold') {
-    const mark = p.mark();
-    await p.approve();
+    const mark = await firstApproval();
     if (review) {
       openGate();
       await card(mark);

@@ -16,6 +16,7 @@ import { chatLooks } from './chat-looks.ts';
 import type { Cell } from './matrix.ts';
 import type { Person } from './person.ts';
 import { SAID } from './plans.ts';
+import { seedCostlyStep, SPEND_HELD_SETTINGS } from './spend-held.ts';
 
 const SHOWN = new Set([
   'chat.postMessage',
@@ -46,7 +47,15 @@ async function command(h: SlackHarness, text: string, user: string, expected: Re
 /** Starts a Slack stage for a cell (the real Bolt app over the fake Slack) and the person in it. */
 export async function slackPerson(script: FakeLlmScript, cell?: Cell): Promise<Person> {
   const audit = await startSharedAuditServer();
-  const h = await startSlackHarness({ db: 'postgres', servers: [audit.config()], script, settings: README_DEFAULTS });
+  const capped = cell?.context === 'spendCapHeld';
+  const h = await startSlackHarness({
+    db: 'postgres',
+    servers: [audit.config()],
+    script,
+    settings: capped ? { ...README_DEFAULTS, ...SPEND_HELD_SETTINGS } : README_DEFAULTS,
+    estimates: capped,
+  });
+  if (capped) await seedCostlyStep(h.db);
   const other = cell?.context === 'secondProcess' ? await h.startSecondProcess() : undefined;
   const calls = () => audit.entries().filter((e) => e.type === 'call');
   // The thread of the person's run: where they asked, or where a workflow's fire posted its card.
@@ -170,6 +179,7 @@ export async function slackPerson(script: FakeLlmScript, cell?: Cell): Promise<P
       shown(from).filter((c) => /The work is over\./.test(textOf(c.args)) && c.method !== 'chat.update').length,
     transcript,
     approve: () => press('approve'),
+    approveAsApprover: async () => void (await h.press(await offering('approve'), 'approve', { user: 'U0BOSS' })),
     async amend(text) {
       // A card offers Amend (a modal); a running plan is amended in words, by a reply in its thread.
       if (!ofRun().some((m) => has(m, 'amend'))) return h.reply(thread, text);

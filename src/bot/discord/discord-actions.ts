@@ -6,7 +6,7 @@
 import type { DecisionAction } from '../../engine/types.ts';
 
 /** The decisions a card's buttons carry (edit and breakpoint have their own controls). */
-export const DECISION_KINDS = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'] as const;
+export const DECISION_KINDS = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop', 'raise', 'widen'] as const;
 /**
  * The card's controls: Edit plan, the breakpoint select, "Add suggested breakpoints", History, Full plan, "Ask me
  * first next time", Help, Save as workflow.

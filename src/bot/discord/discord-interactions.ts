@@ -114,6 +114,8 @@ async function onButton(
     case 'approve':
     case 'pause':
     case 'resume':
+    case 'raise':
+    case 'widen':
       await i.deferUpdate();
       return handler.decision({ ...ref, action: parsed.kind, actor });
     case 'cancel':

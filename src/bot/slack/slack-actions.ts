@@ -46,7 +46,16 @@ export type MenuChoice = 'history' | 'plan' | 'help';
 
 const CONTROLS_BLOCK = 'steward.controls ';
 
-const DECISIONS: readonly DecisionAction[] = ['approve', 'amend', 'cancel', 'pause', 'resume', 'stop'];
+const DECISIONS: readonly DecisionAction[] = [
+  'approve',
+  'amend',
+  'cancel',
+  'pause',
+  'resume',
+  'stop',
+  'raise',
+  'widen',
+];
 
 /** The run and revision a button or modal belongs to. */
 export type { CardRef } from '../steering.ts';

@@ -36,13 +36,45 @@ export const DEFAULT_DELEGATION_LIMITS: DelegationLimits = { depth: 2, concurren
 
 /**
  * The depth limit of a new delegation: the configured depth, or a lower one the plan asked for; never above the
- * setting (a plan is model-written text, and text injected into it must not loosen a brake: only the operator raises
- * it, by the setting), never above the ceiling, and never above the limit its parent's chain was given (a child
- * cannot ask for more room than its root had).
+ * setting (a plan is model-written text, and text injected into it must not loosen a brake) unless an approver raised
+ * it on the card (`raised`: recorded on the run whose step delegates, or carried down a chain an approver raised), and
+ * never above the ceiling, nor above the limit its parent's chain was given (a child cannot ask for more room than
+ * its root had).
  */
-export function depthLimit(requested: number | undefined, configured: number, inherited: number | null): number {
-  const wanted = Math.floor(Math.min(requested ?? configured, configured));
+export function depthLimit(
+  requested: number | undefined,
+  configured: number,
+  inherited: number | null,
+  raised: number | null = null,
+): number {
+  const allowed = Math.max(configured, raised ?? 0);
+  const wanted = Math.floor(Math.min(requested ?? allowed, allowed));
   return Math.max(0, Math.min(wanted, DEPTH_CEILING, inherited ?? DEPTH_CEILING));
+}
+
+/**
+ * The depth a plan's delegate steps ask for above the setting (the highest, at most the ceiling), or null when none
+ * asks for more: what an approver may raise the run's depth brake to on its card.
+ */
+export function depthAskedAbove(
+  steps: readonly { kind?: string; tool?: string; args?: unknown }[],
+  configured: number,
+): number | null {
+  let asked: number | null = null;
+  for (const s of steps) {
+    if (s.tool !== DELEGATE_TOOL || typeof s.args !== 'object' || s.args === null) continue;
+    const depth = (s.args as Record<string, unknown>)['depth'];
+    if (typeof depth === 'number' && Number.isInteger(depth) && depth > configured)
+      asked = Math.min(DEPTH_CEILING, Math.max(asked ?? 0, depth));
+  }
+  return asked !== null && asked > configured ? asked : null;
+}
+
+/** An approver's raise of a run's depth brake, as recorded. */
+export interface DepthRaise {
+  depth: number;
+  approver: Actor;
+  at: Date;
 }
 
 /** A delegation to record: its child run's id is made by the caller first, so its own children find its depth. */
@@ -157,6 +189,20 @@ export interface DelegationStore {
   /** Counts one message between a child and its parent, against `limits.messages`. Throws `StewardError`
    * (`internal`) for a delegation that does not exist. */
   countMessage(delegationId: string, limits: DelegationLimits, at: Date): Promise<MessageResult>;
+  /**
+   * Records an approver's raise of the run's depth brake to `depth` (at most the ceiling; a later raise stands only
+   * if higher), with who and when; resolves with the raise that stands.
+   */
+  raiseDepth(runId: string, depth: number, approver: Actor, at: Date): Promise<DepthRaise>;
+  /** The raise recorded on a run, or null. */
+  depthRaise(runId: string): Promise<DepthRaise | null>;
+  /**
+   * Records an approver's decision that the runs `runId` hands out are bound by their own Assistant's grants only,
+   * not narrowed by those up the chain (who and when; a repeat keeps the first).
+   */
+  widenGrants(runId: string, approver: Actor, at: Date): Promise<void>;
+  /** Who widened the grants of the runs `runId` hands out, and when; null when nobody did. */
+  grantsWidened(runId: string): Promise<Omit<DepthRaise, 'depth'> | null>;
   /** Each round between a conversation and an Assistant, first first. */
   rounds(conversation: Conversation, assistant: string): Promise<DelegationRound[]>;
   /** The delegations a run made, oldest first (its children, for Pause and Stop to reach). */

@@ -5,9 +5,10 @@
  *
  * Delegation narrows, never widens: a run one Assistant delegated to another is bound by the grants of every
  * Assistant up its chain of parents as well as its own (the intersection), so an Assistant that may delegate cannot
- * reach, through another, a tool it is not granted itself.
+ * reach, through another, a tool it is not granted itself; unless an approver widened, on the parent's card, the
+ * grants of the runs it hands out (`brake-raise.ts`).
  */
-import { DEPTH_CEILING } from '../assistant/delegations.ts';
+import { DEPTH_CEILING, type DelegationStore } from '../assistant/delegations.ts';
 import { applyGrants, grantRefusal, type AssistantStore } from '../assistant/assistants.ts';
 import type { LlmClient, RunRecords, StoredRun, ToolRunner } from '../ports.ts';
 import type { ToolInfo } from '../types.ts';
@@ -18,6 +19,8 @@ export interface GrantDeps {
   assistants?: AssistantStore;
   /** Where a run's parents are read, to find the Assistants up its chain (without it, only its own Assistant). */
   store?: Pick<RunRecords, 'getRun'>;
+  /** Where an approver's Widen grants on a parent's card is read: the chain stops there. */
+  delegations?: Pick<DelegationStore, 'grantsWidened'>;
 }
 
 /** The run fields the chain is found from. */
@@ -27,12 +30,14 @@ export type GrantedRun = Pick<StoredRun, 'assistant' | 'parentRunId'>;
  * The Assistants whose grants bound a run, by name: its own, then each Assistant up its chain of parents (a parent
  * of Steward's own adds none), each once. Empty for Steward's own runs.
  */
-export async function grantChain(deps: Pick<GrantDeps, 'store'>, run: GrantedRun): Promise<string[]> {
+export async function grantChain(deps: Pick<GrantDeps, 'store' | 'delegations'>, run: GrantedRun): Promise<string[]> {
   if (!run.assistant) return [];
   const names = [run.assistant];
   let parentId = run.parentRunId;
   // A chain is never longer than the depth ceiling; the bound also ends a loop a damaged row could make.
   for (let hops = 0; parentId && deps.store && hops <= DEPTH_CEILING; hops++) {
+    // An approver widened, on that parent's card, the grants of the runs it hands out: nothing above narrows them.
+    if (await deps.delegations?.grantsWidened(parentId)) break;
     const parent = await deps.store.getRun(parentId);
     if (!parent) break;
     if (parent.assistant && !names.includes(parent.assistant)) names.push(parent.assistant);

@@ -189,6 +189,8 @@ export interface PlanDelegation {
   log?: Log;
   /** Where a delegated run's parents are read: its plan is bound by every Assistant up its chain (`grantChain`). */
   store?: Pick<RunRecords, 'getRun'>;
+  /** Where an approver's Widen grants on a parent's card is read: the chain stops there. */
+  widened?: GrantDeps['delegations'];
 }
 
 export function createPlanWriter(
@@ -218,7 +220,7 @@ export function createPlanWriter(
     const context = { request, amend, earlier, delegates };
     if (run.assistant)
       return planForAssistant(
-        { tools, assistants, store: delegation.store },
+        { tools, assistants, store: delegation.store, delegations: delegation.widened },
         { ...run, assistant: run.assistant },
         llmFor(run),
         context,

@@ -30,6 +30,7 @@ import type { ReviewTimers } from './review-timers.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
+import { brakeCardParts } from './brake-raise.ts';
 import { spendApproval, spendOutlookFor } from './spend-check.ts';
 
 /** Who must look at a plan before it runs: the requester's preference, always, or nobody (a workflow's saved approval). */
@@ -38,7 +39,7 @@ export type ReviewRule = 'preference' | 'always' | 'saved';
 /** Planning and review of a run's plan. Decision handlers return null when accepted, else the refusal. */
 export class ReviewFlow {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'settings'> & {
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'settings' | 'delegations'> & {
       store: RunRecords & RunSteering & SpendLedger;
       estimates?: PlanEstimates;
     },
@@ -360,11 +361,15 @@ export class ReviewFlow {
       | 'spend'
     >,
   ): Promise<boolean> {
+    // A step asking to delegate deeper than the setting: said on the card, with Raise depth for an approver.
+    const brakes = await brakeCardParts(this.deps, run, v.plan, options.needsReview);
     const card = toPlanCard(run.id, revision, v, {
       ...options,
       amendmentsLeft: this.messages.amendmentsLeft(run),
       requester: run.requester,
-      warnings: planWarnings(v.plan, this.deps.tools.listTools()),
+      warnings: [...planWarnings(v.plan, this.deps.tools.listTools()), ...brakes.warnings],
+      raisable: brakes.raisable,
+      widenable: brakes.widenable,
       assistant: run.assistant,
       delegatedBy: run.parentRunId,
     });

@@ -29,6 +29,7 @@ import {
   type SpendReport,
 } from '../spend.ts';
 import { EARLIER_TURNS, renderEarlierTurns } from '../run/earlier-turns.ts';
+import { raiseDepthBrake, widenGrantsDecision } from './brake-raise.ts';
 import { approverRoles, isApprover, mayDecide, plainText, sentence } from '../run/run-actions.ts';
 import { interventionTools } from '../run/holds.ts';
 import {
@@ -177,6 +178,7 @@ export class Steward implements InboundHandler {
       delegates: delegates ? () => this.knownAssistants(delegates) : undefined,
       log,
       store: deps.store,
+      ...(deps.delegations && { widened: deps.delegations }),
     });
     if (deps.assistants) {
       const approvers = settings.approvers ?? [];
@@ -731,6 +733,8 @@ export class Steward implements InboundHandler {
       pause: () => this.control.control(run, { ...d, action: 'pause' }),
       resume: () => this.control.control(run, { ...d, action: 'resume' }),
       stop: () => (planning ? this.planner.cancel(run, d) : this.control.control(run, { ...d, action: 'stop' })),
+      raise: () => raiseDepthBrake(this.deps, this.messages, run, d),
+      widen: () => widenGrantsDecision(this.deps, this.messages, run, d),
     };
     return handlers[d.action]();
   }

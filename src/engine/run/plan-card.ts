@@ -45,6 +45,10 @@ export interface PlanCardOptions {
   estimate?: PlanEstimate;
   /** Spend against the caps set, and the cap the run would pass (then only an approver's Approve starts it). */
   spend?: SpendOutlook;
+  /** A step asks to delegate deeper than the setting and nobody raised it: the card offers Raise depth. */
+  raisable?: boolean;
+  /** An Assistant's plan hands work to another and nobody widened its grants: the card offers Widen grants. */
+  widenable?: boolean;
 }
 
 /** The card people review; `needsReview` false means the plan already started and the card only informs. */
@@ -78,7 +82,11 @@ export function toPlanCard(runId: string, revision: number, v: ValidatedPlan, op
     ...(options.autoStarted && !options.needsReview ? { autoStarted: true as const } : {}),
     amendmentsLeft: options.amendmentsLeft,
     requester: options.requester,
-    actions: options.actions ?? actionsFor(options.needsReview ? 'awaiting_review' : 'running', options.amendmentsLeft),
+    actions: [
+      ...(options.actions ?? actionsFor(options.needsReview ? 'awaiting_review' : 'running', options.amendmentsLeft)),
+      ...(options.raisable ? (['raise'] as const) : []),
+      ...(options.widenable ? (['widen'] as const) : []),
+    ],
     breakpoints: stepsHeld(options.breakpoints ?? [], 'after'),
     breakpointsBefore: stepsHeld(options.breakpoints ?? [], 'before'),
     suggestedBreakpoints: [...(options.suggestedBreakpoints ?? [])],
