@@ -199,9 +199,23 @@ export interface LlmUsageTotals extends LlmUsageCount {
   byRole: Partial<Record<ModelRole, LlmUsageCount>>;
 }
 
-/** One chat message given to a model: text, an assistant turn that called tools, or one tool call's result. */
+/**
+ * An image shown to a model with a user message: base64 `data` of a type both providers read (PNG, JPEG, GIF, WebP).
+ * `label` names it in words (`image 1, from step img: image/png, 2.9 kB`) and is sent just before it.
+ */
+export interface LlmImage {
+  mimeType: string;
+  data: string;
+  label: string;
+}
+
+/**
+ * One chat message given to a model: text, an assistant turn that called tools, or one tool call's result. A user
+ * message's `images` reach only a model the catalog marks `seesImages`; for any other the router drops them, so their
+ * text must already describe them in words.
+ */
 export type LlmMessage =
-  | { role: 'user' | 'assistant'; content: string }
+  | { role: 'user' | 'assistant'; content: string; images?: readonly LlmImage[] }
   | { role: 'assistant'; content: string; toolCalls: LlmToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 
