@@ -105,7 +105,7 @@ describe('console, rich outputs to the report writer (postgres)', () => {
     expect(texts.join('\n')).not.toContain(MCP_TINY_IMAGE.slice(0, 64));
   });
 
-  it('gives a synthesizer not marked seesImages the images in words only, never base64', async () => {
+  it('gives a synthesizer not marked seesImages the images in words only, never base64, and prints each file after the report', async () => {
     h = await startHarness({
       db: 'postgres',
       servers: [everythingStdioConfig()],
@@ -118,5 +118,11 @@ describe('console, rich outputs to the report writer (postgres)', () => {
     expect(JSON.stringify(synth.body)).not.toContain(MCP_TINY_IMAGE.slice(0, 64));
     expect(userParts(synth.body).map((p) => p.type)).toEqual(['text']);
     expect(synth.lastUserText).toContain('[image: image/png, 3.9 kB]');
+    // The console cannot show the image: it names it with its size, after the report.
+    const printed = await h.waitFor(/Files from this run[^\n]*\n.*/);
+    expect(printed).toBe(
+      'Files from this run (1, not saved; the dashboard shows them):\n  📎 img1-1.png (image/png, 3.9 kB) from step img1',
+    );
+    expect(h.output().indexOf('One logo.')).toBeLessThan(h.output().indexOf('Files from this run'));
   });
 });

@@ -2,20 +2,13 @@
  * The files a run produced: image and audio blocks and binary embedded resources of its succeeded steps' outputs,
  * in plan order. They go to the report writer (images, when its model sees them) and to the chat with the report.
  */
+import type { RunFile } from '../messages.ts';
 import { base64Bytes, sizeText } from '../text.ts';
 import type { Json } from '../types.ts';
 import type { DispatchState } from './dispatch-state.ts';
 
 /** One file a step's output carried, base64 and all. */
-export interface ProducedFile {
-  stepId: string;
-  /** A file name for the chat: the resource URI's last segment, else `<step>-<n>.<ext>`. */
-  name: string;
-  mimeType: string;
-  /** Base64, as the MCP server sent it. */
-  data: string;
-  bytes: number;
-}
+export type ProducedFile = RunFile;
 
 type JsonObject = { [key: string]: Json };
 const isObject = (v: Json | undefined): v is JsonObject => !!v && typeof v === 'object' && !Array.isArray(v);
