@@ -299,6 +299,20 @@ export interface Notifier {
   ): ReportStream | null;
 }
 
+/**
+ * Keeps the latest progress a server reported on a running attempt (for the dashboard), at the pace progress is shown.
+ * Nothing is written once the attempt ended, so a report that arrives late never shows on a finished step.
+ */
+export interface StepProgressLog {
+  recordProgress(a: {
+    runId: string;
+    stepId: string;
+    attempt: number;
+    progress: ToolProgress;
+    at: Date;
+  }): Promise<void>;
+}
+
 /** A stored run, enough to rebuild its state after a restart. */
 export interface StoredRun {
   id: string;
@@ -340,6 +354,8 @@ export interface StoredStepAttempt {
   error: StepError | null;
   startedAt: Date;
   endedAt: Date | null;
+  /** The latest progress its server reported while it ran (null: none). */
+  progress?: ToolProgress | null;
 }
 
 /** A run this process took over, with the fence its writes now carry. */
@@ -672,7 +688,8 @@ export interface RunHistory {
  * Durable state of runs, every role in one (as `PgRunStore` implements it); each consumer takes only the roles it
  * uses. The database is the judge of every limit and every state change.
  */
-export interface RunStore extends RunRecords, StepLog, RunSteering, RunOwnership, Ledgers, RunHistory, SpendLedger {}
+export interface RunStore
+  extends RunRecords, StepLog, StepProgressLog, RunSteering, RunOwnership, Ledgers, RunHistory, SpendLedger {}
 
 /** How a request was answered: by the planner without tools, by the quick read-only loop, or with a plan. */
 export type RunRoute = 'answer' | 'quick' | 'plan';
