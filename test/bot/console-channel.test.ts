@@ -59,10 +59,9 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
     files: fc.record({
       kind: fc.constant('files' as const),
       runId: text,
-      files: fc.array(
-        fc.record({ stepId: text, name: text, mimeType: text, data: fc.constant(''), bytes: fc.nat() }),
-        { maxLength: 2 },
-      ),
+      files: fc.array(fc.record({ stepId: text, name: text, mimeType: text, data: fc.constant(''), bytes: fc.nat() }), {
+        maxLength: 2,
+      }),
     }),
     progress: fc.record({
       kind: fc.constant('progress' as const),
