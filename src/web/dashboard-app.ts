@@ -216,10 +216,9 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
         ? attemptImage(detail, c.req.param('step'), attempt, n)
         : null;
     if (!image) return notFound(c);
-    // Its own type, never sniffed (secureHeaders sends nosniff); kept private to the signed-in browser.
+    // Its own type, never sniffed (secureHeaders sends nosniff); stored nowhere, as every page (no-store).
     return c.body(new Uint8Array(Buffer.from(image.data, 'base64')), 200, {
       'Content-Type': image.mimeType,
-      'Cache-Control': 'private, max-age=3600',
       'Content-Disposition': 'inline',
     });
   });
