@@ -161,7 +161,14 @@ export class DiscordChannel implements ChannelAdapter {
       case 'files': {
         if (!where) return;
         const { body, files } = runFilesMessage(message);
-        await this.client.rest.post(Routes.channelMessages(where.channelId), { body, files });
+        try {
+          await this.client.rest.post(Routes.channelMessages(where.channelId), { body, files });
+        } catch (err) {
+          // Refused (a server's own lower limit, say): the thread still learns the files exist and why they are missing.
+          const why = `\n• The files could not be attached (Discord said: ${(err as Error).message.slice(0, 200)}).`;
+          const content = `${String(body.content)}${why}`.slice(0, 2000);
+          await this.post(where.channelId, textMessage(content));
+        }
         return;
       }
       case 'connectionCheck':
