@@ -29,6 +29,7 @@ import { mcpConnectLinks } from './0023-mcp-connect-links.ts';
 import { connectLinkConfirmation } from './0024-connect-link-confirmation.ts';
 import { serverQuestions } from './0025-server-questions.ts';
 import { pendingConnectionExpiry } from './0026-pending-connection-expiry.ts';
+import { stepProgress } from './0028-step-progress.ts';
 import { brakeRaises } from './0029-brake-raises.ts';
 
 /** All migrations by name, in the order they apply. */
@@ -59,5 +60,6 @@ export const migrations: Record<string, Migration> = {
   '0024-connect-link-confirmation': connectLinkConfirmation,
   '0025-server-questions': serverQuestions,
   '0026-pending-connection-expiry': pendingConnectionExpiry,
+  '0028-step-progress': stepProgress,
   '0029-brake-raises': brakeRaises,
 };

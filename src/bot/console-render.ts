@@ -4,6 +4,7 @@
  */
 import type { OutboundMessage, PlanCard } from '../engine/messages.ts';
 import { estimateLine, tookLine } from '../engine/run/estimates.ts';
+import { fileLine } from './attachments.ts';
 import { spendLine, spendWaitText } from './spend-words.ts';
 import { connectionCheckText, type ConnectionsStyle } from './connection-words.ts';
 import { fieldPrompt } from './console-question.ts';
@@ -53,6 +54,11 @@ export function renderConsole(message: OutboundMessage): string {
       ].join('\n');
     case 'questionClosed':
       return `i ${questionClosedText(message, (a) => a.name ?? a.id)}`;
+    case 'files':
+      // A terminal cannot show them: each by name and size; the dashboard's run page shows the images.
+      return [`Files from this run (${message.files.length}, not saved; the dashboard shows them):`]
+        .concat(message.files.map((f) => `  📎 ${fileLine(f)}`))
+        .join('\n');
   }
 }
 

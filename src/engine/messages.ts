@@ -121,6 +121,27 @@ export interface Report {
   again?: boolean;
 }
 
+/** One file a step's output carried (an image, audio, or a binary embedded resource), base64 and all. */
+export interface RunFile {
+  stepId: string;
+  /** A file name for the chat: the resource URI's last segment, else `<step>-<n>.<ext>`. */
+  name: string;
+  mimeType: string;
+  /** Base64, as the MCP server sent it. */
+  data: string;
+  bytes: number;
+}
+
+/**
+ * The files a run produced, sent just after its report (only when the report is written, not when a process that
+ * took the run over sends a stored one again). Each channel attaches what its platform accepts and says what it left.
+ */
+export interface RunFiles {
+  kind: 'files';
+  runId: string;
+  files: RunFile[];
+}
+
 /**
  * A report shown while the model writes it, opened by a channel that can (`Notifier.openReport`). What it shows
  * along the way is a preview: `finish` makes the message exactly the report `send` would have delivered.
@@ -230,4 +251,5 @@ export type OutboundMessage =
   | BreakpointHit
   | ConnectionCheck
   | QuestionCard
-  | QuestionClosed;
+  | QuestionClosed
+  | RunFiles;

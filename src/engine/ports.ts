@@ -223,9 +223,23 @@ export interface LlmUsageTotals extends LlmUsageCount {
   byRole: Partial<Record<ModelRole, LlmUsageCount>>;
 }
 
-/** One chat message given to a model: text, an assistant turn that called tools, or one tool call's result. */
+/**
+ * An image shown to a model with a user message: base64 `data` of a type both providers read (PNG, JPEG, GIF, WebP).
+ * `label` names it in words (`image 1, from step img: image/png, 2.9 kB`) and is sent just before it.
+ */
+export interface LlmImage {
+  mimeType: string;
+  data: string;
+  label: string;
+}
+
+/**
+ * One chat message given to a model: text, an assistant turn that called tools, or one tool call's result. A user
+ * message's `images` reach only a model the catalog marks `seesImages`; for any other the router drops them, so their
+ * text must already describe them in words.
+ */
 export type LlmMessage =
-  | { role: 'user' | 'assistant'; content: string }
+  | { role: 'user' | 'assistant'; content: string; images?: readonly LlmImage[] }
   | { role: 'assistant'; content: string; toolCalls: LlmToolCall[] }
   | { role: 'tool'; toolCallId: string; content: string };
 
@@ -309,6 +323,20 @@ export interface Notifier {
   ): ReportStream | null;
 }
 
+/**
+ * Keeps the latest progress a server reported on a running attempt (for the dashboard), at the pace progress is shown.
+ * Nothing is written once the attempt ended, so a report that arrives late never shows on a finished step.
+ */
+export interface StepProgressLog {
+  recordProgress(a: {
+    runId: string;
+    stepId: string;
+    attempt: number;
+    progress: ToolProgress;
+    at: Date;
+  }): Promise<void>;
+}
+
 /** A stored run, enough to rebuild its state after a restart. */
 export interface StoredRun {
   id: string;
@@ -350,6 +378,8 @@ export interface StoredStepAttempt {
   error: StepError | null;
   startedAt: Date;
   endedAt: Date | null;
+  /** The latest progress its server reported while it ran (null: none). */
+  progress?: ToolProgress | null;
 }
 
 /** A run this process took over, with the fence its writes now carry. */
@@ -682,7 +712,8 @@ export interface RunHistory {
  * Durable state of runs, every role in one (as `PgRunStore` implements it); each consumer takes only the roles it
  * uses. The database is the judge of every limit and every state change.
  */
-export interface RunStore extends RunRecords, StepLog, RunSteering, RunOwnership, Ledgers, RunHistory, SpendLedger {}
+export interface RunStore
+  extends RunRecords, StepLog, StepProgressLog, RunSteering, RunOwnership, Ledgers, RunHistory, SpendLedger {}
 
 /** How a request was answered: by the planner without tools, by the quick read-only loop, or with a plan. */
 export type RunRoute = 'answer' | 'quick' | 'plan';

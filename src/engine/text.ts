@@ -55,11 +55,20 @@ export function blockText(block: Json): string {
 
 /** `image/png, 1.2 kB` from a MIME type and base64 data (its decoded size). */
 function describeBinary(mimeType: string | undefined, base64: string | undefined): string {
-  const data = base64 ?? '';
+  return `${mimeType ?? 'unknown type'}, ${sizeText(base64Bytes(base64 ?? ''))}`;
+}
+
+/** The decoded size of base64 data, in bytes, without decoding it. */
+export function base64Bytes(data: string): number {
   const padding = data.endsWith('==') ? 2 : data.endsWith('=') ? 1 : 0;
-  const bytes = Math.max(0, Math.floor((data.length * 3) / 4) - padding);
-  const size = bytes < 1024 ? `${bytes} bytes` : `${(bytes / 1024).toFixed(1)} kB`;
-  return `${mimeType ?? 'unknown type'}, ${size}`;
+  return Math.max(0, Math.floor((data.length * 3) / 4) - padding);
+}
+
+/** A size as people read it: `900 bytes`, `2.9 kB`, `12.0 MB`. */
+export function sizeText(bytes: number): string {
+  if (bytes < 1024) return `${bytes} bytes`;
+  if (bytes < 1024 * 1024) return `${(bytes / 1024).toFixed(1)} kB`;
+  return `${(bytes / (1024 * 1024)).toFixed(1)} MB`;
 }
 
 /** A run's id as people read it, everywhere it is shown: its first eight characters (the full id stays in links). */

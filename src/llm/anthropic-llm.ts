@@ -176,9 +176,25 @@ function toMessages(messages: readonly LlmMessage[]): MessageParam[] {
         role: 'assistant',
         content: [...(m.content ? [{ type: 'text' as const, text: m.content }] : []), ...uses],
       });
+    } else if (m.role === 'user' && m.images?.length) {
+      // Each image follows its label, as a base64 image block (the Messages API reads PNG, JPEG, GIF and WebP).
+      const images = m.images.flatMap((i) => [
+        { type: 'text' as const, text: i.label },
+        {
+          type: 'image' as const,
+          source: { type: 'base64' as const, media_type: imageType(i.mimeType), data: i.data },
+        },
+      ]);
+      out.push({ role: 'user', content: [{ type: 'text', text: m.content }, ...images] });
     } else out.push({ role: m.role, content: m.content });
   }
   return out;
+}
+
+type ImageType = 'image/png' | 'image/jpeg' | 'image/gif' | 'image/webp';
+// The engine sends only these types (report-images.ts); anything else would be refused by the API.
+function imageType(mimeType: string): ImageType {
+  return (['image/png', 'image/jpeg', 'image/gif', 'image/webp'] as const).find((t) => t === mimeType) ?? 'image/png';
 }
 
 /** A `tool_use` block as a call; input that is not an object makes the answer malformed. */

@@ -1,10 +1,10 @@
 /**
  * What each model role needs from its model (refused without it) and prefers (a warning without it). A role not in
- * the table takes any model. Capabilities are what a catalog entry declares: `reasons`, `callsTools`.
+ * the table takes any model. Capabilities are what a catalog entry declares: `reasons`, `callsTools`, `seesImages`.
  */
 
 /** Something a catalog model declares it can do. */
-export type Capability = 'reasons' | 'callsTools';
+export type Capability = 'reasons' | 'callsTools' | 'seesImages';
 
 /** A role's requirements: `needs` are refused when missing, `prefers` only warned about. */
 export interface RoleNeeds {

@@ -33,6 +33,7 @@ const entrySchema = z.strictObject({
   spec: z.string().trim().min(1, 'set spec to a model such as openai:gpt-4.1-mini'),
   reasons: z.boolean().default(false),
   callsTools: z.boolean().default(false),
+  seesImages: z.boolean().default(false),
   usdPerMillionTokens: z.strictObject({ input: price, output: price, cachedInput: price.optional() }).optional(),
 });
 const catalogSchema = z.strictObject({
@@ -81,7 +82,11 @@ export function parseModelCatalog(text: string, source: string, roles: readonly 
     models[name] = {
       name,
       spec: e.spec,
-      capabilities: [...(e.reasons ? ['reasons' as const] : []), ...(e.callsTools ? ['callsTools' as const] : [])],
+      capabilities: [
+        ...(e.reasons ? ['reasons' as const] : []),
+        ...(e.callsTools ? ['callsTools' as const] : []),
+        ...(e.seesImages ? ['seesImages' as const] : []),
+      ],
       // Cached input without its own price is billed as input: the cost is never understated.
       ...(p && {
         prices: {

@@ -85,7 +85,7 @@ export class RoutedLlmClient implements LlmClient {
   async complete(request: LlmRequest): Promise<LlmResponse> {
     const { client, name } = this.route(request);
     try {
-      const response = await client.complete(request);
+      const response = await client.complete(this.seesImages(request, name) ? request : withoutImages(request));
       return name === undefined ? response : { ...response, modelName: name };
     } catch (err) {
       // The reason only: adapters' messages name the host, model and status and never the key; prompts stay out.
@@ -95,6 +95,11 @@ export class RoutedLlmClient implements LlmClient {
       this.log(level, `model call failed (${request.role}, ${model}): ${reason}`);
       throw err;
     }
+  }
+
+  // Only a catalog model marked seesImages gets images: a model of unknown kind may refuse the whole request for them.
+  private seesImages(request: LlmRequest, name: string | undefined): boolean {
+    return name !== undefined && (this.named.get(name)?.capabilities.includes('seesImages') ?? false);
   }
 
   /** The model a role's requests go to (`openai:gpt-4.1`), with its catalog name when it has one. */
@@ -160,6 +165,19 @@ export class RoutedLlmClient implements LlmClient {
     });
     return (await Promise.all(checks)).filter((w) => w !== undefined);
   }
+}
+
+/** The request with no images: their text already describes them (`LlmMessage`). */
+function withoutImages(request: LlmRequest): LlmRequest {
+  if (!request.messages.some((m) => 'images' in m && m.images !== undefined)) return request;
+  return {
+    ...request,
+    messages: request.messages.map((m) => {
+      if (!('images' in m) || m.images === undefined) return m;
+      const { images: _dropped, ...rest } = m;
+      return rest;
+    }),
+  };
 }
 
 function isProbeable(

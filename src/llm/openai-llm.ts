@@ -190,6 +190,14 @@ function toChatMessage(m: LlmMessage): ChatCompletionMessageParam {
     }));
     return { role: 'assistant', content: m.content || null, tool_calls: calls };
   }
+  if (m.role === 'user' && m.images?.length) {
+    // Each image follows its label, as a data URL (Chat Completions' image_url part).
+    const images = m.images.flatMap((i) => [
+      { type: 'text' as const, text: i.label },
+      { type: 'image_url' as const, image_url: { url: `data:${i.mimeType};base64,${i.data}` } },
+    ]);
+    return { role: 'user', content: [{ type: 'text', text: m.content }, ...images] };
+  }
   return { role: m.role, content: m.content };
 }
 

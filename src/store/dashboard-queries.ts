@@ -5,7 +5,7 @@
 import { sql, type Expression, type ExpressionBuilder, type Kysely, type SqlBool } from 'kysely';
 import type { Range } from '../engine/estimate-history.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
-import type { StoredDecision, StoredRevision } from '../engine/ports.ts';
+import type { StoredDecision, StoredRevision, ToolProgress } from '../engine/ports.ts';
 import { TERMINAL_STATUSES, type Json } from '../engine/types.ts';
 import type { StoredQuestion } from '../engine/server-questions.ts';
 import { PgQuestionLog } from './pg-question-log.ts';
@@ -57,6 +57,8 @@ export interface AttemptRow {
   startedAt: Date;
   endedAt: Date | null;
   durationMs: number | null;
+  /** The latest progress its server reported while it ran (null: none). */
+  progress: ToolProgress | null;
 }
 
 /** One model call. */
@@ -313,6 +315,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
       startedAt: a.started_at,
       endedAt: a.ended_at,
       durationMs: a.duration_ms,
+      progress: (a.progress ?? null) as ToolProgress | null,
     })),
     decisions,
     modelCalls: modelCalls.map((c) => ({
@@ -342,7 +345,8 @@ export async function runFingerprint(db: Db, runId: string): Promise<string | nu
       eb
         .selectFrom('step_attempts')
         .whereRef('run_id', '=', 'runs.id')
-        .select(sql<string>`count(*) || ':' || count(ended_at)`.as('n'))
+        // A server's progress moves the page too (written at most once a second per call).
+        .select(sql<string>`count(*) || ':' || count(ended_at) || ':' || coalesce(max(progress_at)::text, '')`.as('n'))
         .as('attempts'),
       eb
         .selectFrom('decisions')

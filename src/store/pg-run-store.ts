@@ -344,6 +344,24 @@ export class PgRunStore implements RunStore {
     return row ? fromRunRow(row) : null;
   }
 
+  async recordProgress(a: Port<'recordProgress'>[0]): Promise<void> {
+    const progress = toJsonText({
+      progress: a.progress.progress,
+      ...(a.progress.total !== undefined && { total: a.progress.total }),
+      ...(a.progress.message !== undefined && { message: a.progress.message.slice(0, 500) }),
+    });
+    await this.attempt('recordProgress', () =>
+      this.db
+        .updateTable('step_attempts')
+        .set({ progress, progress_at: a.at })
+        .where('run_id', '=', a.runId)
+        .where('step_id', '=', a.stepId)
+        .where('attempt', '=', a.attempt)
+        .where('ended_at', 'is', null)
+        .execute(),
+    );
+  }
+
   async listStepAttempts(runId: string): Promise<StoredStepAttempt[]> {
     const rows = await this.attempt('listStepAttempts', () =>
       this.db.selectFrom('step_attempts').selectAll().where('run_id', '=', runId).orderBy('id').execute(),

@@ -5,7 +5,7 @@
 import type { Selectable } from 'kysely';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
-import type { RunRoute, StoredRun, StoredStepAttempt } from '../engine/ports.ts';
+import type { RunRoute, StoredRun, StoredStepAttempt, ToolProgress } from '../engine/ports.ts';
 import type { RiskLevel, RunStatus, StepError, StepStatus } from '../engine/types.ts';
 import type { RunsTable, StepAttemptsTable } from './schema.ts';
 
@@ -50,5 +50,7 @@ export function fromStepAttemptRow(row: Selectable<StepAttemptsTable>): StoredSt
     error: row.error as StepError | null,
     startedAt: row.started_at,
     endedAt: row.ended_at,
+    // Only where a server reported some: most attempts never hear of progress.
+    ...(row.progress !== null && row.progress !== undefined && { progress: row.progress as unknown as ToolProgress }),
   };
 }

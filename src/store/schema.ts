@@ -125,6 +125,9 @@ export interface StepAttemptsTable {
   duration_ms: number | null;
   /** The lease fence the attempt was started under (null for attempts from before leases). */
   fence: ColumnType<number | null, number | null | undefined, never>;
+  /** The latest progress its server reported while it ran (`{ progress, total?, message? }`), and when. */
+  progress: ColumnType<Json | null, never, string>;
+  progress_at: ColumnType<Date | null, never, Date>;
   created_at: Timestamp;
 }
 

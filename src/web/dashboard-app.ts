@@ -17,6 +17,7 @@ import { spendWindows, type SpendCaps, type SpendWindows } from '../engine/spend
 import type { DashboardSpend } from '../store/spend-view.ts';
 import { page, type Markup } from './page-layout.ts';
 import { runFragment, runPage, type ActingServers } from './run-page.ts';
+import { attemptImage } from './attempt-media.ts';
 import { runsPage } from './runs-page.ts';
 import { addConnectRoutes, type ConnectFlow } from './connect-pages.ts';
 import { clearSessionCookie, SESSION_MS, sessionIdOf, setSessionCookie, type SessionPerson } from './session.ts';
@@ -219,6 +220,21 @@ export function createDashboardApp(options: DashboardOptions): Hono<Env> {
     const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
     if (!detail) return notFound(c);
     return c.html(runFragment(detail, options.clock(), servedAs(options)));
+  });
+  app.get('/runs/:id/attempts/:step/:attempt/files/:n', async (c) => {
+    const detail = await options.data.runDetail(c.get('viewer'), c.req.param('id'));
+    const attempt = Number(c.req.param('attempt'));
+    const n = Number(c.req.param('n'));
+    const image =
+      detail && Number.isInteger(attempt) && Number.isInteger(n) && n >= 0
+        ? attemptImage(detail, c.req.param('step'), attempt, n)
+        : null;
+    if (!image) return notFound(c);
+    // Its own type, never sniffed (secureHeaders sends nosniff); stored nowhere, as every page (no-store).
+    return c.body(new Uint8Array(Buffer.from(image.data, 'base64')), 200, {
+      'Content-Type': image.mimeType,
+      'Content-Disposition': 'inline',
+    });
   });
   app.get('/runs/:id/events', async (c) => {
     const runId = c.req.param('id');

@@ -1,11 +1,14 @@
 /**
  * One run's page: the plan graph, the timeline of step attempts, the revisions, the decisions, the model calls and
- * the report. Everything a tool or a model wrote is shown as cut, escaped text; nothing of it becomes a link.
+ * the report. Everything a tool or a model wrote is shown as cut, escaped text; nothing of it becomes a link (a
+ * resource link shows its title and URI as text). A step's images are shown from a route of this dashboard.
  */
 import { html } from 'hono/html';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import { formatCost } from '../engine/model-cost.ts';
+import { progressWords } from '../engine/run/call-progress.ts';
 import { cut, outputText } from '../engine/text.ts';
+import { attemptImages } from './attempt-media.ts';
 import type { AttemptRow, RunDetail } from '../store/dashboard-queries.ts';
 import {
   layoutGraph,
@@ -87,11 +90,11 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     </section>
     <section>
       <h2>Timeline</h2>
-      ${attempts.length ? timelineSvg(timeline) : html`<p class="muted">No step has started.</p>`}
+      ${attempts.length ? timelineSvg(timeline, runningProgress(attempts)) : html`<p class="muted">No step has started.</p>`}
     </section>
     <section>
       <h2>Steps</h2>
-      ${stepsTable(attempts)}
+      ${stepsTable(run.id, attempts)}
     </section>
     ${questionsSection(detail, now)}
     <section>
@@ -207,18 +210,31 @@ function waitTitle(b: TimelineBar, w: TimelineWait): string {
   return w.note ? `${what}, ${w.note}` : what;
 }
 
-function timelineSvg(t: TimelineLayout): Markup {
+/** What the servers last said of the calls still running, in words, by `<step>#<attempt>`. */
+function runningProgress(attempts: readonly AttemptRow[]): Map<string, string> {
+  const said = new Map<string, string>();
+  for (const a of attempts) {
+    const words = a.endedAt === null && a.progress ? progressWords(a.progress) : '';
+    if (words) said.set(`${a.stepId}#${a.attempt}`, words);
+  }
+  return said;
+}
+
+function timelineSvg(t: TimelineLayout, progress: ReadonlyMap<string, string> = new Map()): Markup {
   const legend = timelineLegend(t);
   const axisY = t.rows.length * ROW_HEIGHT + 18;
   const height = axisY + (legend.length ? 26 : 12);
-  const width = LABEL_WIDTH + t.width + 90;
+  // Room for a server's progress line after a running bar (at most about 130 characters).
+  const width = LABEL_WIDTH + t.width + 90 + (progress.size > 0 ? 700 : 0);
   const labels = t.rows.map(
     (id, i) => html`<text x="4" y="${i * ROW_HEIGHT + 16}">${cut(id, SHOWN_CHARS.label)}</text>`,
   );
   const bars = t.bars.map((b) => {
     const x = LABEL_WIDTH + b.x;
     const y = b.row * ROW_HEIGHT + 4;
-    const what = `${b.stepId} attempt ${b.attempt}${b.attempt > 1 ? ' (retry)' : ''}: ${b.status}, ${durationText(b.durationMs)}${b.open ? ' so far' : ''}`;
+    // The server's words, made one short line by progressWords and escaped by html like any tool text.
+    const said = b.open ? progress.get(`${b.stepId}#${b.attempt}`) : undefined;
+    const what = `${b.stepId} attempt ${b.attempt}${b.attempt > 1 ? ' (retry)' : ''}: ${b.status}, ${durationText(b.durationMs)}${b.open ? ' so far' : ''}${said ? `, ${said}` : ''}`;
     const waits = b.waits.map(
       (w) =>
         html`<rect
@@ -245,7 +261,7 @@ function timelineSvg(t: TimelineLayout): Markup {
         stroke="${b.attempt > 1 ? STROKE.retry : STROKE.first}"
       />
       <text x="${x + b.width + 4}" y="${y + 12}" fill="#4b5563"
-        >${durationText(b.durationMs)}${b.open ? ' so far' : ''}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}</text
+        >${durationText(b.durationMs)}${b.open ? ' so far' : ''}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}${said ? html` · <tspan class="progress" fill="#1d4ed8">${said}</tspan>` : ''}</text
       >
     </g>`;
   });
@@ -285,7 +301,7 @@ function timelineLegend(t: TimelineLayout): { name: string; fill: string; wait: 
   return [...waits, ...states, ...retry];
 }
 
-function stepsTable(attempts: AttemptRow[]): Markup {
+function stepsTable(runId: string, attempts: AttemptRow[]): Markup {
   if (!attempts.length) return html`<p class="muted">No attempts yet.</p>`;
   const rows = attempts.map(
     (a) =>
@@ -294,7 +310,10 @@ function stepsTable(attempts: AttemptRow[]): Markup {
         <td>${a.attempt}</td>
         <td>${statusLabel(a.status)}</td>
         <td>${a.durationMs === null ? '' : durationText(a.durationMs)}</td>
-        <td><pre>${attemptText(a)}</pre></td>
+        <td>
+          <pre>${attemptText(a)}</pre>
+          ${attemptImages(runId, a)}
+        </td>
       </tr>`,
   );
   return dataTable(['Step', 'Attempt', 'State', 'Took', 'Output or error'], rows);

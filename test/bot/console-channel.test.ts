@@ -56,6 +56,13 @@ function messages(text: fc.Arbitrary<string>): Record<OutboundMessage['kind'], f
       note: fc.option(text, { nil: undefined }),
       warnings: texts,
     }),
+    files: fc.record({
+      kind: fc.constant('files' as const),
+      runId: text,
+      files: fc.array(fc.record({ stepId: text, name: text, mimeType: text, data: fc.constant(''), bytes: fc.nat() }), {
+        maxLength: 2,
+      }),
+    }),
     progress: fc.record({
       kind: fc.constant('progress' as const),
       runId: text,

@@ -150,5 +150,45 @@ describeNeeding(
       expect(await page.evaluate(() => (window as { sameDocument?: boolean }).sameDocument)).toBe(true);
       await shot(page, 'dashboard-run-live-after.png');
     });
+    it("shows a running step's latest progress on the timeline, then the run's image under the page's CSP", async () => {
+      const plan = planReply([
+        { id: 'slow', tool: 'everything.trigger-long-running-operation', args: { duration: 8, steps: 4 } },
+        { id: 'logo', tool: 'everything.get-tiny-image', args: {}, dependsOn: ['slow'] },
+      ]);
+      h = await startHarness({
+        db: 'postgres',
+        servers: [everythingStdioConfig()],
+        script: byRole({ planner: [plan], synthesizer: ['Here is the logo.'] }),
+        dashboard: true,
+      });
+      const page = await openBrowser();
+      await signIn(h, page);
+      await h.type('Run the slow operation, then show the logo.');
+      const run = await waitUntil('the run to exist', () => onlyRun(h!));
+      await page.goto(`${h.dashboard!.url}/runs/${run.id}`);
+      // What the server said last (1 / 4, 2 / 4, …), stored on the attempt at the card's pace, and shown live.
+      const said = page.locator('#timeline g.bar[data-step="slow"] tspan.progress');
+      await expect.poll(() => said.textContent(), { timeout: 20_000 }).toMatch(/^[1-3] \/ 4$/);
+      const stored = await h.store.listStepAttempts(run.id);
+      expect(stored.find((a) => a.stepId === 'slow')?.endedAt).toBeNull();
+      await shot(page, 'dashboard-run-progress.png');
+
+      await expect
+        .poll(() => page.locator('#plan-graph g.node[data-step="logo"]').getAttribute('data-state'), {
+          timeout: 30_000,
+        })
+        .toBe('succeeded');
+      // The ended step shows no progress any more; the image loads from the dashboard itself, as its CSP allows.
+      await expect.poll(() => said.count()).toBe(0);
+      const img = page.locator('img[alt^="logo-1.png (image/png"]');
+      await expect.poll(() => img.evaluate((el: HTMLImageElement) => el.complete && el.naturalWidth)).toBe(20);
+      const src = (await img.getAttribute('src')) ?? '';
+      const served = await page.request.get(`${h.dashboard!.url}${src}`);
+      expect(served.headers()['content-type']).toBe('image/png');
+      expect(served.headers()['x-content-type-options']).toBe('nosniff');
+      // A file the attempt does not have is not found.
+      expect((await page.request.get(`${h.dashboard!.url}${src.replace(/files\/0$/, 'files/1')}`)).status()).toBe(404);
+      await shot(page, 'dashboard-run-image.png');
+    });
   },
 );

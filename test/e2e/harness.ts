@@ -15,6 +15,7 @@ import type { StoredRun, StoredStepAttempt, ToolRunner } from '../../src/engine/
 import { Steward, type StewardDeps, type StewardSettings } from '../../src/engine/flows/steward.ts';
 import type { Json, ToolInfo } from '../../src/engine/types.ts';
 import { createLlmClient } from '../../src/llm/model-router.ts';
+import type { ModelCatalog } from '../../src/llm/model-catalog.ts';
 import type { McpServerConfig } from '../../src/mcp/mcp-config.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
 import { openDatabase } from '../../src/store/database.ts';
@@ -110,6 +111,8 @@ export function createSteward(
     llmTimeoutMs?: number;
     /** False: the model never streams (as a server without streaming), so plans are read whole and nothing starts early. */
     modelStreams?: boolean;
+    /** A model catalog naming the fake's models (`synth-model`, …), as models.json would. */
+    catalog?: ModelCatalog;
   },
 ): Steward {
   const llm = createLlmClient(
@@ -121,6 +124,7 @@ export function createSteward(
         synthesizer: 'synth-model',
         llm_step: 'step-model',
       },
+      ...(o.catalog && { catalog: o.catalog }),
     },
     o.log,
   );
@@ -187,6 +191,8 @@ export async function startHarness(options: {
   setup?: SetUp;
   /** Servers may ask questions (MCP elicitation), stored in the test's database, as the app wires it. */
   questions?: boolean;
+  /** A model catalog naming the fake's models (`synth-model`, …), as models.json would. */
+  catalog?: ModelCatalog;
 }): Promise<Harness> {
   const llm = await startFakeLlm(options.script);
   const db = typeof options.db === 'string' ? await createTestDatabase(options.db) : await databaseAt(options.db.url);
@@ -230,6 +236,7 @@ export async function startHarness(options: {
     delegations: new PgDelegationStore(db.db),
     estimateHistory: options.estimates ? new PgEstimateHistory(db.db) : undefined,
     modelStreams: options.modelStreams,
+    ...(options.catalog && { catalog: options.catalog }),
     ...(dashboard && { dashboardLinks: dashboard.links }),
     ...(connections && { connections }),
     ...asks.steward,

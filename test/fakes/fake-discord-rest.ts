@@ -6,11 +6,19 @@
  * live here; the interaction endpoints in fake-discord-interactions.ts share the state and helpers. Every call is recorded with its route template, body, status and problems.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { text as readBody } from 'node:stream/consumers';
+import { buffer as readBody } from 'node:stream/consumers';
 import { ChannelType, MessageFlags, type APIChannel, type APIMessage, type APIUser } from 'discord.js';
 import { messageProblems } from './discord-limits.ts';
 import { earlierWithNonce, nonceProblems } from './fake-discord-nonces.ts';
 import { createDmChannel, createMessage, createThread } from './fake-discord-payloads.ts';
+
+/** A file part of a multipart request, as received. */
+export interface UploadedFile {
+  field: string;
+  name: string;
+  contentType: string;
+  bytes: Buffer;
+}
 
 /** One REST call as the fake answered it. */
 export interface DiscordCall {
@@ -25,6 +33,8 @@ export interface DiscordCall {
   code?: number;
   /** What the limits checker found wrong with the body ([] when it passed or was not a message). */
   problems: string[];
+  /** The files of a multipart body (`files[n]` parts), in order. */
+  files?: UploadedFile[];
   /**
    * `allowed_mentions` as sent, for a message body (create, edit, callback data, webhook); null when a body with text
    * had none (then Discord pings whatever the text mentions).
@@ -43,6 +53,8 @@ export interface DiscordCall {
 export interface StoredMessage {
   message: APIMessage;
   edits: number;
+  /** The files attached when it was created, bytes and all. */
+  files?: UploadedFile[];
   ephemeral: boolean;
   interactionId?: string;
 }
@@ -150,6 +162,23 @@ export function checkMessage(c: Ctx, body: Body, more: string[] = []): Answer | 
   return refuseInvalid(c, [...messageProblems(body), ...more]);
 }
 
+/**
+ * Discord's upload limits for a bot in a server without boosts (https://discord.com/developers/docs/reference#uploading-files):
+ * 10 MiB of files in one request, answered 413 with code 40005 "Request entity too large"; at most 10 attachments to
+ * a message (Invalid Form Body, `files: Must be 10 or fewer in length.`).
+ */
+export const DISCORD_UPLOAD_LIMITS = { maxBytes: 10 * 1024 * 1024, maxFiles: 10 } as const;
+
+function fileProblems(files: readonly UploadedFile[] | undefined): string[] {
+  return (files?.length ?? 0) > DISCORD_UPLOAD_LIMITS.maxFiles
+    ? [`files: Must be ${DISCORD_UPLOAD_LIMITS.maxFiles} or fewer in length.`]
+    : [];
+}
+
+function tooLarge(files: readonly UploadedFile[] | undefined): boolean {
+  return (files ?? []).reduce((n, f) => n + f.bytes.length, 0) > DISCORD_UPLOAD_LIMITS.maxBytes;
+}
+
 export const isEmpty = (b: Body) =>
   !b.content && !(Array.isArray(b.embeds) && b.embeds.length) && !(Array.isArray(b.components) && b.components.length);
 
@@ -159,6 +188,7 @@ export function postMessage(
   channel: APIChannel,
   body: Body,
   extra: Partial<StoredMessage> = {},
+  files: readonly UploadedFile[] = [],
 ): APIMessage {
   const guildId = 'guild_id' in channel ? (channel.guild_id ?? undefined) : undefined;
   const ref = body.message_reference as { message_id?: string } | undefined;
@@ -178,8 +208,25 @@ export function postMessage(
       ? { reference: { message_id: ref.message_id, channel_id: channel.id, guild_id: guildId } }
       : {}),
   });
+  message.attachments = files.map((f) => {
+    const id = s.newId();
+    return {
+      id,
+      filename: f.name,
+      size: f.bytes.length,
+      content_type: f.contentType,
+      url: `https://cdn.discordapp.com/attachments/${channel.id}/${id}/${f.name}`,
+      proxy_url: `https://media.discordapp.net/attachments/${channel.id}/${id}/${f.name}`,
+    };
+  });
   const ephemeral = (message.flags ?? 0) & MessageFlags.Ephemeral ? true : false;
-  s.messages.set(message.id, { message, edits: 0, ephemeral, ...extra });
+  s.messages.set(message.id, {
+    message,
+    edits: 0,
+    ephemeral,
+    ...extra,
+    ...(files.length > 0 && { files: [...files] }),
+  });
   if (!ephemeral) s.dispatch('MESSAGE_CREATE', message);
   return message;
 }
@@ -269,14 +316,15 @@ const channelRoutes: Route[] = [
     run: (s, c) => {
       const channel = channelOf(s, c.params.channel);
       if (!channel) return unknownChannel();
-      const refused = checkMessage(c, c.body, nonceProblems(c.body));
+      const refused = checkMessage(c, c.body, [...nonceProblems(c.body), ...fileProblems(c.call.files)]);
       if (refused) return refused;
-      if (isEmpty(c.body)) return fail(400, 50006, 'Cannot send an empty message');
+      if (tooLarge(c.call.files)) return fail(413, 40005, 'Request entity too large');
+      if (isEmpty(c.body) && !c.call.files?.length) return fail(400, 50006, 'Cannot send an empty message');
       const meta = threadMeta(channel);
       if (meta?.archived && meta.locked) return archivedThread();
       if (meta?.archived) setArchived(s, channel, false);
       // A repeat of an enforced nonce gets the message it made, and nothing is created or dispatched.
-      return ok(earlierWithNonce(s, s.botUser.id, c.body) ?? postMessage(s, channel, c.body));
+      return ok(earlierWithNonce(s, s.botUser.id, c.body) ?? postMessage(s, channel, c.body, {}, c.call.files));
     },
   },
   {
@@ -488,7 +536,9 @@ export function createRestHandler(
   return async (req, res) => {
     const url = new URL(req.url ?? '/', 'http://fake');
     const method = req.method ?? 'GET';
-    const raw = await readBody(req);
+    const bytes = await readBody(req);
+    const parts = await multipart(req.headers['content-type'] ?? '', bytes);
+    const raw = parts ? parts.payload : bytes.toString('utf8');
     // `/as/<caller>/api/...` is the same API, each call marked with the process that sent it (`apiUrlAs`).
     const as = /^\/as\/([\w-]+)(?=\/api\/)/.exec(url.pathname);
     const pathname = as ? url.pathname.slice(as[0].length) : url.pathname;
@@ -509,6 +559,7 @@ export function createRestHandler(
       status: 0,
       problems: [],
       ...(as && { caller: as[1] }),
+      ...(parts && { files: parts.files }),
       at: s.now(),
       tick: 0,
     };
@@ -557,4 +608,30 @@ function answerCall(
   const body = (call.body ?? {}) as Body;
   const answer = found.route.run(s, { params: found.params, body, query: new URLSearchParams(call.query), call });
   return { ...answer, headers: rateLimitHeaders(s, call, 4, 1) };
+}
+
+/**
+ * A multipart body as discord.js sends files (https://discord.com/developers/docs/reference#uploading-files): JSON in
+ * `payload_json` and each file in a `files[n]` part; undefined for any other body.
+ */
+async function multipart(
+  contentType: string,
+  raw: Buffer,
+): Promise<{ payload: string; files: UploadedFile[] } | undefined> {
+  if (!contentType.startsWith('multipart/form-data')) return undefined;
+  const form = await new Request('http://fake/', {
+    method: 'POST',
+    headers: { 'content-type': contentType },
+    body: new Uint8Array(raw),
+  }).formData();
+  const files: UploadedFile[] = [];
+  let payload = '';
+  for (const [field, value] of form) {
+    if (typeof value === 'string') {
+      if (field === 'payload_json') payload = value;
+      continue;
+    }
+    files.push({ field, name: value.name, contentType: value.type, bytes: Buffer.from(await value.arrayBuffer()) });
+  }
+  return { payload, files };
 }

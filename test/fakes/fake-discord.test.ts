@@ -75,6 +75,19 @@ describe('fake Discord with the real discord.js client', () => {
     expect(fake.gatewayQueries[0]).toContain('v=10&encoding=json');
   });
 
+  it('takes files as attachments and refuses what Discord refuses: 11 files, or over 10 MiB in one message', async () => {
+    const file = (name: string, bytes: number) => ({ name, attachment: Buffer.alloc(bytes, 1) });
+    const sent = await textChannel().send({ content: 'two files', files: [file('a.png', 10), file('b.bin', 20)] });
+    expect(sent.attachments.map((a) => [a.name, a.size])).toEqual([
+      ['a.png', 10],
+      ['b.bin', 20],
+    ]);
+    const eleven = Array.from({ length: 11 }, (_, i) => file(`f${i}.png`, 1));
+    await expect(textChannel().send({ files: eleven })).rejects.toMatchObject({ status: 400, code: 50035 });
+    const big = [file('big-1.bin', 6 * 1024 * 1024), file('big-2.bin', 5 * 1024 * 1024)];
+    await expect(textChannel().send({ files: big })).rejects.toMatchObject({ status: 413, code: 40005 });
+  });
+
   it('delivers a mention as messageCreate, and the reply opens a thread from it and posts there', async () => {
     const mention = fake.messageCreate({ content: 'please tidy the wiki', mentionsBot: true });
     fake.dispatch('MESSAGE_CREATE', mention);

@@ -16,7 +16,8 @@
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { text as readBody } from 'node:stream/consumers';
+import { buffer as readBody } from 'node:stream/consumers';
+import { createSlackFiles, type FakeSlackFile } from './fake-slack-files.ts';
 import { blockProblems, homeViewProblems, payloadText, viewProblems } from '../bot/slack/block-kit-limits.ts';
 
 /** One Web API call as the fake received it (JSON-valued form fields already parsed). */
@@ -77,6 +78,8 @@ export interface FakeMessage {
   stream?: { markdown: string; open: boolean; startedAt: number };
   /** The app's metadata on the message (https://docs.slack.dev/messaging/message-metadata). */
   metadata?: { event_type: string; event_payload: Record<string, unknown> };
+  /** Files shared with the message (files.completeUploadExternal). */
+  files?: FakeSlackFile[];
 }
 
 /** A running fake. */
@@ -109,6 +112,10 @@ export interface FakeSlack {
   reactions: Map<string, Set<string>>;
   /** The App Home view each person sees now (views.publish), by user id. */
   homeViews: Map<string, Record<string, unknown>>;
+  /** Files the app uploaded (fake-slack-files.ts), by id. */
+  files: Map<string, FakeSlackFile>;
+  /** The scopes of the bot token; files methods need files:write (default: it has it). */
+  scopes: string[];
   /** When set, a call it names an error for is refused with that error (Slack's `{ ok: false, error }`). */
   refuse: ((method: string, args: Record<string, unknown>) => string | undefined) | undefined;
   /** A fresh `response_url` for a slash command; what is posted to it is recorded as method `response_url`. */
@@ -330,6 +337,16 @@ export async function startFakeSlack(
     },
   };
 
+  const uploads = createSlackFiles({
+    uploadUrl: () => `http://127.0.0.1:${port}/upload/`,
+    scopesOf: () => fake.scopes,
+    share: (channel, threadTs, text, files) => {
+      const ts = nextTs();
+      messages.set(`${channel}:${ts}`, { channel, ts, threadTs, text, blocks: [], files });
+      return ts;
+    },
+  });
+
   const server = createServer((req, res) => {
     void handle(req, res).catch((err: unknown) =>
       send(res, 500, { ok: false, error: 'fake_crashed', detail: String(err) }),
@@ -338,7 +355,24 @@ export async function startFakeSlack(
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const method = /^\/api\/([\w.]+)$/.exec((req.url ?? '').split('?')[0] ?? '')?.[1];
-    const args = parseBody(await readBody(req), req.headers['content-type'] ?? '');
+    const raw = await readBody(req);
+    // The upload URL files.getUploadURLExternal gave: it takes the bytes and no token (the URL is the secret).
+    const upload = /^\/upload\/(F[A-Z0-9]+)$/.exec(req.url ?? '')?.[1];
+    if (req.method === 'POST' && upload) {
+      const status = await uploads.upload(upload, raw, req.headers['content-type'] ?? '');
+      calls.push({
+        method: 'upload',
+        args: { file_id: upload, bytes: raw.length },
+        token: '',
+        at: Date.now(),
+        response: {},
+        status,
+      });
+      res.writeHead(status, { 'content-type': 'text/plain' });
+      res.end(status === 200 ? `OK - ${raw.length}` : 'failed');
+      return;
+    }
+    const args = parseBody(raw.toString('utf8'), req.headers['content-type'] ?? '');
     // A slash command's response_url takes no token: the URL itself is the secret.
     if (req.method === 'POST' && (req.url ?? '').startsWith('/commands/')) {
       calls.push({ method: 'response_url', args, token: '', at: Date.now(), response: { ok: true }, status: 200 });
@@ -363,7 +397,7 @@ export async function startFakeSlack(
       const refused = fake.refuse?.(method, args);
       response = refused
         ? { ok: false, error: refused }
-        : (methods[method]?.(args) ?? { ok: false, error: 'unknown_method' });
+        : (methods[method]?.(args) ?? uploads.methods[method]?.(args, token) ?? { ok: false, error: 'unknown_method' });
     }
     calls.push({
       method: method ?? req.url ?? '?',
@@ -403,6 +437,8 @@ export async function startFakeSlack(
     statuses: new Map(),
     reactions: new Map(),
     homeViews: new Map(),
+    files: uploads.files,
+    scopes: ['chat:write', 'files:write'],
     refuse: undefined,
     responseUrl: () => `http://127.0.0.1:${port}/commands/T0000001/${randomBytes(6).toString('hex')}`,
     throttle: (o) => void refusals.push({ ...o }),

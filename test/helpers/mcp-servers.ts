@@ -4,6 +4,7 @@
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer, type Socket } from 'node:net';
 import { dirname, join } from 'node:path';
@@ -19,6 +20,10 @@ function serverScript(pkg: string): string {
 
 /** Absolute path of server-everything's entry script. */
 export const EVERYTHING_SCRIPT = serverScript('@modelcontextprotocol/server-everything');
+/** The base64 PNG server-everything's get-tiny-image answers with, read from its source (a canary in prompts). */
+export const EVERYTHING_TINY_IMAGE = /MCP_TINY_IMAGE = "([A-Za-z0-9+/=]+)"/.exec(
+  readFileSync(join(dirname(EVERYTHING_SCRIPT), 'tools', 'get-tiny-image.js'), 'utf8'),
+)![1]!;
 /** Absolute path of server-filesystem's entry script. */
 export const FILESYSTEM_SCRIPT = serverScript('@modelcontextprotocol/server-filesystem');
 /** Absolute path of server-memory's entry script. */

@@ -58,6 +58,22 @@ describe('AnthropicLlmClient against the fake Messages API', () => {
     expect(fake.failures).toEqual([]);
   });
 
+  it("sends a message's images as base64 image blocks, each after its label", async () => {
+    fake.setScript(() => 'a logo');
+    const images = [{ mimeType: 'image/png', data: 'iVBORw0KGgo=', label: 'Image 1, from step img: a.png' }];
+    await client().complete(request({ role: 'synthesizer', messages: [{ role: 'user', content: 'Report', images }] }));
+    expect(fake.requests[0]?.body['messages']).toEqual([
+      {
+        role: 'user',
+        content: [
+          { type: 'text', text: 'Report' },
+          { type: 'text', text: 'Image 1, from step img: a.png' },
+          { type: 'image', source: { type: 'base64', media_type: 'image/png', data: 'iVBORw0KGgo=' } },
+        ],
+      },
+    ]);
+  });
+
   it('uses maxOutputTokens for max_tokens and maps input_tokens and output_tokens', async () => {
     fake.setScript(() => ({ text: 'ok', usage: { input: 10, output: 3 } }));
     const response = await client().complete(request({ maxOutputTokens: 77 }));

@@ -4,6 +4,7 @@
  * sent through discord.js's REST client, which keeps Discord's per-route rate limits and retries a 429 after its
  * `retry_after`; card edits are coalesced by `LiveCards` first, so a busy card asks for at most one edit a second.
  */
+import { runFilesMessage } from './discord-attachments.ts';
 import { createHash } from 'node:crypto';
 import { MessageFlags, RESTJSONErrorCodes, Routes, type Client, type RepliableInteraction } from 'discord.js';
 import type { ChannelAdapter, InboundHandler } from '../../engine/channel.ts';
@@ -157,6 +158,19 @@ export class DiscordChannel implements ChannelAdapter {
         if (message.to) return this.privately(message.to, where?.channelId ?? null, renderNotice(message));
         if (where) await this.post(where.channelId, renderNotice(message));
         return;
+      case 'files': {
+        if (!where) return;
+        const { body, files } = runFilesMessage(message);
+        try {
+          await this.client.rest.post(Routes.channelMessages(where.channelId), { body, files });
+        } catch (err) {
+          // Refused (a server's own lower limit, say): the thread still learns the files exist and why they are missing.
+          const why = `\n• The files could not be attached (Discord said: ${(err as Error).message.slice(0, 200)}).`;
+          const content = `${String(body.content)}${why}`.slice(0, 2000);
+          await this.post(where.channelId, textMessage(content));
+        }
+        return;
+      }
       case 'connectionCheck':
         return this.privately(message.to, where?.channelId ?? null, renderConnectionCheck(message));
       case 'question': {

@@ -19,6 +19,7 @@ import { Priority, SlackOutbox } from './slack-outbox.ts';
 import { PlanBlockSwitch } from './slack-plan-block.ts';
 import { renderCard, type SlackMessage } from './slack-render.ts';
 import { SlackReportStream } from './slack-report-stream.ts';
+import { uploadRunFiles } from './slack-attachments.ts';
 import { renderConnectionCheck } from './slack-connections.ts';
 import { renderQuestion, renderQuestionEnded } from './slack-question.ts';
 import { mentionUser } from './slack-text.ts';
@@ -214,6 +215,12 @@ export class SlackChannel implements ChannelAdapter {
           text,
           blocks: [{ type: 'context', elements: [{ type: 'mrkdwn', text, verbatim: true }] }],
         });
+        return;
+      }
+      case 'files': {
+        if (!where) return;
+        const note = await uploadRunFiles(this.slack.app.client, where, message);
+        if (note) await this.post(where.channel, where.threadTs, note);
         return;
       }
       case 'connectionCheck': {

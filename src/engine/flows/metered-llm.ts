@@ -160,5 +160,7 @@ function promptEstimate(request: LlmRequest): number {
   const calls = (m: LlmRequest['messages'][number]) => ('toolCalls' in m ? JSON.stringify(m.toolCalls).length : 0);
   const tools = request.tools ? JSON.stringify(request.tools).length : 0;
   const chars = request.system.length + tools + request.messages.reduce((n, m) => n + m.content.length + calls(m), 0);
-  return Math.ceil(chars / 4);
+  // An image costs up to about 1,600 tokens on either provider once scaled (dropped ones too: a generous guess).
+  const images = request.messages.reduce((n, m) => n + ('images' in m ? (m.images?.length ?? 0) : 0), 0);
+  return Math.ceil(chars / 4) + images * 1_600;
 }

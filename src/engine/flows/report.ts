@@ -5,6 +5,8 @@
  */
 import type { LlmClient, LlmResponse } from '../ports.ts';
 import type { DispatchState } from '../run/dispatch-state.ts';
+import { producedFiles } from '../run/produced-files.ts';
+import { reportImages } from '../run/report-images.ts';
 import { plainReport, stepSummaries } from '../run/step-summaries.ts';
 import { callFailure } from './planner.ts';
 
@@ -16,17 +18,22 @@ export async function writeReport(
   onResponse?: (r: LlmResponse) => Promise<void>,
 ): Promise<string> {
   const lines = stepSummaries(input.state);
+  // Images go as images (the router drops them for a model that cannot see them; the lines describe them in words).
+  const { images, leftOut } = reportImages(producedFiles(input.state));
+  const note = leftOut ? `\n\n${leftOut}` : '';
   try {
     const response = await llm.complete({
       role: 'synthesizer',
       system: `[steward:synthesizer]
 You write the final report of a finished run for the person who asked. You cannot call tools.
 Answer the request from the step results. Be honest: say plainly which steps failed, were skipped,
-were cancelled or never ran, and do not claim results that are not in the step results.`,
+were cancelled or never ran, and do not claim results that are not in the step results.
+Images the steps produced may follow the step results, each after a line naming its step.`,
       messages: [
         {
           role: 'user',
-          content: `Request:\n${input.request}\n\nRun outcome: ${input.outcome}\n\nStep results:\n${lines.join('\n')}`,
+          content: `Request:\n${input.request}\n\nRun outcome: ${input.outcome}\n\nStep results:\n${lines.join('\n')}${note}`,
+          ...(images.length > 0 && { images }),
         },
       ],
       ...(input.onText && { onText: input.onText }),

@@ -13,6 +13,7 @@ import type {
   PinnedTool,
   RunRecords,
   StepLog,
+  StepProgressLog,
   ToolProgress,
   ToolRunner,
 } from '../ports.ts';
@@ -46,7 +47,8 @@ export type HoldEffect = Extract<DispatchEffect, { type: 'showBreakpoint' | 'req
 export interface RunDriverDeps {
   tools: ToolRunner;
   llm: LlmClient;
-  store: RunRecords & StepLog;
+  /** `recordProgress` keeps servers' progress for the dashboard; without it, only the card shows it. */
+  store: RunRecords & StepLog & Partial<StepProgressLog>;
   notifier: Notifier;
   clock: () => Date;
   log: Log;
@@ -389,7 +391,11 @@ export class RunDriver {
     }
     const left = Math.max(1, timeoutMs - (clock().getTime() - began));
     const outcome = await this.callStep(step, args, left, controller.signal, (report) =>
-      this.callReported(k, step.id, step.kind === 'tool' ? step.tool : step.kind, report, controller.signal),
+      this.callReported(
+        k,
+        { stepId: step.id, attempt, tool: step.kind === 'tool' ? step.tool : step.kind, report },
+        controller.signal,
+      ),
     );
     this.finishStep(step.id, attempt, outcome);
   }
@@ -555,16 +561,26 @@ export class RunDriver {
   }
 
   /** A server reported progress on a call: kept (paced) while the call is in flight and not stopped, else dropped. */
-  private callReported(k: string, stepId: string, tool: string, report: ToolProgress, signal: AbortSignal): void {
+  private callReported(k: string, call: CallReport, signal: AbortSignal): void {
     if (this.detached || signal.aborted || !this.inflight.has(k)) return;
-    this.reported.report(k, { stepId, tool, report });
+    this.reported.report(k, call);
   }
 
-  /** A call's latest report, once its pace allows: the running step's line with what the server said. */
-  private showReport(k: string, { stepId, tool, report }: CallReport): void {
+  /**
+   * A call's latest report, once its pace allows: the running step's line with what the server said, and the same
+   * report kept on the attempt for the dashboard (one small write a second at most per call, as the card's change).
+   */
+  private showReport(k: string, { stepId, attempt, tool, report }: CallReport): void {
     const controller = this.inflight.get(k);
     if (this.detached || !controller || controller.signal.aborted) return;
     this.outbox.push(this.progress(stepId, 'running', callProgressDetail(tool, report)));
+    const { store, clock, log } = this.deps;
+    // Best effort: a lost progress line is replaced by the next one within a second, and the step goes on.
+    void store
+      .recordProgress?.({ runId: this.runId, stepId, attempt, progress: report, at: clock() })
+      .catch((err: unknown) =>
+        log('info', `run ${this.runId}: progress of ${stepId} not stored (${(err as Error).message})`),
+      );
   }
 
   private notifyProgress(stepId: string, status: DispatchState['steps'][string]['status'], detail: string): void {
@@ -623,6 +639,7 @@ export class RunDriver {
 /** A server's progress report on one step's call. */
 interface CallReport {
   stepId: string;
+  attempt: number;
   tool: string;
   report: ToolProgress;
 }

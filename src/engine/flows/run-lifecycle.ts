@@ -9,6 +9,7 @@ import type { SpendLedger } from '../spend.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
 import { createStreamingDispatch } from '../run/early-start.ts';
 import { outputsOf } from '../run/dispatch-schedule.ts';
+import { producedFiles } from '../run/produced-files.ts';
 import { breakpointView, describeHolds } from '../run/holds.ts';
 import { toPlanCard } from '../run/plan-card.ts';
 import { atFirstReview, heldActions } from '../run/run-actions.ts';
@@ -232,12 +233,24 @@ export class RunLifecycle {
       await (preview ? preview.finish(report) : this.messages.send(run.conversation, report));
       delivered = true;
       this.deps.log('info', `run ${run.id}: report sent (${status}, fence ${fence ?? 'none'})`);
+      if ('final' in from) await this.sendFiles(run, from.final);
     } finally {
       if (preview && !delivered) await preview.fail().catch(() => undefined);
     }
     await this.patiently(run, () => store.markReportSent(run.id, clock()));
     this.leases.forget(run.id);
     this.hooks.afterReport?.(run.id, run.requester);
+  }
+
+  /** The files the run produced, after its report; a failure to attach them is logged and the report stands. */
+  private async sendFiles(run: StoredRun, final: DispatchState): Promise<void> {
+    const files = producedFiles(final);
+    if (files.length === 0) return;
+    try {
+      await this.messages.send(run.conversation, { kind: 'files', runId: run.id, files });
+    } catch (err) {
+      this.deps.log('warn', `run ${run.id}: its files were not attached (${(err as Error).message})`);
+    }
   }
 
   /** The dispatcher holds: at a breakpoint the run pauses and shows the step; riskier steps ask for approval. */

@@ -9,10 +9,15 @@ export const PROGRESS_MESSAGE_MAX = 120;
 
 /** `calling srv.tool: 3 / 8, copying files`: the running step's line with the server's latest progress. */
 export function callProgressDetail(tool: string, report: ToolProgress): string {
+  const said = progressWords(report);
+  return said ? `calling ${tool}: ${said}` : `calling ${tool}`;
+}
+
+/** `3 / 8, copying files`: how far and what the server said, one short line ('' when it said nothing showable). */
+export function progressWords(report: ToolProgress): string {
   const amount = progressAmount(report);
   const message = report.message === undefined ? '' : oneShortLine(report.message, PROGRESS_MESSAGE_MAX);
-  const said = [amount, message].filter(Boolean).join(', ');
-  return said ? `calling ${tool}: ${said}` : `calling ${tool}`;
+  return [amount, message].filter(Boolean).join(', ');
 }
 
 /**

@@ -28,8 +28,8 @@ const EVENT_SCOPES: Record<string, string | null> = {
   'message.im': 'im:history',
 };
 /** Scopes needed by what the adapter calls, whatever it listens to: posting (and the loading status), the
- * fallback reaction, and the slash command. */
-const CALL_SCOPES = ['chat:write', 'reactions:write', 'commands'];
+ * fallback reaction, the slash command, and the files attached to a report. */
+const CALL_SCOPES = ['chat:write', 'reactions:write', 'commands', 'files:write'];
 
 describe('slack app manifests', () => {
   it.each(Object.entries(manifests))('%s: every scope is used and every event has its scope', (_mode, manifest) => {
