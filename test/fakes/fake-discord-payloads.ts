@@ -301,9 +301,11 @@ export function createModalSubmit(
 /** `/steward <sub> <option>:<value>` (type 2), e.g. `/steward ask request:...`. */
 export function createSlashCommand(
   b: InteractionBase,
-  o: { commandId: string; subcommand: string; options: Record<string, string>; guildId?: string },
+  o: { commandId: string; subcommand: string; options: Record<string, string>; guildId?: string; focused?: string },
 ) {
-  return interactionEnvelope(b, InteractionType.ApplicationCommand, {
+  // With `focused`: the autocomplete interaction (type 4) Discord sends while that option is being typed.
+  const type = o.focused ? InteractionType.ApplicationCommandAutocomplete : InteractionType.ApplicationCommand;
+  return interactionEnvelope(b, type, {
     id: o.commandId,
     name: 'steward',
     type: ApplicationCommandType.ChatInput,
@@ -316,6 +318,7 @@ export function createSlashCommand(
           name,
           type: ApplicationCommandOptionType.String,
           value,
+          ...(name === o.focused ? { focused: true } : {}),
         })),
       },
     ],

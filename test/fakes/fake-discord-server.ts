@@ -135,8 +135,10 @@ export interface FakeDiscord {
   modalSubmit(
     o: InteractionWhere & { customId: string; fields: Record<string, string>; messageId?: string },
   ): Record<string, unknown>;
-  /** `/steward <subcommand> name:value…`. */
-  slashCommand(o: InteractionWhere & { subcommand: string; options: Record<string, string> }): Record<string, unknown>;
+  /** `/steward <subcommand>` sent; with `focused`, the autocomplete interaction while that option is typed. */
+  slashCommand(
+    o: InteractionWhere & { subcommand: string; options: Record<string, string>; focused?: string },
+  ): Record<string, unknown>;
   /** Every message by id, as it stands now (with its edit count). */
   messages: Map<string, StoredMessage>;
   /** The direct-message channel with a user, once one was opened. */
@@ -367,7 +369,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       const registered = [...(state.commands.get(b.guildId ?? '') ?? []), ...(state.commands.get('') ?? [])];
       const command = registered.find((c) => (c as { name?: string }).name === 'steward') as
         { id?: string } | undefined;
-      return createSlashCommand(b, { commandId: command?.id ?? newId(), subcommand: o.subcommand, options: o.options });
+      const { subcommand, options, focused } = o;
+      return createSlashCommand(b, { commandId: command?.id ?? newId(), subcommand, options, focused });
     },
     messages: state.messages,
     dmChannelOf: (userId) =>

@@ -102,6 +102,8 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
           description: 'e.g. save digest, workflows, schedule digest "0 9 * * MON" Europe/Berlin',
           required: true,
           max_length: 4_000,
+          // Offers what fits as it is typed (discord-autocomplete.ts); anything else may still be typed.
+          autocomplete: true,
         },
       ],
     },
@@ -116,6 +118,8 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
           description: 'e.g. assistants, assistant ops, assistant ops grant audit allow',
           required: true,
           max_length: 4_000,
+          // Offers what fits as it is typed (discord-autocomplete.ts); anything else may still be typed.
+          autocomplete: true,
         },
       ],
     },
@@ -143,6 +147,8 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
           description: 'The server to connect or disconnect, as the list names it',
           required: false,
           max_length: 100,
+          // Offers what fits as it is typed (discord-autocomplete.ts); anything else may still be typed.
+          autocomplete: true,
         },
       ],
     },

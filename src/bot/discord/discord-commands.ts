@@ -28,6 +28,7 @@ import { toMessageOptions } from './discord-render.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts';
 import { askCommandText } from '../assistant-words.ts';
+import { answerAutocomplete } from './discord-autocomplete.ts';
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 
@@ -35,6 +36,12 @@ const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 export function registerCommands(deps: DiscordDeps): void {
   const firstDelivery = deliveryFilter(1_000);
   deps.client.on(Events.InteractionCreate, (interaction) => {
+    if (interaction.isAutocomplete() && interaction.commandName === COMMAND_NAME) {
+      // Read-only, so no claim in the database: a claim's round trip would eat into Discord's 3 seconds.
+      if (firstDelivery(interaction.id))
+        deps.track(answerAutocomplete(interaction, actorOf(interaction.user, interaction.member), deps));
+      return;
+    }
     if (!interaction.isChatInputCommand() || interaction.commandName !== COMMAND_NAME) return;
     if (!firstDelivery(interaction.id)) return;
     const actor = actorOf(interaction.user, interaction.member);
