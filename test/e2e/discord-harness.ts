@@ -111,6 +111,8 @@ export interface DiscordHarness {
     focused: string,
     o?: { user?: APIUser; roles?: string[]; channelId?: string },
   ): Promise<{ name: string; value: string }[]>;
+  /** Apps → "Ask Steward" on a message the fake holds; resolves with the interaction's id once answered. */
+  askSteward(messageId: string, o?: { user?: APIUser; roles?: string[]; channelId?: string }): Promise<string>;
   /** Everything private sent for an interaction (ephemeral replies and follow-ups), as text. */
   privateTexts(interactionId: string): string[];
   waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Found<T>>;
@@ -402,6 +404,11 @@ export async function startDiscordHarness(options: {
       discord.dispatch('INTERACTION_CREATE', payload);
       const id = await handled(String(payload.id));
       return discord.interaction(id)?.choices ?? [];
+    },
+    askSteward(messageId, o = {}) {
+      const payload = discord.messageCommand({ messageId, name: 'Ask Steward', ...o });
+      discord.dispatch('INTERACTION_CREATE', payload);
+      return handled(String(payload.id));
     },
     privateTexts(interactionId) {
       return [...discord.messages.values()]

@@ -298,6 +298,17 @@ export function createModalSubmit(
   };
 }
 
+/** A message command (type 2, command type 3) on `message`, e.g. Apps → "Ask Steward": the message rides along resolved. */
+export function createMessageCommand(b: InteractionBase, o: { commandId: string; name: string; message: APIMessage }) {
+  return interactionEnvelope(b, InteractionType.ApplicationCommand, {
+    id: o.commandId,
+    name: o.name,
+    type: ApplicationCommandType.Message,
+    target_id: o.message.id,
+    resolved: { messages: { [o.message.id]: o.message } },
+  });
+}
+
 /** `/steward <sub> <option>:<value>` (type 2), e.g. `/steward ask request:...`. */
 export function createSlashCommand(
   b: InteractionBase,
