@@ -216,6 +216,11 @@ export interface InboundHandler {
   workflowCommand(request: WorkflowRequest): Promise<CommandAnswer>;
   /** An Assistant command (`assistants`, `assistant <name> …`, see `assistant/assistant-commands.ts`), answered in words. */
   assistantCommand(request: WorkflowRequest): Promise<CommandAnswer>;
+  /**
+   * The Assistants' names (anyone may list them), for a channel's autocomplete; read-only and cached for a few
+   * seconds. Absent or []: none to offer.
+   */
+  assistantNames?(actor: Actor): Promise<string[]>;
   /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
   dashboardLink(actor: Actor): Promise<string | null>;
   /**

@@ -13,7 +13,7 @@ preferencesSpec('discord', discordChat, {
       name: string;
       options: { name: string }[];
     }[];
-    expect(registered.map((c) => c.name)).toEqual(['steward']);
+    expect(registered.map((c) => c.name)).toEqual(['steward', 'Ask Steward']);
     // What Discord received is the command as defined (its options are checked in discord-command-text.test.ts).
     expect(registered[0]!.options.map((o) => o.name)).toEqual(STEWARD_COMMAND.options?.map((o) => o.name));
   },

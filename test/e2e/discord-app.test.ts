@@ -65,7 +65,10 @@ describe('the composition root on Discord', () => {
     expect(w.printed()).toContain('Discord: connected as Steward');
     expect(app.platforms.discord).toBeDefined();
     expect(app.platforms.console).toBeUndefined();
-    expect(w.discord.registeredCommands(w.discord.guildId)).toEqual([expect.objectContaining({ name: 'steward' })]);
+    expect(w.discord.registeredCommands(w.discord.guildId)).toEqual([
+      expect.objectContaining({ name: 'steward', type: 1 }),
+      expect.objectContaining({ name: 'Ask Steward', type: 3 }),
+    ]);
     // No Message Content intent asked for by default: mentions still arrive with their text.
     expect(w.discord.intents & (1 << 15)).toBe(0);
     const mention = w.discord.messageCreate({ content: 'say hi', mentionsBot: true });

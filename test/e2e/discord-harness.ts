@@ -101,6 +101,18 @@ export interface DiscordHarness {
     options?: Record<string, string>,
     o?: { user?: APIUser; roles?: string[]; channelId?: string },
   ): Promise<string>;
+  /**
+   * Types into `/steward <sub>`'s `focused` option (its text in `options`): the choices Steward offered, once it
+   * answered the autocomplete interaction (the fake checks them as Discord does).
+   */
+  autocomplete(
+    sub: string,
+    options: Record<string, string>,
+    focused: string,
+    o?: { user?: APIUser; roles?: string[]; channelId?: string },
+  ): Promise<{ name: string; value: string }[]>;
+  /** Apps → "Ask Steward" on a message the fake holds; resolves with the interaction's id once answered. */
+  askSteward(messageId: string, o?: { user?: APIUser; roles?: string[]; channelId?: string }): Promise<string>;
   /** Everything private sent for an interaction (ephemeral replies and follow-ups), as text. */
   privateTexts(interactionId: string): string[];
   waitFor<T>(what: string, check: () => T | Promise<T>, timeoutMs?: number): Promise<Found<T>>;
@@ -384,6 +396,17 @@ export async function startDiscordHarness(options: {
     },
     slash(sub, opts = {}, o = {}) {
       const payload = discord.slashCommand({ subcommand: sub, options: opts, ...o });
+      discord.dispatch('INTERACTION_CREATE', payload);
+      return handled(String(payload.id));
+    },
+    async autocomplete(sub, options, focused, o = {}) {
+      const payload = discord.slashCommand({ subcommand: sub, options, focused, ...o });
+      discord.dispatch('INTERACTION_CREATE', payload);
+      const id = await handled(String(payload.id));
+      return discord.interaction(id)?.choices ?? [];
+    },
+    askSteward(messageId, o = {}) {
+      const payload = discord.messageCommand({ messageId, name: 'Ask Steward', ...o });
       discord.dispatch('INTERACTION_CREATE', payload);
       return handled(String(payload.id));
     },

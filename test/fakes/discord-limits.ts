@@ -153,3 +153,36 @@ function componentProblems(c: unknown, at: string): string[] {
   }
   return problems;
 }
+
+/**
+ * Problems with an autocomplete answer's `data` (callback type 8), per Discord's API reference, "Interaction Response
+ * Object: Autocomplete": at most 25 choices, each a name of 1–100 characters and, for a string option, a value of at
+ * most 100 characters.
+ */
+export function autocompleteProblems(data: unknown): string[] {
+  if (!isObj(data) || !Array.isArray(data.choices)) return ['choices: missing'];
+  const problems: string[] = [];
+  if (data.choices.length > 25) problems.push(`choices: ${data.choices.length} > 25`);
+  for (const [k, choice] of data.choices.entries()) {
+    const c = isObj(choice) ? choice : {};
+    if (str(c.name).length === 0) problems.push(`choices[${k}].name: empty`);
+    over(problems, `choices[${k}].name`, c.name, 100);
+    over(problems, `choices[${k}].value`, c.value, 100);
+  }
+  return problems;
+}
+
+/**
+ * Problems with a command as registered: Discord refuses an option that is both `autocomplete` and has `choices`
+ * (API reference, "Application Command Option Structure": autocomplete "may not be set to true if choices are
+ * present"), at any depth.
+ */
+export function commandProblems(command: unknown, where = 'command'): string[] {
+  if (!isObj(command)) return [];
+  const problems: string[] = [];
+  if (command.autocomplete === true && list(command.choices).length > 0)
+    problems.push(`${where}.${str(command.name)}: autocomplete with choices`);
+  for (const option of list(command.options))
+    problems.push(...commandProblems(option, `${where}.${str(command.name)}`));
+  return problems;
+}

@@ -24,7 +24,7 @@ import {
   type StoredInteraction,
   type StoredMessage,
 } from './fake-discord-rest.ts';
-import { modalProblems } from './discord-limits.ts';
+import { autocompleteProblems, modalProblems } from './discord-limits.ts';
 
 const INTERACTION_WINDOW_MS = 3_000;
 const WEBHOOK_TOKEN_MS = 15 * 60_000;
@@ -101,7 +101,17 @@ function callback(s: RestState, c: Ctx): Answer {
   const channel = channelOf(s, i.channelId);
   const onComponent = i.type === InteractionType.MessageComponent || i.componentMessageId !== undefined;
   let message: APIMessage | undefined;
+  // An autocomplete interaction takes only its choices (type 8), and only it takes them.
+  const autocomplete = i.type === InteractionType.ApplicationCommandAutocomplete;
+  if (autocomplete !== (type === InteractionResponseType.ApplicationCommandAutocompleteResult))
+    return fail(400, 50035, 'Invalid Form Body', { type: `callback type ${type} for interaction type ${i.type}` });
   switch (type) {
+    case InteractionResponseType.ApplicationCommandAutocompleteResult: {
+      const refused = refuseInvalid(c, autocompleteProblems(data));
+      if (refused) return refused;
+      i.choices = data.choices as { name: string; value: string }[];
+      break;
+    }
     case InteractionResponseType.ChannelMessageWithSource: {
       const refused = checkMessage(c, data);
       if (refused) return refused;

@@ -298,12 +298,25 @@ export function createModalSubmit(
   };
 }
 
+/** A message command (type 2, command type 3) on `message`, e.g. Apps → "Ask Steward": the message rides along resolved. */
+export function createMessageCommand(b: InteractionBase, o: { commandId: string; name: string; message: APIMessage }) {
+  return interactionEnvelope(b, InteractionType.ApplicationCommand, {
+    id: o.commandId,
+    name: o.name,
+    type: ApplicationCommandType.Message,
+    target_id: o.message.id,
+    resolved: { messages: { [o.message.id]: o.message } },
+  });
+}
+
 /** `/steward <sub> <option>:<value>` (type 2), e.g. `/steward ask request:...`. */
 export function createSlashCommand(
   b: InteractionBase,
-  o: { commandId: string; subcommand: string; options: Record<string, string>; guildId?: string },
+  o: { commandId: string; subcommand: string; options: Record<string, string>; guildId?: string; focused?: string },
 ) {
-  return interactionEnvelope(b, InteractionType.ApplicationCommand, {
+  // With `focused`: the autocomplete interaction (type 4) Discord sends while that option is being typed.
+  const type = o.focused ? InteractionType.ApplicationCommandAutocomplete : InteractionType.ApplicationCommand;
+  return interactionEnvelope(b, type, {
     id: o.commandId,
     name: 'steward',
     type: ApplicationCommandType.ChatInput,
@@ -316,6 +329,7 @@ export function createSlashCommand(
           name,
           type: ApplicationCommandOptionType.String,
           value,
+          ...(name === o.focused ? { focused: true } : {}),
         })),
       },
     ],

@@ -8,7 +8,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { buffer as readBody } from 'node:stream/consumers';
 import { ChannelType, MessageFlags, type APIChannel, type APIMessage, type APIUser } from 'discord.js';
-import { messageProblems } from './discord-limits.ts';
+import { commandProblems, messageProblems } from './discord-limits.ts';
 import { earlierWithNonce, nonceProblems } from './fake-discord-nonces.ts';
 import { createDmChannel, createMessage, createThread } from './fake-discord-payloads.ts';
 
@@ -75,6 +75,8 @@ export interface StoredInteraction {
   /** The message `@original` names once acknowledged. */
   originalId?: string;
   modal?: unknown;
+  /** An autocomplete interaction's answer, once given. */
+  choices?: { name: string; value: string }[];
 }
 
 /** Which calls `throttle` refuses: a method and a route template or a path pattern. */
@@ -471,6 +473,11 @@ const appRoutes: Route[] = [
 function putCommands(s: RestState, c: Ctx, guildId: string): Answer {
   if (c.params.app !== s.applicationId) return fail(403, 50001, 'Missing Access');
   const list = Array.isArray(c.body) ? (c.body as Body[]) : [];
+  const refused = refuseInvalid(
+    c,
+    list.flatMap((command) => commandProblems(command)),
+  );
+  if (refused) return refused;
   const stored = list.map((command) => ({
     id: s.newId(),
     application_id: s.applicationId,

@@ -15,6 +15,7 @@
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import {
+  ApplicationCommandType,
   ChannelType,
   GatewayIntentBits,
   SnowflakeUtil,
@@ -32,6 +33,7 @@ import {
   createMember,
   createMessage,
   createModalSubmit,
+  createMessageCommand,
   createSlashCommand,
   createStringSelect,
   createTextChannel,
@@ -135,8 +137,15 @@ export interface FakeDiscord {
   modalSubmit(
     o: InteractionWhere & { customId: string; fields: Record<string, string>; messageId?: string },
   ): Record<string, unknown>;
-  /** `/steward <subcommand> name:value…`. */
-  slashCommand(o: InteractionWhere & { subcommand: string; options: Record<string, string> }): Record<string, unknown>;
+  /** `/steward <subcommand>` sent; with `focused`, the autocomplete interaction while that option is typed. */
+  slashCommand(
+    o: InteractionWhere & { subcommand: string; options: Record<string, string>; focused?: string },
+  ): Record<string, unknown>;
+  /**
+   * A message command picked on a message the fake holds (Apps → its name); Discord offers only what is registered,
+   * so an unregistered name throws.
+   */
+  messageCommand(o: InteractionWhere & { messageId: string; name: string }): Record<string, unknown>;
   /** Every message by id, as it stands now (with its edit count). */
   messages: Map<string, StoredMessage>;
   /** The direct-message channel with a user, once one was opened. */
@@ -367,7 +376,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
       const registered = [...(state.commands.get(b.guildId ?? '') ?? []), ...(state.commands.get('') ?? [])];
       const command = registered.find((c) => (c as { name?: string }).name === 'steward') as
         { id?: string } | undefined;
-      return createSlashCommand(b, { commandId: command?.id ?? newId(), subcommand: o.subcommand, options: o.options });
+      const { subcommand, options, focused } = o;
+      return createSlashCommand(b, { commandId: command?.id ?? newId(), subcommand, options, focused });
+    },
+    messageCommand: (o) => {
+      const b = base(o);
+      const registered = [...(state.commands.get(b.guildId ?? '') ?? []), ...(state.commands.get('') ?? [])];
+      const command = registered.find((c) => {
+        const { name, type } = c as { name?: string; type?: number };
+        return name === o.name && type === ApplicationCommandType.Message;
+      }) as { id: string } | undefined;
+      if (!command) throw new Error(`fake Discord: no message command "${o.name}" is registered`);
+      return createMessageCommand(b, { commandId: command.id, name: o.name, message: storedMessage(o.messageId) });
     },
     messages: state.messages,
     dmChannelOf: (userId) =>

@@ -14,6 +14,7 @@ import {
   Routes,
   TextInputStyle,
   type APIModalInteractionResponseCallbackData,
+  type AutocompleteInteraction,
   type ChatInputCommandInteraction,
   type Interaction,
   type Message,
@@ -243,6 +244,54 @@ describe('fake Discord with the real discord.js client', () => {
       auth: false,
     });
     expect(await codeOf(again)).toBe(40060);
+  });
+
+  it('an autocomplete interaction takes only choices Discord would show (type 8, at most 25, names 1–100 characters)', async () => {
+    const typing = () => {
+      const payload = fake.slashCommand({ subcommand: 'ask', options: { request: 'cou' }, focused: 'request' });
+      fake.dispatch('INTERACTION_CREATE', payload);
+      return interactionWithId(String(payload.id)) as Promise<AutocompleteInteraction>;
+    };
+    const first = await typing();
+    expect(first.isAutocomplete()).toBe(true);
+    expect(first.options.getFocused(true)).toMatchObject({ name: 'request', value: 'cou' });
+    // Discord's API reference, "Interaction Response Object: Autocomplete": choices only, within these limits.
+    const callback = (i: AutocompleteInteraction, body: unknown) =>
+      codeOf(client.rest.post(Routes.interactionCallback(i.id, i.token), { body, auth: false }));
+    expect(await callback(first, { type: 5 })).toBe(50035);
+    const many = Array.from({ length: 26 }, (_, k) => ({ name: `c${k}`, value: `c${k}` }));
+    expect(await callback(first, { type: 8, data: { choices: many } })).toBe(50035);
+    expect(await callback(first, { type: 8, data: { choices: [{ name: '', value: 'x' }] } })).toBe(50035);
+    expect(await callback(first, { type: 8, data: { choices: [{ name: 'x', value: 'y'.repeat(101) }] } })).toBe(50035);
+    await first.respond([{ name: 'count the open issues', value: 'count the open issues' }]);
+    expect(fake.interaction(first.id)?.choices).toEqual([
+      { name: 'count the open issues', value: 'count the open issues' },
+    ]);
+    // Choices answer nothing else: a slash command cannot be answered with them.
+    const command = fake.slashCommand({ subcommand: 'ask', options: { request: 'count' } });
+    fake.dispatch('INTERACTION_CREATE', command);
+    const sent = (await interactionWithId(String(command.id))) as ChatInputCommandInteraction;
+    const choices = { type: 8, data: { choices: [] } };
+    expect(
+      await codeOf(client.rest.post(Routes.interactionCallback(sent.id, sent.token), { body: choices, auth: false })),
+    ).toBe(50035);
+  });
+
+  it('refuses to register an option that both autocompletes and has choices, as Discord does', async () => {
+    const option = {
+      type: 3,
+      name: 'what',
+      description: 'What',
+      autocomplete: true,
+      choices: [{ name: 'a', value: 'a' }],
+    };
+    const command = {
+      name: 'both',
+      description: 'Both',
+      options: [{ type: 1, name: 'sub', description: 'Sub', options: [option] }],
+    };
+    expect(await codeOf(client.application!.commands.set([command as never], fake.guildId))).toBe(50035);
+    expect(fake.registeredCommands(fake.guildId).map((c) => (c as { name: string }).name)).not.toContain('both');
   });
 
   it('refuses a callback more than 3 s after the interaction, and a webhook token older than 15 minutes', async () => {

@@ -15,7 +15,13 @@ import type { Actor } from '../../engine/types.ts';
 import { withBreakpoints, withProgress, withReport, withRunStatus } from '../live-card-state.ts';
 import { LiveCards } from '../live-cards.ts';
 import { createDiscordClient, logIn, type DiscordSettings } from './discord-client.ts';
-import { STEWARD_COMMAND, STEWARD_GUILD_COMMAND } from './discord-command-text.ts';
+import {
+  ASK_MESSAGE_COMMAND,
+  ASK_MESSAGE_GUILD_COMMAND,
+  STEWARD_COMMAND,
+  STEWARD_GUILD_COMMAND,
+} from './discord-command-text.ts';
+import { registerAskMessage } from './discord-ask-message.ts';
 import { registerCommands } from './discord-commands.ts';
 import { fromConversation } from './discord-inbound.ts';
 import { registerInteractions } from './discord-interactions.ts';
@@ -114,6 +120,7 @@ export class DiscordChannel implements ChannelAdapter {
     registerMessages(deps);
     registerInteractions(deps);
     registerCommands(deps);
+    registerAskMessage(deps);
     await logIn(this.client, this.options.token);
     await this.registerSlashCommand(deps);
     this.started = true;
@@ -275,7 +282,9 @@ export class DiscordChannel implements ChannelAdapter {
       ? Routes.applicationGuildCommands(appId, this.options.guildId)
       : Routes.applicationCommands(appId);
     try {
-      await this.client.rest.put(route, { body: [this.options.guildId ? STEWARD_GUILD_COMMAND : STEWARD_COMMAND] });
+      const guild = Boolean(this.options.guildId);
+      const body = guild ? [STEWARD_GUILD_COMMAND, ASK_MESSAGE_GUILD_COMMAND] : [STEWARD_COMMAND, ASK_MESSAGE_COMMAND];
+      await this.client.rest.put(route, { body });
     } catch (err) {
       deps.log('warn', `discord: could not register /steward (${(err as Error).message}); mentions still work`);
     }

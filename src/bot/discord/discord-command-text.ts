@@ -6,10 +6,12 @@
 import { RUN_ICONS } from '../card-words.ts';
 import {
   ApplicationCommandOptionType,
+  ApplicationCommandType,
   ApplicationIntegrationType,
   InteractionContextType,
   type RESTPostAPIApplicationGuildCommandsJSONBody,
   type RESTPostAPIChatInputApplicationCommandsJSONBody,
+  type RESTPostAPIContextMenuApplicationCommandsJSONBody,
 } from 'discord.js';
 import type { RunListing } from '../../engine/channel.ts';
 import type { ReviewPreference } from '../../engine/types.ts';
@@ -102,6 +104,8 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
           description: 'e.g. save digest, workflows, schedule digest "0 9 * * MON" Europe/Berlin',
           required: true,
           max_length: 4_000,
+          // Offers what fits as it is typed (discord-autocomplete.ts); anything else may still be typed.
+          autocomplete: true,
         },
       ],
     },
@@ -116,6 +120,8 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
           description: 'e.g. assistants, assistant ops, assistant ops grant audit allow',
           required: true,
           max_length: 4_000,
+          // Offers what fits as it is typed (discord-autocomplete.ts); anything else may still be typed.
+          autocomplete: true,
         },
       ],
     },
@@ -143,6 +149,8 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
           description: 'The server to connect or disconnect, as the list names it',
           required: false,
           max_length: 100,
+          // Offers what fits as it is typed (discord-autocomplete.ts); anything else may still be typed.
+          autocomplete: true,
         },
       ],
     },
@@ -158,6 +166,23 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
     },
     { type: ApplicationCommandOptionType.Subcommand, name: 'help', description: 'What I can do and how' },
   ],
+};
+
+/** The message context-menu command's name, as Discord shows it under Apps. */
+export const ASK_MESSAGE_NAME = 'Ask Steward';
+
+/** "Ask Steward" on a message (a message command: type 3), registered beside `/steward`, where `/steward` works. */
+export const ASK_MESSAGE_COMMAND: RESTPostAPIContextMenuApplicationCommandsJSONBody = {
+  name: ASK_MESSAGE_NAME,
+  type: ApplicationCommandType.Message,
+  integration_types: [ApplicationIntegrationType.GuildInstall],
+  contexts: [InteractionContextType.Guild, InteractionContextType.BotDM],
+};
+
+/** "Ask Steward" as registered to one server: contexts apply only to global commands. */
+export const ASK_MESSAGE_GUILD_COMMAND: RESTPostAPIContextMenuApplicationCommandsJSONBody = {
+  name: ASK_MESSAGE_NAME,
+  type: ApplicationCommandType.Message,
 };
 
 /** `/steward` as registered to one server (tests, development): contexts apply only to global commands. */

@@ -3,7 +3,7 @@
  * `status`, `runs`, `review`, `suggestions`, `workflow`, `spend`, `connections` and `help` answer privately. Each is deferred at once (Discord allows 3
  * seconds), then the answer replaces the "thinking" reply.
  */
-import { Events, MessageFlags, type ChatInputCommandInteraction } from 'discord.js';
+import { Events, MessageFlags, type ChatInputCommandInteraction, type ModalSubmitInteraction } from 'discord.js';
 import type { ConnectionsCommand } from '../../engine/channel.ts';
 import type { Actor, ReviewPreference } from '../../engine/types.ts';
 import { RECENT_RUNS } from '../command-words.ts';
@@ -28,6 +28,7 @@ import { toMessageOptions } from './discord-render.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts';
 import { askCommandText } from '../assistant-words.ts';
+import { answerAutocomplete } from './discord-autocomplete.ts';
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 
@@ -35,6 +36,12 @@ const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 export function registerCommands(deps: DiscordDeps): void {
   const firstDelivery = deliveryFilter(1_000);
   deps.client.on(Events.InteractionCreate, (interaction) => {
+    if (interaction.isAutocomplete() && interaction.commandName === COMMAND_NAME) {
+      // Read-only, so no claim in the database: a claim's round trip would eat into Discord's 3 seconds.
+      if (firstDelivery(interaction.id))
+        deps.track(answerAutocomplete(interaction, actorOf(interaction.user, interaction.member), deps));
+      return;
+    }
     if (!interaction.isChatInputCommand() || interaction.commandName !== COMMAND_NAME) return;
     if (!firstDelivery(interaction.id)) return;
     const actor = actorOf(interaction.user, interaction.member);
@@ -154,19 +161,36 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
  */
 async function ask(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDeps): Promise<void> {
   const request = i.options.getString('request', true).trim();
+  return startAsk(i, actor, deps, { request, shown: request, text: askCommandText(request) });
+}
+
+/**
+ * Starts a request as `/steward ask` does: `shown` posted in the channel as who asked what, a thread named after
+ * `request` started on it, and `text` sent to the engine as a new request. "Ask Steward" on a message uses it too.
+ */
+export async function startAsk(
+  i: ChatInputCommandInteraction | ModalSubmitInteraction,
+  actor: Actor,
+  deps: DiscordDeps,
+  words: { request: string; shown: string; text: string },
+): Promise<void> {
+  const { request, shown, text } = words;
+  // A modal's submission may in principle come from nowhere; a command always has a channel.
+  const here = i.channelId;
+  if (!here) return;
   await i.deferReply();
-  await i.editReply(toMessageOptions(renderAskPosted(actor, request)));
-  let channelId = i.channelId;
+  await i.editReply(toMessageOptions(renderAskPosted(actor, shown)));
+  let channelId = here;
   // Spend caps per channel count the run for the channel the command was used in (a thread's: its parent's).
   const parent = i.channel?.isThread() ? i.channel.parentId : null;
-  const place = toConversation(i.guildId, parent ?? i.channelId).key;
+  const place = toConversation(i.guildId, parent ?? here).key;
   if (i.inGuild()) {
     const reply = await i.fetchReply();
     channelId = await reply.startThread(runThread(request)).then(
       (thread) => thread.id,
       (err: unknown) => {
-        deps.log('warn', `discord: could not start a thread in ${i.channelId} (${(err as Error).message})`);
-        return i.channelId;
+        deps.log('warn', `discord: could not start a thread in ${here} (${(err as Error).message})`);
+        return here;
       },
     );
   }
@@ -175,7 +199,7 @@ async function ask(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDe
     await deps.handler.message({
       conversation: toConversation(i.guildId, channelId),
       actor,
-      text: askCommandText(request),
+      text,
       // `ask` is a new request even where a run is active (a DM is one conversation).
       newRequest: true,
       place,

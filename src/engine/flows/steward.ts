@@ -597,6 +597,12 @@ export class Steward implements InboundHandler {
     return answer;
   }
 
+  async assistantNames(_actor: Actor): Promise<string[]> {
+    const store = this.deps.assistants;
+    if (!this.assistants || !store) return [];
+    return (await this.knownAssistants(store)).map((a) => a.name);
+  }
+
   /** A sign-in link to the web dashboard for this person; null when the dashboard is off. */
   async dashboardLink(actor: Actor): Promise<string | null> {
     const links = this.deps.dashboardLinks;
