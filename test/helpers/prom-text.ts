@@ -78,10 +78,11 @@ function parseLabels(text: string, fail: (why: string) => Error): Record<string,
   return labels;
 }
 
+/** A float as Go's ParseFloat reads it, which the format names: NaN and Inf in any case (prom-client writes `Nan`). */
 function parseValue(text: string, fail: (why: string) => Error): number {
-  if (text === '+Inf') return Number.POSITIVE_INFINITY;
-  if (text === '-Inf') return Number.NEGATIVE_INFINITY;
-  if (text === 'NaN') return Number.NaN;
+  if (/^\+?inf(inity)?$/i.test(text)) return Number.POSITIVE_INFINITY;
+  if (/^-inf(inity)?$/i.test(text)) return Number.NEGATIVE_INFINITY;
+  if (/^nan$/i.test(text)) return Number.NaN;
   if (!/^[-+]?(?:\d+\.?\d*|\.\d+)(?:[eE][-+]?\d+)?$/.test(text)) throw fail('bad value');
   return Number(text);
 }
