@@ -65,7 +65,7 @@ export class PromMetrics {
     });
     this.steps = new Histogram({
       name: 'steward_step_duration_seconds',
-      help: "A step's tool call, from asking for it to its answer (waiting for a slot included), by outcome.",
+      help: 'An MCP tool call (a step attempt or a quick answer), from asking to its answer (slot wait included).',
       labelNames: ['server', 'tool', 'outcome'],
       buckets: STEP_BUCKETS,
       registers,
