@@ -30,6 +30,7 @@ import { loadAssistantsFile } from './assistants-file.ts';
 import { CronerCalendar } from './cron/croner-calendar.ts';
 import { startupSummary } from './startup-summary.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
+import { PromMetrics } from './metrics.ts';
 import { PgDashboard } from './store/pg-dashboard.ts';
 import { createDashboardApp } from './web/dashboard-app.ts';
 import { startDashboardServer, type DashboardServer } from './web/dashboard-server.ts';
@@ -118,6 +119,19 @@ export async function startApp(options: {
         `! The Assistant "${a.name}" names models the model catalog lacks (${which}): its calls for those roles will fail until the catalog names them.`,
       );
     }
+    // With the health port, `/metrics` there; the adapters are told of what they count through small callbacks.
+    const drives: { steward?: Steward } = {};
+    const metrics: PromMetrics | undefined =
+      config.healthPort === undefined
+        ? undefined
+        : new PromMetrics({
+            runsByStatus: () => store.runsByStatus(),
+            runsLeased: () => drives.steward?.leasedRuns ?? 0,
+            log,
+          });
+    const store: PgRunStore = new PgRunStore(database.db, {
+      ...(metrics && { onSettled: (use) => metrics.modelUsed(use) }),
+    });
     const needed = mcp.config.servers.some((s) => s.transport.kind === 'http' && s.transport.auth && !s.disabled);
     const keys = { key: config.secretsKey, oldKeys: config.secretsOldKeys, needed };
     const connections = await openConnectionStore(database.db, keys);
@@ -153,6 +167,7 @@ export async function startApp(options: {
       logger: (level, message) => log(level === 'debug' ? 'info' : level, message),
       ...(connections.store && { connections: connections.store }),
       ...(dashboard && { oauthRedirectUrl: `${dashboard.publicUrl.replace(/\/+$/, '')}${CALLBACK_PATH}` }),
+      ...(metrics && { onCallEnded: (tool, outcome, seconds) => metrics.stepEnded(tool, outcome, seconds) }),
     });
     cleanup.unshift(() => host.close());
     const browserServers = [...host.personServers(), ...host.workspaceServers()];
@@ -165,14 +180,19 @@ export async function startApp(options: {
     }
     for (const f of failures) say(`! ${f.message} (Steward runs with the other servers.)`);
     for (const w of await probed) say(`! ${w} Steward starts anyway; requests fail until the model answers.`);
-    const store = new PgRunStore(database.db);
     const assistants = new PgAssistantStore(database.db);
     // Applied before anyone can send a request: only what differs from the database is written (and audited).
     await assistants.applyDefinitions(assistantDefinitions, new Date());
     if (assistantDefinitions.length > 0) say(`Assistants: ${assistantDefinitions.map((a) => a.name).join(', ')}.`);
     // With a Slack or Discord token Steward serves those platforms (and leaves the terminal alone); else the console.
     const platforms: App['platforms'] = {};
-    if (config.slack) platforms.slack = new SlackChannel({ ...config.slack, log, dashboardUrl: dashboard?.publicUrl });
+    if (config.slack)
+      platforms.slack = new SlackChannel({
+        ...config.slack,
+        log,
+        dashboardUrl: dashboard?.publicUrl,
+        ...(metrics && { onRateLimited: (method) => metrics.rateLimited('slack', method) }),
+      });
     if (config.discord) platforms.discord = new DiscordChannel({ ...config.discord, log });
     if (!platforms.slack && !platforms.discord)
       platforms.console = new ConsoleChannel({
@@ -204,6 +224,7 @@ export async function startApp(options: {
       questions: new PgQuestionLog(database.db),
     });
     questions.to = steward.serverQuestions;
+    drives.steward = steward;
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();
@@ -240,10 +261,14 @@ export async function startApp(options: {
     const health =
       config.healthPort === undefined
         ? undefined
-        : await startHealthServer({ port: config.healthPort, checks: () => readinessChecks(database, host) });
+        : await startHealthServer({
+            port: config.healthPort,
+            checks: () => readinessChecks(database, host),
+            ...(metrics && { metrics: () => metrics.render() }),
+          });
     if (health) {
       cleanup.unshift(() => health.close());
-      say(`Health: /healthz and /readyz on port ${health.port}.`);
+      say(`Health: /healthz, /readyz and /metrics on port ${health.port}.`);
     }
     await channel.start(steward);
     if (platforms.slack)

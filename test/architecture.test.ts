@@ -87,7 +87,20 @@ describe('one rule once', () => {
     };
     expect(statusSets([steering])).toEqual(["bot/x.ts: [ 'awaiting_review', 'running', 'paused', ]"]);
   });
+
+  it('prom-client is imported by src/metrics.ts only: the adapters report through callbacks the root wires', () => {
+    expect(promClientImports(sourceFiles().map(read))).toEqual([]);
+    const slack = { path: 'bot/slack/x.ts', text: "import { Counter } from 'prom-client';" };
+    expect(promClientImports([slack])).toEqual(['bot/slack/x.ts']);
+  });
 });
+
+/** Problems: a source file other than metrics.ts importing prom-client. */
+function promClientImports(files: Array<{ path: string; text: string }>): string[] {
+  return files
+    .filter(({ path, text }) => path !== 'metrics.ts' && importsOf(text).some((m) => /^prom-client(\/|$)/.test(m)))
+    .map(({ path }) => path);
+}
 
 // A skip, a todo or an `only` (which skips the rest of its file) written into a test: `describe.skip`,
 // `it.skipIf(...)`, `test.concurrent.runIf(...)`, `describe.only`... Only test/helpers/needs.ts may decide to skip,

@@ -79,6 +79,11 @@ export interface McpHostOptions {
    * (form mode); without it, none does.
    */
   questions?: ServerQuestions;
+  /**
+   * Told when a call ends: its qualified name (only for a configured server), `ok`, `tool_error` (the tool said
+   * isError) or the step error's code, and its seconds including any wait for a slot. For the operator's metrics.
+   */
+  onCallEnded?: (tool: string, outcome: string, seconds: number) => void;
 }
 
 /** Without a web origin of Steward's own, the loopback address a desktop client would use (RFC 8252). */
@@ -109,6 +114,7 @@ export class McpHost implements ToolRunner {
   private readonly slots = new Map<string, CallSlots>();
   /** The calls runs have in flight, so a server's question finds its step. */
   private questionCalls: QuestionCalls | undefined;
+  private onCallEnded: McpHostOptions['onCallEnded'];
 
   private constructor(
     private readonly connections: Map<string, McpConnection>,
@@ -192,6 +198,7 @@ export class McpHost implements ToolRunner {
     const maxOutputBytes = options.maxOutputBytes ?? DEFAULT_MAX_OUTPUT_BYTES;
     const host = new McpHost(connections, personal, maxOutputBytes, authorization);
     host.questionCalls = questions;
+    host.onCallEnded = options.onCallEnded;
     return { host, failures };
   }
 
@@ -277,6 +284,24 @@ export class McpHost implements ToolRunner {
    * the call's own timeout; a call aborted or timed out while it waits is never sent.
    */
   async callTool(name: string, args: Record<string, Json>, options: ToolCallOptions): Promise<ToolCallOutcome> {
+    const noted = this.onCallEnded;
+    const server = name.slice(0, Math.max(0, name.indexOf('.')));
+    // A name a plan made up is not reported: its label would be one more series for every typo.
+    if (!noted || !(this.connections.has(server) || this.personal.has(server)))
+      return this.callSlotted(name, args, options);
+    const started = performance.now();
+    const outcome = await this.callSlotted(name, args, options);
+    const result = outcome.ok ? (outcome.value.isError ? 'tool_error' : 'ok') : outcome.error.code;
+    noted(name, result, (performance.now() - started) / 1000);
+    return outcome;
+  }
+
+  /** A call within its server's slots (`callTool`). */
+  private async callSlotted(
+    name: string,
+    args: Record<string, Json>,
+    options: ToolCallOptions,
+  ): Promise<ToolCallOutcome> {
     const slots = this.slotsFor(name);
     if (!slots) return this.sendNoted(name, args, options);
     const started = performance.now();

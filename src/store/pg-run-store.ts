@@ -36,6 +36,7 @@ import type { InterventionSignal } from '../engine/plan/breakpoint-suggestions.t
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import type { RunSpend, SpendRequest, SpendWindows } from '../engine/spend.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
+import { countRunsByStatus } from './run-counts.ts';
 import * as history from './run-history.ts';
 import * as leases from './run-leases.ts';
 import { deadLocalOwners, newOwnerId } from './process-identity.ts';
@@ -64,8 +65,19 @@ export class PgRunStore implements RunStore {
   /** This process, as named in the leases it holds. */
   readonly owner: string;
 
-  constructor(db: Kysely<DatabaseSchema>, options: { retry?: Partial<RetryPolicy>; owner?: string } = {}) {
+  /** Told of each model call's usage once it is settled (for the operator's metrics). */
+  private readonly onSettled: ((usage: NonNullable<Port<'settleTokens'>[0]['usage']>) => void) | undefined;
+
+  constructor(
+    db: Kysely<DatabaseSchema>,
+    options: {
+      retry?: Partial<RetryPolicy>;
+      owner?: string;
+      onSettled?: (usage: NonNullable<Port<'settleTokens'>[0]['usage']>) => void;
+    } = {},
+  ) {
     this.db = db;
+    this.onSettled = options.onSettled;
     this.retry = { ...DEFAULT_RETRY_POLICY, ...options.retry };
     this.owner = options.owner ?? newOwnerId();
   }
@@ -523,9 +535,16 @@ export class PgRunStore implements RunStore {
     });
   }
 
-  settleTokens(s: Port<'settleTokens'>[0]): Promise<void> {
+  async settleTokens(s: Port<'settleTokens'>[0]): Promise<void> {
     const op = randomUUID();
-    return this.attempt('settleTokens', () => safety.settleTokens(this.db, op, s));
+    await this.attempt('settleTokens', () => safety.settleTokens(this.db, op, s));
+    // Once, after the write held: a repeat of the statement under the same op settles nothing twice either.
+    if (s.usage) this.onSettled?.(s.usage);
+  }
+
+  /** Runs by status, every status present; not retried (a scrape asks again soon enough). */
+  runsByStatus(): Promise<Record<RunStatus, number>> {
+    return countRunsByStatus(this.db);
   }
 
   runSpend(runId: string, requester: Actor, windows: SpendWindows): Promise<RunSpend> {

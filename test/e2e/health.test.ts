@@ -74,7 +74,9 @@ describeNeeding(privatePostgresMissing, 'health endpoints', () => {
         ],
       },
     });
-    expect((await fetch(`${base}/metrics`)).status).toBe(404);
+    const elsewhere = await fetch(`${base}/status`);
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toEqual({ error: 'not found; try /healthz, /readyz or /metrics' });
   });
 
   it('is not ready while an MCP server is down, and ready again once it is back', async () => {

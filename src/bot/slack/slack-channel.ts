@@ -53,6 +53,8 @@ export interface SlackChannelOptions extends SlackSettings {
   streamIntervalMs?: number;
   /** The dashboard's public base URL: the App Home tab links each run to its page there (else to its thread). */
   dashboardUrl?: string;
+  /** Told of each 429 Slack answers, with its Web API method (for the operator's metrics). */
+  onRateLimited?: (method: string) => void;
 }
 
 /** A channel adapter over a Bolt app (Socket Mode or HTTP). */
@@ -81,7 +83,7 @@ export class SlackChannel implements ChannelAdapter {
     this.signs = new ThinkingSigns(client, (m) => options.log('warn', m));
     this.streaming = options.streamReports ?? true;
     // Real time even when the cards' clock is injected: the outbox's waits are real timers.
-    this.outbox = new SlackOutbox({ log: options.log });
+    this.outbox = new SlackOutbox({ log: options.log, onRateLimited: options.onRateLimited });
     const planBlocks = new PlanBlockSwitch(options.planBlocks ?? false, (m) => options.log('info', m));
     this.cards = new LiveCards(
       {

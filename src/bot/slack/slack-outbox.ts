@@ -40,6 +40,7 @@ interface Job {
 
 interface Lane {
   key: string;
+  method: string;
   clock: LaneClock;
   queue: Job[];
   inFlight: number;
@@ -59,7 +60,12 @@ export class SlackOutbox {
   private idleWaiters: (() => void)[] = [];
 
   constructor(
-    private readonly options: { log: (level: 'info' | 'warn' | 'error', message: string) => void; now?: () => number },
+    private readonly options: {
+      log: (level: 'info' | 'warn' | 'error', message: string) => void;
+      now?: () => number;
+      /** Told of each 429, with the Web API method it answered (for the operator's metrics). */
+      onRateLimited?: (method: string) => void;
+    },
   ) {}
 
   /** Queues a call in its lane; resolves with Slack's answer, rejects on a refusal, a give-up or shutdown. */
@@ -155,6 +161,7 @@ export class SlackOutbox {
     if (f.kind === 'rateLimited' && !this.closed) {
       lane.clock.refused(now, f.retryAfterMs);
       this.rateLimited[lane.key] = (this.rateLimited[lane.key] ?? 0) + 1;
+      this.options.onRateLimited?.(lane.method);
       lane.queue.push(job);
       return;
     }
@@ -206,7 +213,7 @@ export class SlackOutbox {
   private laneFor(key: string, method: string, now: number): Lane {
     let lane = this.lanes.get(key);
     if (!lane) {
-      lane = { key, clock: new LaneClock(paceOf(method), now), queue: [], inFlight: 0, timer: null, wakeAt: 0 };
+      lane = { key, method, clock: new LaneClock(paceOf(method), now), queue: [], inFlight: 0, timer: null, wakeAt: 0 };
       this.lanes.set(key, lane);
     }
     return lane;

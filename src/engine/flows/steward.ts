@@ -509,6 +509,11 @@ export class Steward implements InboundHandler {
   }
 
   /** Where the MCP host sends servers' questions; undefined when questions are not stored (none is shown). */
+  /** How many runs this process holds a lease on (the operator's `steward_runs_leased`). */
+  get leasedRuns(): number {
+    return this.leases.ids().length;
+  }
+
   get serverQuestions(): ServerQuestions | undefined {
     return this.questionFlow;
   }

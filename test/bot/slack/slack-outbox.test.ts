@@ -38,7 +38,8 @@ describe('slack pacing (pure)', () => {
 
 describe('slack outbox', () => {
   it('after a 429, the lane sends final states, then status changes, then progress (the refused one first), and a waiting update can become final', async () => {
-    const outbox = new SlackOutbox({ log: () => undefined });
+    const told: string[] = [];
+    const outbox = new SlackOutbox({ log: () => undefined, onRateLimited: (method) => told.push(method) });
     const sent: string[] = [];
     let refuse = true;
     const call = (name: string, priority: () => number) =>
@@ -68,6 +69,8 @@ describe('slack outbox', () => {
     await Promise.all([first, ...rest]);
     expect(sent).toEqual(['b', 'c', 'd', 'first', 'a']);
     expect(outbox.rateLimited).toEqual({ 'views.publish': 1 });
+    // What `/metrics` counts as steward_outbox_rate_limited_total{platform="slack",method="views.publish"}.
+    expect(told).toEqual(['views.publish']);
   });
 
   it('a refusal for good is not tried again and is logged; a post past its longest wait is given up, logged', async () => {
