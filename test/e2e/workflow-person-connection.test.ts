@@ -1,6 +1,7 @@
 /**
  * A workflow's fire runs as its owner (issue 28, "whose identity"): on a server each person connects with their own
- * account, every fire's call reaches the server under the owner's subject, with no planner call and no link.
+ * account, every fire's call reaches the server under the owner's subject, with no planner call and no link; once
+ * the owner disconnected, a fire waits and the owner is sent a link, and nothing reaches the server as anyone else.
  * Console, PostgreSQL, the SDK's own OAuth server in front of an MCP server that records each call's subject.
  */
 import { afterEach, describe, expect, it } from 'vitest';
@@ -28,7 +29,7 @@ const EVERY_SECOND: Partial<StewardSettings> = {
 };
 
 describe('a workflow fire on a server people connect to', () => {
-  it("runs as the workflow's owner: every fire's call reaches the server under the owner's subject", async () => {
+  it("runs as the workflow's owner, and waits for the owner's connection once it is gone", async () => {
     oauth = await startOAuthMcpServer({ consentAs: 'nobody' });
     const server = oauth;
     const origin = connectOrigin(server);
@@ -63,5 +64,18 @@ describe('a workflow fire on a server people connect to', () => {
     await harness.steward.idle();
     expect(new Set(server.calls.map((c) => c.subject))).toEqual(new Set(['ada@tracker']));
     expect(harness.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
+
+    // Disconnected: the next fire waits for her connection, and she is sent the link; it never runs as anyone else.
+    await harness.type('connections disconnect tracker');
+    await harness.waitFor(/i Disconnected `tracker`/);
+    const before = server.calls.length;
+    from = since();
+    await harness.type('schedule whoami resume');
+    await harness.waitFor(/ada: me runs on tracker as you, .*Connect tracker: \S+/, 20_000, from);
+    await harness.type('schedule whoami pause');
+    await harness.waitFor(/Paused the schedule of "whoami"/, 15_000, from);
+    await harness.type('stop');
+    await harness.steward.idle();
+    expect(server.calls).toHaveLength(before);
   }, 90_000);
 });
