@@ -147,6 +147,11 @@ export function flowSpec<C extends Chat>(name: string, start: Start<C>, only: Fl
       expect(await c.store.getReviewPreference({ id: c.idOf('ada'), channel: c.platform })).toBe('all');
       await c.waitFor('the confirmation', () => asked.privately().some((t) => /every plan/i.test(t)));
 
+      // Pause once step one is in flight (its start stored): a Pause that comes before the start holds it unstarted,
+      // as it must, and this test is about the step in flight finishing.
+      await c.waitFor('step one in flight', async () =>
+        (await c.store.listStepAttempts(run.id)).some((a) => a.stepId === 'one'),
+      );
       await c.press(c.card(thread), 'pause');
       await c.waitFor('the paused card', () => c.card(thread).text.includes('⏸️ Paused'));
       expect(await waitForStoredEnd(c.store, run.id, 'one')).toMatchObject({ status: 'succeeded' });

@@ -2,6 +2,7 @@
  * Two Steward processes on one database and one bot token: Discord gives each of their gateway sessions every event.
  * The first to claim a message or a press in the database acts on it; the other leaves it alone.
  */
+import { waitUntil } from '../helpers/wait.ts';
 import { afterEach, expect, it } from 'vitest';
 import { DiscordChannel } from '../../src/bot/discord/discord-channel.ts';
 import { McpHost } from '../../src/mcp/mcp-host.ts';
@@ -67,7 +68,13 @@ it('two processes on one bot token: a mention starts one run, a press is answere
   expect(h.llm.requests.filter((r) => r.role === 'planner')).toHaveLength(1);
 
   const press = await h.press(card, 'approve');
-  await h.waitFor('the report', () => h!.replies(thread).find((m) => shownText(m.message).includes('Said hi.')));
+  // A ceiling, not a pace: alone this takes about a second, but it failed twice at 20 s in full CI runs (December
+  // 2026), which looks like the run waiting for a lease to lapse and be taken over (15 s + a round); both processes'
+  // logs are shown if it ever takes longer than this.
+  await waitUntil('the report', () => h!.replies(thread).find((m) => shownText(m.message).includes('Said hi.')), {
+    timeoutMs: 60_000,
+    details: () => `process A:\n${h!.logs.join('\n')}\nprocess B:\n${logs.join('\n')}`,
+  });
   await Promise.all([h.steward.idle(), steward.idle()]);
   // One answer to Discord for the press (a second would be refused: already acknowledged), one decision, one call.
   expect(h.discord.interactionResponses(press).filter((c) => c.route.endsWith('/callback'))).toHaveLength(1);
