@@ -5,7 +5,7 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { stepError } from '../engine/errors.ts';
 import type { ResourceListing, ToolCallOutcome, ToolProgress } from '../engine/ports.ts';
-import type { Json } from '../engine/types.ts';
+import type { Json, ToolOutput } from '../engine/types.ts';
 import { followSignal } from './abort-fanout.ts';
 import { describeError, neverDelivered, serverUnavailable, toStepError } from './call-errors.ts';
 import { connectsInBrowser, type McpServerConfig } from './mcp-config.ts';
@@ -176,19 +176,9 @@ export class McpConnection {
     options: { signal: AbortSignal; timeoutMs: number; onProgress?: (progress: ToolProgress) => void },
   ): Promise<CallResult> {
     const name = qualifiedName(this.config.name, tool);
-    if (options.signal.aborted) {
-      return { outcome: { ok: false, error: stepError('cancelled', `${name} was cancelled.`) }, notDelivered: false };
-    }
-    const session = this.session;
-    if (!session) {
-      const why = this.goneReason ?? 'it is not connected';
-      return { outcome: { ok: false, error: serverUnavailable(this.config.name, why) }, notDelivered: false };
-    }
-    // A signal of our own per call: the SDK adds an abort listener per request and never removes it.
-    const own = followSignal(options.signal);
-    try {
+    return this.request(name, options, async (session, signal) => {
       const result = await session.client.callTool({ name: tool, arguments: args }, undefined, {
-        signal: own.signal,
+        signal,
         timeout: options.timeoutMs,
         resetTimeoutOnProgress: true,
         maxTotalTimeout: maxTotalTimeoutFor(this.config, tool),
@@ -211,12 +201,8 @@ export class McpConnection {
           }
         },
       });
-      return { outcome: { ok: true, value: toToolOutput(result) }, notDelivered: false };
-    } catch (err) {
-      return this.failed(session, err, name, options);
-    } finally {
-      own.release();
-    }
+      return toToolOutput(result);
+    });
   }
 
   /**
@@ -226,6 +212,20 @@ export class McpConnection {
    */
   async read(uri: string, options: { signal: AbortSignal; timeoutMs: number }): Promise<CallResult> {
     const name = `${this.config.name} resource ${uri}`;
+    return this.request(name, options, async (session, signal) =>
+      toResourceOutput(await session.client.readResource({ uri }, { signal, timeout: options.timeoutMs })),
+    );
+  }
+
+  /**
+   * One request on the current session (a call, a resource read): refused at once when already cancelled or with no
+   * session, sent with a signal of its own that follows the caller's, and every failure comes back as an outcome.
+   */
+  private async request(
+    name: string,
+    options: { signal: AbortSignal; timeoutMs: number },
+    send: (session: McpSession, signal: AbortSignal) => Promise<ToolOutput>,
+  ): Promise<CallResult> {
     if (options.signal.aborted) {
       return { outcome: { ok: false, error: stepError('cancelled', `${name} was cancelled.`) }, notDelivered: false };
     }
@@ -234,10 +234,10 @@ export class McpConnection {
       const why = this.goneReason ?? 'it is not connected';
       return { outcome: { ok: false, error: serverUnavailable(this.config.name, why) }, notDelivered: false };
     }
+    // A signal of our own per request: the SDK adds an abort listener per request and never removes it.
     const own = followSignal(options.signal);
     try {
-      const result = await session.client.readResource({ uri }, { signal: own.signal, timeout: options.timeoutMs });
-      return { outcome: { ok: true, value: toResourceOutput(result) }, notDelivered: false };
+      return { outcome: { ok: true, value: await send(session, own.signal) }, notDelivered: false };
     } catch (err) {
       return this.failed(session, err, name, options);
     } finally {
