@@ -110,6 +110,10 @@ export class McpOAuthProvider implements OAuthClientProvider {
   }
 
   async saveClientInformation(info: OAuthClientInformationMixed): Promise<void> {
+    // A session that cannot authorize by itself (it found no tokens, or its tokens gone) registers a client only to
+    // build an authorization URL no one will open: storing it would replace the registration that the authorization
+    // under way in a browser was started with, and its code would then be refused at the exchange.
+    if (!this.canAuthorize) return;
     // A configured secret stays in the config: only the binding to its issuer is kept.
     const { client_secret: _secret, ...rest } = info;
     await this.write('client', this.options.auth.clientSecret ? rest : info);
@@ -147,7 +151,7 @@ export class McpOAuthProvider implements OAuthClientProvider {
   async saveCodeVerifier(verifier: string): Promise<void> {
     // A session that finds its tokens gone cannot authorize by itself: its verifier would only overwrite that of the
     // authorization under way in a browser (a person's own, or an approver's for the workspace) and fail its exchange.
-    if (!this.options.authorize) return;
+    if (!this.canAuthorize) return;
     await this.write('verifier', verifier);
   }
 
@@ -170,15 +174,25 @@ export class McpOAuthProvider implements OAuthClientProvider {
    * and neither may take the tokens a person or another process holds now.
    */
   async invalidateCredentials(scope: 'all' | 'client' | 'tokens' | 'verifier' | 'discovery'): Promise<void> {
+    // The verifier is the authorization's under way in a browser: only a provider that authorizes may forget it.
+    const verifier: ConnectionSecret[] = this.options.authorize ? ['verifier'] : [];
     const secrets: Record<typeof scope, ConnectionSecret[]> = {
-      all: ['client', 'verifier'],
+      all: ['client', ...verifier],
       client: ['client'],
       tokens: [],
-      verifier: ['verifier'],
+      verifier,
       discovery: [],
     };
     if (scope === 'all' || scope === 'tokens') await this.refreshGuard.forgetRefused();
     await this.options.store.forget(this.options.server, this.options.owner, secrets[scope]);
+  }
+
+  /**
+   * Whether this provider can get tokens by itself: a machine connection (client credentials), or one with someone to
+   * authorize (a browser's flow, or a host given an authorizer).
+   */
+  private get canAuthorize(): boolean {
+    return this.machine || this.options.authorize !== undefined;
   }
 
   private get machine(): boolean {
