@@ -251,11 +251,13 @@ export class RunDriver {
           this.deps.log('error', `run ${this.runId}: could not store ${what}: ${(err as Error).message}`);
       },
     });
-    const finish = t.effects.filter((e) => e.type === 'finishRun');
-    for (const effect of t.effects) if (effect.type !== 'finishRun') this.execute(effect, wave);
+    // After the wave is closed, so a hold and the run's end wait for the last steps' writes too: a status asked the
+    // moment a breakpoint card shows must find the step it names ended.
+    const afterWave = (e: DispatchEffect) =>
+      e.type === 'finishRun' || e.type === 'showBreakpoint' || e.type === 'requestApproval';
+    for (const effect of t.effects) if (!afterWave(effect)) this.execute(effect, wave);
     wave.close();
-    // After the wave is closed, so the run's end waits for the last steps' writes too.
-    for (const effect of finish) this.execute(effect, wave);
+    for (const effect of t.effects) if (afterWave(effect)) this.execute(effect, wave);
   }
 
   private execute(effect: DispatchEffect, wave: StepWave): void {
@@ -283,7 +285,7 @@ export class RunDriver {
         return;
       case 'showBreakpoint':
       case 'requestApproval':
-        this.deps.onHold(this, effect);
+        void Promise.all(this.queues.values()).then(() => this.deps.onHold(this, effect));
         return;
       case 'requestConnection':
         this.deps.onConnection?.(this, { stepId: effect.stepId, server: effect.server });
