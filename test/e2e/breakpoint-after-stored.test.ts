@@ -6,7 +6,8 @@
  */
 import { setTimeout as delay } from 'node:timers/promises';
 import { afterEach, expect, it } from 'vitest';
-import type { RunStatus, StepAttemptWrite, StepsRecorded } from '../../src/engine/ports.ts';
+import type { StepAttemptWrite, StepsRecorded } from '../../src/engine/ports.ts';
+import type { RunStatus } from '../../src/engine/types.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { byRole } from '../fakes/fake-llm-server.ts';
 import { everythingStdioConfig } from '../helpers/mcp-servers.ts';
