@@ -7,7 +7,8 @@ import { compactPlanJsonSchema } from '../plan/compact-schema.ts';
 import { deriveSummary, expandCompactStep } from '../plan/compact-plan.ts';
 import type { Step } from '../plan/plan-schema.ts';
 import { toCompactPlan } from '../plan/to-compact-plan.ts';
-import { createPlanStream } from '../plan/plan-stream.ts';
+import { BAD_JSON, createPlanStream } from '../plan/plan-stream.ts';
+import { resolveStepTool, stepWithoutOptionalNulls } from '../plan/forgiving-answer.ts';
 import {
   checkAnswer,
   checkPlanJson,
@@ -66,14 +67,14 @@ export async function writePlan(
   for (let call = 1; call <= options.maxRepairs + 1; call++) {
     const request: LlmRequest = { role: 'planner', system, messages, jsonSchema: schema, signal: options.signal };
     // Only the first answer streams: a repair reuses step ids, and nothing may start from a second answer.
-    const streamed = call === 1 && options.streaming ? streamSteps(request, options.streaming) : undefined;
+    const streamed = call === 1 && options.streaming ? streamSteps(request, options.streaming, input.tools) : undefined;
     const response = await llm.complete(request);
     await options.onResponse?.(response);
     const oversized = sizeRefusal(response);
     const checked: Result<ValidatedPlan> = oversized
       ? { ok: false, error: oversized }
       : streamed
-        ? streamed.check(input.tools, response.text)
+        ? streamed.check(response.text)
         : checkAnswer(response.text, input.tools);
     if (checked.ok || oversized) return checked;
     // Steps that started early hold their ids: the repair is told to keep them as they are, and the early-start gate
@@ -104,8 +105,12 @@ function compactSteps(steps: readonly Step[]): Json {
   return typeof compact === 'object' && compact !== null && 'steps' in compact ? (compact['steps'] ?? []) : [];
 }
 
-/** Reads a request's answer as it streams, handing each complete step on; `check` judges the answer as it read it. */
-function streamSteps(request: LlmRequest, streaming: PlanStreaming) {
+/**
+ * Reads a request's answer as it streams, handing each complete step on (read as the whole answer will be: a null for
+ * a key that may be left out is that key left out, a tool named without its server resolved as `checkPlanJson`
+ * resolves it); `check` judges the answer as it read it.
+ */
+function streamSteps(request: LlmRequest, streaming: PlanStreaming, tools: PlanRequest['tools']) {
   const stream = createPlanStream();
   let streamed = false;
   request.onText = (delta) => {
@@ -113,16 +118,22 @@ function streamSteps(request: LlmRequest, streaming: PlanStreaming) {
     const read = stream.push(delta);
     if (!read.ok) return;
     for (const s of read.value) {
-      const step = expandCompactStep(s.value, s.index);
-      if (step.ok) streaming.onStep(step.value);
+      const step = expandCompactStep(stepWithoutOptionalNulls(s.value), s.index);
+      if (step.ok) streaming.onStep(resolveStepTool(step.value, tools));
     }
   };
   return {
-    check(tools: PlanRequest['tools'], text: string): Result<ValidatedPlan> {
+    check(text: string): Result<ValidatedPlan> {
       // A client that cannot stream answers all at once: its answer is read as it always was.
       if (!streamed) return checkAnswer(text, tools);
       const whole = stream.end();
-      return whole.ok ? checkPlanJson(whole.value, tools) : whole;
+      if (whole.ok) return checkPlanJson(whole.value, tools);
+      // The stream reads from the first `{`: one in the prose before the JSON stops it, where reading the whole text
+      // finds the JSON after it. A step that started from what the stream read must still be in that plan as it
+      // started, or the early-start gate stops the run (`changedSince`).
+      if (whole.error !== BAD_JSON) return whole;
+      const read = checkAnswer(text, tools);
+      return read.ok ? read : whole;
     },
   };
 }

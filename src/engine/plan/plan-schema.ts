@@ -75,6 +75,25 @@ export type Step = Plan['steps'][number];
 export type ToolStep = Extract<Step, { kind: 'tool' }>;
 export type ConditionStep = Extract<Step, { kind: 'condition' }>;
 
+/** The keys of a schema's object that may be left out (each has a default or is optional), read from the schema. */
+function optionalKeys(schema: z.ZodObject): readonly string[] {
+  return Object.entries(schema.shape)
+    .filter(([, field]) => (field as z.ZodType).safeParse(undefined).success)
+    .map(([key]) => key);
+}
+
+/**
+ * The keys of the full plan, and of a full step of each kind, that may be left out. Read from the schemas, so a field
+ * added with a default is one of them at once; the planner's answer reads a null there as the key left out
+ * (`forgiving-answer.ts`).
+ */
+export const OPTIONAL_KEYS: Readonly<Record<'plan' | Step['kind'], readonly string[]>> = {
+  plan: optionalKeys(planSchema),
+  tool: optionalKeys(toolStep),
+  llm: optionalKeys(llmStep),
+  condition: optionalKeys(conditionStep),
+};
+
 let cachedJsonSchema: Record<string, unknown> | undefined;
 
 /** JSON Schema of the plan, given to providers that support structured output (built once: it never changes). */

@@ -1,18 +1,20 @@
 /**
  * Reads the planner's answer while it streams (pure): each element of the top-level "steps" array comes out as soon
  * as its JSON value is complete, and at the end the whole object. The answer may start with chatter or a fence; the
- * JSON begins at the first `{`, as `parseAnswerJson` reads it, and text after the object closes is ignored.
+ * JSON begins at the first `{`, and text after the object closes is ignored. A trailing comma before `}` or `]` is
+ * forgiven, as `readAnswerObject` forgives it.
  *
  * Cost: every character of the answer is looked at once by one state machine (a number or a word is looked at once
  * more, at the character that ends it), and each is handed to `JSON.parse` at most twice: inside the one step it
- * belongs to, and in the whole object at the end. Deltas are kept once, as they came, and a step's text is joined
- * from them once, when it ends (never one growing string sliced again and again), so the work stays linear however
- * finely the answer is split.
+ * belongs to, and in the whole object at the end (text holding a trailing comma is read once more to drop it, and
+ * parsed again). Deltas are kept once, as they came, and a step's text is joined from them once, when it ends (never
+ * one growing string sliced again and again), so the work stays linear however finely the answer is split.
  * Nesting deeper than `MAX_PLAN_DEPTH` and answers over `MAX_PLAN_CHARS` are refused as soon as they are seen.
  */
 import type { Result } from '../result.ts';
 import type { Json } from '../types.ts';
 import { MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
+import { parseJson } from './forgiving-answer.ts';
 import { MAX_PLAN_CHARS } from './planner-prompt.ts';
 
 /** One element of the plan's top-level "steps" array, complete, with its 0-based place in the array. */
@@ -35,7 +37,8 @@ export function createPlanStream(): PlanStream {
 }
 
 const NOT_JSON = 'the answer is not a JSON object';
-const BAD_JSON = 'the answer is not valid JSON';
+/** The answer's JSON breaks the grammar (a trailing comma aside). */
+export const BAD_JSON = 'the answer is not valid JSON';
 const TOO_LONG = `the plan is longer than ${MAX_PLAN_CHARS} characters; write a smaller plan`;
 const CUT = 'the answer ended before its JSON object did';
 const TWO_LISTS = 'the plan has two "steps" lists';
@@ -156,7 +159,8 @@ class PlanStreamReader implements PlanStream {
       this.closable = false;
     } else if (c === 0x2c) {
       this.mode = top.kind === 'object' ? 'key' : 'value';
-      this.closable = false;
+      // A trailing comma: the container may close right after it (its text is parsed forgiving it).
+      this.closable = true;
     } else if ((c === 0x7d && top.kind === 'object') || (c === 0x5d && top.kind === 'array')) this.close(d, i);
     else this.fail(BAD_JSON);
   }
@@ -263,10 +267,7 @@ function isHex(c: number): boolean {
   return (c >= 0x30 && c <= 0x39) || (c >= 0x61 && c <= 0x66) || (c >= 0x41 && c <= 0x46);
 }
 
+/** JSON text the reader found well formed (a trailing comma aside) as a value. */
 function parse(text: string): Json | undefined {
-  try {
-    return JSON.parse(text) as Json;
-  } catch {
-    return undefined;
-  }
+  return parseJson(text);
 }

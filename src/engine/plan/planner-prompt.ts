@@ -5,7 +5,8 @@
 import type { Result } from '../result.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import { expandCompactPlan } from './compact-plan.ts';
-import { jsonTextDepth, MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
+import { readAnswerObject, resolveToolNames, withoutOptionalNulls } from './forgiving-answer.ts';
+import { MAX_PLAN_DEPTH } from './json-depth.ts';
 import type { Plan } from './plan-schema.ts';
 import { renderToolCatalog } from './tool-catalog.ts';
 import { toCompactPlan } from './to-compact-plan.ts';
@@ -25,7 +26,6 @@ export interface PlanRequest {
   assistant?: { name: string; purpose: string; instructions: string };
 }
 
-const NOT_JSON = 'the answer is not a JSON object';
 /** A plan (and the run it drives) has a bounded size; the schema also caps it at 100 steps. */
 export const MAX_PLAN_CHARS = 200_000;
 
@@ -37,31 +37,26 @@ export function checkAnswer(text: string, tools: readonly ToolInfo[]): Result<Va
   return json.ok ? checkPlanJson(json.value, tools) : json;
 }
 
-/** Expands and validates an answer's JSON object (read whole, or by `createPlanStream` as it streamed). */
+/**
+ * Expands and validates an answer's JSON object (read whole, or by `createPlanStream` as it streamed), forgiving the
+ * slips whose meaning is certain (`forgiving-answer.ts`): a null for a key that may be left out, a tool named without
+ * its server when only one server has it.
+ */
 export function checkPlanJson(json: Json, tools: readonly ToolInfo[]): Result<ValidatedPlan> {
-  const plan = expandCompactPlan(json);
+  const plan = expandCompactPlan(withoutOptionalNulls(json));
   if (!plan.ok) return plan;
   if (!plan.value.needsTools)
     return { ok: true, value: { plan: { ...plan.value, steps: [] }, layers: [], stepRisk: {}, risk: 'low' } };
-  const valid = validatePlan(plan.value, tools);
+  const valid = validatePlan(resolveToolNames(plan.value, tools), tools);
   return valid.ok ? valid : { ok: false, error: valid.error.slice(0, 20).join('\n') };
 }
 
 /**
- * Pulls the JSON object out of an answer, tolerating code fences and chatter around it. Its depth is measured on
- * the text before anything parses it: the schema parser recurses, and a hostile answer must not exhaust the stack.
+ * Pulls the JSON object out of an answer, tolerating code fences and chatter around it and a trailing comma in it
+ * (`readAnswerObject`). Its depth is measured on the text before anything parses it.
  */
 export function parseAnswerJson(text: string): Result<Json> {
-  const start = text.indexOf('{');
-  const end = text.lastIndexOf('}');
-  if (start < 0 || end <= start) return { ok: false, error: NOT_JSON };
-  const body = text.slice(start, end + 1);
-  if (jsonTextDepth(body, MAX_PLAN_DEPTH) > MAX_PLAN_DEPTH) return { ok: false, error: TOO_DEEP };
-  try {
-    return { ok: true, value: JSON.parse(body) as Json };
-  } catch {
-    return { ok: false, error: NOT_JSON };
-  }
+  return readAnswerObject(text);
 }
 
 /** The JSON object in an answer, or undefined when there is none (or it is nested too deeply to read safely). */

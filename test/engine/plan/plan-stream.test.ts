@@ -138,7 +138,9 @@ describe('reading a plan while it streams', () => {
     ['a raw newline in a string', ['{"steps":[{"tool":"a\nb"}]}'], 'the answer is not valid JSON'],
     ['a misspelt word', ['{"steps":[tru', 'th]}'], 'the answer is not valid JSON'],
     ['a number with a leading zero', ['{"steps":[01]}'], 'the answer is not valid JSON'],
-    ['a trailing comma', ['{"steps":[1,]}'], 'the answer is not valid JSON'],
+    ['a comma twice', ['{"steps":[1,,]}'], 'the answer is not valid JSON'],
+    ['a comma with nothing before it', ['{"steps":[,]}'], 'the answer is not valid JSON'],
+    ['a comma before a colon', ['{"steps",:[]}'], 'the answer is not valid JSON'],
     ['two steps lists', ['{"steps":[{"tool":"a"}],"steps":[]}'], 'the plan has two "steps" lists'],
     ['an answer cut before its end', ['{"steps":[{"tool":"a"}'], 'the answer ended before its JSON object did'],
     ['no object at all', ['I cannot help with that.'], 'the answer is not a JSON object'],
@@ -149,6 +151,30 @@ describe('reading a plan while it streams', () => {
   it('stops giving steps once the answer is known to be broken', () => {
     const { perDelta } = feed(['{"steps":[{"tool":"a"},, {"tool":"b"}]}']);
     expect(perDelta).toEqual([{ error: 'the answer is not valid JSON' }]);
+  });
+
+  it('forgives a trailing comma in a step, after the last step and at the end, giving each step as it completes', () => {
+    const { perDelta, end } = feed([
+      '```json\n{"steps":[{"tool":"fs.read","args":{"path":"/x",},},',
+      '{"tool":"fs.list","after":["s1",]},',
+      '],"summary":"s",}\n```',
+    ]);
+    expect(perDelta).toEqual([[{ tool: 'fs.read', args: { path: '/x' } }], [{ tool: 'fs.list', after: ['s1'] }], []]);
+    expect(end).toEqual({
+      ok: true,
+      value: {
+        steps: [
+          { tool: 'fs.read', args: { path: '/x' } },
+          { tool: 'fs.list', after: ['s1'] },
+        ],
+        summary: 's',
+      },
+    });
+  });
+
+  it('keeps a comma before a brace inside a string as it is', () => {
+    const { perDelta } = feed(['{"steps":[{"tool":"a","args":{"text":"x,}",},}]}']);
+    expect(perDelta).toEqual([[{ tool: 'a', args: { text: 'x,}' } }]]);
   });
 
   it('ignores chatter after the object, braces included', () => {
