@@ -413,6 +413,7 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
       'assistant ops grant steward.delegate allow',
       'assistant create clerk "Notes"',
       'assistant clerk grant audit.note allow',
+      'assistant clerk grant audit.lookup allow',
     ]);
     await h.waitFor(/"clerk": allow the tool audit\.note\./);
     await h.type('ask ops: have clerk write a note');
@@ -421,10 +422,13 @@ describe.each(['postgres', 'pglite'] as const)('delegation on the console, %s', 
     const [, child] = await allRuns(h);
     await untilStatus(h, child!.id, 'failed');
 
-    // clerk's planner was never offered note (ops is not granted it), its plan naming note was refused, and the
-    // server never received a note.
+    // clerk's planner was offered lookup (granted to both) but never note (ops is not granted it), its plan naming
+    // note was refused, and the server never received a note.
     const clerkAsked = h.llm.requests.filter((r) => r.system.includes(CLERK_PLANS));
-    for (const r of clerkAsked) expect(r.system).not.toMatch(/^- audit\.note\b/m);
+    for (const r of clerkAsked) {
+      expect(r.system).toMatch(/^- audit\.lookup\b/m);
+      expect(r.system).not.toMatch(/^- audit\.note\b/m);
+    }
     expect(JSON.stringify(clerkAsked.at(-1)!.body['messages'])).toContain('is not granted to the Assistant \\"ops\\"');
     expect(calls().filter((c) => c.name === 'note')).toEqual([]);
   });
