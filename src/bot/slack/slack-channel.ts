@@ -27,6 +27,7 @@ import { questionClosedText } from '../question-words.ts';
 import type { QuestionCard } from '../../engine/messages.ts';
 import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
+import { asDirectMessage, NotInChannelError, postRefusal } from './slack-membership.ts';
 
 const STOP_GRACE_MS = 10_000;
 /** How long `stop` waits for queued output (final card states first) before dropping what is left, logged. */
@@ -356,23 +357,34 @@ export class SlackChannel implements ChannelAdapter {
     const at = where ?? this.lastSeen.get(actor.id);
     if (!at || actor.channel !== 'slack')
       return this.options.log('warn', `slack: nowhere to show a private notice to ${actor.id}`);
-    await this.ephemeral(at, actor.id, message);
+    try {
+      await this.ephemeral(at, actor.id, message);
+    } catch (err) {
+      // Steward was removed from the channel (or never invited): the person hears it in their DM with Steward.
+      if (!(err instanceof NotInChannelError)) throw err;
+      this.options.log('warn', `slack: ${err.message}; telling ${actor.id} by direct message instead`);
+      await this.postTopLevelMessage(actor.id, asDirectMessage(message, err));
+    }
   }
 
   private async ephemeral(at: SeenAt, user: string, message: SlackMessage): Promise<void> {
     const client = this.slack.app.client;
-    await this.outbox.call({
-      method: 'chat.postEphemeral',
-      channel: at.channel,
-      maxWaitMs: EPHEMERAL_MAX_WAIT_MS,
-      send: () =>
-        client.chat.postEphemeral({
-          channel: at.channel,
-          user,
-          ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
-          ...message,
-        }),
-    });
+    await this.outbox
+      .call({
+        method: 'chat.postEphemeral',
+        channel: at.channel,
+        maxWaitMs: EPHEMERAL_MAX_WAIT_MS,
+        send: () =>
+          client.chat.postEphemeral({
+            channel: at.channel,
+            user,
+            ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
+            ...message,
+          }),
+      })
+      .catch((err: unknown) => {
+        throw postRefusal(err, at.channel);
+      });
     if (at.threadTs) this.answered(at.channel, at.threadTs);
   }
 
@@ -389,22 +401,37 @@ export class SlackChannel implements ChannelAdapter {
     priority: number = Priority.reply,
   ): Promise<string | undefined> {
     const client = this.slack.app.client;
-    const res = await this.outbox.call({
-      method: 'chat.postMessage',
-      channel,
-      priority,
-      maxWaitMs: POST_MAX_WAIT_MS,
-      send: () =>
-        client.chat.postMessage({
-          channel,
-          thread_ts: threadTs,
-          unfurl_links: false,
-          unfurl_media: false,
-          ...message,
-        }),
-    });
+    const res = await this.outbox
+      .call({
+        method: 'chat.postMessage',
+        channel,
+        priority,
+        maxWaitMs: POST_MAX_WAIT_MS,
+        send: () =>
+          client.chat.postMessage({
+            channel,
+            thread_ts: threadTs,
+            unfurl_links: false,
+            unfurl_media: false,
+            ...message,
+          }),
+      })
+      .catch((err: unknown) => {
+        throw postRefusal(err, channel);
+      });
     this.answered(channel, threadTs);
     return res.ts;
+  }
+
+  /** A new top-level message with blocks (a DM to a person: `channel` is their user id), paced like any post. */
+  private async postTopLevelMessage(channel: string, message: SlackMessage): Promise<void> {
+    const client = this.slack.app.client;
+    await this.outbox.call({
+      method: 'chat.postMessage',
+      channel,
+      maxWaitMs: POST_MAX_WAIT_MS,
+      send: () => client.chat.postMessage({ channel, unfurl_links: false, unfurl_media: false, ...message }),
+    });
   }
 
   /** A new top-level message (the one `/steward ask` answers under), paced in its channel's lane like any post. */
