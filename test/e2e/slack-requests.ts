@@ -278,3 +278,21 @@ export function slashCommandBody(o: {
     trigger_id: o.triggerId,
   }).toString();
 }
+
+/**
+ * A person opened a new thread with Steward in Slack's AI app split view (`assistant_thread_started`; the shape is
+ * @slack/types' AssistantThreadStartedEvent): the thread lives in their DM with the app.
+ */
+export function createAssistantThreadStarted(o: { user?: string; channel?: string; threadTs?: string; from?: string }) {
+  const threadTs = o.threadTs ?? newTs();
+  return {
+    type: 'assistant_thread_started',
+    assistant_thread: {
+      user_id: o.user ?? 'U0ADA',
+      context: { channel_id: o.from ?? 'C0GENERAL', team_id: TEAM, enterprise_id: null },
+      channel_id: o.channel ?? 'D0ADA',
+      thread_ts: threadTs,
+    },
+    event_ts: threadTs,
+  };
+}

@@ -118,13 +118,15 @@ export interface FakeSlack {
   resetRateLimits(): void;
   /** The loading status each thread shows now (`assistant.threads.setStatus`), by `<channel>:<thread ts>`. */
   statuses: Map<string, string>;
+  /** The suggested prompts each assistant thread shows now (`assistant.threads.setSuggestedPrompts`), by `<channel>:<thread ts>`. */
+  suggestedPrompts: Map<string, { title?: string; prompts: { title: string; message: string }[] }>;
   /** Reactions by the bot on each message, by `<channel>:<ts>`. */
   reactions: Map<string, Set<string>>;
   /** The App Home view each person sees now (views.publish), by user id. */
   homeViews: Map<string, Record<string, unknown>>;
   /** Files the app uploaded (fake-slack-files.ts), by id. */
   files: Map<string, FakeSlackFile>;
-  /** The scopes of the bot token; files methods need files:write (default: it has it). */
+  /** The scopes of the bot token; files methods need files:write, suggested prompts assistant:write (default: both). */
   scopes: string[];
   /** When set, a call it names an error for is refused with that error (Slack's `{ ok: false, error }`). */
   refuse: ((method: string, args: Record<string, unknown>) => string | undefined) | undefined;
@@ -321,6 +323,29 @@ export async function startFakeSlack(
       else fake.statuses.delete(key);
       return { ok: true };
     },
+    // https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts: scope assistant:write, "up to
+    // four suggested prompts", each with a `title` and a `message`; errors channel_not_found and invalid_thread_ts.
+    // Slack publishes no length limit for either, so the fake checks none.
+    'assistant.threads.setSuggestedPrompts': (args) => {
+      if (!fake.scopes.includes('assistant:write'))
+        return { ok: false, error: 'missing_scope', needed: 'assistant:write', provided: fake.scopes.join(',') };
+      if (typeof args.channel_id !== 'string' || !args.channel_id) return { ok: false, error: 'channel_not_found' };
+      if (typeof args.thread_ts !== 'string' || !/^\d+\.\d+$/.test(args.thread_ts))
+        return { ok: false, error: 'invalid_thread_ts' };
+      const prompts = args.prompts;
+      const valid = (p: unknown) => {
+        const { title, message } = (p ?? {}) as Record<string, unknown>;
+        return typeof title === 'string' && title !== '' && typeof message === 'string' && message !== '';
+      };
+      if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4 || !prompts.every(valid))
+        return { ok: false, error: 'invalid_arguments' };
+      if (args.title !== undefined && typeof args.title !== 'string') return { ok: false, error: 'invalid_arguments' };
+      fake.suggestedPrompts.set(`${args.channel_id}:${args.thread_ts}`, {
+        ...(typeof args.title === 'string' && { title: args.title }),
+        prompts: prompts as { title: string; message: string }[],
+      });
+      return { ok: true };
+    },
     'reactions.add': (args) => {
       const key = `${String(args.channel)}:${String(args.timestamp)}`;
       const names = fake.reactions.get(key) ?? new Set<string>();
@@ -466,10 +491,11 @@ export async function startFakeSlack(
     rateLimited: limiter.refused,
     resetRateLimits: () => limiter.reset(),
     statuses: new Map(),
+    suggestedPrompts: new Map(),
     reactions: new Map(),
     homeViews: new Map(),
     files: uploads.files,
-    scopes: ['chat:write', 'files:write'],
+    scopes: ['chat:write', 'files:write', 'assistant:write'],
     refuse: undefined,
     members: options.members ? new Set(options.members) : null,
     join: (channel, isPrivate = false) => {

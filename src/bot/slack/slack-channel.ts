@@ -27,6 +27,7 @@ import { questionClosedText } from '../question-words.ts';
 import type { QuestionCard } from '../../engine/messages.ts';
 import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
+import { registerAssistantThreads } from './slack-assistant-threads.ts';
 import { asDirectMessage, NotInChannelError, postRefusal } from './slack-membership.ts';
 
 const STOP_GRACE_MS = 10_000;
@@ -129,6 +130,12 @@ export class SlackChannel implements ChannelAdapter {
       thinking,
       track: (work) => this.track(work),
       ephemeral: (at, user, message) => this.ephemeral(at, user, message),
+      reply: async (channel, threadTs, message) => void (await this.post(channel, threadTs, message)),
+    });
+    registerAssistantThreads(this.slack.app, {
+      handler,
+      track: (work) => this.track(work),
+      log: (m) => this.options.log('warn', m),
     });
     registerCommands(this.slack.app, {
       handler,
