@@ -28,6 +28,7 @@ import type { QuestionCard } from '../../engine/messages.ts';
 import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
 import { registerAssistantThreads } from './slack-assistant-threads.ts';
+import { withoutFeedback } from './slack-feedback.ts';
 import { asDirectMessage, NotInChannelError, postRefusal } from './slack-membership.ts';
 
 const STOP_GRACE_MS = 10_000;
@@ -74,6 +75,8 @@ export class SlackChannel implements ChannelAdapter {
   private started = false;
   /** Off for the process once the workspace refuses streaming for good (no such method, a missing scope). */
   private streaming: boolean;
+  /** Reports carry feedback buttons until the workspace refuses them. */
+  private feedbackButtons = true;
   private team: Promise<string | undefined> | null = null;
   private home: HomeTab | null = null;
   /** Questions shown by this process, so their message can say how they ended. */
@@ -266,7 +269,7 @@ export class SlackChannel implements ChannelAdapter {
           ...((await team) && { team: await team }),
         }),
         replace: (ts, done) => this.replaceWithReport(where.channel, ts, done),
-        post: (done) => this.post(where.channel, where.threadTs, renderReport(done)).then(() => undefined),
+        post: (done) => this.sendReport(done, (m) => this.post(where.channel, where.threadTs, m)),
         refused: (reason) => {
           this.streaming = false;
           this.options.log('info', `slack: the workspace refused streaming (${reason}); reports are posted whole`);
@@ -300,15 +303,34 @@ export class SlackChannel implements ChannelAdapter {
 
   private async replaceWithReport(channel: string, ts: string, report: Report): Promise<void> {
     const client = this.slack.app.client;
-    await this.outbox.call({
-      method: 'chat.update',
-      channel,
-      priority: Priority.finalState,
-      transientRetries: UPDATE_TRANSIENT_RETRIES,
-      send: async () => {
-        await client.chat.update({ channel, ts, ...renderReport(report) });
-      },
-    });
+    await this.sendReport(report, (message) =>
+      this.outbox.call({
+        method: 'chat.update',
+        channel,
+        priority: Priority.finalState,
+        transientRetries: UPDATE_TRANSIENT_RETRIES,
+        send: async () => {
+          await client.chat.update({ channel, ts, ...message });
+        },
+      }),
+    );
+  }
+
+  /**
+   * Sends a report with its feedback buttons; a workspace that refuses them (`invalid_blocks`, where the same report
+   * without them is taken) gets every report without them from then on, so a report is never lost to its buttons.
+   */
+  private async sendReport(report: Report, send: (message: SlackMessage) => Promise<unknown>): Promise<void> {
+    const message = renderReport(report);
+    if (!this.feedbackButtons) return void (await send(withoutFeedback(message)));
+    try {
+      await send(message);
+    } catch (err) {
+      if ((err as { data?: { error?: unknown } }).data?.error !== 'invalid_blocks') throw err;
+      await send(withoutFeedback(message));
+      this.feedbackButtons = false;
+      this.options.log('info', 'slack: the workspace refused the feedback buttons; reports are posted without them');
+    }
   }
 
   /**
@@ -318,7 +340,7 @@ export class SlackChannel implements ChannelAdapter {
   private async postReport(channel: string, threadTs: string, report: Report): Promise<void> {
     const shown = report.again ? await this.reportShown(channel, threadTs, report.runId) : null;
     if (shown) await this.replaceWithReport(channel, shown, report);
-    else await this.post(channel, threadTs, renderReport(report));
+    else await this.sendReport(report, (m) => this.post(channel, threadTs, m));
   }
 
   /**
