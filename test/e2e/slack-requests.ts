@@ -296,3 +296,32 @@ export function createAssistantThreadStarted(o: { user?: string; channel?: strin
     event_ts: threadTs,
   };
 }
+
+/**
+ * A message shortcut (`message_action`, https://api.slack.com/reference/interaction-payloads/shortcuts): `user` chose
+ * one of the app's shortcuts from the ⋯ menu of a message in `channel`.
+ */
+export function createMessageShortcut(o: {
+  callbackId: string;
+  user?: string;
+  channel?: string;
+  triggerId: string;
+  message: { ts: string; text: string; user?: string; thread_ts?: string };
+}) {
+  const user = o.user ?? 'U0ADA';
+  return {
+    type: 'message_action',
+    token: 'legacy-verification-token',
+    action_ts: String(Date.now() / 1000),
+    team: { id: TEAM, domain: 'test' },
+    user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: TEAM },
+    channel: { id: o.channel ?? 'C0GENERAL', name: 'general' },
+    is_enterprise_install: false,
+    enterprise: null,
+    callback_id: o.callbackId,
+    trigger_id: o.triggerId,
+    response_url: 'https://hooks.slack.test/app/T0000001/1/abc',
+    message_ts: o.message.ts,
+    message: { type: 'message', user: o.message.user ?? 'U0BOB', ...o.message },
+  };
+}

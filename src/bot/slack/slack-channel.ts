@@ -28,6 +28,8 @@ import type { QuestionCard } from '../../engine/messages.ts';
 import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
 import { registerAssistantThreads } from './slack-assistant-threads.ts';
+import { registerAskMessage } from './slack-ask-message.ts';
+import { privateText } from './slack-controls.ts';
 import { withoutFeedback } from './slack-feedback.ts';
 import { asDirectMessage, NotInChannelError, postRefusal } from './slack-membership.ts';
 
@@ -134,6 +136,14 @@ export class SlackChannel implements ChannelAdapter {
       track: (work) => this.track(work),
       ephemeral: (at, user, message) => this.ephemeral(at, user, message),
       reply: async (channel, threadTs, message) => void (await this.post(channel, threadTs, message)),
+    });
+    registerAskMessage(this.slack.app, {
+      handler,
+      track: (work) => this.track(work),
+      thinking,
+      // Where Steward is not a member, the person hears it by DM (`ephemeralTo`).
+      tell: (channel, user, text) =>
+        this.ephemeralTo({ id: user, channel: 'slack' }, { channel, threadTs: '' }, privateText(text)),
     });
     registerAssistantThreads(this.slack.app, {
       handler,

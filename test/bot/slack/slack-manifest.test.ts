@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { STEWARD_COMMAND } from '../../../src/bot/slack/slack-command-text.ts';
+import { ASK_MESSAGE_SHORTCUT } from '../../../src/bot/slack/slack-ask-message.ts';
 
 const read = (name: string) => readFileSync(new URL(`../../../slack/${name}`, import.meta.url), 'utf8');
 const manifests = { full: read('manifest.yml'), 'mention-only': read('manifest-mention-only.yml') };
@@ -54,6 +55,12 @@ describe('slack app manifests', () => {
     // The AI app split view, where a new thread gets suggested prompts (assistant_thread_started).
     expect(manifest).toMatch(/^\s+assistant_view:\n(\s+#.*\n)*\s+assistant_description: \S/m);
     expect(events).toContain('assistant_thread_started');
+    // The message shortcut, with the callback id the adapter listens for.
+    expect(manifest).toMatch(
+      new RegExp(
+        `shortcuts:\\n\\s+- name: Ask Steward about this message\\n\\s+type: message\\n\\s+callback_id: ${ASK_MESSAGE_SHORTCUT}\\n`,
+      ),
+    );
   });
 
   it('full mode hears plain thread replies; mention-only mode reads no channel history, and differs in nothing else', () => {
