@@ -73,4 +73,41 @@ describe('a post Slack refuses because Steward is not in the channel', () => {
     ).toBe(true);
     expect(harness.replies(thread).filter((m) => messageText(m).includes('Said hi.'))).toHaveLength(1);
   });
+
+  it('a fire that waits for approval, in a channel Steward left: the run records why and the owner hears it by DM', async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig()],
+      script: byRole({ planner: [echo], synthesizer: 'Said hi.' }),
+      settings: { scheduleLimits: { ...DEFAULT_SCHEDULE_LIMITS, seconds: true, minIntervalMs: 0 } },
+    });
+    const harness = h;
+    await harness.steward.recover();
+    const thread = await harness.mention('say hi');
+    await harness.waitFor('the report', () => harness.replies(thread).find((m) => messageText(m).includes('Said hi.')));
+    await harness.steward.idle();
+    expect((await privateCommand(harness, 'save digest every-fire', 'U0ADA'))[0]).toMatch(/^Saved workflow "digest"/);
+
+    harness.slack.leave('C0GENERAL');
+    const firstRun = (await harness.db.db.selectFrom('runs').select('id').execute()).map((r) => r.id);
+    await privateCommand(harness, 'schedule digest "* * * * * *" UTC', 'U0ADA');
+    const dm = await harness.waitFor('a DM to the owner', () =>
+      [...harness.slack.messages.values()].find((m) => m.channel === 'U0ADA'),
+    );
+    await privateCommand(harness, 'schedule digest pause', 'U0ADA');
+    await harness.steward.idle();
+
+    expect(messageText(dm)).toContain('About <#C0GENERAL>: I cannot post there');
+    const fired = await harness.db.db
+      .selectFrom('runs')
+      .select(['id', 'status'])
+      .where('id', 'not in', firstRun)
+      .execute();
+    expect(fired.length).toBeGreaterThanOrEqual(1);
+    for (const run of fired) {
+      expect(run.status).toBe('failed');
+      const refused = (await harness.store.listEvents(run.id)).find((e) => e.type === 'cardNotDelivered');
+      expect(JSON.stringify(refused?.payload)).toContain('not a member of channel C0GENERAL (Slack: not_in_channel)');
+    }
+  });
 });
