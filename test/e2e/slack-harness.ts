@@ -128,7 +128,12 @@ export function messageText(m: FakeMessage): string {
  */
 function joinWhereDelivered(slack: FakeSlack, body: string, type: string): void {
   if (type !== 'application/json') return;
-  const event = (JSON.parse(body) as { event?: { type?: string; channel?: string; channel_type?: string } }).event;
+  let event: { type?: string; channel?: string; channel_type?: string } | undefined;
+  try {
+    event = (JSON.parse(body) as { event?: typeof event }).event;
+  } catch {
+    return; // a malformed body (a test of the app's guards) comes from nowhere
+  }
   if (!event?.channel) return;
   const fromChannel = event.type === 'app_mention' || ['channel', 'group'].includes(event.channel_type ?? '');
   if (fromChannel) slack.join(event.channel, event.channel_type === 'group');
