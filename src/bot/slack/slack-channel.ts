@@ -142,8 +142,7 @@ export class SlackChannel implements ChannelAdapter {
       track: (work) => this.track(work),
       thinking,
       // Where Steward is not a member, the person hears it by DM (`ephemeralTo`).
-      tell: (channel, user, text) =>
-        this.ephemeralTo({ id: user, channel: 'slack' }, { channel, threadTs: '' }, privateText(text)),
+      tell: (channel, user, text) => this.ephemeralTo({ id: user, channel: 'slack' }, { channel }, privateText(text)),
     });
     registerAssistantThreads(this.slack.app, {
       handler,
@@ -388,11 +387,7 @@ export class SlackChannel implements ChannelAdapter {
     return this.team;
   }
 
-  private async ephemeralTo(
-    actor: Actor,
-    where: { channel: string; threadTs: string } | null,
-    message: SlackMessage,
-  ): Promise<void> {
+  private async ephemeralTo(actor: Actor, where: SeenAt | null, message: SlackMessage): Promise<void> {
     const at = where ?? this.lastSeen.get(actor.id);
     if (!at || actor.channel !== 'slack')
       return this.options.log('warn', `slack: nowhere to show a private notice to ${actor.id}`);
