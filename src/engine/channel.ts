@@ -171,10 +171,19 @@ export type ConnectionsAnswer =
 /** What a person's answer to a server's question came to: taken, or refused with the reason (and each field's problem). */
 export type QuestionReply = { ok: true } | { ok: false; refusal: string; fields?: Record<string, string> };
 
+/** A person's rating of a run's report (Slack's feedback buttons); the last one each person gives is what counts. */
+export interface InboundFeedback {
+  runId: string;
+  actor: Actor;
+  rating: 'good' | 'bad';
+}
+
 /** What the engine offers to channels. */
 export interface InboundHandler {
   /** A new request, or a reply in a conversation that has an active run (then classified: amend, status, unrelated). */
   message(message: InboundMessage): Promise<void>;
+  /** Stores a person's rating of a run's report with the run's events; a run that does not exist is ignored. */
+  feedback?(feedback: InboundFeedback): Promise<void>;
   /** A decision; refused with a notice to the actor when not allowed, stale or duplicate. */
   decision(decision: InboundDecision): Promise<void>;
   /**

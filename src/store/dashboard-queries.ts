@@ -105,6 +105,14 @@ export interface RunDetail {
   modelCalls: ModelCallRow[];
   /** Questions MCP servers asked during the run's steps (migration 0025), oldest first. */
   questions?: StoredQuestion[];
+  /** People's ratings of the report (Slack's feedback buttons): each person's last, in the order first given. */
+  feedback?: RunFeedback[];
+}
+
+/** One person's rating of a run's report. */
+export interface RunFeedback {
+  by: string;
+  rating: 'good' | 'bad';
 }
 
 /**
@@ -270,6 +278,25 @@ function toSummary(r: {
 }
 
 /** The run with everything it recorded, or null when it does not exist or the viewer may not see it. */
+/** Each person's last rating of a run's report (`feedback` events): a later press replaces their earlier one. */
+async function feedbackOf(db: Db, runId: string): Promise<RunFeedback[]> {
+  const rows = await db
+    .selectFrom('run_events')
+    .select('payload')
+    .where('run_id', '=', runId)
+    .where('type', '=', 'feedback')
+    .orderBy('id')
+    .execute();
+  const last = new Map<string, RunFeedback>();
+  for (const { payload } of rows) {
+    const p = payload as { rating?: unknown; by?: { id?: unknown; channel?: unknown; name?: unknown } };
+    if ((p.rating !== 'good' && p.rating !== 'bad') || typeof p.by?.id !== 'string') continue;
+    const name = typeof p.by.name === 'string' ? p.by.name : p.by.id;
+    last.set(`${String(p.by.channel)}:${p.by.id}`, { by: name, rating: p.rating });
+  }
+  return [...last.values()];
+}
+
 export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<RunDetail | null> {
   const row = await estimatesQuery(db, viewer)
     .leftJoin('plan_revisions', (join) =>
@@ -281,7 +308,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
     .select(['runs.tokens_used', 'plan_revisions.plan', 'est.estimate', 'took.took_ms'])
     .executeTakeFirst();
   if (!row) return null;
-  const [revisions, attempts, decisions, modelCalls, questions] = await Promise.all([
+  const [revisions, attempts, decisions, modelCalls, questions, feedback] = await Promise.all([
     listRevisions(db, runId),
     db
       .selectFrom('step_attempts')
@@ -293,6 +320,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
     listDecisions(db, runId),
     db.selectFrom('llm_usage').selectAll().where('run_id', '=', runId).orderBy('id').execute(),
     new PgQuestionLog(db).questionsOf(runId),
+    feedbackOf(db, runId),
   ]);
   return {
     run: {
@@ -304,6 +332,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
     },
     estimate: toEstimate(row.estimate, row.took_ms),
     questions,
+    feedback,
     revisions,
     attempts: attempts.map((a) => ({
       stepId: a.step_id,

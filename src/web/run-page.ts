@@ -112,6 +112,7 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     <section>
       <h2>Report</h2>
       ${run.report ? html`<pre>${cut(run.report, SHOWN_CHARS.report)}</pre>` : html`<p class="muted">No report yet.</p>`}
+      ${feedbackLine(detail)}
     </section>`;
 }
 
@@ -365,6 +366,14 @@ function revisionsTable(detail: RunDetail): Markup {
     </tr>`;
   });
   return dataTable(['Revision', 'When (UTC)', 'Why', 'What changed'], rows);
+}
+
+/** "Feedback: 👍 by Ada, 👎 by Bob": each person's last rating of the report; nothing when none was given. */
+function feedbackLine(detail: RunDetail): Markup | string {
+  const given = detail.feedback ?? [];
+  if (given.length === 0) return '';
+  const parts = given.map((f) => `${f.rating === 'good' ? '👍' : '👎'} by ${cut(f.by, 80)}`);
+  return html`<p class="feedback">Feedback: ${parts.join(', ')}</p>`;
 }
 
 function decisionsTable(detail: RunDetail): Markup {

@@ -92,6 +92,8 @@ describe('the /steward slash command, end to end on postgres', () => {
     const none = await command(h, 'status');
     expect(none.responses[0]!.text).toContain('You have no runs under way');
 
+    // A slash command works anywhere, but Steward posts only where it is a member (the fake's membership rule).
+    h.slack.join('C0OPS');
     const asked = await command(h, 'ask say hi &lt;!channel&gt; &amp; more', { channel: 'C0OPS' });
     expect(asked.ackMs).toBeLessThan(3_000);
     const top = [...h.slack.messages.values()].find((m) => m.channel === 'C0OPS' && !m.threadTs)!;
@@ -188,8 +190,7 @@ describe('the /steward slash command, end to end on postgres', () => {
     const top = [...h.slack.messages.values()].find((m) => m.channel === 'D0ADA' && !m.threadTs)!;
     expect(h.card(top.ts).channel).toBe('D0ADA');
 
-    h.slack.refuse = (method, args) =>
-      method === 'chat.postMessage' && args.channel === 'C0SECRET' ? 'not_in_channel' : undefined;
+    // Steward was never invited to #secret: Slack refuses the post with not_in_channel (the fake's membership rule).
     const refused = await command(h, 'ask say hi', { channel: 'C0SECRET' });
     expect(refused.responses[0]!.text).toContain('I cannot post in this conversation (not_in_channel)');
     expect(refused.responses[0]!.text).toContain('/invite @Steward');

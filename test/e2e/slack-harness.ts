@@ -121,6 +121,24 @@ export function messageText(m: FakeMessage): string {
   return allTexts(m.blocks).join('\n');
 }
 
+/**
+ * Slack delivers a mention, or a message in a channel, only from a conversation the app is a member of
+ * (https://api.slack.com/events/message.channels: "A message was posted to a channel" the app is in); so an event
+ * from a channel means the bot is in it, and the fake Slack is told so.
+ */
+function joinWhereDelivered(slack: FakeSlack, body: string, type: string): void {
+  if (type !== 'application/json') return;
+  let event: { type?: string; channel?: string; channel_type?: string } | undefined;
+  try {
+    event = (JSON.parse(body) as { event?: typeof event }).event;
+  } catch {
+    return; // a malformed body (a test of the app's guards) comes from nowhere
+  }
+  if (!event?.channel) return;
+  const fromChannel = event.type === 'app_mention' || ['channel', 'group'].includes(event.channel_type ?? '');
+  if (fromChannel) slack.join(event.channel, event.channel_type === 'group');
+}
+
 /** Runs `/steward <text>` as `user` and returns the texts posted privately to its response_url. */
 export async function privateCommand(harness: SlackHarness, text: string, user: string): Promise<string[]> {
   const before = harness.slack.calls.length;
@@ -168,7 +186,8 @@ export async function startSlackHarness(options: {
   estimates?: boolean;
 }): Promise<SlackHarness> {
   const llm = await startFakeLlm(options.script);
-  const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace, now: options.slackNow });
+  // The membership rule is on: the bot is in the channels Slack delivers mentions and messages from (`post`).
+  const slack = await startFakeSlack({ planBlocks: options.planBlocks?.workspace, now: options.slackNow, members: [] });
   const db = await createTestDatabase(options.db);
   const extra = await options.setup?.(db);
   const asks = serverQuestions(options.questions, db);
@@ -216,7 +235,10 @@ export async function startSlackHarness(options: {
   };
   let now = await open({ runs: store, recorded: calls, botToken: slack.botToken });
   const others: (SecondSlackProcess & SlackProcess)[] = [];
-  const post: SlackHarness['post'] = (body, type, forge) => sendSigned(now.url, SECRET, body, type, forge);
+  const post: SlackHarness['post'] = (body, type, forge) => {
+    joinWhereDelivered(slack, body, type);
+    return sendSigned(now.url, SECRET, body, type, forge);
+  };
   const ok = async (res: Promise<Response>) => {
     const r = await res;
     await now.channel.settled();

@@ -278,3 +278,50 @@ export function slashCommandBody(o: {
     trigger_id: o.triggerId,
   }).toString();
 }
+
+/**
+ * A person opened a new thread with Steward in Slack's AI app split view (`assistant_thread_started`; the shape is
+ * @slack/types' AssistantThreadStartedEvent): the thread lives in their DM with the app.
+ */
+export function createAssistantThreadStarted(o: { user?: string; channel?: string; threadTs?: string; from?: string }) {
+  const threadTs = o.threadTs ?? newTs();
+  return {
+    type: 'assistant_thread_started',
+    assistant_thread: {
+      user_id: o.user ?? 'U0ADA',
+      context: { channel_id: o.from ?? 'C0GENERAL', team_id: TEAM, enterprise_id: null },
+      channel_id: o.channel ?? 'D0ADA',
+      thread_ts: threadTs,
+    },
+    event_ts: threadTs,
+  };
+}
+
+/**
+ * A message shortcut (`message_action`, https://api.slack.com/reference/interaction-payloads/shortcuts): `user` chose
+ * one of the app's shortcuts from the ⋯ menu of a message in `channel`.
+ */
+export function createMessageShortcut(o: {
+  callbackId: string;
+  user?: string;
+  channel?: string;
+  triggerId: string;
+  message: { ts: string; text: string; user?: string; thread_ts?: string };
+}) {
+  const user = o.user ?? 'U0ADA';
+  return {
+    type: 'message_action',
+    token: 'legacy-verification-token',
+    action_ts: String(Date.now() / 1000),
+    team: { id: TEAM, domain: 'test' },
+    user: { id: user, username: user.toLowerCase(), name: user.toLowerCase(), team_id: TEAM },
+    channel: { id: o.channel ?? 'C0GENERAL', name: 'general' },
+    is_enterprise_install: false,
+    enterprise: null,
+    callback_id: o.callbackId,
+    trigger_id: o.triggerId,
+    response_url: 'https://hooks.slack.test/app/T0000001/1/abc',
+    message_ts: o.message.ts,
+    message: { type: 'message', user: o.message.user ?? 'U0BOB', ...o.message },
+  };
+}

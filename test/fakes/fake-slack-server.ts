@@ -12,6 +12,16 @@
  * (views.open, views.update, views.publish) over 250 kB of JSON is refused with `view_too_large` (the methods' reference:
  * "Error returned if the provided view is greater than 250kb"; counted here as 250,000 bytes, the stricter reading);
  * views.update needs the id of a view the fake opened and, when given, its current `hash` (else `hash_conflict`).
+ *
+ * Membership (`members`): with `members` given, chat.postMessage, chat.postEphemeral and chat.startStream into a
+ * channel the bot is not in are refused as Slack refuses them: `not_in_channel` for a public channel (a bot without
+ * chat:write.public) and `channel_not_found` for a private one (https://api.slack.com/methods/chat.postMessage and
+ * https://api.slack.com/methods/chat.postEphemeral, "Errors"; a private channel the bot is not in does not exist for
+ * it). A DM (`D…`) or a user id (`U…`, `W…`: Slack posts that into the app's DM with the person) always takes the
+ * post. The rule tests rely on: the bot is in the channels a test mentions it in, since Slack delivers a mention or a
+ * channel message only from a conversation the app is in; the Slack harness (test/e2e/slack-harness.ts) calls `join`
+ * for each channel it delivers such an event from, and a test removes the bot with `leave`. Without `members`, the
+ * bot is in every channel (tests that drive the adapter with no events at all).
  */
 import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
@@ -108,16 +118,27 @@ export interface FakeSlack {
   resetRateLimits(): void;
   /** The loading status each thread shows now (`assistant.threads.setStatus`), by `<channel>:<thread ts>`. */
   statuses: Map<string, string>;
+  /** The suggested prompts each assistant thread shows now (`assistant.threads.setSuggestedPrompts`), by `<channel>:<thread ts>`. */
+  suggestedPrompts: Map<string, { title?: string; prompts: { title: string; message: string }[] }>;
   /** Reactions by the bot on each message, by `<channel>:<ts>`. */
   reactions: Map<string, Set<string>>;
   /** The App Home view each person sees now (views.publish), by user id. */
   homeViews: Map<string, Record<string, unknown>>;
   /** Files the app uploaded (fake-slack-files.ts), by id. */
   files: Map<string, FakeSlackFile>;
-  /** The scopes of the bot token; files methods need files:write (default: it has it). */
+  /** The scopes of the bot token; files methods need files:write, suggested prompts assistant:write (default: both). */
   scopes: string[];
   /** When set, a call it names an error for is refused with that error (Slack's `{ ok: false, error }`). */
   refuse: ((method: string, args: Record<string, unknown>) => string | undefined) | undefined;
+  /**
+   * The channels the bot is a member of; null: every channel (no membership rule). Private ones (`join(c, true)`,
+   * or an id starting with `G`) answer `channel_not_found` once the bot is not in them.
+   */
+  members: Set<string> | null;
+  /** The bot joins a channel (as /invite @Steward does); `isPrivate`: a private channel. */
+  join(channel: string, isPrivate?: boolean): void;
+  /** The bot is removed from a channel (as /remove @Steward does). */
+  leave(channel: string): void;
   /** A fresh `response_url` for a slash command; what is posted to it is recorded as method `response_url`. */
   responseUrl(): string;
   /** Answers the next `times` calls of `method` (in `channel`, if given) with 429 and this Retry-After (seconds). */
@@ -136,6 +157,8 @@ export async function startFakeSlack(
     now?: () => number;
     /** false: a workspace without plan blocks, answering invalid_blocks to any message holding one. */
     planBlocks?: boolean;
+    /** The channels the bot is in at the start (the membership rule is on); unset: every channel, no rule. */
+    members?: readonly string[];
   } = {},
 ): Promise<FakeSlack> {
   const botToken = options.botToken ?? 'xoxb-test-bot-token';
@@ -165,6 +188,14 @@ export async function startFakeSlack(
     limiter.refused[method] = (limiter.refused[method] ?? 0) + 1;
     return r.retryAfterS;
   };
+  const privateChannels = new Set<string>();
+  /** Slack's answer to a post into a channel the bot is not in (null: it may post there). */
+  const notMember = (channel: unknown): Record<string, unknown> | null => {
+    if (typeof channel !== 'string' || !fake.members || /^[DUW]/.test(channel) || fake.members.has(channel))
+      return null;
+    const hidden = privateChannels.has(channel) || channel.startsWith('G');
+    return { ok: false, error: hidden ? 'channel_not_found' : 'not_in_channel' };
+  };
   let clock = 1_700_000_000_000;
   const nextTs = () => `${Math.floor((clock += 1000) / 1000)}.${String(calls.length).padStart(6, '0')}`;
 
@@ -173,7 +204,7 @@ export async function startFakeSlack(
     'apps.connections.open': () =>
       fake.socketUrl ? { ok: true, url: fake.socketUrl } : { ok: false, error: 'socket_mode_not_enabled' },
     'chat.postMessage': (args) => {
-      const problem = messageProblem(args, 50, planBlocks);
+      const problem = messageProblem(args, 50, planBlocks) ?? notMember(args.channel);
       if (problem) return problem;
       const metadata = metadataOf(args);
       if (metadata === 'invalid') return { ok: false, error: 'invalid_metadata_format' };
@@ -213,6 +244,8 @@ export async function startFakeSlack(
     'chat.startStream': (args) => {
       const channel = typeof args.channel === 'string' ? args.channel : '';
       if (!channel) return { ok: false, error: 'channel_not_found' };
+      const outside = notMember(channel);
+      if (outside) return outside;
       if (!channel.startsWith('D') && (!args.recipient_user_id || !args.recipient_team_id))
         return { ok: false, error: 'invalid_arguments' };
       const markdown = streamedText(args);
@@ -279,7 +312,7 @@ export async function startFakeSlack(
     },
     'chat.postEphemeral': (args) => {
       if (typeof args.user !== 'string' || !args.user) return { ok: false, error: 'user_not_found' };
-      return messageProblem(args, 50, planBlocks) ?? { ok: true, message_ts: nextTs() };
+      return messageProblem(args, 50, planBlocks) ?? notMember(args.channel) ?? { ok: true, message_ts: nextTs() };
     },
     'assistant.threads.setStatus': (args) => {
       if (typeof args.channel_id !== 'string' || typeof args.thread_ts !== 'string')
@@ -288,6 +321,29 @@ export async function startFakeSlack(
       const key = `${args.channel_id}:${args.thread_ts}`;
       if (args.status) fake.statuses.set(key, args.status);
       else fake.statuses.delete(key);
+      return { ok: true };
+    },
+    // https://docs.slack.dev/reference/methods/assistant.threads.setSuggestedPrompts: scope assistant:write, "up to
+    // four suggested prompts", each with a `title` and a `message`; errors channel_not_found and invalid_thread_ts.
+    // Slack publishes no length limit for either, so the fake checks none.
+    'assistant.threads.setSuggestedPrompts': (args) => {
+      if (!fake.scopes.includes('assistant:write'))
+        return { ok: false, error: 'missing_scope', needed: 'assistant:write', provided: fake.scopes.join(',') };
+      if (typeof args.channel_id !== 'string' || !args.channel_id) return { ok: false, error: 'channel_not_found' };
+      if (typeof args.thread_ts !== 'string' || !/^\d+\.\d+$/.test(args.thread_ts))
+        return { ok: false, error: 'invalid_thread_ts' };
+      const prompts = args.prompts;
+      const valid = (p: unknown) => {
+        const { title, message } = (p ?? {}) as Record<string, unknown>;
+        return typeof title === 'string' && title !== '' && typeof message === 'string' && message !== '';
+      };
+      if (!Array.isArray(prompts) || prompts.length === 0 || prompts.length > 4 || !prompts.every(valid))
+        return { ok: false, error: 'invalid_arguments' };
+      if (args.title !== undefined && typeof args.title !== 'string') return { ok: false, error: 'invalid_arguments' };
+      fake.suggestedPrompts.set(`${args.channel_id}:${args.thread_ts}`, {
+        ...(typeof args.title === 'string' && { title: args.title }),
+        prompts: prompts as { title: string; message: string }[],
+      });
       return { ok: true };
     },
     'reactions.add': (args) => {
@@ -435,11 +491,21 @@ export async function startFakeSlack(
     rateLimited: limiter.refused,
     resetRateLimits: () => limiter.reset(),
     statuses: new Map(),
+    suggestedPrompts: new Map(),
     reactions: new Map(),
     homeViews: new Map(),
     files: uploads.files,
-    scopes: ['chat:write', 'files:write'],
+    scopes: ['chat:write', 'files:write', 'assistant:write'],
     refuse: undefined,
+    members: options.members ? new Set(options.members) : null,
+    join: (channel, isPrivate = false) => {
+      fake.members?.add(channel);
+      if (isPrivate) privateChannels.add(channel);
+    },
+    leave: (channel) => {
+      if (!fake.members) throw new Error('the membership rule is off: start the fake with `members`');
+      fake.members.delete(channel);
+    },
     responseUrl: () => `http://127.0.0.1:${port}/commands/T0000001/${randomBytes(6).toString('hex')}`,
     throttle: (o) => void refusals.push({ ...o }),
     close: () =>

@@ -27,6 +27,11 @@ import { questionClosedText } from '../question-words.ts';
 import type { QuestionCard } from '../../engine/messages.ts';
 import { REPORT_EVENT, renderAnswer, renderBreakpoint, renderNotice, renderReport } from './slack-thread-render.ts';
 import { PLANNING_STATUS, ThinkingSigns } from './slack-thinking.ts';
+import { registerAssistantThreads } from './slack-assistant-threads.ts';
+import { registerAskMessage } from './slack-ask-message.ts';
+import { privateText } from './slack-controls.ts';
+import { withoutFeedback } from './slack-feedback.ts';
+import { asDirectMessage, NotInChannelError, postRefusal } from './slack-membership.ts';
 
 const STOP_GRACE_MS = 10_000;
 /** How long `stop` waits for queued output (final card states first) before dropping what is left, logged. */
@@ -72,6 +77,8 @@ export class SlackChannel implements ChannelAdapter {
   private started = false;
   /** Off for the process once the workspace refuses streaming for good (no such method, a missing scope). */
   private streaming: boolean;
+  /** Reports carry feedback buttons until the workspace refuses them. */
+  private feedbackButtons = true;
   private team: Promise<string | undefined> | null = null;
   private home: HomeTab | null = null;
   /** Questions shown by this process, so their message can say how they ended. */
@@ -128,6 +135,19 @@ export class SlackChannel implements ChannelAdapter {
       thinking,
       track: (work) => this.track(work),
       ephemeral: (at, user, message) => this.ephemeral(at, user, message),
+      reply: async (channel, threadTs, message) => void (await this.post(channel, threadTs, message)),
+    });
+    registerAskMessage(this.slack.app, {
+      handler,
+      track: (work) => this.track(work),
+      thinking,
+      // Where Steward is not a member, the person hears it by DM (`ephemeralTo`).
+      tell: (channel, user, text) => this.ephemeralTo({ id: user, channel: 'slack' }, { channel }, privateText(text)),
+    });
+    registerAssistantThreads(this.slack.app, {
+      handler,
+      track: (work) => this.track(work),
+      log: (m) => this.options.log('warn', m),
     });
     registerCommands(this.slack.app, {
       handler,
@@ -258,7 +278,7 @@ export class SlackChannel implements ChannelAdapter {
           ...((await team) && { team: await team }),
         }),
         replace: (ts, done) => this.replaceWithReport(where.channel, ts, done),
-        post: (done) => this.post(where.channel, where.threadTs, renderReport(done)).then(() => undefined),
+        post: (done) => this.sendReport(done, (m) => this.post(where.channel, where.threadTs, m)),
         refused: (reason) => {
           this.streaming = false;
           this.options.log('info', `slack: the workspace refused streaming (${reason}); reports are posted whole`);
@@ -292,15 +312,34 @@ export class SlackChannel implements ChannelAdapter {
 
   private async replaceWithReport(channel: string, ts: string, report: Report): Promise<void> {
     const client = this.slack.app.client;
-    await this.outbox.call({
-      method: 'chat.update',
-      channel,
-      priority: Priority.finalState,
-      transientRetries: UPDATE_TRANSIENT_RETRIES,
-      send: async () => {
-        await client.chat.update({ channel, ts, ...renderReport(report) });
-      },
-    });
+    await this.sendReport(report, (message) =>
+      this.outbox.call({
+        method: 'chat.update',
+        channel,
+        priority: Priority.finalState,
+        transientRetries: UPDATE_TRANSIENT_RETRIES,
+        send: async () => {
+          await client.chat.update({ channel, ts, ...message });
+        },
+      }),
+    );
+  }
+
+  /**
+   * Sends a report with its feedback buttons; a workspace that refuses them (`invalid_blocks`, where the same report
+   * without them is taken) gets every report without them from then on, so a report is never lost to its buttons.
+   */
+  private async sendReport(report: Report, send: (message: SlackMessage) => Promise<unknown>): Promise<void> {
+    const message = renderReport(report);
+    if (!this.feedbackButtons) return void (await send(withoutFeedback(message)));
+    try {
+      await send(message);
+    } catch (err) {
+      if ((err as { data?: { error?: unknown } }).data?.error !== 'invalid_blocks') throw err;
+      await send(withoutFeedback(message));
+      this.feedbackButtons = false;
+      this.options.log('info', 'slack: the workspace refused the feedback buttons; reports are posted without them');
+    }
   }
 
   /**
@@ -310,7 +349,7 @@ export class SlackChannel implements ChannelAdapter {
   private async postReport(channel: string, threadTs: string, report: Report): Promise<void> {
     const shown = report.again ? await this.reportShown(channel, threadTs, report.runId) : null;
     if (shown) await this.replaceWithReport(channel, shown, report);
-    else await this.post(channel, threadTs, renderReport(report));
+    else await this.sendReport(report, (m) => this.post(channel, threadTs, m));
   }
 
   /**
@@ -348,31 +387,38 @@ export class SlackChannel implements ChannelAdapter {
     return this.team;
   }
 
-  private async ephemeralTo(
-    actor: Actor,
-    where: { channel: string; threadTs: string } | null,
-    message: SlackMessage,
-  ): Promise<void> {
+  private async ephemeralTo(actor: Actor, where: SeenAt | null, message: SlackMessage): Promise<void> {
     const at = where ?? this.lastSeen.get(actor.id);
     if (!at || actor.channel !== 'slack')
       return this.options.log('warn', `slack: nowhere to show a private notice to ${actor.id}`);
-    await this.ephemeral(at, actor.id, message);
+    try {
+      await this.ephemeral(at, actor.id, message);
+    } catch (err) {
+      // Steward was removed from the channel (or never invited): the person hears it in their DM with Steward.
+      if (!(err instanceof NotInChannelError)) throw err;
+      this.options.log('warn', `slack: ${err.message}; telling ${actor.id} by direct message instead`);
+      await this.postTopLevelMessage(actor.id, asDirectMessage(message, err));
+    }
   }
 
   private async ephemeral(at: SeenAt, user: string, message: SlackMessage): Promise<void> {
     const client = this.slack.app.client;
-    await this.outbox.call({
-      method: 'chat.postEphemeral',
-      channel: at.channel,
-      maxWaitMs: EPHEMERAL_MAX_WAIT_MS,
-      send: () =>
-        client.chat.postEphemeral({
-          channel: at.channel,
-          user,
-          ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
-          ...message,
-        }),
-    });
+    await this.outbox
+      .call({
+        method: 'chat.postEphemeral',
+        channel: at.channel,
+        maxWaitMs: EPHEMERAL_MAX_WAIT_MS,
+        send: () =>
+          client.chat.postEphemeral({
+            channel: at.channel,
+            user,
+            ...(at.threadTs ? { thread_ts: at.threadTs } : {}),
+            ...message,
+          }),
+      })
+      .catch((err: unknown) => {
+        throw postRefusal(err, at.channel);
+      });
     if (at.threadTs) this.answered(at.channel, at.threadTs);
   }
 
@@ -389,22 +435,37 @@ export class SlackChannel implements ChannelAdapter {
     priority: number = Priority.reply,
   ): Promise<string | undefined> {
     const client = this.slack.app.client;
-    const res = await this.outbox.call({
-      method: 'chat.postMessage',
-      channel,
-      priority,
-      maxWaitMs: POST_MAX_WAIT_MS,
-      send: () =>
-        client.chat.postMessage({
-          channel,
-          thread_ts: threadTs,
-          unfurl_links: false,
-          unfurl_media: false,
-          ...message,
-        }),
-    });
+    const res = await this.outbox
+      .call({
+        method: 'chat.postMessage',
+        channel,
+        priority,
+        maxWaitMs: POST_MAX_WAIT_MS,
+        send: () =>
+          client.chat.postMessage({
+            channel,
+            thread_ts: threadTs,
+            unfurl_links: false,
+            unfurl_media: false,
+            ...message,
+          }),
+      })
+      .catch((err: unknown) => {
+        throw postRefusal(err, channel);
+      });
     this.answered(channel, threadTs);
     return res.ts;
+  }
+
+  /** A new top-level message with blocks (a DM to a person: `channel` is their user id), paced like any post. */
+  private async postTopLevelMessage(channel: string, message: SlackMessage): Promise<void> {
+    const client = this.slack.app.client;
+    await this.outbox.call({
+      method: 'chat.postMessage',
+      channel,
+      maxWaitMs: POST_MAX_WAIT_MS,
+      send: () => client.chat.postMessage({ channel, unfurl_links: false, unfurl_media: false, ...message }),
+    });
   }
 
   /** A new top-level message (the one `/steward ask` answers under), paced in its channel's lane like any post. */

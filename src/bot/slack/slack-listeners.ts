@@ -17,6 +17,7 @@ import {
   decodeCardRef,
 } from './slack-actions.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
+import { feedbackOf } from './slack-feedback.ts';
 import { onControl, registerEditModal } from './slack-control-listeners.ts';
 import { onQuestionPress, registerQuestionModal } from './slack-question-listeners.ts';
 import { renderPreferenceSet } from './slack-controls.ts';
@@ -90,6 +91,8 @@ export function registerListeners(app: App, deps: ListenerDeps): void {
         return void (await ack());
       }
       await ack();
+      const feedback = feedbackOf(action, actor);
+      if (feedback) return void (handler.feedback && track(handler.feedback(feedback)));
       // A choice on the App Home tab: no channel or thread, it is answered by publishing the view again.
       if (onHomeAction(action, actor, deps)) return;
       if (at.channel) deps.seen(actor, at);

@@ -2,6 +2,7 @@
  * Renders what Steward posts as thread replies (pure): reports, answers, notices, breakpoint holds, and the
  * amendment modal. Long text is cut with a note so Slack never rejects a message.
  */
+import { feedbackBlock } from './slack-feedback.ts';
 import { LEVEL_ICONS, reportTitle } from '../card-words.ts';
 import type { types } from '@slack/bolt';
 import type { Answer, BreakpointHit, Notice, Report } from '../../engine/messages.ts';
@@ -19,7 +20,8 @@ const SECTION_MAX = 2_900;
 export function renderReport(report: Report): SlackMessage {
   const title = reportTitle(report.status);
   const text = longText(`*${title}*`, report.text, `The full report is stored with run ${shortRunId(report.runId)}.`);
-  return { ...text, metadata: reportMetadata(report.runId) };
+  // 👍 / 👎 under the report, stored with the run and shown on its dashboard page.
+  return { ...text, blocks: [...text.blocks, feedbackBlock(report.runId)], metadata: reportMetadata(report.runId) };
 }
 
 /** The metadata every report message carries, so a process that takes the run over can find it in the thread. */

@@ -12,6 +12,7 @@ import {
   type ConnectionsCommand,
   type EditablePlan,
   type InboundDecision,
+  type InboundFeedback,
   type InboundHandler,
   type InboundMessage,
   type RunListing,
@@ -600,6 +601,13 @@ export class Steward implements InboundHandler {
     const answer = await this.assistants.command(request);
     this.assistantList = undefined;
     return answer;
+  }
+
+  async feedback(f: InboundFeedback): Promise<void> {
+    const { store, clock } = this.deps;
+    if (!(await store.getRun(f.runId))) return;
+    const by = { id: f.actor.id, channel: f.actor.channel, ...(f.actor.name && { name: f.actor.name }) };
+    await store.appendEvent(f.runId, 'feedback', { rating: f.rating, by }, clock());
   }
 
   async assistantNames(_actor: Actor): Promise<string[]> {

@@ -309,7 +309,13 @@ export class WorkflowFires {
       // The card says where the run came from: no person asked for it just now.
       if (reasons.length === 0) return await review.offer(run.id, 0, v.value, 'planning', 'saved', `${run.request}.`);
       const text = sentence`${run.requester}: ${run.request} waits for your approval. ${reasons.join(' ')}`;
-      await messages.notice(run, 'warning', text);
+      // A conversation that refuses the notice (Steward removed from the channel) refuses the card too: the card's
+      // refusal keeps the reason with the run and tells the owner privately, so the notice's own is only logged.
+      await messages
+        .notice(run, 'warning', text)
+        .catch((err: unknown) =>
+          log('warn', `run ${run.id}: the approval notice was not shown: ${(err as Error).message}`),
+        );
       await review.offer(run.id, 0, v.value, 'planning', 'always', `${run.request}: waits for approval.`);
     } catch (err) {
       log('error', `run ${run.id}: the workflow fire could not be offered: ${(err as Error).message}`);

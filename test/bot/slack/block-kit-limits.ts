@@ -60,6 +60,7 @@ const KNOWN = new Set([
   'markdown',
   'plan',
   'task_card',
+  'context_actions',
 ]);
 
 /** Problems with a block list (empty when fine) and the characters of text it carries. */
@@ -112,6 +113,7 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
         problems.push(`${at}/elements: 1 to ${LIMITS.actionsElements}`);
       elements.forEach((e, j) => elementProblems(e, `${at}/elements/${j}`, problems, actionIds, textOf));
     }
+    if (b.type === 'context_actions') problems.push(...contextActionsProblems(b, at));
     if (b.type === 'input') {
       textOf(b.label, LIMITS.inputLabel, `${at}/label`);
       const element = b.element as Obj | undefined;
@@ -125,6 +127,36 @@ export function blockProblems(blocks: unknown[], maxBlocks: number): { problems:
     }
   });
   return { problems, textLength };
+}
+
+/**
+ * A context_actions block (https://docs.slack.dev/reference/block-kit/blocks/context-actions-block): 1 to 5 elements,
+ * each feedback_buttons or icon_button. Feedback buttons
+ * (https://docs.slack.dev/reference/block-kit/block-elements/feedback-buttons-element) need a positive and a negative
+ * button, each with plain_text text, a value and at most 75 characters of accessibility_label (@slack/types).
+ */
+function contextActionsProblems(b: Obj, at: string): string[] {
+  const problems: string[] = [];
+  const elements = (b.elements as Obj[] | undefined) ?? [];
+  if (elements.length === 0 || elements.length > 5) problems.push(`${at}/elements: 1 to 5`);
+  elements.forEach((e, j) => {
+    const where = `${at}/elements/${j}`;
+    if (e.type === 'icon_button') return;
+    if (e.type !== 'feedback_buttons') return problems.push(`${where}: must be feedback_buttons or icon_button`);
+    if (typeof e.action_id !== 'string' || e.action_id.length > LIMITS.actionId) problems.push(`${where}/action_id`);
+    for (const side of ['positive_button', 'negative_button']) {
+      const button = e[side] as Obj | undefined;
+      const text = button?.text as Obj | undefined;
+      if (text?.type !== 'plain_text' || typeof text.text !== 'string' || !text.text)
+        problems.push(`${where}/${side}/text: a non-empty plain_text`);
+      if (typeof button?.value !== 'string' || !button.value || button.value.length > LIMITS.buttonValue)
+        problems.push(`${where}/${side}/value: 1 to ${LIMITS.buttonValue} characters`);
+      const label = button?.accessibility_label;
+      if (label !== undefined && (typeof label !== 'string' || label.length > 75))
+        problems.push(`${where}/${side}/accessibility_label: at most 75 characters`);
+    }
+  });
+  return problems;
 }
 
 function elementProblems(

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { STEWARD_COMMAND } from '../../../src/bot/slack/slack-command-text.ts';
+import { ASK_MESSAGE_SHORTCUT } from '../../../src/bot/slack/slack-ask-message.ts';
 
 const read = (name: string) => readFileSync(new URL(`../../../slack/${name}`, import.meta.url), 'utf8');
 const manifests = { full: read('manifest.yml'), 'mention-only': read('manifest-mention-only.yml') };
@@ -23,6 +24,8 @@ function listUnder(manifest: string, key: string): string[] {
 const EVENT_SCOPES: Record<string, string | null> = {
   app_mention: 'app_mentions:read',
   app_home_opened: null,
+  // https://docs.slack.dev/reference/events/assistant_thread_started: "Required scopes: assistant:write".
+  assistant_thread_started: 'assistant:write',
   'message.channels': 'channels:history',
   'message.groups': 'groups:history',
   'message.im': 'im:history',
@@ -49,12 +52,22 @@ describe('slack app manifests', () => {
     // The Home tab, published when opened.
     expect(manifest).toMatch(/^\s+home_tab_enabled: true$/m);
     expect(events).toContain('app_home_opened');
+    // The AI app split view, where a new thread gets suggested prompts (assistant_thread_started).
+    expect(manifest).toMatch(/^\s+assistant_view:\n(\s+#.*\n)*\s+assistant_description: \S/m);
+    expect(events).toContain('assistant_thread_started');
+    // The message shortcut, with the callback id the adapter listens for.
+    expect(manifest).toMatch(
+      new RegExp(
+        `shortcuts:\\n\\s+- name: Ask Steward about this message\\n\\s+type: message\\n\\s+callback_id: ${ASK_MESSAGE_SHORTCUT}\\n`,
+      ),
+    );
   });
 
   it('full mode hears plain thread replies; mention-only mode reads no channel history, and differs in nothing else', () => {
     expect(listUnder(manifests.full, 'bot_events').sort()).toEqual([
       'app_home_opened',
       'app_mention',
+      'assistant_thread_started',
       'message.channels',
       'message.groups',
       'message.im',
@@ -62,6 +75,7 @@ describe('slack app manifests', () => {
     expect(listUnder(manifests['mention-only'], 'bot_events').sort()).toEqual([
       'app_home_opened',
       'app_mention',
+      'assistant_thread_started',
       'message.im',
     ]);
     expect(listUnder(manifests['mention-only'], 'bot')).not.toContain('channels:history');
