@@ -3,8 +3,9 @@
  * It records every call, keeps posted messages so chat.update can find them, issues single-use trigger ids
  * that live 3 s (like Slack's), and checks Block Kit limits loosely, answering with Slack's error shapes
  * (`invalid_blocks`, `msg_blocks_too_long`, `msg_too_long`) so a card Slack would refuse fails the test.
- * Rate limits are opt-in (`rateLimits`, e.g. `SLACK_RATE_LIMITS`): a token bucket per method, per channel or per
- * workspace, answering HTTP 429 with `Retry-After` (whole seconds) like Slack; off by default. `throttle` answers
+ * Rate limits are on by default (`SLACK_RATE_LIMITS`, Slack's tiers for every method Steward calls; `rateLimits`
+ * replaces them): a token bucket per method, per channel or per workspace, answering HTTP 429 with `Retry-After`
+ * (whole seconds) like Slack. `throttle` answers
  * chosen calls with 429 (a storm on one method or channel). Text streaming (chat.startStream, chat.appendStream,
  * chat.stopStream) builds a message whose `streamed` markdown grows with each call; outside a DM a stream needs its
  * recipient (user and team), and a message still streaming cannot be updated. views.publish keeps each person's App
@@ -54,16 +55,45 @@ export interface SlackRateLimit {
 }
 
 /**
- * Slack's published limits for the two methods a busy bot leans on: chat.postMessage about 1 a second per channel
- * with short bursts, chat.update Tier 3 (50+ a minute per workspace and app). Slack does not publish burst sizes,
- * so those are guesses, named here so a report can state them. Other methods are not limited.
+ * Slack's rate limits, per method, for every method Steward calls; on by default (a test that wants none passes
+ * `rateLimits: {}`). The tiers are the methods' reference pages (docs.slack.dev/reference/methods/<method>, "Rate
+ * Limits") and the tier table of docs.slack.dev/apis/web-api/rate-limits: Tier 1 1+ a minute, Tier 2 20+, Tier 3 50+,
+ * Tier 4 100+, counted per method, per workspace and app; chat.postMessage is "special": about one a second per
+ * channel, with short bursts allowed. Slack publishes no burst sizes: the ones here are guesses, kept small so a burst
+ * Steward does not pace shows. Where a page says only "special rate limits apply" (assistant.threads.*), Tier 4 is
+ * used and named as a guess.
  */
+const TIER = {
+  1: { perMinute: 1, burst: 2 },
+  2: { perMinute: 20, burst: 3 },
+  3: { perMinute: 50, burst: 10 },
+  4: { perMinute: 100, burst: 20 },
+} as const;
+const workspace = (tier: keyof typeof TIER): SlackRateLimit => ({ ...TIER[tier], per: 'workspace' });
+
 export const SLACK_RATE_LIMITS: Readonly<Record<string, SlackRateLimit>> = {
   'chat.postMessage': { perMinute: 60, burst: 3, per: 'channel' },
-  'chat.update': { perMinute: 50, burst: 10, per: 'workspace' },
-  // The methods' reference pages (docs.slack.dev/reference/methods/chat.startStream, chat.stopStream): Tier 2.
-  'chat.startStream': { perMinute: 20, burst: 3, per: 'workspace' },
-  'chat.stopStream': { perMinute: 20, burst: 3, per: 'workspace' },
+  'chat.update': workspace(3),
+  'chat.postEphemeral': workspace(4),
+  // chat.startStream and chat.stopStream: Tier 2 on their reference pages; chat.appendStream: Tier 4.
+  'chat.startStream': workspace(2),
+  'chat.appendStream': workspace(4),
+  'chat.stopStream': workspace(2),
+  'views.open': workspace(4),
+  'views.update': workspace(4),
+  'views.publish': workspace(4),
+  'reactions.add': workspace(3),
+  'reactions.remove': workspace(2),
+  // Tier 3 for internal apps; the 2025 limit of 1 a minute applies to commercially distributed non-Marketplace apps.
+  'conversations.replies': workspace(3),
+  // "Special rate limits apply": a guess.
+  'assistant.threads.setStatus': workspace(4),
+  'assistant.threads.setSuggestedPrompts': workspace(4),
+  'files.getUploadURLExternal': workspace(4),
+  'files.completeUploadExternal': workspace(4),
+  // auth.test is "special" too (Bolt calls it once at start); apps.connections.open Tier 1 (once per connection).
+  'auth.test': workspace(4),
+  'apps.connections.open': workspace(1),
 };
 
 /**
@@ -153,6 +183,7 @@ export async function startFakeSlack(
   options: {
     botToken?: string;
     appToken?: string;
+    /** Per-method limits (default `SLACK_RATE_LIMITS`, Slack's tiers); `{}`: none. */
     rateLimits?: Readonly<Record<string, SlackRateLimit>>;
     now?: () => number;
     /** false: a workspace without plan blocks, answering invalid_blocks to any message holding one. */
@@ -176,7 +207,7 @@ export async function startFakeSlack(
     return { id, hash, ...(view as object) };
   };
   const now = options.now ?? Date.now;
-  const limiter = createLimiter(options.rateLimits ?? {}, now);
+  const limiter = createLimiter(options.rateLimits ?? SLACK_RATE_LIMITS, now);
   const streaming = (m: FakeMessage | undefined) =>
     m?.stream?.open === true && now() - m.stream.startedAt < STREAM_LIFETIME_MS;
   const planBlocks = options.planBlocks ?? true;
