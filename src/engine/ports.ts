@@ -49,6 +49,11 @@ export interface ToolRunner {
    */
   prepareAs?(name: string, person: Actor, options: { signal: AbortSignal; timeoutMs: number }): Promise<PersonalAccess>;
   /**
+   * For a server that connects per person: opens (or finds) `person`'s own session, right before a resource read of
+   * theirs (`ready` then names no tool). `ready` for any other server. Never throws.
+   */
+  openAs?(server: string, person: Actor, options: { signal: AbortSignal; timeoutMs: number }): Promise<PersonalAccess>;
+  /**
    * `runId` and `stepId`: the run and step the call is made for (Steward's built-in tools read that run's
    * conversation, or delegate for that step; servers never see them). `as`: whose connection a tool of a server that
    * connects per person runs under (the run's requester); such a call without it is refused. `onProgress`: called
@@ -71,6 +76,14 @@ export interface ResourceListing {
   templates: { uriTemplate: string; name: string }[];
   /** It listed more resources or templates than are kept here. */
   more: boolean;
+  /** Open-world (mcp.json's `openWorld`, or a tool of it annotated so): its reads are scored as open-world. */
+  openWorld?: true;
+  /** The operator's risk for the server's tools (mcp.json `risk`), which its reads take too. */
+  risk?: RiskLevel;
+  /** It connects per person: a read runs under the requester's own session, never anyone else's. */
+  perPerson?: true;
+  /** Its one connection is the workspace's, made by an approver: a read runs as the workspace. */
+  asWorkspace?: true;
 }
 
 /** How a tool call is made: see `ToolRunner.callTool`. */

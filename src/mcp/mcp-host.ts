@@ -40,7 +40,7 @@ import { PersonSessions, type PersonSession } from './person-sessions.ts';
 import { QuestionCalls, sessionKey } from './question-calls.ts';
 import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
-import { readResourceOn, resourceListings } from './resource-host.ts';
+import { readResourceAs, readResourceOn, resourceListing } from './resource-host.ts';
 
 export type { McpLogger } from './mcp-transport.ts';
 export type { ReconnectSchedule } from './reconnect.ts';
@@ -244,14 +244,39 @@ export class McpHost implements ToolRunner {
     }
   }
 
-  /** The shared servers that offer resources, a few of each (see `ToolRunner.listResources`). */
+  /**
+   * The servers that offer resources, a few of each (see `ToolRunner.listResources`); for a server that connects per
+   * person, what its latest session (anyone's) listed.
+   */
   listResources(): ResourceListing[] {
-    return resourceListings(this.connections.values());
+    const out: ResourceListing[] = [];
+    for (const c of [...this.connections.values(), ...this.personal.values()]) {
+      if (!c.resources || !c.config.allowed) continue;
+      const tools = c.tools.map((t) => this.infoOf(c.config, t, c.serverInfo()));
+      out.push(resourceListing(c.resources, c.config, tools));
+    }
+    return out;
   }
 
-  /** Reads one resource from a shared server that offers resources; never throws. */
+  /**
+   * Reads one resource from a server that offers resources; on a server that connects per person, only under
+   * `options.as`'s own session (never anyone else's), as a call is made. Never throws.
+   */
   readResource(server: string, uri: string, options: ToolCallOptions): Promise<ToolCallOutcome> {
+    const pool = this.personal.get(server);
+    if (pool) return readResourceAs(pool, server, uri, options, this.maxOutputBytes);
     return readResourceOn(this.connections.get(server), server, uri, options, this.maxOutputBytes);
+  }
+
+  /** Opens (or finds) the person's own session of a server that connects per person (see `ToolRunner.openAs`). */
+  async openAs(server: string, person: Actor): Promise<PersonalAccess> {
+    const pool = this.personal.get(server);
+    if (!pool) return { kind: 'ready', tool: undefined };
+    const found = await pool.session(personOwner(person));
+    if (found.kind === 'connect') return { kind: 'connect', server };
+    if (found.kind === 'failed') return { kind: 'failed', error: serverUnavailable(server, found.message) };
+    found.release();
+    return { kind: 'ready', tool: undefined };
   }
 
   /**

@@ -428,6 +428,7 @@ export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner
     listTools: () => host.listTools(),
     refreshTool: (name, options) => host.refreshTool(name, options),
     prepareAs: (name, person, options) => host.prepareAs(name, person, options),
+    openAs: (server, person) => host.openAs(server, person),
     listResources: () => host.listResources(),
     readResource: (server, uri, opts) => host.readResource(server, uri, opts),
     callTool: (name, args, opts) => {
