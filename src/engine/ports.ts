@@ -69,6 +69,34 @@ export interface ToolRunner {
   readResource?(server: string, uri: string, options: ToolCallOptions): Promise<ToolCallOutcome>;
 }
 
+/** One prompt an MCP server offers (MCP `prompts/list`); every word of it is the server's. */
+export interface ServerPrompt {
+  server: string;
+  name: string;
+  description?: string;
+  arguments: { name: string; description?: string; required: boolean }[];
+}
+
+/** MCP servers' prompts, offered to people as starting points (`/steward prompts`). Never throws. */
+export interface ServerPrompts {
+  /**
+   * The prompts of the servers that offer them now, for `person` (a server that connects per person is asked on their
+   * own session; one they have not connected is named in `unconnected`); `problems`: a sentence per server that failed.
+   */
+  listPrompts(
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<{ prompts: ServerPrompt[]; unconnected: string[]; problems: string[] }>;
+  /** One prompt filled in (MCP `prompts/get`): its messages' text parts, in order; or why not, in a sentence. */
+  getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string>,
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<Result<string[], string>>;
+}
+
 /** What a server said about its resources: a few of them and of its URI templates (names are the server's words). */
 export interface ResourceListing {
   server: string;

@@ -7,10 +7,13 @@ import type {
   PersonalAccess,
   PersonConnection,
   ResourceListing,
+  ServerPrompt,
+  ServerPrompts,
   ToolCallOptions,
   ToolCallOutcome,
   ToolRunner,
 } from '../engine/ports.ts';
+import type { Result } from '../engine/result.ts';
 import type { ServerQuestions } from '../engine/server-questions.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
@@ -41,6 +44,7 @@ import { QuestionCalls, sessionKey } from './question-calls.ts';
 import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
 import { readResourceAs, readResourceOn, resourceListing } from './resource-host.ts';
+import { getPromptFor, listPromptsFor } from './prompt-host.ts';
 
 export type { McpLogger } from './mcp-transport.ts';
 export type { ReconnectSchedule } from './reconnect.ts';
@@ -107,7 +111,7 @@ const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
  * Runs MCP tools by qualified name (`<server>.<tool>`). A server that goes away (or does not start) is brought
  * back in the background while the host is open. Never throws from calls.
  */
-export class McpHost implements ToolRunner {
+export class McpHost implements ToolRunner, ServerPrompts {
   private readonly mapped = new WeakMap<object, ToolInfo>();
   // One per server, shared by every run of this process: `maxConcurrency` protects the server, not a run. Without
   // one, a server's calls that may write share a single slot and its read-only calls take none (`slotsFor`).
@@ -266,6 +270,26 @@ export class McpHost implements ToolRunner {
     const pool = this.personal.get(server);
     if (pool) return readResourceAs(pool, server, uri, options, this.maxOutputBytes);
     return readResourceOn(this.connections.get(server), server, uri, options, this.maxOutputBytes);
+  }
+
+  /** The servers' prompts for `person` (see `ServerPrompts.listPrompts`). */
+  listPrompts(
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<{ prompts: ServerPrompt[]; unconnected: string[]; problems: string[] }> {
+    return listPromptsFor(this.connections.values(), this.personal.values(), person, options);
+  }
+
+  /** One prompt filled in, on the session `person` may use for its server (see `ServerPrompts.getPrompt`). */
+  getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string>,
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<Result<string[], string>> {
+    const at = { name: server, conn: this.connections.get(server), pool: this.personal.get(server) };
+    return getPromptFor(at, name, args, person, options);
   }
 
   /** Opens (or finds) the person's own session of a server that connects per person (see `ToolRunner.openAs`). */

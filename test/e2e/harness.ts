@@ -102,6 +102,7 @@ export function createSteward(
     | 'dashboardLinks'
     | 'connections'
     | 'questions'
+    | 'prompts'
   > & {
     /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
     clock?: () => Date;
@@ -146,6 +147,7 @@ export function createSteward(
     ...(o.dashboardLinks && { dashboardLinks: o.dashboardLinks }),
     ...(o.connections && { connections: o.connections }),
     ...(o.questions && { questions: o.questions }),
+    ...(o.prompts && { prompts: o.prompts }),
   });
 }
 
@@ -239,6 +241,7 @@ export async function startHarness(options: {
     ...(options.catalog && { catalog: options.catalog }),
     ...(dashboard && { dashboardLinks: dashboard.links }),
     ...(connections && { connections }),
+    prompts: host,
     ...asks.steward,
   });
   asks.bind(steward);
