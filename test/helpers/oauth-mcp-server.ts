@@ -48,6 +48,8 @@ export interface OAuthMcpServer {
   calls: SeenCall[];
   /** Resource reads (with `resource`), each as the server saw it. */
   reads: SeenCall[];
+  /** Prompts got (with `prompt`), each as the server saw it. */
+  promptGets: SeenCall[];
   /** Every access and refresh token issued so far: the canaries a test looks for where they must not be. */
   issued: string[];
   /** Refreshes that issued tokens. */
@@ -266,6 +268,8 @@ export async function startOAuthMcpServer(options: {
   consentPage?: boolean;
   /** Also offer one resource, `tracker://me`, whose read answers with the token's subject (counted in `reads`). */
   resource?: boolean;
+  /** Also offer one prompt, `mine`, whose text names the token's subject (each get counted in `promptGets`). */
+  prompt?: boolean;
 }): Promise<OAuthMcpServer> {
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
@@ -277,6 +281,7 @@ export async function startOAuthMcpServer(options: {
     consentsShown: 0,
     calls: [],
     reads: [],
+    promptGets: [],
     issued: [],
     refreshes: 0,
     reusedRefreshTokens: [],
@@ -347,6 +352,11 @@ export async function startOAuthMcpServer(options: {
       server.registerResource('me', 'tracker://me', { description: 'Whose token the read came with' }, (uri) => {
         state.reads.push({ subject, token: auth?.token ?? '' });
         return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: subject }] };
+      });
+    if (options.prompt)
+      server.registerPrompt('mine', { description: 'Asks about your own items' }, () => {
+        state.promptGets.push({ subject, token: auth?.token ?? '' });
+        return { messages: [{ role: 'user', content: { type: 'text', text: `List the open items of ${subject}` } }] };
       });
     // Stateless: one transport per request, so every request is checked on its own token.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

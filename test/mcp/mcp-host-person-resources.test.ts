@@ -2,7 +2,7 @@
  * Resources on a server that connects per person ("auth": "person", issue 29): a read goes out only under the
  * requester's own session, as a call does (counted at the server by the token's subject), never the workspace's or
  * another person's; a read that names no person, or a person with no connection, sends nothing, and `openAs` tells
- * the engine to ask for the connection. The authorization and MCP servers are the SDK's own server side
+ * the engine to ask for the connection; prompts are listed and filled in the same way. The authorization and MCP servers are the SDK's own server side
  * (test/helpers/oauth-mcp-server.ts); the store is PostgreSQL, sealed.
  */
 import { randomBytes } from 'node:crypto';
@@ -27,13 +27,13 @@ async function connect(host: McpHost, person: Actor, subject: string): Promise<v
   await host.finishConnection('tracker', person, code);
 }
 
-describe('McpHost, resources of a server that connects per person', () => {
+describe('McpHost, resources and prompts of a server that connects per person', () => {
   let server: OAuthMcpServer;
   let database: TestDatabase;
 
   beforeAll(async () => {
     [server, database] = await Promise.all([
-      startOAuthMcpServer({ consentAs: 'nobody', resource: true }),
+      startOAuthMcpServer({ consentAs: 'nobody', resource: true, prompt: true }),
       createTestDatabase('postgres'),
     ]);
   });
@@ -80,6 +80,38 @@ describe('McpHost, resources of a server that connects per person', () => {
       expect(await host.openAs('tracker', carol)).toEqual({ kind: 'connect', server: 'tracker' });
       expect(await host.openAs('tracker', alice)).toEqual({ kind: 'ready', tool: undefined });
       expect(server.reads).toHaveLength(3);
+    } finally {
+      await host.close();
+    }
+  });
+
+  it("lists and fills in prompts on each person's own session; someone not connected is told to connect", async () => {
+    const config = parseMcpConfig(
+      JSON.stringify({ mcpServers: { tracker: { url: server.url, auth: 'person' } } }),
+      'test mcp.json',
+    );
+    const store = new PgConnectionStore(database.db, new SecretBox(KEY));
+    const { host } = await McpHost.connect(config, { connections: store });
+    const options = { signal: new AbortController().signal, timeoutMs: 10_000 };
+    try {
+      // Alice and Bob connected in the test before (their tokens are stored); Carol never did.
+      expect(await host.listPrompts(alice, options)).toEqual({
+        prompts: [{ server: 'tracker', name: 'mine', description: 'Asks about your own items', arguments: [] }],
+        unconnected: [],
+        problems: [],
+      });
+      expect(await host.getPrompt('tracker', 'mine', {}, bob, options)).toEqual({
+        ok: true,
+        value: ['List the open items of bob@tracker'],
+      });
+      expect(server.promptGets.map((g) => g.subject)).toEqual(['bob@tracker']);
+      expect(await host.listPrompts(carol, options)).toEqual({ prompts: [], unconnected: ['tracker'], problems: [] });
+      expect(await host.getPrompt('tracker', 'mine', {}, carol, options)).toEqual({
+        ok: false,
+        error:
+          'MCP server "tracker" runs with your own account, and you have not connected it: connections connect tracker',
+      });
+      expect(server.promptGets).toHaveLength(1);
     } finally {
       await host.close();
     }
