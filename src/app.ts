@@ -222,6 +222,7 @@ export async function startApp(options: {
       ...(dashboard && { dashboardLinks: new PgDashboard(database.db, { baseUrl: dashboard.publicUrl }) }),
       ...(connecting.flow && { connections: connecting.flow }),
       questions: new PgQuestionLog(database.db),
+      prompts: host,
     });
     questions.to = steward.serverQuestions;
     drives.steward = steward;

@@ -29,6 +29,7 @@ import { connectionsText, parseConnectionsCommand } from './connection-words.ts'
 import { isWorkflowCommand } from '../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from './workflow-words.ts';
 import { isAssistantCommand } from '../engine/assistant/assistant-commands.ts';
+import { isPromptCommand, promptSourceNote } from '../engine/server-prompts.ts';
 import { ASSISTANT_HELP_LINES } from './assistant-words.ts';
 import { spendReportText } from './spend-words.ts';
 
@@ -196,7 +197,12 @@ export class ConsoleChannel implements ChannelAdapter {
   }
 
   /** Hands a message to the engine and returns once it is stored; planning or classifying it goes on meanwhile. */
-  private async toEngine(handler: InboundHandler, text: string, newRequest: boolean): Promise<void> {
+  private async toEngine(
+    handler: InboundHandler,
+    text: string,
+    newRequest: boolean,
+    fromPrompt?: string,
+  ): Promise<void> {
     let accept = () => {};
     const accepted = new Promise<void>((resolve) => (accept = resolve));
     const message: InboundMessage = {
@@ -205,6 +211,7 @@ export class ConsoleChannel implements ChannelAdapter {
       text,
       accepted: accept,
       ...(newRequest ? { newRequest } : { runId: this.runs.current()?.runId }),
+      ...(fromPrompt !== undefined && { fromPrompt }),
       leftAlone: (run) =>
         this.write(
           `i That does not look like it is about run ${shortId(run.id)} ("${cutTo(run.request, 60)}"), so it was left alone. Type "new <request>" to start another request, or "amend <text>" to change this one.`,
@@ -238,6 +245,7 @@ export class ConsoleChannel implements ChannelAdapter {
     }
     // "schedule a call with Bob" is a request: only a line that is a workflow command goes to them.
     if (isWorkflowCommand(text)) return this.workflow(handler, text);
+    if (isPromptCommand(text)) return this.prompt(handler, text);
     if (isAssistantCommand(text)) {
       const answer = await handler.assistantCommand({ actor: this.actor, conversation: this.conversation, text });
       return this.answer(answer);
@@ -347,6 +355,20 @@ export class ConsoleChannel implements ChannelAdapter {
   }
 
   /** A workflow or Assistant command's answer: a notice like every other, `i` before it, or `!` before a refusal. */
+  /** `prompts` lists the servers' prompts; `prompt <server>/<name> …` starts a request with one's text, shown first. */
+  private async prompt(handler: InboundHandler, text: string): Promise<void> {
+    if (!handler.promptList || !handler.choosePrompt) return this.write('! MCP server prompts are not offered here.');
+    if (/^prompts\s*$/i.test(text)) return this.answer(await handler.promptList(this.actor));
+    const chosen = await handler.choosePrompt(this.actor, text);
+    if (!chosen.ok) return this.answer(chosen.answer);
+    const quoted = toTerminalText(chosen.request)
+      .split('\n')
+      .map((l) => `  │ ${l}`)
+      .join('\n');
+    this.write(`i ${promptSourceNote(chosen.source)}\n${quoted}`);
+    return this.toEngine(handler, chosen.request, true, chosen.source);
+  }
+
   private answer({ text, level }: CommandAnswer): void {
     if (text) this.write(renderConsole({ kind: 'notice', level, text }));
   }
@@ -411,6 +433,8 @@ review all|risky|none   how much you review from now on (high risk always waits)
 suggestions on|off      whether your plan cards suggest breakpoints where you stepped in before.
 connections      your own accounts on servers that run your steps as you; connections connect <server> prints a
                  private link to connect one, connections disconnect <server> revokes and forgets it.
+prompts          the MCP servers' prompts (starting points they offer); prompt <server>/<name> key=value … starts a
+                 request with one's text (the server's words: read the plan made from it before approving).
 quit (or exit)   leave at once; active runs are kept and taken up again when Steward next starts.
 Workflows (a run's approved plan, saved to run again or on a schedule):
 ${WORKFLOW_HELP_LINES.map((l) => `  ${l.form.padEnd(40)} ${l.what}`).join('\n')}

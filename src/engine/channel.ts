@@ -39,6 +39,11 @@ export interface InboundMessage {
    * where one person talks to Steward can say so (in a shared thread, chatter is simply left alone).
    */
   leftAlone?: (run: { id: string; request: string }) => void;
+  /**
+   * The text is an MCP server's prompt the person chose (`<server>/<name>`): taken as their request as it is, never
+   * read as addressed to an Assistant (the server's words do not pick one).
+   */
+  fromPrompt?: string;
 }
 
 /** A press of a button (or a typed command) on a card, naming the run and the revision the card showed. */
@@ -168,6 +173,17 @@ export type ConnectionsAnswer =
   /** Nothing of the person's waits to be confirmed for this server (answered before, or replaced). */
   | { kind: 'nothingPending'; server: string };
 
+/** What `prompt …` comes to: the text of a request for the channel to start, or a refusal in words. */
+export type PromptStart =
+  | {
+      ok: true;
+      /** The request: the prompt's text parts, joined by blank lines. */
+      request: string;
+      /** `<server>/<name>`, to name where the text came from. */
+      source: string;
+    }
+  | { ok: false; answer: CommandAnswer };
+
 /** What a person's answer to a server's question came to: taken, or refused with the reason (and each field's problem). */
 export type QuestionReply = { ok: true } | { ok: false; refusal: string; fields?: Record<string, string> };
 
@@ -230,6 +246,13 @@ export interface InboundHandler {
    * seconds. Absent or []: none to offer.
    */
   assistantNames?(actor: Actor): Promise<string[]>;
+  /** `prompts`: the MCP servers' prompts this person may start from, in words (the servers' words marked as such). */
+  promptList?(actor: Actor): Promise<CommandAnswer>;
+  /**
+   * `prompt <server>/<name> key=value …`: the prompt filled in by its server, as the text of a new request for the
+   * channel to start (with `fromPrompt`, showing `promptSourceNote` with it), or a refusal in words.
+   */
+  choosePrompt?(actor: Actor, text: string): Promise<PromptStart>;
   /** A private, single-use sign-in link to the web dashboard for this person, or null when the dashboard is off. */
   dashboardLink(actor: Actor): Promise<string | null>;
   /**

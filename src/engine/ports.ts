@@ -49,6 +49,11 @@ export interface ToolRunner {
    */
   prepareAs?(name: string, person: Actor, options: { signal: AbortSignal; timeoutMs: number }): Promise<PersonalAccess>;
   /**
+   * For a server that connects per person: opens (or finds) `person`'s own session, right before a resource read of
+   * theirs (`ready` then names no tool). `ready` for any other server. Never throws.
+   */
+  openAs?(server: string, person: Actor, options: { signal: AbortSignal; timeoutMs: number }): Promise<PersonalAccess>;
+  /**
    * `runId` and `stepId`: the run and step the call is made for (Steward's built-in tools read that run's
    * conversation, or delegate for that step; servers never see them). `as`: whose connection a tool of a server that
    * connects per person runs under (the run's requester); such a call without it is refused. `onProgress`: called
@@ -64,6 +69,34 @@ export interface ToolRunner {
   readResource?(server: string, uri: string, options: ToolCallOptions): Promise<ToolCallOutcome>;
 }
 
+/** One prompt an MCP server offers (MCP `prompts/list`); every word of it is the server's. */
+export interface ServerPrompt {
+  server: string;
+  name: string;
+  description?: string;
+  arguments: { name: string; description?: string; required: boolean }[];
+}
+
+/** MCP servers' prompts, offered to people as starting points (`/steward prompts`). Never throws. */
+export interface ServerPrompts {
+  /**
+   * The prompts of the servers that offer them now, for `person` (a server that connects per person is asked on their
+   * own session; one they have not connected is named in `unconnected`); `problems`: a sentence per server that failed.
+   */
+  listPrompts(
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<{ prompts: ServerPrompt[]; unconnected: string[]; problems: string[] }>;
+  /** One prompt filled in (MCP `prompts/get`): its messages' text parts, in order; or why not, in a sentence. */
+  getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string>,
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<Result<string[], string>>;
+}
+
 /** What a server said about its resources: a few of them and of its URI templates (names are the server's words). */
 export interface ResourceListing {
   server: string;
@@ -71,6 +104,14 @@ export interface ResourceListing {
   templates: { uriTemplate: string; name: string }[];
   /** It listed more resources or templates than are kept here. */
   more: boolean;
+  /** Open-world (mcp.json's `openWorld`, or a tool of it annotated so): its reads are scored as open-world. */
+  openWorld?: true;
+  /** The operator's risk for the server's tools (mcp.json `risk`), which its reads take too. */
+  risk?: RiskLevel;
+  /** It connects per person: a read runs under the requester's own session, never anyone else's. */
+  perPerson?: true;
+  /** Its one connection is the workspace's, made by an approver: a read runs as the workspace. */
+  asWorkspace?: true;
 }
 
 /** How a tool call is made: see `ToolRunner.callTool`. */

@@ -50,6 +50,11 @@ export interface ToolInfo {
     asWorkspace?: true;
   };
   /**
+   * The tool as scored for each value of its `server` argument (only Steward's `steward.read_resource` has them: a read
+   * takes the annotations and policy of the server it reads from). The tool itself is the most open of them.
+   */
+  byServer?: Record<string, ToolInfo>;
+  /**
    * SHA-256 over the tool's full definition (name, title, description, input and output schemas, annotations)
    * and the server's reported name and version: pinned at approval, compared before each step.
    */

@@ -96,6 +96,11 @@ export class McpConnection {
     return { connection, failure: failure.message, unauthorized: failure.unauthorized };
   }
 
+  /** The current session's client, for requests beside calls and reads (prompts); undefined while it is down. */
+  get client(): McpSession['client'] | undefined {
+    return this.session?.client;
+  }
+
   get isUp(): boolean {
     return this.session !== undefined;
   }

@@ -7,10 +7,13 @@ import type {
   PersonalAccess,
   PersonConnection,
   ResourceListing,
+  ServerPrompt,
+  ServerPrompts,
   ToolCallOptions,
   ToolCallOutcome,
   ToolRunner,
 } from '../engine/ports.ts';
+import type { Result } from '../engine/result.ts';
 import type { ServerQuestions } from '../engine/server-questions.ts';
 import type { Actor, Json, StepError, ToolInfo } from '../engine/types.ts';
 import { notConnected, serverUnavailable } from './call-errors.ts';
@@ -40,7 +43,8 @@ import { PersonSessions, type PersonSession } from './person-sessions.ts';
 import { QuestionCalls, sessionKey } from './question-calls.ts';
 import { DEFAULT_RECONNECT_SCHEDULE, type ReconnectSchedule } from './reconnect.ts';
 import { boundOutput, toToolInfo } from './tool-mapping.ts';
-import { readResourceOn, resourceListings } from './resource-host.ts';
+import { readResourceAs, readResourceOn, resourceListing } from './resource-host.ts';
+import { getPromptFor, listPromptsFor } from './prompt-host.ts';
 
 export type { McpLogger } from './mcp-transport.ts';
 export type { ReconnectSchedule } from './reconnect.ts';
@@ -107,7 +111,7 @@ const DEFAULT_MAX_MESSAGE_BYTES = 8 * 1024 * 1024;
  * Runs MCP tools by qualified name (`<server>.<tool>`). A server that goes away (or does not start) is brought
  * back in the background while the host is open. Never throws from calls.
  */
-export class McpHost implements ToolRunner {
+export class McpHost implements ToolRunner, ServerPrompts {
   private readonly mapped = new WeakMap<object, ToolInfo>();
   // One per server, shared by every run of this process: `maxConcurrency` protects the server, not a run. Without
   // one, a server's calls that may write share a single slot and its read-only calls take none (`slotsFor`).
@@ -244,14 +248,59 @@ export class McpHost implements ToolRunner {
     }
   }
 
-  /** The shared servers that offer resources, a few of each (see `ToolRunner.listResources`). */
+  /**
+   * The servers that offer resources, a few of each (see `ToolRunner.listResources`); for a server that connects per
+   * person, what its latest session (anyone's) listed.
+   */
   listResources(): ResourceListing[] {
-    return resourceListings(this.connections.values());
+    const out: ResourceListing[] = [];
+    for (const c of [...this.connections.values(), ...this.personal.values()]) {
+      if (!c.resources || !c.config.allowed) continue;
+      const tools = c.tools.map((t) => this.infoOf(c.config, t, c.serverInfo()));
+      out.push(resourceListing(c.resources, c.config, tools));
+    }
+    return out;
   }
 
-  /** Reads one resource from a shared server that offers resources; never throws. */
+  /**
+   * Reads one resource from a server that offers resources; on a server that connects per person, only under
+   * `options.as`'s own session (never anyone else's), as a call is made. Never throws.
+   */
   readResource(server: string, uri: string, options: ToolCallOptions): Promise<ToolCallOutcome> {
+    const pool = this.personal.get(server);
+    if (pool) return readResourceAs(pool, server, uri, options, this.maxOutputBytes);
     return readResourceOn(this.connections.get(server), server, uri, options, this.maxOutputBytes);
+  }
+
+  /** The servers' prompts for `person` (see `ServerPrompts.listPrompts`). */
+  listPrompts(
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<{ prompts: ServerPrompt[]; unconnected: string[]; problems: string[] }> {
+    return listPromptsFor(this.connections.values(), this.personal.values(), person, options);
+  }
+
+  /** One prompt filled in, on the session `person` may use for its server (see `ServerPrompts.getPrompt`). */
+  getPrompt(
+    server: string,
+    name: string,
+    args: Record<string, string>,
+    person: Actor,
+    options: { signal: AbortSignal; timeoutMs: number },
+  ): Promise<Result<string[], string>> {
+    const at = { name: server, conn: this.connections.get(server), pool: this.personal.get(server) };
+    return getPromptFor(at, name, args, person, options);
+  }
+
+  /** Opens (or finds) the person's own session of a server that connects per person (see `ToolRunner.openAs`). */
+  async openAs(server: string, person: Actor): Promise<PersonalAccess> {
+    const pool = this.personal.get(server);
+    if (!pool) return { kind: 'ready', tool: undefined };
+    const found = await pool.session(personOwner(person));
+    if (found.kind === 'connect') return { kind: 'connect', server };
+    if (found.kind === 'failed') return { kind: 'failed', error: serverUnavailable(server, found.message) };
+    found.release();
+    return { kind: 'ready', tool: undefined };
   }
 
   /**

@@ -31,6 +31,8 @@ export class PersonSessions {
   /** The tools the latest session (of anyone) listed; empty until someone has connected. */
   tools: Tool[] = [];
   private lastServerInfo: { name: string; version: string } | undefined;
+  /** The session whose listing is the catalog (it keeps its resources, relisted on a change, after it closes). */
+  private latest: McpConnection | undefined;
   private readonly entries = new Map<string, Entry>();
   private readonly opening = new Map<string, Promise<PersonSession>>();
   private closed = false;
@@ -54,6 +56,11 @@ export class PersonSessions {
       return `MCP server "${this.config.name}" connects per person; ${this.tools.length} tools listed under a stored connection`;
     }
     return `MCP server "${this.config.name}" connects per person; its tools are listed once someone connects`;
+  }
+
+  /** The resources the latest session (of anyone) listed; undefined when it offers none, or nobody has connected. */
+  get resources(): McpConnection['resources'] {
+    return this.latest?.resources;
   }
 
   serverInfo(): { name: string; version: string } | undefined {
@@ -89,6 +96,7 @@ export class PersonSessions {
   noteListing(connection: McpConnection): void {
     if (!connection.isUp) return;
     this.tools = connection.tools;
+    this.latest = connection;
     this.lastServerInfo = connection.serverInfo() ?? this.lastServerInfo;
   }
 

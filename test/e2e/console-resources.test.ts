@@ -61,6 +61,12 @@ describe('console, MCP resources (postgres)', () => {
         script: byRole({ planner: [followLink], synthesizer: ['Resource 2 is plain text.'] }),
       });
       await h.type('read the second resource it links to');
+      // server-everything's gzip-file-as-resource fetches from the open world (openWorldHint), so its resources may
+      // hold what it fetched: a URI an earlier output chose waits for a person before it is read from there.
+      await h.waitFor(
+        /Step text \(steward\.read_resource\) takes values from earlier steps that nobody has seen yet; it would send: \{"server":"everything","uri":"demo:\/\/resource\/dynamic\/text\/2"\}/,
+      );
+      await h.type('approve');
       await h.waitFor(/=== Report \(completed\) ===/);
       await h.steward.idle();
       const planner = JSON.stringify(h.llm.requests.find((r) => r.role === 'planner')!.body);
@@ -72,11 +78,12 @@ describe('console, MCP resources (postgres)', () => {
         '[resource <demo://resource/dynamic/text/2> (text/plain)]\nResource 2: This is a plaintext resource',
       );
       const run = await onlyRun(h);
-      // Read-only and closed-world: the read that needs no earlier step starts while the plan is still being written.
+      // Read-only but open-world (as that server's reads are): the reads wait for the whole plan; the link listing,
+      // closed-world, starts while the plan is still being written.
       const early = (await h.store.listEvents(run.id))
         .filter((e) => e.type === 'stepsStartedEarly')
         .flatMap((e) => (e.payload as { steps: { id: string }[] }).steps.map((st) => st.id));
-      expect(early).toContain('blob');
+      expect(early).toEqual(['links']);
       const attempts = await h.store.listStepAttempts(run.id);
       const output = (id: string) => attempts.find((a) => a.stepId === id)!.output as Stored;
       expect(attempts.find((a) => a.stepId === 'text')!.args).toEqual({

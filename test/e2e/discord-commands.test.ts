@@ -184,3 +184,34 @@ describe('discord direct messages, end to end on postgres', () => {
     expect(shownText(h.card(dm).message)).toContain('Say hi and bye');
   });
 });
+
+describe('/steward prompt, end to end on postgres (issue 29)', () => {
+  it("lists server-everything's prompts privately, and posts a request started from one, marked as the server's words, with a thread for its run", async () => {
+    h = await startDiscordHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [say('sunny')] }),
+    });
+    const listed = await privately(h, await h.slash('prompt'));
+    expect(listed).toContain("names and descriptions are the servers' words");
+    expect(listed).toContain('everything/args-prompt city=… [state=…]: A prompt with two arguments');
+    const missing = await privately(h, await h.slash('prompt', { choose: 'everything/args-prompt' }));
+    expect(missing).toBe('The prompt everything/args-prompt needs city=….');
+
+    const chose = await h.slash('prompt', { choose: 'everything/args-prompt city=Paris state="Île de France"' });
+    const top = await h.waitFor('the request in the channel', () =>
+      h!.discord
+        .messagesIn(h!.discord.channelId)
+        .find((m) => m.interactionId === chose && !m.ephemeral && m.message.content.includes('>>>')),
+    );
+    expect(top.message.content).toBe(
+      `<@${h.ada.id}> Started from the prompt everything/args-prompt: the text below is that MCP server's words, not yours or Steward's; the plan made from it is reviewed as any other.\n>>> What's weather in Paris, Île de France?`,
+    );
+    const thread = await h.waitFor('the thread on the request', () =>
+      h!.discord.threads.find((t) => t.id === top.message.id),
+    );
+    await h.waitFor('the card in the thread', () => h!.card(thread.id));
+    expect(h.llm.requests[0]!.lastUserText).toContain("What's weather in Paris, Île de France?");
+    expect((await onlyRun(h)).request).toBe("What's weather in Paris, Île de France?");
+  });
+});

@@ -235,6 +235,7 @@ export async function startDiscordHarness(options: {
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
       ...(connections && { connections }),
+      prompts: host,
       ...(options.estimates && { estimateHistory: new PgEstimateHistory(db.db) }),
       ...asks.steward,
     });

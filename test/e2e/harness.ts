@@ -102,6 +102,7 @@ export function createSteward(
     | 'dashboardLinks'
     | 'connections'
     | 'questions'
+    | 'prompts'
   > & {
     /** The engine's clock (default the real one): workflow tests move it to a schedule's time. */
     clock?: () => Date;
@@ -146,6 +147,7 @@ export function createSteward(
     ...(o.dashboardLinks && { dashboardLinks: o.dashboardLinks }),
     ...(o.connections && { connections: o.connections }),
     ...(o.questions && { questions: o.questions }),
+    ...(o.prompts && { prompts: o.prompts }),
   });
 }
 
@@ -239,6 +241,7 @@ export async function startHarness(options: {
     ...(options.catalog && { catalog: options.catalog }),
     ...(dashboard && { dashboardLinks: dashboard.links }),
     ...(connections && { connections }),
+    prompts: host,
     ...asks.steward,
   });
   asks.bind(steward);
@@ -428,6 +431,7 @@ export function recordingTools(host: McpHost, calls: RecordedCall[]): ToolRunner
     listTools: () => host.listTools(),
     refreshTool: (name, options) => host.refreshTool(name, options),
     prepareAs: (name, person, options) => host.prepareAs(name, person, options),
+    openAs: (server, person) => host.openAs(server, person),
     listResources: () => host.listResources(),
     readResource: (server, uri, opts) => host.readResource(server, uri, opts),
     callTool: (name, args, opts) => {

@@ -197,3 +197,29 @@ describe('the /steward slash command, end to end on postgres', () => {
     expect(await h.db.db.selectFrom('runs').select('id').execute()).toHaveLength(1);
   });
 });
+
+describe('/steward prompts and prompt, end to end on postgres (issue 29)', () => {
+  it("lists server-everything's prompts privately, and starts a request from one in the channel, marked as the server's words", async () => {
+    h = await startSlackHarness({
+      db: 'postgres',
+      servers: [everythingStdioConfig({ overrides: { risk: 'medium' } })],
+      script: byRole({ planner: [echo('sunny')] }),
+    });
+    const listed = await command(h, 'prompts');
+    const text = String(listed.responses[0]!.text);
+    expect(text).toContain("names and descriptions are the servers' words");
+    expect(text).toContain('• everything/args-prompt city=… [state=…]: A prompt with two arguments');
+    const missing = await command(h, 'prompt everything/args-prompt');
+    expect(missing.responses.map((r) => r.text)).toEqual(['The prompt everything/args-prompt needs city=….']);
+
+    await command(h, 'prompt everything/args-prompt city=Paris state="Île de France"', { channel: 'C0OPS' });
+    const top = [...h.slack.messages.values()].find((m) => m.channel === 'C0OPS' && !m.threadTs)!;
+    expect(top.text).toBe(
+      "<@U0ADA> Started from the prompt everything/args-prompt: the text below is that MCP server's words, not yours or Steward's; the plan made from it is reviewed as any other.\n>>> What's weather in Paris, Île de France?",
+    );
+    // A plan card in its thread: the prompt's text went to the planner as the person's request.
+    h.card(top.ts);
+    expect(h.llm.requests[0]!.lastUserText).toContain("What's weather in Paris, Île de France?");
+    expect((await h.store.getRun(await onlyRunId(h)))!.requester).toMatchObject({ id: 'U0ADA' });
+  });
+});

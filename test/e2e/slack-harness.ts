@@ -222,6 +222,7 @@ export async function startSlackHarness(options: {
       delegations: new PgDelegationStore(db.db),
       ...(options.dashboardUrl && { dashboardLinks: new PgDashboard(db.db, { baseUrl: options.dashboardUrl }) }),
       ...(connections && { connections }),
+      prompts: host,
       ...(options.estimates && { estimateHistory: new PgEstimateHistory(db.db) }),
       ...asks.steward,
     });

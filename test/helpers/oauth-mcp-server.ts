@@ -5,7 +5,8 @@
  * person signed in at the authorization server (the browser's `as_user` cookie, as a real one keeps its own login),
  * else as `consentAs`, so a test's "browser" only follows the redirect; with `consentPage`, it is a page with Allow
  * and Deny buttons (a form posted back to the server, as a real one), for a real browser to click. Its one tool, `whoami`, answers with the
- * token's subject, and every call is counted per subject with the token it came with.
+ * token's subject, and every call is counted per subject with the token it came with (with `resource`, so is every read
+ * of its one resource, `tracker://me`).
  *
  * As strict as a real server on what Steward relies on: a code is used once, by the client it was issued to, with
  * the redirect URI of its authorization request (RFC 6749 section 4.1.3) and its PKCE verifier (RFC 7636 section
@@ -45,6 +46,10 @@ export interface OAuthMcpServer {
   /** Authorizations the consent page was shown for (with `consentPage`). */
   consentsShown: number;
   calls: SeenCall[];
+  /** Resource reads (with `resource`), each as the server saw it. */
+  reads: SeenCall[];
+  /** Prompts got (with `prompt`), each as the server saw it. */
+  promptGets: SeenCall[];
   /** Every access and refresh token issued so far: the canaries a test looks for where they must not be. */
   issued: string[];
   /** Refreshes that issued tokens. */
@@ -261,6 +266,10 @@ function token(): string {
 export async function startOAuthMcpServer(options: {
   consentAs: string;
   consentPage?: boolean;
+  /** Also offer one resource, `tracker://me`, whose read answers with the token's subject (counted in `reads`). */
+  resource?: boolean;
+  /** Also offer one prompt, `mine`, whose text names the token's subject (each get counted in `promptGets`). */
+  prompt?: boolean;
 }): Promise<OAuthMcpServer> {
   const http: Server = createServer();
   await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
@@ -271,6 +280,8 @@ export async function startOAuthMcpServer(options: {
     consentAs: options.consentAs,
     consentsShown: 0,
     calls: [],
+    reads: [],
+    promptGets: [],
     issued: [],
     refreshes: 0,
     reusedRefreshTokens: [],
@@ -337,6 +348,16 @@ export async function startOAuthMcpServer(options: {
       state.calls.push({ subject, token: auth?.token ?? '' });
       return { content: [{ type: 'text', text: subject }] };
     });
+    if (options.resource)
+      server.registerResource('me', 'tracker://me', { description: 'Whose token the read came with' }, (uri) => {
+        state.reads.push({ subject, token: auth?.token ?? '' });
+        return { contents: [{ uri: uri.href, mimeType: 'text/plain', text: subject }] };
+      });
+    if (options.prompt)
+      server.registerPrompt('mine', { description: 'Asks about your own items' }, () => {
+        state.promptGets.push({ subject, token: auth?.token ?? '' });
+        return { messages: [{ role: 'user', content: { type: 'text', text: `List the open items of ${subject}` } }] };
+      });
     // Stateless: one transport per request, so every request is checked on its own token.
     const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     res.on('close', () => void transport.close());

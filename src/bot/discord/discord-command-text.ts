@@ -156,6 +156,20 @@ export const STEWARD_COMMAND: RESTPostAPIChatInputApplicationCommandsJSONBody = 
     },
     {
       type: ApplicationCommandOptionType.Subcommand,
+      name: 'prompt',
+      description: "The MCP servers' prompts: without choose, the list; with it, a request started from one",
+      options: [
+        {
+          type: ApplicationCommandOptionType.String,
+          name: 'choose',
+          description: 'e.g. everything/args-prompt city=Paris state="Île de France"',
+          required: false,
+          max_length: 4_000,
+        },
+      ],
+    },
+    {
+      type: ApplicationCommandOptionType.Subcommand,
       name: 'dashboard',
       description: 'A private sign-in link to the web dashboard',
     },
@@ -219,6 +233,7 @@ export function renderHelp(note?: string): DiscordMessage {
     '• `/steward suggestions`: whether your cards suggest breakpoints',
     '• `/steward dashboard`: a private dashboard link; `/steward spend`: spend and caps',
     '• `/steward connections`: your own accounts (connect, disconnect)',
+    "• `/steward prompt`: the servers' prompts; `choose:` starts a request from one",
     '',
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`${l.form}\`: ${l.what}`),
@@ -235,6 +250,11 @@ export function renderHelp(note?: string): DiscordMessage {
     'Only the requester or an approver can decide; anyone can read the history.',
   ];
   return textMessage(lines.join('\n'));
+}
+
+/** A request started from a server's prompt, as posted in the channel: who chose it, and that its text is the server's. */
+export function renderPromptPosted(actor: Actor, note: string, request: string): DiscordMessage {
+  return textMessage(`${personText(actor)} ${safeText(note, 400)}\n>>> ${safeText(request, CONTENT_MAX - 600)}`);
 }
 
 /** A workflow command's answer, privately: the engine's plain text, escaped so it can ping nobody. */

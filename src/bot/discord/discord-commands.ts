@@ -3,7 +3,13 @@
  * `status`, `runs`, `review`, `suggestions`, `workflow`, `spend`, `connections` and `help` answer privately. Each is deferred at once (Discord allows 3
  * seconds), then the answer replaces the "thinking" reply.
  */
-import { Events, MessageFlags, type ChatInputCommandInteraction, type ModalSubmitInteraction } from 'discord.js';
+import {
+  Events,
+  MessageFlags,
+  type ChatInputCommandInteraction,
+  type Message,
+  type ModalSubmitInteraction,
+} from 'discord.js';
 import type { ConnectionsCommand } from '../../engine/channel.ts';
 import type { Actor, ReviewPreference } from '../../engine/types.ts';
 import { RECENT_RUNS } from '../command-words.ts';
@@ -13,6 +19,7 @@ import {
   renderDashboardLink,
   renderAskPosted,
   renderHelp,
+  renderPromptPosted,
   renderPreferenceSet,
   renderRunList,
   renderSpend,
@@ -28,6 +35,7 @@ import { toMessageOptions } from './discord-render.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts';
 import { askCommandText } from '../assistant-words.ts';
+import { promptSourceNote } from '../../engine/server-prompts.ts';
 import { answerAutocomplete } from './discord-autocomplete.ts';
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
@@ -141,6 +149,8 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
       await i.editReply(toMessageOptions(renderWorkflowAnswer(answer.text)));
       return;
     }
+    case 'prompt':
+      return prompt(i, actor, deps);
     case 'assistant': {
       const text = i.options.getString('command', true).trim();
       // The command's name already says "assistant": `ops grant audit allow` means `assistant ops grant audit allow`.
@@ -153,6 +163,33 @@ async function onCommand(i: ChatInputCommandInteraction, actor: Actor, deps: Dis
     default:
       await i.editReply(toMessageOptions(renderHelp()));
   }
+}
+
+/**
+ * `/steward prompt`: without `choose`, the servers' prompts, privately; with it, the prompt filled in by its server and
+ * posted in the channel (marked as the server's words) with a thread for the run, as `ask` does; a refusal, privately.
+ */
+async function prompt(i: ChatInputCommandInteraction, actor: Actor, deps: DiscordDeps): Promise<void> {
+  const { handler } = deps;
+  if (!handler.promptList || !handler.choosePrompt) {
+    await i.editReply(toMessageOptions(renderHelp('MCP server prompts are not offered here.')));
+    return;
+  }
+  const choice = i.options.getString('choose')?.trim();
+  if (!choice) {
+    await i.editReply(toMessageOptions(renderWorkflowAnswer((await handler.promptList(actor)).text)));
+    return;
+  }
+  const chosen = await handler.choosePrompt(actor, `prompt ${choice}`);
+  if (!chosen.ok) {
+    await i.editReply(toMessageOptions(renderWorkflowAnswer(chosen.answer.text)));
+    return;
+  }
+  await i.editReply(toMessageOptions(renderWorkflowAnswer(`Started from the prompt ${chosen.source}, below.`)));
+  const shown = renderPromptPosted(actor, promptSourceNote(chosen.source), chosen.request);
+  const posted = await i.followUp(toMessageOptions(shown));
+  const { request } = chosen;
+  await startOn(i, actor, deps, posted, { request, text: request, fromPrompt: chosen.source });
 }
 
 /**
@@ -176,17 +213,29 @@ export async function startAsk(
 ): Promise<void> {
   const { request, shown, text } = words;
   // A modal's submission may in principle come from nowhere; a command always has a channel.
-  const here = i.channelId;
-  if (!here) return;
+  if (!i.channelId) return;
   await i.deferReply();
   await i.editReply(toMessageOptions(renderAskPosted(actor, shown)));
+  await startOn(i, actor, deps, await i.fetchReply(), { request, text });
+}
+
+/** Starts the run on a message the command posted: in a thread started on it (in a server), else where it is. */
+async function startOn(
+  i: ChatInputCommandInteraction | ModalSubmitInteraction,
+  actor: Actor,
+  deps: DiscordDeps,
+  posted: Message,
+  words: { request: string; text: string; fromPrompt?: string },
+): Promise<void> {
+  const { request, text, fromPrompt } = words;
+  const here = i.channelId;
+  if (!here) return;
   let channelId = here;
   // Spend caps per channel count the run for the channel the command was used in (a thread's: its parent's).
   const parent = i.channel?.isThread() ? i.channel.parentId : null;
   const place = toConversation(i.guildId, parent ?? here).key;
   if (i.inGuild()) {
-    const reply = await i.fetchReply();
-    channelId = await reply.startThread(runThread(request)).then(
+    channelId = await posted.startThread(runThread(request)).then(
       (thread) => thread.id,
       (err: unknown) => {
         deps.log('warn', `discord: could not start a thread in ${here} (${(err as Error).message})`);
@@ -203,6 +252,7 @@ export async function startAsk(
       // `ask` is a new request even where a run is active (a DM is one conversation).
       newRequest: true,
       place,
+      ...(fromPrompt !== undefined && { fromPrompt }),
     });
   } finally {
     deps.typing.clear(channelId);

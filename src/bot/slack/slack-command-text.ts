@@ -11,6 +11,7 @@ import type { ReviewPreference } from '../../engine/types.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { WORKFLOW_HELP_LINES } from '../workflow-words.ts';
 import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts';
+import { isPromptCommand } from '../../engine/server-prompts.ts';
 import { ASSISTANT_HELP_LINES } from '../assistant-words.ts';
 import { fromConversation, messageText } from './slack-inbound.ts';
 import { safeMrkdwn } from './slack-text.ts';
@@ -39,7 +40,9 @@ export type StewardCommand =
   /** An Assistant command (`assistants`, `assistant <name> …`), as typed after `/steward`. */
   | { kind: 'assistant'; text: string }
   /** The person's own connections to servers that connect per person. */
-  | { kind: 'connections'; command: ConnectionsCommand };
+  | { kind: 'connections'; command: ConnectionsCommand }
+  /** `prompts` (list them) or `prompt <server>/<name> …` (start from one), as typed after `/steward`. */
+  | { kind: 'prompt'; text: string };
 
 const PREFERENCES: readonly ReviewPreference[] = ['all', 'risky', 'none'];
 
@@ -50,6 +53,12 @@ export function parseCommand(raw: string, botUserId: string | undefined): Stewar
   const arg = text.slice(word.length).trim();
   if (startsLikeWorkflowCommand(text)) return { kind: 'workflow', text };
   if (isAssistantCommand(text)) return { kind: 'assistant', text };
+  if (isPromptCommand(text)) return { kind: 'prompt', text };
+  if (word.toLowerCase() === 'prompt')
+    return {
+      kind: 'help',
+      note: 'Say which prompt: `/steward prompt <server>/<name> key=value …` (`/steward prompts` lists them).',
+    };
   switch (word.toLowerCase()) {
     case '':
     case 'help':
@@ -96,6 +105,7 @@ export function helpText(note?: string): string {
     '• `/steward review all|risky|none`: which of your plans wait for your approval: every plan, medium and high risk (the default), or only high risk (high risk always waits)',
     '• `/steward suggestions on|off`: whether your plan cards offer breakpoints where you stepped in before',
     '• `/steward connections [connect|disconnect <server>]`: your own accounts on servers that run your steps as you: list, connect (a private link), disconnect (`use` or `notme <server>` answers about a connection that waits for you)',
+    "• `/steward prompts`: the starting points the MCP servers offer; `/steward prompt <server>/<name> key=value …` starts a request here with one's text (the server's words: read the plan made from it before approving)",
     '• `/steward help`: this list',
     "*Workflows* (a run's approved plan, saved to run again or on a schedule; the *Save as workflow* button on a completed run's card saves one too):",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`/steward ${l.form}\`: ${l.what}`),

@@ -23,6 +23,7 @@ import { fromConversation, toActor, toChannelConversation, toConversation } from
 import type { ListenerDeps } from './slack-listeners.ts';
 import { askCommandText } from '../assistant-words.ts';
 import { mentionUser, safeMrkdwn } from './slack-text.ts';
+import { promptSourceNote } from '../../engine/server-prompts.ts';
 
 type CommandDeps = Pick<ListenerDeps, 'handler' | 'track' | 'thinking'> & {
   /** Posts a top-level message through the channel's paced lane and returns its ts (throws Slack's refusal). */
@@ -101,6 +102,13 @@ async function answer(
       const answer = await handler.assistantCommand({ actor, conversation, text: parsed.text });
       return reply(workflowAnswerText(answer.text));
     }
+    case 'prompt': {
+      if (!handler.promptList || !handler.choosePrompt) return reply('MCP server prompts are not offered here.');
+      if (/^prompts\s*$/i.test(parsed.text)) return reply(workflowAnswerText((await handler.promptList(actor)).text));
+      const chosen = await handler.choosePrompt(actor, parsed.text);
+      if (!chosen.ok) return reply(workflowAnswerText(chosen.answer.text));
+      return ask(deps, command.channel_id, actor, chosen.request, reply, chosen.source);
+    }
   }
 }
 
@@ -108,8 +116,19 @@ async function answer(
  * A request by command, handled like a mention: a top-level message in the conversation the command was used in
  * says who asked what, and Steward answers in its thread.
  */
-async function ask(deps: CommandDeps, channel: string, actor: Actor, request: string, reply: Reply): Promise<void> {
-  const text = `${mentionUser(actor.id)} asked: ${safeMrkdwn(request, 2_900)}`;
+async function ask(
+  deps: CommandDeps,
+  channel: string,
+  actor: Actor,
+  request: string,
+  reply: Reply,
+  fromPrompt?: string,
+): Promise<void> {
+  // A prompt's text is the server's words: the message says so before it, and it is sent on as it is.
+  const text =
+    fromPrompt === undefined
+      ? `${mentionUser(actor.id)} asked: ${safeMrkdwn(request, 2_900)}`
+      : `${mentionUser(actor.id)} ${safeMrkdwn(promptSourceNote(fromPrompt), 400)}\n>>> ${safeMrkdwn(request, 2_900)}`;
   let ts: string | undefined;
   try {
     // Through the channel's lane: a busy channel delays the request, only a refusal for good stops it.
@@ -122,7 +141,11 @@ async function ask(deps: CommandDeps, channel: string, actor: Actor, request: st
   if (!ts) return reply('Slack did not say where my message went, so nothing was started. Please try again.');
   const done = deps.thinking(channel, ts, ts);
   const conversation = toConversation(channel, ts);
-  await deps.handler.message({ conversation, actor, text: askCommandText(request), place: channel }).finally(done);
+  const message =
+    fromPrompt === undefined
+      ? { conversation, actor, text: askCommandText(request), place: channel }
+      : { conversation, actor, text: request, place: channel, fromPrompt };
+  await deps.handler.message(message).finally(done);
 }
 
 /** Links to each run's thread, where Slack gives one (a run without one is named by its channel instead). */

@@ -13,7 +13,12 @@ import {
   stepOutputToolInfo,
 } from '../run/earlier-turns.ts';
 import { DELEGATE_TOOL, delegateToolInfo } from '../assistant/delegate-tool.ts';
-import { parseReadResourceArgs, READ_RESOURCE_TOOL, readResourceToolInfo } from '../run/resource-tool.ts';
+import {
+  parseReadResourceArgs,
+  READ_RESOURCE_TOOL,
+  readResourceKey,
+  readResourceToolInfo,
+} from '../run/resource-tool.ts';
 import type { Json, ToolInfo } from '../types.ts';
 import type { DelegationFlow } from './delegation-flow.ts';
 
@@ -32,14 +37,15 @@ export function withBuiltinTools(
   const builtin: ToolInfo[] = [stepOutputToolInfo()];
   if (delegation) builtin.push(delegateToolInfo(delegation.timeoutMs));
   const isBuiltin = (name: string) => name.startsWith(`${BUILTIN_SERVER}.`);
-  const resourceServers = () => (tools.readResource ? (tools.listResources?.() ?? []).map((l) => l.server) : []);
+  const listings = () => (tools.readResource ? (tools.listResources?.() ?? []) : []);
+  const resourceServers = () => listings().map((l) => l.server);
   // One definition per set of servers, so its schema is compiled once by validation, not once per listing.
   let reader: { key: string; info: ToolInfo } | undefined;
   const readerTool = (): ToolInfo[] => {
-    const servers = resourceServers();
-    if (servers.length === 0) return [];
-    const key = servers.join('\n');
-    if (reader?.key !== key) reader = { key, info: readResourceToolInfo(servers) };
+    const listed = listings();
+    if (listed.length === 0) return [];
+    const key = readResourceKey(listed);
+    if (reader?.key !== key) reader = { key, info: readResourceToolInfo(listed) };
     return [reader.info];
   };
   return {
@@ -47,6 +53,7 @@ export function withBuiltinTools(
     refreshTool: (name, options) =>
       isBuiltin(name) || !tools.refreshTool ? Promise.resolve() : tools.refreshTool(name, options),
     ...(tools.prepareAs && { prepareAs: tools.prepareAs.bind(tools) }),
+    ...(tools.openAs && { openAs: tools.openAs.bind(tools) }),
     ...(tools.listResources && { listResources: tools.listResources.bind(tools) }),
     ...(tools.readResource && { readResource: tools.readResource.bind(tools) }),
     callTool: (name, args, options) => {

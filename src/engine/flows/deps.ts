@@ -8,6 +8,7 @@ import type {
   Notifier,
   RunSignals,
   RunStore,
+  ServerPrompts,
   TokenBudgets,
   ToolRunner,
 } from '../ports.ts';
@@ -124,6 +125,8 @@ export interface StewardDeps {
   connections?: PersonConnections;
   /** Where servers' questions are stored; without it, no question is shown (each is declined). */
   questions?: QuestionLog;
+  /** The MCP servers' prompts, offered as starting points (`prompts`); without it, none are. */
+  prompts?: ServerPrompts;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

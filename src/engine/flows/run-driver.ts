@@ -23,6 +23,7 @@ import type { DispatchEffect, DispatchEvent, DispatchState, Transition } from '.
 import { callProgressDetail } from '../run/call-progress.ts';
 import { actionsFor } from '../run/run-actions.ts';
 import type { StepPolicy } from '../run/step-policies.ts';
+import { READ_RESOURCE_TOOL, readServerOf } from '../run/resource-tool.ts';
 import { cut, outputText } from '../text.ts';
 import type { Actor, Json, RiskLevel, StepError, ToolInfo } from '../types.ts';
 import { StewardError } from '../errors.ts';
@@ -324,7 +325,11 @@ export class RunDriver {
     let listed: readonly ToolInfo[] | undefined;
     if (personal && step.kind === 'tool') {
       // Checked under the requester's own session: the definition the call goes out under, or no connection at all.
-      const access = await this.personalAccess(step.tool, controller.signal, timeoutMs);
+      const read = readServerOf(step.tool, args as Record<string, Json>);
+      const access =
+        step.tool === READ_RESOURCE_TOOL
+          ? await this.readerAccess(read, controller.signal, timeoutMs)
+          : await this.personalAccess(step.tool, controller.signal, timeoutMs);
       if (access.kind === 'connect') {
         wave.withdraw(k);
         this.endInflight(step.id, attempt);
@@ -336,7 +341,8 @@ export class RunDriver {
         this.finishStep(step.id, attempt, { ok: false, error: access.error });
         return;
       }
-      listed = access.tool ? [access.tool] : [];
+      // A resource read is Steward's own tool, pinned by Steward's version: the catalog has it.
+      if (step.tool !== READ_RESOURCE_TOOL) listed = access.tool ? [access.tool] : [];
     } else if (step.kind === 'tool' && this.pins.has(step.tool)) {
       await this.deps.tools.refreshTool?.(step.tool, { signal: controller.signal, timeoutMs });
     } else await Promise.resolve();
@@ -498,6 +504,22 @@ export class RunDriver {
     if (!this.deps.tools.prepareAs)
       return { kind: 'ready', tool: this.deps.tools.listTools().find((t) => t.name === tool) };
     return this.deps.tools.prepareAs(tool, this.actingAs, { signal, timeoutMs });
+  }
+
+  /**
+   * Whether the requester's own session of the server a resource read names can take it now: only a server that
+   * connects per person needs one (a read whose server came from a reference may name any).
+   */
+  private async readerAccess(
+    server: string | undefined,
+    signal: AbortSignal,
+    timeoutMs: number,
+  ): Promise<PersonalAccess> {
+    const perPerson = this.deps.tools.listResources?.().find((l) => l.server === server)?.perPerson === true;
+    if (server === undefined || !perPerson) return { kind: 'ready', tool: undefined };
+    if (!this.actingAs) return { kind: 'connect', server };
+    if (!this.deps.tools.openAs) return { kind: 'ready', tool: undefined };
+    return this.deps.tools.openAs(server, this.actingAs, { signal, timeoutMs });
   }
 
   /** Why the run's Assistant may not call `tool` now (its grant revoked, or the check itself failed), or null. */

@@ -15,6 +15,7 @@ import {
   type InboundFeedback,
   type InboundHandler,
   type InboundMessage,
+  type PromptStart,
   type RunListing,
   type WorkflowOverview,
   type WorkflowRequest,
@@ -76,6 +77,7 @@ import { WorkflowAmendments } from './workflow-amendments.ts';
 import { WorkflowFires } from './workflow-fires.ts';
 import { WorkflowFlow } from './workflow-flow.ts';
 import { controlEndedRun, type EndedControl } from '../run/ended-control.ts';
+import { choosePrompt, listPrompts } from './prompt-flow.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
@@ -281,7 +283,7 @@ export class Steward implements InboundHandler {
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
     const active = m.newRequest ? null : await this.repliedTo(m);
     if (active) return (await handledHere()) ? this.reply(active, m) : undefined;
-    const addressed = this.assistants ? await this.addressed(m) : null;
+    const addressed = this.assistants && m.fromPrompt === undefined ? await this.addressed(m) : null;
     if (typeof addressed === 'string') {
       if (!(await handledHere())) return;
       const refusal = { kind: 'notice' as const, level: 'warning' as const, text: addressed, to: m.actor };
@@ -673,6 +675,14 @@ export class Steward implements InboundHandler {
       list.catch(() => (this.assistantList = undefined));
     }
     return this.assistantList.list;
+  }
+
+  promptList(actor: Actor): Promise<CommandAnswer> {
+    return listPrompts(this.deps.prompts, actor);
+  }
+
+  choosePrompt(actor: Actor, text: string): Promise<PromptStart> {
+    return choosePrompt(this.deps.prompts, actor, text);
   }
 
   async workflowCommand(request: WorkflowRequest): Promise<CommandAnswer> {

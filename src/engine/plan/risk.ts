@@ -2,7 +2,7 @@
  * Risk from MCP tool annotations. Absent annotations take the spec's defaults (not read-only, destructive,
  * open-world), so an unannotated tool is high risk. The operator's config overrides everything.
  */
-import type { RiskLevel, ToolInfo } from '../types.ts';
+import type { Json, RiskLevel, ToolInfo } from '../types.ts';
 
 const ORDER: Record<RiskLevel, number> = { low: 0, medium: 1, high: 2 };
 
@@ -41,4 +41,14 @@ export function maxRisk(levels: Iterable<RiskLevel>): RiskLevel {
 /** True when `a` is riskier than `b`. */
 export function riskAbove(a: RiskLevel, b: RiskLevel): boolean {
   return ORDER[a] > ORDER[b];
+}
+
+/**
+ * The tool a step calls as scored for that step: for a tool with variants per server (`byServer`), the one of the
+ * server the step names; a server given by a reference (or one no longer offered) keeps the most open one.
+ */
+export function toolForStep(tool: ToolInfo | undefined, args: Record<string, Json>): ToolInfo | undefined {
+  if (!tool?.byServer) return tool;
+  const server = args.server;
+  return (typeof server === 'string' && tool.byServer[server]) || tool;
 }

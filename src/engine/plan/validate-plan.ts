@@ -8,7 +8,7 @@ import { jsonValueDepth, MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
 import type { Plan, Step } from './plan-schema.ts';
 import { outputPathProblem } from './output-paths.ts';
 import { collectRefs, parseReference } from './refs.ts';
-import { maxRisk, toolRisk } from './risk.ts';
+import { maxRisk, toolForStep, toolRisk } from './risk.ts';
 import type { Result } from '../result.ts';
 import { checkToolArgs } from './tool-args-schema.ts';
 import type { RiskLevel, ToolInfo } from '../types.ts';
@@ -52,7 +52,7 @@ export function validatePlan(plan: Plan, tools: readonly ToolInfo[]): Validation
     }
     stepRisk[step.id] = 'low';
     if (step.kind === 'tool') {
-      const tool = toolByName.get(step.tool);
+      const tool = toolForStep(toolByName.get(step.tool), step.args);
       if (!tool) {
         errors.push(`step ${step.id}: unknown tool "${step.tool}"${suggest(step.tool, tools)}`);
       } else if (!tool.policy.allowed) {

@@ -9,6 +9,7 @@ import { collectRefs, resolveRefs } from '../plan/refs.ts';
 import { riskAbove } from '../plan/risk.ts';
 import type { Json, StepError } from '../types.ts';
 import type { DispatchEffect, DispatchState, Hold, StepRuntime, Transition } from './dispatch-state.ts';
+import { readServerOf } from './resource-tool.ts';
 import { DEFAULT_STEP_TIMEOUT_MS } from './step-policies.ts';
 
 /**
@@ -39,7 +40,8 @@ export function failStep(state: DispatchState, stepId: string, failure: StepErro
       error,
     });
     state.steps[stepId] = { status: 'pending', attempt: rt.attempt };
-    awaitConnection(state, stepId, serverOf(step.tool), effects);
+    // A resource read waits for the server it reads from (named in its arguments), not for Steward's own.
+    awaitConnection(state, stepId, readServerOf(step.tool, step.args) ?? serverOf(step.tool), effects);
     return;
   }
   if (error.code === 'interrupted' && state.phase !== 'stopping') {

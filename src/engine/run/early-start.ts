@@ -11,7 +11,7 @@
 import { canonicalJson } from '../plan/canonical-json.ts';
 import type { Plan, Step } from '../plan/plan-schema.ts';
 import { collectRefs, parseReference } from '../plan/refs.ts';
-import { toolRisk } from '../plan/risk.ts';
+import { toolForStep, toolRisk } from '../plan/risk.ts';
 import { checkToolArgs } from '../plan/tool-args-schema.ts';
 import type { ValidatedPlan } from '../plan/validate-plan.ts';
 import type { Result } from '../result.ts';
@@ -148,7 +148,10 @@ export function whyNotEarly(step: Step, gate: EarlyStartState, tools: readonly T
   if (step.kind === 'llm') return 'an llm step spends tokens, so it waits for the whole plan';
   // A condition's branches name steps that may not have arrived, and evaluating it skips steps nobody has seen.
   if (step.kind === 'condition') return 'a condition chooses between later steps, so it waits for the whole plan';
-  const tool = tools.find((t) => t.name === step.tool);
+  const tool = toolForStep(
+    tools.find((t) => t.name === step.tool),
+    step.args,
+  );
   if (!tool || !tool.policy.allowed) return `its tool ${step.tool} is not connected or not allowed`;
   if (!startsEarly(tool)) return `its tool ${step.tool} is not read-only and closed-world`;
   const problems = checkToolArgs(tool.inputSchema, step.args);

@@ -1,12 +1,14 @@
 /**
  * The built-in tool `steward.read_resource`: reads one resource by URI from a named MCP server that offers resources
  * (MCP `resources/read`), so a plan can follow a `resource_link` an earlier step returned (`{"$ref":
- * "steps.s1.output.content[1].uri"}`). Read-only and closed-world: it changes nothing and reads what the server holds,
- * so it starts early and joins quick answers like other read-only tools. Offered only while some server has resources.
+ * "steps.s1.output.content[1].uri"}`). Read-only: it changes nothing. A read is scored as the server's own read-only
+ * tools are: from a closed-world server it starts early and joins quick answers, from an open-world one it waits for
+ * the plan's review like that server's open-world reads. Offered only while some server has resources.
  */
 import type { ResourceListing } from '../ports.ts';
 import { cut } from '../text.ts';
-import type { Json, ToolInfo } from '../types.ts';
+import { maxRisk } from '../plan/risk.ts';
+import type { Json, RiskLevel, ToolInfo } from '../types.ts';
 import { BUILTIN_SERVER } from './earlier-turns.ts';
 
 /** The built-in tool that reads a resource. */
@@ -23,8 +25,11 @@ const TIMEOUT_MS = 60_000;
  * The tool's definition for the servers that offer resources now. `server` is an enum of them, so validation refuses
  * a read from any other before anything runs; the fingerprint is Steward's version of the tool, not the server list,
  * so a server that comes and goes does not hold an approved step (the read itself is refused if it has none then).
+ * Each server's read is scored as that server's read-only tools are (`byServer`): open-world when the server is, at
+ * the operator's risk for it, per person or as the workspace as its calls run; the tool itself is the most open of them.
  */
-export function readResourceToolInfo(servers: readonly string[]): ToolInfo {
+export function readResourceToolInfo(listings: readonly ResourceListing[]): ToolInfo {
+  const servers = listings.map((l) => l.server);
   const description =
     'Reads one resource by its URI from an MCP server that offers resources (see "Resources" in the request), for ' +
     "example a resource_link an earlier step returned: pass its uri with a reference. The output's content holds " +
@@ -40,7 +45,7 @@ export function readResourceToolInfo(servers: readonly string[]): ToolInfo {
   };
   const annotations = { readOnlyHint: true, openWorldHint: false, idempotentHint: true, destructiveHint: false };
   const definition = { name: READ_RESOURCE_TOOL, description, inputSchema: stable, annotations } as unknown as Json;
-  return {
+  const base: ToolInfo = {
     name: READ_RESOURCE_TOOL,
     server: BUILTIN_SERVER,
     tool: 'read_resource',
@@ -51,6 +56,45 @@ export function readResourceToolInfo(servers: readonly string[]): ToolInfo {
     fingerprint: `builtin:${READ_RESOURCE_TOOL}:1`,
     definition,
   };
+  const byServer = Object.fromEntries(listings.map((l) => [l.server, readFrom(base, l)]));
+  const risks = listings.map((l) => l.risk).filter((r): r is RiskLevel => r !== undefined);
+  const most: ResourceListing = {
+    server: '',
+    resources: [],
+    templates: [],
+    more: false,
+    ...(listings.some((l) => l.openWorld) && { openWorld: true as const }),
+    ...(risks.length > 0 && { risk: maxRisk(risks) }),
+    ...(listings.some((l) => l.perPerson) && { perPerson: true as const }),
+    ...(listings.some((l) => l.asWorkspace) && { asWorkspace: true as const }),
+  };
+  return { ...readFrom(base, most), byServer };
+}
+
+/** The tool as scored for a read from one server. */
+function readFrom(base: ToolInfo, l: ResourceListing): ToolInfo {
+  return {
+    ...base,
+    annotations: { ...base.annotations, openWorldHint: l.openWorld === true },
+    policy: {
+      ...base.policy,
+      ...(l.risk && { risk: l.risk }),
+      ...(l.perPerson && { perPerson: true as const }),
+      ...(l.asWorkspace && { asWorkspace: true as const }),
+    },
+  };
+}
+
+/** A key that changes whenever what `readResourceToolInfo` makes of the listings would. */
+export function readResourceKey(listings: readonly ResourceListing[]): string {
+  return listings
+    .map((l) => [l.server, l.openWorld, l.risk, l.perPerson, l.asWorkspace].map((v) => String(v ?? '')).join('\t'))
+    .join('\n');
+}
+
+/** The server a resource read names literally (a reference is known only when it runs); undefined for other tools. */
+export function readServerOf(tool: string, args: Record<string, Json>): string | undefined {
+  return tool === READ_RESOURCE_TOOL && typeof args.server === 'string' ? args.server : undefined;
 }
 
 /** Reads a call's arguments; a sentence when they are not what the tool takes. */

@@ -1,6 +1,6 @@
 /** Per-step facts the dispatcher needs from the tool catalog: retry safety, timeout, risk and data-flow guards. */
 import type { Plan } from '../plan/plan-schema.ts';
-import { guardsDataFlow, isIdempotent, toolRisk } from '../plan/risk.ts';
+import { guardsDataFlow, isIdempotent, toolForStep, toolRisk } from '../plan/risk.ts';
 import type { RiskLevel, ToolInfo } from '../types.ts';
 import { BUILTIN_SERVER } from './earlier-turns.ts';
 
@@ -32,7 +32,7 @@ export function policiesFor(plan: Plan, tools: readonly ToolInfo[]): Record<stri
   const byName = new Map(tools.map((t) => [t.name, t]));
   const out: Record<string, StepPolicy> = {};
   for (const s of plan.steps) {
-    const tool = s.kind === 'tool' ? byName.get(s.tool) : undefined;
+    const tool = s.kind === 'tool' ? toolForStep(byName.get(s.tool), s.args) : undefined;
     out[s.id] = {
       idempotent: tool ? isIdempotent(tool) : false,
       timeoutMs: tool?.policy.timeoutMs ?? DEFAULT_STEP_TIMEOUT_MS,

@@ -25,6 +25,7 @@ describe('/steward', () => {
       'workflow',
       'assistant',
       'connections',
+      'prompt',
       'dashboard',
       'spend',
       'help',

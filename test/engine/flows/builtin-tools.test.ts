@@ -1,8 +1,17 @@
 import { describe, expect, it } from 'vitest';
 import { withBuiltinTools } from '../../../src/engine/flows/builtin-tools.ts';
-import type { EarlierOutput, ToolRunner } from '../../../src/engine/ports.ts';
+import { validatePlan } from '../../../src/engine/plan/validate-plan.ts';
+import type { EarlierOutput, ResourceListing, ToolRunner } from '../../../src/engine/ports.ts';
 import { STEP_OUTPUT_TOOL } from '../../../src/engine/run/earlier-turns.ts';
-import type { Json, ToolInfo } from '../../../src/engine/types.ts';
+import { createEarlyStart, whyNotEarly } from '../../../src/engine/run/early-start.ts';
+import { toPlanCard } from '../../../src/engine/run/plan-card.ts';
+import { quickTools } from '../../../src/engine/run/quick-tools.ts';
+import { READ_RESOURCE_TOOL } from '../../../src/engine/run/resource-tool.ts';
+import { policiesFor } from '../../../src/engine/run/step-policies.ts';
+import type { Actor, Json, ToolInfo } from '../../../src/engine/types.ts';
+import { createPlan, createTool } from '../fixtures.ts';
+
+const alice: Actor = { channel: 'console', id: 'alice', name: 'Alice' };
 
 const mcpTool = (server: string, tool: string): ToolInfo => ({
   name: `${server}.${tool}`,
@@ -83,5 +92,77 @@ describe("Steward's built-in tools beside the MCP servers'", () => {
     expect(text(made)).toMatch(/there is no built-in tool steward\.delete_everything/);
     await tools.callTool('web.fetch', {}, options('now'));
     expect(sent).toEqual(['web.fetch']);
+  });
+});
+
+describe('steward.read_resource, scored as the server it reads from (issue 29)', () => {
+  // Two servers with resources: `web`'s tools reach the open world (its resources may hold what they fetched), and
+  // its operator set it high risk; `notes` is closed-world. A third, `mine`, connects per person.
+  const listing = (server: string, extra: Partial<ResourceListing> = {}): ResourceListing => ({
+    server,
+    resources: [],
+    templates: [],
+    more: false,
+    ...extra,
+  });
+  const mcp: ToolRunner = {
+    listTools: () => [createTool('web.fetch', { annotations: { readOnlyHint: true, openWorldHint: true } })],
+    callTool: () => Promise.resolve({ ok: true, value: { content: [] } }),
+    listResources: () => [
+      listing('web', { openWorld: true, risk: 'high' }),
+      listing('notes'),
+      listing('mine', { perPerson: true }),
+    ],
+    readResource: () => Promise.resolve({ ok: true, value: { content: [] } }),
+  };
+  const tools = withBuiltinTools(mcp, { earlierOutput: () => Promise.resolve(null) }).listTools();
+  const read = (id: string, server: Json, uri: Json = 'x://1', dependsOn: string[] = []) => ({
+    id,
+    tool: READ_RESOURCE_TOOL,
+    args: { server, uri },
+    dependsOn,
+  });
+  const plan = createPlan([
+    { id: 'find', tool: 'web.fetch', args: {} },
+    read('fromWeb', 'web', { $ref: 'steps.find.output.content[0].text' }, ['find']),
+    read('fromNotes', 'notes', { $ref: 'steps.find.output.content[0].text' }, ['find']),
+    read('mineRead', 'mine'),
+    read('notesNow', 'notes'),
+    read('webNow', 'web'),
+  ]);
+
+  it("a read from an open-world server is scored as that server's reads: risk, data-flow guard, no early start", () => {
+    const validated = validatePlan(plan, tools);
+    if (!validated.ok) throw new Error(validated.error.join('; '));
+    // The card shows the operator's risk for web, and the plan takes it; a read from notes stays low.
+    const card = toPlanCard('r1', 0, validated.value, { needsReview: true, amendmentsLeft: 3, requester: alice });
+    expect(card.risk).toBe('high');
+    expect(Object.fromEntries(card.steps.map((s) => [s.id, s.risk]))).toMatchObject({
+      fromWeb: 'high',
+      fromNotes: 'low',
+      webNow: 'high',
+      notesNow: 'low',
+    });
+    // A URI an open-world server's output chose, read from an open-world server, waits for a person to see it.
+    const policies = policiesFor(plan, tools);
+    expect(policies.fromWeb?.guardRefs).toBe(true);
+    expect(policies.fromNotes?.guardRefs).toBe(false);
+    // Before the plan is whole, only the closed-world read may start.
+    const gate = createEarlyStart('risky');
+    const step = (id: string) => plan.steps.find((s) => s.id === id)!;
+    expect(whyNotEarly(step('notesNow'), gate, tools)).toBeNull();
+    expect(whyNotEarly(step('webNow'), gate, tools)).toMatch(/not read-only and closed-world/);
+    // Quick answers get the tool only as the most open of its servers: here, not at all.
+    expect(quickTools(tools).map((t) => t.name)).not.toContain(READ_RESOURCE_TOOL);
+  });
+
+  it('a read from a server that connects per person runs as the requester (the card says so)', () => {
+    const validated = validatePlan(plan, tools);
+    if (!validated.ok) throw new Error(validated.error.join('; '));
+    expect(validated.value.perPerson).toEqual(['mineRead']);
+    const card = toPlanCard('r1', 0, validated.value, { needsReview: true, amendmentsLeft: 3, requester: alice });
+    expect(card.steps.find((s) => s.id === 'mineRead')).toMatchObject({ as: alice });
+    expect(card.steps.find((s) => s.id === 'notesNow')).not.toHaveProperty('as');
+    expect(policiesFor(plan, tools).mineRead?.perPerson).toBe(true);
   });
 });
