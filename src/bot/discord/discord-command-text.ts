@@ -224,7 +224,6 @@ export function renderSpend(report: SpendReport): DiscordMessage {
 /** What `/steward help` (and a card's Help button) says, with a note first when the command was not understood. */
 export function renderHelp(note?: string): DiscordMessage {
   const lines = [
-    ...(note ? [safeText(note, 300), ''] : []),
     '**Steward** plans multi-step work over your tools, shows you the plan, runs it and reports.',
     '• `/steward ask request:` a new request, answered in a thread (or mention me, or DM me)',
     '• `/steward status`: your runs that are not finished',
@@ -238,7 +237,6 @@ export function renderHelp(note?: string): DiscordMessage {
     "**Workflows** (a run's approved plan, saved to run again or on a schedule): `/steward workflow command:` then",
     ...WORKFLOW_HELP_LINES.map((l) => `• \`${l.form}\`: ${l.what}`),
     '',
-    // One short line: with a long note first, the help must still fit Discord's 2,000 characters.
     '**Assistants**: `/steward assistant command:` `assistants` lists them',
     '**On a plan card**',
     '• **Approve / Amend / Cancel** while a plan waits; **Pause / Resume / Stop** while it runs.',
@@ -249,7 +247,10 @@ export function renderHelp(note?: string): DiscordMessage {
     '• Reply in the thread to ask how it is going, or to change the steps not yet run.',
     'Only the requester or an approver can decide; anyone can read the history.',
   ];
-  return textMessage(lines.join('\n'));
+  const body = lines.join('\n');
+  // A note goes first, in what room the help leaves in Discord's 2,000 characters (at most 300).
+  const room = Math.min(300, CONTENT_MAX - body.length - 2);
+  return textMessage(note && room > 0 ? `${safeText(note, room)}\n\n${body}` : body);
 }
 
 /** A request started from a server's prompt, as posted in the channel: who chose it, and that its text is the server's. */
