@@ -31,6 +31,7 @@ import { CronerCalendar } from './cron/croner-calendar.ts';
 import { startupSummary } from './startup-summary.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
 import { PromMetrics } from './metrics.ts';
+import type { OtelTracing } from './tracing.ts';
 import { PgDashboard } from './store/pg-dashboard.ts';
 import { createDashboardApp } from './web/dashboard-app.ts';
 import { startDashboardServer, type DashboardServer } from './web/dashboard-server.ts';
@@ -59,6 +60,8 @@ export interface App {
   health: HealthServer | undefined;
   /** The read-only web dashboard, when `STEWARD_DASHBOARD_PORT` is set. */
   dashboard: DashboardServer | undefined;
+  /** OpenTelemetry traces, when an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
+  tracing: OtelTracing | undefined;
   /**
    * Stops the channel, closes MCP servers and the database; runs are handed back for another process (or the next
    * start) to take over. With `graceMs`, steps in flight first get that long to end (a deploy's SIGTERM).
@@ -132,6 +135,12 @@ export async function startApp(options: {
     const store: PgRunStore = new PgRunStore(database.db, {
       ...(metrics && { onSettled: (use) => metrics.modelUsed(use) }),
     });
+    // With an OTLP endpoint, traces; the SDK is loaded only then. Closed before the database: a run's span reads it.
+    const tracing = config.tracing && (await startTracing(config, store, log));
+    if (tracing) {
+      cleanup.unshift(() => tracing.close());
+      say(`Traces: OTLP to ${config.tracing?.url}.`);
+    }
     const needed = mcp.config.servers.some((s) => s.transport.kind === 'http' && s.transport.auth && !s.disabled);
     const keys = { key: config.secretsKey, oldKeys: config.secretsOldKeys, needed };
     const connections = await openConnectionStore(database.db, keys);
@@ -222,6 +231,7 @@ export async function startApp(options: {
       ...(dashboard && { dashboardLinks: new PgDashboard(database.db, { baseUrl: dashboard.publicUrl }) }),
       ...(connecting.flow && { connections: connecting.flow }),
       questions: new PgQuestionLog(database.db),
+      ...(tracing && { telemetry: tracing }),
     });
     questions.to = steward.serverQuestions;
     drives.steward = steward;
@@ -281,6 +291,7 @@ export async function startApp(options: {
     await steward.recover();
     return {
       health,
+      tracing,
       dashboard: dashboard?.server,
       config,
       steward,
@@ -355,6 +366,24 @@ async function startDashboard(
     },
   });
   return { server, publicUrl };
+}
+
+/** Traces over OTLP/HTTP (src/tracing.ts, loaded here and only here, so with traces off none of the SDK is loaded). */
+async function startTracing(config: Config, store: PgRunStore, log: Log): Promise<OtelTracing | undefined> {
+  if (!config.tracing) return undefined;
+  const { OtelTracing } = await import('./tracing.ts');
+  return new OtelTracing({
+    ...config.tracing,
+    secrets: config.secrets,
+    instanceId: store.owner,
+    log,
+    describeRun: async (runId) => {
+      const run = await store.getRun(runId);
+      return (
+        run && { createdAt: run.createdAt, route: run.route, assistant: run.assistant, parentRunId: run.parentRunId }
+      );
+    },
+  });
 }
 
 /** How a link names the host the dashboard listens on: every interface is reachable as localhost; IPv6 in brackets. */

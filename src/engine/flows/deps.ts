@@ -12,6 +12,7 @@ import type {
   ToolRunner,
 } from '../ports.ts';
 import type { QuestionLog } from '../server-questions.ts';
+import type { RunTelemetry } from '../run-telemetry.ts';
 import type { EstimateHistory } from '../estimate-history.ts';
 import type { PricedModel, RoleModels } from '../model-cost.ts';
 import type { SpendCaps } from '../spend.ts';
@@ -124,6 +125,8 @@ export interface StewardDeps {
   connections?: PersonConnections;
   /** Where servers' questions are stored; without it, no question is shown (each is declined). */
   questions?: QuestionLog;
+  /** Told of model calls, step attempts and run ends, for traces; without it nothing is told (tracing is off). */
+  telemetry?: RunTelemetry;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

@@ -75,6 +75,7 @@ import { WorkflowAmendments } from './workflow-amendments.ts';
 import { WorkflowFires } from './workflow-fires.ts';
 import { WorkflowFlow } from './workflow-flow.ts';
 import { controlEndedRun, type EndedControl } from '../run/ended-control.ts';
+import { withRunEnds } from './run-ends.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
@@ -148,9 +149,11 @@ export class Steward implements InboundHandler {
       maxParallel: given.settings.maxParallel,
       defaultPricePerMillion: given.settings.spend?.defaultPricePerMillion,
     });
-    const deps = { ...given, tools: withBuiltinTools(given.tools, given.store, builtin), estimates };
+    // With telemetry, each run's end is told as the store writes it (run-ends.ts).
+    const store = given.telemetry ? withRunEnds(given.store, given.telemetry, given.clock) : given.store;
+    const deps = { ...given, store, tools: withBuiltinTools(given.tools, store, builtin), estimates };
     this.deps = deps;
-    const { llm, store, clock, log, tools, notifier, settings } = deps;
+    const { llm, clock, log, tools, notifier, settings, telemetry } = deps;
     this.leases = new RunLeases(store, settings.leaseMs ?? DEFAULT_LEASE_MS);
     this.messages = new RunMessages(notifier, settings.amendmentCap);
     this.timers = new ReviewTimers(
@@ -160,7 +163,15 @@ export class Steward implements InboundHandler {
     );
     this.llmFor = (run) => {
       const metered = meteredLlm(
-        { llm, store, clock, budgets: settings.budgets, prices: settings.modelPrices, spend: settings.spend },
+        {
+          llm,
+          store,
+          clock,
+          budgets: settings.budgets,
+          prices: settings.modelPrices,
+          spend: settings.spend,
+          telemetry,
+        },
         run.id,
         run.requester,
       );
