@@ -123,13 +123,14 @@ export async function startApp(options: {
       );
     }
     // With the health port, `/metrics` there; the adapters are told of what they count through small callbacks.
-    const drives: { steward?: Steward } = {};
+    const drives: { steward?: Steward; slack?: SlackChannel } = {};
     const metrics: PromMetrics | undefined =
       config.healthPort === undefined
         ? undefined
         : new PromMetrics({
             runsByStatus: () => store.runsByStatus(),
             runsLeased: () => drives.steward?.leasedRuns ?? 0,
+            outboxPending: (): Record<string, number> => (drives.slack ? { slack: drives.slack.outbox.pending } : {}),
             log,
           });
     const store: PgRunStore = new PgRunStore(database.db, {
@@ -202,7 +203,12 @@ export async function startApp(options: {
         dashboardUrl: dashboard?.publicUrl,
         ...(metrics && { onRateLimited: (method) => metrics.rateLimited('slack', method) }),
       });
-    if (config.discord) platforms.discord = new DiscordChannel({ ...config.discord, log });
+    if (config.discord)
+      platforms.discord = new DiscordChannel({
+        ...config.discord,
+        log,
+        ...(metrics && { onRateLimited: (method) => metrics.rateLimited('discord', method) }),
+      });
     if (!platforms.slack && !platforms.discord)
       platforms.console = new ConsoleChannel({
         input: options.input,
@@ -235,6 +241,7 @@ export async function startApp(options: {
     });
     questions.to = steward.serverQuestions;
     drives.steward = steward;
+    drives.slack = platforms.slack;
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();

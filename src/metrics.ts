@@ -18,6 +18,8 @@ export interface MetricSources {
   runsByStatus: () => Promise<Record<string, number>>;
   /** Runs this process holds a lease on. */
   runsLeased: () => number;
+  /** Chat platform calls waiting in this process's outbox or in flight, by platform (only those that have one). */
+  outboxPending?: () => Record<string, number>;
   now?: () => number;
   log?: (level: 'warn', message: string) => void;
 }
@@ -61,6 +63,16 @@ export class PromMetrics {
       registers,
       collect() {
         this.set(sources.runsLeased());
+      },
+    });
+    new Gauge({
+      name: 'steward_outbox_pending',
+      help: "Chat platform calls waiting in this process's outbox (paced, or after a 429) or in flight, by platform.",
+      labelNames: ['platform'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [platform, n] of Object.entries(sources.outboxPending?.() ?? {})) this.set({ platform }, n);
       },
     });
     this.steps = new Histogram({
