@@ -16,6 +16,8 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  diag,
+  DiagLogLevel,
   ROOT_CONTEXT,
   SpanKind,
   SpanStatusCode,
@@ -131,6 +133,13 @@ export class OtelTracing implements RunTelemetry {
     });
     // Not registered globally: nothing else in the process traces through the API, and tests run several Stewards.
     this.tracer = this.provider.getTracer('steward');
+    // The SDK reports a failed export (a collector down or refusing) through its diagnostics: into the log.
+    const warn = (message: string) => options.log('warn', `tracing: ${redact(message, options.secrets)}`);
+    const quiet = () => undefined;
+    diag.setLogger(
+      { error: warn, warn, info: quiet, debug: quiet, verbose: quiet },
+      { logLevel: DiagLogLevel.WARN, suppressOverrideMessage: true },
+    );
   }
 
   modelCalled(c: ModelCallTelemetry): void {

@@ -18,14 +18,17 @@ const SECRET = 'xoxb-secret-token-123456';
 const created = new Date('2026-12-01T10:00:00.000Z');
 const at = (s: number) => new Date(created.getTime() + s * 1000);
 
-function tracing(url: string, o: { instanceId: string; content?: boolean; facts?: RunFacts | null }): OtelTracing {
+function tracing(
+  url: string,
+  o: { instanceId: string; content?: boolean; facts?: RunFacts | null; log?: (m: string) => void },
+): OtelTracing {
   return new OtelTracing({
     url: `${url}/v1/traces`,
     serviceName: 'steward-test',
     content: o.content ?? false,
     secrets: [SECRET],
     instanceId: o.instanceId,
-    log: () => undefined,
+    log: (_level, m) => o.log?.(m),
     describeRun: () => Promise.resolve(o.facts === undefined ? { createdAt: created, route: 'plan' } : o.facts),
   });
 }
@@ -122,4 +125,18 @@ it("starts a run's span at its end when the run is not found, and links a delega
   expect(run2?.attributes).toMatchObject({ 'steward.run.parent_id': 'run-1', 'steward.run.assistant': 'Ada' });
   expect(run2?.links).toEqual([{ traceId: run1?.traceId, spanId: run1?.spanId }]);
   expect(run2?.traceId).not.toBe(run1?.traceId);
+});
+
+it('says in the log when the collector cannot be reached, and closing still returns', async () => {
+  collector = await startOtlpCollector();
+  const url = collector.url;
+  await collector.close();
+  collector = undefined;
+  const logged: string[] = [];
+  const t = tracing(url, { instanceId: 'p', log: (m) => logged.push(m) });
+  t.stepAttemptEnded(attempt({}));
+  await t.close();
+  expect(logged.length).toBeGreaterThan(0);
+  expect(logged.every((m) => m.startsWith('tracing: '))).toBe(true);
+  expect(logged.join('\n')).toMatch(/not all sent within 5 s|export/);
 });
