@@ -129,6 +129,7 @@ export async function startApp(options: {
         ? undefined
         : new PromMetrics({
             runsByStatus: () => store.runsByStatus(),
+            runsAwaitingOwner: () => store.runsAwaitingOwner(),
             runsLeased: () => drives.steward?.leasedRuns ?? 0,
             outboxPending: (): Record<string, number> => (drives.slack ? { slack: drives.slack.outbox.pending } : {}),
             log,
