@@ -16,7 +16,7 @@ import { loadConfig, type Config } from './config.ts';
 import type { ChannelAdapter } from './engine/channel.ts';
 import { Steward } from './engine/flows/steward.ts';
 import { createLlmClient } from './llm/model-router.ts';
-import { createLogger, type Log } from './logger.ts';
+import { createLogger, redact, type Log } from './logger.ts';
 import { connectsInBrowser, loadMcpConfig } from './mcp/mcp-config.ts';
 import { McpHost } from './mcp/mcp-host.ts';
 import { checkDatabase, openDatabase, type StoreDatabase } from './store/database.ts';
@@ -138,10 +138,11 @@ export async function startApp(options: {
       ...(metrics && { onSettled: (use) => metrics.modelUsed(use) }),
     });
     // With an OTLP endpoint, traces; the SDK is loaded only then. Closed before the database: a run's span reads it.
-    const tracing = config.tracing && (await startTracing(config, store, log));
-    if (tracing) {
+    const tracing = await startTracing(config, store, log);
+    if (tracing && config.tracing) {
       cleanup.unshift(() => tracing.close());
-      say(`Traces: OTLP to ${config.tracing?.url}.`);
+      // Its address may carry a user and password: said without them, as the log would.
+      say(`Traces: OTLP to ${redact(config.tracing.url, config.secrets)}.`);
     }
     const needed = mcp.config.servers.some((s) => s.transport.kind === 'http' && s.transport.auth && !s.disabled);
     const keys = { key: config.secretsKey, oldKeys: config.secretsOldKeys, needed };
