@@ -262,6 +262,9 @@ export const envSchema = z.object({
   STEWARD_DASHBOARD_SECRET: optionalText,
   OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('http://localhost:4318'),
   OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl('http://localhost:4318/v1/traces'),
+  // Read only to warn: Steward's exporter speaks OTLP/HTTP in JSON. Shared with other programs, so never an error.
+  OTEL_EXPORTER_OTLP_PROTOCOL: optionalText,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optionalText,
   OTEL_SERVICE_NAME: hinted(
     z.preprocess(blankToUndefined, z.string().trim().min(1).default('steward')),
     'a service name',

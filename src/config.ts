@@ -238,11 +238,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       `Quick answers are off: they take the classifier's model "${models.butler}", which ${catalog.source} does not mark "callsTools": true. Name one that does with STEWARD_MODEL_BUTLER or the catalog's roles.butler.`,
     );
   }
+  const tracing = tracingConfig(e);
+  const protocol = e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (tracing && protocol === 'grpc')
+    warnings.push(
+      `Traces go over OTLP/HTTP in JSON only, not gRPC as OTEL_EXPORTER_OTLP_${e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'TRACES_' : ''}PROTOCOL says: point ${e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'} at the collector's OTLP/HTTP port (4318 by default), not its gRPC one.`,
+    );
   return {
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.STEWARD_DB_POOL_SIZE,
     healthPort: e.STEWARD_HEALTH_PORT,
-    tracing: tracingConfig(e),
+    tracing,
     dashboard,
     dataDir: e.DATA_DIR,
     mcpConfigPath: e.MCP_CONFIG,
