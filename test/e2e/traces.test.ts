@@ -31,19 +31,21 @@ afterEach(async () => {
 
 const API_KEY = 'sk-traces-secret-0123456789';
 const CANARY = 'canary-argument-7f3e91';
+const PLAN = planReply([
+  { id: 'say', tool: 'everything.echo', args: { message: CANARY } },
+  { id: 'sum', tool: 'everything.get-sum', args: { a: 2, b: 3 } },
+]);
+type RoleScript = Parameters<typeof byRole>[0];
 
 /** Starts Steward on the console with one MCP server (everything) and the fake model; `env` adds to it. */
-async function start(env: Record<string, string>): Promise<{ input: PassThrough; printed: () => string }> {
-  const plan = planReply([
-    { id: 'say', tool: 'everything.echo', args: { message: CANARY } },
-    { id: 'sum', tool: 'everything.get-sum', args: { a: 2, b: 3 } },
-  ]);
-  llm = await startFakeLlm(
-    byRole({
-      planner: [{ text: plan, usage: { input: 4_000, output: 500 } }],
-      synthesizer: [{ text: 'Echoed, and 2 + 3 = 5.', usage: { input: 1_000, output: 100 } }],
-    }),
-  );
+async function start(
+  env: Record<string, string>,
+  replies: RoleScript = {
+    planner: [{ text: PLAN, usage: { input: 4_000, output: 500 } }],
+    synthesizer: [{ text: 'Echoed, and 2 + 3 = 5.', usage: { input: 1_000, output: 100 } }],
+  },
+): Promise<{ input: PassThrough; printed: () => string }> {
+  llm = await startFakeLlm(byRole(replies));
   dir = mkdtempSync(join(tmpdir(), 'steward-traces-'));
   await seedPglite(dir);
   const mcp = { mcpServers: { everything: { command: process.execPath, args: [EVERYTHING_SCRIPT, 'stdio'] } } };
@@ -148,4 +150,34 @@ it('without an OTLP endpoint sets up no tracing and sends nothing', async () => 
   await app?.close();
   app = undefined;
   expect(collector.bodies).toEqual([]);
+});
+
+it("traces a quick answer: the read-only loop's call and the butler's turns under the run, route quick", async () => {
+  collector = await startOtlpCollector();
+  const { input, printed } = await start(
+    { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, STEWARD_QUICK_ANSWERS: 'on' },
+    {
+      butler: [
+        { text: '', toolCalls: [{ id: 'call_1', name: 'everything__echo', args: { message: CANARY } }] },
+        'It said it back.',
+      ],
+    },
+  );
+  input.write(`Echo ${CANARY}\n`);
+  await waitUntil('the answer', () => printed().includes('It said it back.'), { details: printed });
+  await app?.steward.idle();
+  await app?.close();
+  app = undefined;
+  const root = collector.spans.find((s) => s.name === 'steward.run');
+  expect(root?.attributes).toMatchObject({ 'steward.run.status': 'completed', 'steward.run.route': 'quick' });
+  const call = collector.spans.find((s) => s.name === 'execute_tool everything.echo');
+  expect(call?.attributes).toMatchObject({
+    'steward.step.id': 'quick:1',
+    'steward.step.attempt': 1,
+    'steward.step.outcome': 'ok',
+  });
+  const turns = collector.spans.filter((s) => s.attributes['steward.model.role'] === 'butler');
+  expect(turns).toHaveLength(2);
+  for (const s of [call, ...turns]) expect(s?.parentSpanId).toBe(root?.spanId);
+  expect(collector.bodies.join('')).not.toContain(CANARY);
 });
