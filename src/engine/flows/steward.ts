@@ -162,19 +162,8 @@ export class Steward implements InboundHandler {
       this.messages,
     );
     this.llmFor = (run) => {
-      const metered = meteredLlm(
-        {
-          llm,
-          store,
-          clock,
-          budgets: settings.budgets,
-          prices: settings.modelPrices,
-          spend: settings.spend,
-          telemetry,
-        },
-        run.id,
-        run.requester,
-      );
+      const { budgets, modelPrices: prices, spend } = settings;
+      const metered = meteredLlm({ llm, store, clock, budgets, prices, spend, telemetry }, run.id, run.requester);
       return run.assistant && deps.assistants ? withAssistantModels(metered, deps.assistants, run.assistant) : metered;
     };
     const earlier = (runId: string) =>
