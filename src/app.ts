@@ -16,7 +16,7 @@ import { loadConfig, type Config } from './config.ts';
 import type { ChannelAdapter } from './engine/channel.ts';
 import { Steward } from './engine/flows/steward.ts';
 import { createLlmClient } from './llm/model-router.ts';
-import { createLogger, type Log } from './logger.ts';
+import { createLogger, redact, type Log } from './logger.ts';
 import { connectsInBrowser, loadMcpConfig } from './mcp/mcp-config.ts';
 import { McpHost } from './mcp/mcp-host.ts';
 import { checkDatabase, openDatabase, type StoreDatabase } from './store/database.ts';
@@ -31,6 +31,7 @@ import { CronerCalendar } from './cron/croner-calendar.ts';
 import { startupSummary } from './startup-summary.ts';
 import { startHealthServer, type HealthServer, type ReadinessCheck } from './health-server.ts';
 import { PromMetrics } from './metrics.ts';
+import type { OtelTracing } from './tracing.ts';
 import { PgDashboard } from './store/pg-dashboard.ts';
 import { createDashboardApp } from './web/dashboard-app.ts';
 import { startDashboardServer, type DashboardServer } from './web/dashboard-server.ts';
@@ -59,6 +60,8 @@ export interface App {
   health: HealthServer | undefined;
   /** The read-only web dashboard, when `STEWARD_DASHBOARD_PORT` is set. */
   dashboard: DashboardServer | undefined;
+  /** OpenTelemetry traces, when an OTLP endpoint is set (`OTEL_EXPORTER_OTLP_ENDPOINT`). */
+  tracing: OtelTracing | undefined;
   /**
    * Stops the channel, closes MCP servers and the database; runs are handed back for another process (or the next
    * start) to take over. With `graceMs`, steps in flight first get that long to end (a deploy's SIGTERM).
@@ -120,18 +123,27 @@ export async function startApp(options: {
       );
     }
     // With the health port, `/metrics` there; the adapters are told of what they count through small callbacks.
-    const drives: { steward?: Steward } = {};
+    const drives: { steward?: Steward; slack?: SlackChannel } = {};
     const metrics: PromMetrics | undefined =
       config.healthPort === undefined
         ? undefined
         : new PromMetrics({
             runsByStatus: () => store.runsByStatus(),
+            runsAwaitingOwner: () => store.runsAwaitingOwner(),
             runsLeased: () => drives.steward?.leasedRuns ?? 0,
+            outboxPending: (): Record<string, number> => (drives.slack ? { slack: drives.slack.outbox.pending } : {}),
             log,
           });
     const store: PgRunStore = new PgRunStore(database.db, {
       ...(metrics && { onSettled: (use) => metrics.modelUsed(use) }),
     });
+    // With an OTLP endpoint, traces; the SDK is loaded only then. Closed before the database: a run's span reads it.
+    const tracing = await startTracing(config, store, log);
+    if (tracing && config.tracing) {
+      cleanup.unshift(() => tracing.close());
+      // Its address may carry a user and password: said without them, as the log would.
+      say(`Traces: OTLP to ${redact(config.tracing.url, config.secrets)}.`);
+    }
     const needed = mcp.config.servers.some((s) => s.transport.kind === 'http' && s.transport.auth && !s.disabled);
     const keys = { key: config.secretsKey, oldKeys: config.secretsOldKeys, needed };
     const connections = await openConnectionStore(database.db, keys);
@@ -193,7 +205,12 @@ export async function startApp(options: {
         dashboardUrl: dashboard?.publicUrl,
         ...(metrics && { onRateLimited: (method) => metrics.rateLimited('slack', method) }),
       });
-    if (config.discord) platforms.discord = new DiscordChannel({ ...config.discord, log });
+    if (config.discord)
+      platforms.discord = new DiscordChannel({
+        ...config.discord,
+        log,
+        ...(metrics && { onRateLimited: (method) => metrics.rateLimited('discord', method) }),
+      });
     if (!platforms.slack && !platforms.discord)
       platforms.console = new ConsoleChannel({
         input: options.input,
@@ -223,9 +240,11 @@ export async function startApp(options: {
       ...(connecting.flow && { connections: connecting.flow }),
       questions: new PgQuestionLog(database.db),
       prompts: host,
+      ...(tracing && { telemetry: tracing }),
     });
     questions.to = steward.serverQuestions;
     drives.steward = steward;
+    drives.slack = platforms.slack;
     const where =
       database.kind === 'pglite' ? `embedded PostgreSQL in ${join(config.dataDir, 'pglite')}` : 'PostgreSQL server';
     const tools = host.listTools();
@@ -282,6 +301,7 @@ export async function startApp(options: {
     await steward.recover();
     return {
       health,
+      tracing,
       dashboard: dashboard?.server,
       config,
       steward,
@@ -356,6 +376,24 @@ async function startDashboard(
     },
   });
   return { server, publicUrl };
+}
+
+/** Traces over OTLP/HTTP (src/tracing.ts, loaded here and only here, so with traces off none of the SDK is loaded). */
+async function startTracing(config: Config, store: PgRunStore, log: Log): Promise<OtelTracing | undefined> {
+  if (!config.tracing) return undefined;
+  const { OtelTracing } = await import('./tracing.ts');
+  return new OtelTracing({
+    ...config.tracing,
+    secrets: config.secrets,
+    instanceId: store.owner,
+    log,
+    describeRun: async (runId) => {
+      const run = await store.getRun(runId);
+      return (
+        run && { createdAt: run.createdAt, route: run.route, assistant: run.assistant, parentRunId: run.parentRunId }
+      );
+    },
+  });
 }
 
 /** How a link names the host the dashboard listens on: every interface is reachable as localhost; IPv6 in brackets. */

@@ -260,6 +260,17 @@ export const envSchema = z.object({
   ),
   STEWARD_DASHBOARD_URL: httpUrl('https://steward.example.com'),
   STEWARD_DASHBOARD_SECRET: optionalText,
+  OTEL_EXPORTER_OTLP_ENDPOINT: httpUrl('http://localhost:4318'),
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: httpUrl('http://localhost:4318/v1/traces'),
+  // Read only to warn: Steward's exporter speaks OTLP/HTTP in JSON. Shared with other programs, so never an error.
+  OTEL_EXPORTER_OTLP_PROTOCOL: optionalText,
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: optionalText,
+  OTEL_SERVICE_NAME: hinted(
+    z.preprocess(blankToUndefined, z.string().trim().min(1).default('steward')),
+    'a service name',
+    'steward',
+  ),
+  STEWARD_OTEL_CONTENT: choice(['off', 'on'], 'off'),
 });
 
 /** Every environment variable Steward reads, as the schema names them (docs/configuration.md documents each). */

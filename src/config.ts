@@ -118,6 +118,17 @@ export interface Config {
   dashboard: DashboardConfig | undefined;
   /** Values that must never be printed: keys, and the database URL (it may hold a password). */
   secrets: string[];
+  /** OpenTelemetry traces, exported over OTLP/HTTP when an OTLP endpoint is set; off when undefined. */
+  tracing: TracingConfig | undefined;
+}
+
+/** Where and how traces go (docs/operations.md, "Traces"). */
+export interface TracingConfig {
+  /** The OTLP/HTTP traces URL: `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT` as given, else the endpoint with `/v1/traces`. */
+  url: string;
+  serviceName: string;
+  /** Step arguments and outputs go on spans (cut short, secrets masked): `STEWARD_OTEL_CONTENT=on`. */
+  content: boolean;
 }
 
 /** The web dashboard's settings. */
@@ -227,10 +238,17 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
       `Quick answers are off: they take the classifier's model "${models.butler}", which ${catalog.source} does not mark "callsTools": true. Name one that does with STEWARD_MODEL_BUTLER or the catalog's roles.butler.`,
     );
   }
+  const tracing = tracingConfig(e);
+  const protocol = e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ?? e.OTEL_EXPORTER_OTLP_PROTOCOL;
+  if (tracing && protocol === 'grpc')
+    warnings.push(
+      `Traces go over OTLP/HTTP in JSON only, not gRPC as OTEL_EXPORTER_OTLP_${e.OTEL_EXPORTER_OTLP_TRACES_PROTOCOL ? 'TRACES_' : ''}PROTOCOL says: point ${e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ? 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT' : 'OTEL_EXPORTER_OTLP_ENDPOINT'} at the collector's OTLP/HTTP port (4318 by default), not its gRPC one.`,
+    );
   return {
     databaseUrl: e.DATABASE_URL,
     databasePoolSize: e.STEWARD_DB_POOL_SIZE,
     healthPort: e.STEWARD_HEALTH_PORT,
+    tracing,
     dashboard,
     dataDir: e.DATA_DIR,
     mcpConfigPath: e.MCP_CONFIG,
@@ -425,4 +443,21 @@ function callsTools(value: string, catalog: ModelCatalog): boolean {
   const { name } = resolveModel(value, catalog);
   const model = name === undefined ? undefined : catalog.models[name];
   return !model || model.capabilities.includes('callsTools');
+}
+
+/**
+ * Traces are on when an OTLP endpoint is set. As the OpenTelemetry spec says, the traces endpoint is used as it is and
+ * the general one gets `v1/traces` appended (https://opentelemetry.io/docs/specs/otel/protocol/exporter/).
+ */
+function tracingConfig(e: {
+  OTEL_EXPORTER_OTLP_ENDPOINT?: string;
+  OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?: string;
+  OTEL_SERVICE_NAME: string;
+  STEWARD_OTEL_CONTENT: 'on' | 'off';
+}): TracingConfig | undefined {
+  const base = e.OTEL_EXPORTER_OTLP_ENDPOINT;
+  const url =
+    e.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT ?? (base === undefined ? undefined : `${base.replace(/\/+$/, '')}/v1/traces`);
+  if (url === undefined) return undefined;
+  return { url, serviceName: e.OTEL_SERVICE_NAME, content: e.STEWARD_OTEL_CONTENT === 'on' };
 }

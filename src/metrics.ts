@@ -16,8 +16,12 @@ const STEP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 3
 export interface MetricSources {
   /** Runs by status, from the database. */
   runsByStatus: () => Promise<Record<string, number>>;
+  /** Runs that need a process and have none, from the database. */
+  runsAwaitingOwner?: () => Promise<number>;
   /** Runs this process holds a lease on. */
   runsLeased: () => number;
+  /** Chat platform calls waiting in this process's outbox or in flight, by platform (only those that have one). */
+  outboxPending?: () => Record<string, number>;
   now?: () => number;
   log?: (level: 'warn', message: string) => void;
 }
@@ -39,12 +43,15 @@ export class PromMetrics {
   private readonly tokens: Counter<'role' | 'model' | 'direction'>;
   private readonly cost: Counter<'role' | 'model'>;
   private readonly limited: Counter<'platform' | 'method'>;
-  private runs: { at: number; counts: Promise<Record<string, number>> } | undefined;
+  /** Database reads kept for `RUNS_CACHE_MS`, by what they read. */
+  private readonly reads = new Map<string, { at: number; value: Promise<unknown> }>();
 
   constructor(private readonly sources: MetricSources) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
-    const read = () => this.runsByStatus();
+    const read = () => this.cached('runs by status', sources.runsByStatus, {});
+    const awaiting = sources.runsAwaitingOwner;
+    const readAwaiting = awaiting && (() => this.cached<number | null>('runs awaiting an owner', awaiting, null));
     new Gauge({
       name: 'steward_runs',
       help: 'Runs in the database by status (read at most every 5 s).',
@@ -55,12 +62,32 @@ export class PromMetrics {
         for (const [status, n] of Object.entries(await read())) this.set({ status }, n);
       },
     });
+    if (readAwaiting)
+      new Gauge({
+        name: 'steward_runs_awaiting_owner',
+        help: 'Runs that need a process and have none (never held, released, or their lease lapsed; read at most every 5 s).',
+        registers,
+        async collect() {
+          // Not read: NaN, Prometheus's "unknown" (a gauge without labels always has a sample).
+          this.set((await readAwaiting()) ?? Number.NaN);
+        },
+      });
     new Gauge({
       name: 'steward_runs_leased',
       help: 'Runs this process holds a lease on (drives or reports).',
       registers,
       collect() {
         this.set(sources.runsLeased());
+      },
+    });
+    new Gauge({
+      name: 'steward_outbox_pending',
+      help: "Chat platform calls waiting in this process's outbox (paced, or after a 429) or in flight, by platform.",
+      labelNames: ['platform'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [platform, n] of Object.entries(sources.outboxPending?.() ?? {})) this.set({ platform }, n);
       },
     });
     this.steps = new Histogram({
@@ -114,16 +141,17 @@ export class PromMetrics {
     return { contentType: this.registry.contentType, body: await this.registry.metrics() };
   }
 
-  /** The cached read, shared by scrapes within `RUNS_CACHE_MS`; a failed read is not kept (the next scrape asks). */
-  private runsByStatus(): Promise<Record<string, number>> {
+  /** A read shared by scrapes within `RUNS_CACHE_MS`; a failed one is logged, gives `empty`, and is not kept. */
+  private cached<T>(what: string, read: () => Promise<T>, empty: T): Promise<T> {
     const now = (this.sources.now ?? Date.now)();
-    if (this.runs && now - this.runs.at < RUNS_CACHE_MS) return this.runs.counts;
-    const counts = this.sources.runsByStatus().catch((err: unknown) => {
-      this.runs = undefined;
-      this.sources.log?.('warn', `metrics: runs by status not read: ${(err as Error).message}`);
-      return {};
+    const kept = this.reads.get(what);
+    if (kept && now - kept.at < RUNS_CACHE_MS) return kept.value as Promise<T>;
+    const value = read().catch((err: unknown) => {
+      this.reads.delete(what);
+      this.sources.log?.('warn', `metrics: ${what} not read: ${(err as Error).message}`);
+      return empty;
     });
-    this.runs = { at: now, counts };
-    return counts;
+    this.reads.set(what, { at: now, value });
+    return value;
   }
 }

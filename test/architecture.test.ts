@@ -93,7 +93,29 @@ describe('one rule once', () => {
     const slack = { path: 'bot/slack/x.ts', text: "import { Counter } from 'prom-client';" };
     expect(promClientImports([slack])).toEqual(['bot/slack/x.ts']);
   });
+
+  it('@opentelemetry is imported by src/tracing.ts only, and that file only on demand: off, none of it loads', () => {
+    expect(otelImports(sourceFiles().map(read))).toEqual([]);
+    const engine = { path: 'engine/x.ts', text: "import { trace } from '@opentelemetry/api';" };
+    const lazy = { path: 'app.ts', text: "const m = await import('@opentelemetry/sdk-trace-node');" };
+    const eager = { path: 'app.ts', text: "import { OtelTracing } from './tracing.ts';" };
+    const typeOnly = { path: 'app.ts', text: "import type { OtelTracing } from './tracing.ts';" };
+    expect(otelImports([engine, lazy, eager, typeOnly])).toEqual(['engine/x.ts', 'app.ts', 'app.ts']);
+  });
 });
+
+/** Problems: a file other than tracing.ts importing OpenTelemetry (even lazily), or a file loading tracing.ts eagerly. */
+function otelImports(files: Array<{ path: string; text: string }>): string[] {
+  const lazy = (text: string) => [...text.matchAll(/\bimport\(\s*'([^']+)'\s*\)/g)].map((m) => m[1] as string);
+  const eager = (text: string) =>
+    [...text.matchAll(/^import\s+(?!type\b)[^;]*?\bfrom\s+'([^']+)'/gms)].map((m) => m[1] as string);
+  return files.flatMap(({ path, text }) => [
+    ...(path !== 'tracing.ts' && [...importsOf(text), ...lazy(text)].some((m) => m.startsWith('@opentelemetry/'))
+      ? [path]
+      : []),
+    ...(eager(text).some((m) => /(^|\/)tracing\.ts$/.test(m)) ? [path] : []),
+  ]);
+}
 
 /** Problems: a source file other than metrics.ts importing prom-client. */
 function promClientImports(files: Array<{ path: string; text: string }>): string[] {

@@ -52,6 +52,39 @@ describe('configuration', () => {
     expect(() => loadConfig({ ...discord, DISCORD_MESSAGE_CONTENT: 'yes' })).toThrow(/DISCORD_MESSAGE_CONTENT/);
   });
 
+  it('turns traces on with an OTLP endpoint, as the OpenTelemetry spec builds the traces URL, and warns of gRPC', () => {
+    const k = { OPENAI_API_KEY: 'k' };
+    expect(loadConfig(k).tracing).toBeUndefined();
+    expect(loadConfig({ ...k, OTEL_SERVICE_NAME: 'x', STEWARD_OTEL_CONTENT: 'on' }).tracing).toBeUndefined();
+    expect(loadConfig({ ...k, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318/' }).tracing).toEqual({
+      url: 'http://collector:4318/v1/traces',
+      serviceName: 'steward',
+      content: false,
+    });
+    const both = {
+      ...k,
+      OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318',
+      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'https://traces.example.com/otlp',
+      OTEL_SERVICE_NAME: 'steward-eu',
+      STEWARD_OTEL_CONTENT: 'on',
+    };
+    expect(loadConfig(both).tracing).toEqual({
+      url: 'https://traces.example.com/otlp',
+      serviceName: 'steward-eu',
+      content: true,
+    });
+    expect(loadConfig(both).warnings).toEqual([]);
+    expect(loadConfig({ ...both, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings).toEqual([
+      "Traces go over OTLP/HTTP in JSON only, not gRPC as OTEL_EXPORTER_OTLP_PROTOCOL says: point OTEL_EXPORTER_OTLP_TRACES_ENDPOINT at the collector's OTLP/HTTP port (4318 by default), not its gRPC one.",
+    ]);
+    // gRPC set for other programs, with traces off: nothing to say.
+    expect(loadConfig({ ...k, OTEL_EXPORTER_OTLP_PROTOCOL: 'grpc' }).warnings).toEqual([]);
+    expect(() => loadConfig({ ...k, OTEL_EXPORTER_OTLP_ENDPOINT: 'collector:4318' })).toThrow(
+      /OTEL_EXPORTER_OTLP_ENDPOINT.*http:\/\/ or https:\/\//,
+    );
+    expect(() => loadConfig({ ...k, STEWARD_OTEL_CONTENT: '1' })).toThrow(/STEWARD_OTEL_CONTENT.*on or off|off or on/);
+  });
+
   it('treats an empty number as unset, not as zero', () => {
     const c = loadConfig({ OPENAI_API_KEY: 'k', STEWARD_AMENDMENT_CAP: '', STEWARD_MAX_PARALLEL: ' ' });
     expect(c.settings.amendmentCap).toBe(3);

@@ -55,3 +55,32 @@ it('keeps each process its own series: two registries count apart', async () => 
   expect(await count(a, 'steward_outbox_rate_limited_total')).toBe(1);
   expect(await count(b, 'steward_step_duration_seconds_count')).toBeUndefined();
 });
+
+it('reads the runs awaiting an owner like the runs by status: at most every 5 s, NaN (unknown) while the read fails', async () => {
+  let now = 0;
+  let reads = 0;
+  let down = false;
+  const logs: string[] = [];
+  const metrics = new PromMetrics({
+    runsByStatus: async () => ({}),
+    runsAwaitingOwner: async () => {
+      reads += 1;
+      if (down) throw new Error('database unreachable');
+      return reads;
+    },
+    runsLeased: () => 0,
+    now: () => now,
+    log: (level, m) => logs.push(`${level} ${m}`),
+  });
+  const awaiting = async () =>
+    parsePromText((await metrics.render()).body).samples.find((s) => s.name === 'steward_runs_awaiting_owner')?.value;
+  expect(await awaiting()).toBe(1);
+  now = 4_999;
+  expect(await awaiting()).toBe(1);
+  down = true;
+  now = 5_000;
+  expect(await awaiting()).toBeNaN();
+  expect(logs).toEqual(['warn metrics: runs awaiting an owner not read: database unreachable']);
+  down = false;
+  expect(await awaiting()).toBe(3);
+});

@@ -36,7 +36,7 @@ import type { InterventionSignal } from '../engine/plan/breakpoint-suggestions.t
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import type { RunSpend, SpendRequest, SpendWindows } from '../engine/spend.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
-import { countRunsByStatus } from './run-counts.ts';
+import { countRunsAwaitingOwner, countRunsByStatus } from './run-counts.ts';
 import * as history from './run-history.ts';
 import * as leases from './run-leases.ts';
 import { deadLocalOwners, newOwnerId } from './process-identity.ts';
@@ -545,6 +545,11 @@ export class PgRunStore implements RunStore {
   /** Runs by status, every status present; not retried (a scrape asks again soon enough). */
   runsByStatus(): Promise<Record<RunStatus, number>> {
     return countRunsByStatus(this.db);
+  }
+
+  /** Runs that need a process and have none (their lease lapsed, or none); not retried, as `runsByStatus`. */
+  runsAwaitingOwner(): Promise<number> {
+    return countRunsAwaitingOwner(this.db);
   }
 
   runSpend(runId: string, requester: Actor, windows: SpendWindows): Promise<RunSpend> {

@@ -10,6 +10,7 @@ import { byRole, startFakeLlm, type FakeLlm } from '../fakes/fake-llm-server.ts'
 import { startFakeSlack, type FakeSlack } from '../fakes/fake-slack-server.ts';
 import { seedPglite } from '../helpers/databases.ts';
 import { EVERYTHING_SCRIPT } from '../helpers/mcp-servers.ts';
+import { parsePromText } from '../helpers/prom-text.ts';
 import { waitUntil } from '../helpers/wait.ts';
 import { planReply } from './harness.ts';
 import { createMention, eventEnvelope, sendSigned } from './slack-requests.ts';
@@ -114,6 +115,31 @@ describe('the composition root on Discord', () => {
     // Each card went to its own platform only.
     expect(JSON.stringify(slack.calls.map((c) => c.args))).not.toContain(mention.id);
     expect(w.discord.calls.some((c) => JSON.stringify(c.body ?? '').includes(slackMention.ts))).toBe(false);
+  });
+
+  it("counts Discord's 429s on /metrics by HTTP method and route, with no id in the label", async () => {
+    const w = await world({ planner: 1 });
+    const app = await w.start({ STEWARD_HEALTH_PORT: '0' });
+    w.discord.throttle({ method: 'POST', route: '/channels/:channel/messages' }, { times: 1, retryAfterSeconds: 0.2 });
+    const mention = w.discord.messageCreate({ content: 'say hi', mentionsBot: true });
+    w.discord.dispatch('MESSAGE_CREATE', mention);
+    await waitUntil(
+      'the plan card, after its 429',
+      () => w.discord.messagesIn(mention.id).find((m) => (m.message.embeds ?? []).length > 0),
+      { timeoutMs: 15_000 },
+    );
+    const throttled = w.discord.callsTo('POST', '/channels/:channel/messages').filter((c) => c.status === 429);
+    expect(throttled).toHaveLength(1);
+    const text = await (await fetch(`http://127.0.0.1:${app.health?.port}/metrics`)).text();
+    const limited = parsePromText(text).samples.filter((s) => s.name === 'steward_outbox_rate_limited_total');
+    expect(limited).toEqual([
+      {
+        name: 'steward_outbox_rate_limited_total',
+        labels: { platform: 'discord', method: 'POST /channels/:id/messages' },
+        value: 1,
+      },
+    ]);
+    expect(text).not.toContain(mention.channel_id);
   });
 
   it('a bad token or a Message Content intent the app may not use stops start-up with a sentence saying what to do', async () => {

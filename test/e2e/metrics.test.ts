@@ -85,6 +85,8 @@ it('counts a run, its step and its model tokens and cost, in the text format, wi
   expect(value('steward_runs', { status: 'completed' })).toBe(1);
   expect(value('steward_runs', { status: 'running' })).toBe(0);
   expect(value('steward_runs_leased', {})).toBe(0);
+  expect(types.get('steward_runs_awaiting_owner')).toBe('gauge');
+  expect(value('steward_runs_awaiting_owner', {})).toBe(0);
 
   expect(types.get('steward_step_duration_seconds')).toBe('histogram');
   const step = { server: 'everything', tool: 'get-sum', outcome: 'ok' };

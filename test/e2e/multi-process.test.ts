@@ -9,6 +9,7 @@ import { SIGNING_SECRET, startChaosCluster, type AuditLine, type ChaosCluster } 
 import { requestText, stepTag } from '../chaos/chaos-plans.ts';
 import { describeNeeding } from '../helpers/needs.ts';
 import { privatePostgresMissing } from '../helpers/private-postgres.ts';
+import { startOtlpCollector } from '../helpers/otlp-collector.ts';
 import { buttonOf, cardOf, createSlackDelivery, postsIn, reportsIn } from '../helpers/slack-delivery.ts';
 import type { StewardProcess } from '../helpers/steward-process.ts';
 import { waitUntil } from '../helpers/wait.ts';
@@ -121,6 +122,42 @@ describeNeeding(privatePostgresMissing, 'several processes on one database', () 
     ]);
     // Nothing was in flight at the handover, so nothing about the run changed: the thread is not told of a restart.
     expect(postsIn(c.slack, thread).filter((text) => /restarted/i.test(text))).toEqual([]);
+  });
+
+  it('traces a run that a SIGTERM handed over as one trace: each process sends its own spans, the last one the run span', async () => {
+    const collector = await startOtlpCollector();
+    try {
+      const [p1, , c] = await twoProcesses({
+        STEWARD_LEASE_SECONDS: '600',
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+      });
+      const thread = await mention(c, p1, 'long');
+      await waitUntil('p1 to call step a', () => callOf(c, 'p1', 'a'));
+      // p1's spans are still batched (every 5 s by default): its SIGTERM sends them before it exits.
+      await p1.kill('SIGTERM');
+      const stepSpan = (id: string) => collector.spans.find((s) => s.attributes['steward.step.id'] === id);
+      expect(stepSpan('a')?.resource['service.instance.id']).toBeDefined();
+      await waitUntil('the report', () => reportsIn(c.slack, thread).length > 0);
+      const run = await runRow(c, thread);
+      const root = await waitUntil('the run span', () => collector.spans.find((s) => s.name === 'steward.run'), {
+        timeoutMs: 30_000,
+      });
+      await waitUntil("p2's step span", () => stepSpan('b'));
+      expect(collector.refused).toEqual([]);
+      expect(root.attributes).toMatchObject({ 'steward.run.id': run?.id, 'steward.run.status': 'completed' });
+      const [a, b] = [stepSpan('a'), stepSpan('b')];
+      // Two processes, one trace, one root: each step's span under it.
+      expect(a?.resource['service.instance.id']).not.toBe(b?.resource['service.instance.id']);
+      expect(root.resource['service.instance.id']).toBe(b?.resource['service.instance.id']);
+      for (const s of collector.spans.filter((x) => x !== root)) {
+        expect(s.traceId).toBe(root.traceId);
+        expect(s.parentSpanId).toBe(root.spanId);
+      }
+      expect([a?.attributes['steward.step.outcome'], b?.attributes['steward.step.outcome']]).toEqual(['ok', 'ok']);
+      expect(collector.bodies.join('')).not.toContain(stepTag(1, 'a'));
+    } finally {
+      await collector.close();
+    }
   });
 
   it("a mention that arrives while PostgreSQL is away is refused, not lost: the process that took it is killed, and Slack's retry becomes one run", async () => {

@@ -6,7 +6,14 @@
  */
 import { runFilesMessage } from './discord-attachments.ts';
 import { createHash } from 'node:crypto';
-import { MessageFlags, RESTJSONErrorCodes, Routes, type Client, type RepliableInteraction } from 'discord.js';
+import {
+  MessageFlags,
+  RESTEvents,
+  RESTJSONErrorCodes,
+  Routes,
+  type Client,
+  type RepliableInteraction,
+} from 'discord.js';
 import type { ChannelAdapter, InboundHandler } from '../../engine/channel.ts';
 import type { OutboundMessage, Report } from '../../engine/messages.ts';
 import type { Conversation } from '../../engine/ports.ts';
@@ -53,6 +60,11 @@ export interface DiscordChannelOptions extends DiscordSettings {
   log: (level: 'info' | 'warn' | 'error', message: string) => void;
   minUpdateIntervalMs?: number;
   now?: () => number;
+  /**
+   * Told of each 429 Discord answers (discord.js waits it out and sends the call again), with the HTTP method and
+   * route as discord.js buckets it, ids and tokens left out (`PATCH /channels/:id/messages/:id`), for the metrics.
+   */
+  onRateLimited?: (method: string) => void;
 }
 
 /** The last interaction a person made: a private notice for them goes as its ephemeral follow-up while it lives. */
@@ -76,6 +88,12 @@ export class DiscordChannel implements ChannelAdapter {
 
   constructor(private readonly options: DiscordChannelOptions) {
     this.client = createDiscordClient(options);
+    const { onRateLimited } = options;
+    // Only answers that were 429s: discord.js's `rateLimited` event also fires when it waits before sending.
+    if (onRateLimited)
+      this.client.rest.on(RESTEvents.Response, (request, response) => {
+        if (response.status === 429) onRateLimited(`${request.method.toUpperCase()} ${request.route}`);
+      });
     this.typing = new TypingSigns(
       (channelId) => this.client.rest.post(Routes.channelTyping(channelId)),
       (m) => options.log('warn', m),

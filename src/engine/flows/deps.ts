@@ -13,6 +13,7 @@ import type {
   ToolRunner,
 } from '../ports.ts';
 import type { QuestionLog } from '../server-questions.ts';
+import type { RunTelemetry } from '../run-telemetry.ts';
 import type { EstimateHistory } from '../estimate-history.ts';
 import type { PricedModel, RoleModels } from '../model-cost.ts';
 import type { SpendCaps } from '../spend.ts';
@@ -127,6 +128,8 @@ export interface StewardDeps {
   questions?: QuestionLog;
   /** The MCP servers' prompts, offered as starting points (`prompts`); without it, none are. */
   prompts?: ServerPrompts;
+  /** Told of model calls, step attempts and run ends, for traces; without it nothing is told (tracing is off). */
+  telemetry?: RunTelemetry;
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */

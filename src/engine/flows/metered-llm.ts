@@ -16,6 +16,7 @@ import {
   type PricedModel,
 } from '../model-cost.ts';
 import type { GrantedCap, Ledgers, LlmClient, LlmRequest, LlmResponse, ModelRole } from '../ports.ts';
+import type { RunTelemetry } from '../run-telemetry.ts';
 import { capWords, formatUsd, NO_SPEND_CAPS, spendWindows, type SpendPeriod, type SpendScope } from '../spend.ts';
 import type { Actor } from '../types.ts';
 import { DEFAULT_OUTPUT_CAPS, type ModelTokenBudgets, type SpendSettings } from './deps.ts';
@@ -32,6 +33,8 @@ export function meteredLlm(
     budgets?: ModelTokenBudgets;
     prices?: readonly PricedModel[];
     spend?: SpendSettings;
+    /** Told of each call that was sent, answered or failed (not of one the budgets refused). */
+    telemetry?: RunTelemetry;
   },
   runId: string,
   requester: Actor,
@@ -70,9 +73,13 @@ export function meteredLlm(
       const reservedMicroUsd = granted.spendMicroUsd ?? 0;
       const settle = { runId, actor: requester, day };
       let response: LlmResponse;
+      const startedAt = clock();
       try {
         response = await deps.llm.complete({ ...request, maxOutputTokens: granted.cap });
       } catch (err) {
+        const model = request.model ?? deps.spend?.roleModels?.[request.role]?.model ?? 'unknown';
+        const failed = { runId, role: request.role, model, inputTokens: 0, outputTokens: 0, startedAt };
+        deps.telemetry?.modelCalled({ ...failed, endedAt: clock(), error: (err as Error).message });
         await store.settleTokens({
           ...settle,
           delta: -reserved,
@@ -82,6 +89,8 @@ export function meteredLlm(
         throw err;
       }
       const { inputTokens, outputTokens } = response.usage;
+      const answered = { runId, role: request.role, model: response.model, inputTokens, outputTokens, startedAt };
+      deps.telemetry?.modelCalled({ ...answered, endedAt: clock() });
       const prices = pricesFor(deps.prices ?? [], response);
       const charged = chargeMicroUsd(response.usage, prices, defaultPrice);
       await store.settleTokens({

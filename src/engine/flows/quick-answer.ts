@@ -42,7 +42,9 @@ export const BUTLER_SYSTEM = [
 /** Runs the quick-answer loop of a new request. */
 export class QuickAnswers {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log'> & { store: RunRecords & StepLog & RunHistory },
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'telemetry'> & {
+      store: RunRecords & StepLog & RunHistory;
+    },
     private readonly llmFor: LlmForRun,
     private readonly settings: QuickAnswerSettings,
     /** The conversation's earlier turns as prompt text (words and replies only), as the planner gets them. */
@@ -203,6 +205,15 @@ export class QuickAnswers {
     const durationMs = ended.getTime() - started.getTime();
     const status = !error ? 'succeeded' : error.code === 'cancelled' ? 'cancelled' : 'failed';
     await store.recordStepEnded({ ...base, status, output, error, at: ended, durationMs });
+    this.deps.telemetry?.stepAttemptEnded({
+      ...base,
+      tool: c.tool,
+      ...(error ? { outcome: error.code, error: error.message } : { outcome: 'ok' }),
+      startedAt: started,
+      endedAt: ended,
+      args: c.args,
+      output,
+    });
     return quickResultText(c.tool, outcome);
   }
 }

@@ -32,6 +32,7 @@ import type { Log } from './deps.ts';
 import { PacedProgress } from './paced-progress.ts';
 import { ProgressOutbox, type FillPlace } from './progress-outbox.ts';
 import { StartsHeld, StepWave } from './step-writes.ts';
+import type { RunTelemetry } from '../run-telemetry.ts';
 import { untilStored } from './until-stored.ts';
 
 /**
@@ -69,6 +70,8 @@ export interface RunDriverDeps {
    * owner applies what is queued for the run, so the driver hears of it.
    */
   applyQueued?: () => Promise<void>;
+  /** Told of each attempt whose call went out, as it ends (for traces). */
+  telemetry?: RunTelemetry;
 }
 
 /** The run a driver drives: which run, at which revision, where its messages go, and its approved pins. */
@@ -398,6 +401,7 @@ export class RunDriver {
       return;
     }
     const left = Math.max(1, timeoutMs - (clock().getTime() - began));
+    const sent = clock();
     const outcome = await this.callStep(step, args, left, controller.signal, (report) =>
       this.callReported(
         k,
@@ -405,6 +409,17 @@ export class RunDriver {
         controller.signal,
       ),
     );
+    this.deps.telemetry?.stepAttemptEnded({
+      runId: this.runId,
+      stepId: step.id,
+      attempt,
+      tool: step.kind === 'tool' ? step.tool : step.kind,
+      ...(outcome.ok ? { outcome: 'ok' } : { outcome: outcome.error.code, error: outcome.error.message }),
+      startedAt: sent,
+      endedAt: clock(),
+      args,
+      output: outcome.ok ? outcome.value : null,
+    });
     this.finishStep(step.id, attempt, outcome);
   }
 

@@ -34,7 +34,7 @@ import type { ConnectionWaits } from './connection-waits.ts';
 /** Starts and finishes the runs of this process. */
 export class RunLifecycle {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'notifier' | 'clock' | 'log' | 'settings'> & {
+    private readonly deps: Pick<StewardDeps, 'tools' | 'notifier' | 'clock' | 'log' | 'settings' | 'telemetry'> & {
       store: RunRecords & StepLog & RunSteering & RunOwnership & SpendLedger;
       estimates?: PlanEstimates;
     },

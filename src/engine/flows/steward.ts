@@ -78,6 +78,7 @@ import { WorkflowFires } from './workflow-fires.ts';
 import { WorkflowFlow } from './workflow-flow.ts';
 import { controlEndedRun, type EndedControl } from '../run/ended-control.ts';
 import { choosePrompt, listPrompts } from './prompt-flow.ts';
+import { withRunEnds } from './run-ends.ts';
 
 export type { StewardDeps, StewardSettings } from './deps.ts';
 
@@ -151,9 +152,11 @@ export class Steward implements InboundHandler {
       maxParallel: given.settings.maxParallel,
       defaultPricePerMillion: given.settings.spend?.defaultPricePerMillion,
     });
-    const deps = { ...given, tools: withBuiltinTools(given.tools, given.store, builtin), estimates };
+    // With telemetry, each run's end is told as the store writes it (run-ends.ts).
+    const store = given.telemetry ? withRunEnds(given.store, given.telemetry, given.clock) : given.store;
+    const deps = { ...given, store, tools: withBuiltinTools(given.tools, store, builtin), estimates };
     this.deps = deps;
-    const { llm, store, clock, log, tools, notifier, settings } = deps;
+    const { llm, clock, log, tools, notifier, settings, telemetry } = deps;
     this.leases = new RunLeases(store, settings.leaseMs ?? DEFAULT_LEASE_MS);
     this.messages = new RunMessages(notifier, settings.amendmentCap);
     this.timers = new ReviewTimers(
@@ -162,11 +165,8 @@ export class Steward implements InboundHandler {
       this.messages,
     );
     this.llmFor = (run) => {
-      const metered = meteredLlm(
-        { llm, store, clock, budgets: settings.budgets, prices: settings.modelPrices, spend: settings.spend },
-        run.id,
-        run.requester,
-      );
+      const { budgets, modelPrices: prices, spend } = settings;
+      const metered = meteredLlm({ llm, store, clock, budgets, prices, spend, telemetry }, run.id, run.requester);
       return run.assistant && deps.assistants ? withAssistantModels(metered, deps.assistants, run.assistant) : metered;
     };
     const earlier = (runId: string) =>
