@@ -93,6 +93,32 @@ export interface EstimatedRun {
   createdAt: Date;
   durationMs: Range;
   actualMs: number;
+  /**
+   * Why what the run took says little about its estimate, or null when it ran undisturbed: it did not complete, a
+   * person paused, held, edited or resumed it, Steward restarted under it, it waited for someone to connect an
+   * account, or it took under a second (where milliseconds of noise are most of any error).
+   */
+  disturbed: string | null;
+}
+
+/** Under this, a run's error is mostly noise: it is listed, not scored. */
+export const SCORED_MIN_MS = 1_000;
+
+/** Why a run's duration does not score its estimate (`EstimatedRun.disturbed`), or null. */
+export function disturbance(r: {
+  status: string;
+  actualMs: number;
+  steered: number;
+  approvals: number;
+  restarted: boolean;
+  waited: boolean;
+}): string | null {
+  if (r.status !== 'completed') return `it ended ${r.status}`;
+  if (r.restarted) return 'Steward restarted during it';
+  if (r.steered > 0 || r.approvals > 1) return 'a person paused, held or changed it';
+  if (r.waited) return 'it waited for an account to be connected';
+  if (r.actualMs < SCORED_MIN_MS) return 'it took under a second';
+  return null;
 }
 
 /** Everything the run page shows. */
@@ -197,6 +223,28 @@ export async function listEstimatedRuns(db: Db, viewer: Viewer, limit: number): 
     .where(sql<SqlBool>`jsonb_typeof(est.estimate -> 'durationMs') = 'object'`)
     .where('took.took_ms', 'is not', null)
     .select(['runs.id', 'runs.request', 'runs.status', 'runs.created_at', 'est.estimate', 'took.took_ms'])
+    // What disturbed the run: decisions a person's steering left (any but its one approval), a restart, a wait.
+    .select((eb) => [
+      eb
+        .selectFrom('decisions')
+        .select(sql<number>`count(*) filter (where decisions.action <> 'approve')::int`.as('n'))
+        .whereRef('decisions.run_id', '=', 'runs.id')
+        .where('decisions.accepted', '=', true)
+        .as('steered'),
+      eb
+        .selectFrom('decisions')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .whereRef('decisions.run_id', '=', 'runs.id')
+        .where('decisions.accepted', '=', true)
+        .where('decisions.action', '=', 'approve')
+        .as('approvals'),
+      eb
+        .selectFrom('run_events')
+        .select(sql<string>`string_agg(distinct run_events.type, ',')`.as('types'))
+        .whereRef('run_events.run_id', '=', 'runs.id')
+        .where('run_events.type', 'in', ['recovered', 'connectionNeeded'])
+        .as('events'),
+    ])
     .orderBy('runs.created_at', 'desc')
     .orderBy('runs.id')
     .limit(limit)
@@ -205,7 +253,18 @@ export async function listEstimatedRuns(db: Db, viewer: Viewer, limit: number): 
     const stored = toEstimate(r.estimate, r.took_ms);
     if (!stored?.durationMs || stored.actualMs === null) return [];
     const { durationMs, actualMs } = stored;
-    return [{ id: r.id, request: r.request, status: r.status, createdAt: r.created_at, durationMs, actualMs }];
+    const events = (r.events ?? '').split(',');
+    const disturbed = disturbance({
+      status: r.status,
+      actualMs,
+      steered: Number(r.steered ?? 0),
+      approvals: Number(r.approvals ?? 0),
+      restarted: events.includes('recovered'),
+      waited: events.includes('connectionNeeded'),
+    });
+    return [
+      { id: r.id, request: r.request, status: r.status, createdAt: r.created_at, durationMs, actualMs, disturbed },
+    ];
   });
 }
 

@@ -1,6 +1,9 @@
 /**
  * The estimates page: ended runs with the duration range they were estimated at, what they took and the error, and
- * a small chart of the error over time (one dot per run) with the median of the last 20 and of all shown.
+ * a small chart of the error over time (one dot per run) with the median of the last 20 and of all shown. Only runs
+ * that ran undisturbed are scored (in the medians and the chart); the others are listed with why they are not (a
+ * pause, a stop, a restart, a wait for a person or a connection, or under a second), since what they took measures
+ * the disturbance more than the estimate.
  */
 import { html } from 'hono/html';
 import { cut } from '../engine/text.ts';
@@ -22,7 +25,8 @@ export function rangeText(range: { low: number; high: number }): string {
 /** The page for these runs (newest first). */
 export function estimatesPage(runs: EstimatedRun[]): Markup {
   const rows = runs.map((r) => ({ ...r, error: estimateErrorPercent(r.durationMs, r.actualMs) }));
-  const errors = rows.map((r) => r.error);
+  const scored = rows.filter((r) => r.disturbed === null);
+  const errors = scored.map((r) => r.error);
   const recent = median(errors.slice(0, RECENT_MEDIAN_OF));
   const all = median(errors);
   const lines = rows.map(
@@ -34,24 +38,30 @@ export function estimatesPage(runs: EstimatedRun[]): Markup {
         <td>${rangeText(r.durationMs)}</td>
         <td>${durationText(r.actualMs)}</td>
         <td class="error">${percentText(r.error)}</td>
+        <td class="scored">${r.disturbed === null ? 'yes' : `no: ${r.disturbed}`}</td>
       </tr>`,
   );
   const body = html`<h1>Estimates against actual durations</h1>
     <p class="muted">
       The newest ${ESTIMATES_SHOWN} ended runs you may see that had a duration estimate. The error is 0 when the run
-      took a time inside the estimated range, else the distance to the nearest end as a % of what it took.
+      took a time inside the estimated range, else the distance to the nearest end as a % of what it took. Only runs
+      that ran undisturbed are scored: a run that was paused, held, changed, stopped, restarted, waited for an account
+      or took under a second is listed with why, and left out of the medians and the chart.
     </p>
     ${
-      rows.length
+      scored.length
         ? html`<p id="medians">
-              Median error: ${percentText(recent ?? 0)} over the last ${Math.min(RECENT_MEDIAN_OF, rows.length)} runs,
-              ${percentText(all ?? 0)} over all ${rows.length} shown.
+              Median error: ${percentText(recent ?? 0)} over the last ${Math.min(RECENT_MEDIAN_OF, scored.length)}
+              undisturbed runs, ${percentText(all ?? 0)} over all ${scored.length} shown.
+              ${rows.length > scored.length ? `${rows.length - scored.length} more shown, not scored.` : ''}
             </p>
-            ${errorChart(rows, recent ?? 0, all ?? 0)}`
-        : ''
+            ${errorChart(scored, recent ?? 0, all ?? 0)}`
+        : rows.length
+          ? html`<p id="medians">No run shown ran undisturbed: none is scored.</p>`
+          : ''
     }
     ${dataTable(
-      ['Started (UTC)', 'Run', 'Request', 'Estimated', 'Took', 'Error'],
+      ['Started (UTC)', 'Run', 'Request', 'Estimated', 'Took', 'Error', 'Scored'],
       lines,
       'No ended run with an estimate yet.',
     )}`;

@@ -15,7 +15,16 @@ describe('dashboard: estimate against actual', () => {
   /** A run of one step that took `tookMs`, with this estimate stored as approval (`estimated`) or auto-start would. */
   async function seed(
     name: string,
-    options: { requester: Actor; key: string; minute: number; tookMs?: number; request?: string },
+    options: {
+      requester: Actor;
+      key: string;
+      minute: number;
+      tookMs?: number;
+      request?: string;
+      status?: 'completed' | 'failed';
+      /** What else happened to the run (a person's decisions, a restart). */
+      then?: (runId: string, at: Date) => Promise<void>;
+    },
     estimate?: { low: number; high: number; event: 'estimated' | 'autoApproved' },
   ) {
     const at = new Date(Date.UTC(2026, 11, 1, 9, options.minute));
@@ -24,7 +33,7 @@ describe('dashboard: estimate against actual', () => {
       key: options.key,
       request: options.request ?? name,
       at,
-      ...(options.tookMs !== undefined && { status: 'completed' as const }),
+      ...(options.tookMs !== undefined && { status: options.status ?? ('completed' as const) }),
     });
     if (estimate) {
       const stored = {
@@ -47,8 +56,13 @@ describe('dashboard: estimate against actual', () => {
         at: new Date(at.getTime() + options.tookMs),
         durationMs: options.tookMs,
       });
+    await options.then?.(runId, at);
     id[name] = runId;
   }
+
+  /** A person's accepted decision on revision 1 of the run. */
+  const decided = (action: 'approve' | 'pause' | 'resume') => (runId: string, at: Date) =>
+    d.store.recordDecision({ runId, revision: 1, actor: ADA, action, accepted: true, at });
 
   beforeAll(async () => {
     database = await createTestDatabase('postgres');
@@ -63,6 +77,34 @@ describe('dashboard: estimate against actual', () => {
       { low: 1_000, high: 2_000, event: 'autoApproved' },
     );
     await seed('still running', { ...c1, minute: 5 }, { low: 1_000, high: 2_000, event: 'estimated' });
+    // Runs whose duration measures something else than the estimate: listed, not scored.
+    const range = { low: 1_000, high: 2_000, event: 'estimated' as const };
+    await seed(
+      'paused',
+      {
+        ...c1,
+        minute: 7,
+        tookMs: 60_000,
+        then: async (runId, at) => {
+          await decided('approve')(runId, at);
+          await decided('pause')(runId, at);
+          await decided('resume')(runId, at);
+        },
+      },
+      range,
+    );
+    await seed('failed', { ...c1, minute: 8, tookMs: 9_000, status: 'failed' }, range);
+    await seed(
+      'restarted',
+      {
+        ...c1,
+        minute: 9,
+        tookMs: 30_000,
+        then: (runId, at) => d.store.appendEvent(runId, 'recovered', { interrupted: ['list'] }, at),
+      },
+      range,
+    );
+    await seed('approved once', { ...c1, minute: 10, tookMs: 1_800, then: decided('approve') }, range);
     await seed(
       'carol only',
       { requester: CAROL, key: 'C2:1700000009.0001', minute: 6, tookMs: 8_000 },
@@ -83,14 +125,31 @@ describe('dashboard: estimate against actual', () => {
     const text = await res.text();
     // Hostile: 500 ms against 1–2 s is 500 ms short of 500 ms, 100 %; too slow: 2 s over 4 s, 50 %.
     expect(rows(text)).toEqual([
+      [id['approved once'], '0 %'],
+      [id.restarted, '93 %'],
+      [id.failed, '78 %'],
+      [id.paused, '97 %'],
       [id.hostile, '100 %'],
       [id['too slow'], '50 %'],
       [id.inside, '0 %'],
     ]);
     expect(text).toContain('<td>1.0 s–2.0 s</td>');
     expect(text).toContain('<td>4.0 s</td>');
+    // Scored: only the runs that ran undisturbed (inside, too slow, approved once); the rest say why not.
+    const scored = [...text.matchAll(/<tr data-run="([^"]+)">[\s\S]*?<td class="scored">([^<]*)<\/td>/g)];
+    expect(Object.fromEntries(scored.map((m) => [m[1], m[2]]))).toEqual({
+      [id['approved once']!]: 'yes',
+      [id.restarted!]: 'no: Steward restarted during it',
+      [id.failed!]: 'no: it ended failed',
+      [id.paused!]: 'no: a person paused, held or changed it',
+      [id.hostile!]: 'no: it took under a second',
+      [id['too slow']!]: 'yes',
+      [id.inside!]: 'yes',
+    });
     const medians = /<p id="medians">([\s\S]*?)<\/p>/.exec(text)?.[1]?.replace(/\s+/g, ' ').trim();
-    expect(medians).toBe('Median error: 50 % over the last 3 runs, 50 % over all 3 shown.');
+    expect(medians).toBe(
+      'Median error: 0 % over the last 3 undisturbed runs, 0 % over all 3 shown. 4 more shown, not scored.',
+    );
     const chart = /<svg[^>]*id="error-chart"[\s\S]*?<\/svg>/.exec(text)?.[0] ?? '';
     expect([...chart.matchAll(/<circle class="dot"/g)]).toHaveLength(3);
     expect(text).toContain('href="/estimates"');
