@@ -212,6 +212,8 @@ describe('/steward prompts and prompt, end to end on postgres (issue 29)', () =>
     const missing = await command(h, 'prompt everything/args-prompt');
     expect(missing.responses.map((r) => r.text)).toEqual(['The prompt everything/args-prompt needs city=….']);
 
+    // Steward is in #ops (a slash command comes from any channel; posting there needs membership).
+    h.slack.join('C0OPS');
     await command(h, 'prompt everything/args-prompt city=Paris state="Île de France"', { channel: 'C0OPS' });
     const top = [...h.slack.messages.values()].find((m) => m.channel === 'C0OPS' && !m.threadTs)!;
     expect(top.text).toBe(
