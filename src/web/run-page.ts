@@ -7,8 +7,7 @@ import { html } from 'hono/html';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import { formatCost } from '../engine/model-cost.ts';
 import { progressWords } from '../engine/run/call-progress.ts';
-import { cut, outputText } from '../engine/text.ts';
-import { attemptImages } from './attempt-media.ts';
+import { cut } from '../engine/text.ts';
 import type { AttemptRow, RunDetail } from '../store/dashboard-queries.ts';
 import {
   layoutGraph,
@@ -23,6 +22,9 @@ import { estimateErrorPercent, percentText } from './estimate-error.ts';
 import { rangeText } from './estimates-page.ts';
 import { planChanges } from './plan-changes.ts';
 import { attemptWaits, type WaitKind } from './timeline-waits.ts';
+import { stepsSection, type ActingServers } from './run-steps.ts';
+
+export type { ActingServers } from './run-steps.ts';
 
 /** The most characters of one output, error or report shown: enough to read, never a megabyte. */
 export const SHOWN_CHARS = { output: 2_000, report: 20_000, label: 20 } as const;
@@ -50,6 +52,7 @@ export function runPage(detail: RunDetail, now: Date, nonce: string, servers: Ac
       Run <code>${run.id}</code> · asked by ${run.requester} on ${run.channel} · ${timeText(run.createdAt)} UTC
       ${run.workflow ? html`· workflow ${run.workflow}` : ''}
     </p>
+    ${lineage(run)}
     <div id="live">${runFragment(detail, now, servers)}</div>`;
   return page(cut(run.request, 60), body, { nonce, code: LIVE_SCRIPT });
 }
@@ -94,7 +97,7 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     </section>
     <section>
       <h2>Steps</h2>
-      ${stepsTable(run.id, attempts)}
+      ${stepsSection(detail, servers)}
     </section>
     ${questionsSection(detail, now)}
     <section>
@@ -116,10 +119,18 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     </section>`;
 }
 
-/** The servers whose steps run with someone's connection made in a browser: the requester's own, or the workspace's. */
-export interface ActingServers {
-  person: readonly string[];
-  workspace: readonly string[];
+/** Whose the run is: the Assistant it ran as, and the run whose delegate step made it (a link). */
+function lineage(run: RunDetail['run']): Markup | string {
+  if (!run.assistant && !run.parentRunId) return '';
+  return html`<p class="lineage">
+    ${run.assistant ? html`Ran as Assistant <b>${run.assistant}</b>` : 'Ran as Steward'}
+    ${
+      run.parentRunId
+        ? html`· delegated by run
+            <a class="parent" href="/runs/${encodeURIComponent(run.parentRunId)}"><code>${run.parentRunId}</code></a>`
+        : ''
+    }
+  </p>`;
 }
 
 const NO_SERVERS: ActingServers = { person: [], workspace: [] };
@@ -302,24 +313,6 @@ function timelineLegend(t: TimelineLayout): { name: string; fill: string; wait: 
   return [...waits, ...states, ...retry];
 }
 
-function stepsTable(runId: string, attempts: AttemptRow[]): Markup {
-  if (!attempts.length) return html`<p class="muted">No attempts yet.</p>`;
-  const rows = attempts.map(
-    (a) =>
-      html`<tr>
-        <td>${a.stepId}</td>
-        <td>${a.attempt}</td>
-        <td>${statusLabel(a.status)}</td>
-        <td>${a.durationMs === null ? '' : durationText(a.durationMs)}</td>
-        <td>
-          <pre>${attemptText(a)}</pre>
-          ${attemptImages(runId, a)}
-        </td>
-      </tr>`,
-  );
-  return dataTable(['Step', 'Attempt', 'State', 'Took', 'Output or error'], rows);
-}
-
 /** Questions servers asked during the steps (shown only when there were some): the server's words and the end. */
 function questionsSection(detail: RunDetail, now: Date): Markup | string {
   const questions = detail.questions ?? [];
@@ -343,13 +336,6 @@ function questionsSection(detail: RunDetail, now: Date): Markup | string {
     <p class="muted">The servers' words, not Steward's.</p>
     ${dataTable(['Step', 'Server', 'Question', 'Ended', 'Sent back or why'], rows)}
   </section>`;
-}
-
-/** An attempt's output (or error) as cut text. */
-function attemptText(a: AttemptRow): string {
-  if (a.error !== null && a.error !== undefined) return cut(JSON.stringify(a.error), SHOWN_CHARS.output);
-  if (a.output === null) return '';
-  return cut(outputText(a.output), SHOWN_CHARS.output);
 }
 
 function revisionsTable(detail: RunDetail): Markup {
