@@ -61,6 +61,8 @@ export interface AttemptRow {
   durationMs: number | null;
   /** The latest progress its server reported while it ran (null: none). */
   progress: ToolProgress | null;
+  /** When it was reported (null: never). */
+  progressAt?: Date | null;
 }
 
 /** One model call. */
@@ -404,6 +406,7 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
       endedAt: a.ended_at,
       durationMs: a.duration_ms,
       progress: (a.progress ?? null) as ToolProgress | null,
+      progressAt: a.progress_at,
     })),
     decisions,
     modelCalls: modelCalls.map((c) => ({

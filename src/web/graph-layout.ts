@@ -116,6 +116,8 @@ export interface TimedAttempt {
   end: number | null;
   /** The wait before it, in order, each part ending by its start (see `timeline-waits.ts`). */
   waits?: readonly WaitSegment[];
+  /** Steward was down: the attempt is known up to `from`, and the run was taken over at `to` (`timeline-gaps.ts`). */
+  gap?: { from: number; to: number } | null;
 }
 
 /** A part of the wait before a bar: its kind, left edge, width and length, and who released a hold. */
@@ -140,6 +142,8 @@ export interface TimelineBar {
   open: boolean;
   /** The wait before it, queued, held or backing off, part by part. */
   waits: TimelineWait[];
+  /** After it, the time Steward was down until it took the run over (a restart). */
+  gap?: { x: number; width: number; ms: number };
 }
 
 /** The timeline: bars, the steps by row, and the time span the scale covers. */
@@ -164,8 +168,13 @@ export function layoutTimeline(attempts: readonly TimedAttempt[], now: number, w
   const spanMs = Math.max(1, endMs - startMs);
   const scale = width / spanMs;
   const bars = sorted.map((a) => {
-    const end = a.end ?? Math.max(now, a.start);
+    const end = a.gap ? a.gap.from : (a.end ?? Math.max(now, a.start));
     const x = (a.start - startMs) * scale;
+    const gap = a.gap && {
+      x: (a.gap.from - startMs) * scale,
+      width: (a.gap.to - a.gap.from) * scale,
+      ms: a.gap.to - a.gap.from,
+    };
     return {
       stepId: a.stepId,
       attempt: a.attempt,
@@ -175,6 +184,7 @@ export function layoutTimeline(attempts: readonly TimedAttempt[], now: number, w
       width: Math.min(width - x, Math.max(MIN_BAR_WIDTH, (end - a.start) * scale)),
       durationMs: Math.max(0, end - a.start),
       open: a.end === null,
+      ...(gap && { gap }),
       waits: (a.waits ?? [])
         .filter((w) => w.to > w.from)
         .map((w) => ({

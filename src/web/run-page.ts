@@ -22,7 +22,8 @@ import { estimateErrorPercent, percentText } from './estimate-error.ts';
 import { rangeText } from './estimates-page.ts';
 import { planChanges } from './plan-changes.ts';
 import { attemptWaits, type WaitKind } from './timeline-waits.ts';
-import { stepsSection, type ActingServers } from './run-steps.ts';
+import { interrupted, stepsSection, type ActingServers } from './run-steps.ts';
+import { restartGaps } from './timeline-gaps.ts';
 
 export type { ActingServers } from './run-steps.ts';
 
@@ -75,8 +76,16 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     end: a.endedAt?.getTime() ?? null,
   }));
   const waits = attemptWaits(timed, steps, detail.decisions);
+  const gaps = restartGaps(
+    attempts.map((a, i) => ({
+      ...timed[i]!,
+      interrupted: interrupted(a),
+      progressAt: a.progressAt?.getTime() ?? null,
+    })),
+    (detail.resumedAt ?? []).map((r) => r.getTime()),
+  );
   const timeline = layoutTimeline(
-    timed.map((a, i) => ({ ...a, waits: waits[i] ?? [] })),
+    timed.map((a, i) => ({ ...a, waits: waits[i] ?? [], gap: gaps[i] ?? null })),
     now.getTime(),
     700,
   );
@@ -205,6 +214,9 @@ function graphSvg(g: GraphLayout, states: Map<string, string>): Markup {
 const LABEL_WIDTH = 150;
 const ROW_HEIGHT = 24;
 
+/** How the time Steward was down is drawn: an empty, dashed stretch. */
+const GAP = { fill: '#f9fafb', stroke: '#6b7280', words: 'Steward down' } as const;
+
 /** A bar's outline: a retry's stands out. */
 const STROKE = { first: '#5b6475', retry: '#b45309' } as const;
 
@@ -260,8 +272,25 @@ function timelineSvg(t: TimelineLayout, progress: ReadonlyMap<string, string> = 
           <title>${waitTitle(b, w)}</title>
         </rect>`,
     );
+    const gap =
+      b.gap &&
+      html`<rect
+        class="gap"
+        x="${LABEL_WIDTH + b.gap.x}"
+        y="${y + 2}"
+        width="${b.gap.width}"
+        height="12"
+        fill="${GAP.fill}"
+        stroke="${GAP.stroke}"
+        stroke-dasharray="3 3"
+      >
+        <title>
+          ${b.stepId}: Steward was down, nothing known for ${durationText(b.gap.ms)}, until a restart took the run over
+        </title>
+      </rect>`;
+    const after = b.gap ? LABEL_WIDTH + b.gap.x + b.gap.width : x + b.width;
     return html`<g class="bar" data-step="${b.stepId}" data-attempt="${b.attempt}" data-state="${b.status}">
-      ${waits}
+      ${waits}${gap ?? ''}
       <title>${what}</title>
       <rect
         x="${x}"
@@ -272,7 +301,7 @@ function timelineSvg(t: TimelineLayout, progress: ReadonlyMap<string, string> = 
         fill="${fill(b.status)}"
         stroke="${b.attempt > 1 ? STROKE.retry : STROKE.first}"
       />
-      <text x="${x + b.width + 4}" y="${y + 12}" fill="#4b5563"
+      <text x="${after + 4}" y="${y + 12}" fill="#4b5563"
         >${durationText(b.durationMs)}${b.open ? ' so far' : ''}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}${said ? html` · <tspan class="progress" fill="#1d4ed8">${said}</tspan>` : ''}</text
       >
     </g>`;
@@ -310,7 +339,8 @@ function timelineLegend(t: TimelineLayout): { name: string; fill: string; wait: 
   const retry = t.bars.some((b) => b.attempt > 1)
     ? [{ name: 'retry', fill: '#fff', wait: false, stroke: STROKE.retry }]
     : [];
-  return [...waits, ...states, ...retry];
+  const down = t.bars.some((b) => b.gap) ? [{ name: GAP.words, fill: GAP.fill, wait: false, stroke: GAP.stroke }] : [];
+  return [...waits, ...states, ...retry, ...down];
 }
 
 /** Questions servers asked during the steps (shown only when there were some): the server's words and the end. */

@@ -4,14 +4,9 @@
  * over a real PostgreSQL run store.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Plan } from '../../src/engine/plan/plan-schema.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
-import { createNewRun, createRevisionPlan } from '../store/builders.ts';
-import { ADA, createDashboard, DAN } from './dashboard-fixtures.ts';
-
-const T0 = Date.UTC(2026, 11, 1, 9, 0);
-const at = (s: number) => new Date(T0 + s * 1000);
-const CONVERSATION = { channel: 'slack', key: 'C1:1700000001.0001' };
+import { createDashboard, DAN } from './dashboard-fixtures.ts';
+import { seedDelegation, seedRestartRun, seedStepsRun } from './dashboard-story-fixtures.ts';
 
 /** The markup of one step's part of the Steps section. */
 function stepPart(page: string, id: string): string {
@@ -42,116 +37,7 @@ describe('dashboard: the story of a run', () => {
   afterAll(() => database?.close());
 
   it("shows each step's tool, arguments as planned and as resolved, whom it ran as, and why each attempt ended", async () => {
-    const run = createNewRun({
-      requester: ADA,
-      conversation: CONVERSATION,
-      request: 'files, then a summary',
-      at: at(0),
-    });
-    await d.store.createRun(run);
-    const base = createRevisionPlan();
-    const plan: Plan = {
-      ...base,
-      steps: [
-        {
-          kind: 'tool',
-          id: 'list',
-          tool: 'fs.list_directory',
-          // A token a person typed into the request: never shown.
-          args: { path: '/tmp', apiKey: 'sk-live-typed-by-ada', note: '<img src=x onerror=alert(1)>' },
-          dependsOn: [],
-          description: '',
-          optional: false,
-        },
-        {
-          kind: 'tool',
-          id: 'publish',
-          tool: 'wiki.create_page',
-          args: { title: 'Files', body: { $ref: 'steps.list.output.content[0].text' } },
-          dependsOn: ['list'],
-          description: '',
-          optional: false,
-        },
-        {
-          kind: 'llm',
-          id: 'summary',
-          args: { prompt: { $ref: 'steps.list.output.content[0].text' } },
-          dependsOn: ['list'],
-          description: '',
-          optional: false,
-        },
-        {
-          kind: 'tool',
-          id: 'mail',
-          tool: 'mail.send',
-          args: { to: 'ada@example.com', access_token: 'xoxp-typed' },
-          dependsOn: ['summary'],
-          description: '',
-          optional: true,
-        },
-      ],
-    };
-    await d.store.saveRevision(run.id, 1, plan, 'planned', at(0));
-    const list = { runId: run.id, stepId: 'list', revision: 1 };
-    const listArgs = { path: '/tmp', apiKey: 'sk-live-typed-by-ada', note: '<img src=x onerror=alert(1)>' };
-    await d.store.recordStepStarted({ ...list, attempt: 1, args: listArgs, at: at(1) });
-    const boom = { code: 'tool_error' as const, message: 'ENOENT: no such directory', retryable: true };
-    await d.store.recordStepEnded({
-      ...list,
-      attempt: 1,
-      status: 'failed',
-      output: null,
-      error: boom,
-      at: at(2),
-      durationMs: 1000,
-    });
-    await d.store.recordStepStarted({ ...list, attempt: 2, args: listArgs, at: at(3) });
-    const listing = { content: [{ type: 'text', text: 'a.txt <b>b.md</b>' }] };
-    await d.store.recordStepEnded({
-      ...list,
-      attempt: 2,
-      status: 'succeeded',
-      output: listing,
-      error: null,
-      at: at(4),
-      durationMs: 1000,
-    });
-    const publish = { runId: run.id, stepId: 'publish', revision: 1, attempt: 1 };
-    const long = `a.txt <b>b.md</b> ${'x'.repeat(5000)}`;
-    await d.store.recordStepStarted({ ...publish, args: { title: 'Files', body: long }, at: at(5) });
-    const interrupted = {
-      code: 'interrupted' as const,
-      message: 'Steward stopped while this step was running',
-      retryable: false,
-    };
-    await d.store.recordStepEnded({
-      ...publish,
-      status: 'failed',
-      output: null,
-      error: interrupted,
-      at: at(60),
-      durationMs: 0,
-    });
-    const summary = { runId: run.id, stepId: 'summary', revision: 1, attempt: 1 };
-    await d.store.recordStepStarted({ ...summary, args: { prompt: 'a.txt <b>b.md</b>' }, at: at(5) });
-    const stopped = { code: 'cancelled' as const, message: 'Stopped by Ada', retryable: false };
-    await d.store.recordStepEnded({
-      ...summary,
-      status: 'cancelled',
-      output: null,
-      error: stopped,
-      at: at(6),
-      durationMs: 1000,
-    });
-    const skipped = { code: 'cancelled' as const, message: 'its dependency summary did not succeed', retryable: false };
-    // Never started: its dependency was cancelled (the way the dispatcher stores a skip).
-    const mail = { stepId: 'mail', attempt: 1, status: 'skipped' as const, output: null, error: skipped };
-    await d.store.recordSteps({
-      runId: run.id,
-      ended: [{ ...mail, at: at(6), durationMs: 0, unstarted: { revision: 1 } }],
-      started: [],
-    });
-
+    const run = await seedStepsRun(d.store);
     const res = await d.get(`/runs/${run.id}`, dan);
     expect(res.status).toBe(200);
     const page = await res.text();
@@ -192,59 +78,7 @@ describe('dashboard: the story of a run', () => {
   });
 
   it('links a run that delegated to its child run, and the child to its parent, naming the Assistant', async () => {
-    const parent = createNewRun({
-      requester: ADA,
-      conversation: CONVERSATION,
-      request: 'ask the researcher',
-      at: at(100),
-    });
-    await d.store.createRun(parent);
-    const task = { assistant: 'researcher', task: 'find the <b>papers</b>' };
-    const delegate = { kind: 'tool' as const, id: 'ask', tool: 'steward.delegate', args: task, dependsOn: [] };
-    await d.store.saveRevision(
-      parent.id,
-      1,
-      { ...createRevisionPlan(), steps: [{ ...delegate, description: '', optional: false }] },
-      'planned',
-      at(100),
-    );
-    const child = createNewRun({
-      requester: ADA,
-      conversation: CONVERSATION,
-      request: task.task,
-      at: at(101),
-      assistant: 'researcher',
-      parentRunId: parent.id,
-    });
-    await database.db
-      .insertInto('delegations')
-      .values({
-        id: `${parent.id}/ask`,
-        parent_run_id: parent.id,
-        child_run_id: child.id,
-        conversation_channel: CONVERSATION.channel,
-        conversation_key: CONVERSATION.key,
-        assistant: 'researcher',
-        requester_id: ADA.id,
-        requester_name: ADA.name ?? null,
-        requester_channel: ADA.channel,
-        depth: 1,
-        depth_limit: 2,
-        round: 1,
-        task: task.task,
-        created_at: at(101),
-      })
-      .execute();
-    await d.store.createRun(child);
-    await d.store.recordStepStarted({
-      runId: parent.id,
-      stepId: 'ask',
-      attempt: 1,
-      revision: 1,
-      args: task,
-      at: at(101),
-    });
-
+    const { parent, child } = await seedDelegation(database, d.store);
     const parentPage = await (await d.get(`/runs/${parent.id}`, dan)).text();
     const ask = stepPart(parentPage, 'ask');
     expect(ask).toContain(`href="/runs/${child.id}"`);
@@ -257,5 +91,40 @@ describe('dashboard: the story of a run', () => {
     const href = /<a class="parent" href="([^"]+)"/.exec(childPage)?.[1];
     expect(href).toBe(`/runs/${parent.id}`);
     expect((await d.get(href!, dan)).status).toBe(200);
+  });
+
+  it('draws the time Steward was down as a gap after what was known of the interrupted attempt, not as its bar', async () => {
+    const run = await seedRestartRun(d.store);
+    const page = await (await d.get(`/runs/${run.id}`, dan)).text();
+    const timeline = page.slice(
+      page.search(/<svg\s+id="timeline"/),
+      page.indexOf('</svg>', page.search(/<svg\s+id="timeline"/)),
+    );
+    const bar = (step: string, attempt: number) => {
+      const start = timeline.indexOf(`<g class="bar" data-step="${step}" data-attempt="${attempt}"`);
+      expect(start, `bar ${step}#${attempt}`).toBeGreaterThanOrEqual(0);
+      return timeline.slice(start, timeline.indexOf('</g>', start));
+    };
+    const num = (markup: string, attr: string) => Number(new RegExp(`\\s${attr}="([\\d.]+)"`).exec(markup)?.[1]);
+    const interrupted = bar('slow', 1);
+    // What was known of it: from its start to the end of `list` (20 s), the last thing stored before Steward stopped.
+    expect(words(interrupted)).toContain('slow attempt 1: failed, 20.0 s');
+    const rects = [...interrupted.matchAll(/<rect\b[^>]*>/g)].map((m) => m[0]);
+    const gap = rects.find((r) => /class="gap"/.test(r)) ?? '';
+    const drawn = rects.find((r) => !/class=/.test(r)) ?? '';
+    expect(gap, 'a gap after the interrupted attempt').not.toBe('');
+    const gapTitle = /class="gap"[\s\S]*?<title>([\s\S]*?)<\/title>/.exec(interrupted)?.[1] ?? '';
+    expect(words(gapTitle)).toBe(
+      'slow: Steward was down, nothing known for 10 min 0 s, until a restart took the run over',
+    );
+    const barX = num(drawn, 'x');
+    const barWidth = num(drawn, 'width');
+    expect(barWidth).toBeCloseTo((700 * 20) / 650, 0);
+    expect(num(gap, 'width')).toBeCloseTo((700 * 600) / 650, 0);
+    expect(num(gap, 'x')).toBeCloseTo(barX + barWidth, 3);
+    // The retry after the takeover is drawn as before; the legend names the gap.
+    expect(words(bar('slow', 2))).toContain('slow attempt 2 (retry): succeeded, 10.0 s');
+    expect(timeline).toContain('data-legend="Steward down"');
+    expect(words(stepPart(page, 'slow'))).toContain('1 interrupted by a restart');
   });
 });
