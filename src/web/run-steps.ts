@@ -120,18 +120,17 @@ export function stepsSection(detail: RunDetail, servers: ActingServers): Markup 
 }
 
 function attemptsTable(runId: string, attempts: AttemptRow[]): Markup {
-  const rows = attempts.map(
-    (a) =>
-      html`<tr class="attempt" data-attempt="${a.attempt}">
-        <td>${a.attempt}</td>
-        <td class="ended">${endedText(a)}</td>
-        <td>${a.durationMs === null || interrupted(a) ? '' : durationText(a.durationMs)}</td>
-        <td><code class="args resolved">${argsText(a.args)}</code></td>
-        <td>
-          <pre>${a.output === null ? '' : cut(outputText(a.output), OUTPUT_CHARS)}</pre>
-          ${attemptImages(runId, a)}
-        </td>
-      </tr>`,
-  );
+  const rows = attempts.map((a) => {
+    // A skip is stored with no call: no arguments, no time.
+    const called = a.status !== 'skipped';
+    const output = a.output === null ? '' : cut(outputText(a.output), OUTPUT_CHARS);
+    return html`<tr class="attempt" data-attempt="${a.attempt}">
+      <td>${a.attempt}</td>
+      <td class="ended">${endedText(a)}</td>
+      <td>${!called || a.durationMs === null || interrupted(a) ? '' : durationText(a.durationMs)}</td>
+      <td><code class="args resolved">${called && a.args !== null ? argsText(a.args) : ''}</code></td>
+      <td>${output ? html`<pre>${output}</pre>` : ''} ${attemptImages(runId, a)}</td>
+    </tr>`;
+  });
   return dataTable(['Attempt', 'Ended', 'Took', 'Arguments as resolved', 'Output'], rows);
 }
