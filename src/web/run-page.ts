@@ -183,14 +183,7 @@ function latestStates(attempts: AttemptRow[]): Map<string, string> {
 }
 
 function graphSvg(g: GraphLayout, states: Map<string, string>): Markup {
-  const edges = g.edges.map((e) => {
-    const mid = (e.x1 + e.x2) / 2;
-    return html`<path
-      d="M${e.x1},${e.y1} C${mid},${e.y1} ${mid},${e.y2} ${e.x2},${e.y2}"
-      fill="none"
-      stroke="#8a94a6"
-    />`;
-  });
+  const edges = g.edges.map((e) => html`<path d="${e.path}" fill="none" stroke="#8a94a6" />`);
   const nodes = g.nodes.map((n) => {
     const state = states.get(n.id) ?? 'pending';
     return html`<g class="node" data-step="${n.id}" data-state="${state}">
