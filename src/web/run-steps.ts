@@ -81,8 +81,9 @@ export function ranAs(step: Step | undefined, run: RunDetail['run'], servers: Ac
   return assistant || 'Steward';
 }
 
-function toolOf(step: Step | undefined): string {
-  if (!step) return 'a step of an earlier revision';
+function toolOf(step: Step | undefined, tries: readonly AttemptRow[]): string {
+  // The quick path's calls are stored under revisions below zero (`quick-loop.ts`), with no plan step.
+  if (!step) return tries.some((a) => a.revision < 0) ? 'a call of the quick path' : 'a step of an earlier revision';
   if (step.kind === 'tool') return step.tool;
   return step.kind === 'llm' ? 'a model call' : 'a condition';
 }
@@ -104,7 +105,7 @@ export function stepsSection(detail: RunDetail, servers: ActingServers): Markup 
     const tries = attempts.filter((a) => a.stepId === id);
     const children = (detail.children ?? []).filter((c) => c.stepId === id);
     return html`<div class="step" data-step="${id}">
-      <h3><code>${cut(id, 40)}</code> · <span class="tool">${toolOf(step)}</span></h3>
+      <h3><code>${cut(id, 40)}</code> · <span class="tool">${toolOf(step, tries)}</span></h3>
       <p class="as">Ran as <b>${ranAs(step, run, servers)}</b></p>
       ${step ? html`<p>Arguments as planned: <code class="args planned">${plannedArgs(step)}</code></p>` : ''}
       ${children.map(

@@ -77,6 +77,21 @@ describe('dashboard: the story of a run', () => {
     expect(mailPart).toContain('1 skipped: its dependency summary did not succeed');
   });
 
+  it("names the quick path's calls, which have no plan step, with the arguments they were called with", async () => {
+    const run = await seedStepsRun(d.store);
+    const call = { runId: run.id, stepId: 'quick:1', attempt: 1, revision: -1 };
+    await d.store.recordStepStarted({
+      ...call,
+      args: { query: 'weather in Oslo', password: 'hunter2' },
+      at: new Date(),
+    });
+    const page = await (await d.get(`/runs/${run.id}`, dan)).text();
+    const part = words(stepPart(page, 'quick:1'));
+    expect(part).toContain('quick:1 · a call of the quick path');
+    expect(part).toContain('{"query":"weather in Oslo","password":"•••"}');
+    expect(page).not.toContain('hunter2');
+  });
+
   it('links a run that delegated to its child run, and the child to its parent, naming the Assistant', async () => {
     const { parent, child } = await seedDelegation(database, d.store);
     const parentPage = await (await d.get(`/runs/${parent.id}`, dan)).text();
