@@ -52,6 +52,8 @@ export interface AttemptRow {
   attempt: number;
   revision: number;
   status: string;
+  /** The arguments it was called with, references resolved (what the store kept as it started). */
+  args?: Json;
   output: Json | null;
   error: unknown;
   startedAt: Date;
@@ -59,6 +61,8 @@ export interface AttemptRow {
   durationMs: number | null;
   /** The latest progress its server reported while it ran (null: none). */
   progress: ToolProgress | null;
+  /** When it was reported (null: never). */
+  progressAt?: Date | null;
 }
 
 /** One model call. */
@@ -121,9 +125,32 @@ export function disturbance(r: {
   return null;
 }
 
+/** A run a `steward.delegate` step made: the Assistant it ran as and the step that made it. */
+export interface ChildRun {
+  id: string;
+  assistant: string | null;
+  /** The parent's step that delegated (null: the delegation is not stored). */
+  stepId: string | null;
+  status: string;
+  request: string;
+}
+
 /** Everything the run page shows. */
 export interface RunDetail {
-  run: RunSummary & { revision: number; report: string | null; tokensUsed: number; plan: Plan | null };
+  run: RunSummary & {
+    revision: number;
+    report: string | null;
+    tokensUsed: number;
+    plan: Plan | null;
+    /** The Assistant it ran as (null: Steward's own). */
+    assistant?: string | null;
+    /** The run whose delegate step made it (null: a person started it). */
+    parentRunId?: string | null;
+  };
+  /** The runs its delegate steps made, oldest first. */
+  children?: ChildRun[];
+  /** When Steward took the run over after a restart (`recovered` events), oldest first. */
+  resumedAt?: Date[];
   estimate: RunEstimate | null;
   revisions: StoredRevision[];
   attempts: AttemptRow[];
@@ -336,7 +363,6 @@ function toSummary(r: {
   };
 }
 
-/** The run with everything it recorded, or null when it does not exist or the viewer may not see it. */
 /** Each person's last rating of a run's report (`feedback` events): a later press replaces their earlier one. */
 async function feedbackOf(db: Db, runId: string): Promise<RunFeedback[]> {
   const rows = await db
@@ -356,6 +382,27 @@ async function feedbackOf(db: Db, runId: string): Promise<RunFeedback[]> {
   return [...last.values()];
 }
 
+/** The runs a run's delegate steps made, with the step each came from (a delegation's id is `<run>/<step>`). */
+async function childrenOf(db: Db, runId: string): Promise<ChildRun[]> {
+  const rows = await db
+    .selectFrom('runs')
+    .leftJoin('delegations', 'delegations.child_run_id', 'runs.id')
+    .select(['runs.id', 'runs.assistant', 'runs.status', 'runs.request', 'delegations.id as delegation'])
+    .where('runs.parent_run_id', '=', runId)
+    .orderBy('runs.created_at')
+    .orderBy('runs.id')
+    .execute();
+  const prefix = `${runId}/`;
+  return rows.map((r) => ({
+    id: r.id,
+    assistant: r.assistant,
+    stepId: r.delegation?.startsWith(prefix) ? r.delegation.slice(prefix.length) : null,
+    status: r.status,
+    request: r.request,
+  }));
+}
+
+/** The run with everything it recorded, or null when it does not exist or the viewer may not see it. */
 export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<RunDetail | null> {
   const row = await estimatesQuery(db, viewer)
     .leftJoin('plan_revisions', (join) =>
@@ -365,9 +412,10 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
     .select(['runs.id', 'runs.status', 'runs.channel', 'runs.requester_id', 'runs.requester_name', 'runs.request'])
     .select(['runs.created_at', 'runs.updated_at', 'workflows.name as workflow', 'runs.revision', 'runs.report'])
     .select(['runs.tokens_used', 'plan_revisions.plan', 'est.estimate', 'took.took_ms'])
+    .select(['runs.assistant', 'runs.parent_run_id'])
     .executeTakeFirst();
   if (!row) return null;
-  const [revisions, attempts, decisions, modelCalls, questions, feedback] = await Promise.all([
+  const [revisions, attempts, decisions, modelCalls, questions, feedback, children, resumed] = await Promise.all([
     listRevisions(db, runId),
     db
       .selectFrom('step_attempts')
@@ -380,6 +428,14 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
     db.selectFrom('llm_usage').selectAll().where('run_id', '=', runId).orderBy('id').execute(),
     new PgQuestionLog(db).questionsOf(runId),
     feedbackOf(db, runId),
+    childrenOf(db, runId),
+    db
+      .selectFrom('run_events')
+      .select('created_at')
+      .where('run_id', '=', runId)
+      .where('type', '=', 'recovered')
+      .orderBy('id')
+      .execute(),
   ]);
   return {
     run: {
@@ -388,7 +444,11 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
       report: row.report,
       tokensUsed: row.tokens_used,
       plan: (row.plan ?? null) as Plan | null,
+      assistant: row.assistant,
+      parentRunId: row.parent_run_id,
     },
+    children,
+    resumedAt: resumed.map((r) => r.created_at),
     estimate: toEstimate(row.estimate, row.took_ms),
     questions,
     feedback,
@@ -398,12 +458,14 @@ export async function runDetail(db: Db, viewer: Viewer, runId: string): Promise<
       attempt: a.attempt,
       revision: a.revision,
       status: a.status,
+      args: a.args,
       output: a.output,
       error: a.error,
       startedAt: a.started_at,
       endedAt: a.ended_at,
       durationMs: a.duration_ms,
       progress: (a.progress ?? null) as ToolProgress | null,
+      progressAt: a.progress_at,
     })),
     decisions,
     modelCalls: modelCalls.map((c) => ({

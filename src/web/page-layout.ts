@@ -19,6 +19,7 @@ th{background:#eef0f3;font-weight:600}
 .s-running,.s-planning,.s-stopping{background:#d6e6fb}.s-awaiting_review,.s-paused,.s-pending{background:#fdf0c2}
 pre{white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #e3e6ea;padding:8px;max-height:24em;overflow:auto}
 section{margin:18px 0}h2{font-size:16px;margin:0 0 8px}
+code.args{white-space:pre-wrap;overflow-wrap:anywhere}.step pre{overflow-wrap:anywhere}.step h3{font-size:14px;margin:14px 0 4px}
 form.filters{display:flex;gap:8px;flex-wrap:wrap;margin-bottom:12px}
 .muted{color:#6b7280}svg{background:#fff;border:1px solid #e3e6ea;max-width:100%;height:auto}
 svg text{font:12px system-ui,sans-serif}

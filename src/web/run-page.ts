@@ -7,8 +7,7 @@ import { html } from 'hono/html';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import { formatCost } from '../engine/model-cost.ts';
 import { progressWords } from '../engine/run/call-progress.ts';
-import { cut, outputText } from '../engine/text.ts';
-import { attemptImages } from './attempt-media.ts';
+import { cut } from '../engine/text.ts';
 import type { AttemptRow, RunDetail } from '../store/dashboard-queries.ts';
 import {
   layoutGraph,
@@ -23,6 +22,10 @@ import { estimateErrorPercent, percentText } from './estimate-error.ts';
 import { rangeText } from './estimates-page.ts';
 import { planChanges } from './plan-changes.ts';
 import { attemptWaits, type WaitKind } from './timeline-waits.ts';
+import { interrupted, stepsSection, type ActingServers } from './run-steps.ts';
+import { restartGaps } from './timeline-gaps.ts';
+
+export type { ActingServers } from './run-steps.ts';
 
 /** The most characters of one output, error or report shown: enough to read, never a megabyte. */
 export const SHOWN_CHARS = { output: 2_000, report: 20_000, label: 20 } as const;
@@ -50,6 +53,7 @@ export function runPage(detail: RunDetail, now: Date, nonce: string, servers: Ac
       Run <code>${run.id}</code> · asked by ${run.requester} on ${run.channel} · ${timeText(run.createdAt)} UTC
       ${run.workflow ? html`· workflow ${run.workflow}` : ''}
     </p>
+    ${lineage(run)}
     <div id="live">${runFragment(detail, now, servers)}</div>`;
   return page(cut(run.request, 60), body, { nonce, code: LIVE_SCRIPT });
 }
@@ -72,8 +76,16 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     end: a.endedAt?.getTime() ?? null,
   }));
   const waits = attemptWaits(timed, steps, detail.decisions);
+  const gaps = restartGaps(
+    attempts.map((a, i) => ({
+      ...timed[i]!,
+      interrupted: interrupted(a),
+      progressAt: a.progressAt?.getTime() ?? null,
+    })),
+    (detail.resumedAt ?? []).map((r) => r.getTime()),
+  );
   const timeline = layoutTimeline(
-    timed.map((a, i) => ({ ...a, waits: waits[i] ?? [] })),
+    timed.map((a, i) => ({ ...a, waits: waits[i] ?? [], gap: gaps[i] ?? null })),
     now.getTime(),
     700,
   );
@@ -94,7 +106,7 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     </section>
     <section>
       <h2>Steps</h2>
-      ${stepsTable(run.id, attempts)}
+      ${stepsSection(detail, servers)}
     </section>
     ${questionsSection(detail, now)}
     <section>
@@ -116,10 +128,18 @@ export function runFragment(detail: RunDetail, now: Date, servers: ActingServers
     </section>`;
 }
 
-/** The servers whose steps run with someone's connection made in a browser: the requester's own, or the workspace's. */
-export interface ActingServers {
-  person: readonly string[];
-  workspace: readonly string[];
+/** Whose the run is: the Assistant it ran as, and the run whose delegate step made it (a link). */
+function lineage(run: RunDetail['run']): Markup | string {
+  if (!run.assistant && !run.parentRunId) return '';
+  return html`<p class="lineage">
+    ${run.assistant ? html`Ran as Assistant <b>${run.assistant}</b>` : 'Ran as Steward'}
+    ${
+      run.parentRunId
+        ? html`· delegated by run
+            <a class="parent" href="/runs/${encodeURIComponent(run.parentRunId)}"><code>${run.parentRunId}</code></a>`
+        : ''
+    }
+  </p>`;
 }
 
 const NO_SERVERS: ActingServers = { person: [], workspace: [] };
@@ -163,14 +183,7 @@ function latestStates(attempts: AttemptRow[]): Map<string, string> {
 }
 
 function graphSvg(g: GraphLayout, states: Map<string, string>): Markup {
-  const edges = g.edges.map((e) => {
-    const mid = (e.x1 + e.x2) / 2;
-    return html`<path
-      d="M${e.x1},${e.y1} C${mid},${e.y1} ${mid},${e.y2} ${e.x2},${e.y2}"
-      fill="none"
-      stroke="#8a94a6"
-    />`;
-  });
+  const edges = g.edges.map((e) => html`<path d="${e.path}" fill="none" stroke="#8a94a6" />`);
   const nodes = g.nodes.map((n) => {
     const state = states.get(n.id) ?? 'pending';
     return html`<g class="node" data-step="${n.id}" data-state="${state}">
@@ -193,6 +206,9 @@ function graphSvg(g: GraphLayout, states: Map<string, string>): Markup {
 
 const LABEL_WIDTH = 150;
 const ROW_HEIGHT = 24;
+
+/** How the time Steward was down is drawn: an empty, dashed stretch. */
+const GAP = { fill: '#f9fafb', stroke: '#6b7280', words: 'Steward down' } as const;
 
 /** A bar's outline: a retry's stands out. */
 const STROKE = { first: '#5b6475', retry: '#b45309' } as const;
@@ -249,8 +265,25 @@ function timelineSvg(t: TimelineLayout, progress: ReadonlyMap<string, string> = 
           <title>${waitTitle(b, w)}</title>
         </rect>`,
     );
+    const gap =
+      b.gap &&
+      html`<rect
+        class="gap"
+        x="${LABEL_WIDTH + b.gap.x}"
+        y="${y + 2}"
+        width="${b.gap.width}"
+        height="12"
+        fill="${GAP.fill}"
+        stroke="${GAP.stroke}"
+        stroke-dasharray="3 3"
+      >
+        <title>
+          ${b.stepId}: Steward was down, nothing known for ${durationText(b.gap.ms)}, until a restart took the run over
+        </title>
+      </rect>`;
+    const after = b.gap ? LABEL_WIDTH + b.gap.x + b.gap.width : x + b.width;
     return html`<g class="bar" data-step="${b.stepId}" data-attempt="${b.attempt}" data-state="${b.status}">
-      ${waits}
+      ${waits}${gap ?? ''}
       <title>${what}</title>
       <rect
         x="${x}"
@@ -261,7 +294,7 @@ function timelineSvg(t: TimelineLayout, progress: ReadonlyMap<string, string> = 
         fill="${fill(b.status)}"
         stroke="${b.attempt > 1 ? STROKE.retry : STROKE.first}"
       />
-      <text x="${x + b.width + 4}" y="${y + 12}" fill="#4b5563"
+      <text x="${after + 4}" y="${y + 12}" fill="#4b5563"
         >${durationText(b.durationMs)}${b.open ? ' so far' : ''}${b.attempt > 1 ? ` · retry ${b.attempt - 1}` : ''}${said ? html` · <tspan class="progress" fill="#1d4ed8">${said}</tspan>` : ''}</text
       >
     </g>`;
@@ -299,25 +332,8 @@ function timelineLegend(t: TimelineLayout): { name: string; fill: string; wait: 
   const retry = t.bars.some((b) => b.attempt > 1)
     ? [{ name: 'retry', fill: '#fff', wait: false, stroke: STROKE.retry }]
     : [];
-  return [...waits, ...states, ...retry];
-}
-
-function stepsTable(runId: string, attempts: AttemptRow[]): Markup {
-  if (!attempts.length) return html`<p class="muted">No attempts yet.</p>`;
-  const rows = attempts.map(
-    (a) =>
-      html`<tr>
-        <td>${a.stepId}</td>
-        <td>${a.attempt}</td>
-        <td>${statusLabel(a.status)}</td>
-        <td>${a.durationMs === null ? '' : durationText(a.durationMs)}</td>
-        <td>
-          <pre>${attemptText(a)}</pre>
-          ${attemptImages(runId, a)}
-        </td>
-      </tr>`,
-  );
-  return dataTable(['Step', 'Attempt', 'State', 'Took', 'Output or error'], rows);
+  const down = t.bars.some((b) => b.gap) ? [{ name: GAP.words, fill: GAP.fill, wait: false, stroke: GAP.stroke }] : [];
+  return [...waits, ...states, ...retry, ...down];
 }
 
 /** Questions servers asked during the steps (shown only when there were some): the server's words and the end. */
@@ -343,13 +359,6 @@ function questionsSection(detail: RunDetail, now: Date): Markup | string {
     <p class="muted">The servers' words, not Steward's.</p>
     ${dataTable(['Step', 'Server', 'Question', 'Ended', 'Sent back or why'], rows)}
   </section>`;
-}
-
-/** An attempt's output (or error) as cut text. */
-function attemptText(a: AttemptRow): string {
-  if (a.error !== null && a.error !== undefined) return cut(JSON.stringify(a.error), SHOWN_CHARS.output);
-  if (a.output === null) return '';
-  return cut(outputText(a.output), SHOWN_CHARS.output);
 }
 
 function revisionsTable(detail: RunDetail): Markup {

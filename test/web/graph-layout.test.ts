@@ -1,9 +1,75 @@
 import { describe, expect, it } from 'vitest';
-import { GRAPH, layoutGraph, layoutTimeline, MIN_BAR_WIDTH } from '../../src/web/graph-layout.ts';
+import { GRAPH, layoutGraph, layoutTimeline, MIN_BAR_WIDTH, type GraphLayout } from '../../src/web/graph-layout.ts';
 import { planChanges } from '../../src/web/plan-changes.ts';
 import { createRevisionPlan } from '../store/builders.ts';
 
+/** Points along an edge's SVG path (`M`, `C` and `L` with absolute coordinates), 50 per segment. */
+function pathPoints(path: string): { x: number; y: number }[] {
+  const tokens = path.match(/[MCL]|-?[\d.]+/g) ?? [];
+  const points: { x: number; y: number }[] = [];
+  let at = { x: 0, y: 0 };
+  let i = 0;
+  const num = () => Number(tokens[i++]);
+  while (i < tokens.length) {
+    const command = tokens[i++];
+    if (command === 'M') at = { x: num(), y: num() };
+    else if (command === 'L') {
+      const to = { x: num(), y: num() };
+      for (let k = 0; k <= 50; k++)
+        points.push({ x: at.x + ((to.x - at.x) * k) / 50, y: at.y + ((to.y - at.y) * k) / 50 });
+      at = to;
+    } else if (command === 'C') {
+      const [c1, c2, to] = [0, 1, 2].map(() => ({ x: num(), y: num() })) as [
+        { x: number; y: number },
+        { x: number; y: number },
+        { x: number; y: number },
+      ];
+      for (let k = 0; k <= 50; k++) {
+        const t = k / 50;
+        const u = 1 - t;
+        const b = (p0: number, p1: number, p2: number, p3: number) =>
+          u * u * u * p0 + 3 * u * u * t * p1 + 3 * u * t * t * p2 + t * t * t * p3;
+        points.push({ x: b(at.x, c1.x, c2.x, to.x), y: b(at.y, c1.y, c2.y, to.y) });
+      }
+      at = to;
+    } else throw new Error(`unexpected path command ${command}`);
+  }
+  return points;
+}
+
+/** Each `from→to: node` where an edge's drawn path passes behind a node other than its own two ends. */
+function edgesBehindNodes(g: GraphLayout): string[] {
+  return g.edges.flatMap((e) =>
+    g.nodes
+      .filter((n) => n.id !== e.from && n.id !== e.to)
+      .filter((n) =>
+        pathPoints(e.path).some((p) => p.x > n.x && p.x < n.x + n.width && p.y > n.y && p.y < n.y + n.height),
+      )
+      .map((n) => `${e.from}→${e.to}: ${n.id}`),
+  );
+}
+
 describe('layoutGraph', () => {
+  it('routes an edge that skips layers around the nodes of the layers it crosses, never behind one', () => {
+    // a fans out to b, c and d; d also waits for c (so it sits two layers right of a); e waits for a and d.
+    const g = layoutGraph([
+      { id: 'a', dependsOn: [] },
+      { id: 'b', dependsOn: ['a'] },
+      { id: 'c', dependsOn: ['a'] },
+      { id: 'd', dependsOn: ['a', 'c'] },
+      { id: 'e', dependsOn: ['a', 'd', 'b'] },
+      { id: 'f', dependsOn: [] },
+    ]);
+    expect(edgesBehindNodes(g)).toEqual([]);
+    // The edges that skip layers run in a lane: a space between rows, or the margin above or below them.
+    const ad = g.edges.find((e) => e.from === 'a' && e.to === 'd')!;
+    expect(ad.via).not.toBeNull();
+    expect(g.nodes.filter((n) => n.layer === 1).every((n) => ad.via! < n.y || ad.via! > n.y + n.height)).toBe(true);
+    // Every lane lies inside the picture, and edges between neighbouring layers need none.
+    expect(g.edges.every((e) => e.via === null || (e.via > 0 && e.via < g.height))).toBe(true);
+    expect(g.edges.find((e) => e.from === 'a' && e.to === 'b')!.via).toBeNull();
+  });
+
   it('puts each step one layer right of its furthest dependency, in plan order within a layer', () => {
     const g = layoutGraph([
       { id: 'a', dependsOn: [] },

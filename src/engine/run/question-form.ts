@@ -116,6 +116,14 @@ export function sensitiveFields(fields: readonly QuestionField[]): string[] {
     .map((f) => f.label);
 }
 
+/**
+ * Whether a name (an argument's key, a field's name) looks like it names a secret, by the same words as
+ * `sensitiveFields`: `apiKey`, `access_token`, `password`, `pin`.
+ */
+export function sensitiveName(name: string): boolean {
+  return SENSITIVE.test(name.replace(/([a-z])([A-Z])/g, '$1 $2')) || SENSITIVE_NAME.test(name);
+}
+
 /** What is wrong with one entry: the field's name and label, and the problem in words. */
 export interface EntryProblem {
   field: string;

@@ -5,6 +5,7 @@ import {
   questionDeadline,
   readQuestionAnswer,
   sensitiveFields,
+  sensitiveName,
 } from '../../../src/engine/run/question-form.ts';
 import type { QuestionField } from '../../../src/engine/server-questions.ts';
 import type { Json } from '../../../src/engine/types.ts';
@@ -65,6 +66,15 @@ describe('sensitiveFields', () => {
       city: { type: 'string', description: 'Where you live (do not give us your phone number, pin, or other info)' },
     });
     expect(sensitiveFields(fields)).toEqual(['userPassword', 'API key', 'c', 'pin']);
+  });
+});
+
+describe('sensitiveName', () => {
+  it('tells names of secrets (how the dashboard hides arguments) from ordinary names', () => {
+    const secret = ['apiKey', 'api_key', 'access_token', 'accessToken', 'password', 'clientSecret', 'pin', 'token'];
+    const plain = ['path', 'max_tokens', 'message', 'keyword', 'spinner', 'title'];
+    expect(secret.filter((n) => !sensitiveName(n))).toEqual([]);
+    expect(plain.filter((n) => sensitiveName(n))).toEqual([]);
   });
 });
 
