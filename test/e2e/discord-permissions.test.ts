@@ -67,6 +67,22 @@ describe('discord permissions, end to end on postgres', () => {
     expect(h.discord.calls.filter((c) => c.status === 403)).toEqual([]);
   });
 
+  it('a thread Discord refuses for a permission the gateway had not shown yet: the same notice, the run in the channel', async () => {
+    h = await sayHi();
+    const thread = { method: 'POST', route: '/channels/:channel/messages/:message/threads' };
+    h.discord.refuse(thread, { times: 1, status: 403, code: 50013, message: 'Missing Permissions' });
+    mention(h, 'say hi');
+    const channel = h.discord.channelId;
+    const notice = await h.waitFor('the notice in the channel', () =>
+      h!.discord.messagesIn(channel).find((m) => m.message.content.includes("can't start a thread")),
+    );
+    expect(notice.message.content).toContain('**Create Public Threads**');
+    await h.waitFor('the report', () =>
+      h!.discord.messagesIn(channel).find((m) => shownText(m.message).includes('Said hi.')),
+    );
+    expect(h.discord.callsTo(thread.method, thread.route).map((c) => c.status)).toEqual([403]);
+  });
+
   it('without Send Messages in Threads, starts no thread it could not write in and answers in the channel', async () => {
     h = await sayHi();
     deny(h, P.SendMessagesInThreads);

@@ -8,6 +8,7 @@
  */
 import {
   Events,
+  RESTJSONErrorCodes,
   Routes,
   type Client,
   type GuildMember,
@@ -22,7 +23,7 @@ import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { Actor } from '../../engine/types.ts';
 import { deliveryId, requestText, runThread, toActor, toConversation } from './discord-inbound.ts';
 import { textMessage, type DiscordMessage } from './discord-render.ts';
-import { answeringHereText, cannotAnswerText, placeLogText, runPlace } from './discord-permissions.ts';
+import { answeringHereText, cannotAnswerText, placeLogText, runPlace, THREAD_REFUSED } from './discord-permissions.ts';
 import { renderHelp } from './discord-command-text.ts';
 import type { TypingSigns } from './discord-typing.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
@@ -104,8 +105,12 @@ async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
       ? channel.id
       : await message.startThread(runThread(text)).then(
           (thread) => thread.id,
-          (err: unknown) => {
-            deps.log('warn', `discord: could not start a thread in ${channel.id} (${(err as Error).message})`);
+          async (err: unknown) => {
+            // Refused for a permission the gateway had not told of yet: said in the channel as above.
+            if ((err as { code?: unknown }).code === RESTJSONErrorCodes.MissingPermissions) {
+              deps.log('warn', placeLogText(THREAD_REFUSED, channel.id));
+              await deps.post(channel.id, textMessage(answeringHereText(THREAD_REFUSED)));
+            } else deps.log('warn', `discord: could not start a thread in ${channel.id} (${(err as Error).message})`);
             return channel.id;
           },
         );

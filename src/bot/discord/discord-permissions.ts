@@ -40,6 +40,13 @@ export function runPlace(has: bigint | null): RunPlace {
   return { where, missingForThread, missingForChannel };
 }
 
+/** Where a run goes when Discord refused its thread for a permission (403, 50013) that the gateway had not shown. */
+export const THREAD_REFUSED: RunPlace = {
+  where: 'channel',
+  missingForThread: ['Create Public Threads'],
+  missingForChannel: [],
+};
+
 const list = (names: readonly string[]) => names.map((n) => `**${n}**`).join(names.length === 2 ? ' and ' : ', ');
 const GRANT = "A server admin can grant it to Steward in the channel's settings (Permissions).";
 const GRANT_ALL = "A server admin can grant them to Steward in the channel's settings (Permissions).";
