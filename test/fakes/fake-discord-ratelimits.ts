@@ -15,9 +15,9 @@
  * different per application, rate limits should not be hard coded". The numbers below are the ones Discord's own docs
  * listed before they were made dynamic (api docs, 2016-2017: "Send Message 5/5s per channel", "Reactions 1/0.25s per
  * channel", "All requests 50/1s per account") and the ones bot authors commonly report in headers (message edits
- * 5/5s per channel; interaction webhooks 5/2s per webhook); the rest are a plain 5 per 5 s, labelled as guesses. The
- * windows count real time (`Date.now`), since discord.js waits out `Reset-After` in real time, whatever clock a
- * test gives the fake.
+ * 5/5s per channel; interaction webhooks 5/2s per webhook); the rest are a plain 5 per 5 s, labelled as guesses.
+ * Steward adds no reactions, so the fake has no reaction route and no rule for it. The windows count real time
+ * (`Date.now`), since discord.js waits out `Reset-After` in real time, whatever clock a test gives the fake.
  */
 
 /** A bucket's size and window, and where the numbers come from. */
@@ -35,7 +35,6 @@ const GUESS = 'unpublished; a plain 5 per 5 s (a guess, not an observation)';
 export const ROUTE_LIMITS: Record<string, BucketRule> = {
   'POST /channels/:channel/messages': { limit: 5, windowMs: 5_000, source: OLD_DOCS },
   'PATCH /channels/:channel/messages/:message': { limit: 5, windowMs: 5_000, source: REPORTED },
-  'PUT /channels/:channel/messages/:message/reactions/:emoji/@me': { limit: 1, windowMs: 250, source: OLD_DOCS },
   'POST /webhooks/:app/:token': { limit: 5, windowMs: 2_000, source: REPORTED },
   'PATCH /webhooks/:app/:token/messages/:message': { limit: 5, windowMs: 2_000, source: REPORTED },
 };
