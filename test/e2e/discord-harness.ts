@@ -464,7 +464,9 @@ export async function startDiscordHarness(options: {
       if (problems.length > 0)
         throw new Error(`MCP calls outside an approved plan, or leaked secrets:\n${problems.join('\n')}`);
       if (refused.length > 0)
-        throw new Error(`Discord refused bodies over its limits:\n${refused.flatMap((c) => c.problems).join('\n')}`);
+        throw new Error(
+          `Discord refused calls (over its limits, or without a permission):\n${refused.flatMap((c) => c.problems).join('\n')}`,
+        );
       if (pinging.length > 0)
         throw new Error(
           `messages that could ping: ${pinging.map((c) => JSON.stringify(c.allowedMentions)).join(', ')}`,

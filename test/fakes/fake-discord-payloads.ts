@@ -17,7 +17,7 @@ import {
   type APIUser,
 } from 'discord.js';
 
-/** Everything a guild member may do: the fake checks no permissions, but discord.js reads the bitfield. */
+/** Everything a guild member may do (people in interactions; the bot's own are computed: fake-discord-permissions.ts). */
 export const ALL_PERMISSIONS = '2199023255551';
 
 /** A Discord user; `bot` marks an app's user. */
@@ -115,8 +115,10 @@ export function createGuild(o: {
   channels: APIChannel[];
   members: APIGuildMember[];
   at: string;
-  /** Roles besides @everyone (members may hold them); `managed` for a bot's own role. */
-  roles?: { id: string; name: string; managed?: boolean }[];
+  /** Roles besides @everyone (members may hold them); `managed` for a bot's own role; permissions default to none. */
+  roles?: { id: string; name: string; managed?: boolean; permissions?: string }[];
+  /** @everyone's permissions (default: all). */
+  everyonePermissions?: string;
 }): Record<string, unknown> {
   // @everyone shares the guild's id (Discord's rule), and discord.js computes channel permissions from it.
   const everyone = {
@@ -125,7 +127,7 @@ export function createGuild(o: {
     color: 0,
     hoist: false,
     position: 0,
-    permissions: ALL_PERMISSIONS,
+    permissions: o.everyonePermissions ?? ALL_PERMISSIONS,
     managed: false,
     mentionable: false,
     flags: 0,
@@ -142,7 +144,7 @@ export function createGuild(o: {
     explicit_content_filter: 0,
     roles: [
       everyone,
-      ...(o.roles ?? []).map((r, i) => ({ ...everyone, ...r, position: i + 1, permissions: '0', mentionable: true })),
+      ...(o.roles ?? []).map((r, i) => ({ ...everyone, permissions: '0', ...r, position: i + 1, mentionable: true })),
     ],
     emojis: [],
     stickers: [],
@@ -235,6 +237,8 @@ export interface InteractionBase {
   guildId?: string;
   member?: APIGuildMember;
   user?: APIUser;
+  /** The bot's permissions where the interaction happened (`app_permissions`); default all. */
+  appPermissions?: string;
 }
 
 function interactionEnvelope(b: InteractionBase, type: InteractionType, data: unknown): Record<string, unknown> {
@@ -251,7 +255,7 @@ function interactionEnvelope(b: InteractionBase, type: InteractionType, data: un
     channel: b.channel,
     channel_id: b.channel.id,
     ...who,
-    app_permissions: ALL_PERMISSIONS,
+    app_permissions: b.appPermissions ?? ALL_PERMISSIONS,
     locale: 'en-US',
     entitlements: [],
     authorizing_integration_owners: { 0: b.guildId ?? '0' },

@@ -1,6 +1,7 @@
 /**
  * The fake Discord's REST API (`/api/v10/...`): the routes Steward's adapter uses, with Discord's status codes and
- * error bodies (`{ code, message }`), plausible `x-ratelimit-*` headers, opt-in 429s (`throttle`), the limits of
+ * error bodies (`{ code, message }`), Discord's rate limits per route and bucket (fake-discord-ratelimits.ts) and
+ * opt-in 429s on top (`throttle`), the limits of
  * test/fakes/discord-limits.ts on every message body (400, code 50035), and Create Message's `nonce` and
  * `enforce_nonce` (fake-discord-nonces.ts). Channels, messages, threads, DMs, users, the application and its commands
  * live here; the interaction endpoints in fake-discord-interactions.ts share the state and helpers. Every call is recorded with its route template, body, status and problems.
@@ -11,6 +12,8 @@ import { ChannelType, MessageFlags, type APIChannel, type APIMessage, type APIUs
 import { commandProblems, messageProblems } from './discord-limits.ts';
 import { earlierWithNonce, nonceProblems } from './fake-discord-nonces.ts';
 import { createDmChannel, createMessage, createThread } from './fake-discord-payloads.ts';
+import { bucketOf, type RateLimits } from './fake-discord-ratelimits.ts';
+import { P, refuseWithout } from './fake-discord-permissions.ts';
 
 /** A file part of a multipart request, as received. */
 export interface UploadedFile {
@@ -117,6 +120,10 @@ export interface RestState {
   calls: DiscordCall[];
   throttles: Throttle[];
   refusals: Refusal[];
+  /** Discord's per-route and global rate limits; undefined when a test turned them off (no headers then). */
+  rateLimits?: RateLimits;
+  /** The bot's permissions in a guild channel (fake-discord-permissions.ts); undefined for a DM, where none apply. */
+  permissionsIn: (channel: APIChannel) => bigint | undefined;
   dispatch: (t: string, d: unknown) => void;
 }
 
@@ -247,6 +254,21 @@ export function editMessage(s: RestState, stored: StoredMessage, body: Body): AP
 }
 
 export const channelOf = (s: RestState, id: string | undefined) => (id ? s.channels.get(id) : undefined);
+
+/**
+ * Refuses a call the bot may not make in `channel` (403, 50001 or 50013: fake-discord-permissions.ts); VIEW_CHANNEL
+ * is always needed, `needed` besides. The missing permissions are noted on the call for tests to read.
+ */
+export function forbidden(s: RestState, c: Ctx, channel: APIChannel, needed: bigint[] = []): Answer | undefined {
+  const has = s.permissionsIn(channel);
+  const refused = has === undefined ? undefined : refuseWithout(has, needed);
+  if (!refused) return undefined;
+  c.call.problems = refused.missing.map((p) => `missing permission: ${p}`);
+  return { status: refused.status, body: refused.body };
+}
+
+const isThread = (channel: APIChannel) =>
+  channel.type === ChannelType.PublicThread || channel.type === ChannelType.PrivateThread;
 export const unknownChannel = () => fail(404, 10003, 'Unknown Channel');
 export const unknownMessage = () => fail(404, 10008, 'Unknown Message');
 
@@ -285,7 +307,7 @@ const channelRoutes: Route[] = [
     auth: true,
     run: (s, c) => {
       const channel = channelOf(s, c.params.channel);
-      return channel ? ok(channel) : unknownChannel();
+      return channel ? (forbidden(s, c, channel) ?? ok(channel)) : unknownChannel();
     },
   },
   {
@@ -298,6 +320,8 @@ const channelRoutes: Route[] = [
       const meta = threadMeta(channel);
       if (!channel) return unknownChannel();
       if (!meta) return fail(400, 50024, 'Cannot execute action on this channel type');
+      const denied = forbidden(s, c, channel);
+      if (denied) return denied;
       const duration = c.body.auto_archive_duration;
       if (duration !== undefined && !ARCHIVE_DURATIONS.includes(Number(duration)))
         return (
@@ -318,6 +342,16 @@ const channelRoutes: Route[] = [
     run: (s, c) => {
       const channel = channelOf(s, c.params.channel);
       if (!channel) return unknownChannel();
+      // Create Message: SEND_MESSAGES, or SEND_MESSAGES_IN_THREADS in a thread, and READ_MESSAGE_HISTORY for a reply
+      // (API reference, Message resource, "Create Message"). Embeds without EMBED_LINKS and files without ATTACH_FILES
+      // are refused with 50013 as bot authors commonly report (the reference does not spell those two out).
+      const denied = forbidden(s, c, channel, [
+        isThread(channel) ? P.SendMessagesInThreads : P.SendMessages,
+        ...(Array.isArray(c.body.embeds) && c.body.embeds.length > 0 ? [P.EmbedLinks] : []),
+        ...(c.call.files?.length ? [P.AttachFiles] : []),
+        ...(c.body.message_reference ? [P.ReadMessageHistory] : []),
+      ]);
+      if (denied) return denied;
       const refused = checkMessage(c, c.body, [...nonceProblems(c.body), ...fileProblems(c.call.files)]);
       if (refused) return refused;
       if (tooLarge(c.call.files)) return fail(413, 40005, 'Request entity too large');
@@ -335,6 +369,10 @@ const channelRoutes: Route[] = [
     auth: true,
     run: (s, c) => {
       const stored = s.messages.get(c.params.message ?? '');
+      const channel = channelOf(s, c.params.channel);
+      // Get Channel Message: READ_MESSAGE_HISTORY besides VIEW_CHANNEL (API reference, "Get Channel Message").
+      const denied = channel && forbidden(s, c, channel, [P.ReadMessageHistory]);
+      if (denied) return denied;
       return stored && stored.message.channel_id === c.params.channel ? ok(stored.message) : unknownMessage();
     },
   },
@@ -345,6 +383,9 @@ const channelRoutes: Route[] = [
     run: (s, c) => {
       const stored = s.messages.get(c.params.message ?? '');
       if (!stored || stored.message.channel_id !== c.params.channel) return unknownMessage();
+      const channel = channelOf(s, c.params.channel);
+      const denied = channel && forbidden(s, c, channel);
+      if (denied) return denied;
       if (stored.message.author.id !== s.botUser.id)
         return fail(403, 50005, 'Cannot edit a message authored by another user');
       if (threadMeta(channelOf(s, c.params.channel))?.archived) return archivedThread();
@@ -382,7 +423,10 @@ const channelRoutes: Route[] = [
     method: 'POST',
     route: '/channels/:channel/typing',
     auth: true,
-    run: (s, c) => (channelOf(s, c.params.channel) ? ok() : unknownChannel()),
+    run: (s, c) => {
+      const channel = channelOf(s, c.params.channel);
+      return channel ? (forbidden(s, c, channel) ?? ok()) : unknownChannel();
+    },
   },
   {
     method: 'PUT',
@@ -397,6 +441,10 @@ const channelRoutes: Route[] = [
 function startThread(s: RestState, c: Ctx, parent: APIChannel, id = s.newId()): APIChannel | Answer {
   if (!('guild_id' in parent) || !parent.guild_id || parent.type !== ChannelType.GuildText)
     return fail(400, 50024, 'Cannot execute action on this channel type');
+  // A public thread needs CREATE_PUBLIC_THREADS in its parent (Permissions topic, the permissions table; Threads topic,
+  // "Permissions").
+  const denied = forbidden(s, c, parent, [P.CreatePublicThreads]);
+  if (denied) return denied;
   const name = typeof c.body.name === 'string' ? c.body.name : '';
   if (name.length < 1 || name.length > 100)
     return refuseInvalid(c, [`name: ${name.length} characters, must be 1 to 100`]) ?? fail(400, 50035, 'Invalid');
@@ -517,23 +565,18 @@ const matches = (m: CallMatcher, call: DiscordCall) =>
   (!m.method || m.method.toUpperCase() === call.method) &&
   (!m.route || (typeof m.route === 'string' ? m.route === call.route : m.route.test(call.path)));
 
-/** A stable bucket id per route, as Discord's opaque `x-ratelimit-bucket`. */
-const bucketOf = (method: string, route: string) => Buffer.from(`${method} ${route}`).toString('base64url').slice(-16);
-
-function rateLimitHeaders(
-  s: RestState,
-  call: DiscordCall,
-  remaining: number,
-  resetAfter: number,
-): Record<string, string> {
+/** The headers of an opt-in 429 (`throttle`): the bucket emptied for `resetAfter` seconds. */
+function throttledHeaders(s: RestState, call: DiscordCall, resetAfter: number): Record<string, string> {
   return {
     'x-ratelimit-limit': '5',
-    'x-ratelimit-remaining': String(remaining),
+    'x-ratelimit-remaining': '0',
     'x-ratelimit-reset': ((s.now() + resetAfter * 1000) / 1000).toFixed(3),
     'x-ratelimit-reset-after': resetAfter.toFixed(3),
-    'x-ratelimit-bucket': bucketOf(call.method, call.route),
+    'x-ratelimit-bucket': bucketOf(`${call.method} ${call.route}`),
   };
 }
+
+const UNLIMITED: Record<string, string> = {};
 
 /** The HTTP handler for `/api/v10/...` over `routes`; anything else is 404. */
 export function createRestHandler(
@@ -606,15 +649,18 @@ function answerCall(
       status: 429,
       body: { message: 'You are being rate limited.', retry_after: retryAfter, global: false },
       headers: {
-        ...rateLimitHeaders(s, call, 0, retryAfter),
+        ...throttledHeaders(s, call, retryAfter),
         'retry-after': String(retryAfter),
         'x-ratelimit-scope': 'user',
       },
     };
   }
+  // Discord's own limits (fake-discord-ratelimits.ts): this route's bucket for this major parameter, and the global one.
+  const bucket = s.rateLimits?.take(call.method, call.route, found.params) ?? { headers: UNLIMITED };
+  if (bucket.limited) return { status: 429, body: bucket.limited.body, headers: bucket.headers };
   const body = (call.body ?? {}) as Body;
   const answer = found.route.run(s, { params: found.params, body, query: new URLSearchParams(call.query), call });
-  return { ...answer, headers: rateLimitHeaders(s, call, 4, 1) };
+  return { ...answer, headers: bucket.headers };
 }
 
 /**

@@ -41,6 +41,8 @@ import {
   type GatewayMessage,
   type InteractionBase,
 } from './fake-discord-payloads.ts';
+import { RateLimits, type BucketRule } from './fake-discord-ratelimits.ts';
+import { EVERYONE_DEFAULT, STEWARD_INVITE, botPermissions, type PermissionModel } from './fake-discord-permissions.ts';
 import {
   createRestHandler,
   restRoutes,
@@ -65,8 +67,17 @@ export interface FakeDiscordOptions {
   /** The fake's clock for interaction windows and token ages (default Date.now). */
   now?: () => number;
   heartbeatIntervalMs?: number;
-  /** Roles the guild has besides @everyone. */
+  /** Roles the guild has besides @everyone (no permissions of their own). */
   roles?: { id: string; name: string }[];
+  /**
+   * Discord's rate limits (fake-discord-ratelimits.ts): on by default; false turns them off (no headers, no 429s but
+   * those of `throttle`); a table replaces the per-route numbers.
+   */
+  rateLimits?: false | Record<string, BucketRule>;
+  /** The permissions of the bot's own role (default: what Steward's invite asks for, STEWARD_INVITE). */
+  botPermissions?: bigint;
+  /** The permissions of @everyone (default: everything but Administrator, EVERYONE_DEFAULT). */
+  everyonePermissions?: bigint;
 }
 
 /** Who acts in an interaction and where: defaults to the default user in the guild's text channel. */
@@ -152,6 +163,14 @@ export interface FakeDiscord {
   dmChannelOf(userId: string): string | undefined;
   messagesIn(channelId: string): StoredMessage[];
   readonly threads: APIChannel[];
+  /**
+   * Sets one permission overwrite on a channel (replacing the one for the same id), as a server's moderator does in
+   * the channel's settings, and sends CHANNEL_UPDATE. `id` is a role's (the guild's id for @everyone, `botRoleId`) or
+   * a member's (type 1, e.g. `botUser.id`).
+   */
+  setOverwrite(channelId: string, o: { id: string; type: 0 | 1; allow?: bigint; deny?: bigint }): void;
+  /** The bot's permissions in a channel as the fake computes them (undefined in a DM). */
+  botPermissionsIn(channelId: string): bigint | undefined;
   /** Archives a thread, as Discord does once it saw no activity for its auto_archive_duration (THREAD_UPDATE sent). */
   archiveThread(threadId: string): void;
   calls: DiscordCall[];
@@ -175,6 +194,17 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   const defaultUser = createUser({ id: newId(), username: 'alice' });
   // Discord gives a bot its own managed role, named after it, when it joins a server.
   const botRoleId = newId();
+  const permissionModel: PermissionModel = {
+    guildId,
+    roles: new Map([
+      [guildId, options.everyonePermissions ?? EVERYONE_DEFAULT],
+      [botRoleId, options.botPermissions ?? STEWARD_INVITE],
+    ]),
+    botId: botUser.id,
+    botRoles: [botRoleId],
+  };
+  const permissionsIn = (ch: APIChannel) =>
+    'guild_id' in ch && ch.guild_id ? botPermissions(permissionModel, ch, (id) => state.channels.get(id)) : undefined;
   const state: RestState = {
     token: options.token ?? 'fake-bot-token',
     botUser,
@@ -205,6 +235,8 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     calls: [],
     throttles: [],
     refusals: [],
+    ...(options.rateLimits !== false && { rateLimits: new RateLimits(options.rateLimits) }),
+    permissionsIn,
     dispatch: (t, d) => void dispatch(t, d),
   };
 
@@ -240,7 +272,16 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
         channels: [...state.channels.values()].filter((c) => c.type === ChannelType.GuildText),
         members: [createMember(botUser, { roles: [botRoleId] }), createMember(defaultUser)],
         at: at(),
-        roles: [{ id: botRoleId, name: botUser.username, managed: true }, ...(options.roles ?? [])],
+        roles: [
+          {
+            id: botRoleId,
+            name: botUser.username,
+            managed: true,
+            permissions: String(permissionModel.roles.get(botRoleId)),
+          },
+          ...(options.roles ?? []),
+        ],
+        everyonePermissions: String(permissionModel.roles.get(guildId)),
       }),
     ],
   });
@@ -296,7 +337,9 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     const ch = state.channels.get(o.channelId ?? channel.id);
     if (!ch) throw new Error(`fake Discord: no channel ${o.channelId}`);
     const gid = guildOf(ch);
+    const app = permissionsIn(ch);
     return {
+      ...(app !== undefined && { appPermissions: String(app) }),
       id: newId(),
       token: `interaction-token-${newId()}`,
       applicationId: botUser.id,
@@ -395,6 +438,18 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
     messagesIn: (channelId) => [...state.messages.values()].filter((m) => m.message.channel_id === channelId),
     get threads() {
       return [...state.channels.values()].filter((c) => c.type === ChannelType.PublicThread);
+    },
+    setOverwrite: (channelId, o) => {
+      const ch = state.channels.get(channelId);
+      if (!ch || !('permission_overwrites' in ch)) throw new Error(`fake Discord: no guild channel ${channelId}`);
+      const kept = (ch.permission_overwrites ?? []).filter((x) => x.id !== o.id);
+      const added = { id: o.id, type: o.type, allow: String(o.allow ?? 0n), deny: String(o.deny ?? 0n) };
+      (ch as { permission_overwrites: unknown[] }).permission_overwrites = [...kept, added];
+      dispatch('CHANNEL_UPDATE', ch);
+    },
+    botPermissionsIn: (channelId) => {
+      const ch = state.channels.get(channelId);
+      return ch ? permissionsIn(ch) : undefined;
     },
     archiveThread: (threadId) => {
       const thread = state.channels.get(threadId);

@@ -28,7 +28,9 @@ export async function discordPerson(script: FakeLlmScript, cell?: Cell): Promise
     servers: [audit.config()],
     script,
     settings: capped ? { ...README_DEFAULTS, ...SPEND_HELD_SETTINGS } : README_DEFAULTS,
-    minUpdateIntervalMs: 0,
+    // Cards edited at most once a second, as in production: with no pause every change was its own edit, past
+    // Discord's 5 edits per 5 s per channel (the fake's bucket), and the card offering Stop came late.
+    minUpdateIntervalMs: 1_000,
     estimates: capped,
   });
   if (capped) await seedCostlyStep(h.db);

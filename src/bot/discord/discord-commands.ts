@@ -31,7 +31,8 @@ import { runThread, toConversation } from './discord-inbound.ts';
 import { renderConnections } from './discord-connections.ts';
 import { answerDeadline, claimed } from './discord-interactions.ts';
 import { actorOf, type DiscordDeps } from './discord-messages.ts';
-import { toMessageOptions } from './discord-render.ts';
+import { textMessage, toMessageOptions } from './discord-render.ts';
+import { answeringHereText, cannotAnswerText, placeLogText, runPlace } from './discord-permissions.ts';
 import { startsLikeWorkflowCommand } from '../../engine/workflow/workflow-commands.ts';
 import { isAssistantCommand } from '../../engine/assistant/assistant-commands.ts';
 import { askCommandText } from '../assistant-words.ts';
@@ -230,11 +231,20 @@ async function startOn(
   const { request, text, fromPrompt } = words;
   const here = i.channelId;
   if (!here) return;
+  // Where the run can talk, from the permissions Discord sent with the command (`app_permissions`); the answer to the
+  // command itself needs none. Lacking a thread, the person is told privately; lacking the channel too, no run starts.
+  const perms = i.inGuild() && !i.channel?.isThread() ? runPlace(i.appPermissions.bitfield) : runPlace(null);
+  if (perms.where !== 'thread') {
+    deps.log('warn', placeLogText(perms, here));
+    const words = perms.where === 'channel' ? answeringHereText(perms) : cannotAnswerText(perms, here);
+    await i.followUp({ ...toMessageOptions(textMessage(words)), flags: MessageFlags.Ephemeral });
+    if (perms.where === 'nowhere') return;
+  }
   let channelId = here;
   // Spend caps per channel count the run for the channel the command was used in (a thread's: its parent's).
   const parent = i.channel?.isThread() ? i.channel.parentId : null;
   const place = toConversation(i.guildId, parent ?? here).key;
-  if (i.inGuild()) {
+  if (i.inGuild() && perms.where === 'thread') {
     channelId = await posted.startThread(runThread(request)).then(
       (thread) => thread.id,
       (err: unknown) => {

@@ -8,6 +8,8 @@
  */
 import {
   Events,
+  RESTJSONErrorCodes,
+  Routes,
   type Client,
   type GuildMember,
   type Message,
@@ -20,7 +22,8 @@ import type { Conversation } from '../../engine/ports.ts';
 import type { Breakpoint } from '../../engine/plan/breakpoints.ts';
 import type { Actor } from '../../engine/types.ts';
 import { deliveryId, requestText, runThread, toActor, toConversation } from './discord-inbound.ts';
-import type { DiscordMessage } from './discord-render.ts';
+import { textMessage, type DiscordMessage } from './discord-render.ts';
+import { answeringHereText, cannotAnswerText, placeLogText, runPlace, THREAD_REFUSED } from './discord-permissions.ts';
 import { renderHelp } from './discord-command-text.ts';
 import type { TypingSigns } from './discord-typing.ts';
 import { deliveryFilter } from '../delivery-filter.ts';
@@ -84,17 +87,47 @@ async function onMessage(message: Message, deps: DiscordDeps): Promise<void> {
     return toEngine(deps, channel.id, { ...base, conversation: toConversation(guildId, channel.id), place });
   }
   if (!mentioned || !(await claimed())) return;
+  // Where the run can talk, from Steward's permissions in the channel as the gateway last told them.
+  const me = message.guild?.members.me;
+  const place = runPlace(me ? (channel.permissionsFor(me)?.bitfield ?? null) : null);
+  if (place.where === 'nowhere') {
+    deps.log('warn', placeLogText(place, channel.id));
+    return tellDirectly(deps, message.author.id, textMessage(cannotAnswerText(place, channel.id)));
+  }
   if (!text) return deps.post(channel.id, renderHelp('Say what to do after the mention.'));
+  if (place.where === 'channel') {
+    deps.log('warn', placeLogText(place, channel.id));
+    await deps.post(channel.id, textMessage(answeringHereText(place)));
+  }
   // The request gets a thread of its own on the message; where Steward may not make one, it answers in the channel.
-  const where = await message.startThread(runThread(text)).then(
-    (thread) => thread.id,
-    (err: unknown) => {
-      deps.log('warn', `discord: could not start a thread in ${channel.id} (${(err as Error).message})`);
-      return channel.id;
-    },
-  );
-  const place = toConversation(guildId, channel.id).key;
-  return toEngine(deps, where, { ...base, conversation: toConversation(guildId, where), place });
+  const where =
+    place.where === 'channel'
+      ? channel.id
+      : await message.startThread(runThread(text)).then(
+          (thread) => thread.id,
+          async (err: unknown) => {
+            // Refused for a permission the gateway had not told of yet: said in the channel as above.
+            if ((err as { code?: unknown }).code === RESTJSONErrorCodes.MissingPermissions) {
+              deps.log('warn', placeLogText(THREAD_REFUSED, channel.id));
+              await deps.post(channel.id, textMessage(answeringHereText(THREAD_REFUSED)));
+            } else deps.log('warn', `discord: could not start a thread in ${channel.id} (${(err as Error).message})`);
+            return channel.id;
+          },
+        );
+  const spendPlace = toConversation(guildId, channel.id).key;
+  return toEngine(deps, where, { ...base, conversation: toConversation(guildId, where), place: spendPlace });
+}
+
+/** A message to one person in a direct message (Discord refuses it when they accept none: then the log says so). */
+async function tellDirectly(deps: DiscordDeps, userId: string, message: DiscordMessage): Promise<void> {
+  try {
+    const dm = (await deps.client.rest.post(Routes.userChannels(), { body: { recipient_id: userId } })) as {
+      id: string;
+    };
+    await deps.post(dm.id, message);
+  } catch (err) {
+    deps.log('error', `discord: could not tell ${userId} by direct message (${(err as Error).message})`);
+  }
 }
 
 /**
