@@ -172,7 +172,10 @@ describe('restart mid-run (real entry point, PostgreSQL)', () => {
     c.type('resume');
     await c.waitFor(/=== Report \(completed\) ===/);
     expect(await attemptsOf(run!.id)).toHaveLength(4);
-  });
+    // A ceiling for the whole test, above the sum of its waits' own: three starts of the real entry point and two
+    // takeovers took over 60 s once in a full CI run (December 2026; 8 s alone, 9 s beside two CPU hogs), and the
+    // suite's 60 s then cut it off before any wait could say which stage was slow.
+  }, 180_000);
 
   it('a kill after the run completed but before its report was written: the next start writes and sends it once', async () => {
     const one = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'once' } }]);
