@@ -10,19 +10,22 @@
  */
 import type { Result } from '../result.ts';
 import type { Json, ToolInfo } from '../types.ts';
-import { MAX_PLAN_DEPTH, TOO_DEEP } from './json-depth.ts';
+import {
+  BACKSLASH,
+  CLOSE_BRACE,
+  CLOSE_BRACKET,
+  MAX_PLAN_DEPTH,
+  OPEN_BRACE,
+  OPEN_BRACKET,
+  QUOTE,
+  TOO_DEEP,
+} from './json-depth.ts';
 import { OPTIONAL_KEYS, type Plan, type Step } from './plan-schema.ts';
 
 const NOT_JSON = 'the answer is not a JSON object';
 /** At most this many `{...}` in an answer are tried as its JSON (each try reads the text once). */
 const MAX_TRIES = 8;
 
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
-const OPEN_BRACE = 0x7b;
-const CLOSE_BRACE = 0x7d;
-const OPEN_BRACKET = 0x5b;
-const CLOSE_BRACKET = 0x5d;
 const COMMA = 0x2c;
 
 /**
