@@ -18,30 +18,39 @@ afterEach(async () => {
 
 const echo = planReply([{ id: 'say', tool: 'everything.echo', args: { message: 'hi' } }], { summary: 'Say hi' });
 
+/**
+ * A run in #general saved as workflow "digest" (`save`: the command, with its options), then Steward removed from
+ * #general and the workflow scheduled every second: what the first fire left, with the DM its owner got.
+ */
+async function fireWhereStewardLeft(save: string) {
+  h = await startSlackHarness({
+    db: 'postgres',
+    servers: [everythingStdioConfig()],
+    script: byRole({ planner: [echo], synthesizer: 'Said hi.' }),
+    settings: { scheduleLimits: { ...DEFAULT_SCHEDULE_LIMITS, seconds: true, minIntervalMs: 0 } },
+  });
+  const harness = h;
+  await harness.steward.recover();
+  const thread = await harness.mention('say hi');
+  await harness.waitFor('the report', () => harness.replies(thread).find((m) => messageText(m).includes('Said hi.')));
+  await harness.steward.idle();
+  expect((await privateCommand(harness, save, 'U0ADA'))[0]).toMatch(/^Saved workflow "digest"/);
+
+  // Someone removes Steward from #general; the workflow's next fire is due there.
+  harness.slack.leave('C0GENERAL');
+  const firstRun = (await harness.db.db.selectFrom('runs').select('id').execute()).map((r) => r.id);
+  await privateCommand(harness, 'schedule digest "* * * * * *" UTC', 'U0ADA');
+  const dm = await harness.waitFor('a DM to the owner', () =>
+    [...harness.slack.messages.values()].find((m) => m.channel === 'U0ADA'),
+  );
+  await privateCommand(harness, 'schedule digest pause', 'U0ADA');
+  await harness.steward.idle();
+  return { harness, thread, firstRun, dm };
+}
+
 describe('a post Slack refuses because Steward is not in the channel', () => {
   it('a workflow fire into a channel Steward left: the run records why, the log says so, the owner hears it by DM', async () => {
-    h = await startSlackHarness({
-      db: 'postgres',
-      servers: [everythingStdioConfig()],
-      script: byRole({ planner: [echo], synthesizer: 'Said hi.' }),
-      settings: { scheduleLimits: { ...DEFAULT_SCHEDULE_LIMITS, seconds: true, minIntervalMs: 0 } },
-    });
-    const harness = h;
-    await harness.steward.recover();
-    const thread = await harness.mention('say hi');
-    await harness.waitFor('the report', () => harness.replies(thread).find((m) => messageText(m).includes('Said hi.')));
-    await harness.steward.idle();
-    expect((await privateCommand(harness, 'save digest', 'U0ADA'))[0]).toMatch(/^Saved workflow "digest"/);
-
-    // Someone removes Steward from #general; the workflow's next fire is due there.
-    harness.slack.leave('C0GENERAL');
-    const firstRun = (await harness.db.db.selectFrom('runs').select('id').execute()).map((r) => r.id);
-    await privateCommand(harness, 'schedule digest "* * * * * *" UTC', 'U0ADA');
-    const dm = await harness.waitFor('a DM to the owner', () =>
-      [...harness.slack.messages.values()].find((m) => m.channel === 'U0ADA'),
-    );
-    await privateCommand(harness, 'schedule digest pause', 'U0ADA');
-    await harness.steward.idle();
+    const { harness, thread, firstRun, dm } = await fireWhereStewardLeft('save digest');
 
     // The owner reads where and why, and what to do about it.
     const said = messageText(dm);
@@ -75,27 +84,7 @@ describe('a post Slack refuses because Steward is not in the channel', () => {
   });
 
   it('a fire that waits for approval, in a channel Steward left: the run records why and the owner hears it by DM', async () => {
-    h = await startSlackHarness({
-      db: 'postgres',
-      servers: [everythingStdioConfig()],
-      script: byRole({ planner: [echo], synthesizer: 'Said hi.' }),
-      settings: { scheduleLimits: { ...DEFAULT_SCHEDULE_LIMITS, seconds: true, minIntervalMs: 0 } },
-    });
-    const harness = h;
-    await harness.steward.recover();
-    const thread = await harness.mention('say hi');
-    await harness.waitFor('the report', () => harness.replies(thread).find((m) => messageText(m).includes('Said hi.')));
-    await harness.steward.idle();
-    expect((await privateCommand(harness, 'save digest every-fire', 'U0ADA'))[0]).toMatch(/^Saved workflow "digest"/);
-
-    harness.slack.leave('C0GENERAL');
-    const firstRun = (await harness.db.db.selectFrom('runs').select('id').execute()).map((r) => r.id);
-    await privateCommand(harness, 'schedule digest "* * * * * *" UTC', 'U0ADA');
-    const dm = await harness.waitFor('a DM to the owner', () =>
-      [...harness.slack.messages.values()].find((m) => m.channel === 'U0ADA'),
-    );
-    await privateCommand(harness, 'schedule digest pause', 'U0ADA');
-    await harness.steward.idle();
+    const { harness, firstRun, dm } = await fireWhereStewardLeft('save digest every-fire');
 
     expect(messageText(dm)).toContain('About <#C0GENERAL>: I cannot post there');
     const fired = await harness.db.db
