@@ -16,9 +16,10 @@ export const LINK_MINUTES = 15;
 
 interface Wait {
   run: StoredRun;
+  /** The driver that asked last: the one a connection is signalled to (a run's driver can change while it waits). */
   driver: RunDriver;
-  /** Per server: the connection the wait began with (null: none), and the step that asked first. */
-  servers: Map<string, { since: Date | null; stepId: string }>;
+  /** Per server: the connection the wait began with (null: none), the step that asked first, and when it asked. */
+  servers: Map<string, { since: Date | null; stepId: string; askedAt: Date }>;
 }
 
 /** The waits of this process, by run. */
@@ -37,14 +38,22 @@ export class ConnectionWaits {
     private readonly messages: RunMessages,
   ) {}
 
-  /** A step of the run waits for its requester to connect `server`: noted, and the requester asked privately. */
+  /**
+   * A step of the run waits for its requester to connect `server`: noted, and the requester asked privately. A run
+   * that already waits for that server (its steps started while the plan was written, then went on under a driver of
+   * their own) keeps its wait and its link: the newest driver hears of the connection, and nobody is asked twice.
+   */
   async ask(run: StoredRun, driver: RunDriver, wait: { stepId: string; server: string }): Promise<void> {
     const { connections, clock, store } = this.deps;
     const since = connections ? await connections.connectedAt(wait.server, run.requester) : null;
-    const entry = this.waits.get(run.id) ?? { run, driver, servers: new Map() };
-    entry.servers.set(wait.server, { since, stepId: wait.stepId });
+    const entry: Wait = this.waits.get(run.id) ?? { run, driver, servers: new Map() };
+    entry.driver = driver;
+    const earlier = entry.servers.get(wait.server);
+    const linkAlive = earlier !== undefined && clock().getTime() - earlier.askedAt.getTime() < LINK_MINUTES * 60_000;
+    entry.servers.set(wait.server, earlier && linkAlive ? earlier : { since, stepId: wait.stepId, askedAt: clock() });
     this.waits.set(run.id, entry);
     await store.appendEvent(run.id, 'connectionNeeded', { stepId: wait.stepId, server: wait.server }, clock());
+    if (linkAlive) return;
     if (connections?.workspaceServers().includes(wait.server)) {
       // The workspace's connection: only an approver may make it, so a link goes to the requester only if they are
       // one; the thread hears why it waits either way.
