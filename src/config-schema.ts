@@ -208,6 +208,7 @@ export const envSchema = z.object({
   STEWARD_QUICK_ANSWERS: choice(['on', 'off'], 'on'),
   STEWARD_QUICK_MAX_TURNS: positiveInt(4),
   STEWARD_QUICK_MAX_TOKENS: positiveInt(12_000),
+  STEWARD_QUICK_PLANNER: choice(['beside', 'after'], 'beside'),
   // Brakes on delegation; a depth above the ceiling is lowered to it (the ceiling is not a setting).
   STEWARD_DELEGATION_DEPTH: hinted(
     positiveInt(DEFAULT_DELEGATION_LIMITS.depth).transform((n) => Math.min(n, DEPTH_CEILING)),

@@ -69,7 +69,7 @@ export interface Config {
     /** How often schedules may fire, and how many may be live. */
     scheduleLimits: ScheduleLimits;
     /** Quick answers' caps; undefined when STEWARD_QUICK_ANSWERS is off. */
-    quickAnswers: { maxTurns: number; maxTokens: number } | undefined;
+    quickAnswers: { maxTurns: number; maxTokens: number; frontDesk: 'beside' | 'after' } | undefined;
     /** `perCall`: the most tokens one answer of each role may take (lowered further by what the budgets have left). */
     budgets: { perRun: number; perUserPerDay: number; perCall: Record<ModelRole, number> };
     /** The brakes on delegation, judged in the database (`DelegationStore`). */
@@ -286,7 +286,13 @@ export function loadConfig(env: NodeJS.ProcessEnv): Config {
         firesPerDay: e.STEWARD_WORKFLOW_FIRES_PER_DAY,
         seconds: e.STEWARD_SCHEDULE_SECONDS === 'on',
       },
-      quickAnswers: quick ? { maxTurns: e.STEWARD_QUICK_MAX_TURNS, maxTokens: e.STEWARD_QUICK_MAX_TOKENS } : undefined,
+      quickAnswers: quick
+        ? {
+            maxTurns: e.STEWARD_QUICK_MAX_TURNS,
+            maxTokens: e.STEWARD_QUICK_MAX_TOKENS,
+            frontDesk: e.STEWARD_QUICK_PLANNER,
+          }
+        : undefined,
       budgets: {
         perRun: e.STEWARD_TOKENS_PER_RUN,
         perUserPerDay: e.STEWARD_TOKENS_PER_USER_PER_DAY,

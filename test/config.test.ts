@@ -119,9 +119,9 @@ describe('configuration', () => {
     });
   });
 
-  it('quick answers: on by default with 4 turns and 12,000 tokens; off by setting; a butler model of its own', () => {
+  it('quick answers: on by default with 4 turns and 12,000 tokens, the planner asked beside; off by setting; a butler model of its own', () => {
     const on = loadConfig({ OPENAI_API_KEY: 'sk-x' });
-    expect(on.settings.quickAnswers).toEqual({ maxTurns: 4, maxTokens: 12_000 });
+    expect(on.settings.quickAnswers).toEqual({ maxTurns: 4, maxTokens: 12_000, frontDesk: 'beside' });
     expect(on.llm.models.butler).toBe(on.llm.models.classifier);
     expect(on.settings.budgets.perCall.butler).toBe(2_000);
     const tuned = loadConfig({
@@ -129,8 +129,12 @@ describe('configuration', () => {
       STEWARD_QUICK_MAX_TURNS: '2',
       STEWARD_QUICK_MAX_TOKENS: '5000',
       STEWARD_MODEL_BUTLER: 'gpt-4.1-nano',
+      STEWARD_QUICK_PLANNER: 'after',
     });
-    expect(tuned.settings.quickAnswers).toEqual({ maxTurns: 2, maxTokens: 5000 });
+    expect(tuned.settings.quickAnswers).toEqual({ maxTurns: 2, maxTokens: 5000, frontDesk: 'after' });
+    expect(() => loadConfig({ OPENAI_API_KEY: 'sk-x', STEWARD_QUICK_PLANNER: 'sometimes' })).toThrow(
+      /STEWARD_QUICK_PLANNER/,
+    );
     expect(tuned.llm.models.butler).toBe('gpt-4.1-nano');
     expect(loadConfig({ OPENAI_API_KEY: 'sk-x', STEWARD_QUICK_ANSWERS: 'off' }).settings.quickAnswers).toBeUndefined();
     expect(() => loadConfig({ OPENAI_API_KEY: 'sk-x', STEWARD_QUICK_ANSWERS: 'yes' })).toThrow(/STEWARD_QUICK_ANSWERS/);

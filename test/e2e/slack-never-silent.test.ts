@@ -69,13 +69,14 @@ describe('slack never silent, end to end on postgres', () => {
       h = await startSlackHarness({
         db: 'postgres',
         servers: [audit.config()],
-        script: byRole({ butler: ['Steward is awake.'] }),
+        // The planner, asked beside the front desk, never answers: the front desk's answer drops it.
+        script: byRole({ butler: ['Steward is awake.'], planner: { hang: true } }),
         settings: { quickAnswers: { maxTurns: 4, maxTokens: 12_000 } },
       });
       const thread = await h.mention('are you there?');
       await h.waitFor('the answer', () => h!.replies(thread).some((m) => messageText(m).includes('Steward is awake.')));
       await h.channel.settled();
-      expect(h.llm.requests.map((r) => r.role)).toEqual(['butler']);
+      expect(h.llm.requests.map((r) => r.role).filter((r) => r !== 'planner')).toEqual(['butler']);
       const statusCalls = h.slack.callsOf('assistant.threads.setStatus').map((c) => c.args.status);
       expect(statusCalls).toEqual(['is looking into it…', '']);
     } finally {

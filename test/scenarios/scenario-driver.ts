@@ -50,7 +50,9 @@ async function drive(p: Person, cell: Cell, openGate: () => void, calls: Calls):
       .filter((e) => e.name === tail.tool && values.has(String(e.args?.[tail.field])))
       .map((e) => String(e.args?.[tail.field]));
   const at = decisionPoint(cell);
-  const planners = () => p.llm.requests.filter((r) => r.role === 'planner').length;
+  // The cell run's planner calls: not the one asked beside the front desk for a `new` quick question (it is dropped).
+  const planners = () =>
+    p.llm.requests.filter((r) => r.role === 'planner' && !r.lastUserText.includes(SAID.quick)).length;
   const thoughts = () => p.llm.requests.filter((r) => r.role === 'llm_step').length;
 
   // What else is in play, set up as a person would.

@@ -77,6 +77,11 @@ export interface SpendSettings {
 export interface QuickAnswerSettings {
   maxTurns: number;
   maxTokens: number;
+  /**
+   * When the planner is asked: beside the front desk, at once (the default: a request handed over loses no round
+   * trip, one answered wastes the planner's prompt), or only once the front desk hands over (`after`: STEWARD_QUICK_PLANNER).
+   */
+  frontDesk?: 'beside' | 'after';
 }
 
 /**

@@ -47,9 +47,11 @@ export class EarlyRun implements PlanStreaming {
     readonly preference: ReviewPreference,
     readonly driver: RunDriver,
     private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log'> & { store: RunRecords; drivers: RunDrivers },
+    /** The tools as the planner was shown them, when it was asked before this (by default, the tools now). */
+    catalog?: readonly ToolInfo[],
   ) {
     this.gate = createEarlyStart(preference);
-    this.catalog = deps.tools.listTools();
+    this.catalog = catalog ?? deps.tools.listTools();
   }
 
   /** Whether the driver still runs (it was not dropped, nor let go at shutdown or a takeover). */

@@ -74,17 +74,35 @@ export function meteredLlm(
       const settle = { runId, actor: requester, day };
       let response: LlmResponse;
       const startedAt = clock();
+      const abortedBefore = request.signal?.aborted === true;
       try {
         response = await deps.llm.complete({ ...request, maxOutputTokens: granted.cap });
       } catch (err) {
         const model = request.model ?? deps.spend?.roleModels?.[request.role]?.model ?? 'unknown';
-        const failed = { runId, role: request.role, model, inputTokens: 0, outputTokens: 0, startedAt };
+        // A call cut short by its signal (Cancel, Stop, a planner call dropped because the front desk answered) was
+        // sent, and its provider charges the prompt it read: it counts as read, never as free. A failed one is free.
+        const read = request.signal?.aborted === true && !abortedBefore ? prompt : 0;
+        const failed = { runId, role: request.role, model, inputTokens: read, outputTokens: 0, startedAt };
         deps.telemetry?.modelCalled({ ...failed, endedAt: clock(), error: (err as Error).message });
+        const usage = { inputTokens: read, outputTokens: 0 };
+        const prices = pricesFor(deps.prices ?? [], { model });
+        const charged = read > 0 ? chargeMicroUsd(usage, prices, defaultPrice) : 0;
         await store.settleTokens({
           ...settle,
-          delta: -reserved,
-          usage: null,
-          spend: { delta: -reservedMicroUsd, windows },
+          delta: read - reserved,
+          usage:
+            read > 0
+              ? {
+                  role: request.role,
+                  model,
+                  ...usage,
+                  cachedInputTokens: 0,
+                  costMicroUsd: prices ? costMicroUsd(usage, prices) : null,
+                  chargedMicroUsd: charged,
+                  at: clock(),
+                }
+              : null,
+          spend: { delta: charged - reservedMicroUsd, windows },
         });
         throw err;
       }

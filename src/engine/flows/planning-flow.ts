@@ -12,12 +12,13 @@ import type { DecisionAction, RunStatus } from '../types.ts';
 import type { StewardDeps } from './deps.ts';
 import { startedSteps } from './early-run.ts';
 import { endInterrupted } from './interrupted-steps.ts';
-import type { PlanWriter } from './planner.ts';
+import type { PlanStreaming, PlanWriter } from './planner.ts';
 import type { QuickAnswers } from './quick-answer.ts';
 import type { ReviewFlow } from './review-flow.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
+import { SpeculativePlan } from './speculative-plan.ts';
 
 /** Writes first plans and answers Cancel while they are written. */
 export class PlanningFlow {
@@ -33,6 +34,11 @@ export class PlanningFlow {
     private readonly review: ReviewFlow,
     /** Quick answers, when they are on: tried before the planner on every new request. */
     private readonly quick?: QuickAnswers,
+    /**
+     * Whether the planner is asked beside the front desk (the default) or only once it hands the request over
+     * (`after`: no planner call is wasted on a request the front desk answers).
+     */
+    private readonly frontDesk: 'beside' | 'after' = 'beside',
   ) {}
 
   /**
@@ -90,14 +96,25 @@ export class PlanningFlow {
     await this.planningStatus(run, 'planning', ['cancel'], tryQuick);
     const planning = new AbortController();
     this.planning.set(run.id, planning);
+    let speculative: SpeculativePlan | undefined;
     if (tryQuick) {
+      // The planner is asked now too, so a request the front desk hands over has its plan under way; one it answers
+      // drops it. Its steps wait for the hand-over: nothing starts for a request the front desk answers.
+      if (this.frontDesk === 'beside') {
+        const catalog = this.deps.tools.listTools();
+        const write = (signal: AbortSignal, streaming: PlanStreaming) =>
+          this.writePlan(run, request, undefined, signal, streaming);
+        speculative = new SpeculativePlan(write, planning.signal, catalog);
+      }
       // Cancel aborts the quick loop as it aborts the planner: the run stays `planning` meanwhile.
       const q = await this.quickAnswer(run, request, planning.signal).catch((err: unknown) => {
+        speculative?.drop();
         this.planning.delete(run.id);
         throw err;
       });
       if (planning.signal.aborted) return void this.planning.delete(run.id);
       if (q.route === 'quick') {
+        speculative?.drop();
         this.planning.delete(run.id);
         return this.answerDirectly(run, q.text, 'quick');
       }
@@ -106,10 +123,10 @@ export class PlanningFlow {
     }
     // Unless every plan is reviewed, steps may start while the plan streams, on a driver of their own.
     const stored = await store.getRun(run.id);
-    const early = stored ? await this.lifecycle.startStreaming(stored) : undefined;
-    const planned = await this.writePlan(run, request, undefined, planning.signal, early).finally(() =>
-      this.planning.delete(run.id),
-    );
+    const early = stored ? await this.lifecycle.startStreaming(stored, speculative?.catalog) : undefined;
+    const planned = await (
+      speculative ? speculative.handOver(early) : this.writePlan(run, request, undefined, planning.signal, early)
+    ).finally(() => this.planning.delete(run.id));
     // Cancelled (the person was told) or shut down (the next start plans it again): nothing more to say.
     if (planning.signal.aborted) return;
     if (early && (await this.review.offerEarly(early, planned))) return;

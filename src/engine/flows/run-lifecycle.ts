@@ -15,7 +15,7 @@ import { toPlanCard } from '../run/plan-card.ts';
 import { atFirstReview, heldActions } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
-import { PLANNED_STATUSES, STEERABLE_STATUSES, type RunStatus } from '../types.ts';
+import { PLANNED_STATUSES, STEERABLE_STATUSES, type RunStatus, type ToolInfo } from '../types.ts';
 import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
@@ -78,9 +78,10 @@ export class RunLifecycle {
   /**
    * Starts driving a run whose plan is still being written (revision 0, no steps yet), so steps let in early start
    * through it and Stop, shutdown and takeovers treat it as any run. Undefined when the preference reviews every
-   * plan (nothing may start early) or this process does not hold the run.
+   * plan (nothing may start early) or this process does not hold the run. `catalog`: the tools as the planner was
+   * shown them, when it was asked before now (the steps that start early are pinned from these).
    */
-  async startStreaming(run: StoredRun): Promise<EarlyRun | undefined> {
+  async startStreaming(run: StoredRun, catalog?: readonly ToolInfo[]): Promise<EarlyRun | undefined> {
     const { store, settings } = this.deps;
     const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
     if (preference === 'all' || this.leases.fenceOf(run.id) === undefined) return undefined;
@@ -94,7 +95,7 @@ export class RunLifecycle {
     };
     // No decisions queue for a run being planned here (they are decided at once), so none are drained.
     const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false);
-    return driver && new EarlyRun(run, preference, driver, { ...this.deps, drivers: this.drivers });
+    return driver && new EarlyRun(run, preference, driver, { ...this.deps, drivers: this.drivers }, catalog);
   }
 
   private drive(

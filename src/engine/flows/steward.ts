@@ -251,7 +251,16 @@ export class Steward implements InboundHandler {
     const quick = settings.quickAnswers
       ? new QuickAnswers(deps, this.llmFor, settings.quickAnswers, earlier)
       : undefined;
-    this.planner = new PlanningFlow(deps, this.writePlan, this.drivers, this.messages, lifecycle, this.review, quick);
+    this.planner = new PlanningFlow(
+      deps,
+      this.writePlan,
+      this.drivers,
+      this.messages,
+      lifecycle,
+      this.review,
+      quick,
+      settings.quickAnswers?.frontDesk,
+    );
     this.views = new RunViews(deps, (run, actor) => this.mayDecide(run, actor));
     if (deps.workflows && deps.calendar) {
       const { workflows, calendar } = deps;
