@@ -42,7 +42,7 @@ function rotate<T>(items: readonly T[], by: number): T[] {
 }
 
 /** Steward's default parallelism, as a fresh install runs (read from its config, so a new default shows here). */
-function defaultMaxParallel(): number {
+export function defaultMaxParallel(): number {
   return loadConfig({ OPENAI_API_KEY: 'bench', STEWARD_MODEL: 'bench-model' }).settings.maxParallel;
 }
 
@@ -92,7 +92,7 @@ export async function benchAgainstPeer(
 }
 
 /** Installs, loads and connects the peer with the tools Steward's planner may use; or says why it could not. */
-async function connectPeer(
+export async function connectPeer(
   world: World,
   toolFloorMs: number,
   log: (line: string) => void,

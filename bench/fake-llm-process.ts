@@ -71,11 +71,24 @@ function answerText(
     case 'langgraph':
       return { ...ids, ...peerTurn(task, req.body['messages'] as WireMessage[]) };
     case 'butler':
-      // Steward's quick answers: native tool calls as the peer's, reading each result inside Steward's data frame.
+      // As Steward's front desk instructions ask: a request with dependent steps goes to the planner at once.
+      if (hasDependentTools(task))
+        return {
+          ...ids,
+          text: '',
+          toolCalls: [{ id: 'call_plan', name: 'plan_request', args: { reason: 'dependent steps' } }],
+        };
+      // Else native tool calls as the peer's, reading each result inside Steward's data frame.
       return { ...ids, ...peerTurn(task, (req.body['messages'] as WireMessage[]).map(unframed)) };
     case 'classifier':
       return { ...ids, text: '{"intent":"unrelated"}' };
   }
+}
+
+/** Whether a tool step of the task needs another tool step's result (a chain, a diamond): work for a plan. */
+function hasDependentTools(task: BenchTask): boolean {
+  const tools = new Set(task.steps.filter((s) => s.kind === 'tool').map((s) => s.id));
+  return task.steps.some((s) => s.kind === 'tool' && s.dependsOn.some((d) => tools.has(d)));
 }
 
 /** A tool message as Steward's quick-answer loop frames it, with the frame taken off (the output as the tool gave it). */

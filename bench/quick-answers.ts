@@ -34,7 +34,7 @@ export interface QuickRow {
 }
 
 /** The operator's word in mcp.json (`"readOnly": true, "openWorld": false`) on every tool of the bench's servers. */
-function declaredReadOnly(tools: ToolRunner): ToolRunner {
+export function declaredReadOnly(tools: ToolRunner): ToolRunner {
   return {
     listTools: () =>
       tools

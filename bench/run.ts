@@ -27,6 +27,7 @@ import { benchDiscordSections } from './discord-report.ts';
 import { benchMultiProcess } from './multi-process.ts';
 import { benchStopBreakdown } from './stop-breakdown.ts';
 import { benchWorkflowFires } from './workflow-fires.ts';
+import { benchFrontDesk } from './front-desk.ts';
 import { benchQuickAnswers } from './quick-answers.ts';
 import type { WorkflowFiresResult } from './workflow-report.ts';
 import { openWorld } from './world.ts';
@@ -70,6 +71,24 @@ async function main(): Promise<void> {
       const report = ['# Steward benchmarks: estimates (BENCH_ONLY=estimates)', '', ...environmentLines(env), ''];
       report.push(...section.markdown);
       writeFileSync(join(OUT, 'report-estimates.md'), `${report.join('\n')}\n`);
+      process.stdout.write(`${report.join('\n')}\n`);
+    } finally {
+      await world.close();
+    }
+    return;
+  }
+  if (process.env['BENCH_ONLY'] === 'frontdesk') {
+    try {
+      const section = await benchFrontDesk(world, {
+        rounds: profile.rounds + 1,
+        scale: profile.scale,
+        onRow: emit,
+        log,
+      });
+      env.load.end = loadavg()[0] ?? NaN;
+      const report = ['# Steward benchmarks: the front desk (BENCH_ONLY=frontdesk)', '', ...environmentLines(env), ''];
+      report.push(...section.markdown);
+      writeFileSync(join(OUT, 'report-frontdesk.md'), `${report.join('\n')}\n`);
       process.stdout.write(`${report.join('\n')}\n`);
     } finally {
       await world.close();

@@ -1,0 +1,217 @@
+/**
+ * Section 10 (`BENCH_ONLY=frontdesk`): Steward with the settings a person gets from the README (quick answers on) on
+ * tools an operator declared read-only and closed-world, the common case, where every request first meets the front
+ * desk. Side by side in one run, interleaved in rotated order after a warm-up: the planner asked beside the front
+ * desk (the default), the planner asked only once the front desk hands over (`after`, as before issue 31), quick
+ * answers off, and LangGraph's agent (bench/peer-langgraph), against the same fake model process, latency model and
+ * MCP servers as section 1b. The bench's front desk model does what Steward's instructions ask: it answers lookups
+ * that need no dependent steps with parallel tool calls, and hands anything with dependent steps to the planner.
+ * Time is from the message to the text the person gets; tokens are every model call the fake model received for the
+ * run, dropped calls included (counted where they arrive, as a provider bills them).
+ */
+import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
+import type { OutboundMessage } from '../src/engine/messages.ts';
+import type { Notifier } from '../src/engine/ports.ts';
+import { PgRunStore } from '../src/store/pg-run-store.ts';
+import { connectPeer, defaultMaxParallel } from './against-peer.ts';
+import { taskTag } from './fake-model.ts';
+import { PEER_LATENCY, PEER_TOOL_MS } from './latency-model.ts';
+import type { PeerAgent } from './peer.ts';
+import { BENCH_BUDGETS } from './profile.ts';
+import { declaredReadOnly } from './quick-answers.ts';
+import { header, int, median, row } from './stats.ts';
+import type { BenchTask } from './tasks.ts';
+import { flooredTools } from './timeline.ts';
+import type { World } from './world.ts';
+
+const STEWARD_PATHS = ['beside', 'after', 'off'] as const;
+type StewardPath = (typeof STEWARD_PATHS)[number];
+type Path = StewardPath | 'langgraph';
+/** The shapes the issue measured, and the widest fan-out. */
+const SHAPES = ['single', 'fan-8', 'fan-16', 'chain-4'] as const;
+
+/** One measured request. */
+export interface FrontDeskRow {
+  section: 'front-desk';
+  path: Path;
+  task: string;
+  shape: string;
+  round: number;
+  wallMs: number;
+  correct: boolean;
+  inputTokens: number;
+  outputTokens: number;
+  modelCalls: number;
+  roles: string;
+}
+
+/** Runs the section; without the peer (it could not be installed) its column says why. */
+export async function benchFrontDesk(
+  world: World,
+  options: { rounds: number; scale: number; onRow: (r: FrontDeskRow) => void; log: (line: string) => void },
+): Promise<{ rows: FrontDeskRow[]; markdown: string[] }> {
+  const toolFloorMs = PEER_TOOL_MS * options.scale;
+  const maxParallel = defaultMaxParallel();
+  const waiters = new Map<string, (m: OutboundMessage) => void>();
+  const notifier: Notifier = { send: async (c, m) => waiters.get(c.key)?.(m) };
+  const base: StewardSettings = {
+    maxParallel,
+    maxAttempts: 3,
+    amendmentCap: 3,
+    maxRepairs: 2,
+    reviewTimeoutMs: 600_000,
+    budgets: BENCH_BUDGETS,
+  };
+  const deps = {
+    llm: world.llm,
+    tools: declaredReadOnly(flooredTools(world.host, toolFloorMs)),
+    store: new PgRunStore(world.db.db),
+    notifier,
+    clock: () => new Date(),
+    newId: () => crypto.randomUUID(),
+    log: () => undefined,
+  };
+  // The README's quick-answer settings (STEWARD_QUICK_MAX_TURNS 4, STEWARD_QUICK_MAX_TOKENS 12000).
+  const quick = (frontDesk: 'beside' | 'after') => ({ maxTurns: 4, maxTokens: 12_000, frontDesk });
+  const stewards: Record<StewardPath, Steward> = {
+    beside: new Steward({ ...deps, settings: { ...base, quickAnswers: quick('beside') } }),
+    after: new Steward({ ...deps, settings: { ...base, quickAnswers: quick('after') } }),
+    off: new Steward({ ...deps, settings: base }),
+  };
+  const connected = await connectPeer(world, toolFloorMs, options.log);
+  const peer = connected.ok ? connected.peer : undefined;
+  const paths: Path[] = [...STEWARD_PATHS, ...(peer ? (['langgraph'] as const) : [])];
+  const tasks = world.tasks.filter((t) => (SHAPES as readonly string[]).includes(t.shape));
+  const rows: FrontDeskRow[] = [];
+  const one = (task: BenchTask, path: Path, round: number) =>
+    path === 'langgraph'
+      ? runPeer(world, peer!, task, round)
+      : runSteward(world, stewards[path], path, task, round, waiters);
+  try {
+    await world.fake.configure({ ...world.fakeConfig, latency: PEER_LATENCY });
+    await world.fake.flush();
+    for (const task of tasks.slice(0, 2)) for (const path of paths) await one(task, path, 0);
+    for (let round = 1; round <= options.rounds; round++) {
+      for (const [i, task] of tasks.entries()) {
+        for (const path of rotate(paths, i + round)) {
+          const r = await one(task, path, round);
+          rows.push(r);
+          options.onRow(r);
+        }
+      }
+      options.log(`front desk: round ${round} of ${options.rounds}`);
+    }
+  } finally {
+    await Promise.all(Object.values(stewards).map((s) => s.shutdown()));
+    await peer?.close();
+    await world.fake.configure(world.fakeConfig);
+  }
+  const why = connected.ok ? undefined : connected.why;
+  return { rows, markdown: render(rows, tasks, options, why) };
+}
+
+function rotate<T>(items: readonly T[], by: number): T[] {
+  const k = by % items.length;
+  return [...items.slice(k), ...items.slice(0, k)];
+}
+
+async function runSteward(
+  world: World,
+  steward: Steward,
+  path: StewardPath,
+  task: BenchTask,
+  round: number,
+  waiters: Map<string, (m: OutboundMessage) => void>,
+): Promise<FrontDeskRow> {
+  const key = `frontdesk-${path}-${task.id}-${round}-${crypto.randomUUID()}`;
+  const ended = new Promise<{ text: string | null; at: number }>((resolve) => {
+    waiters.set(key, (m) => {
+      const at = performance.now();
+      if (m.kind === 'report' || m.kind === 'answer') resolve({ text: m.text, at });
+      else if (m.kind === 'notice' && m.level === 'error') resolve({ text: null, at });
+    });
+  });
+  const t0 = performance.now();
+  await steward.message({
+    conversation: { channel: 'bench', key },
+    actor: { id: 'bench', channel: 'bench' },
+    text: `${taskTag(task.id, round)} ${task.request}`,
+  });
+  const end = await ended;
+  await steward.idle();
+  waiters.delete(key);
+  return measured(world, path, task, round, end.at - t0, end.text);
+}
+
+async function runPeer(world: World, peer: PeerAgent, task: BenchTask, round: number): Promise<FrontDeskRow> {
+  const t0 = performance.now();
+  const out = await peer.run(`${taskTag(task.id, round)} ${task.request}`);
+  return measured(world, 'langgraph', task, round, performance.now() - t0, out.answer);
+}
+
+/** The row, with the model calls the fake received since the last one (a dropped call lands before the next run). */
+async function measured(
+  world: World,
+  path: Path,
+  task: BenchTask,
+  round: number,
+  wallMs: number,
+  text: string | null,
+): Promise<FrontDeskRow> {
+  const { calls } = await world.fake.flush();
+  const mine = calls.filter((c) => c.taskId === task.id && c.round === round);
+  return {
+    section: 'front-desk',
+    path,
+    task: task.id,
+    shape: task.shape,
+    round,
+    wallMs,
+    correct: text?.includes(task.expected) ?? false,
+    inputTokens: mine.reduce((n, c) => n + c.inputTokens, 0),
+    outputTokens: mine.reduce((n, c) => n + c.outputTokens, 0),
+    modelCalls: mine.length,
+    roles: mine.map((c) => c.role).join(' '),
+  };
+}
+
+function render(
+  rows: readonly FrontDeskRow[],
+  tasks: readonly BenchTask[],
+  options: { rounds: number; scale: number },
+  peerMissing: string | undefined,
+): string[] {
+  const lines = [
+    '#### 10. The front desk, with the README defaults, on read-only closed-world tools',
+    '',
+    `${tasks.length} tasks (${SHAPES.join(', ')}) × ${options.rounds} rounds per path, interleaved, latency scale ${options.scale}.`,
+    'beside: quick answers on, the planner asked beside the front desk (the default); after: the planner asked once',
+    'the front desk hands over (before issue 31); off: STEWARD_QUICK_ANSWERS=off. Tokens count every call the model',
+    'received, dropped ones included. Ratios are Steward ÷ LangGraph on medians.',
+    ...(peerMissing ? ['', peerMissing] : []),
+    '',
+    ...header(['Shape', 'Path', 'Runs', 'Correct', 'Median ms', 'Tokens (median)', 'Model calls', '÷ peer (time)']),
+  ];
+  for (const shape of SHAPES) {
+    const peer = rows.filter((r) => r.shape === shape && r.path === 'langgraph');
+    const peerMs = peer.length > 0 ? median(peer.map((r) => r.wallMs)) : NaN;
+    for (const path of [...STEWARD_PATHS, 'langgraph'] as const) {
+      const mine = rows.filter((r) => r.shape === shape && r.path === path);
+      if (mine.length === 0) continue;
+      const ms = median(mine.map((r) => r.wallMs));
+      lines.push(
+        row([
+          shape,
+          path,
+          mine.length,
+          `${mine.filter((r) => r.correct).length}/${mine.length}`,
+          int(ms),
+          int(median(mine.map((r) => r.inputTokens + r.outputTokens))),
+          int(median(mine.map((r) => r.modelCalls))),
+          Number.isFinite(peerMs) && path !== 'langgraph' ? (ms / peerMs).toFixed(2) : '',
+        ]),
+      );
+    }
+  }
+  return lines;
+}
