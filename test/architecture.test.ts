@@ -9,6 +9,8 @@ const TEST = join(ROOT, 'test');
 /** The .ts files under `root`, relative to it. */
 function tsFiles(root: string, dir = root): string[] {
   return readdirSync(dir).flatMap((name) => {
+    // A package folder's own installs (bench/peer-langgraph's, once the bench ran) are not this project's code.
+    if (name === 'node_modules') return [];
     const path = join(dir, name);
     if (statSync(path).isDirectory()) return tsFiles(root, path);
     return name.endsWith('.ts') ? [relative(root, path)] : [];
