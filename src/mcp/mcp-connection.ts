@@ -393,6 +393,14 @@ export class McpConnection {
   }
 
   private async retry(): Promise<void> {
+    // Down for want of an authorization no one here can give (a workspace server waiting for an approver, a person's
+    // session whose tokens are gone): an attempt without tokens would only register one more OAuth client at its
+    // authorization server. Until tokens are stored it looks at the store, not the server, at each turn of the
+    // backoff (someone connecting it brings it up at once: `retryNow`).
+    if (await this.waitsForTokens()) {
+      if (!this.closing) this.scheduleRetry();
+      return;
+    }
     const failure = await this.connectOnce();
     if (!failure || this.closing) return;
     this.needsAuthorization = failure.unauthorized;
@@ -400,6 +408,18 @@ export class McpConnection {
     const tried = this.retries;
     const wait = this.scheduleRetry();
     this.logger('warn', `${failure.message} Retry ${tried} failed; the next in ${seconds(wait)} s.`);
+  }
+
+  /** Whether it is down for want of tokens that only someone else can get, and none are stored yet. */
+  private async waitsForTokens(): Promise<boolean> {
+    const t = this.config.transport;
+    if (!this.needsAuthorization || t.kind !== 'http' || !t.auth) return false;
+    // A machine connection gets its own tokens, and a host given an authorizer asks someone.
+    if (t.auth.grant === 'client_credentials' || this.options.oauth.authorize) return false;
+    const owner = this.options.oauth.owner ?? { kind: 'workspace' as const };
+    // Not knowing (the database away) is not a reason to stop trying the server.
+    const tokens = await this.options.oauth.store.read(this.config.name, owner, 'tokens').catch(() => 'unknown');
+    return tokens === undefined;
   }
 
   private onClose(session: McpSession): void {

@@ -45,6 +45,8 @@ export interface OAuthMcpServer {
   consentAs: string;
   /** Authorizations the consent page was shown for (with `consentPage`). */
   consentsShown: number;
+  /** Clients registered dynamically (RFC 7591) at the authorization server. */
+  clientsRegistered: number;
   calls: SeenCall[];
   /** Resource reads (with `resource`), each as the server saw it. */
   reads: SeenCall[];
@@ -91,6 +93,7 @@ class TestAuthProvider implements OAuthServerProvider {
       // The SDK's registration handler has already given the client its id.
       const full = client as OAuthClientInformationFull;
       this.clients.set(full.client_id, full);
+      this.state.clientsRegistered += 1;
       return full;
     },
   };
@@ -279,6 +282,7 @@ export async function startOAuthMcpServer(options: {
     url: mcpUrl.href,
     consentAs: options.consentAs,
     consentsShown: 0,
+    clientsRegistered: 0,
     calls: [],
     reads: [],
     promptGets: [],
