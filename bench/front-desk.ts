@@ -1,5 +1,5 @@
 /**
- * Section 10 (`BENCH_ONLY=frontdesk`): Steward with the settings a person gets from the README (quick answers on) on
+ * Section 11 (`BENCH_ONLY=frontdesk`): Steward with the settings a person gets from the README (quick answers on) on
  * tools an operator declared read-only and closed-world, the common case, where every request first meets the front
  * desk. Side by side in one run, interleaved in rotated order after a warm-up: the planner asked beside the front
  * desk (the default), the planner asked only once the front desk hands over (`after`, as before issue 31), quick
@@ -182,7 +182,7 @@ function render(
   peerMissing: string | undefined,
 ): string[] {
   const lines = [
-    '#### 10. The front desk, with the README defaults, on read-only closed-world tools',
+    '#### 11. The front desk, with the README defaults, on read-only closed-world tools',
     '',
     `${tasks.length} tasks (${SHAPES.join(', ')}) × ${options.rounds} rounds per path, interleaved, latency scale ${options.scale}.`,
     'beside: quick answers on, the planner asked beside the front desk (the default); after: the planner asked once',

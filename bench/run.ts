@@ -6,7 +6,8 @@
  * `BENCH_ONLY=peer` runs the comparison against LangGraph alone; `BENCH_ONLY=workflows` runs section 8 (1,000
  * workflow schedules due at one instant) alone; `BENCH_ONLY=quick` runs section 9 (quick answers against the plan
  * path on single lookups) alone; `BENCH_ONLY=estimates` runs section 10 (the plan card's estimates against what the
- * runs took) alone.
+ * runs took) alone; `BENCH_ONLY=frontdesk` runs section 11 (the README defaults on read-only closed-world tools: the
+ * planner beside the front desk, after it, quick answers off, and LangGraph) alone.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
