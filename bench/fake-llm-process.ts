@@ -20,7 +20,7 @@ import { findTag, llmStepAnswer, planFor, reactTurn, roleOf, synthesize } from '
 import type { FakeLlmConfig, FakeLlmMessage } from './fake-llm-handle.ts';
 import { DEFAULT_LATENCY, latencyMs } from './latency-model.ts';
 import { peerTurn, replyTokens, requestTokens, wireText, type WireMessage } from './peer-model.ts';
-import { createTasks, type BenchTask } from './tasks.ts';
+import { createFreshArgTasks, createTasks, type BenchTask } from './tasks.ts';
 
 let config: FakeLlmConfig | undefined;
 let tasks = new Map<string, BenchTask>();
@@ -178,7 +178,8 @@ process.on('message', (raw: unknown) => {
   void (async () => {
     if (m.type === 'configure' && m.config) {
       config = m.config;
-      tasks = new Map(createTasks(m.config.scale, m.config.files).map((t) => [t.id, t]));
+      const all = [...createTasks(m.config.scale, m.config.files), ...createFreshArgTasks(m.config.scale)];
+      tasks = new Map(all.map((t) => [t.id, t]));
       refused.clear();
       fake ??= await startFakeLlm(script);
       send({ type: 'configured', id: m.id ?? 0, baseURL: fake.baseURL });

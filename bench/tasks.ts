@@ -245,6 +245,51 @@ export function createTasks(scale: number, files: readonly GeneratedFile[]): Ben
   ];
 }
 
+/** Rounds the estimates section may run that have tasks with arguments new to that round (`createFreshArgTasks`). */
+export const FRESH_ROUNDS = 20;
+
+/**
+ * Section 10's tasks whose arguments are new in each round, for estimates of calls never made before: `fresh-wait`
+ * waits a length no earlier call asked for (1.5 s and a little more each round, at scale 1), the same shape of
+ * arguments as every other wait; `fresh-pings` is a chain of four short waits that carry a label (another shape of
+ * the same tool's arguments, as a search with a filter is to one without), with labels and lengths new each round.
+ */
+export function createFreshArgTasks(scale: number, rounds = FRESH_ROUNDS): BenchTask[] {
+  const ms = (base: number) => Math.max(1, Math.round(base * scale));
+  return Array.from({ length: rounds }, (_, r) => {
+    const waitMs = ms(1500 + 50 * r);
+    const pings = [1, 2, 3, 4].map((i) =>
+      tool(
+        `p${i}`,
+        'audit.sleep',
+        { ms: ms(100 + r), label: `ping ${r}.${i}` },
+        `Ping ${i}`,
+        i > 1 ? [`p${i - 1}`] : [],
+        ms(100 + r),
+      ),
+    );
+    const wait: BenchTask = {
+      id: `fresh-wait-r${r}`,
+      shape: 'single',
+      transport: 'stdio',
+      request: `Wait ${waitMs} ms once and tell me how long it slept.`,
+      summary: `Wait ${waitMs} ms`,
+      steps: [tool('s1', 'audit.sleep', { ms: waitMs }, `Wait ${waitMs} ms`, [], waitMs)],
+      ...sleepsAnswer(waitMs),
+    };
+    const chain: BenchTask = {
+      id: `fresh-pings-r${r}`,
+      shape: 'chain-4',
+      transport: 'stdio',
+      request: 'Send four labelled pings one after another and tell me the total time slept.',
+      summary: 'Four labelled pings in a chain',
+      steps: pings,
+      ...sleepsAnswer(pings.reduce((a, p) => a + (p.args['ms'] as number), 0)),
+    };
+    return [wait, chain];
+  }).flat();
+}
+
 type SleepStep = (id: string, base: number, dependsOn?: string[]) => TaskStep;
 
 function diamondTasks(_ms: (b: number) => number, sleepStep: SleepStep): BenchTask[] {

@@ -36,13 +36,29 @@ export const LLM_STEP_KEY = 'llm';
 
 /**
  * Everything the estimator reads: per tool durations, the same per tool and arguments (`byArgs[tool][argsKey]`, the
- * key the canonical JSON of the step's arguments as the plan wrote them; only groups with enough samples), and per
- * role token counts.
+ * key the canonical JSON of the step's arguments as the plan wrote them; only groups with enough samples), per tool
+ * and arguments' shape (`byShape[tool][shapeKey]`, the key the canonical JSON of `argShape`: the top-level argument
+ * names with their values' JSON types; only groups with enough samples, of tools called with more than one shape),
+ * and per role token counts.
  */
 export interface EstimateHistoryData {
   tools: Readonly<Record<string, DurationStats>>;
   byArgs?: Readonly<Record<string, Readonly<Record<string, DurationStats>>>>;
+  byShape?: Readonly<Record<string, Readonly<Record<string, DurationStats>>>>;
   roles: Readonly<Partial<Record<EstimatedRole, RoleTokenStats>>>;
+}
+
+/**
+ * Which history a step's duration came from: its tool's calls with the very same arguments (`args`), with arguments
+ * of the same shape (`similar`: the same top-level names, each value of the same JSON type, a reference counting as
+ * its own type), or all its tool's calls (`tool`).
+ */
+export type EstimateBasis = 'args' | 'similar' | 'tool';
+
+/** One step's `EstimateBasis`. */
+export interface StepBasis {
+  step: string;
+  from: EstimateBasis;
 }
 
 /** The port: reads recent history in one go (the store answers it in one statement). */
@@ -61,6 +77,11 @@ export interface PlanEstimate {
   tokens: Range | null;
   costMicroUsd: Range | null;
   noHistory: string[];
+  /**
+   * The steps estimated from history (not ended, with history), in plan order, each with the history it came from;
+   * absent when none was.
+   */
+  basis?: StepBasis[];
   /**
    * What the run's model calls once it is planned (the llm steps, a reply's classification, the report) would count
    * against spend caps: a model without a price at the default price. Absent with no token history.

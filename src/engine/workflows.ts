@@ -9,6 +9,7 @@
  * - fire: one scheduled time of one schedule (or a "run now"), claimed once in the database; it starts a run, holds
  *   one for review, or is skipped, and says which.
  */
+import type { PlanEstimate } from './estimate-history.ts';
 import type { Plan } from './plan/plan-schema.ts';
 import type { Conversation, PinnedTool } from './ports.ts';
 import type { Actor, RiskLevel, RunStatus } from './types.ts';
@@ -111,9 +112,10 @@ export interface FireRun {
   plan: Plan;
   /**
    * Set when the fire needs no person (its saved approval still holds): the run is stored `running` at once, with
-   * this approved risk, these pins and an `autoApproved` event, in the same statement as the claim.
+   * this approved risk, these pins and an `autoApproved` event (carrying the estimate its card shows, for the
+   * dashboard to score), in the same statement as the claim.
    */
-  approved?: { risk: RiskLevel; pins: PinnedTool[] };
+  approved?: { risk: RiskLevel; pins: PinnedTool[]; estimate?: PlanEstimate };
 }
 
 /**

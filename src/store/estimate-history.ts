@@ -4,7 +4,9 @@
  * and synthesizer; per call for `llm` steps) with the model it used last. A step attempt does not name its tool:
  * the revision it ran under does, so attempts are joined to their plan's step. The same durations also come per
  * (tool, the step's arguments as the plan wrote them, references unresolved), for the most recently used such groups
- * with enough samples: `audit.sleep` asked for 50 ms and for 600 ms are told apart.
+ * with enough samples: `audit.sleep` asked for 50 ms and for 600 ms are told apart; and per (tool, the arguments'
+ * shape: top-level names with their values' JSON types, as `argShape` names them) for tools called with more than one
+ * shape: `fs.search` with a path alone and with a path and a pattern are told apart, whatever the path.
  */
 import { sql, type Kysely } from 'kysely';
 import type {
@@ -20,8 +22,9 @@ import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
 /**
- * How far back history counts, and how many of the newest samples per tool or role at most; per (tool, arguments),
- * groups count from `argSamples` samples, and only the `argGroups` most recently used are read.
+ * How far back history counts, and how many of the newest samples per tool or role at most; per (tool, arguments) and
+ * per (tool, arguments' shape), groups count from `argSamples` samples, and only the `argGroups` most recently used of
+ * each are read.
  */
 export interface HistoryWindow {
   days: number;
@@ -36,7 +39,7 @@ const MAX_ARGS_BYTES = 2_000;
 export const DEFAULT_HISTORY_WINDOW: HistoryWindow = { days: 14, samples: 200, argSamples: 3, argGroups: 500 };
 
 interface HistoryRow {
-  kind: 'tool' | 'args' | 'role';
+  kind: 'tool' | 'args' | 'shape' | 'role';
   key: string;
   args: Json | null;
   samples: number;
@@ -93,6 +96,27 @@ export async function readEstimateHistory(
       FROM arg_attempts WHERE n <= ${samples} AND octet_length(args::text) <= ${MAX_ARGS_BYTES}
       GROUP BY key, args HAVING count(*) >= ${argSamples}
       ORDER BY max(ended_at) DESC LIMIT ${argGroups}
+    ), shape_attempts AS (
+      -- The shape as argShape names it: each top-level name with its value's JSON type, a reference as 'ref'.
+      SELECT key, duration_ms, ended_at, shape,
+        row_number() OVER (PARTITION BY key, shape ORDER BY ended_at DESC) AS n
+      FROM ended CROSS JOIN LATERAL (
+        SELECT coalesce(jsonb_object_agg(e.name,
+          CASE WHEN e.value -> '$ref' IS NOT NULL THEN 'ref' ELSE jsonb_typeof(e.value) END), '{}'::jsonb) AS shape
+        FROM jsonb_each(CASE WHEN jsonb_typeof(args) = 'object' THEN args ELSE '{}'::jsonb END) AS e(name, value)
+      ) AS s
+      WHERE key IS NOT NULL
+    ), shape_groups AS (
+      SELECT key, shape, count(*)::integer AS samples, max(ended_at) AS at,
+        percentile_cont(0.5) WITHIN GROUP (ORDER BY duration_ms) AS a50,
+        percentile_cont(0.9) WITHIN GROUP (ORDER BY duration_ms) AS a90,
+        count(*) OVER (PARTITION BY key) AS shapes
+      FROM shape_attempts WHERE n <= ${samples}
+      GROUP BY key, shape
+    ), by_shape AS (
+      -- A tool called with one shape only: its shape's history is its own, and the card says so.
+      SELECT * FROM shape_groups WHERE shapes > 1 AND samples >= ${argSamples}
+      ORDER BY at DESC LIMIT ${argGroups}
     ), spent AS (
       -- Per run for the roles a run spends once; per call for llm steps (one call each).
       SELECT role, sum(input_tokens) AS input, sum(output_tokens) AS output, max(created_at) AS at,
@@ -112,6 +136,8 @@ export async function readEstimateHistory(
     UNION ALL
     SELECT 'args', key, args, samples, a50, a90, NULL, NULL, NULL FROM by_args
     UNION ALL
+    SELECT 'shape', key, shape, samples, a50, a90, NULL, NULL, NULL FROM by_shape
+    UNION ALL
     SELECT 'role', role, NULL, count(*)::integer,
       percentile_cont(0.5) WITHIN GROUP (ORDER BY input), percentile_cont(0.9) WITHIN GROUP (ORDER BY input),
       percentile_cont(0.5) WITHIN GROUP (ORDER BY output), percentile_cont(0.9) WITHIN GROUP (ORDER BY output),
@@ -123,14 +149,15 @@ export async function readEstimateHistory(
 function fromRows(rows: readonly HistoryRow[]): EstimateHistoryData {
   const tools: Record<string, DurationStats> = {};
   const byArgs: Record<string, Record<string, DurationStats>> = {};
+  const byShape: Record<string, Record<string, DurationStats>> = {};
   const roles: Partial<Record<EstimatedRole, RoleTokenStats>> = {};
   for (const r of rows) {
     const samples = Number(r.samples);
     if (r.kind === 'tool') {
       tools[r.key] = { p50Ms: Math.round(Number(r.a50)), p90Ms: Math.round(Number(r.a90)), samples };
-    } else if (r.kind === 'args') {
+    } else if (r.kind === 'args' || r.kind === 'shape') {
       const stats = { p50Ms: Math.round(Number(r.a50)), p90Ms: Math.round(Number(r.a90)), samples };
-      (byArgs[r.key] ??= {})[canonicalJson(r.args ?? {})] = stats;
+      ((r.kind === 'args' ? byArgs : byShape)[r.key] ??= {})[canonicalJson(r.args ?? {})] = stats;
     } else {
       roles[r.key as EstimatedRole] = {
         input: { low: Math.round(Number(r.a50)), high: Math.round(Number(r.a90)) },
@@ -140,5 +167,5 @@ function fromRows(rows: readonly HistoryRow[]): EstimateHistoryData {
       };
     }
   }
-  return { tools, byArgs, roles };
+  return { tools, byArgs, byShape, roles };
 }

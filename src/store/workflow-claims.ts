@@ -6,7 +6,8 @@
  * with its approved risk, pins and `autoApproved` event, as `transition` would have moved it. A thousand fires due in one minute cost a handful of statements.
  */
 import { sql, type Kysely } from 'kysely';
-import type { FireClaim } from '../engine/workflows.ts';
+import { estimateJson } from '../engine/run/estimates.ts';
+import type { FireClaim, FireRun } from '../engine/workflows.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
 
@@ -47,8 +48,14 @@ function toClaimRow(c: FireClaim, n: number) {
     announced: { workflowId: fire.workflowId, version: fire.version, fireId: fire.id, scheduledAt: fire.scheduledAt },
     approved_risk: run?.approved?.risk ?? null,
     pins: run?.approved?.pins ?? null,
-    auto: run?.approved ? { revision: 0, risk: run.approved.risk, preference: 'saved', fireId: fire.id } : null,
+    auto: run?.approved ? autoApproved(run.approved, fire.id) : null,
   };
+}
+
+/** A started fire's `autoApproved` payload, as `ReviewFlow.offer` writes one: with its estimate when it has one. */
+function autoApproved(approved: NonNullable<FireRun['approved']>, fireId: string) {
+  const payload = { revision: 0, risk: approved.risk, preference: 'saved', fireId };
+  return approved.estimate ? { ...payload, estimate: estimateJson(approved.estimate) } : payload;
 }
 
 /**

@@ -1,4 +1,7 @@
-/** The estimate line people see on a plan card in Slack and Discord: before the run, and against what it took after. */
+/**
+ * The estimate line people see on a plan card in Slack and Discord: before the run, with what history it came from,
+ * and against what it took after.
+ */
 import { describe, expect, it } from 'vitest';
 import { estimateText } from '../../src/bot/card-estimate.ts';
 import { renderCard as renderDiscord } from '../../src/bot/discord/discord-render.ts';
@@ -13,8 +16,14 @@ const estimate: PlanEstimate = {
   tokens: { low: 2_100, high: 3_400 },
   costMicroUsd: { low: 2_000, high: 4_000 },
   noHistory: ['fs.write_file'],
+  basis: [
+    { step: 'list', from: 'args' },
+    { step: 'read', from: 'args' },
+    { step: 'search', from: 'similar' },
+  ],
 };
-const LINE = 'Estimate: 3.0–8.0 s · 2.1k–3.4k tokens · $0.0020–0.0040 · no history for fs.write_file';
+const LINE =
+  'Estimate: 3.0–8.0 s from past runs with the same arguments (search: similar arguments) · 2.1k–3.4k tokens · $0.0020–0.0040 · no history for fs.write_file';
 
 describe("a card's estimate", () => {
   const live = createLiveCard(createPlanCard({ estimate }), NOW);
@@ -23,7 +32,9 @@ describe("a card's estimate", () => {
     expect(estimateText(live)).toBe(LINE);
     expect(allTexts(renderSlack(live, NOW).blocks).join('\n')).toContain(LINE);
     // Discord escapes markdown in it (the dots and dashes stay readable).
-    expect(renderDiscord(live, NOW).embeds[0]?.description).toContain('Estimate: 3.0–8.0 s');
+    expect(renderDiscord(live, NOW).embeds[0]?.description).toContain(
+      'Estimate: 3.0–8.0 s from past runs with the same arguments (search: similar arguments)',
+    );
   });
 
   it("after the run, says how long it took against the estimate, by the engine's measure", () => {

@@ -1,7 +1,7 @@
 /**
  * Estimates on the console's plan cards, end to end: the first card has no history to go on; after runs of the same
- * tools, a card estimates from what they took, and the run's end says how long it took against that estimate. A card
- * shown again after a restart carries an estimate too.
+ * tools, a card estimates from what they took, says from which (the same arguments, similar ones, or any), and the
+ * run's end says how long it took against that estimate. A card shown again after a restart carries an estimate too.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -121,6 +121,60 @@ describe.each(['postgres', 'pglite'] as const)('estimates on plan cards, end to 
     expect(estimateLine(estimate)).toContain(`Estimate: ${end![2]} s`);
   });
 
+  it("the card says which history each step's estimate came from: the same arguments, similar ones (same names and types) or any", async () => {
+    folder = await mkdtemp(join(tmpdir(), 'steward-estimates-'));
+    let skew = 0;
+    // History: three sleeps of 200 ms, and three shorter ones that also carry a label (another shape of arguments).
+    const history = planReply([
+      ...['h1', 'h2', 'h3'].map((id) => ({ id, tool: 'audit.sleep', args: { ms: 200 } })),
+      ...['l1', 'l2', 'l3'].map((id) => ({ id, tool: 'audit.sleep', args: { ms: 20, label: id } })),
+    ]);
+    // Then: the same 200 ms; a new length; a new label; and a shape never seen (a number where the label was).
+    const next = planReply([
+      { id: 'same', tool: 'audit.sleep', args: { ms: 200 } },
+      { id: 'longer', tool: 'audit.sleep', args: { ms: 150 }, dependsOn: ['same'] },
+      { id: 'labelled', tool: 'audit.sleep', args: { ms: 20, label: 'new' } },
+      { id: 'odd', tool: 'audit.sleep', args: { ms: 10, label: 7 } },
+    ]);
+    h = await startHarness({
+      db,
+      servers: [auditStdioConfig(join(folder, 'audit.jsonl'))],
+      script: byRole({ planner: [history, next], synthesizer: 'Slept.' }),
+      clock: () => new Date(Date.now() + skew),
+      estimates: true,
+      modelStreams: false,
+    });
+    await h.type('Sleep six times.');
+    await h.waitFor(/=== Report \(completed\) ===\nSlept\./);
+    await h.steward.idle();
+
+    skew += HISTORY_TTL_MS + 1_000;
+    const from = h.output().length;
+    await h.type('Sleep four times.');
+    await h.waitFor(/=== Report \(completed\) ===\nSlept\./, 15_000, from);
+    const card = h.output().slice(from);
+    expect(card).toMatch(
+      /\nEstimate: [\d.]+(?:–[\d.]+)? s from past runs with similar arguments \(same: the same arguments; odd: any arguments\)( · |\n)/,
+    );
+    // The range: "same" then "longer" (each about 200 ms: the 200 ms calls, and sleeps given a length alone), beside
+    // "labelled" (about 20 ms); not the tool's mix of 200 ms and 20 ms sleeps, which would put "longer" near 110 ms.
+    const stored = await h.db.db
+      .selectFrom('run_events')
+      .select('payload')
+      .where('type', '=', 'autoApproved')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
+    const estimate = (stored.payload as unknown as { estimate: PlanEstimate }).estimate;
+    expect(estimate.durationMs!.low).toBeGreaterThanOrEqual(400);
+    expect(estimate.basis).toEqual([
+      { step: 'same', from: 'args' },
+      { step: 'longer', from: 'similar' },
+      { step: 'labelled', from: 'similar' },
+      { step: 'odd', from: 'tool' },
+    ]);
+    expect(card).toContain(estimateLine(estimate));
+  });
+
   it('a reviewed plan stores the estimate the person approved as an "estimated" event of the approval', async () => {
     folder = await mkdtemp(join(tmpdir(), 'steward-estimates-'));
     const send = planReply([{ id: 'tell', tool: 'audit.send', args: { to: 'ops', body: 'hello' } }]);
@@ -186,7 +240,7 @@ describe.each(['postgres', 'pglite'] as const)('estimates on plan cards, end to 
     const from = h.output().length;
     await h.steward.recover();
     const card = await h.waitFor(/=== Plan[\s\S]*?Type "approve"/, 15_000, from);
-    expect(card).toMatch(/\nEstimate: [\d.]+(?:–[\d.]+)? s · /);
+    expect(card).toMatch(/\nEstimate: [\d.]+(?:–[\d.]+)? s from past runs with the same arguments · /);
     expect(card).not.toContain('no history for audit.sleep');
   });
 });

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ErrorCode, Json, StepStatus } from '../../src/engine/types.ts';
 import { canonicalJson } from '../../src/engine/plan/canonical-json.ts';
+import { argShape } from '../../src/engine/run/estimates.ts';
 import { DEFAULT_HISTORY_WINDOW, PgEstimateHistory } from '../../src/store/estimate-history.ts';
 import { PgRunStore } from '../../src/store/pg-run-store.ts';
 import { createTestDatabase, type TestDatabase } from '../helpers/databases.ts';
@@ -60,6 +61,7 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
     expect(await new PgEstimateHistory(database.db).readEstimateHistory()).toEqual({
       tools: {},
       byArgs: {},
+      byShape: {},
       roles: {},
     });
   });
@@ -103,6 +105,8 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
       expect(history.byArgs?.['fs.list_directory']).toEqual({
         [canonicalJson(LIST_ARGS)]: { p50Ms: 300, p90Ms: 440, samples: 7 },
       });
+      // One shape of arguments so far: the tool's own history, not a group of its own.
+      expect(history.byShape).toEqual({});
       // Every llm step's attempt counts (the interrupted list attempts' runs still ran their summary).
       expect(history.tools.llm?.samples).toBe(9);
       expect(history.roles.planner).toEqual({
@@ -145,5 +149,26 @@ describe.each(['postgres', 'pglite'] as const)('estimate history on %s', (kind) 
       ['fs.list_directory', canonicalJson({ path: '/c' })],
       ['llm', canonicalJson({ prompt: { $ref: 'steps.list.output.content[0].text' } })],
     ]);
+  });
+
+  it("reads the durations per tool and arguments' shape (names and value types), named as the engine names them", async () => {
+    // So far: 10 calls with a path and options, 5 with a path alone (/b twice, /c three times).
+    // A path given as a reference is another shape; arguments too large for a group of their own still have a shape.
+    for (const ms of [7, 8, 9]) await run({ ms, args: { path: { $ref: 'steps.find.output.path' } } }, 10);
+    await run({ ms: 70, args: { path: `/${'d'.repeat(3_000)}` } }, 10);
+
+    const history = await new PgEstimateHistory(database.db).readEstimateHistory();
+    const byShape = history.byShape?.['fs.list_directory'] ?? {};
+    // A path never listed before is like /b, /c and the long one: 40, 50, 60, 70, 5000, 5000.
+    expect(byShape[canonicalJson(argShape({ path: '/never-seen' }))]).toEqual({ p50Ms: 65, p90Ms: 5000, samples: 6 });
+    expect(byShape[canonicalJson(argShape({ path: { $ref: 'steps.other.output' } }))]).toEqual({
+      p50Ms: 8,
+      p90Ms: 9,
+      samples: 3,
+    });
+    expect(byShape[canonicalJson(argShape({ path: '/e', options: { x: 2 } }))]?.samples).toBe(10);
+    expect(Object.keys(byShape)).toHaveLength(3);
+    // llm steps were only ever called with a prompt from a reference: one shape, so no group apart from the tool's.
+    expect(history.byShape?.llm).toBeUndefined();
   });
 });

@@ -339,6 +339,29 @@ describe.each(['postgres', 'pglite'] as const)('PgWorkflowStore on %s', (kind) =
     ]);
   });
 
+  it("a started fire's claim stores the estimate its card shows with its autoApproved event, as the dashboard reads it", async () => {
+    const due = await dueWorkflow(at(16));
+    const estimate = {
+      durationMs: { low: 1_000, high: 2_000 },
+      tokens: null,
+      costMicroUsd: null,
+      noHistory: [],
+      basis: [{ step: 'list', from: 'args' as const }],
+    };
+    const base = claimOf(due, at(46));
+    const approved = { risk: 'low' as const, pins: [], estimate };
+    const claim = { ...base, fire: { ...base.fire, run: { ...base.fire.run!, approved } } };
+    expect(await store.claimFires([claim], at(17), LONG)).toEqual([claim.fire.id]);
+    const events = await runs.listEvents(claim.fire.run.id);
+    expect(events.find((e) => e.type === 'autoApproved')?.payload).toEqual({
+      revision: 0,
+      risk: 'low',
+      preference: 'saved',
+      fireId: claim.fire.id,
+      estimate,
+    });
+  });
+
   it('a claim whose schedule moved on (another process won it) writes nothing', async () => {
     const due = await dueWorkflow(at(10));
     const winner = claimOf(due, at(20));

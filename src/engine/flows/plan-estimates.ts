@@ -48,17 +48,25 @@ export class PlanEstimates {
     v: ValidatedPlan,
     progress?: Readonly<Record<string, StepRuntime>>,
   ): Promise<PlanEstimate | undefined> {
-    const history = await this.history();
-    if (!history) return undefined;
     const done = new Set(
       Object.entries(progress ?? {})
         .filter(([, s]) => s.status !== 'pending' && s.status !== 'running')
         .map(([id]) => id),
     );
-    const { prices, maxParallel, defaultPricePerMillion } = this.deps;
-    const estimate = estimatePlan(v, history, prices, { done, maxParallel, defaultPricePerMillion });
-    this.shown.set(runId, { revision, estimate });
+    const estimate = await this.of(v, done);
+    if (estimate) this.shown.set(runId, { revision, estimate });
     return estimate;
+  }
+
+  /**
+   * The estimate of a plan none of whose steps ended, not remembered for any run: a workflow's fire stores it with
+   * its claim (before it knows whether it won it), then starts with it. Undefined without history.
+   */
+  async of(v: ValidatedPlan, done: ReadonlySet<string> = new Set()): Promise<PlanEstimate | undefined> {
+    const history = await this.history();
+    if (!history) return undefined;
+    const { prices, maxParallel, defaultPricePerMillion } = this.deps;
+    return estimatePlan(v, history, prices, { done, maxParallel, defaultPricePerMillion });
   }
 
   /** The estimate the person saw on the card they approve (that revision's), else one made now (say, after a restart). */

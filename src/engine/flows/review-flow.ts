@@ -24,6 +24,7 @@ import { toolsForRun } from './assistant-grants.ts';
 import { breakpointOffers } from './breakpoint-offers.ts';
 import type { StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
+import type { PlanEstimate } from '../estimate-history.ts';
 import type { EarlyRun } from './early-run.ts';
 import type { PlanOutcome, PlanWriter } from './planner.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -114,10 +115,16 @@ export class ReviewFlow {
 
   /**
    * Starts a run already moved to `running` on an approval given earlier (a workflow's fire, started as it was
-   * claimed): its card, then its driver; a card the platform refuses fails the run, as for any auto-approved plan.
+   * claimed, with the estimate stored in its claim): its card, then its driver; a card the platform refuses fails the
+   * run, as for any auto-approved plan.
    */
-  async startApproved(run: StoredRun, v: ValidatedPlan, pins: PinnedTool[], note: string): Promise<void> {
-    const estimate = await this.deps.estimates?.forCard(run.id, run.revision, v);
+  async startApproved(
+    run: StoredRun,
+    v: ValidatedPlan,
+    pins: PinnedTool[],
+    note: string,
+    estimate: PlanEstimate | undefined,
+  ): Promise<void> {
     this.deps.estimates?.runStarted(run.id, estimate);
     const shown = await this.showCard(run, 'running', run.revision, v, {
       needsReview: false,

@@ -24,6 +24,7 @@ import type {
   WorkflowVersion,
 } from '../workflows.ts';
 import type { StewardDeps } from './deps.ts';
+import type { PlanEstimates } from './plan-estimates.ts';
 import type { ReviewFlow } from './review-flow.ts';
 import type { RunLeases } from './run-leases.ts';
 import type { RunMessages } from './run-messages.ts';
@@ -48,6 +49,8 @@ export interface WorkflowFiresDeps extends Pick<StewardDeps, 'tools' | 'clock' |
   messages: RunMessages;
   /** Most fires of one workflow that start a run in any 24 hours (`ScheduleLimits.firesPerDay`). */
   firesPerDay: number;
+  /** The estimate a fire that starts at once shows on its card and stores with its claim. */
+  estimates?: PlanEstimates;
 }
 
 /** A fire decided here and about to be claimed, with its plan as validated (null: invalid, or skipped). */
@@ -97,6 +100,7 @@ export class WorkflowFires {
       // Runs each workflow has started in the last 24 hours, this round's included as they are decided.
       const started = new Map(due.map((d) => [d.workflow.id, d.firesToday]));
       const claims = due.flatMap((d) => this.decideSafely(d, now, decisions, started));
+      await this.estimate(claims);
       const won = new Set(claims.length > 0 ? await workflows.claimFires(claims, clock(), leases.ttlMs) : []);
       const fired = claims.filter((c) => won.has(c.fire.id));
       for (const c of fired) if (c.fire.run) leases.hold(c.fire.run.id, 0);
@@ -112,10 +116,25 @@ export class WorkflowFires {
     const now = clock();
     const { fire, validated } = this.prepare(workflow, version, { time: now, previous, timeZone }, true);
     const claim = { scheduleId: null, expectedNext: null, nextFireAt: null, fire, validated };
+    await this.estimate([claim]);
     await workflows.claimFires([claim], now, leases.ttlMs);
     if (fire.run) leases.hold(fire.run.id, 0);
     await this.offerClaimed(claim);
     return fire;
+  }
+
+  /**
+   * The estimate of each fire that starts at once, kept with its approval: the claim stores it in the run's
+   * `autoApproved` event (so the dashboard scores the fire as any run, at no statement of its own) and its card shows
+   * it. The history is read at most once per 30 s, however many fires.
+   */
+  private async estimate(claims: readonly Prepared[]): Promise<void> {
+    const { estimates } = this.deps;
+    if (!estimates) return;
+    for (const c of claims) {
+      const approved = c.fire.run?.approved;
+      if (approved && c.validated) approved.estimate = await estimates.of(c.validated);
+    }
   }
 
   /**
@@ -267,7 +286,8 @@ export class WorkflowFires {
         createdAt: clock(),
       };
       // The card says where the run came from: no person asked for it just now.
-      return review.startApproved(run, c.validated, fired.approved.pins, `${fired.request}.`).catch((err: unknown) => {
+      const { pins, estimate } = fired.approved;
+      return review.startApproved(run, c.validated, pins, `${fired.request}.`, estimate).catch((err: unknown) => {
         log('error', `run ${run.id}: the workflow fire could not start: ${(err as Error).message}`);
       });
     }

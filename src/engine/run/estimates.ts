@@ -2,12 +2,15 @@
  * The estimate on a plan card (pure): how long the plan will take, as its span when its steps are scheduled as the
  * dispatcher does (each as soon as its dependencies ended and one of `maxParallel` slots is free, in plan order) over
  * each step's recent p50 and p90 durations (those of its tool called with the same arguments when there are enough,
- * else its tool's), and what the run's model calls will spend, from recent per-role token counts and the catalog's
- * prices. A step with no history counts as instant and is named, so the range never pretends.
+ * else with arguments of the same shape, else its tool's; the card says which), and what the run's model calls will
+ * spend, from recent per-role token counts and the catalog's prices. A step with no history counts as instant and is
+ * named, so the range never pretends.
  */
 import {
   LLM_STEP_KEY,
   type DurationStats,
+  type EstimateBasis,
+  type StepBasis,
   type EstimateHistoryData,
   type PlanEstimate,
   type Range,
@@ -50,27 +53,64 @@ export function estimatePlan(
   const noHistory = new Set<string>();
   const low = new Map<string, number>();
   const high = new Map<string, number>();
+  const basis: StepBasis[] = [];
   let known = 0;
   let llmSteps = 0;
   for (const s of v.plan.steps) {
     const key = s.kind === 'tool' ? s.tool : s.kind === 'llm' ? LLM_STEP_KEY : null;
     if (s.kind === 'llm' && !done.has(s.id)) llmSteps += 1;
-    const stats = key === null || done.has(s.id) ? undefined : durationsOf(history, key, s);
+    const found = key === null || done.has(s.id) ? undefined : durationsOf(history, key, s);
+    const stats = found?.stats;
     if (key !== null && !done.has(s.id) && !stats) noHistory.add(key);
-    if (stats) known += 1;
+    if (found) {
+      known += 1;
+      basis.push({ step: s.id, from: found.basis });
+    }
     low.set(s.id, stats?.p50Ms ?? 0);
     high.set(s.id, Math.max(stats?.p90Ms ?? 0, stats?.p50Ms ?? 0));
   }
   const slots = options.maxParallel ?? Infinity;
   const durationMs = known > 0 ? { low: scheduledSpan(v, low, slots), high: scheduledSpan(v, high, slots) } : null;
   const spend = tokenSpend(history, llmSteps, prices, options.defaultPricePerMillion ?? DEFAULT_PRICE_PER_MILLION);
-  return { durationMs, ...spend, noHistory: [...noHistory].sort() };
+  const estimate: PlanEstimate = { durationMs, ...spend, noHistory: [...noHistory].sort() };
+  return known > 0 ? { ...estimate, basis } : estimate;
 }
 
-/** A step's recent durations: its tool's with these very arguments (as written, references unresolved), else its tool's. */
-function durationsOf(history: EstimateHistoryData, key: string, step: Step): DurationStats | undefined {
+/**
+ * A step's recent durations and where they came from: its tool's with these very arguments (as written, references
+ * unresolved), else with arguments of the same shape (`argShape`), else its tool's.
+ */
+function durationsOf(
+  history: EstimateHistoryData,
+  key: string,
+  step: Step,
+): { stats: DurationStats; basis: EstimateBasis } | undefined {
   const args = step.kind === 'condition' ? {} : step.args;
-  return history.byArgs?.[key]?.[canonicalJson(args)] ?? history.tools[key];
+  const exact = history.byArgs?.[key]?.[canonicalJson(args)];
+  if (exact) return { stats: exact, basis: 'args' };
+  const similar = history.byShape?.[key]?.[canonicalJson(argShape(args))];
+  if (similar) return { stats: similar, basis: 'similar' };
+  const tool = history.tools[key];
+  return tool ? { stats: tool, basis: 'tool' } : undefined;
+}
+
+/**
+ * The shape of a step's arguments: each top-level name with its value's JSON type (`string`, `number`, `boolean`,
+ * `null`, `array`, `object`), a reference (`{"$ref": ...}`) counting as `ref`: `{path: "/a"}` and `{path: "/b"}` are
+ * alike, `{path: "/a", pattern: "*.md"}` and `{path: {$ref: ...}}` are not. The store groups history by the same
+ * shape in SQL (`jsonb_typeof`), so the two must name types alike.
+ */
+export function argShape(args: Readonly<Record<string, Json>>): Record<string, string> {
+  const shape: Record<string, string> = {};
+  for (const [name, value] of Object.entries(args)) shape[name] = jsonType(value);
+  return shape;
+}
+
+function jsonType(value: Json): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'object') return '$ref' in value ? 'ref' : 'object';
+  return typeof value;
 }
 
 /**
@@ -174,14 +214,47 @@ function rounded(r: Range): Range {
   return { low: Math.round(r.low), high: Math.round(Math.max(r.high, r.low)) };
 }
 
-/** The card's one line: `Estimate: 3–8 s · 2.1k–3.4k tokens · $0.0020–0.0040 · no history for fs.write_file`. */
+/**
+ * The card's one line: `Estimate: 3–8 s from past runs with the same arguments · 2.1k–3.4k tokens · $0.0020–0.0040 ·
+ * no history for fs.write_file`. The duration says what history it came from (`basisWords`).
+ */
 export function estimateLine(e: PlanEstimate): string {
   const parts: string[] = [];
-  parts.push(e.durationMs ? `${span(e.durationMs, seconds)} s` : 'duration unknown');
+  const from = e.basis ? basisWords(e.basis) : '';
+  parts.push(e.durationMs ? `${span(e.durationMs, seconds)} s${from && ` ${from}`}` : 'duration unknown');
   if (e.tokens) parts.push(`${span(e.tokens, thousands)} tokens`);
   if (e.tokens) parts.push(e.costMicroUsd ? `$${span(e.costMicroUsd, dollars)}` : 'cost unknown');
   if (e.noHistory.length > 0) parts.push(`no history for ${e.noHistory.join(', ')}`);
   return `Estimate: ${parts.join(' · ')}`;
+}
+
+const BASIS_WORDS: Record<EstimateBasis, string> = {
+  args: 'the same arguments',
+  similar: 'similar arguments',
+  tool: 'any arguments',
+};
+
+/** Most precise first: a tie for the most steps goes to the more precise history. */
+const BASES: readonly EstimateBasis[] = ['args', 'similar', 'tool'];
+
+/** More steps than this on another history are counted (`4 steps: any arguments`) instead of named. */
+const NAMED_STEPS = 3;
+
+/**
+ * What history the duration came from, per plan when every step's came from the same kind (`from past runs with the
+ * same arguments`), else the kind most steps had with the other steps named after it (`from past runs with the same
+ * arguments (s3: similar arguments; s4, s5: any arguments)`), in plan order.
+ */
+export function basisWords(basis: readonly StepBasis[]): string {
+  const steps = (b: EstimateBasis) => basis.filter((s) => s.from === b).map((s) => s.step);
+  const counts = BASES.map((b) => ({ b, ids: steps(b) })).filter((g) => g.ids.length > 0);
+  if (counts.length === 0) return '';
+  const main = counts.reduce((best, g) => (g.ids.length > best.ids.length ? g : best));
+  const others = counts
+    .filter((g) => g !== main)
+    .map(({ b, ids }) => `${ids.length > NAMED_STEPS ? `${ids.length} steps` : ids.join(', ')}: ${BASIS_WORDS[b]}`);
+  const head = `from past runs with ${BASIS_WORDS[main.b]}`;
+  return others.length > 0 ? `${head} (${others.join('; ')})` : head;
 }
 
 /** After the run: `Took 5.2 s, estimated 3–8 s` (or the duration alone when nothing was estimated). */
@@ -218,5 +291,6 @@ export function estimateJson(e: PlanEstimate): Json {
     tokens: range(e.tokens),
     costMicroUsd: range(e.costMicroUsd),
     noHistory: [...e.noHistory],
+    ...(e.basis && { basis: e.basis.map((b) => ({ step: b.step, from: b.from })) }),
   };
 }

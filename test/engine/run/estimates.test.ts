@@ -4,7 +4,10 @@ import type { PricedModel } from '../../../src/engine/model-cost.ts';
 import { validatePlan, type ValidatedPlan } from '../../../src/engine/plan/validate-plan.ts';
 import { canonicalJson } from '../../../src/engine/plan/canonical-json.ts';
 import {
+  argShape,
+  basisWords,
   criticalPath,
+  estimateJson,
   estimateLine,
   estimatePlan,
   scheduledSpan,
@@ -189,6 +192,97 @@ describe('the estimated duration of a step called with arguments seen before', (
   });
 });
 
+describe('the estimated duration of a step called with new arguments of a known shape', () => {
+  // srv.mid's history: a search with a pattern is slow, a listing of a path alone is fast; the tool's mixes them.
+  const shapes: EstimateHistoryData = {
+    tools: { ...history.tools, 'srv.mid': durations(2000, 6100) },
+    byArgs: { 'srv.mid': { [canonicalJson({ path: '/docs' })]: durations(40, 60) } },
+    byShape: {
+      'srv.mid': {
+        [canonicalJson(argShape({ path: '/x' }))]: durations(50, 80),
+        [canonicalJson(argShape({ path: '/x', pattern: '*.md' }))]: durations(5000, 7000),
+      },
+    },
+    roles: {},
+  };
+  const step = (id: string, args: Record<string, unknown>, dependsOn: string[] = []) => ({
+    id,
+    tool: 'srv.mid',
+    args,
+    dependsOn,
+  });
+
+  it("uses the same arguments' history first, then that of arguments with the same names and value types, then the tool's", () => {
+    const exact = estimatePlan(validated([step('a', { path: '/docs' })]), shapes, []);
+    expect(exact.durationMs).toEqual({ low: 40, high: 60 });
+    expect(exact.basis).toEqual([{ step: 'a', from: 'args' }]);
+
+    // A path never listed: like other listings of a path alone, not like the tool's searches.
+    const similar = estimatePlan(validated([step('a', { path: '/never' })]), shapes, []);
+    expect(similar.durationMs).toEqual({ low: 50, high: 80 });
+    expect(similar.basis).toEqual([{ step: 'a', from: 'similar' }]);
+    const search = estimatePlan(validated([step('a', { pattern: '*.ts', path: '/src' })]), shapes, []);
+    expect(search.durationMs).toEqual({ low: 5000, high: 7000 });
+
+    // Another value type (a number where a string was), or another name, is another shape: the tool's history.
+    for (const args of [{ path: 7 }, { dir: '/x' }, { path: '/x', depth: 2 }]) {
+      const e = estimatePlan(validated([step('a', args)]), shapes, []);
+      expect(e.durationMs, JSON.stringify(args)).toEqual({ low: 2000, high: 6100 });
+      expect(e.basis).toEqual([{ step: 'a', from: 'tool' }]);
+    }
+  });
+
+  it('tells a reference apart from a literal of any type', () => {
+    expect(argShape({ path: { $ref: 'steps.a.output.path' }, opts: { depth: 1 }, tags: ['a'], none: null })).toEqual({
+      path: 'ref',
+      opts: 'object',
+      tags: 'array',
+      none: 'null',
+    });
+    expect(argShape({ n: 1, s: 'x', b: false })).toEqual({ n: 'number', s: 'string', b: 'boolean' });
+  });
+
+  it('leaves out steps already ended, and says nothing of a plan with no history', () => {
+    const v = validated([step('a', { path: '/docs' }), step('b', { path: '/new' }, ['a'])]);
+    expect(estimatePlan(v, shapes, [], { done: new Set(['a']) }).basis).toEqual([{ step: 'b', from: 'similar' }]);
+    expect(estimatePlan(v, { tools: {}, roles: {} }, []).basis).toBeUndefined();
+  });
+});
+
+describe('the words of what an estimate came from', () => {
+  const basis = (...froms: ('args' | 'similar' | 'tool')[]) => froms.map((from, i) => ({ step: `s${i + 1}`, from }));
+
+  it('say it once for the plan when every step came from the same kind of history', () => {
+    expect(basisWords(basis('args', 'args'))).toBe('from past runs with the same arguments');
+    expect(basisWords(basis('similar'))).toBe('from past runs with similar arguments');
+    expect(basisWords(basis('tool', 'tool', 'tool'))).toBe('from past runs with any arguments');
+  });
+
+  it('name the steps that came from another kind than most, and count them when there are many', () => {
+    expect(basisWords(basis('args', 'args', 'similar', 'tool', 'tool'))).toBe(
+      'from past runs with the same arguments (s3: similar arguments; s4, s5: any arguments)',
+    );
+    // A tie goes to the more precise history.
+    expect(basisWords(basis('tool', 'args'))).toBe('from past runs with the same arguments (s1: any arguments)');
+    expect(
+      basisWords(basis('args', 'tool', 'tool', 'tool', 'tool', 'tool', 'similar', 'similar', 'similar', 'similar')),
+    ).toBe('from past runs with any arguments (s1: the same arguments; 4 steps: similar arguments)');
+  });
+
+  it('follow the duration on the card line, and are stored with the estimate', () => {
+    const e = estimatePlan(
+      validated([
+        { id: 'a', tool: 'srv.fast' },
+        { id: 'b', tool: 'srv.new', dependsOn: ['a'] },
+      ]),
+      history,
+      [],
+    );
+    expect(estimateLine(e)).toBe('Estimate: 0.1–0.2 s from past runs with any arguments · no history for srv.new');
+    expect(estimateJson(e)).toMatchObject({ basis: [{ step: 'a', from: 'tool' }] });
+  });
+});
+
 describe('an estimate without history', () => {
   it('at all says so instead of guessing', () => {
     const v = validated([
@@ -209,7 +303,7 @@ describe('an estimate without history', () => {
     const e = estimatePlan(v, history, []);
     expect(e.durationMs).toEqual({ low: 100, high: 200 });
     expect(e.noHistory).toEqual(['srv.new']);
-    expect(estimateLine(e)).toBe('Estimate: 0.1–0.2 s · no history for srv.new');
+    expect(estimateLine(e)).toBe('Estimate: 0.1–0.2 s from past runs with any arguments · no history for srv.new');
   });
 });
 
@@ -235,7 +329,9 @@ describe('the estimated tokens and cost', () => {
     // low: (1000 + 500 + 600) × 1 + (200 + 100 + 100) × 4 = 3700 µ$; high: (2000 + 700 + 1000) + (400 + 300 + 200) × 4.
     expect(e.costMicroUsd).toEqual({ low: 3700, high: 7300 });
     expect(e.durationMs).toEqual({ low: 2100, high: 4200 });
-    expect(estimateLine(e)).toBe('Estimate: 2.1–4.2 s · 2.5k–4.6k tokens · $0.0037–0.0073');
+    expect(estimateLine(e)).toBe(
+      'Estimate: 2.1–4.2 s from past runs with any arguments · 2.5k–4.6k tokens · $0.0037–0.0073',
+    );
   });
 
   it('leave the cost unknown, never zero, when a model has no price', () => {
