@@ -401,6 +401,11 @@ export interface StoredRun {
   /** The run whose `delegate` step this run carries out (absent: a person started it). */
   parentRunId?: string;
   createdAt: Date;
+  /**
+   * The requester's review preference as read with the run (`RunRecords.getRun` reads both in one statement; null:
+   * none set). Absent when the read that produced this run did not read it: then ask `getReviewPreference`.
+   */
+  reviewPreference?: ReviewPreference | null;
 }
 
 /** A finished run that still owes its report, with the report if it was written but not sent. */
@@ -527,7 +532,10 @@ export interface RunRecords {
     /** The chat channel the conversation is in, when the conversation is a thread of it (for spend caps). */
     place?: string;
   }): Promise<boolean>;
-  /** The run with the plan of its current revision; null when there is no such run. */
+  /**
+   * The run with the plan of its current revision, and its requester's review preference (`reviewPreference`) when
+   * the store reads both in one statement; null when there is no such run.
+   */
   getRun(runId: string): Promise<StoredRun | null>;
   /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
   findActiveRun(conversation: Conversation): Promise<StoredRun | null>;

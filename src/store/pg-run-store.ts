@@ -351,9 +351,21 @@ export class PgRunStore implements RunStore {
     );
   }
 
+  /** The run, with its requester's review preference read in the same statement (so no flow reads it again). */
   async getRun(runId: string): Promise<StoredRun | null> {
-    const row = await this.attempt('getRun', () => this.selectRuns().where('runs.id', '=', runId).executeTakeFirst());
-    return row ? fromRunRow(row) : null;
+    const row = await this.attempt('getRun', () =>
+      this.selectRuns()
+        .leftJoin('user_preferences', (join) =>
+          join
+            .onRef('user_preferences.channel', '=', 'runs.channel')
+            .onRef('user_preferences.user_id', '=', 'runs.requester_id'),
+        )
+        .select('user_preferences.review as requester_review')
+        .where('runs.id', '=', runId)
+        .executeTakeFirst(),
+    );
+    if (!row) return null;
+    return { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null };
   }
 
   async recordProgress(a: Port<'recordProgress'>[0]): Promise<void> {

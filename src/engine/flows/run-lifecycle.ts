@@ -15,7 +15,7 @@ import { toPlanCard } from '../run/plan-card.ts';
 import { atFirstReview, heldActions } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
-import { PLANNED_STATUSES, STEERABLE_STATUSES, type RunStatus } from '../types.ts';
+import { PLANNED_STATUSES, STEERABLE_STATUSES, type ReviewPreference, type RunStatus } from '../types.ts';
 import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
@@ -82,7 +82,7 @@ export class RunLifecycle {
    */
   async startStreaming(run: StoredRun): Promise<EarlyRun | undefined> {
     const { store, settings } = this.deps;
-    const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
+    const preference = await reviewPreferenceOf(store, run);
     if (preference === 'all' || this.leases.fenceOf(run.id) === undefined) return undefined;
     // An Assistant's steps start only after its plan is checked against its grants as a whole.
     if (run.assistant) return undefined;
@@ -313,6 +313,16 @@ export class RunLifecycle {
     const kept = current.status === 'awaiting_review' ? (current.reviewDueAt ?? undefined) : undefined;
     this.timers.arm({ ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high', kept);
   }
+}
+
+/** The requester's review preference: as read with the run when it was (`getRun`), else read now; `risky` unset. */
+export async function reviewPreferenceOf(
+  store: Pick<RunSteering, 'getReviewPreference'>,
+  run: Pick<StoredRun, 'requester' | 'reviewPreference'>,
+): Promise<ReviewPreference> {
+  const read =
+    run.reviewPreference !== undefined ? run.reviewPreference : await store.getReviewPreference(run.requester);
+  return read ?? 'risky';
 }
 
 /** What a first review says of the steps that ran while its plan was written (read-only, closed-world lookups). */
