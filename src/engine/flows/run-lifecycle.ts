@@ -48,7 +48,8 @@ export class RunLifecycle {
      * parent is paused starts paused); for a restored or delegated run, before it starts anything.
      */
     private readonly hooks: {
-      afterStart: (run: StoredRun) => Promise<void>;
+      /** `fresh`: a run that had no driver before (started from planning or review here), not restored or delegated. */
+      afterStart: (run: StoredRun, fresh: boolean) => Promise<void>;
       /** Applies the decisions other processes queued for a run held here (a step's start was held by one). */
       applyQueued?: (runId: string) => Promise<void>;
       /** Told once a run's report is sent and it owes nothing more (a delegate step waiting for it looks again). */
@@ -140,12 +141,12 @@ export class RunLifecycle {
       // A run taken over or restored may have decisions queued while it had no driver (a Stop pressed through another
       // process while its holder was down): they apply before anything starts, so no call goes out after that Stop.
       // Likewise a delegated run approved while its parent is paused: it is paused before its first call.
-      void this.hooks.afterStart(run).finally(() => {
+      void this.hooks.afterStart(run, false).finally(() => {
         if (driver.current.phase !== 'done') driver.start();
       });
     } else {
       driver.start();
-      if (drain) void this.hooks.afterStart(run);
+      if (drain) void this.hooks.afterStart(run, true);
     }
     return driver;
   }

@@ -209,9 +209,9 @@ export class Steward implements InboundHandler {
     this.stopAsking = deps.connections?.whenPending((p) => this.askToConfirm(p)) ?? (() => undefined);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       waits: this.waits,
-      afterStart: async (run) => {
+      afterStart: async (run, fresh) => {
         await this.ownership
-          .drain(run.id)
+          .started(run.id, fresh)
           .catch((err: unknown) =>
             log('warn', `run ${run.id}: queued decisions not applied yet: ${(err as Error).message}`),
           );
