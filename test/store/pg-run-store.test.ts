@@ -35,9 +35,17 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       // The route a run takes unless quick answers answer it (migration 0011).
       route: 'plan',
       createdAt: run.at,
+      // Read with the run, so early start and review need no statement of their own for it.
+      reviewPreference: null,
     });
     expect(stored?.createdAt).toBeInstanceOf(Date);
     expect(await store.getRun('run_missing')).toBeNull();
+    // Another person's preference, or this one's on another platform, is not theirs.
+    await store.setReviewPreference({ id: 'U1', channel: 'discord' }, 'none', run.at);
+    await store.setReviewPreference({ id: 'U2', channel: 'slack' }, 'none', run.at);
+    expect((await store.getRun(run.id))?.reviewPreference).toBeNull();
+    await store.setReviewPreference({ id: 'U1', channel: 'slack' }, 'all', run.at);
+    expect((await store.getRun(run.id))?.reviewPreference).toBe('all');
   });
 
   it('round-trips the plan of the current revision as JSON', async () => {
