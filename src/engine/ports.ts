@@ -408,6 +408,28 @@ export interface StoredRun {
   reviewPreference?: ReviewPreference | null;
 }
 
+/** A model call's settlement (`Ledgers.settleTokens`): real usage less what was reserved, and the usage itself. */
+export interface TokenSettlement {
+  runId: string;
+  actor: Actor;
+  day: string;
+  delta: number;
+  usage: {
+    role: ModelRole;
+    model: string;
+    inputTokens: number;
+    outputTokens: number;
+    cachedInputTokens?: number;
+    /** What the call cost in micro-dollars; null or absent when unknown. */
+    costMicroUsd?: number | null;
+    /** What the call counts against spend caps: its cost, or its tokens at the default price. */
+    chargedMicroUsd?: number;
+    at: Date;
+  } | null;
+  /** The spend totals move by `delta` micro-dollars (the charge less what was reserved) in the reserved windows. */
+  spend?: { delta: number; windows: SpendWindows };
+}
+
 /** A finished run that still owes its report, with the report if it was written but not sent. */
 export interface UnreportedRun extends StoredRun {
   report: string | null;
@@ -583,9 +605,19 @@ export interface RunRecords {
   /**
    * Stores the run's report with its `reported` event, unless a report is stored already (a report is never
    * rewritten). Returns the report that stands: this one, or the one stored before. With `fence`, then throws
-   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement).
+   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement). With `settle`, the
+   * same statement also settles the model call that wrote the report (as `settleTokens`, once per `settle.op`: a
+   * repeat of this write under the same op settles nothing twice), whether or not this report is the one that stands
+   * and whoever holds the run.
    */
-  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string>;
+  storeReport(
+    runId: string,
+    report: string,
+    status: RunStatus,
+    at: Date,
+    fence?: number,
+    settle?: TokenSettlement & { op: string },
+  ): Promise<string>;
   /** The run's report was sent: it owes nothing any more, and its lease is let go. */
   markReportSent(runId: string, at: Date): Promise<void>;
 }
@@ -696,26 +728,7 @@ export interface Ledgers {
    * Settles a call once, in one statement: both counters move by `delta` (real usage less what was reserved), and its
    * usage is recorded (null when the call failed and only the reservation is given back).
    */
-  settleTokens(s: {
-    runId: string;
-    actor: Actor;
-    day: string;
-    delta: number;
-    usage: {
-      role: ModelRole;
-      model: string;
-      inputTokens: number;
-      outputTokens: number;
-      cachedInputTokens?: number;
-      /** What the call cost in micro-dollars; null or absent when unknown. */
-      costMicroUsd?: number | null;
-      /** What the call counts against spend caps: its cost, or its tokens at the default price. */
-      chargedMicroUsd?: number;
-      at: Date;
-    } | null;
-    /** The spend totals move by `delta` micro-dollars (the charge less what was reserved) in the reserved windows. */
-    spend?: { delta: number; windows: SpendWindows };
-  }): Promise<void>;
+  settleTokens(s: TokenSettlement): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
   claimInbound(key: string, at: Date): Promise<boolean>;
   /**

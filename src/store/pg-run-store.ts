@@ -410,12 +410,24 @@ export class PgRunStore implements RunStore {
   }
 
   /** One statement: the report stored (or the one that stands) and, with `fence`, whether this process still holds the run. */
-  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string> {
-    return this.attempt('storeReport', async () => {
-      const stored = await reports.storeReport(this.db, runId, report, status, at);
-      if (fence !== undefined && (stored.owner !== this.owner || stored.fence !== fence)) throw steps.fencedOut(runId);
-      return stored.report;
-    });
+  /** With `settle`, the model call that wrote the report is settled by the same statement. */
+  async storeReport(
+    runId: string,
+    report: string,
+    status: RunStatus,
+    at: Date,
+    fence?: number,
+    settle?: Port<'storeReport'>[5],
+  ): Promise<string> {
+    const stored = await this.attempt('storeReport', () =>
+      settle
+        ? reports.storeReportSettling(this.db, runId, report, status, at, settle.op, settle)
+        : reports.storeReport(this.db, runId, report, status, at),
+    );
+    // Once, after the write held (fenced out or not: the call was made, and is settled either way).
+    if (settle?.usage) this.onSettled?.(settle.usage);
+    if (fence !== undefined && (stored.owner !== this.owner || stored.fence !== fence)) throw steps.fencedOut(runId);
+    return stored.report;
   }
 
   markReportSent(runId: string, at: Date): Promise<void> {

@@ -4,7 +4,16 @@
  */
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
-import type { PinnedTool, RunOwnership, RunRecords, RunSteering, StepLog, StoredRun } from '../ports.ts';
+import type {
+  Ledgers,
+  PinnedTool,
+  RunOwnership,
+  RunRecords,
+  RunSteering,
+  StepLog,
+  StoredRun,
+  TokenSettlement,
+} from '../ports.ts';
 import type { SpendLedger } from '../spend.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
 import { createStreamingDispatch } from '../run/early-start.ts';
@@ -34,8 +43,11 @@ import type { ConnectionWaits } from './connection-waits.ts';
 /** Starts and finishes the runs of this process. */
 export class RunLifecycle {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'notifier' | 'clock' | 'log' | 'settings' | 'telemetry'> & {
-      store: RunRecords & StepLog & RunSteering & RunOwnership & SpendLedger;
+    private readonly deps: Pick<
+      StewardDeps,
+      'tools' | 'notifier' | 'clock' | 'log' | 'settings' | 'telemetry' | 'newId'
+    > & {
+      store: RunRecords & StepLog & RunSteering & RunOwnership & SpendLedger & Pick<Ledgers, 'settleTokens'>;
       estimates?: PlanEstimates;
     },
     private readonly llmFor: LlmForRun,
@@ -221,13 +233,21 @@ export class RunLifecycle {
         const input = { request: run.request, state: from.final, outcome: status };
         // An Assistant's report says whose it is, in every channel and in the stored text alike: streamed too.
         const heading = reportHeading(run.assistant);
+        // The synthesizer's call is settled by the statement that stores the report, which follows it at once (a
+        // kill between the two leaves its reservation standing, as a kill during the call does). Any other call
+        // settles on its own.
+        let settled: (TokenSettlement & { op: string }) | undefined;
+        const settle = async (s: TokenSettlement) => {
+          if (settled) return store.settleTokens(s);
+          settled = { ...s, op: this.deps.newId() };
+        };
         const written = await writeReport(
-          this.llmFor(run),
+          this.llmFor(run, { settle }),
           preview ? { ...input, onText: headedStream(heading, (d) => preview.append(d)) } : input,
         );
         // The same statement reads the lease: a process that lost the run stores and posts nothing.
         const said = heading + written;
-        text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence));
+        text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence, settled));
       }
       // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.
       const report = { kind: 'report' as const, runId: run.id, status, text, ...('stored' in from && { again: true }) };

@@ -164,9 +164,10 @@ export class Steward implements InboundHandler {
       this.drivers,
       this.messages,
     );
-    this.llmFor = (run) => {
+    this.llmFor = (run, options) => {
       const { budgets, modelPrices: prices, spend } = settings;
-      const metered = meteredLlm({ llm, store, clock, budgets, prices, spend, telemetry }, run.id, run.requester);
+      const metering = { llm, store, clock, budgets, prices, spend, telemetry };
+      const metered = meteredLlm(metering, run.id, run.requester, options?.settle);
       return run.assistant && deps.assistants ? withAssistantModels(metered, deps.assistants, run.assistant) : metered;
     };
     const earlier = (runId: string) =>
