@@ -809,6 +809,12 @@ export interface StepAttemptWrite {
   started: StepStart[];
   /** The starts are not written while a person's Pause or Stop is stored or queued for the run. */
   unlessHeld?: boolean;
+  /**
+   * The plan revision the starts belong to, saved by the same statement and made the run's current one (as
+   * `saveRevision`: never overwriting another; a second save of it is refused unless it is this write, repeated).
+   * The starts are written only with it.
+   */
+  revision?: { revision: number; plan: Plan; reason: string; at: Date };
 }
 
 /** What `StepLog.recordSteps` wrote: whether it left the starts out because the run is held by a Pause or Stop. */

@@ -6,7 +6,7 @@
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { StepAttemptWrite, StepsRecorded } from '../engine/ports.ts';
-import { toJsonText } from './json-text.ts';
+import { toJsonText, toStorableText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 type Db = Kysely<DatabaseSchema>;
@@ -14,6 +14,7 @@ type Db = Kysely<DatabaseSchema>;
 interface WrittenRow {
   leased: number;
   held: boolean;
+  revision_saved: boolean;
   ended: number;
   started: [string, number][];
 }
@@ -23,7 +24,8 @@ interface WrittenRow {
  * stored, is a repeat and changes nothing; a start stored under another fence, an end of an attempt that never
  * started, or a lease lost, throws. With `unlessHeld`, the starts are not written while the run is paused or
  * stopping, or while a Pause or Stop another process queued for it waits to be taken or applied (the ends are): the
- * result says so.
+ * result says so. With `revision`, the revision the starts belong to is saved first, in the same statement (a round
+ * of the quick path and its calls: one round trip).
  */
 export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): Promise<StepsRecorded> {
   const fence = w.fence ?? null;
@@ -50,6 +52,8 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       at_time: s.at.toISOString(),
     })),
   );
+  const rev = w.revision;
+  const revPlan = rev ? toJsonText(rev.plan) : null;
   const { rows } = await sql<WrittenRow>`
     WITH lease AS (
       -- Held: a person's Pause or Stop is stored (or queued for this owner by another process) and no step may start
@@ -64,6 +68,22 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       FROM runs
       WHERE id = ${w.runId} AND (${fence}::integer IS NULL OR (owner = ${owner} AND fence = ${fence}::integer))
       FOR SHARE
+    ), revision_inserted AS (
+      INSERT INTO plan_revisions (run_id, revision, plan, reason, created_at)
+      SELECT lease.id, ${rev?.revision ?? null}::integer, ${revPlan}::jsonb, ${rev ? toStorableText(rev.reason) : null},
+        ${rev?.at ?? null}::timestamptz
+      FROM lease WHERE ${rev !== undefined}
+      ON CONFLICT (run_id, revision) DO NOTHING
+      RETURNING id
+    ), revision_saved AS (
+      -- Saved: by this statement, or by this same write before (a repeat after its answer was lost); or none asked.
+      SELECT NOT ${rev !== undefined} OR EXISTS (SELECT 1 FROM revision_inserted) OR EXISTS (
+          SELECT 1 FROM plan_revisions
+          WHERE run_id = ${w.runId} AND revision = ${rev?.revision ?? null}::integer AND plan = ${revPlan}::jsonb
+        ) AS saved
+    ), revision_moved AS (
+      UPDATE runs SET revision = ${rev?.revision ?? null}::integer, updated_at = ${rev?.at ?? null}::timestamptz
+      WHERE id = (SELECT id FROM lease) AND ${rev !== undefined} AND (SELECT saved FROM revision_saved)
     ), ends AS (
       SELECT * FROM jsonb_to_recordset(${ends}::jsonb) AS e(step_id text, attempt integer, revision integer,
         unstarted boolean, status text, output jsonb, error jsonb, at_time timestamptz, duration_ms integer)
@@ -96,7 +116,7 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       SELECT lease.id, s.step_id, s.attempt, s.revision, 'running', coalesce(s.args, 'null'::jsonb), s.at_time,
         s.at_time, ${fence}::integer
       FROM lease, starts s
-      WHERE NOT lease.held
+      WHERE NOT lease.held AND (SELECT saved FROM revision_saved)
       -- A replay after a crash re-announces the same attempt; the first record stands.
       ON CONFLICT (run_id, step_id, attempt) DO NOTHING
       RETURNING step_id, attempt, started_at
@@ -116,6 +136,7 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       ) t ORDER BY t.k
     )
     SELECT (SELECT count(*) FROM lease)::integer AS leased, coalesce((SELECT held FROM lease), false) AS held,
+      (SELECT saved FROM revision_saved) AS revision_saved,
       ((SELECT count(*) FROM ended) + (SELECT count(*) FROM settled))::integer AS ended,
       (SELECT coalesce(jsonb_agg(jsonb_build_array(step_id, attempt)), '[]'::jsonb) FROM started) AS started
   `.execute(db);
@@ -123,6 +144,10 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
   if (!row || row.leased === 0) {
     if (fence !== null) throw fencedOut(w.runId);
     throw new StewardError('store_failed', `run ${w.runId} does not exist`);
+  }
+  // A revision is never overwritten: a second save of it is refused (and its starts with it).
+  if (rev && !row.revision_saved) {
+    throw new StewardError('store_failed', `revision ${rev.revision} of run ${w.runId} is already stored`);
   }
   if (row.ended < w.ended.length) await checkEnds(db, w, fence);
   if (row.held) return { startsHeld: true };

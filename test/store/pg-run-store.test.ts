@@ -77,6 +77,36 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     expect((await store.getRun(run.id))?.revision).toBe(1);
   });
 
+  it('saves a revision with the starts of its attempts in one write, and refuses both when another revision holds its number', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const round = createRevisionPlan({ summary: 'round 1' });
+    const start = (stepId: string) => ({ stepId, attempt: 1, revision: -1, args: { q: stepId }, at: at(1) });
+    const write = {
+      runId: run.id,
+      ended: [],
+      started: [start('quick:1'), start('quick:2')],
+      revision: { revision: -1, plan: round, reason: 'round 1', at: at(1) },
+    };
+    await store.recordSteps(write);
+    // Repeated after its answer was lost: nothing changes.
+    await store.recordSteps(write);
+    const attempts = async () => (await store.listStepAttempts(run.id)).map((a) => [a.stepId, a.revision, a.status]);
+    expect(await attempts()).toEqual([
+      ['quick:1', -1, 'running'],
+      ['quick:2', -1, 'running'],
+    ]);
+    expect(await store.getRun(run.id)).toMatchObject({ revision: -1, plan: round });
+    const other = {
+      ...write,
+      started: [start('quick:3')],
+      revision: { ...write.revision, plan: createRevisionPlan() },
+    };
+    await expect(store.recordSteps(other)).rejects.toMatchObject({ code: 'store_failed' });
+    expect(await attempts()).toHaveLength(2);
+    expect((await store.listRevisions(run.id)).map((r) => [r.revision, r.reason])).toEqual([[-1, 'round 1']]);
+  });
+
   it('lets exactly one of ten concurrent transitions win', async () => {
     const run = createNewRun();
     await store.createRun(run);
