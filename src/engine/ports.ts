@@ -815,6 +815,20 @@ export interface StepAttemptWrite {
    * The starts are written only with it.
    */
   revision?: { revision: number; plan: Plan; reason: string; at: Date };
+  /**
+   * The run's end, written with these ends (the last ones of the run): the move to `status` from one of `from`, its
+   * `event`, and the note that the report is owed (set even when the move does not apply: whoever ended the run
+   * reports it). Not with `revision`.
+   */
+  endRun?: RunEndWrite;
+}
+
+/** A run's end as its driver's last step write carries it (see `StepAttemptWrite.endRun`). */
+export interface RunEndWrite {
+  status: RunStatus;
+  from: readonly RunStatus[];
+  event?: { type: string; payload: Json };
+  at: Date;
 }
 
 /** What `StepLog.recordSteps` wrote: whether it left the starts out because the run is held by a Pause or Stop. */

@@ -25,7 +25,8 @@ interface WrittenRow {
  * started, or a lease lost, throws. With `unlessHeld`, the starts are not written while the run is paused or
  * stopping, or while a Pause or Stop another process queued for it waits to be taken or applied (the ends are): the
  * result says so. With `revision`, the revision the starts belong to is saved first, in the same statement (a round
- * of the quick path and its calls: one round trip).
+ * of the quick path and its calls: one round trip). With `endRun`, the run moves to its end in the same statement
+ * (from one of `endRun.from`; the report is noted as owed either way), its event after those of the steps.
  */
 export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): Promise<StepsRecorded> {
   const fence = w.fence ?? null;
@@ -53,6 +54,9 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
     })),
   );
   const rev = w.revision;
+  const end = w.endRun;
+  // One statement writes the run's row once: a revision's move and the run's end never go together.
+  if (rev && end) throw new StewardError('internal', 'a step write may save a revision or end the run, not both');
   const revPlan = rev ? toJsonText(rev.plan) : null;
   const { rows } = await sql<WrittenRow>`
     WITH lease AS (
@@ -120,6 +124,16 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       -- A replay after a crash re-announces the same attempt; the first record stands.
       ON CONFLICT (run_id, step_id, attempt) DO NOTHING
       RETURNING step_id, attempt, started_at
+    ), run_ended AS (
+      -- The run's end, with these last ends of its steps: the report is noted as owed in the same write.
+      UPDATE runs SET status = ${end?.status ?? null}, updated_at = ${end?.at ?? null}::timestamptz, report_due = true
+      WHERE id = (SELECT id FROM lease) AND ${end !== undefined} AND status = ANY(${end ? [...end.from] : []}::text[])
+      RETURNING id
+    ), run_owed AS (
+      -- The report is owed even when the move lost its race (or is this write, repeated): whoever ended the run
+      -- must still report it.
+      UPDATE runs SET report_due = true
+      WHERE id = (SELECT id FROM lease) AND ${end !== undefined} AND NOT EXISTS (SELECT 1 FROM run_ended)
     ), announced AS (
       INSERT INTO run_events (run_id, type, payload, created_at)
       SELECT ${w.runId}, t.type, t.payload, t.at_time FROM (
@@ -133,6 +147,10 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
         FROM settled
         UNION ALL
         SELECT 3, 'stepStarted', jsonb_build_object('stepId', step_id, 'attempt', attempt), started_at FROM started
+        UNION ALL
+        SELECT 4, ${end?.event?.type ?? null}, ${end?.event ? toJsonText(end.event.payload) : null}::jsonb,
+          ${end?.at ?? null}::timestamptz
+        FROM run_ended WHERE ${end?.event !== undefined}
       ) t ORDER BY t.k
     )
     SELECT (SELECT count(*) FROM lease)::integer AS leased, coalesce((SELECT held FROM lease), false) AS held,

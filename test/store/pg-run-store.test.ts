@@ -107,6 +107,40 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     expect((await store.listRevisions(run.id)).map((r) => [r.revision, r.reason])).toEqual([[-1, 'round 1']]);
   });
 
+  it("ends a run with its last steps' ends in one write, owing its report even when the move lost its race", async () => {
+    const endedRun = async (status: 'running' | 'cancelled') => {
+      const run = createNewRun();
+      await store.createRun(run);
+      await store.saveRevision(run.id, 0, createRevisionPlan(), 'first plan', at(1));
+      await store.transition(run.id, ['planning'], status, { at: at(2) });
+      const start = { stepId: 'list', attempt: 1, revision: 0, args: {}, at: at(3) };
+      await store.recordSteps({ runId: run.id, ended: [], started: [start] });
+      const end = { stepId: 'list', attempt: 1, status: 'succeeded' as const, output: null, error: null, at: at(4) };
+      const event = { type: 'dispatchFinished', payload: { outcome: 'completed' } };
+      const endRun = { status: 'completed' as const, from: ['running' as const], event, at: at(4) };
+      await store.recordSteps({ runId: run.id, ended: [end], started: [], endRun });
+      const row = await database.db
+        .selectFrom('runs')
+        .select(['status', 'report_due'])
+        .where('id', '=', run.id)
+        .executeTakeFirstOrThrow();
+      const events = (await store.listEvents(run.id, ['stepEnded', 'dispatchFinished'])).map((e) => e.type);
+      return { ...row, events, attempt: (await store.listStepAttempts(run.id))[0]?.status };
+    };
+    expect(await endedRun('running')).toEqual({
+      status: 'completed',
+      report_due: true,
+      events: ['stepEnded', 'dispatchFinished'],
+      attempt: 'succeeded',
+    });
+    expect(await endedRun('cancelled')).toEqual({
+      status: 'cancelled',
+      report_due: true,
+      events: ['stepEnded'],
+      attempt: 'succeeded',
+    });
+  });
+
   it('lets exactly one of ten concurrent transitions win', async () => {
     const run = createNewRun();
     await store.createRun(run);

@@ -7,6 +7,7 @@ import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
 import type {
   Ledgers,
   PinnedTool,
+  RunEndWrite,
   RunOwnership,
   RunRecords,
   RunSteering,
@@ -85,7 +86,7 @@ export class RunLifecycle {
         approvedRisk: run.approvedRisk ?? v.risk,
         breakpoints: run.breakpoints,
       });
-    this.drive(run, initial, pins, (final) => this.finish(run, final), true, state !== undefined);
+    this.drive(run, initial, pins, (final, ended) => this.finish(run, final, ended), true, state !== undefined);
   }
 
   /**
@@ -106,7 +107,8 @@ export class RunLifecycle {
       if (now && (PLANNED_STATUSES as readonly RunStatus[]).includes(now.status)) await this.finish(run, final);
     };
     // No decisions queue for a run being planned here (they are decided at once), so none are drained.
-    const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false);
+    // Its end is not written with its last steps' ends: the run may still be planning (then nothing ends here).
+    const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false, false, false);
     return driver && new EarlyRun(run, preference, driver, { ...this.deps, drivers: this.drivers });
   }
 
@@ -114,9 +116,10 @@ export class RunLifecycle {
     run: StoredRun,
     initial: DispatchState,
     pins: readonly PinnedTool[],
-    finish: (final: DispatchState) => Promise<void>,
+    finish: (final: DispatchState, ended: boolean) => Promise<void>,
     drain = true,
     restored = false,
+    endWithSteps = true,
   ): RunDriver | undefined {
     const fence = this.leases.fenceOf(run.id);
     if (fence === undefined) {
@@ -141,14 +144,20 @@ export class RunLifecycle {
       onLost: () => this.lose(run.id),
       checkGrant: grantCheckFor(this.deps, run),
       applyQueued: () => this.hooks.applyQueued?.(run.id) ?? Promise.resolve(),
+      ...(endWithSteps && { runEnd: (outcome: RunStatus) => this.endWrite(outcome) }),
     });
-    this.drivers.track(driver, run, finish, (err) => {
-      this.deps.log(
-        'error',
-        `run ${run.id}: could not finish: ${(err as Error).message}; letting it go to be taken over`,
-      );
-      this.abandon(run.id);
-    });
+    this.drivers.track(
+      driver,
+      run,
+      (final) => finish(final, driver.endStored),
+      (err) => {
+        this.deps.log(
+          'error',
+          `run ${run.id}: could not finish: ${(err as Error).message}; letting it go to be taken over`,
+        );
+        this.abandon(run.id);
+      },
+    );
     if (drain && (restored || run.parentRunId !== undefined)) {
       // A run taken over or restored may have decisions queued while it had no driver (a Stop pressed through another
       // process while its holder was down): they apply before anything starts, so no call goes out after that Stop.
@@ -189,21 +198,29 @@ export class RunLifecycle {
    * status change, so a kill at any point leaves a run that is still active (recovery drives it to its end again)
    * or one that ended owing its report (recovery writes it, or sends the one stored).
    */
-  private async finish(run: StoredRun, final: DispatchState): Promise<void> {
-    const { store, clock } = this.deps;
+  private async finish(run: StoredRun, final: DispatchState, ended = false): Promise<void> {
+    const { store } = this.deps;
     const status: RunStatus = final.outcome ?? 'failed';
     // The database may be away as the run ends: the end waits for it rather than leaving the run ownerless.
     const patiently = <T>(write: () => Promise<T>) => this.patiently(run, write);
     const fence = this.leases.fenceOf(run.id);
     this.hooks.waits?.forget(run.id);
     if (fence === undefined) return;
-    const from = [...PLANNED_STATUSES];
     // Fenced: a process that lost the run ends nothing (a `fenced` error); its new holder finishes it. The report is
-    // noted as owed in the same write, so the run is never seen ended without owing it.
-    const event = { type: 'dispatchFinished', payload: { outcome: status } };
-    await patiently(() => store.transition(run.id, from, status, { at: clock(), fence, reportDue: true, event }));
+    // noted as owed in the same write, so the run is never seen ended without owing it. Usually that write was the
+    // one that stored the last steps' ends (`ended`).
+    if (!ended) {
+      const { from, event, at } = this.endWrite(status);
+      await patiently(() => store.transition(run.id, from, status, { at, fence, reportDue: true, event }));
+    }
     await this.messages.status(run, status, this.deps.estimates?.ended(run.id));
     await this.report(run, status, { final });
+  }
+
+  /** How a run's end is stored: from any status a plan is in, with the report owed and the dispatcher's outcome. */
+  private endWrite(status: RunStatus): RunEndWrite {
+    const event = { type: 'dispatchFinished', payload: { outcome: status } };
+    return { status, from: [...PLANNED_STATUSES], event, at: this.deps.clock() };
   }
 
   private patiently<T>(run: StoredRun, write: () => Promise<T>): Promise<T> {
