@@ -115,7 +115,15 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       await store.transition(run.id, ['planning'], status, { at: at(2) });
       const start = { stepId: 'list', attempt: 1, revision: 0, args: {}, at: at(3) };
       await store.recordSteps({ runId: run.id, ended: [], started: [start] });
-      const end = { stepId: 'list', attempt: 1, status: 'succeeded' as const, output: null, error: null, at: at(4) };
+      const end = {
+        stepId: 'list',
+        attempt: 1,
+        status: 'succeeded' as const,
+        output: null,
+        error: null,
+        at: at(4),
+        durationMs: 1,
+      };
       const event = { type: 'dispatchFinished', payload: { outcome: 'completed' } };
       const endRun = { status: 'completed' as const, from: ['running' as const], event, at: at(4) };
       await store.recordSteps({ runId: run.id, ended: [end], started: [], endRun });
