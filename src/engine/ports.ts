@@ -561,6 +561,12 @@ export interface RunRecords {
   getRun(runId: string): Promise<StoredRun | null>;
   /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
   findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
+  /**
+   * `createRun` for a message that may be a reply, unless the conversation has an active run: then that run (the one
+   * `findActiveRun` returns) and nothing is created. One statement (with a mention, after its claim, in the same
+   * transaction: the mention is claimed either way). `created` false and no `active`: the mention was handled before.
+   */
+  createRunUnlessActive(run: Parameters<RunRecords['createRun']>[0]): Promise<{ created: boolean; active?: StoredRun }>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**

@@ -281,6 +281,24 @@ export class Steward implements InboundHandler {
       m.accepted?.();
       return mine;
     };
+    // A message that names no run, where no Assistant can be addressed: its run is created in the same write that
+    // looks for an active run in the conversation (which takes it as a reply instead).
+    if (!m.newRequest && !m.runId && !(this.assistants && m.fromPrompt === undefined)) {
+      const run = {
+        id: newId(),
+        conversation: m.conversation,
+        requester: m.actor,
+        ...(m.place !== undefined && { place: m.place }),
+      };
+      const held = { ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs, deliveryId: m.deliveryId };
+      const { created, active } = await store.createRunUnlessActive(held);
+      // Claimed with the write either way (or handled before, when neither).
+      m.accepted?.();
+      if (active) return this.reply(active, m);
+      if (!created) return;
+      this.leases.hold(run.id, 0);
+      return this.planner.plan(run, m.text);
+    }
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
     const active = m.newRequest ? null : await this.repliedTo(m);
     if (active) return (await handledHere()) ? this.reply(active, m) : undefined;
