@@ -281,9 +281,10 @@ export class Steward implements InboundHandler {
       m.accepted?.();
       return mine;
     };
-    // A message that names no run, where no Assistant can be addressed: its run is created in the same write that
-    // looks for an active run in the conversation (which takes it as a reply instead).
-    if (!m.newRequest && !m.runId && !(this.assistants && m.fromPrompt === undefined)) {
+    // A message that names no run and addresses no Assistant (`ask <name>:`): its run is created in the same write
+    // that looks for an active run in the conversation (which takes it as a reply instead).
+    const mayAddress = this.assistants && m.fromPrompt === undefined && parseAddress(m.text) !== null;
+    if (!m.newRequest && !m.runId && !mayAddress) {
       const run = {
         id: newId(),
         conversation: m.conversation,
