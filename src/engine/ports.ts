@@ -565,8 +565,13 @@ export interface RunRecords {
    * `createRun` for a message that may be a reply, unless the conversation has an active run: then that run (the one
    * `findActiveRun` returns) and nothing is created. One statement (with a mention, after its claim, in the same
    * transaction: the mention is claimed either way). `created` false and no `active`: the mention was handled before.
+   * With `earlierTurns`, a run created comes with up to that many of its conversation's earlier turns, read by the
+   * same statement (as `earlierTurns` would read them for it).
    */
-  createRunUnlessActive(run: Parameters<RunRecords['createRun']>[0]): Promise<{ created: boolean; active?: StoredRun }>;
+  createRunUnlessActive(
+    run: Parameters<RunRecords['createRun']>[0],
+    options?: { earlierTurns?: number },
+  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**

@@ -101,13 +101,17 @@ export class PgRunStore implements RunStore {
     );
   }
 
-  async createRunUnlessActive(run: Port<'createRun'>[0]): Promise<{ created: boolean; active?: StoredRun }> {
+  async createRunUnlessActive(
+    run: Port<'createRun'>[0],
+    options: Port<'createRunUnlessActive'>[1] = {},
+  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }> {
     const { deliveryId } = run;
-    if (!deliveryId) return this.attempt('createRun', () => this.insertRunUnlessActive(this.db, run));
+    const limit = options.earlierTurns ?? 0;
+    if (!deliveryId) return this.attempt('createRun', () => this.insertRunUnlessActive(this.db, run, limit));
     return this.attempt('createRun', () =>
       this.db.transaction().execute(async (trx) => {
         if (!(await safety.claimInbound(trx, run.id, deliveryId, run.at))) return { created: false };
-        return this.insertRunUnlessActive(trx, run);
+        return this.insertRunUnlessActive(trx, run, limit);
       }),
     );
   }
@@ -119,7 +123,8 @@ export class PgRunStore implements RunStore {
   private async insertRunUnlessActive(
     db: Kysely<DatabaseSchema>,
     run: Port<'createRun'>[0],
-  ): Promise<{ created: boolean; active?: StoredRun }> {
+    limit: number,
+  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }> {
     const { conversation, requester } = run;
     const active = this.selectRuns()
       .where('runs.channel', '=', conversation.channel)
@@ -133,7 +138,11 @@ export class PgRunStore implements RunStore {
     const request = toStorableText(run.request);
     const lease = run.leaseMs === undefined ? null : run.leaseMs;
     const payload = toJsonText({ actor: requester.id, channel: requester.channel });
-    const { rows } = await sql<RunRow & { created: boolean; mine: boolean }>`
+    // The turns are read only for a run created now (a repeat of this write reads them again: before its own run).
+    const earlier =
+      limit > 0 ? sql`(SELECT json_agg(t) FROM (${turns.earlierTurnsBefore(db, run, limit)}) t)` : sql`NULL`;
+    type TurnRow = Parameters<typeof turns.toEarlierTurn>[0];
+    const { rows } = await sql<RunRow & { created: boolean; mine: boolean; earlier_turns: TurnRow[] | null }>`
       WITH active AS (${active}), created AS (
         INSERT INTO runs (id, status, channel, conversation_key, requester_id, requester_name, request, assistant,
           parent_run_id, place, created_at, updated_at, owner, lease_expires_at)
@@ -160,10 +169,14 @@ export class PgRunStore implements RunStore {
             AND conversation_key = ${conversation.key} AND requester_id = ${requester.id} AND request = ${request}
             AND created_at = ${run.at}::timestamptz
         ) AS mine,
+        CASE WHEN NOT EXISTS (SELECT 1 FROM active) THEN ${earlier} END AS earlier_turns,
         active.*
       FROM (SELECT 1) one LEFT JOIN active ON true`.execute(db);
     const row = rows[0];
-    if (row?.created || row?.mine) return { created: true };
+    if (row?.created || row?.mine) {
+      if (limit === 0) return { created: true };
+      return { created: true, earlierTurns: (row.earlier_turns ?? []).map(turns.toEarlierTurn) };
+    }
     if (row?.id) return { created: false, active: fromRunRow(row) };
     throw new StewardError('store_failed', `a run with id ${run.id} already exists`);
   }

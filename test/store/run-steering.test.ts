@@ -44,8 +44,12 @@ describe.each(['postgres', 'pglite'] as const)('steering queries on %s', (kind) 
     expect(await store.createRunUnlessActive({ ...second, id: `${second.id}-again` })).toEqual({ created: false });
 
     await store.transition(first.id, ['planning'], 'completed');
-    const third = createNewRun({ conversation });
-    expect(await store.createRunUnlessActive(third)).toEqual({ created: true });
+    await store.storeReport(first.id, 'Done.', 'completed', new Date('2026-11-30T10:01:00Z'));
+    // Read by the same write: the conversation's earlier turns, as the planner would read them for the new run.
+    const third = createNewRun({ conversation, at: new Date('2026-11-30T10:02:00Z') });
+    const created = await store.createRunUnlessActive(third, { earlierTurns: 5 });
+    expect(created).toEqual({ created: true, earlierTurns: await store.earlierTurns(third.id, 5) });
+    expect(created.earlierTurns).toMatchObject([{ runId: first.id, reply: 'Done.', status: 'completed' }]);
     expect((await store.findActiveRun(conversation))?.id).toBe(third.id);
   });
 
