@@ -845,6 +845,8 @@ export interface RunEndWrite {
 /** What `StepLog.recordSteps` wrote: whether it left the starts out because the run is held by a Pause or Stop. */
 export interface StepsRecorded {
   startsHeld: boolean;
+  /** With `endRun`: whether the run moved to its end by this write (not when it was in another status already). */
+  runEnded?: boolean;
 }
 
 /** A tool definition as approved: compared before each step of the run. */

@@ -15,6 +15,7 @@ interface WrittenRow {
   leased: number;
   held: boolean;
   revision_saved: boolean;
+  run_ended: boolean;
   ended: number;
   started: [string, number][];
 }
@@ -154,7 +155,7 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       ) t ORDER BY t.k
     )
     SELECT (SELECT count(*) FROM lease)::integer AS leased, coalesce((SELECT held FROM lease), false) AS held,
-      (SELECT saved FROM revision_saved) AS revision_saved,
+      (SELECT saved FROM revision_saved) AS revision_saved, EXISTS (SELECT 1 FROM run_ended) AS run_ended,
       ((SELECT count(*) FROM ended) + (SELECT count(*) FROM settled))::integer AS ended,
       (SELECT coalesce(jsonb_agg(jsonb_build_array(step_id, attempt)), '[]'::jsonb) FROM started) AS started
   `.execute(db);
@@ -168,9 +169,10 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
     throw new StewardError('store_failed', `revision ${rev.revision} of run ${w.runId} is already stored`);
   }
   if (row.ended < w.ended.length) await checkEnds(db, w, fence);
-  if (row.held) return { startsHeld: true };
+  const ended = end ? { runEnded: row.run_ended } : {};
+  if (row.held) return { startsHeld: true, ...ended };
   if (row.started.length < w.started.length && fence !== null) await checkStarts(db, w, row.started, fence);
-  return { startsHeld: false };
+  return { startsHeld: false, ...ended };
 }
 
 /**

@@ -126,24 +126,26 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       };
       const event = { type: 'dispatchFinished', payload: { outcome: 'completed' } };
       const endRun = { status: 'completed' as const, from: ['running' as const], event, at: at(4) };
-      await store.recordSteps({ runId: run.id, ended: [end], started: [], endRun });
+      const { runEnded } = await store.recordSteps({ runId: run.id, ended: [end], started: [], endRun });
       const row = await database.db
         .selectFrom('runs')
         .select(['status', 'report_due'])
         .where('id', '=', run.id)
         .executeTakeFirstOrThrow();
       const events = (await store.listEvents(run.id, ['stepEnded', 'dispatchFinished'])).map((e) => e.type);
-      return { ...row, events, attempt: (await store.listStepAttempts(run.id))[0]?.status };
+      return { ...row, runEnded, events, attempt: (await store.listStepAttempts(run.id))[0]?.status };
     };
     expect(await endedRun('running')).toEqual({
       status: 'completed',
       report_due: true,
+      runEnded: true,
       events: ['stepEnded', 'dispatchFinished'],
       attempt: 'succeeded',
     });
     expect(await endedRun('cancelled')).toEqual({
       status: 'cancelled',
       report_due: true,
+      runEnded: false,
       events: ['stepEnded'],
       attempt: 'succeeded',
     });
