@@ -73,8 +73,9 @@ export interface LogTally {
 }
 
 /**
- * `store`, reporting each committed state change and each step start to `hooks`. A start is written either in a wave
- * (`recordSteps`, with the ends before it) or alone (`recordStepStarted`, a quick answer's call): both are tapped.
+ * `store`, reporting each committed state change and each step start to `hooks`. A start is written in a wave
+ * (`recordSteps`, with the ends before it, or with a quick answer's round) or alone (`recordStepStarted`): both are
+ * tapped, as is a run's end written with its last steps' ends.
  */
 function hookedStore(store: RunStore, hooks: StewardHooks): RunStore {
   return withOverrides(store, {
@@ -86,6 +87,8 @@ function hookedStore(store: RunStore, hooks: StewardHooks): RunStore {
     async recordSteps(w) {
       const recorded = await store.recordSteps(w);
       if (!recorded.startsHeld) for (const s of w.started) hooks.stepStarted?.(w.runId, s.stepId, epochNow());
+      // A run's end is usually written with its last steps' ends.
+      if (w.endRun && recorded.runEnded) hooks.committed?.(w.runId, w.endRun.status, epochNow());
       return recorded;
     },
     async recordStepStarted(a) {

@@ -401,6 +401,33 @@ export interface StoredRun {
   /** The run whose `delegate` step this run carries out (absent: a person started it). */
   parentRunId?: string;
   createdAt: Date;
+  /**
+   * The requester's review preference as read with the run (`RunRecords.getRun` reads both in one statement; null:
+   * none set). Absent when the read that produced this run did not read it: then ask `getReviewPreference`.
+   */
+  reviewPreference?: ReviewPreference | null;
+}
+
+/** A model call's settlement (`Ledgers.settleTokens`): real usage less what was reserved, and the usage itself. */
+export interface TokenSettlement {
+  runId: string;
+  actor: Actor;
+  day: string;
+  delta: number;
+  usage: {
+    role: ModelRole;
+    model: string;
+    inputTokens: number;
+    outputTokens: number;
+    cachedInputTokens?: number;
+    /** What the call cost in micro-dollars; null or absent when unknown. */
+    costMicroUsd?: number | null;
+    /** What the call counts against spend caps: its cost, or its tokens at the default price. */
+    chargedMicroUsd?: number;
+    at: Date;
+  } | null;
+  /** The spend totals move by `delta` micro-dollars (the charge less what was reserved) in the reserved windows. */
+  spend?: { delta: number; windows: SpendWindows };
 }
 
 /** A finished run that still owes its report, with the report if it was written but not sent. */
@@ -527,10 +554,24 @@ export interface RunRecords {
     /** The chat channel the conversation is in, when the conversation is a thread of it (for spend caps). */
     place?: string;
   }): Promise<boolean>;
-  /** The run with the plan of its current revision; null when there is no such run. */
+  /**
+   * The run with the plan of its current revision, and its requester's review preference (`reviewPreference`) when
+   * the store reads both in one statement; null when there is no such run.
+   */
   getRun(runId: string): Promise<StoredRun | null>;
   /** The newest run of a conversation that is not finished yet (planning, waiting, running, paused, stopping). */
   findActiveRun(conversation: Conversation): Promise<StoredRun | null>;
+  /**
+   * `createRun` for a message that may be a reply, unless the conversation has an active run: then that run (the one
+   * `findActiveRun` returns) and nothing is created. One statement (with a mention, after its claim, in the same
+   * transaction: the mention is claimed either way). `created` false and no `active`: the mention was handled before.
+   * With `earlierTurns`, a run created comes with up to that many of its conversation's earlier turns, read by the
+   * same statement (as `earlierTurns` would read them for it).
+   */
+  createRunUnlessActive(
+    run: Parameters<RunRecords['createRun']>[0],
+    options?: { earlierTurns?: number },
+  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }>;
   /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
   saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
   /**
@@ -575,9 +616,19 @@ export interface RunRecords {
   /**
    * Stores the run's report with its `reported` event, unless a report is stored already (a report is never
    * rewritten). Returns the report that stands: this one, or the one stored before. With `fence`, then throws
-   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement).
+   * `fenced` unless this process still holds the run (as `assertHeld`, in the same statement). With `settle`, the
+   * same statement also settles the model call that wrote the report (as `settleTokens`, once per `settle.op`: a
+   * repeat of this write under the same op settles nothing twice), whether or not this report is the one that stands
+   * and whoever holds the run.
    */
-  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string>;
+  storeReport(
+    runId: string,
+    report: string,
+    status: RunStatus,
+    at: Date,
+    fence?: number,
+    settle?: TokenSettlement & { op: string },
+  ): Promise<string>;
   /** The run's report was sent: it owes nothing any more, and its lease is let go. */
   markReportSent(runId: string, at: Date): Promise<void>;
 }
@@ -688,26 +739,7 @@ export interface Ledgers {
    * Settles a call once, in one statement: both counters move by `delta` (real usage less what was reserved), and its
    * usage is recorded (null when the call failed and only the reservation is given back).
    */
-  settleTokens(s: {
-    runId: string;
-    actor: Actor;
-    day: string;
-    delta: number;
-    usage: {
-      role: ModelRole;
-      model: string;
-      inputTokens: number;
-      outputTokens: number;
-      cachedInputTokens?: number;
-      /** What the call cost in micro-dollars; null or absent when unknown. */
-      costMicroUsd?: number | null;
-      /** What the call counts against spend caps: its cost, or its tokens at the default price. */
-      chargedMicroUsd?: number;
-      at: Date;
-    } | null;
-    /** The spend totals move by `delta` micro-dollars (the charge less what was reserved) in the reserved windows. */
-    spend?: { delta: number; windows: SpendWindows };
-  }): Promise<void>;
+  settleTokens(s: TokenSettlement): Promise<void>;
   /** Records a platform event id as handled; false when it already was (the database decides, across restarts). */
   claimInbound(key: string, at: Date): Promise<boolean>;
   /**
@@ -788,11 +820,33 @@ export interface StepAttemptWrite {
   started: StepStart[];
   /** The starts are not written while a person's Pause or Stop is stored or queued for the run. */
   unlessHeld?: boolean;
+  /**
+   * The plan revision the starts belong to, saved by the same statement and made the run's current one (as
+   * `saveRevision`: never overwriting another; a second save of it is refused unless it is this write, repeated).
+   * The starts are written only with it.
+   */
+  revision?: { revision: number; plan: Plan; reason: string; at: Date };
+  /**
+   * The run's end, written with these ends (the last ones of the run): the move to `status` from one of `from`, its
+   * `event`, and the note that the report is owed (set even when the move does not apply: whoever ended the run
+   * reports it). Not with `revision`.
+   */
+  endRun?: RunEndWrite;
+}
+
+/** A run's end as its driver's last step write carries it (see `StepAttemptWrite.endRun`). */
+export interface RunEndWrite {
+  status: RunStatus;
+  from: readonly RunStatus[];
+  event?: { type: string; payload: Json };
+  at: Date;
 }
 
 /** What `StepLog.recordSteps` wrote: whether it left the starts out because the run is held by a Pause or Stop. */
 export interface StepsRecorded {
   startsHeld: boolean;
+  /** With `endRun`: whether the run moved to its end by this write (not when it was in another status already). */
+  runEnded?: boolean;
 }
 
 /** A tool definition as approved: compared before each step of the run. */

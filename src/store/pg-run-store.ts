@@ -47,7 +47,7 @@ import * as spendLedger from './spend-ledger.ts';
 import * as steering from './run-steering.ts';
 import * as steps from './run-steps.ts';
 import * as turns from './run-turns.ts';
-import { fromRunRow, fromStepAttemptRow } from './run-rows.ts';
+import { fromRunRow, fromStepAttemptRow, type RunRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
@@ -99,6 +99,86 @@ export class PgRunStore implements RunStore {
         return true;
       }),
     );
+  }
+
+  async createRunUnlessActive(
+    run: Port<'createRun'>[0],
+    options: Port<'createRunUnlessActive'>[1] = {},
+  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }> {
+    const { deliveryId } = run;
+    const limit = options.earlierTurns ?? 0;
+    if (!deliveryId) return this.attempt('createRun', () => this.insertRunUnlessActive(this.db, run, limit));
+    return this.attempt('createRun', () =>
+      this.db.transaction().execute(async (trx) => {
+        if (!(await safety.claimInbound(trx, run.id, deliveryId, run.at))) return { created: false };
+        return this.insertRunUnlessActive(trx, run, limit);
+      }),
+    );
+  }
+
+  /**
+   * One statement: the conversation's active run, else the run with its `requested` event and its spend windows (as
+   * `insertRun`). A repeat of this very write (its answer lost) finds its own run and counts it created.
+   */
+  private async insertRunUnlessActive(
+    db: Kysely<DatabaseSchema>,
+    run: Port<'createRun'>[0],
+    limit: number,
+  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }> {
+    const { conversation, requester } = run;
+    const active = this.selectRuns()
+      .where('runs.channel', '=', conversation.channel)
+      .where('runs.conversation_key', '=', conversation.key)
+      .where('runs.status', 'in', ACTIVE_STATUSES)
+      .where('runs.id', '!=', run.id)
+      .orderBy(sql`runs.parent_run_id is not null and runs.status = 'awaiting_review'`, 'desc')
+      .orderBy(sql`runs.parent_run_id is null`, 'desc')
+      .orderBy('runs.created_at', 'desc')
+      .limit(1);
+    const request = toStorableText(run.request);
+    const lease = run.leaseMs === undefined ? null : run.leaseMs;
+    const payload = toJsonText({ actor: requester.id, channel: requester.channel });
+    // The turns are read only for a run created now (a repeat of this write reads them again: before its own run).
+    const earlier =
+      limit > 0 ? sql`(SELECT json_agg(t) FROM (${turns.earlierTurnsBefore(db, run, limit)}) t)` : sql`NULL`;
+    type TurnRow = Parameters<typeof turns.toEarlierTurn>[0];
+    const { rows } = await sql<RunRow & { created: boolean; mine: boolean; earlier_turns: TurnRow[] | null }>`
+      WITH active AS (${active}), created AS (
+        INSERT INTO runs (id, status, channel, conversation_key, requester_id, requester_name, request, assistant,
+          parent_run_id, place, created_at, updated_at, owner, lease_expires_at)
+        SELECT ${run.id}, 'planning', ${conversation.channel}, ${conversation.key}, ${requester.id},
+          ${requester.name ?? null}, ${request}, ${run.assistant ?? null}, ${run.parentRunId ?? null},
+          ${run.place ?? null}, ${run.at}::timestamptz, ${run.at}::timestamptz,
+          CASE WHEN ${lease}::integer IS NULL THEN NULL ELSE ${this.owner} END,
+          now() + ${lease}::integer * interval '1 millisecond'
+        WHERE NOT EXISTS (SELECT 1 FROM active)
+        ON CONFLICT (id) DO NOTHING
+        RETURNING id
+      ), opened AS (
+        INSERT INTO spend_totals (scope, key, period, starts)
+        SELECT w.scope, w.key, w.period, w.starts FROM (${spendLedger.newRunWindows(run)}) w
+        WHERE EXISTS (SELECT 1 FROM created)
+        ON CONFLICT (scope, key, period, starts) DO NOTHING
+      ), requested AS (
+        INSERT INTO run_events (run_id, type, payload, created_at)
+        SELECT id, 'requested', ${payload}::jsonb, ${run.at}::timestamptz FROM created
+      )
+      SELECT EXISTS (SELECT 1 FROM created) AS created,
+        EXISTS (
+          SELECT 1 FROM runs WHERE id = ${run.id} AND channel = ${conversation.channel}
+            AND conversation_key = ${conversation.key} AND requester_id = ${requester.id} AND request = ${request}
+            AND created_at = ${run.at}::timestamptz
+        ) AS mine,
+        CASE WHEN NOT EXISTS (SELECT 1 FROM active) THEN ${earlier} END AS earlier_turns,
+        active.*
+      FROM (SELECT 1) one LEFT JOIN active ON true`.execute(db);
+    const row = rows[0];
+    if (row?.created || row?.mine) {
+      if (limit === 0) return { created: true };
+      return { created: true, earlierTurns: (row.earlier_turns ?? []).map(turns.toEarlierTurn) };
+    }
+    if (row?.id) return { created: false, active: fromRunRow(row) };
+    throw new StewardError('store_failed', `a run with id ${run.id} already exists`);
   }
 
   /**
@@ -351,9 +431,21 @@ export class PgRunStore implements RunStore {
     );
   }
 
+  /** The run, with its requester's review preference read in the same statement (so no flow reads it again). */
   async getRun(runId: string): Promise<StoredRun | null> {
-    const row = await this.attempt('getRun', () => this.selectRuns().where('runs.id', '=', runId).executeTakeFirst());
-    return row ? fromRunRow(row) : null;
+    const row = await this.attempt('getRun', () =>
+      this.selectRuns()
+        .leftJoin('user_preferences', (join) =>
+          join
+            .onRef('user_preferences.channel', '=', 'runs.channel')
+            .onRef('user_preferences.user_id', '=', 'runs.requester_id'),
+        )
+        .select('user_preferences.review as requester_review')
+        .where('runs.id', '=', runId)
+        .executeTakeFirst(),
+    );
+    if (!row) return null;
+    return { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null };
   }
 
   async recordProgress(a: Port<'recordProgress'>[0]): Promise<void> {
@@ -398,12 +490,24 @@ export class PgRunStore implements RunStore {
   }
 
   /** One statement: the report stored (or the one that stands) and, with `fence`, whether this process still holds the run. */
-  storeReport(runId: string, report: string, status: RunStatus, at: Date, fence?: number): Promise<string> {
-    return this.attempt('storeReport', async () => {
-      const stored = await reports.storeReport(this.db, runId, report, status, at);
-      if (fence !== undefined && (stored.owner !== this.owner || stored.fence !== fence)) throw steps.fencedOut(runId);
-      return stored.report;
-    });
+  /** With `settle`, the model call that wrote the report is settled by the same statement. */
+  async storeReport(
+    runId: string,
+    report: string,
+    status: RunStatus,
+    at: Date,
+    fence?: number,
+    settle?: Port<'storeReport'>[5],
+  ): Promise<string> {
+    const stored = await this.attempt('storeReport', () =>
+      settle
+        ? reports.storeReportSettling(this.db, runId, report, status, at, settle.op, settle)
+        : reports.storeReport(this.db, runId, report, status, at),
+    );
+    // Once, after the write held (fenced out or not: the call was made, and is settled either way).
+    if (settle?.usage) this.onSettled?.(settle.usage);
+    if (fence !== undefined && (stored.owner !== this.owner || stored.fence !== fence)) throw steps.fencedOut(runId);
+    return stored.report;
   }
 
   markReportSent(runId: string, at: Date): Promise<void> {

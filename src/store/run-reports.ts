@@ -4,8 +4,10 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
+import type { TokenSettlement } from '../engine/ports.ts';
 import type { RunStatus } from '../engine/types.ts';
 import { toJsonText, toStorableText } from './json-text.ts';
+import { settledCounters, settlement } from './run-safety.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 type Db = Kysely<DatabaseSchema>;
@@ -58,4 +60,44 @@ export async function storeReport(
   if (!row || standing == null)
     throw new StewardError('store_failed', `run ${runId} has no report and none was stored`);
   return { report: standing, owner: row.owner, fence: row.fence };
+}
+
+/**
+ * `storeReport` and the settlement of the model call that wrote the report (`settle`, once per `op`) in one
+ * statement. The run's row is written once: its counters move by the settlement whatever becomes of the report, and
+ * the report is set only while it has none. The report returned is the row's own after the write, so one a concurrent
+ * writer committed first is the one returned.
+ */
+export async function storeReportSettling(
+  db: Db,
+  runId: string,
+  report: string,
+  status: RunStatus,
+  at: Date,
+  op: string,
+  settle: TokenSettlement,
+): Promise<{ report: string; owner: string | null; fence: number }> {
+  const text = toStorableText(report);
+  const payload = toJsonText({ status });
+  const run = sql`
+      UPDATE runs SET ${settledCounters(settle)},
+        -- A report is never rewritten: the first one stored stands.
+        report = coalesce(runs.report, ${text}),
+        updated_at = CASE WHEN runs.report IS NULL THEN ${at}::timestamptz ELSE runs.updated_at END
+      WHERE id = ${runId}
+      RETURNING id, report, owner, fence`;
+  const { rows } = await sql<{ stored: boolean; report: string | null; owner: string | null; fence: number }>`
+    WITH before AS (
+      SELECT report IS NULL AS open FROM runs WHERE id = ${runId}
+    ), ${settlement(op, settle, run)}, announced AS (
+      INSERT INTO run_events (run_id, type, payload, created_at)
+      SELECT id, 'reported', ${payload}::jsonb, ${at}::timestamptz FROM run
+      WHERE (SELECT open FROM before) AND run.report = ${text}
+    )
+    SELECT coalesce((SELECT open FROM before), false) AND run.report = ${text} AS stored, report, owner, fence
+    FROM run`.execute(db);
+  const row = rows[0];
+  if (!row || row.report == null)
+    throw new StewardError('store_failed', `run ${runId} has no report and none was stored`);
+  return { report: row.report, owner: row.owner, fence: row.fence };
 }

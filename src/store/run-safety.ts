@@ -1,6 +1,13 @@
 /** Queries for safety: pinned tool definitions, token budgets and spend caps (judged by conditional updates). */
-import { sql, type Kysely } from 'kysely';
-import type { GrantedCap, PinnedTool, PrunedLedgers, RunStore, TokenBudgets, TokenRequest } from '../engine/ports.ts';
+import { sql, type Kysely, type RawBuilder } from 'kysely';
+import type {
+  GrantedCap,
+  PinnedTool,
+  PrunedLedgers,
+  TokenBudgets,
+  TokenRequest,
+  TokenSettlement,
+} from '../engine/ports.ts';
 import { NO_SPEND_CAPS, type SpendRequest, type SpendWindows } from '../engine/spend.ts';
 import { openSpendWindows, SPEND_LIMITS, spendWindowsSql } from './spend-ledger.ts';
 import { TERMINAL_STATUSES, type Actor, type Json } from '../engine/types.ts';
@@ -205,19 +212,41 @@ function refused(row: ReserveRow | undefined, minOutput: number): GrantedCap {
  * only when the ledger's note of `op` is new. The run's row goes first and the windows in id order, as reservations
  * lock them.
  */
-export async function settleTokens(db: Db, op: string, s: Parameters<RunStore['settleTokens']>[0]): Promise<void> {
+export async function settleTokens(db: Db, op: string, s: TokenSettlement): Promise<void> {
+  const { runId, delta } = s;
+  const spendDelta = s.spend?.delta ?? 0;
+  const run = sql`
+      UPDATE runs SET ${settledCounters(s)}
+      WHERE id = ${runId} AND (${delta}::integer <> 0 OR ${spendDelta}::bigint <> 0) AND EXISTS (SELECT 1 FROM noted)
+      RETURNING id`;
+  await sql`WITH ${settlement(op, s, run)} SELECT 1`.execute(db);
+}
+
+/**
+ * `SET` terms that move a run's token and spend counters by the settlement (never below zero), only when the
+ * ledger's note of its op is new (`noted`, from `settlement`): for a statement that writes the run's row for another
+ * reason too, since one statement may update a row only once.
+ */
+export function settledCounters(s: TokenSettlement): RawBuilder<unknown> {
+  const spendDelta = s.spend?.delta ?? 0;
+  return sql`tokens_used = CASE WHEN EXISTS (SELECT 1 FROM noted)
+        THEN greatest(0, tokens_used + ${s.delta}::integer) ELSE tokens_used END,
+      spend_micro_usd = CASE WHEN EXISTS (SELECT 1 FROM noted)
+        THEN greatest(0, spend_micro_usd + ${spendDelta}::bigint) ELSE spend_micro_usd END`;
+}
+
+/**
+ * The CTEs of a settlement once per `op` (see `settleTokens`), for one statement: `noted` (the ledger's note, new or
+ * not), `run` (the caller's write of the run's row, which must move its counters with `settledCounters` or alike,
+ * and which comes first), then the person's counter, the spend windows in id order, and the usage row.
+ */
+export function settlement(op: string, s: TokenSettlement, run: RawBuilder<unknown>): RawBuilder<unknown> {
   const { runId, actor, day, delta, usage } = s;
   const spendDelta = s.spend?.delta ?? 0;
   const windows = spendWindowsSql(runId, actor, s.spend?.windows ?? monthOf(day), NO_SPEND_CAPS);
-  await sql`
-    WITH noted AS (
+  return sql`noted AS (
       INSERT INTO token_operations (op) VALUES (${op}) ON CONFLICT (op) DO NOTHING RETURNING op
-    ), run AS (
-      UPDATE runs SET tokens_used = greatest(0, tokens_used + ${delta}::integer),
-                      spend_micro_usd = greatest(0, spend_micro_usd + ${spendDelta}::bigint)
-      WHERE id = ${runId} AND (${delta}::integer <> 0 OR ${spendDelta}::bigint <> 0) AND EXISTS (SELECT 1 FROM noted)
-      RETURNING id
-    ), person AS (
+    ), run AS (${run}), person AS (
       UPDATE user_daily_tokens SET tokens = greatest(0, tokens + ${delta}::integer)
       WHERE channel = ${actor.channel} AND user_id = ${actor.id} AND day = ${day}
         AND ${delta}::integer <> 0 AND EXISTS (SELECT 1 FROM noted)
@@ -229,15 +258,16 @@ export async function settleTokens(db: Db, op: string, s: Parameters<RunStore['s
     ), spent AS (
       UPDATE spend_totals SET micro_usd = greatest(0, micro_usd + ${spendDelta}::bigint)
       WHERE id IN (SELECT id FROM locked)
-    )
-    INSERT INTO llm_usage (run_id, role, model, input_tokens, output_tokens, cached_input_tokens, cost_micro_usd,
-                           charged_micro_usd, spend_channel, op, created_at)
-    SELECT ${runId}, ${usage?.role ?? null}, ${usage?.model ?? null}, ${usage?.inputTokens ?? null}::integer,
-           ${usage?.outputTokens ?? null}::integer, ${usage?.cachedInputTokens ?? 0}::integer,
-           ${usage?.costMicroUsd ?? null}::bigint, ${usage?.chargedMicroUsd ?? null}::bigint,
-           (SELECT key FROM wanted WHERE scope = 'channel' LIMIT 1), ${op}, ${usage?.at ?? null}::timestamptz
-    WHERE ${usage !== null} AND EXISTS (SELECT 1 FROM noted)
-    ON CONFLICT (op) WHERE op IS NOT NULL DO NOTHING`.execute(db);
+    ), usage AS (
+      INSERT INTO llm_usage (run_id, role, model, input_tokens, output_tokens, cached_input_tokens, cost_micro_usd,
+                             charged_micro_usd, spend_channel, op, created_at)
+      SELECT ${runId}, ${usage?.role ?? null}, ${usage?.model ?? null}, ${usage?.inputTokens ?? null}::integer,
+             ${usage?.outputTokens ?? null}::integer, ${usage?.cachedInputTokens ?? 0}::integer,
+             ${usage?.costMicroUsd ?? null}::bigint, ${usage?.chargedMicroUsd ?? null}::bigint,
+             (SELECT key FROM wanted WHERE scope = 'channel' LIMIT 1), ${op}, ${usage?.at ?? null}::timestamptz
+      WHERE ${usage !== null} AND EXISTS (SELECT 1 FROM noted)
+      ON CONFLICT (op) WHERE op IS NOT NULL DO NOTHING
+    )`;
 }
 
 /** The windows of a day that carries no month of its own (a settlement written before spend caps existed). */

@@ -6,7 +6,7 @@
 import { sql, type Kysely } from 'kysely';
 import { StewardError } from '../engine/errors.ts';
 import type { StepAttemptWrite, StepsRecorded } from '../engine/ports.ts';
-import { toJsonText } from './json-text.ts';
+import { toJsonText, toStorableText } from './json-text.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 type Db = Kysely<DatabaseSchema>;
@@ -14,6 +14,8 @@ type Db = Kysely<DatabaseSchema>;
 interface WrittenRow {
   leased: number;
   held: boolean;
+  revision_saved: boolean;
+  run_ended: boolean;
   ended: number;
   started: [string, number][];
 }
@@ -23,7 +25,9 @@ interface WrittenRow {
  * stored, is a repeat and changes nothing; a start stored under another fence, an end of an attempt that never
  * started, or a lease lost, throws. With `unlessHeld`, the starts are not written while the run is paused or
  * stopping, or while a Pause or Stop another process queued for it waits to be taken or applied (the ends are): the
- * result says so.
+ * result says so. With `revision`, the revision the starts belong to is saved first, in the same statement (a round
+ * of the quick path and its calls: one round trip). With `endRun`, the run moves to its end in the same statement
+ * (from one of `endRun.from`; the report is noted as owed either way), its event after those of the steps.
  */
 export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): Promise<StepsRecorded> {
   const fence = w.fence ?? null;
@@ -50,6 +54,11 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       at_time: s.at.toISOString(),
     })),
   );
+  const rev = w.revision;
+  const end = w.endRun;
+  // One statement writes the run's row once: a revision's move and the run's end never go together.
+  if (rev && end) throw new StewardError('internal', 'a step write may save a revision or end the run, not both');
+  const revPlan = rev ? toJsonText(rev.plan) : null;
   const { rows } = await sql<WrittenRow>`
     WITH lease AS (
       -- Held: a person's Pause or Stop is stored (or queued for this owner by another process) and no step may start
@@ -64,6 +73,22 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       FROM runs
       WHERE id = ${w.runId} AND (${fence}::integer IS NULL OR (owner = ${owner} AND fence = ${fence}::integer))
       FOR SHARE
+    ), revision_inserted AS (
+      INSERT INTO plan_revisions (run_id, revision, plan, reason, created_at)
+      SELECT lease.id, ${rev?.revision ?? null}::integer, ${revPlan}::jsonb, ${rev ? toStorableText(rev.reason) : null},
+        ${rev?.at ?? null}::timestamptz
+      FROM lease WHERE ${rev !== undefined}
+      ON CONFLICT (run_id, revision) DO NOTHING
+      RETURNING id
+    ), revision_saved AS (
+      -- Saved: by this statement, or by this same write before (a repeat after its answer was lost); or none asked.
+      SELECT NOT ${rev !== undefined} OR EXISTS (SELECT 1 FROM revision_inserted) OR EXISTS (
+          SELECT 1 FROM plan_revisions
+          WHERE run_id = ${w.runId} AND revision = ${rev?.revision ?? null}::integer AND plan = ${revPlan}::jsonb
+        ) AS saved
+    ), revision_moved AS (
+      UPDATE runs SET revision = ${rev?.revision ?? null}::integer, updated_at = ${rev?.at ?? null}::timestamptz
+      WHERE id = (SELECT id FROM lease) AND ${rev !== undefined} AND (SELECT saved FROM revision_saved)
     ), ends AS (
       SELECT * FROM jsonb_to_recordset(${ends}::jsonb) AS e(step_id text, attempt integer, revision integer,
         unstarted boolean, status text, output jsonb, error jsonb, at_time timestamptz, duration_ms integer)
@@ -96,10 +121,20 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
       SELECT lease.id, s.step_id, s.attempt, s.revision, 'running', coalesce(s.args, 'null'::jsonb), s.at_time,
         s.at_time, ${fence}::integer
       FROM lease, starts s
-      WHERE NOT lease.held
+      WHERE NOT lease.held AND (SELECT saved FROM revision_saved)
       -- A replay after a crash re-announces the same attempt; the first record stands.
       ON CONFLICT (run_id, step_id, attempt) DO NOTHING
       RETURNING step_id, attempt, started_at
+    ), run_ended AS (
+      -- The run's end, with these last ends of its steps: the report is noted as owed in the same write.
+      UPDATE runs SET status = ${end?.status ?? null}, updated_at = ${end?.at ?? null}::timestamptz, report_due = true
+      WHERE id = (SELECT id FROM lease) AND ${end !== undefined} AND status = ANY(${end ? [...end.from] : []}::text[])
+      RETURNING id
+    ), run_owed AS (
+      -- The report is owed even when the move lost its race (or is this write, repeated): whoever ended the run
+      -- must still report it.
+      UPDATE runs SET report_due = true
+      WHERE id = (SELECT id FROM lease) AND ${end !== undefined} AND NOT EXISTS (SELECT 1 FROM run_ended)
     ), announced AS (
       INSERT INTO run_events (run_id, type, payload, created_at)
       SELECT ${w.runId}, t.type, t.payload, t.at_time FROM (
@@ -113,9 +148,14 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
         FROM settled
         UNION ALL
         SELECT 3, 'stepStarted', jsonb_build_object('stepId', step_id, 'attempt', attempt), started_at FROM started
+        UNION ALL
+        SELECT 4, ${end?.event?.type ?? null}, ${end?.event ? toJsonText(end.event.payload) : null}::jsonb,
+          ${end?.at ?? null}::timestamptz
+        FROM run_ended WHERE ${end?.event !== undefined}
       ) t ORDER BY t.k
     )
     SELECT (SELECT count(*) FROM lease)::integer AS leased, coalesce((SELECT held FROM lease), false) AS held,
+      (SELECT saved FROM revision_saved) AS revision_saved, EXISTS (SELECT 1 FROM run_ended) AS run_ended,
       ((SELECT count(*) FROM ended) + (SELECT count(*) FROM settled))::integer AS ended,
       (SELECT coalesce(jsonb_agg(jsonb_build_array(step_id, attempt)), '[]'::jsonb) FROM started) AS started
   `.execute(db);
@@ -124,10 +164,15 @@ export async function recordSteps(db: Db, owner: string, w: StepAttemptWrite): P
     if (fence !== null) throw fencedOut(w.runId);
     throw new StewardError('store_failed', `run ${w.runId} does not exist`);
   }
+  // A revision is never overwritten: a second save of it is refused (and its starts with it).
+  if (rev && !row.revision_saved) {
+    throw new StewardError('store_failed', `revision ${rev.revision} of run ${w.runId} is already stored`);
+  }
   if (row.ended < w.ended.length) await checkEnds(db, w, fence);
-  if (row.held) return { startsHeld: true };
+  const ended = end ? { runEnded: row.run_ended } : {};
+  if (row.held) return { startsHeld: true, ...ended };
   if (row.started.length < w.started.length && fence !== null) await checkStarts(db, w, row.started, fence);
-  return { startsHeld: false };
+  return { startsHeld: false, ...ended };
 }
 
 /**

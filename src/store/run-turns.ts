@@ -2,7 +2,7 @@
  * Queries over a conversation's earlier turns: what was asked and answered before a run, and an earlier step's
  * output read on demand. Only runs of the asking run's own conversation are ever seen.
  */
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { EarlierOutput, EarlierTurn } from '../engine/ports.ts';
 import type { Json, RunStatus } from '../engine/types.ts';
@@ -33,32 +33,71 @@ function earlierRuns(db: Db, runId: string, limit: number) {
 
 /** One statement: the earlier runs with, per step that succeeded, the size of its latest output (measured here). */
 export async function earlierTurns(db: Db, runId: string, limit: number): Promise<EarlierTurn[]> {
-  const runs = await earlierRuns(db, runId, limit)
-    .select((eb) => [
-      'r.id',
-      'r.request',
-      'r.status',
-      'r.report',
-      'r.created_at',
-      jsonArrayFrom(
-        eb
-          .selectFrom('step_attempts as a')
-          .select(['a.step_id as stepId', sql<number>`max(octet_length(a.output::text))`.as('bytes')])
-          .whereRef('a.run_id', '=', 'r.id')
-          .where('a.status', '=', 'succeeded')
-          .groupBy('a.step_id')
-          .orderBy('a.step_id'),
-      ).as('outputs'),
-    ])
-    .execute();
-  return runs.map((r) => ({
+  const runs = await withTurnColumns(earlierRuns(db, runId, limit)).execute();
+  return runs.map(toEarlierTurn);
+}
+
+/**
+ * The turns a new run at `at` (not stored yet) would find before it in `conversation`, as a query (for the statement
+ * that creates the run); rows as `toEarlierTurn` takes them.
+ */
+export function earlierTurnsBefore(
+  db: Db,
+  run: { id: string; conversation: { channel: string; key: string }; at: Date },
+  limit: number,
+) {
+  const runs = db
+    .selectFrom('runs as r')
+    .where('r.channel', '=', run.conversation.channel)
+    .where('r.conversation_key', '=', run.conversation.key)
+    .where((eb) =>
+      eb.or([eb('r.created_at', '<', run.at), eb.and([eb('r.created_at', '=', run.at), eb('r.id', '<', run.id)])]),
+    )
+    .orderBy('r.created_at', 'desc')
+    .orderBy('r.id', 'desc')
+    .limit(limit);
+  return withTurnColumns(runs);
+}
+
+/** What a turn is read as: the run's words and reply, and per step that succeeded the size of its latest output. */
+function withTurnColumns<QB extends SelectQueryBuilder<DatabaseSchema & { r: DatabaseSchema['runs'] }, 'r', object>>(
+  qb: QB,
+) {
+  return qb.select((eb) => [
+    'r.id',
+    'r.request',
+    'r.status',
+    'r.report',
+    'r.created_at',
+    jsonArrayFrom(
+      eb
+        .selectFrom('step_attempts as a')
+        .select(['a.step_id as stepId', sql<number>`max(octet_length(a.output::text))`.as('bytes')])
+        .whereRef('a.run_id', '=', 'r.id')
+        .where('a.status', '=', 'succeeded')
+        .groupBy('a.step_id')
+        .orderBy('a.step_id'),
+    ).as('outputs'),
+  ]);
+}
+
+/** A turn from its row (its time as a `Date` or, read back from JSON, as text). */
+export function toEarlierTurn(r: {
+  id: string;
+  request: string;
+  status: string;
+  report: string | null;
+  created_at: Date | string;
+  outputs: { stepId: string; bytes: number | string }[];
+}): EarlierTurn {
+  return {
     runId: r.id,
     request: r.request,
     status: r.status as RunStatus,
     reply: r.report,
     outputs: r.outputs.map((o) => ({ stepId: o.stepId, bytes: Number(o.bytes) })),
-    createdAt: r.created_at,
-  }));
+    createdAt: new Date(r.created_at),
+  };
 }
 
 export async function earlierOutput(

@@ -3,6 +3,7 @@
  * PostgreSQL, the openai SDK against the fake model (which scripts the butler's tool calls), and the audit server,
  * which logs every call it receives. The harness's invariant check runs after each test.
  */
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { StewardSettings } from '../../src/engine/flows/steward.ts';
 import { byRole, type FakeReply, type RoleReplies } from '../fakes/fake-llm-server.ts';
@@ -65,6 +66,13 @@ describe('quick answers (console, postgres)', () => {
     const attempts = await h.store.listStepAttempts(run.id);
     expect(attempts.map((a) => [a.stepId, a.status, a.revision])).toEqual([['quick:1', 'succeeded', -1]]);
     expect((await h.store.listRevisions(run.id)).map((r) => r.revision)).toEqual([-1]);
+    // The round (its revision) and its call's start were committed together, before the call went out.
+    const { rows } = await sql<{ tx: string }>`
+      select xmin::text as tx from plan_revisions where run_id = ${run.id} and revision = -1
+      union all
+      select xmin::text from run_events where run_id = ${run.id} and type = 'stepStarted'`.execute(h.db.db);
+    expect(rows).toHaveLength(2);
+    expect(new Set(rows.map((r) => r.tx)).size).toBe(1);
     await h.type('history');
     await h.waitFor(/quick answer, read-only calls of turn 1: quick:1 audit\.lookup/);
     expect(h.llm.failures).toEqual([]);

@@ -35,9 +35,17 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       // The route a run takes unless quick answers answer it (migration 0011).
       route: 'plan',
       createdAt: run.at,
+      // Read with the run, so early start and review need no statement of their own for it.
+      reviewPreference: null,
     });
     expect(stored?.createdAt).toBeInstanceOf(Date);
     expect(await store.getRun('run_missing')).toBeNull();
+    // Another person's preference, or this one's on another platform, is not theirs.
+    await store.setReviewPreference({ id: 'U1', channel: 'discord' }, 'none', run.at);
+    await store.setReviewPreference({ id: 'U2', channel: 'slack' }, 'none', run.at);
+    expect((await store.getRun(run.id))?.reviewPreference).toBeNull();
+    await store.setReviewPreference({ id: 'U1', channel: 'slack' }, 'all', run.at);
+    expect((await store.getRun(run.id))?.reviewPreference).toBe('all');
   });
 
   it('round-trips the plan of the current revision as JSON', async () => {
@@ -67,6 +75,80 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
       [1, 'second', 'amended: skip the listing'],
     ]);
     expect((await store.getRun(run.id))?.revision).toBe(1);
+  });
+
+  it('saves a revision with the starts of its attempts in one write, and refuses both when another revision holds its number', async () => {
+    const run = createNewRun();
+    await store.createRun(run);
+    const round = createRevisionPlan({ summary: 'round 1' });
+    const start = (stepId: string) => ({ stepId, attempt: 1, revision: -1, args: { q: stepId }, at: at(1) });
+    const write = {
+      runId: run.id,
+      ended: [],
+      started: [start('quick:1'), start('quick:2')],
+      revision: { revision: -1, plan: round, reason: 'round 1', at: at(1) },
+    };
+    await store.recordSteps(write);
+    // Repeated after its answer was lost: nothing changes.
+    await store.recordSteps(write);
+    const attempts = async () => (await store.listStepAttempts(run.id)).map((a) => [a.stepId, a.revision, a.status]);
+    expect(await attempts()).toEqual([
+      ['quick:1', -1, 'running'],
+      ['quick:2', -1, 'running'],
+    ]);
+    expect(await store.getRun(run.id)).toMatchObject({ revision: -1, plan: round });
+    const other = {
+      ...write,
+      started: [start('quick:3')],
+      revision: { ...write.revision, plan: createRevisionPlan() },
+    };
+    await expect(store.recordSteps(other)).rejects.toMatchObject({ code: 'store_failed' });
+    expect(await attempts()).toHaveLength(2);
+    expect((await store.listRevisions(run.id)).map((r) => [r.revision, r.reason])).toEqual([[-1, 'round 1']]);
+  });
+
+  it("ends a run with its last steps' ends in one write, owing its report even when the move lost its race", async () => {
+    const endedRun = async (status: 'running' | 'cancelled') => {
+      const run = createNewRun();
+      await store.createRun(run);
+      await store.saveRevision(run.id, 0, createRevisionPlan(), 'first plan', at(1));
+      await store.transition(run.id, ['planning'], status, { at: at(2) });
+      const start = { stepId: 'list', attempt: 1, revision: 0, args: {}, at: at(3) };
+      await store.recordSteps({ runId: run.id, ended: [], started: [start] });
+      const end = {
+        stepId: 'list',
+        attempt: 1,
+        status: 'succeeded' as const,
+        output: null,
+        error: null,
+        at: at(4),
+        durationMs: 1,
+      };
+      const event = { type: 'dispatchFinished', payload: { outcome: 'completed' } };
+      const endRun = { status: 'completed' as const, from: ['running' as const], event, at: at(4) };
+      const { runEnded } = await store.recordSteps({ runId: run.id, ended: [end], started: [], endRun });
+      const row = await database.db
+        .selectFrom('runs')
+        .select(['status', 'report_due'])
+        .where('id', '=', run.id)
+        .executeTakeFirstOrThrow();
+      const events = (await store.listEvents(run.id, ['stepEnded', 'dispatchFinished'])).map((e) => e.type);
+      return { ...row, runEnded, events, attempt: (await store.listStepAttempts(run.id))[0]?.status };
+    };
+    expect(await endedRun('running')).toEqual({
+      status: 'completed',
+      report_due: true,
+      runEnded: true,
+      events: ['stepEnded', 'dispatchFinished'],
+      attempt: 'succeeded',
+    });
+    expect(await endedRun('cancelled')).toEqual({
+      status: 'cancelled',
+      report_due: true,
+      runEnded: false,
+      events: ['stepEnded'],
+      attempt: 'succeeded',
+    });
   });
 
   it('lets exactly one of ten concurrent transitions win', async () => {

@@ -74,6 +74,40 @@ describe.each(['postgres', 'pglite'] as const)('reports owed and stored, on %s',
     expect(await reportedEvents(runId)).toHaveLength(1);
   });
 
+  it('a report stored with the settlement of the call that wrote it settles that call once, whichever report stands', async () => {
+    const runId = await endedRun('completed');
+    // Its own person, so the day's counter is this test's alone.
+    const actor = { id: `U-${runId}`, channel: 'slack' };
+    const day = '2026-11-30';
+    const caps = { perRun: 10_000, perUserPerDay: 10_000 };
+    const want = { prompt: 100, output: 400, minOutput: 1 };
+    const counters = async () => {
+      const r = await sql<{ n: number }>`select tokens_used as n from runs where id = ${runId}`.execute(database.db);
+      const u = await sql<{ n: number }>`
+        select tokens as n from user_daily_tokens where user_id = ${actor.id} and day = ${day}`.execute(database.db);
+      return [r.rows[0]?.n, u.rows[0]?.n];
+    };
+    const usage = { role: 'synthesizer' as const, model: 'm', inputTokens: 150, outputTokens: 50, at: at(5) };
+    const settle = (delta: number) => ({ op: crypto.randomUUID(), runId, actor, day, delta, usage });
+
+    expect(await store.reserveTokens(runId, actor, want, caps, day)).toEqual({ ok: true, cap: 400 });
+    expect(await counters()).toEqual([500, 500]);
+    const first = settle(-300);
+    expect(await store.storeReport(runId, 'Report.', 'completed', at(5), undefined, first)).toBe('Report.');
+    expect(await counters()).toEqual([200, 200]);
+    // The same write repeated (its answer lost) settles nothing twice, and announces the report once.
+    expect(await store.storeReport(runId, 'Report.', 'completed', at(5), undefined, first)).toBe('Report.');
+    expect(await counters()).toEqual([200, 200]);
+    // A report that does not stand (another was stored first) still settles the call that wrote it.
+    expect(await store.reserveTokens(runId, actor, want, caps, day)).toEqual({ ok: true, cap: 400 });
+    expect(await store.storeReport(runId, 'Other.', 'completed', at(6), undefined, settle(-450))).toBe('Report.');
+    expect(await counters()).toEqual([250, 250]);
+    expect(await store.llmUsageForRun(runId)).toMatchObject({ calls: 2, inputTokens: 300, outputTokens: 100 });
+    expect(await reportedEvents(runId)).toEqual([{ status: 'completed' }]);
+    const row = await database.db.selectFrom('runs').select('report').where('id', '=', runId).executeTakeFirst();
+    expect(row?.report).toBe('Report.');
+  });
+
   // PostgreSQL only: PGlite serves one connection at a time, so no second writer can wait on the row's lock there.
   if (kind === 'postgres') {
     it('a report stored while another writer holds the row gets the one that stands once it commits (not an error)', async () => {

@@ -25,6 +25,34 @@ describe.each(['postgres', 'pglite'] as const)('steering queries on %s', (kind) 
     expect(await store.findActiveRun({ channel: 'slack', key: 'other' })).toBeNull();
   });
 
+  it('creates a run for a message unless its conversation has an active run, which it returns instead (one write)', async () => {
+    const conversation = { channel: 'slack', key: 'C1:200.1' };
+    const first = createNewRun({ conversation, leaseMs: 60_000, deliveryId: `Ev-${conversation.key}-1` });
+    expect(await store.createRunUnlessActive(first)).toEqual({ created: true });
+    // Repeated after its answer was lost: its own run, counted created (not a reply to itself).
+    expect(await store.createRunUnlessActive({ ...first, deliveryId: undefined })).toEqual({ created: true });
+    expect(await store.getRun(first.id)).toMatchObject({ status: 'planning', request: first.request });
+    expect((await store.listEvents(first.id)).map((e) => e.type)).toEqual(['requested']);
+
+    // A second message while the first is planned: a reply to it, its mention claimed, no run created.
+    const second = createNewRun({ conversation, deliveryId: `Ev-${conversation.key}-2` });
+    const found = await store.createRunUnlessActive(second);
+    expect(found).toMatchObject({ created: false, active: { id: first.id, status: 'planning' } });
+    expect(found.active).toEqual(await store.findActiveRun(conversation));
+    expect(await store.getRun(second.id)).toBeNull();
+    // The same mention again (a redelivery): handled before, neither created nor a reply.
+    expect(await store.createRunUnlessActive({ ...second, id: `${second.id}-again` })).toEqual({ created: false });
+
+    await store.transition(first.id, ['planning'], 'completed');
+    await store.storeReport(first.id, 'Done.', 'completed', new Date('2026-11-30T10:01:00Z'));
+    // Read by the same write: the conversation's earlier turns, as the planner would read them for the new run.
+    const third = createNewRun({ conversation, at: new Date('2026-11-30T10:02:00Z') });
+    const created = await store.createRunUnlessActive(third, { earlierTurns: 5 });
+    expect(created).toEqual({ created: true, earlierTurns: await store.earlierTurns(third.id, 5) });
+    expect(created.earlierTurns).toMatchObject([{ runId: first.id, reply: 'Done.', status: 'completed' }]);
+    expect((await store.findActiveRun(conversation))?.id).toBe(third.id);
+  });
+
   it('keeps approved risk and breakpoints on the run', async () => {
     const run = createNewRun();
     await store.createRun(run);

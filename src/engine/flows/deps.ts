@@ -10,6 +10,7 @@ import type {
   RunStore,
   ServerPrompts,
   TokenBudgets,
+  TokenSettlement,
   ToolRunner,
 } from '../ports.ts';
 import type { QuestionLog } from '../server-questions.ts';
@@ -138,9 +139,13 @@ export interface StewardDeps {
 }
 
 /** The metered model client of one run (its tokens count against the run's and the requester's budgets). */
-export type LlmForRun = (run: {
-  id: string;
-  requester: { id: string; channel: string; name?: string };
-  /** The run's Assistant: its models per role are used where it names one. */
-  assistant?: string | null;
-}) => LlmClient;
+export type LlmForRun = (
+  run: {
+    id: string;
+    requester: { id: string; channel: string; name?: string };
+    /** The run's Assistant: its models per role are used where it names one. */
+    assistant?: string | null;
+  },
+  /** `settle`: how each call's settlement is stored (see `meteredLlm`); by default by a statement of its own. */
+  options?: { settle?: (s: TokenSettlement) => Promise<void> },
+) => LlmClient;

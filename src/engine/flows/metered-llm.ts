@@ -15,7 +15,7 @@ import {
   requestPrices,
   type PricedModel,
 } from '../model-cost.ts';
-import type { GrantedCap, Ledgers, LlmClient, LlmRequest, LlmResponse, ModelRole } from '../ports.ts';
+import type { GrantedCap, Ledgers, LlmClient, LlmRequest, LlmResponse, ModelRole, TokenSettlement } from '../ports.ts';
 import type { RunTelemetry } from '../run-telemetry.ts';
 import { capWords, formatUsd, NO_SPEND_CAPS, spendWindows, type SpendPeriod, type SpendScope } from '../spend.ts';
 import type { Actor } from '../types.ts';
@@ -38,6 +38,11 @@ export function meteredLlm(
   },
   runId: string,
   requester: Actor,
+  /**
+   * How a call's settlement is stored; by default at once, by its own statement (`settleTokens`). A caller whose next
+   * write follows at once may carry it in that write instead (the report's writer, `RunLifecycle.report`).
+   */
+  storeSettlement: (s: TokenSettlement) => Promise<void> = (s) => deps.store.settleTokens(s),
 ): LlmClient {
   return {
     async complete(request: LlmRequest): Promise<LlmResponse> {
@@ -87,7 +92,7 @@ export function meteredLlm(
         const usage = { inputTokens: read, outputTokens: 0 };
         const prices = pricesFor(deps.prices ?? [], { model });
         const charged = read > 0 ? chargeMicroUsd(usage, prices, defaultPrice) : 0;
-        await store.settleTokens({
+        await storeSettlement({
           ...settle,
           delta: read - reserved,
           usage:
@@ -111,7 +116,7 @@ export function meteredLlm(
       deps.telemetry?.modelCalled({ ...answered, endedAt: clock() });
       const prices = pricesFor(deps.prices ?? [], response);
       const charged = chargeMicroUsd(response.usage, prices, defaultPrice);
-      await store.settleTokens({
+      await storeSettlement({
         ...settle,
         delta: inputTokens + outputTokens - reserved,
         usage: {

@@ -5,7 +5,16 @@
  * run in parallel through the ToolRunner, each attempt recorded like a step's before it is sent. A text answer is the answer; anything else (`plan_request`, a tool not offered,
  * the caps, a failed model call) hands the request to the planner, unchanged (`run/quick-loop.ts` decides).
  */
-import type { LlmMessage, LlmResponse, RunHistory, RunRecords, StepLog, StoredRun, ToolCallOutcome } from '../ports.ts';
+import type {
+  LlmMessage,
+  LlmResponse,
+  RunHistory,
+  RunRecords,
+  StepLog,
+  StepStart,
+  StoredRun,
+  ToolCallOutcome,
+} from '../ports.ts';
 import { checkToolArgs } from '../plan/tool-args-schema.ts';
 import {
   isQuickRevision,
@@ -113,14 +122,24 @@ export class QuickAnswers {
         await store.appendEvent(run.id, 'quickDefinitionChanged', { tools: changed }, clock());
         return { route: 'plan' };
       }
-      // The round's calls are on record (a revision that lists them) before any is sent.
+      // The round's calls are on record (a revision that lists them) and each call's attempt started, in one
+      // statement, before any is sent.
       rounds++;
       const plan = quickPlan(request, move.calls, calls);
-      await store.saveRevision(run.id, quickRevision(rounds), plan, quickReason(move.calls, rounds, calls), clock());
+      const revision = quickRevision(rounds);
+      const at = clock();
+      const started = move.calls.map((c, i) => ({
+        stepId: quickStepId(calls + i),
+        attempt: 1,
+        revision,
+        args: c.args,
+        at,
+      }));
+      const reason = quickReason(move.calls, rounds, calls);
+      await store.recordSteps({ runId: run.id, ended: [], started, revision: { revision, plan, reason, at } });
       messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls ?? [] });
-      const round = { revision: quickRevision(rounds), first: calls };
       calls += move.calls.length;
-      const results = await Promise.all(move.calls.map((c, i) => this.call(run, c, round, i, byName, signal)));
+      const results = await Promise.all(move.calls.map((c, i) => this.call(run, c, started[i]!, byName, signal)));
       if (signal.aborted) return { route: 'plan' };
       for (const [i, c] of move.calls.entries()) {
         messages.push({ role: 'tool', toolCallId: c.callId, content: results[i] ?? '' });
@@ -166,21 +185,21 @@ export class QuickAnswers {
     return { rounds: quick.length, calls: quick.reduce((n, r) => n + r.plan.steps.length, 0) };
   }
 
-  /** One call: its intent stored, sent with the tool's timeout and the loop's signal, its end stored; its result text. */
+  /**
+   * One call, its start stored with its round: sent with the tool's timeout and the loop's signal, its end stored;
+   * its result text.
+   */
   private async call(
     run: Run,
     c: QuickCall,
-    round: { revision: number; first: number },
-    index: number,
+    start: StepStart,
     byName: ReadonlyMap<string, ToolInfo>,
     signal: AbortSignal,
   ): Promise<string> {
     const { store, clock, tools } = this.deps;
-    const stepId = quickStepId(round.first + index);
     const tool = byName.get(c.tool);
-    const base = { runId: run.id, stepId, attempt: 1 };
-    const started = clock();
-    await store.recordStepStarted({ ...base, revision: round.revision, args: c.args, at: started });
+    const base = { runId: run.id, stepId: start.stepId, attempt: start.attempt };
+    const started = start.at;
     const timeoutMs = tool?.policy.timeoutMs ?? 30_000;
     // Arguments that do not fit the tool's schema are answered to the model, never sent (as a plan's would be refused).
     const misfit = tool ? checkToolArgs(tool.inputSchema, c.args) : [];

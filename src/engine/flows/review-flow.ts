@@ -29,7 +29,7 @@ import type { EarlyRun } from './early-run.ts';
 import type { PlanOutcome, PlanWriter } from './planner.ts';
 import type { ReviewTimers } from './review-timers.ts';
 import type { RunDrivers } from './run-drivers.ts';
-import type { RunLifecycle } from './run-lifecycle.ts';
+import { reviewPreferenceOf, type RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
 import { brakeCardParts } from './brake-raise.ts';
 import { spendApproval, spendOutlookFor } from './spend-check.ts';
@@ -67,7 +67,7 @@ export class ReviewFlow {
     const { store, clock } = this.deps;
     const run = await store.getRun(runId);
     if (!run) return;
-    const preference = rule === 'preference' ? ((await store.getReviewPreference(run.requester)) ?? 'risky') : null;
+    const preference = rule === 'preference' ? await reviewPreferenceOf(store, run) : null;
     const estimate = await this.deps.estimates?.forCard(runId, revision, v);
     const spend = await spendOutlookFor(this.deps, run, estimate);
     // High risk always waits for a person, whatever the preference: fail closed. The same rule ends early start.

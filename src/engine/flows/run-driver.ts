@@ -11,6 +11,7 @@ import type {
   Notifier,
   PersonalAccess,
   PinnedTool,
+  RunEndWrite,
   RunRecords,
   StepLog,
   StepProgressLog,
@@ -25,7 +26,7 @@ import { actionsFor } from '../run/run-actions.ts';
 import type { StepPolicy } from '../run/step-policies.ts';
 import { READ_RESOURCE_TOOL, readServerOf } from '../run/resource-tool.ts';
 import { cut, outputText } from '../text.ts';
-import type { Actor, Json, RiskLevel, StepError, ToolInfo } from '../types.ts';
+import type { Actor, Json, RiskLevel, RunStatus, StepError, ToolInfo } from '../types.ts';
 import { StewardError } from '../errors.ts';
 import { RUN_STOPPED } from '../server-questions.ts';
 import type { Log } from './deps.ts';
@@ -72,6 +73,11 @@ export interface RunDriverDeps {
   applyQueued?: () => Promise<void>;
   /** Told of each attempt whose call went out, as it ends (for traces). */
   telemetry?: RunTelemetry;
+  /**
+   * The run's end as its owner stores it, for a transition that ends the run: written with the last steps' ends (one
+   * statement), then `endStored` is true. Without it (or with no end left to write) the owner stores the end itself.
+   */
+  runEnd?: (outcome: RunStatus) => RunEndWrite;
 }
 
 /** The run a driver drives: which run, at which revision, where its messages go, and its approved pins. */
@@ -120,6 +126,8 @@ export class RunDriver {
   private readonly reported: PacedProgress<CallReport>;
   /** Resolves once the run has finished and everything about it is stored. */
   readonly done: Promise<DispatchState>;
+  /** The run's end was stored with its last steps' ends (`RunDriverDeps.runEnd`): its owner need not store it. */
+  endStored = false;
   readonly runId: string;
 
   constructor(
@@ -260,6 +268,8 @@ export class RunDriver {
     const afterWave = (e: DispatchEffect) =>
       e.type === 'finishRun' || e.type === 'showBreakpoint' || e.type === 'requestApproval';
     for (const effect of t.effects) if (!afterWave(effect)) this.execute(effect, wave);
+    const finish = t.effects.find((e) => e.type === 'finishRun');
+    if (finish && this.deps.runEnd) wave.endRun(this.deps.runEnd(finish.outcome), () => (this.endStored = true));
     wave.close();
     for (const effect of t.effects) if (afterWave(effect)) this.execute(effect, wave);
   }

@@ -21,8 +21,8 @@ export function withRunEnds<S extends Pick<RunStore, 'transition' | 'storeReport
       telemetry.runEnded({ runId, status: to, at: options?.at ?? clock() });
     return moved;
   };
-  const storeReport: RunStore['storeReport'] = async (runId, report, status, at, fence) => {
-    const stored = await store.storeReport(runId, report, status, at, fence);
+  const storeReport: RunStore['storeReport'] = async (runId, report, status, at, fence, settle) => {
+    const stored = await store.storeReport(runId, report, status, at, fence, settle);
     telemetry.runEnded({ runId, status, at });
     return stored;
   };

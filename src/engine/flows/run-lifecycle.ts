@@ -4,7 +4,17 @@
  */
 import { planWarnings } from '../plan/tool-warnings.ts';
 import { validatePlan, type ValidatedPlan } from '../plan/validate-plan.ts';
-import type { PinnedTool, RunOwnership, RunRecords, RunSteering, StepLog, StoredRun } from '../ports.ts';
+import type {
+  Ledgers,
+  PinnedTool,
+  RunEndWrite,
+  RunOwnership,
+  RunRecords,
+  RunSteering,
+  StepLog,
+  StoredRun,
+  TokenSettlement,
+} from '../ports.ts';
 import type { SpendLedger } from '../spend.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
 import { createStreamingDispatch } from '../run/early-start.ts';
@@ -15,7 +25,13 @@ import { toPlanCard } from '../run/plan-card.ts';
 import { atFirstReview, heldActions } from '../run/run-actions.ts';
 import { policiesFor } from '../run/step-policies.ts';
 import { cut } from '../text.ts';
-import { PLANNED_STATUSES, STEERABLE_STATUSES, type RunStatus, type ToolInfo } from '../types.ts';
+import {
+  PLANNED_STATUSES,
+  STEERABLE_STATUSES,
+  type ReviewPreference,
+  type RunStatus,
+  type ToolInfo,
+} from '../types.ts';
 import { grantCheckFor } from './assistant-grants.ts';
 import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
@@ -34,8 +50,11 @@ import type { ConnectionWaits } from './connection-waits.ts';
 /** Starts and finishes the runs of this process. */
 export class RunLifecycle {
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'notifier' | 'clock' | 'log' | 'settings' | 'telemetry'> & {
-      store: RunRecords & StepLog & RunSteering & RunOwnership & SpendLedger;
+    private readonly deps: Pick<
+      StewardDeps,
+      'tools' | 'notifier' | 'clock' | 'log' | 'settings' | 'telemetry' | 'newId'
+    > & {
+      store: RunRecords & StepLog & RunSteering & RunOwnership & SpendLedger & Pick<Ledgers, 'settleTokens'>;
       estimates?: PlanEstimates;
     },
     private readonly llmFor: LlmForRun,
@@ -48,7 +67,8 @@ export class RunLifecycle {
      * parent is paused starts paused); for a restored or delegated run, before it starts anything.
      */
     private readonly hooks: {
-      afterStart: (run: StoredRun) => Promise<void>;
+      /** `fresh`: a run that had no driver before (started from planning or review here), not restored or delegated. */
+      afterStart: (run: StoredRun, fresh: boolean) => Promise<void>;
       /** Applies the decisions other processes queued for a run held here (a step's start was held by one). */
       applyQueued?: (runId: string) => Promise<void>;
       /** Told once a run's report is sent and it owes nothing more (a delegate step waiting for it looks again). */
@@ -72,7 +92,7 @@ export class RunLifecycle {
         approvedRisk: run.approvedRisk ?? v.risk,
         breakpoints: run.breakpoints,
       });
-    this.drive(run, initial, pins, (final) => this.finish(run, final), true, state !== undefined);
+    this.drive(run, initial, pins, (final, ended) => this.finish(run, final, ended), true, state !== undefined);
   }
 
   /**
@@ -83,7 +103,7 @@ export class RunLifecycle {
    */
   async startStreaming(run: StoredRun, catalog?: readonly ToolInfo[]): Promise<EarlyRun | undefined> {
     const { store, settings } = this.deps;
-    const preference = (await store.getReviewPreference(run.requester)) ?? 'risky';
+    const preference = await reviewPreferenceOf(store, run);
     if (preference === 'all' || this.leases.fenceOf(run.id) === undefined) return undefined;
     // An Assistant's steps start only after its plan is checked against its grants as a whole.
     if (run.assistant) return undefined;
@@ -94,7 +114,8 @@ export class RunLifecycle {
       if (now && (PLANNED_STATUSES as readonly RunStatus[]).includes(now.status)) await this.finish(run, final);
     };
     // No decisions queue for a run being planned here (they are decided at once), so none are drained.
-    const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false);
+    // Its end is not written with its last steps' ends: the run may still be planning (then nothing ends here).
+    const driver = this.drive({ ...run, revision: 0 }, initial, [], finish, false, false, false);
     return driver && new EarlyRun(run, preference, driver, { ...this.deps, drivers: this.drivers }, catalog);
   }
 
@@ -102,9 +123,10 @@ export class RunLifecycle {
     run: StoredRun,
     initial: DispatchState,
     pins: readonly PinnedTool[],
-    finish: (final: DispatchState) => Promise<void>,
+    finish: (final: DispatchState, ended: boolean) => Promise<void>,
     drain = true,
     restored = false,
+    endWithSteps = true,
   ): RunDriver | undefined {
     const fence = this.leases.fenceOf(run.id);
     if (fence === undefined) {
@@ -129,24 +151,30 @@ export class RunLifecycle {
       onLost: () => this.lose(run.id),
       checkGrant: grantCheckFor(this.deps, run),
       applyQueued: () => this.hooks.applyQueued?.(run.id) ?? Promise.resolve(),
+      ...(endWithSteps && { runEnd: (outcome: RunStatus) => this.endWrite(outcome) }),
     });
-    this.drivers.track(driver, run, finish, (err) => {
-      this.deps.log(
-        'error',
-        `run ${run.id}: could not finish: ${(err as Error).message}; letting it go to be taken over`,
-      );
-      this.abandon(run.id);
-    });
+    this.drivers.track(
+      driver,
+      run,
+      (final) => finish(final, driver.endStored),
+      (err) => {
+        this.deps.log(
+          'error',
+          `run ${run.id}: could not finish: ${(err as Error).message}; letting it go to be taken over`,
+        );
+        this.abandon(run.id);
+      },
+    );
     if (drain && (restored || run.parentRunId !== undefined)) {
       // A run taken over or restored may have decisions queued while it had no driver (a Stop pressed through another
       // process while its holder was down): they apply before anything starts, so no call goes out after that Stop.
       // Likewise a delegated run approved while its parent is paused: it is paused before its first call.
-      void this.hooks.afterStart(run).finally(() => {
+      void this.hooks.afterStart(run, false).finally(() => {
         if (driver.current.phase !== 'done') driver.start();
       });
     } else {
       driver.start();
-      if (drain) void this.hooks.afterStart(run);
+      if (drain) void this.hooks.afterStart(run, true);
     }
     return driver;
   }
@@ -177,21 +205,29 @@ export class RunLifecycle {
    * status change, so a kill at any point leaves a run that is still active (recovery drives it to its end again)
    * or one that ended owing its report (recovery writes it, or sends the one stored).
    */
-  private async finish(run: StoredRun, final: DispatchState): Promise<void> {
-    const { store, clock } = this.deps;
+  private async finish(run: StoredRun, final: DispatchState, ended = false): Promise<void> {
+    const { store } = this.deps;
     const status: RunStatus = final.outcome ?? 'failed';
     // The database may be away as the run ends: the end waits for it rather than leaving the run ownerless.
     const patiently = <T>(write: () => Promise<T>) => this.patiently(run, write);
     const fence = this.leases.fenceOf(run.id);
     this.hooks.waits?.forget(run.id);
     if (fence === undefined) return;
-    const from = [...PLANNED_STATUSES];
     // Fenced: a process that lost the run ends nothing (a `fenced` error); its new holder finishes it. The report is
-    // noted as owed in the same write, so the run is never seen ended without owing it.
-    const event = { type: 'dispatchFinished', payload: { outcome: status } };
-    await patiently(() => store.transition(run.id, from, status, { at: clock(), fence, reportDue: true, event }));
+    // noted as owed in the same write, so the run is never seen ended without owing it. Usually that write was the
+    // one that stored the last steps' ends (`ended`).
+    if (!ended) {
+      const { from, event, at } = this.endWrite(status);
+      await patiently(() => store.transition(run.id, from, status, { at, fence, reportDue: true, event }));
+    }
     await this.messages.status(run, status, this.deps.estimates?.ended(run.id));
     await this.report(run, status, { final });
+  }
+
+  /** How a run's end is stored: from any status a plan is in, with the report owed and the dispatcher's outcome. */
+  private endWrite(status: RunStatus): RunEndWrite {
+    const event = { type: 'dispatchFinished', payload: { outcome: status } };
+    return { status, from: [...PLANNED_STATUSES], event, at: this.deps.clock() };
   }
 
   private patiently<T>(run: StoredRun, write: () => Promise<T>): Promise<T> {
@@ -221,13 +257,21 @@ export class RunLifecycle {
         const input = { request: run.request, state: from.final, outcome: status };
         // An Assistant's report says whose it is, in every channel and in the stored text alike: streamed too.
         const heading = reportHeading(run.assistant);
+        // The synthesizer's call is settled by the statement that stores the report, which follows it at once (a
+        // kill between the two leaves its reservation standing, as a kill during the call does). Any other call
+        // settles on its own.
+        let settled: (TokenSettlement & { op: string }) | undefined;
+        const settle = async (s: TokenSettlement) => {
+          if (settled) return store.settleTokens(s);
+          settled = { ...s, op: this.deps.newId() };
+        };
         const written = await writeReport(
-          this.llmFor(run),
+          this.llmFor(run, { settle }),
           preview ? { ...input, onText: headedStream(heading, (d) => preview.append(d)) } : input,
         );
         // The same statement reads the lease: a process that lost the run stores and posts nothing.
         const said = heading + written;
-        text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence));
+        text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence, settled));
       }
       // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.
       const report = { kind: 'report' as const, runId: run.id, status, text, ...('stored' in from && { again: true }) };
@@ -314,6 +358,16 @@ export class RunLifecycle {
     const kept = current.status === 'awaiting_review' ? (current.reviewDueAt ?? undefined) : undefined;
     this.timers.arm({ ...current, revision: driver.revision }, driver.revision, v.value.risk === 'high', kept);
   }
+}
+
+/** The requester's review preference: as read with the run when it was (`getRun`), else read now; `risky` unset. */
+export async function reviewPreferenceOf(
+  store: Pick<RunSteering, 'getReviewPreference'>,
+  run: Pick<StoredRun, 'requester' | 'reviewPreference'>,
+): Promise<ReviewPreference> {
+  const read =
+    run.reviewPreference !== undefined ? run.reviewPreference : await store.getReviewPreference(run.requester);
+  return read ?? 'risky';
 }
 
 /** What a first review says of the steps that ran while its plan was written (read-only, closed-world lookups). */

@@ -48,6 +48,8 @@ export interface TakeoverSteps {
 
 export class RunOwnership {
   private watch: OwnershipWatch | undefined;
+  /** Runs held here whose queued decisions were left for their driver, which was starting (`started` takes them). */
+  private readonly leftForStart = new Set<string>();
 
   constructor(
     private readonly deps: Pick<StewardDeps, 'log' | 'signals'> & { store: LeaseStore & RunRecords & Ledgers },
@@ -90,16 +92,30 @@ export class RunOwnership {
     if (!held) this.watch?.soon();
     // Its driver may have started (and drained the queue) while this was being stored: drain again.
     else if (this.drivers.has(d.runId)) await this.drain(d.runId);
+    // Still starting: its driver takes it as it starts (`started`).
+    else this.leftForStart.add(d.runId);
     return true;
+  }
+
+  /**
+   * A driver started here: the decisions queued for its run are applied. A run `fresh` from planning or review here
+   * had no driver for them to wait on before now, so its queue is taken only when a decision was left for the driver
+   * while it was starting (one statement less per run). A Pause or Stop queued unseen (its signal missed) still holds
+   * every step start (`StepWave`), and the watch's next round applies whatever else was queued.
+   */
+  async started(runId: string, fresh: boolean): Promise<void> {
+    const left = this.leftForStart.delete(runId);
+    if (fresh && !left) return;
+    await this.drain(runId);
   }
 
   /** Applies the decisions queued for a run this process holds (from other processes, or waiting for its driver). */
   async drain(runId: string): Promise<void> {
-    if (!this.leases.has(runId)) return;
+    if (!this.leases.has(runId)) return void this.leftForStart.delete(runId);
     if (!this.drivers.has(runId)) {
       const run = await this.deps.store.getRun(runId);
-      // Its driver is starting: it drains the queue once it runs (`afterStart`).
-      if (run && needsDriver(run)) return;
+      // Its driver is starting (still, after the read): it drains the queue once it runs (`started`).
+      if (run && needsDriver(run) && !this.drivers.has(runId)) return void this.leftForStart.add(runId);
     }
     const { op, decisions } = await this.deps.store.takeDecisions(runId);
     if (decisions.length === 0) return;

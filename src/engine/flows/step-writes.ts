@@ -3,7 +3,7 @@
  * makes, once each start is ready (its tool's definition checked). So a step's end and the starts of the steps that
  * waited for it commit together. A start still not ready shortly after the first one was is written on its own.
  */
-import type { StepEnd, StepLog, StepStart } from '../ports.ts';
+import type { RunEndWrite, StepEnd, StepLog, StepStart } from '../ports.ts';
 
 /**
  * How long a wave waits for its slowest start to be ready before it stores what it has: a step's end must not wait
@@ -47,6 +47,8 @@ interface PendingStart {
 /** One transition's ends and starts; `close` once the transition's effects were all handed in. */
 export class StepWave {
   private readonly ends: StepEnd[] = [];
+  /** The run's end, when this transition ended the run: stored with the wave's ends, if it has any. */
+  private runEnd: { write: RunEndWrite; stored: () => void } | undefined;
   private readonly starts = new Map<string, PendingStart>();
   private readonly deps = new Set<string>();
   private prior: Promise<unknown> = Promise.resolve();
@@ -60,6 +62,14 @@ export class StepWave {
   /** An attempt's end, to be stored with this wave. */
   end(e: StepEnd): void {
     this.ends.push(e);
+  }
+
+  /**
+   * The run ended with this transition: its end goes with the wave's write (`stored` is told once it is), so the last
+   * steps' ends and the run's end are one statement. A wave with nothing else to write leaves the end to its owner.
+   */
+  endRun(write: RunEndWrite, stored: () => void): void {
+    this.runEnd = { write, stored };
   }
 
   /** A start the transition made; `ready` or `withdraw` follows for each. */
@@ -108,7 +118,8 @@ export class StepWave {
     const going = [...this.starts.entries()].filter(([, s]) => s.start !== undefined);
     if (this.ends.length === 0 && going.length === 0) return this.written.resolve();
     // Late starts wait for this write too: it holds their dependencies' ends.
-    const what = describe(this.ends, going.length);
+    const runEnd = this.runEnd;
+    const what = describe(this.ends, going.length, runEnd !== undefined);
     let held = false;
     const write = this.prior.then(() =>
       this.o.durably(what, async () => {
@@ -118,10 +129,12 @@ export class StepWave {
           ended: this.ends,
           started: going.filter(([key]) => this.starts.has(key)).map(([, s]) => s.start as StepStart),
           unlessHeld: true,
+          ...(runEnd && { endRun: runEnd.write }),
         });
         held = recorded.startsHeld;
       }),
     );
+    if (runEnd) void write.then(runEnd.stored, () => undefined);
     write.then(this.written.resolve, (err: unknown) => {
       this.written.reject(err);
       this.o.failed(what, err);
@@ -171,7 +184,8 @@ function deferred(): Deferred {
   return d;
 }
 
-function describe(ends: readonly StepEnd[], starts: number): string {
+function describe(ends: readonly StepEnd[], starts: number, runEnd: boolean): string {
   const ended = ends.map((e) => `the end of step ${e.stepId}`);
-  return [...ended, ...(starts > 0 ? [`${starts} step start${starts === 1 ? '' : 's'}`] : [])].join(' and ');
+  const started = starts > 0 ? [`${starts} step start${starts === 1 ? '' : 's'}`] : [];
+  return [...ended, ...started, ...(runEnd ? ['the end of the run'] : [])].join(' and ');
 }

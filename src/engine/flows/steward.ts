@@ -21,7 +21,7 @@ import {
   type WorkflowRequest,
 } from '../channel.ts';
 import type { SentencePart } from '../messages.ts';
-import type { Conversation, PendingConnection, StoredRun } from '../ports.ts';
+import type { Conversation, EarlierTurn, PendingConnection, StoredRun } from '../ports.ts';
 import {
   NO_SPEND_CAPS,
   SPEND_REPORT_LINES,
@@ -101,6 +101,8 @@ const toListing = (run: StoredRun): RunListing => ({
 /** The engine, as the channels see it. */
 export class Steward implements InboundHandler {
   private readonly drivers = new RunDrivers();
+  /** The earlier turns read with each run created here from a message, while its first plan is written. */
+  private readonly turnsAtCreation = new Map<string, EarlierTurn[]>();
   private readonly leases: RunLeases;
   private readonly lifecycle: RunLifecycle;
   private readonly timers: ReviewTimers;
@@ -164,13 +166,17 @@ export class Steward implements InboundHandler {
       this.drivers,
       this.messages,
     );
-    this.llmFor = (run) => {
+    this.llmFor = (run, options) => {
       const { budgets, modelPrices: prices, spend } = settings;
-      const metered = meteredLlm({ llm, store, clock, budgets, prices, spend, telemetry }, run.id, run.requester);
+      const metering = { llm, store, clock, budgets, prices, spend, telemetry };
+      const metered = meteredLlm(metering, run.id, run.requester, options?.settle);
       return run.assistant && deps.assistants ? withAssistantModels(metered, deps.assistants, run.assistant) : metered;
     };
     const earlier = (runId: string) =>
-      store.earlierTurns(runId, EARLIER_TURNS).then(renderEarlierTurns, (err: unknown) => {
+      (this.turnsAtCreation.has(runId)
+        ? Promise.resolve(this.turnsAtCreation.get(runId) ?? [])
+        : store.earlierTurns(runId, EARLIER_TURNS)
+      ).then(renderEarlierTurns, (err: unknown) => {
         log('warn', `run ${runId}: planned without the conversation's earlier turns: ${(err as Error).message}`);
         return undefined;
       });
@@ -209,9 +215,9 @@ export class Steward implements InboundHandler {
     this.stopAsking = deps.connections?.whenPending((p) => this.askToConfirm(p)) ?? (() => undefined);
     const lifecycle = new RunLifecycle(deps, this.llmFor, this.drivers, this.leases, this.timers, this.messages, {
       waits: this.waits,
-      afterStart: async (run) => {
+      afterStart: async (run, fresh) => {
         await this.ownership
-          .drain(run.id)
+          .started(run.id, fresh)
           .catch((err: unknown) =>
             log('warn', `run ${run.id}: queued decisions not applied yet: ${(err as Error).message}`),
           );
@@ -289,6 +295,29 @@ export class Steward implements InboundHandler {
       m.accepted?.();
       return mine;
     };
+    // A message that names no run and addresses no Assistant (`ask <name>:`): its run is created in the same write
+    // that looks for an active run in the conversation (which takes it as a reply instead).
+    const mayAddress = this.assistants && m.fromPrompt === undefined && parseAddress(m.text) !== null;
+    if (!m.newRequest && !m.runId && !mayAddress) {
+      const run = {
+        id: newId(),
+        conversation: m.conversation,
+        requester: m.actor,
+        ...(m.place !== undefined && { place: m.place }),
+      };
+      const held = { ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs, deliveryId: m.deliveryId };
+      const { created, active, earlierTurns } = await store.createRunUnlessActive(held, {
+        earlierTurns: EARLIER_TURNS,
+      });
+      // Claimed with the write either way (or handled before, when neither).
+      m.accepted?.();
+      if (active) return this.reply(active, m);
+      if (!created) return;
+      this.leases.hold(run.id, 0);
+      // The conversation's earlier turns, read by the same write, are what its planning is shown (quick path too).
+      if (earlierTurns) this.turnsAtCreation.set(run.id, earlierTurns);
+      return this.planner.plan(run, m.text).finally(() => this.turnsAtCreation.delete(run.id));
+    }
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
     const active = m.newRequest ? null : await this.repliedTo(m);
     if (active) return (await handledHere()) ? this.reply(active, m) : undefined;

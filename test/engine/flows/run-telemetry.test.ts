@@ -46,6 +46,25 @@ it("tells a run's end when its report is stored or it ends owing none, not when 
   expect(await store.getRun('r1')).toBeNull();
 });
 
+it('hands a report on with the settlement of the call that wrote it (the store settles the call with the report)', async () => {
+  const { telemetry } = told();
+  const given: unknown[][] = [];
+  const inner = {
+    storeReport: (...args: unknown[]) => (given.push(args), Promise.resolve('done')),
+  } as unknown as RunStore;
+  const store = withRunEnds(inner, telemetry, () => at);
+  const settle = {
+    op: 'op-1',
+    runId: 'r1',
+    actor: { id: 'U1', channel: 'slack' },
+    day: '2026-12-01',
+    delta: -5,
+    usage: null,
+  };
+  await store.storeReport('r1', 'done', 'completed', at, 3, settle);
+  expect(given).toEqual([['r1', 'done', 'completed', at, 3, settle]]);
+});
+
 it('tells each model call of a run, answered or failed, with its model, tokens and times', async () => {
   const { calls, telemetry } = told();
   const store = {
