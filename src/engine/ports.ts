@@ -572,8 +572,11 @@ export interface RunRecords {
     run: Parameters<RunRecords['createRun']>[0],
     options?: { earlierTurns?: number },
   ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }>;
-  /** Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision. */
-  saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void>;
+  /**
+   * Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision; the run as
+   * that write left it (its requester's review preference read with it), so what follows needs no read of its own.
+   */
+  saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<StoredRun>;
   /**
    * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`, in one statement
    * with what goes with the move: the risk a person approved, its tools' pins, the note that the run owes its report

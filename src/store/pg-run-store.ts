@@ -250,10 +250,12 @@ export class PgRunStore implements RunStore {
   }
 
   /** One statement: the revision (never overwritten; a repeat of this very save is fine) and the run's pointer. */
-  async saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<void> {
+  async saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<StoredRun> {
     const planText = toJsonText(plan);
-    await this.attempt('saveRevision', async () => {
-      const { rows } = await sql<{ saved: boolean }>`
+    return this.attempt('saveRevision', async () => {
+      // The run's row as the move left it (a data-modifying CTE's rows are seen only through its RETURNING), with
+      // the plan just saved, which is its current revision's, and its requester's review preference.
+      const { rows } = await sql<RunRow & { requester_review: string | null }>`
         WITH inserted AS (
           INSERT INTO plan_revisions (run_id, revision, plan, reason, created_at)
           VALUES (${runId}, ${revision}, ${planText}::jsonb, ${toStorableText(reason)}, ${at})
@@ -264,11 +266,16 @@ export class PgRunStore implements RunStore {
         ), moved AS (
           UPDATE runs SET revision = ${revision}, updated_at = ${at}
           WHERE id = ${runId} AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same))
+          RETURNING runs.*
         )
-        SELECT EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same) AS saved`.execute(this.db);
+        SELECT moved.*, ${planText}::jsonb AS plan, p.review AS requester_review
+        FROM moved LEFT JOIN user_preferences p ON p.channel = moved.channel AND p.user_id = moved.requester_id`.execute(
+        this.db,
+      );
+      const row = rows[0];
       // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
-      if (!rows[0]?.saved)
-        throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
+      if (!row) throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
+      return { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null };
     });
   }
 

@@ -138,9 +138,9 @@ export class PlanningFlow {
       return;
     }
     const v = planned.value;
-    await store.saveRevision(run.id, 0, v.plan, 'planned', clock());
+    const saved = await store.saveRevision(run.id, 0, v.plan, 'planned', clock());
     if (!v.plan.needsTools) return this.answerDirectly(run, v.plan.answer ?? v.plan.summary, 'answer');
-    await this.review.offer(run.id, 0, v, 'planning');
+    await this.review.offer(saved, 0, v, 'planning');
   }
 
   /** A request answered without a plan (by the planner, or by the quick path): the run ends with the answer. */

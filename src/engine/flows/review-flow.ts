@@ -57,7 +57,7 @@ export class ReviewFlow {
    * approved when the workflow was saved; `fire-review.ts` decided it needs no person now).
    */
   async offer(
-    runId: string,
+    of: string | StoredRun,
     revision: number,
     v: ValidatedPlan,
     from: RunStatus,
@@ -65,8 +65,10 @@ export class ReviewFlow {
     note?: string,
   ): Promise<void> {
     const { store, clock } = this.deps;
-    const run = await store.getRun(runId);
+    // A run as the write of its revision just left it needs no read (`saveRevision` returns it); an id is read.
+    const run = typeof of === 'string' ? await store.getRun(of) : of;
     if (!run) return;
+    const runId = run.id;
     const preference = rule === 'preference' ? await reviewPreferenceOf(store, run) : null;
     const estimate = await this.deps.estimates?.forCard(runId, revision, v);
     const spend = await spendOutlookFor(this.deps, run, estimate);
