@@ -575,8 +575,17 @@ export interface RunRecords {
   /**
    * Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision; the run as
    * that write left it (its requester's review preference read with it), so what follows needs no read of its own.
+   * `settle`: the settlement of the planner call that wrote the plan, carried by the same statement (once per `op`,
+   * whatever becomes of the revision).
    */
-  saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<StoredRun>;
+  saveRevision(
+    runId: string,
+    revision: number,
+    plan: Plan,
+    reason: string,
+    at: Date,
+    settle?: TokenSettlement & { op: string },
+  ): Promise<StoredRun>;
   /**
    * Moves a run from one of `from` to `to`, optionally only if its current revision is `revision`, in one statement
    * with what goes with the move: the risk a person approved, its tools' pins, the note that the run owes its report

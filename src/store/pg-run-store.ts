@@ -21,6 +21,7 @@ import type {
   StoredStepAttempt,
   TokenBudgets,
   TokenRequest,
+  TokenSettlement,
   UnreportedRun,
 } from '../engine/ports.ts';
 import {
@@ -250,9 +251,26 @@ export class PgRunStore implements RunStore {
   }
 
   /** One statement: the revision (never overwritten; a repeat of this very save is fine) and the run's pointer. */
-  async saveRevision(runId: string, revision: number, plan: Plan, reason: string, at: Date): Promise<StoredRun> {
+  async saveRevision(
+    runId: string,
+    revision: number,
+    plan: Plan,
+    reason: string,
+    at: Date,
+    settle?: TokenSettlement & { op: string },
+  ): Promise<StoredRun> {
     const planText = toJsonText(plan);
     return this.attempt('saveRevision', async () => {
+      const saved = sql`(EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same))`;
+      // The run's row is written once: its counters move by the settlement whatever becomes of the revision.
+      const counters = settle ? sql`${safety.settledCounters(settle)},` : sql``;
+      const run = sql`
+          UPDATE runs SET ${counters}
+            revision = CASE WHEN ${saved} THEN ${revision}::integer ELSE runs.revision END,
+            updated_at = CASE WHEN ${saved} THEN ${at}::timestamptz ELSE runs.updated_at END
+          WHERE id = ${runId} AND (${settle !== undefined} OR ${saved})
+          RETURNING runs.*, ${saved} AS saved`;
+      const ctes = settle ? safety.settlement(settle.op, settle, run) : sql`run AS (${run})`;
       // The run's row as the move left it (a data-modifying CTE's rows are seen only through its RETURNING), with
       // the plan just saved, which is its current revision's, and its requester's review preference.
       const { rows } = await sql<RunRow & { requester_review: string | null }>`
@@ -263,15 +281,10 @@ export class PgRunStore implements RunStore {
           RETURNING id
         ), same AS (
           SELECT id FROM plan_revisions WHERE run_id = ${runId} AND revision = ${revision} AND plan = ${planText}::jsonb
-        ), moved AS (
-          UPDATE runs SET revision = ${revision}, updated_at = ${at}
-          WHERE id = ${runId} AND (EXISTS (SELECT 1 FROM inserted) OR EXISTS (SELECT 1 FROM same))
-          RETURNING runs.*
-        )
-        SELECT moved.*, ${planText}::jsonb AS plan, p.review AS requester_review
-        FROM moved LEFT JOIN user_preferences p ON p.channel = moved.channel AND p.user_id = moved.requester_id`.execute(
-        this.db,
-      );
+        ), ${ctes}
+        SELECT run.*, ${planText}::jsonb AS plan, p.review AS requester_review
+        FROM run LEFT JOIN user_preferences p ON p.channel = run.channel AND p.user_id = run.requester_id
+        WHERE run.saved`.execute(this.db);
       const row = rows[0];
       // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
       if (!row) throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);

@@ -77,6 +77,43 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     expect((await store.getRun(run.id))?.revision).toBe(1);
   });
 
+  it('a revision returns the run as its write left it, and settles the planner call that wrote it once, whatever becomes of the revision', async () => {
+    const run = createNewRun({ requester: { id: `U-${crypto.randomUUID()}`, channel: 'slack' } });
+    await store.createRun(run);
+    await store.setReviewPreference(run.requester, 'none', run.at);
+    const actor = run.requester;
+    const day = '2026-11-30';
+    const counters = async () => {
+      const r = await sql<{ n: number }>`select tokens_used as n from runs where id = ${run.id}`.execute(database.db);
+      const u = await sql<{ n: number }>`
+        select tokens as n from user_daily_tokens where user_id = ${actor.id} and day = ${day}`.execute(database.db);
+      return [r.rows[0]?.n, u.rows[0]?.n];
+    };
+    const want = { prompt: 100, output: 400, minOutput: 1 };
+    const caps = { perRun: 10_000, perUserPerDay: 10_000 };
+    const usage = { role: 'planner' as const, model: 'm', inputTokens: 150, outputTokens: 50, at: at(1) };
+    const settle = (delta: number) => ({ op: crypto.randomUUID(), runId: run.id, actor, day, delta, usage });
+    expect(await store.reserveTokens(run.id, actor, want, caps, day)).toEqual({ ok: true, cap: 400 });
+    const plan = createRevisionPlan({ summary: 'first' });
+    const first = settle(-300);
+
+    const saved = await store.saveRevision(run.id, 0, plan, 'planned', at(1), first);
+    expect(saved).toMatchObject({ id: run.id, status: 'planning', revision: 0, plan, reviewPreference: 'none' });
+    expect(await counters()).toEqual([200, 200]);
+    // The same write repeated (its answer lost) saves and settles nothing twice.
+    expect((await store.saveRevision(run.id, 0, plan, 'planned', at(1), first)).plan).toEqual(plan);
+    expect(await counters()).toEqual([200, 200]);
+    // A revision refused (its number holds another plan) still settles the call that wrote it.
+    expect(await store.reserveTokens(run.id, actor, want, caps, day)).toEqual({ ok: true, cap: 400 });
+    const other = createRevisionPlan({ summary: 'other', steps: [] });
+    await expect(store.saveRevision(run.id, 0, other, 'again', at(2), settle(-450))).rejects.toMatchObject({
+      code: 'store_failed',
+    });
+    expect(await counters()).toEqual([250, 250]);
+    expect(await store.llmUsageForRun(run.id)).toMatchObject({ calls: 2, inputTokens: 300, outputTokens: 100 });
+    expect((await store.getRun(run.id))?.plan?.summary).toBe('first');
+  });
+
   it('saves a revision with the starts of its attempts in one write, and refuses both when another revision holds its number', async () => {
     const run = createNewRun();
     await store.createRun(run);

@@ -196,3 +196,38 @@ function promptEstimate(request: LlmRequest): number {
   const images = request.messages.reduce((n, m) => n + ('images' in m ? (m.images?.length ?? 0) : 0), 0);
   return Math.ceil(chars / 4) + images * 1_600;
 }
+
+/**
+ * The first call's settlement held for the write that follows it at once, which carries it (`take`); any later call,
+ * or one that comes after the write, settles by a statement of its own, and so does a held one that no write took
+ * (`flush`). A kill between the call and the write leaves its reservation standing, as a kill during the call does:
+ * counted, never overshot.
+ */
+export class HeldSettlement {
+  private held: (TokenSettlement & { op: string }) | undefined;
+  private closed = false;
+
+  constructor(
+    private readonly store: Pick<Ledgers, 'settleTokens'>,
+    private readonly newId: () => string,
+  ) {}
+
+  readonly settle = async (s: TokenSettlement): Promise<void> => {
+    if (this.held || this.closed) return this.store.settleTokens(s);
+    this.held = { ...s, op: this.newId() };
+  };
+
+  /** The held settlement for the write that carries it; from now on every call settles on its own. */
+  take(): (TokenSettlement & { op: string }) | undefined {
+    const held = this.held;
+    this.held = undefined;
+    this.closed = true;
+    return held;
+  }
+
+  /** Stores a held settlement no write took. */
+  async flush(): Promise<void> {
+    const held = this.take();
+    if (held) await this.store.settleTokens(held);
+  }
+}

@@ -23,7 +23,15 @@ import { BUILTIN_SERVER, STEP_OUTPUT_TOOL } from '../run/earlier-turns.ts';
 import { READ_RESOURCE_TOOL, renderResources } from '../run/resource-tool.ts';
 import { DELEGATE_TOOL, renderAssistants } from '../assistant/delegate-tool.ts';
 import { StewardError } from '../errors.ts';
-import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, ToolRunner, RunRecords } from '../ports.ts';
+import type {
+  LlmClient,
+  LlmMessage,
+  LlmRequest,
+  LlmResponse,
+  ToolRunner,
+  RunRecords,
+  TokenSettlement,
+} from '../ports.ts';
 import type { Result } from '../result.ts';
 import type { Assistant, AssistantStore } from '../assistant/assistants.ts';
 import { grantChain, narrowTools, type GrantDeps, type GrantedRun } from './assistant-grants.ts';
@@ -188,6 +196,8 @@ export type PlanWriter = (
   amend?: PlanRequest['amend'],
   signal?: AbortSignal,
   streaming?: PlanStreaming,
+  /** How each planner call's settlement is stored (see `meteredLlm`); by default by a statement of its own. */
+  settle?: (s: TokenSettlement) => Promise<void>,
 ) => Promise<PlanOutcome>;
 
 /**
@@ -224,7 +234,8 @@ export function createPlanWriter(
       return undefined;
     }
   };
-  return async (run, request, amend, signal, streaming) => {
+  return async (run, request, amend, signal, streaming, settle) => {
+    const llm = llmFor(run, settle ? { settle } : undefined);
     // A first plan sees the conversation's earlier turns (words and replies only); an amendment has its own context.
     const earlier = amend ? undefined : await earlierTurns?.(run.id);
     const delegates = await delegatesFor(run);
@@ -233,7 +244,7 @@ export function createPlanWriter(
       return planForAssistant(
         { tools, assistants, store: delegation.store, delegations: delegation.widened },
         { ...run, assistant: run.assistant },
-        llmFor(run),
+        llm,
         context,
         {
           maxRepairs,
@@ -254,7 +265,7 @@ export function createPlanWriter(
     const resources = tools.readResource ? renderResources(tools.listResources?.() ?? []) : undefined;
     offered.push(...builtinOffer(all, { ...context, resources }));
     const input = { request, tools: all, offered, amend, earlier: joinContext(earlier, delegates, resources) };
-    return planOrError(llmFor(run), input, { maxRepairs, signal, streaming });
+    return planOrError(llm, input, { maxRepairs, signal, streaming });
   };
 }
 

@@ -4,7 +4,7 @@
  * (`early-run.ts`), and a run taken over while it was planned.
  */
 import type { InboundDecision } from '../channel.ts';
-import type { RunRecords, RunRoute, RunSteering, StepLog, StoredRun, StoredStepAttempt } from '../ports.ts';
+import type { Ledgers, RunRecords, RunRoute, RunSteering, StepLog, StoredRun, StoredStepAttempt } from '../ports.ts';
 import { isQuickRevision } from '../run/quick-loop.ts';
 import { validatePlan } from '../plan/validate-plan.ts';
 import { sentence } from '../run/run-actions.ts';
@@ -18,6 +18,7 @@ import type { ReviewFlow } from './review-flow.ts';
 import type { RunDrivers } from './run-drivers.ts';
 import type { RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
+import { HeldSettlement } from './metered-llm.ts';
 import { SpeculativePlan } from './speculative-plan.ts';
 
 /** Writes first plans and answers Cancel while they are written. */
@@ -26,7 +27,9 @@ export class PlanningFlow {
   private readonly planning = new Map<string, AbortController>();
 
   constructor(
-    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log'> & { store: RunRecords & StepLog & RunSteering },
+    private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'newId'> & {
+      store: RunRecords & StepLog & RunSteering & Ledgers;
+    },
     private readonly writePlan: PlanWriter,
     private readonly drivers: RunDrivers,
     private readonly messages: RunMessages,
@@ -50,7 +53,17 @@ export class PlanningFlow {
     request: string,
     options: { quick?: boolean } = {},
   ): Promise<void> {
-    await this.planNow(run, request, options.quick ?? true).catch((err: unknown) => this.planningBroke(run, err));
+    // The planner's call is settled by the write that saves its plan; one whose plan is not saved settles on its own.
+    const held = new HeldSettlement(this.deps.store, this.deps.newId);
+    await this.planNow(run, request, options.quick ?? true, held)
+      .catch((err: unknown) => this.planningBroke(run, err))
+      .finally(() =>
+        held
+          .flush()
+          .catch((err: unknown) =>
+            this.deps.log('warn', `run ${run.id}: the planner's call not settled: ${(err as Error).message}`),
+          ),
+      );
   }
 
   /** Whether a tool may be called for this person before they saw a plan: not when they review every plan. */
@@ -87,6 +100,7 @@ export class PlanningFlow {
     run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant' | 'parentRunId'>,
     request: string,
     quick: boolean,
+    held: HeldSettlement,
   ): Promise<void> {
     const { store, clock } = this.deps;
     // An Assistant's run is planned with only its granted tools: the quick loop, which knows no grants, is not for it;
@@ -103,7 +117,7 @@ export class PlanningFlow {
       if (this.frontDesk === 'beside') {
         const catalog = this.deps.tools.listTools();
         const write = (signal: AbortSignal, streaming: PlanStreaming) =>
-          this.writePlan(run, request, undefined, signal, streaming);
+          this.writePlan(run, request, undefined, signal, streaming, held.settle);
         speculative = new SpeculativePlan(write, planning.signal, catalog);
       }
       // Cancel aborts the quick loop as it aborts the planner: the run stays `planning` meanwhile.
@@ -125,7 +139,9 @@ export class PlanningFlow {
     const stored = await store.getRun(run.id);
     const early = stored ? await this.lifecycle.startStreaming(stored, speculative?.catalog) : undefined;
     const planned = await (
-      speculative ? speculative.handOver(early) : this.writePlan(run, request, undefined, planning.signal, early)
+      speculative
+        ? speculative.handOver(early)
+        : this.writePlan(run, request, undefined, planning.signal, early, held.settle)
     ).finally(() => this.planning.delete(run.id));
     // Cancelled (the person was told) or shut down (the next start plans it again): nothing more to say.
     if (planning.signal.aborted) return;
@@ -138,7 +154,7 @@ export class PlanningFlow {
       return;
     }
     const v = planned.value;
-    const saved = await store.saveRevision(run.id, 0, v.plan, 'planned', clock());
+    const saved = await store.saveRevision(run.id, 0, v.plan, 'planned', clock(), held.take());
     if (!v.plan.needsTools) return this.answerDirectly(run, v.plan.answer ?? v.plan.summary, 'answer');
     await this.review.offer(saved, 0, v, 'planning');
   }

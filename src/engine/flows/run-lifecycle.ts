@@ -13,7 +13,6 @@ import type {
   RunSteering,
   StepLog,
   StoredRun,
-  TokenSettlement,
 } from '../ports.ts';
 import type { SpendLedger } from '../spend.ts';
 import { createDispatchState, type DispatchState } from '../run/dispatch-state.ts';
@@ -37,6 +36,7 @@ import type { LlmForRun, StewardDeps } from './deps.ts';
 import type { PlanEstimates } from './plan-estimates.ts';
 import { breakpointOffers } from './breakpoint-offers.ts';
 import { EarlyRun, startedSteps } from './early-run.ts';
+import { HeldSettlement } from './metered-llm.ts';
 import { headedStream, reportHeading, writeReport } from './report.ts';
 import { untilStored } from './until-stored.ts';
 import type { ReviewTimers } from './review-timers.ts';
@@ -260,17 +260,14 @@ export class RunLifecycle {
         // The synthesizer's call is settled by the statement that stores the report, which follows it at once (a
         // kill between the two leaves its reservation standing, as a kill during the call does). Any other call
         // settles on its own.
-        let settled: (TokenSettlement & { op: string }) | undefined;
-        const settle = async (s: TokenSettlement) => {
-          if (settled) return store.settleTokens(s);
-          settled = { ...s, op: this.deps.newId() };
-        };
+        const held = new HeldSettlement(store, this.deps.newId);
         const written = await writeReport(
-          this.llmFor(run, { settle }),
+          this.llmFor(run, { settle: held.settle }),
           preview ? { ...input, onText: headedStream(heading, (d) => preview.append(d)) } : input,
         );
         // The same statement reads the lease: a process that lost the run stores and posts nothing.
         const said = heading + written;
+        const settled = held.take();
         text = await this.patiently(run, () => store.storeReport(run.id, said, status, clock(), fence, settled));
       }
       // The preview only showed the model's words: finishing it delivers the stored report, exactly as send would.
