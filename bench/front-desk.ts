@@ -43,6 +43,12 @@ export interface FrontDeskRow {
   outputTokens: number;
   modelCalls: number;
   roles: string;
+  /**
+   * Steward's own time on a request the front desk answered: the wall time less its front desk calls' modelled
+   * latency and the tool floor of each round of calls between them (the dropped planner call runs beside, off the
+   * path). Undefined on other requests and for the peer.
+   */
+  ownMs?: number;
 }
 
 /** Runs the section; without the peer (it could not be installed) its column says why. */
@@ -86,7 +92,7 @@ export async function benchFrontDesk(
   const one = (task: BenchTask, path: Path, round: number) =>
     path === 'langgraph'
       ? runPeer(world, peer!, task, round)
-      : runSteward(world, stewards[path], path, task, round, waiters);
+      : runSteward(world, toolFloorMs, stewards[path], path, task, round, waiters);
   try {
     await world.fake.configure({ ...world.fakeConfig, latency: PEER_LATENCY });
     await world.fake.flush();
@@ -117,6 +123,7 @@ function rotate<T>(items: readonly T[], by: number): T[] {
 
 async function runSteward(
   world: World,
+  toolFloorMs: number,
   steward: Steward,
   path: StewardPath,
   task: BenchTask,
@@ -140,13 +147,13 @@ async function runSteward(
   const end = await ended;
   await steward.idle();
   waiters.delete(key);
-  return measured(world, path, task, round, end.at - t0, end.text);
+  return measured(world, path, task, round, end.at - t0, end.text, toolFloorMs);
 }
 
 async function runPeer(world: World, peer: PeerAgent, task: BenchTask, round: number): Promise<FrontDeskRow> {
   const t0 = performance.now();
   const out = await peer.run(`${taskTag(task.id, round)} ${task.request}`);
-  return measured(world, 'langgraph', task, round, performance.now() - t0, out.answer);
+  return measured(world, 'langgraph', task, round, performance.now() - t0, out.answer, 0);
 }
 
 /** The row, with the model calls the fake received since the last one (a dropped call lands before the next run). */
@@ -157,9 +164,13 @@ async function measured(
   round: number,
   wallMs: number,
   text: string | null,
+  toolFloorMs: number,
 ): Promise<FrontDeskRow> {
   const { calls } = await world.fake.flush();
   const mine = calls.filter((c) => c.taskId === task.id && c.round === round);
+  const desk = mine.filter((c) => c.role === 'butler');
+  const answered = path !== 'langgraph' && desk.length > 0 && !mine.some((c) => c.role === 'synthesizer');
+  const deskMs = desk.reduce((n, c) => n + c.latencyMs, 0) + toolFloorMs * (desk.length - 1);
   return {
     section: 'front-desk',
     path,
@@ -172,6 +183,7 @@ async function measured(
     outputTokens: mine.reduce((n, c) => n + c.outputTokens, 0),
     modelCalls: mine.length,
     roles: mine.map((c) => c.role).join(' '),
+    ...(answered && { ownMs: wallMs - deskMs }),
   };
 }
 
@@ -190,7 +202,17 @@ function render(
     'received, dropped ones included. Ratios are Steward ÷ LangGraph on medians.',
     ...(peerMissing ? ['', peerMissing] : []),
     '',
-    ...header(['Shape', 'Path', 'Runs', 'Correct', 'Median ms', 'Tokens (median)', 'Model calls', '÷ peer (time)']),
+    ...header([
+      'Shape',
+      'Path',
+      'Runs',
+      'Correct',
+      'Median ms',
+      'Tokens (median)',
+      'Model calls',
+      '÷ peer (time)',
+      'Own ms per quick turn',
+    ]),
   ];
   for (const shape of SHAPES) {
     const peer = rows.filter((r) => r.shape === shape && r.path === 'langgraph');
@@ -209,9 +231,18 @@ function render(
           int(median(mine.map((r) => r.inputTokens + r.outputTokens))),
           int(median(mine.map((r) => r.modelCalls))),
           Number.isFinite(peerMs) && path !== 'langgraph' ? (ms / peerMs).toFixed(2) : '',
+          ownPerTurn(mine),
         ]),
       );
     }
   }
   return lines;
+}
+
+/** The median of Steward's own time per front desk turn, over the requests the front desk answered. */
+function ownPerTurn(rows: readonly FrontDeskRow[]): string {
+  const own = rows.flatMap((r) =>
+    r.ownMs === undefined ? [] : [r.ownMs / r.roles.split(' ').filter((x) => x === 'butler').length],
+  );
+  return own.length > 0 ? int(median(own)) : '';
 }
