@@ -45,8 +45,8 @@ export interface FrontDeskRow {
   roles: string;
   /**
    * Steward's own time on a request the front desk answered: the wall time less its front desk calls' modelled
-   * latency and the tool floor of each round of calls between them (the dropped planner call runs beside, off the
-   * path). Undefined on other requests and for the peer.
+   * latency and each round of calls between them (the tool floor, or the longest wait asked for; the dropped planner
+   * call runs beside, off the path). Undefined on other requests and for the peer.
    */
   ownMs?: number;
 }
@@ -170,7 +170,9 @@ async function measured(
   const mine = calls.filter((c) => c.taskId === task.id && c.round === round);
   const desk = mine.filter((c) => c.role === 'butler');
   const answered = path !== 'langgraph' && desk.length > 0 && !mine.some((c) => c.role === 'synthesizer');
-  const deskMs = desk.reduce((n, c) => n + c.latencyMs, 0) + toolFloorMs * (desk.length - 1);
+  // Each round of calls between two turns takes its slowest call: the floor, or a wait asked for that is longer.
+  const roundMs = Math.max(toolFloorMs, ...task.steps.map((st) => st.nominalMs));
+  const deskMs = desk.reduce((n, c) => n + c.latencyMs, 0) + roundMs * (desk.length - 1);
   return {
     section: 'front-desk',
     path,
