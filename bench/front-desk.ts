@@ -18,7 +18,7 @@ import { taskTag } from './fake-model.ts';
 import { PEER_LATENCY, PEER_TOOL_MS } from './latency-model.ts';
 import type { PeerAgent } from './peer.ts';
 import { BENCH_BUDGETS } from './profile.ts';
-import { declaredReadOnly } from './quick-answers.ts';
+import { askAndWait, declaredReadOnly } from './quick-answers.ts';
 import { header, int, median, row } from './stats.ts';
 import type { BenchTask } from './tasks.ts';
 import { flooredTools } from './timeline.ts';
@@ -131,23 +131,8 @@ async function runSteward(
   waiters: Map<string, (m: OutboundMessage) => void>,
 ): Promise<FrontDeskRow> {
   const key = `frontdesk-${path}-${task.id}-${round}-${crypto.randomUUID()}`;
-  const ended = new Promise<{ text: string | null; at: number }>((resolve) => {
-    waiters.set(key, (m) => {
-      const at = performance.now();
-      if (m.kind === 'report' || m.kind === 'answer') resolve({ text: m.text, at });
-      else if (m.kind === 'notice' && m.level === 'error') resolve({ text: null, at });
-    });
-  });
-  const t0 = performance.now();
-  await steward.message({
-    conversation: { channel: 'bench', key },
-    actor: { id: 'bench', channel: 'bench' },
-    text: `${taskTag(task.id, round)} ${task.request}`,
-  });
-  const end = await ended;
-  await steward.idle();
-  waiters.delete(key);
-  return measured(world, path, task, round, end.at - t0, end.text, toolFloorMs);
+  const end = await askAndWait(steward, key, `${taskTag(task.id, round)} ${task.request}`, waiters);
+  return measured(world, path, task, round, end.wallMs, end.text, toolFloorMs);
 }
 
 async function runPeer(world: World, peer: PeerAgent, task: BenchTask, round: number): Promise<FrontDeskRow> {

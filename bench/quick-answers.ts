@@ -103,22 +103,7 @@ async function runOnce(
   world: World,
 ): Promise<QuickRow> {
   const key = `quick-${path}-${task.id}-${round}-${crypto.randomUUID()}`;
-  const ended = new Promise<{ text: string | null; at: number }>((resolve) => {
-    waiters.set(key, (m) => {
-      const at = performance.now();
-      if (m.kind === 'report' || m.kind === 'answer') resolve({ text: m.text, at });
-      else if (m.kind === 'notice' && m.level === 'error') resolve({ text: null, at });
-    });
-  });
-  const t0 = performance.now();
-  await steward.message({
-    conversation: { channel: 'bench', key },
-    actor: { id: 'bench', channel: 'bench' },
-    text: `${taskTag(task.id, round)} ${task.request}`,
-  });
-  const end = await ended;
-  await steward.idle();
-  waiters.delete(key);
+  const end = await askAndWait(steward, key, `${taskTag(task.id, round)} ${task.request}`, waiters);
   const run = await world.db.db
     .selectFrom('runs')
     .select(['id', 'route'])
@@ -138,7 +123,7 @@ async function runOnce(
     path,
     task: task.id,
     round,
-    wallMs: end.at - t0,
+    wallMs: end.wallMs,
     correct: end.text?.includes(task.expected) ?? false,
     inputTokens: Number(usage.input),
     outputTokens: Number(usage.output),
@@ -204,4 +189,29 @@ function render(rows: readonly QuickRow[], tasks: number, rounds: number): strin
     );
   }
   return lines;
+}
+
+/**
+ * Sends `text` as a new request in conversation `key` and waits for what the person gets: the report or answer
+ * (its text), or an error notice (null). The time from the message to it, once the Steward is idle again.
+ */
+export async function askAndWait(
+  steward: Steward,
+  key: string,
+  text: string,
+  waiters: Map<string, (m: OutboundMessage) => void>,
+): Promise<{ text: string | null; wallMs: number }> {
+  const ended = new Promise<{ text: string | null; at: number }>((resolve) => {
+    waiters.set(key, (m) => {
+      const at = performance.now();
+      if (m.kind === 'report' || m.kind === 'answer') resolve({ text: m.text, at });
+      else if (m.kind === 'notice' && m.level === 'error') resolve({ text: null, at });
+    });
+  });
+  const t0 = performance.now();
+  await steward.message({ conversation: { channel: 'bench', key }, actor: { id: 'bench', channel: 'bench' }, text });
+  const end = await ended;
+  await steward.idle();
+  waiters.delete(key);
+  return { text: end.text, wallMs: end.at - t0 };
 }

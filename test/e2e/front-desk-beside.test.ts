@@ -27,32 +27,44 @@ function planHeldAfterSteps(steps: unknown[], atHold: () => void, until: () => b
   return { text, chunks: [text.slice(0, k), text.slice(k)], beforeChunk };
 }
 
+/**
+ * A race the front desk loses by construction: the planner streams its one step (a lookup), and only then does the
+ * front desk answer with `decide()`; on a serial front desk the planner is never asked before that answer, and the
+ * wait times out. The plan's end is held until `until` holds.
+ */
+function planStreamsFirst(decide: () => FakeReply, until: () => boolean) {
+  let stepsStreamed = false;
+  return {
+    butler: async () => {
+      await waitUntil('the planner to stream its step while the front desk decides', () => stepsStreamed, {
+        timeoutMs: 5_000,
+      });
+      return decide();
+    },
+    planner: [
+      planHeldAfterSteps(
+        [{ tool: 'audit.lookup', args: { answer: 'from the plan' } }],
+        () => (stepsStreamed = true),
+        until,
+      ),
+    ],
+  };
+}
+
 describe('the planner asked beside the front desk (console, postgres)', () => {
   it('a request handed over finds its plan under way; its step starts only after the hand-over, and reports', async () => {
-    let stepsStreamed = false;
     let callsAtHandOver = -1;
+    const handOver = (): FakeReply => {
+      callsAtHandOver = calls().length;
+      return { text: '', toolCalls: [{ id: 'call_1', name: 'plan_request', args: { reason: 'two steps' } }] };
+    };
     const h = await t.start({
       db: 'postgres',
       servers: [t.audit.config()],
       settings: quickOn,
+      // The plan's end waits for its step to reach the server: it started early, after the hand-over.
       script: byRole({
-        // The front desk decides only once the planner has streamed its step: on a serial front desk the planner
-        // is never asked before this answer, and the wait below times out.
-        butler: async () => {
-          await waitUntil('the planner to stream its step while the front desk decides', () => stepsStreamed, {
-            timeoutMs: 5_000,
-          });
-          callsAtHandOver = calls().length;
-          return { text: '', toolCalls: [{ id: 'call_1', name: 'plan_request', args: { reason: 'two steps' } }] };
-        },
-        // The plan's end waits for its step to reach the server: it started early, after the hand-over.
-        planner: [
-          planHeldAfterSteps(
-            [{ tool: 'audit.lookup', args: { answer: 'from the plan' } }],
-            () => (stepsStreamed = true),
-            () => calls().length === 1,
-          ),
-        ],
+        ...planStreamsFirst(handOver, () => calls().length === 1),
         synthesizer: ['It is from the plan.'],
       }),
     });
@@ -70,26 +82,16 @@ describe('the planner asked beside the front desk (console, postgres)', () => {
   });
 
   it('a request the front desk answers drops the plan under way: none of its streamed steps runs, no card', async () => {
-    let stepsStreamed = false;
     const h = await t.start({
       db: 'postgres',
       servers: [t.audit.config()],
       settings: quickOn,
-      script: byRole({
-        butler: async () => {
-          await waitUntil('the planner to stream its step while the front desk decides', () => stepsStreamed, {
-            timeoutMs: 5_000,
-          });
-          return 'Steward is here.';
-        },
-        planner: [
-          planHeldAfterSteps(
-            [{ tool: 'audit.lookup', args: { answer: 'from the plan' } }],
-            () => (stepsStreamed = true),
-            () => /^Steward is here\.$/m.test(h.output()),
-          ),
-        ],
-      }),
+      script: byRole(
+        planStreamsFirst(
+          () => 'Steward is here.',
+          () => /^Steward is here\.$/m.test(h.output()),
+        ),
+      ),
     });
 
     await h.type('Are you there?');
