@@ -88,6 +88,9 @@ export class Recovery {
       const end = { status: 'failed' as const, output: null, error, at: clock(), durationMs: 0, fence };
       await store.recordStepEnded({ runId: run.id, stepId: a.stepId, attempt: a.attempt, ...end });
     }
+    // On record before anything is said of it: a process killed after telling the thread has stored the takeover.
+    const event = { interrupted: restored.interrupted, retried: restored.retried, exhausted: restored.exhausted };
+    await store.appendEvent(run.id, 'recovered', event, clock());
     const paused = restored.state.phase === 'paused';
     const actions = paused ? (['resume', 'stop'] as const) : (['pause', 'stop'] as const);
     // What is left of it: the steps that ended are left out.
@@ -110,8 +113,6 @@ export class Recovery {
     if (news(restored.exhausted).length > 0) {
       await this.messages.notice(run, 'warning', exhaustedNotice(news(restored.exhausted), settings.maxAttempts));
     }
-    const event = { interrupted: restored.interrupted, retried: restored.retried, exhausted: restored.exhausted };
-    await store.appendEvent(run.id, 'recovered', event, clock());
     this.lifecycle.start(run, v.value, await store.listPins(run.id), restored.state);
   }
 
