@@ -566,12 +566,13 @@ export interface RunRecords {
    * `findActiveRun` returns) and nothing is created. One statement (with a mention, after its claim, in the same
    * transaction: the mention is claimed either way). `created` false and no `active`: the mention was handled before.
    * With `earlierTurns`, a run created comes with up to that many of its conversation's earlier turns, read by the
-   * same statement (as `earlierTurns` would read them for it).
+   * same statement (as `earlierTurns` would read them for it). A run created comes back as stored (`run`, with its
+   * requester's review preference), unless this was a repeat of the write (its answer lost).
    */
   createRunUnlessActive(
     run: Parameters<RunRecords['createRun']>[0],
     options?: { earlierTurns?: number },
-  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }>;
+  ): Promise<{ created: boolean; active?: StoredRun; run?: StoredRun; earlierTurns?: EarlierTurn[] }>;
   /**
    * Stores a new plan revision (never overwriting an earlier one) and makes it the run's current revision; the run as
    * that write left it (its requester's review preference read with it), so what follows needs no read of its own.

@@ -105,7 +105,7 @@ export class PgRunStore implements RunStore {
   async createRunUnlessActive(
     run: Port<'createRun'>[0],
     options: Port<'createRunUnlessActive'>[1] = {},
-  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }> {
+  ): Promise<{ created: boolean; active?: StoredRun; run?: StoredRun; earlierTurns?: EarlierTurn[] }> {
     const { deliveryId } = run;
     const limit = options.earlierTurns ?? 0;
     if (!deliveryId) return this.attempt('createRun', () => this.insertRunUnlessActive(this.db, run, limit));
@@ -125,7 +125,7 @@ export class PgRunStore implements RunStore {
     db: Kysely<DatabaseSchema>,
     run: Port<'createRun'>[0],
     limit: number,
-  ): Promise<{ created: boolean; active?: StoredRun; earlierTurns?: EarlierTurn[] }> {
+  ): Promise<{ created: boolean; active?: StoredRun; run?: StoredRun; earlierTurns?: EarlierTurn[] }> {
     const { conversation, requester } = run;
     const active = this.selectRuns()
       .where('runs.channel', '=', conversation.channel)
@@ -143,7 +143,14 @@ export class PgRunStore implements RunStore {
     const earlier =
       limit > 0 ? sql`(SELECT json_agg(t) FROM (${turns.earlierTurnsBefore(db, run, limit)}) t)` : sql`NULL`;
     type TurnRow = Parameters<typeof turns.toEarlierTurn>[0];
-    const { rows } = await sql<RunRow & { created: boolean; mine: boolean; earlier_turns: TurnRow[] | null }>`
+    type Found = RunRow & {
+      created: boolean;
+      mine: boolean;
+      earlier_turns: TurnRow[] | null;
+      requester_review: string | null;
+    };
+    // The row found (the active run), or the one created (no plan yet): at most one of the two exists.
+    const { rows } = await sql<Found>`
       WITH active AS (${active}), created AS (
         INSERT INTO runs (id, status, channel, conversation_key, requester_id, requester_name, request, assistant,
           parent_run_id, place, created_at, updated_at, owner, lease_expires_at)
@@ -154,7 +161,7 @@ export class PgRunStore implements RunStore {
           now() + ${lease}::integer * interval '1 millisecond'
         WHERE NOT EXISTS (SELECT 1 FROM active)
         ON CONFLICT (id) DO NOTHING
-        RETURNING id
+        RETURNING *
       ), opened AS (
         INSERT INTO spend_totals (scope, key, period, starts)
         SELECT w.scope, w.key, w.period, w.starts FROM (${spendLedger.newRunWindows(run)}) w
@@ -171,12 +178,20 @@ export class PgRunStore implements RunStore {
             AND created_at = ${run.at}::timestamptz
         ) AS mine,
         CASE WHEN NOT EXISTS (SELECT 1 FROM active) THEN ${earlier} END AS earlier_turns,
-        active.*
-      FROM (SELECT 1) one LEFT JOIN active ON true`.execute(db);
+        (SELECT review FROM user_preferences WHERE channel = ${requester.channel} AND user_id = ${requester.id})
+          AS requester_review,
+        found.*
+      FROM (SELECT 1) one LEFT JOIN (
+        SELECT * FROM active UNION ALL SELECT created.*, NULL::jsonb AS plan FROM created
+      ) found ON true`.execute(db);
     const row = rows[0];
     if (row?.created || row?.mine) {
-      if (limit === 0) return { created: true };
-      return { created: true, earlierTurns: (row.earlier_turns ?? []).map(turns.toEarlierTurn) };
+      // A repeat of the write finds its run by neither: it is read again by whoever needs it.
+      const stored = row.created
+        ? { run: { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null } }
+        : {};
+      if (limit === 0) return { created: true, ...stored };
+      return { created: true, ...stored, earlierTurns: (row.earlier_turns ?? []).map(turns.toEarlierTurn) };
     }
     if (row?.id) return { created: false, active: fromRunRow(row) };
     throw new StewardError('store_failed', `a run with id ${run.id} already exists`);

@@ -25,17 +25,17 @@ import { createSteward, planReply } from './harness.ts';
  * process's first card pays it (as here) and the cards that follow within 30 s do not. (A run whose steps start
  * while the plan streams adds their pins and the record that they started.)
  *
- * Issue 31 brought it to 13: the review preference is read with the run (getRun), not twice on its own; a run started
- * here takes its queued decisions only when one was left for its starting driver; the synthesizer's call is settled
- * by the statement that stores its report, and the planner's by the one that saves its plan; the run's end goes with
- * its last steps' ends; the message's run is created by the write that looks for an active run, which also reads the
- * earlier turns; the plan's revision returns the run as it left it, so the plan is offered without reading it again.
- * The issue's target is 12. What is left: the message's write; getRun before early start (the message's write could
- * return the whole row); the planner's reservation; the estimate history; the plan's revision (with the planner's
- * settlement); the move to running; four step waves (a step's intent before its call, each end as it comes, the
- * run's end with the last); the synthesizer's reservation; its report (with its settlement); the report sent.
+ * Issue 31 brought it to 12, its target: the review preference is read with the run, not twice on its own; a run
+ * started here takes its queued decisions only when one was left for its starting driver; the synthesizer's call is
+ * settled by the statement that stores its report, and the planner's by the one that saves its plan; the run's end
+ * goes with its last steps' ends; the message's run is created by the write that looks for an active run, which
+ * also reads the earlier turns and returns the run as stored (so early start reads nothing more); the plan's revision
+ * returns the run as it left it, so the plan is offered without reading it again. What is left: the message's write;
+ * the planner's reservation; the estimate history; the plan's revision (with the planner's settlement); the move to
+ * running; four step waves (a step's intent before its call, each end as it comes, the run's end with the last); the
+ * synthesizer's reservation; its report (with its settlement); the report sent.
  */
-const MAX_STATEMENTS = 13;
+const MAX_STATEMENTS = 12;
 
 // The model does not stream here, so the plan is read whole and the run takes the path every reviewed plan takes.
 const plan = planReply([

@@ -28,8 +28,13 @@ describe.each(['postgres', 'pglite'] as const)('steering queries on %s', (kind) 
   it('creates a run for a message unless its conversation has an active run, which it returns instead (one write)', async () => {
     const conversation = { channel: 'slack', key: 'C1:200.1' };
     const first = createNewRun({ conversation, leaseMs: 60_000, deliveryId: `Ev-${conversation.key}-1` });
-    expect(await store.createRunUnlessActive(first)).toEqual({ created: true });
-    // Repeated after its answer was lost: its own run, counted created (not a reply to itself).
+    await store.setReviewPreference(first.requester, 'none', first.at);
+    // The run as stored comes back with the write (its requester's preference too): no read of it needed after.
+    const made = await store.createRunUnlessActive(first);
+    expect(made).toEqual({ created: true, run: await store.getRun(first.id) });
+    expect(made.run).toMatchObject({ status: 'planning', revision: 0, plan: null, reviewPreference: 'none' });
+    // Repeated after its answer was lost: its own run, counted created (not a reply to itself), read again by whoever
+    // needs it.
     expect(await store.createRunUnlessActive({ ...first, deliveryId: undefined })).toEqual({ created: true });
     expect(await store.getRun(first.id)).toMatchObject({ status: 'planning', request: first.request });
     expect((await store.listEvents(first.id)).map((e) => e.type)).toEqual(['requested']);
@@ -48,7 +53,11 @@ describe.each(['postgres', 'pglite'] as const)('steering queries on %s', (kind) 
     // Read by the same write: the conversation's earlier turns, as the planner would read them for the new run.
     const third = createNewRun({ conversation, at: new Date('2026-11-30T10:02:00Z') });
     const created = await store.createRunUnlessActive(third, { earlierTurns: 5 });
-    expect(created).toEqual({ created: true, earlierTurns: await store.earlierTurns(third.id, 5) });
+    expect(created).toEqual({
+      created: true,
+      run: await store.getRun(third.id),
+      earlierTurns: await store.earlierTurns(third.id, 5),
+    });
     expect(created.earlierTurns).toMatchObject([{ runId: first.id, reply: 'Done.', status: 'completed' }]);
     expect((await store.findActiveRun(conversation))?.id).toBe(third.id);
   });

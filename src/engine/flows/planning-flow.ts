@@ -51,11 +51,11 @@ export class PlanningFlow {
   async plan(
     run: Pick<StoredRun, 'id' | 'conversation' | 'requester' | 'assistant' | 'parentRunId'>,
     request: string,
-    options: { quick?: boolean } = {},
+    options: { quick?: boolean; stored?: StoredRun } = {},
   ): Promise<void> {
     // The planner's call is settled by the write that saves its plan; one whose plan is not saved settles on its own.
     const held = new HeldSettlement(this.deps.store, this.deps.newId);
-    await this.planNow(run, request, options.quick ?? true, held)
+    await this.planNow(run, request, options.quick ?? true, held, options.stored)
       .catch((err: unknown) => this.planningBroke(run, err))
       .finally(() =>
         held
@@ -101,6 +101,8 @@ export class PlanningFlow {
     request: string,
     quick: boolean,
     held: HeldSettlement,
+    /** The run as its creating write stored it, when that write just happened here. */
+    created?: StoredRun,
   ): Promise<void> {
     const { store, clock } = this.deps;
     // An Assistant's run is planned with only its granted tools: the quick loop, which knows no grants, is not for it;
@@ -135,8 +137,9 @@ export class PlanningFlow {
       await store.setRoute(run.id, 'plan', clock());
       await this.planningStatus(run, 'planning', ['cancel']);
     }
-    // Unless every plan is reviewed, steps may start while the plan streams, on a driver of their own.
-    const stored = await store.getRun(run.id);
+    // Unless every plan is reviewed, steps may start while the plan streams, on a driver of their own. The run as
+    // created will do when nothing happened since (the quick path, tried first, may take seconds).
+    const stored = (!tryQuick && created) || (await store.getRun(run.id));
     const early = stored ? await this.lifecycle.startStreaming(stored, speculative?.catalog) : undefined;
     const planned = await (
       speculative

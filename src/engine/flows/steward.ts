@@ -306,7 +306,12 @@ export class Steward implements InboundHandler {
         ...(m.place !== undefined && { place: m.place }),
       };
       const held = { ...run, request: m.text, at: clock(), leaseMs: this.leases.ttlMs, deliveryId: m.deliveryId };
-      const { created, active, earlierTurns } = await store.createRunUnlessActive(held, {
+      const {
+        created,
+        active,
+        earlierTurns,
+        run: stored,
+      } = await store.createRunUnlessActive(held, {
         earlierTurns: EARLIER_TURNS,
       });
       // Claimed with the write either way (or handled before, when neither).
@@ -316,7 +321,10 @@ export class Steward implements InboundHandler {
       this.leases.hold(run.id, 0);
       // The conversation's earlier turns, read by the same write, are what its planning is shown (quick path too).
       if (earlierTurns) this.turnsAtCreation.set(run.id, earlierTurns);
-      return this.planner.plan(run, m.text).finally(() => this.turnsAtCreation.delete(run.id));
+      // Planned from the run as its write stored it: nothing else could have changed it yet.
+      return this.planner
+        .plan(run, m.text, stored ? { stored } : {})
+        .finally(() => this.turnsAtCreation.delete(run.id));
     }
     // `newRequest`: the person said this is a new request, so an active run in the conversation does not take it.
     const active = m.newRequest ? null : await this.repliedTo(m);
