@@ -9,7 +9,7 @@
  * Time is from the message to the text the person gets; tokens are every model call the fake model received for the
  * run, dropped calls included (counted where they arrive, as a provider bills them).
  */
-import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
+import { Steward } from '../src/engine/flows/steward.ts';
 import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Notifier } from '../src/engine/ports.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
@@ -17,7 +17,7 @@ import { connectPeer, defaultMaxParallel } from './against-peer.ts';
 import { taskTag } from './fake-model.ts';
 import { PEER_LATENCY, PEER_TOOL_MS } from './latency-model.ts';
 import type { PeerAgent } from './peer.ts';
-import { BENCH_BUDGETS } from './profile.ts';
+import { benchSettings } from './profile.ts';
 import { askAndWait, declaredReadOnly } from './quick-answers.ts';
 import { header, int, median, row } from './stats.ts';
 import type { BenchTask } from './tasks.ts';
@@ -60,14 +60,7 @@ export async function benchFrontDesk(
   const maxParallel = defaultMaxParallel();
   const waiters = new Map<string, (m: OutboundMessage) => void>();
   const notifier: Notifier = { send: async (c, m) => waiters.get(c.key)?.(m) };
-  const base: StewardSettings = {
-    maxParallel,
-    maxAttempts: 3,
-    amendmentCap: 3,
-    maxRepairs: 2,
-    reviewTimeoutMs: 600_000,
-    budgets: BENCH_BUDGETS,
-  };
+  const base = benchSettings(maxParallel);
   const deps = {
     llm: world.llm,
     tools: declaredReadOnly(flooredTools(world.host, toolFloorMs)),

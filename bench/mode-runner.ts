@@ -6,10 +6,10 @@
 import { DEFAULT_MAX_PARALLEL } from '../src/config.ts';
 import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Notifier } from '../src/engine/ports.ts';
-import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
+import { Steward } from '../src/engine/flows/steward.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { taskTag } from './fake-model.ts';
-import { BENCH_BUDGETS } from './profile.ts';
+import { benchSettings } from './profile.ts';
 import { runReact, type ReactOutcome } from './react.ts';
 import type { BenchTask } from './tasks.ts';
 import { flooredTools, Timeline, timedLlm, timedStore, timedTools, type Span } from './timeline.ts';
@@ -52,14 +52,7 @@ export class ModeRunner {
   ) {
     const notifier: Notifier = { send: async (c, m) => this.waiters.get(c.key)?.(m) };
     const tools = options.toolFloorMs ? flooredTools(world.host, options.toolFloorMs) : world.host;
-    const base: StewardSettings = {
-      maxParallel: options.maxParallel ?? BENCH_MAX_PARALLEL,
-      maxAttempts: 3,
-      amendmentCap: 3,
-      maxRepairs: 2,
-      reviewTimeoutMs: 600_000,
-      budgets: BENCH_BUDGETS,
-    };
+    const base = benchSettings(options.maxParallel ?? BENCH_MAX_PARALLEL);
     const deps = {
       llm: timedLlm(world.llm, this.timeline),
       tools: timedTools(tools, this.timeline),

@@ -6,6 +6,8 @@
  * BENCH_STEER_ROUNDS.
  */
 
+import type { StewardSettings } from '../src/engine/flows/steward.ts';
+
 /** Settings of one bench run. */
 export interface BenchProfile {
   name: 'quick' | 'full';
@@ -57,3 +59,15 @@ export function readProfile(argv: readonly string[], env: NodeJS.ProcessEnv): Be
  * integer; this constant kept the bench running then.)
  */
 export const BENCH_BUDGETS = { perRun: 1_000_000_000, perUserPerDay: 2_000_000_000 };
+
+/** The settings the bench's own Stewards run with, beside `maxParallel` and what a section adds. */
+export function benchSettings(maxParallel: number): StewardSettings {
+  return {
+    maxParallel,
+    maxAttempts: 3,
+    amendmentCap: 3,
+    maxRepairs: 2,
+    reviewTimeoutMs: 600_000,
+    budgets: BENCH_BUDGETS,
+  };
+}

@@ -8,10 +8,10 @@
  */
 import type { OutboundMessage } from '../src/engine/messages.ts';
 import type { Notifier, ToolRunner } from '../src/engine/ports.ts';
-import { Steward, type StewardSettings } from '../src/engine/flows/steward.ts';
+import { Steward } from '../src/engine/flows/steward.ts';
 import { PgRunStore } from '../src/store/pg-run-store.ts';
 import { taskTag } from './fake-model.ts';
-import { BENCH_BUDGETS } from './profile.ts';
+import { benchSettings } from './profile.ts';
 import { header, int, median, quantile, row } from './stats.ts';
 import type { BenchTask } from './tasks.ts';
 import type { World } from './world.ts';
@@ -52,14 +52,7 @@ export async function benchQuickAnswers(
   const waiters = new Map<string, (m: OutboundMessage) => void>();
   const notifier: Notifier = { send: async (c, m) => waiters.get(c.key)?.(m) };
   const store = new PgRunStore(world.db.db);
-  const base: StewardSettings = {
-    maxParallel: 16,
-    maxAttempts: 3,
-    amendmentCap: 3,
-    maxRepairs: 2,
-    reviewTimeoutMs: 600_000,
-    budgets: BENCH_BUDGETS,
-  };
+  const base = benchSettings(16);
   const deps = {
     llm: world.llm,
     tools: declaredReadOnly(world.host),

@@ -1,7 +1,8 @@
 /**
- * A run's first plan being written: the quick answer tried first (`quick-answer.ts`), the planner call (both abandoned
- * by Cancel or shutdown), the answer without tools, the plan offered, steps that start while it streams
- * (`early-run.ts`), and a run taken over while it was planned.
+ * A run's first plan being written: the quick answer tried first (`quick-answer.ts`) with the planner asked beside it
+ * (`speculative-plan.ts`; its steps wait for the hand-over), or the planner alone (both abandoned by Cancel or
+ * shutdown), the answer without tools, the plan offered, steps that start while it streams (`early-run.ts`), and a
+ * run taken over while it was planned.
  */
 import type { InboundDecision } from '../channel.ts';
 import type { Ledgers, RunRecords, RunRoute, RunSteering, StepLog, StoredRun, StoredStepAttempt } from '../ports.ts';
