@@ -9,6 +9,7 @@
  * IPC out: `ready` (base URL), `call` (one record per answered or refused request), `failure`, `flushed`.
  */
 import { createHash } from 'node:crypto';
+import { MAX_QUICK_CALLS } from '../src/engine/run/quick-loop.ts';
 import {
   startFakeLlm,
   type FakeLlm,
@@ -71,8 +72,9 @@ function answerText(
     case 'langgraph':
       return { ...ids, ...peerTurn(task, req.body['messages'] as WireMessage[]) };
     case 'butler':
-      // As Steward's front desk instructions ask: a request with dependent steps goes to the planner at once.
-      if (hasDependentTools(task))
+      // As Steward's front desk instructions ask: a request with dependent steps, or more calls than one turn may
+      // make, goes to the planner at once.
+      if (hasDependentTools(task) || task.steps.filter((s) => s.kind === 'tool').length > MAX_QUICK_CALLS)
         return {
           ...ids,
           text: '',

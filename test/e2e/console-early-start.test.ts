@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import { describe, expect, it } from 'vitest';
 import type { ReviewPreference } from '../../src/engine/types.ts';
 import { byRole, type FakeReply } from '../fakes/fake-llm-server.ts';
@@ -85,6 +86,28 @@ describe('steps start while the plan streams (console, postgres)', () => {
       expect(h.llm.failures).toEqual([]);
     },
   );
+
+  it('a fan-out ("each") starts its calls together, stored by one statement, and the step after it is s5', async () => {
+    const steps = [
+      { tool: 'audit.lookup', each: ['one', 'two', 'three', 'four'].map((answer) => ({ answer })) },
+      { tool: 'audit.note', args: { text: 'remember' } },
+    ];
+    h = await start('risky', heldPlan(steps, '{"tool":"audit.note"', () => called('lookup').length === 4));
+
+    await h.type('Look up one to four, then note it');
+    await h.waitFor(/Type "approve", "amend <what to change>" \(\d left\), or "cancel"\./);
+    expect(h.output()).toMatch(/\[s4\] audit\.lookup .*✔ succeeded/);
+    expect(h.output()).toMatch(/\[s5\] audit\.note .*— risk medium\n/);
+    expect(called('lookup').map((e) => e.args?.['answer']).sort()).toEqual(['four', 'one', 'three', 'two']);
+    const run = await onlyRun(h);
+    // Arrived together, the four starts are one dispatcher wave: one transaction, not four.
+    const { rows } = await sql<{ step: string; tx: string }>`
+      select payload->>'stepId' as step, xmin::text as tx from run_events
+      where run_id = ${run.id} and type = 'stepStarted' order by id`.execute(h.db.db);
+    expect(rows.map((r) => r.step).sort()).toEqual(['s1', 's2', 's3', 's4']);
+    expect(new Set(rows.map((r) => r.tx)).size).toBe(1);
+    expect(h.llm.failures).toEqual([]);
+  });
 
   it('a write step arriving after read-only ones ran: an ordinary review card with them shown done; approve runs it', async () => {
     h = await start('risky', lookThenNote());

@@ -32,6 +32,8 @@ export class EarlyRun implements PlanStreaming {
   /** Arrivals in order: a step's pins are stored before it is sent in, and the next arrival waits for that. */
   private chain: Promise<void> = Promise.resolve();
   private dropped = false;
+  /** Steps that arrived while the previous batch was being let in: the next batch. */
+  private arriving: Step[] = [];
   /**
    * The tools as the planner was shown them. Every pin of this run is taken from here: a step that starts early
    * (read-only by its own claim) could change another tool's definition before the plan is whole, and that change
@@ -65,11 +67,19 @@ export class EarlyRun implements PlanStreaming {
   }
 
   onStep(step: Step): void {
-    this.chain = this.chain
-      .then(() => this.arrive(step))
-      .catch((err: unknown) =>
-        this.deps.log('warn', `run ${this.run.id}: step ${step.id} not started early: ${(err as Error).message}`),
-      );
+    this.arriving.push(step);
+    // A batch is already queued: it takes this step too.
+    if (this.arriving.length > 1) return;
+    this.chain = this.chain.then(async () => {
+      const steps = this.arriving;
+      this.arriving = [];
+      try {
+        await this.arrive(steps);
+      } catch (err) {
+        const ids = steps.map((s) => s.id).join(', ');
+        this.deps.log('warn', `run ${this.run.id}: steps ${ids} not started early: ${(err as Error).message}`);
+      }
+    });
   }
 
   refused(): Step[] {
@@ -106,17 +116,29 @@ export class EarlyRun implements PlanStreaming {
     for (const event of events) this.driver.send(event);
   }
 
-  private async arrive(step: Step): Promise<void> {
+  /**
+   * Lets in the steps that arrived since the last batch, in order. Steps that arrive together (the steps held while
+   * the front desk decided, a fan-out, or a delta that completed several) are pinned, recorded and sent in as one:
+   * one statement each, and one dispatcher transition, whose wave stores all their starts in one statement; one by
+   * one, sixteen steps took about 8 ms each to get going (bench section 11, fan-out of 16).
+   */
+  private async arrive(steps: readonly Step[]): Promise<void> {
     // Stopped (or let go): nothing more is let in, nor recorded as started.
     if (!this.active || this.driver.current.streaming !== true) return;
     const { tools, store, clock } = this.deps;
-    const t = earlyStartTransition(
-      this.gate,
-      { type: 'stepArrived', step },
-      { tools: tools.listTools(), dispatch: this.driver.current },
-    );
-    this.gate = t.gate;
-    for (const event of t.dispatch) {
+    const catalog = tools.listTools();
+    const events: DispatchEvent[] = [];
+    for (const step of steps) {
+      // The gate reads no dispatcher state when a step arrives, so the batch goes through it before any is sent in.
+      const t = earlyStartTransition(
+        this.gate,
+        { type: 'stepArrived', step },
+        { tools: catalog, dispatch: this.driver.current },
+      );
+      this.gate = t.gate;
+      events.push(...t.dispatch);
+    }
+    for (const event of joinArrivals(events)) {
       if (event.type === 'stepsArrived') {
         const pins = newPins({ ...this.driver.current.plan, steps: event.steps }, this.catalog, this.driver.pinned);
         // No step starts unpinned: a definition that changes after this holds the step, as after any approval.
@@ -130,4 +152,20 @@ export class EarlyRun implements PlanStreaming {
       this.driver.send(event);
     }
   }
+}
+
+/** The gate's events with each run of `stepsArrived` joined into one (same steps, same order). */
+function joinArrivals(events: readonly DispatchEvent[]): DispatchEvent[] {
+  const out: DispatchEvent[] = [];
+  for (const event of events) {
+    const last = out.at(-1);
+    if (event.type === 'stepsArrived' && last?.type === 'stepsArrived') {
+      out[out.length - 1] = {
+        type: 'stepsArrived',
+        steps: [...last.steps, ...event.steps],
+        policies: { ...last.policies, ...event.policies },
+      };
+    } else out.push(event);
+  }
+  return out;
 }

@@ -4,7 +4,7 @@
  * to be a plan gets none, since a model that wrote one will write the next just as long.
  */
 import { compactPlanJsonSchema } from '../plan/compact-schema.ts';
-import { deriveSummary, expandCompactStep } from '../plan/compact-plan.ts';
+import { compactElementWidth, deriveSummary, expandCompactElement } from '../plan/compact-plan.ts';
 import type { Step } from '../plan/plan-schema.ts';
 import { toCompactPlan } from '../plan/to-compact-plan.ts';
 import { BAD_JSON, createPlanStream } from '../plan/plan-stream.ts';
@@ -121,13 +121,16 @@ function compactSteps(steps: readonly Step[]): Json {
 function streamSteps(request: LlmRequest, streaming: PlanStreaming, tools: PlanRequest['tools']) {
   const stream = createPlanStream();
   let streamed = false;
+  // Where the next element's steps sit in the expanded plan: a fan-out ("each") stands for several.
+  let position = 0;
   request.onText = (delta) => {
     streamed = true;
     const read = stream.push(delta);
     if (!read.ok) return;
     for (const s of read.value) {
-      const step = expandCompactStep(stepWithoutOptionalNulls(s.value), s.index);
-      if (step.ok) streaming.onStep(resolveStepTool(step.value, tools));
+      const steps = expandCompactElement(stepWithoutOptionalNulls(s.value), position, s.index);
+      position += compactElementWidth(s.value);
+      if (steps.ok) for (const step of steps.value) streaming.onStep(resolveStepTool(step, tools));
     }
   };
   return {

@@ -4,6 +4,11 @@
  *   {"steps": [STEP, ...], "summary": "...", "risks": [...], "why": "..."}   or   {"answer": "..."}
  * with STEP one of {"tool": "<server>.<tool>", "args": {...}}, {"llm": <prompt>}, {"if": "<condition>",
  * "then": [ids], "else": [ids]}, each with optional "id" (default `s<position>`), "after", "note", "optional".
+ * A fan-out, {"tool": "<server>.<tool>", "each": [{...}, {...}]}, is one tool step per arguments object: the calls
+ * a tool-calling agent would send in one message, written without repeating the tool's name and keys for each
+ * (a planner's output tokens are most of its time). Its steps take the default ids of their positions, as if each
+ * were written out, so the step after a fan-out of 16 written first is s17; "after", "note" and "optional" apply
+ * to every one of them.
  * A step's dependencies are "after" plus the steps its references read, in that order. References may be short
  * (`compact-refs.ts`). An object with "needsTools" is a full plan, and a step with "kind" a full step: both are
  * taken as they are, with nothing implied, so a full plan or step always survives the trip through this form.
@@ -17,7 +22,9 @@ import { MAX_PLAN_STEPS, planSchema, stepSchema, type Plan, type Step } from './
 
 type Kind = 'tool' | 'llm' | 'if';
 const KINDS: readonly Kind[] = ['tool', 'llm', 'if'];
-const KEYS: Record<Kind, string[]> = { tool: ['tool', 'args'], llm: ['llm'], if: ['if', 'then', 'else'] };
+/** The compact form's fan-out: one step per element (see the file's comment). */
+const EACH = 'each';
+const KEYS: Record<Kind, string[]> = { tool: ['tool', 'args', EACH], llm: ['llm'], if: ['if', 'then', 'else'] };
 const COMMON_KEYS = ['id', 'after', 'note', 'optional'];
 const ROOT_KEYS = ['steps', 'summary', 'risks', 'why', 'answer'];
 /** The full form's names, so a complaint about a value checked in its full form names the key the model wrote. */
@@ -66,9 +73,65 @@ export function deriveSummary(steps: readonly Step[]): string {
   return text.length > 200 ? `${text.slice(0, 199)}…` : text;
 }
 
-/** One step, compact or full, as a full `Step` (dependencies implied); the error names it as `steps[<index>]`. */
-export function expandCompactStep(raw: unknown, index: number): Result<Step> {
-  const at = `steps[${index}]`;
+/**
+ * How many steps an element of the answer's "steps" list stands for: the length of a fan-out's list, else 1 (also for
+ * an element that is not a step at all, so the default ids of the steps after it do not depend on how it is wrong).
+ */
+export function compactElementWidth(raw: unknown): number {
+  if (!isObject(raw) || Object.hasOwn(raw, 'kind')) return 1;
+  const each = raw[EACH];
+  return Array.isArray(each) && each.length > 0 ? each.length : 1;
+}
+
+/**
+ * One element of the answer's "steps" list as the full steps it stands for: one step, or a fan-out's. `position` is
+ * the first one's place in the expanded plan (its default id), `written` the element's place in the list as written
+ * (what errors name).
+ */
+export function expandCompactElement(raw: unknown, position: number, written = position): Result<Step[]> {
+  if (!isObject(raw) || Object.hasOwn(raw, 'kind') || raw[EACH] == null) {
+    const step = expandCompactStep(raw, position, `steps[${written}]`);
+    return step.ok ? ok([step.value]) : step;
+  }
+  const at = `steps[${written}]`;
+  const each = raw[EACH];
+  const { [EACH]: _each, args, id, ...rest } = raw;
+  if (!Array.isArray(each) || each.length === 0) return fail(`${at}.each: a list of argument objects, one per call`);
+  if (typeof raw['tool'] !== 'string')
+    return fail(`${at}: "each" goes with "tool": the tool is called once per arguments object in the list`);
+  // What all its calls share is checked once, so a slip there is named once, not once per call.
+  const allowed = ['tool', EACH, ...COMMON_KEYS];
+  const unknown = unknownKeys(raw, [...allowed, 'args']);
+  if (unknown) return fail(`${at}:${unknown.slice(1)}; a step with "each" may have ${quoted(allowed, ', ')}`);
+  if (args != null) return fail(`${at}: write "args" (one call) or "each" (one call per arguments object), not both`);
+  const after = raw['after'] ?? [];
+  if (!Array.isArray(after) || !after.every((d) => typeof d === 'string'))
+    return fail(`${at}.after: a list of step ids`);
+  if (id != null) {
+    return fail(
+      `${at}: a step with "each" has no "id": its calls take the default ids of their places, here s${position + 1} to s${position + each.length}`,
+    );
+  }
+  if (position + each.length > MAX_PLAN_STEPS) {
+    return fail(`${at}.each: a plan has at most ${MAX_PLAN_STEPS} steps in all; write a smaller plan`);
+  }
+  const steps: Step[] = [];
+  const errors: string[] = [];
+  each.forEach((item, k) => {
+    const callAt = `${at}.each[${k}]`;
+    const step = expandCompactStep({ ...rest, args: item }, position + k, callAt);
+    // The element is the call's arguments: a complaint about them names the element, not an "args" it does not have.
+    if (step.ok) steps.push(step.value);
+    else errors.push(step.error.replaceAll(`${callAt}.args`, callAt));
+  });
+  return errors.length > 0 ? fail(errors.slice(0, MAX_ERRORS).join('\n')) : ok(steps);
+}
+
+/**
+ * One step, compact or full, as a full `Step` (dependencies implied), with the default id of place `index`; the
+ * error names it as `at` (`steps[<index>]` unless told).
+ */
+export function expandCompactStep(raw: unknown, index: number, at = `steps[${index}]`): Result<Step> {
   if (!isObject(raw)) return fail(`${at}: a step is a JSON object, not ${typeName(raw)}`);
   if (jsonValueDepth(raw, MAX_STEP_DEPTH) > MAX_STEP_DEPTH) return fail(`${at}: ${TOO_DEEP}`);
   if (Object.hasOwn(raw, 'kind')) return parseFullStep(raw, at);
@@ -76,6 +139,8 @@ export function expandCompactStep(raw: unknown, index: number): Result<Step> {
   const kind = kinds[0];
   if (kind === undefined) return fail(`${at}: a step needs "tool", "llm" or "if"${unknownKeys(raw, [])}`);
   if (kinds.length > 1) return fail(`${at}: a step has one of "tool", "llm" or "if", not ${quoted(kinds, ' and ')}`);
+  // A fan-out is several steps: read alone as one, it would be a call with none of its arguments.
+  if (raw[EACH] != null) return fail(`${at}: a step with "each" stands for several steps (read it as an element)`);
   const allowed = [...KEYS[kind], ...COMMON_KEYS];
   const unknown = unknownKeys(raw, allowed);
   if (unknown) return fail(`${at}:${unknown.slice(1)}; a step with "${kind}" may have ${quoted(allowed, ', ')}`);
@@ -130,16 +195,23 @@ function expandSteps(raw: readonly Json[]): Result<Step[]> {
   const steps: Step[] = [];
   const errors: string[] = [];
   const firstAt = new Map<string, number>();
+  let position = 0;
   raw.forEach((item, i) => {
-    const step = expandCompactStep(item, i);
-    if (!step.ok) return void errors.push(step.error);
-    const seen = firstAt.get(step.value.id);
-    if (seen === undefined) firstAt.set(step.value.id, i);
-    else if (isObject(item) && item['id'] == null && item['kind'] === undefined) {
-      errors.push(`steps[${i}]: its default id "${step.value.id}" is already used by steps[${seen}]; give it an id`);
-    } else errors.push(`steps[${i}]: the id "${step.value.id}" is already used by steps[${seen}]`);
-    steps.push(step.value);
+    const expanded = expandCompactElement(item, position, i);
+    position += compactElementWidth(item);
+    if (!expanded.ok) return void errors.push(expanded.error);
+    for (const step of expanded.value) {
+      const seen = firstAt.get(step.id);
+      if (seen === undefined) firstAt.set(step.id, i);
+      else if (isObject(item) && item['id'] == null && item['kind'] === undefined) {
+        errors.push(`steps[${i}]: its default id "${step.id}" is already used by steps[${seen}]; give it an id`);
+      } else errors.push(`steps[${i}]: the id "${step.id}" is already used by steps[${seen}]`);
+      steps.push(step);
+    }
   });
+  if (errors.length === 0 && steps.length > MAX_PLAN_STEPS) {
+    return fail(`steps: a plan has at most ${MAX_PLAN_STEPS} steps, not ${steps.length}; write a smaller plan`);
+  }
   return errors.length > 0 ? fail(errors.slice(0, MAX_ERRORS).join('\n')) : ok(steps);
 }
 

@@ -13,6 +13,8 @@ const common = {
   optional: { type: 'boolean' },
 };
 
+const fanOut = { type: 'array', minItems: 1, maxItems: MAX_PLAN_STEPS, items: { type: 'object' } };
+
 function step(properties: Record<string, unknown>, kind: string): Record<string, unknown> {
   return { type: 'object', properties: { ...properties, ...common }, required: [kind], additionalProperties: false };
 }
@@ -26,7 +28,8 @@ const schema: Record<string, unknown> = {
       maxItems: MAX_PLAN_STEPS,
       items: {
         anyOf: [
-          step({ tool: { type: 'string' }, args: { type: 'object' } }, 'tool'),
+          // "each" (a fan-out: one call per arguments object) goes instead of "args", and without an "id".
+          step({ tool: { type: 'string' }, args: { type: 'object' }, each: fanOut }, 'tool'),
           step({ llm: { type: ['string', 'object'] } }, 'llm'),
           step({ if: { type: 'string' }, then: ids, else: ids }, 'if'),
         ],

@@ -78,6 +78,8 @@ Answer with one JSON object, steps first and summary last: {"steps":[...],"summa
 If the request needs no tools, answer {"answer":"<your reply>"} instead.
 A step is one of:
   {"tool":"<a name from the list below, exactly as written>","args":{...matching its input schema}}
+  {"tool":"<name>","each":[{...args},{...args}]} (the tool once per object, in parallel; the calls take the
+  default ids of their places as if written one by one, so after a first step with 3 objects comes s4)
   {"llm":<prompt: a string, or JSON holding references>} (a model with no tools writes text from it)
   {"if":"<condition>","then":["<ids>"],"else":["<ids>"]} (of the steps that depend on it, decides which run)
 Optional keys of any step: "id" (default s1, s2, ... by position; give short ids like "a" only when you need

@@ -1,7 +1,8 @@
 /**
  * A full plan written in the compact form (`compact-plan.ts`): what the planner is shown in an amendment, and what
- * the bench measures. Every default is left out; a step (or a plan) the compact form cannot say exactly is kept in
- * its full form, which the expansion takes as it is, so `expandCompactPlan(toCompactPlan(p))` is always `p`.
+ * the bench measures. Every default is left out and calls of one tool side by side are one fan-out; a step (or a
+ * plan) the compact form cannot say exactly is kept in its full form, which the expansion takes as it is, so
+ * `expandCompactPlan(toCompactPlan(p))` is always `p`.
  */
 import type { Json } from '../types.ts';
 import { canonicalJson } from './canonical-json.ts';
@@ -43,7 +44,53 @@ function compactPlan(plan: Plan, options: CompactOptions): Fields {
     return { answer: plan.answer ?? '', ...summary, ...tail };
   }
   const summary: Fields = plan.summary === deriveSummary(plan.steps) ? {} : { summary: plan.summary };
-  return { steps: plan.steps.map((s, i) => compactStep(s, i, options)), ...summary, ...tail };
+  return {
+    steps: foldFanOuts(
+      plan.steps,
+      plan.steps.map((s, i) => compactStep(s, i, options)),
+    ),
+    ...summary,
+    ...tail,
+  };
+}
+
+/**
+ * Runs of two or more calls of one tool that differ only in their arguments, each with the default id of its place,
+ * written as one fan-out ({"tool", "each": [args, ...]}), which expands back to the same steps in the same places.
+ */
+function foldFanOuts(full: readonly Step[], steps: readonly Json[]): Json[] {
+  const out: Json[] = [];
+  for (let i = 0; i < steps.length;) {
+    const key = fanOutKey(steps[i]);
+    const run = new Set([full[i]?.id]);
+    let j = i + 1;
+    // A call that reads another of the run waits for it: that is a chain, not calls side by side.
+    while (
+      key !== undefined &&
+      j < steps.length &&
+      fanOutKey(steps[j]) === key &&
+      !full[j]?.dependsOn.some((d) => run.has(d))
+    )
+      run.add(full[j++]?.id);
+    if (j - i < 2) {
+      out.push(steps[i] as Json);
+      i++;
+      continue;
+    }
+    const calls = steps.slice(i, j) as Fields[];
+    const { args: _args, ...shared } = calls[0] as Fields;
+    out.push({ ...shared, each: calls.map((s) => s['args'] ?? {}) });
+    i = j;
+  }
+  return out;
+}
+
+/** What a compact tool step shares with the others of a fan-out (all but its arguments), or undefined if it can't be in one. */
+function fanOutKey(step: Json | undefined): string | undefined {
+  if (typeof step !== 'object' || step === null || Array.isArray(step)) return undefined;
+  if (typeof step['tool'] !== 'string' || Object.hasOwn(step, 'id') || Object.hasOwn(step, 'kind')) return undefined;
+  const { args: _args, ...shared } = step;
+  return canonicalJson(shared);
 }
 
 function compactStep(step: Step, index: number, options: CompactOptions): Json {

@@ -116,6 +116,30 @@ describe('steps start while the plan streams, read as forgivingly as the whole p
     expect(effects).toContainEqual({ type: 'continueRun', started: ['s1', 's2'] });
   });
 
+  it('starts every call of a fan-out once its list is read, and the steps after it under the ids of their places', async () => {
+    const answer = JSON.stringify({
+      steps: [
+        { tool: 'fs.read_text_file', each: [{ path: '/a' }, { path: '/b' }, { path: '/c' }] },
+        { tool: 'everything.echo', args: { message: { $ref: 's2.content[0].text' } } },
+        { tool: 'fs.list_directory', args: { path: '/' } },
+      ],
+      summary: 'Read three, echo one',
+    });
+    const run = streamingRun(answer, 6);
+    const { planned, effects } = await run.plan();
+    expect(run.startedWhileStreaming).toEqual(['s1', 's2', 's3', 's5']);
+    expect(planned.ok && planned.value.plan.steps.map((s) => [s.id, s.dependsOn])).toEqual([
+      ['s1', []],
+      ['s2', []],
+      ['s3', []],
+      ['s4', ['s2']],
+      ['s5', []],
+    ]);
+    // What started while streaming is the plan as read whole: nothing is stopped.
+    expect(effects.filter((e) => e.type === 'stopStarted')).toEqual([]);
+    expect(effects).toContainEqual({ type: 'continueRun', started: ['s1', 's2', 's3', 's5'] });
+  });
+
   it('reads the whole answer when a brace in the prose before it stopped the stream; nothing started early', async () => {
     const answer = 'I will read the {path} you gave:\n{"steps":[{"tool":"fs.read_text_file","args":{"path":"/x"}}]}';
     const run = streamingRun(answer, 7);

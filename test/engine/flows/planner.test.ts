@@ -120,7 +120,7 @@ describe('the planner and the compact form', () => {
     expect(llm.seen[0]?.jsonSchema).toEqual({ name: 'steward_plan', schema: compactPlanJsonSchema() });
     expect(llm.seen[1]?.messages.at(-1)?.content).toBe(
       'That plan was rejected:\n' +
-        'steps[1]: unknown key "dependsOn" (write "after"); a step with "tool" may have "tool", "args", "id", "after", "note", "optional"\n' +
+        'steps[1]: unknown key "dependsOn" (write "after"); a step with "tool" may have "tool", "args", "each", "id", "after", "note", "optional"\n' +
         'Reply with the corrected plan as JSON only.',
     );
   });

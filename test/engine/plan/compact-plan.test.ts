@@ -171,6 +171,70 @@ describe('expanding a compact plan', () => {
   });
 });
 
+describe('a fan-out: one tool called once per arguments object', () => {
+  it('stands for one step per object, with the default ids of their places; the steps after it count on', () => {
+    const plan = expand({
+      steps: [
+        { tool: 'fs.read', each: [{ path: '/a' }, { path: '/b' }, { path: '/c' }], note: 'read', optional: true },
+        { tool: 'web.fetch', each: [{ url: { $ref: 's2.content' } }, { url: 'x' }], after: ['s1'] },
+        { llm: { $ref: 's4.content' } },
+      ],
+    });
+    expect(plan.steps.map((s) => [s.id, s.dependsOn, s.description, s.optional])).toEqual([
+      ['s1', [], 'read', true],
+      ['s2', [], 'read', true],
+      ['s3', [], 'read', true],
+      ['s4', ['s1', 's2'], '', false],
+      ['s5', ['s1'], '', false],
+      ['s6', ['s4'], '', false],
+    ]);
+    expect(plan.steps.slice(0, 3).map((s) => s.kind === 'tool' && s.args)).toEqual([
+      { path: '/a' },
+      { path: '/b' },
+      { path: '/c' },
+    ]);
+    expect(plan.summary).toBe('Run fs.read ×3, web.fetch ×2 and a model step');
+  });
+
+  it('refuses what a fan-out cannot be, once and by its place', () => {
+    const each = [{ path: '/a' }, { path: '/b' }];
+    expect(refusal({ steps: [{ id: 'r', tool: 'fs.read', each }] })).toBe(
+      'steps[0]: a step with "each" has no "id": its calls take the default ids of their places, here s1 to s2',
+    );
+    expect(refusal({ steps: [{ tool: 'fs.read', args: {}, each }] })).toBe(
+      'steps[0]: write "args" (one call) or "each" (one call per arguments object), not both',
+    );
+    expect(refusal({ steps: [{ tool: 'fs.read', each: [] }] })).toBe(
+      'steps[0].each: a list of argument objects, one per call',
+    );
+    expect(refusal({ steps: [{ llm: 'x', each }] })).toBe(
+      'steps[0]: "each" goes with "tool": the tool is called once per arguments object in the list',
+    );
+    expect(refusal({ steps: [{ tool: 'fs.read', each, dependsOn: ['x'] }] })).toBe(
+      'steps[0]: unknown key "dependsOn" (write "after"); a step with "each" may have "tool", "each", "id", "after", "note", "optional"',
+    );
+    expect(refusal({ steps: [{ tool: 'fs.read' }, { tool: 'fs.read', each: [{ path: '/a' }, 'b', [1]] }] })).toBe(
+      "steps[1].each[1]: an object of the tool's arguments, not a string\n" +
+        "steps[1].each[2]: an object of the tool's arguments, not a list",
+    );
+    // The fan-out's places count toward the limit of 100 steps, and toward the default ids after it.
+    expect(
+      refusal({ steps: [{ tool: 'fs.read' }, { tool: 'fs.read', each: Array.from({ length: 100 }, () => ({})) }] }),
+    ).toBe('steps[1].each: a plan has at most 100 steps in all; write a smaller plan');
+    expect(
+      refusal({
+        steps: [
+          { tool: 'fs.read', each },
+          { id: 's2', tool: 'fs.read' },
+        ],
+      }),
+    ).toBe('steps[1]: the id "s2" is already used by steps[0]');
+    // A null written for "args" beside "each" (or for "each" beside "args") is the key left out.
+    expect(expand({ steps: [{ tool: 'fs.read', args: null, each }] }).steps).toHaveLength(2);
+    expect(expand({ steps: [{ tool: 'fs.read', args: { path: '/a' }, each: null }] }).steps).toHaveLength(1);
+  });
+});
+
 describe('the full form is still read as it always was', () => {
   const full = {
     summary: 'Read it',
@@ -243,7 +307,7 @@ describe('hostile and broken compact answers are refused, naming the step', () =
 
   it("unknown keys, with the compact name of the full form's keys", () => {
     expect(refusal({ steps: [{ tool: 'fs.read', dependsOn: ['x'], arg: {} }] })).toBe(
-      'steps[0]: unknown keys "dependsOn" (write "after"), "arg"; a step with "tool" may have "tool", "args", "id", "after", "note", "optional"',
+      'steps[0]: unknown keys "dependsOn" (write "after"), "arg"; a step with "tool" may have "tool", "args", "each", "id", "after", "note", "optional"',
     );
     expect(refusal({ steps: [{ tool: 'fs.read' }], rationale: 'x' })).toBe(
       '(root): unknown key "rationale" (write "why"); a plan has "steps", "summary", "risks", "why", "answer"',

@@ -5,7 +5,12 @@ import { planFor, taskPlan } from '../../../bench/fake-model.ts';
 import type { GeneratedFile } from '../../../bench/fs-tree.ts';
 import { createTasks } from '../../../bench/tasks.ts';
 import { canonicalJson } from '../../../src/engine/plan/canonical-json.ts';
-import { expandCompactPlan, expandCompactStep } from '../../../src/engine/plan/compact-plan.ts';
+import {
+  compactElementWidth,
+  expandCompactElement,
+  expandCompactPlan,
+  expandCompactStep,
+} from '../../../src/engine/plan/compact-plan.ts';
 import { compactPlanJsonSchema } from '../../../src/engine/plan/compact-schema.ts';
 import { planSchema, type Plan } from '../../../src/engine/plan/plan-schema.ts';
 import { checkAnswer, plannerUserPrompt } from '../../../src/engine/plan/planner-prompt.ts';
@@ -149,9 +154,42 @@ describe('round trips', () => {
         compact.steps.forEach((raw, i) =>
           expect(expandCompactStep(raw, i)).toEqual({ ok: true, value: plan.steps[i] }),
         );
+        // The same written with fan-outs: each element, read alone at its place, gives the steps it stands for.
+        const folded = toCompactPlan(plan) as { steps: Json[] };
+        let position = 0;
+        const alone = folded.steps.flatMap((raw, i) => {
+          const steps = expandCompactElement(raw, position, i);
+          position += compactElementWidth(raw);
+          return steps.ok ? steps.value : [];
+        });
+        expect(alone).toEqual(plan.steps);
       }),
       { numRuns: 100 },
     );
+  });
+
+  it('writes calls of one tool side by side as a fan-out, and a chain of them as a chain', () => {
+    const plan = expand({
+      steps: [
+        { tool: 'fs.read', args: { path: '/a' } },
+        { tool: 'fs.read', args: { path: '/b' } },
+        { tool: 'fs.read' },
+        { tool: 'fs.write', args: { text: { $ref: 's3.content' } } },
+        { tool: 'fs.write', args: { text: { $ref: 's4.content' } } },
+      ],
+      summary: 'Read three, write two',
+    });
+    expect(toCompactPlan(plan)).toEqual({
+      steps: [
+        { tool: 'fs.read', each: [{ path: '/a' }, { path: '/b' }, {}] },
+        { tool: 'fs.write', args: { text: { $ref: 's3.content' } } },
+        { tool: 'fs.write', args: { text: { $ref: 's4.content' } } },
+      ],
+      summary: 'Read three, write two',
+    });
+    // Shown for an amendment, every id is written: no fan-out, whose calls could not carry theirs.
+    const shown = toCompactPlan(plan, { explicitIds: true }) as { steps: Json[] };
+    expect(shown.steps.map((s) => Object.keys(s as object)[0])).toEqual(['id', 'id', 'id', 'id', 'id']);
   });
 
   it('a plan the compact form cannot hold whole is shown in the full form, which still reads back', () => {
