@@ -20,9 +20,10 @@ export interface SystemBlock {
 
 /**
  * Where the intermediate cuts go: past 4,096 and 6,144 characters, about 1,024 and 1,536 tokens at four characters
- * a token (Claude's tokenizer gives more tokens per character for JSON schemas, never fewer than the smallest
- * minimum at the first cut on the prompts measured). Two, so that with the block at the end of the system prompt one
- * of the 4 breakpoints stays free. A cut below the model's minimum is simply not written: no charge, no error.
+ * a token, so the first is near the smallest minimum and the second still inside the head that planner prompts of
+ * the bench's task mix share (bench section 12 measures them; a cut at 8,192 served less). Should Claude count fewer
+ * tokens there, a cut under the model's minimum is simply not written (no charge, no error) and the later ones still
+ * are. Two, so that with the block at the end of the system prompt one of the 4 breakpoints stays free.
  */
 export const CUT_CHARS = [4096, 6144] as const;
 
