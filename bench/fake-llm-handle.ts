@@ -37,6 +37,8 @@ export interface LlmCallRecord {
   cachedTokens?: number;
   /** With `promptCache` on: what Anthropic's rule would have read, by `${layout}-${minimum tokens}`. */
   anthropicCached?: Record<string, number>;
+  /** With `promptCache` on: what Anthropic's rule would have written to its cache, keyed the same way. */
+  anthropicWritten?: Record<string, number>;
 }
 
 /** Messages from the process. */

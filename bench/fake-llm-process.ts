@@ -160,7 +160,11 @@ function script(req: RecordedRequest): FakeReply {
     ...base,
     latencyMs: ms,
     status: 200,
-    ...(reading && { cachedTokens: cached, anthropicCached: reading.anthropic }),
+    ...(reading && {
+      cachedTokens: cached,
+      anthropicCached: reading.anthropic,
+      anthropicWritten: reading.anthropicWritten,
+    }),
   });
   const usage = { input, output, ...(reading && { cached }) };
   const reply = { text: a.text, ...(a.toolCalls && { toolCalls: a.toolCalls }), usage };

@@ -122,8 +122,11 @@ export class AnthropicPromptCache {
     readonly minTokens: number,
   ) {}
 
-  /** Tokens of `body` read from the cache; entries are then written at its marked blocks. */
-  read(body: Record<string, unknown>, now: number): number {
+  /**
+   * Tokens of `body` read from the cache, and written to it: entries are written at its marked blocks (long enough,
+   * not already there), billed from the end of what was read to the last block written.
+   */
+  read(body: Record<string, unknown>, now: number): { read: number; written: number } {
     for (const [key, usedAt] of this.entries) if (now - usedAt > CACHE_TTL_MS) this.entries.delete(key);
     const blocks = anthropicBlocks(body, this.layout);
     // The key and length of the prefix ending with each block; the schema keys them all, counting no tokens.
@@ -148,10 +151,14 @@ export class AnthropicPromptCache {
       }
     });
     if (hit >= 0) this.entries.set(keys[hit]!, now);
+    const read = hit >= 0 ? prefixTokens(chars[hit]!) : 0;
+    let writtenTo = 0;
     blocks.forEach((b, i) => {
-      if (b.marked && prefixTokens(chars[i]!) >= this.minTokens) this.entries.set(keys[i]!, now);
+      if (!b.marked || prefixTokens(chars[i]!) < this.minTokens) return;
+      if (!this.entries.has(keys[i]!)) writtenTo = prefixTokens(chars[i]!);
+      this.entries.set(keys[i]!, now);
     });
-    return hit >= 0 ? prefixTokens(chars[hit]!) : 0;
+    return { read, written: Math.max(0, writtenTo - read) };
   }
 }
 
@@ -161,6 +168,8 @@ export interface CacheReading {
   cachedTokens: number;
   /** Anthropic's rule, `${layout}-${minimum}` → tokens read. */
   anthropic: Record<string, number>;
+  /** Anthropic's rule, `${layout}-${minimum}` → tokens written to the cache (billed at 1.25 times the input price). */
+  anthropicWritten: Record<string, number>;
 }
 
 /** Every simulated cache of one fake model process. */
@@ -171,9 +180,11 @@ export class PromptCaches {
   );
 
   read(body: Record<string, unknown>, now: number): CacheReading {
+    const readings = this.anthropic.map((c) => [`${c.layout}-${c.minTokens}`, c.read(body, now)] as const);
     return {
       cachedTokens: this.openai.read(body, now),
-      anthropic: Object.fromEntries(this.anthropic.map((c) => [`${c.layout}-${c.minTokens}`, c.read(body, now)])),
+      anthropic: Object.fromEntries(readings.map(([k, r]) => [k, r.read])),
+      anthropicWritten: Object.fromEntries(readings.map(([k, r]) => [k, r.written])),
     };
   }
 }

@@ -42,6 +42,8 @@ export interface PromptCacheRow {
   cachedTokens: number;
   /** What Anthropic's rule would read, by layout and minimum. */
   anthropic: Record<string, number>;
+  /** What Anthropic's rule would write to its cache, by layout and minimum. */
+  anthropicWritten: Record<string, number>;
   /** The run's: from the message to the text the person gets (with the OpenAI cache on), and whether it was right. */
   wallMs: number;
   correct: boolean;
@@ -102,6 +104,7 @@ function toRow(c: LlmCallRecord, task: BenchTask, round: number, wallMs: number,
     outputTokens: c.outputTokens,
     cachedTokens: c.cachedTokens ?? 0,
     anthropic: c.anthropicCached ?? {},
+    anthropicWritten: c.anthropicWritten ?? {},
     wallMs,
     correct,
   };
@@ -119,6 +122,16 @@ function cachedBy(r: PromptCacheRow, rule: Rule): number {
 function share(rows: readonly PromptCacheRow[], rule: Rule): string {
   const input = sum(rows.map((r) => r.inputTokens));
   return input > 0 ? pct(sum(rows.map((r) => cachedBy(r, rule))) / input) : '';
+}
+
+/**
+ * Anthropic's bill for the call's input, in tokens at the base input price: a read at a tenth of it, a write at 1.25
+ * times it (the 5-minute cache), the rest at the base price.
+ */
+function billedTokens(r: PromptCacheRow, rule: AnthropicKey): number {
+  const read = r.anthropic[rule] ?? 0;
+  const written = r.anthropicWritten[rule] ?? 0;
+  return r.inputTokens - read - written + 1.25 * written + 0.1 * read;
 }
 
 /** The latency model at scale 1 without jitter, the cached tokens charged no prefill (the fake's assumption). */
@@ -193,8 +206,8 @@ function render(
   lines.push(
     '',
     'Modelled time of a call (the latency model at scale 1 without jitter: 250 ms, prefill at 20,000 tokens/s, decode at',
-    '230 tokens/s), tokens read from the cache charged no prefill; mean per call, and the input tokens billed at the',
-    'full rate per call (mean).',
+    '230 tokens/s), tokens read from the cache charged no prefill; the input tokens not read from the cache; and',
+    "Anthropic's bill for the input in base-price tokens (a read at 0.1, a write at 1.25, minimum 1,024). Means per call.",
     '',
     ...header([
       'Role',
@@ -204,6 +217,7 @@ function render(
       'Anthropic single ms',
       'Anthropic split ms',
       'Uncached tokens (none / OpenAI / single / split)',
+      'Anthropic billed (single / split)',
     ]),
   );
   const rules: Rule[] = ['none', 'openai', 'single-1024', 'split-1024'];
@@ -221,6 +235,7 @@ function render(
           label,
           ...rules.map((rule) => int(mean((r) => modelledMs(r, rule)))),
           rules.map((rule) => int(mean((r) => r.inputTokens - cachedBy(r, rule)))).join(' / '),
+          (['single-1024', 'split-1024'] as const).map((rule) => int(mean((r) => billedTokens(r, rule)))).join(' / '),
         ]),
       );
     }

@@ -50,19 +50,19 @@ describe("Anthropic's rule on the same prompts", () => {
   const head = text(1200, 'h');
   it('with one block, reads only a whole system prompt seen before, and only from its minimum on', () => {
     const single = new AnthropicPromptCache('single', 1024);
-    expect(single.read(body(head + text(300, 'p'), 'one'), 0)).toBe(0);
+    expect(single.read(body(head + text(300, 'p'), 'one'), 0)).toEqual({ read: 0, written: 1500 });
     // The same system prompt: all of it; another tail: nothing, though 1,200 tokens are shared.
-    expect(single.read(body(head + text(300, 'p'), 'two'), 1)).toBe(1500);
-    expect(single.read(body(head + text(300, 'q'), 'three'), 2)).toBe(0);
+    expect(single.read(body(head + text(300, 'p'), 'two'), 1)).toEqual({ read: 1500, written: 0 });
+    expect(single.read(body(head + text(300, 'q'), 'three'), 2)).toEqual({ read: 0, written: 1500 });
     const haiku = new AnthropicPromptCache('single', 4096);
     haiku.read(body(head + text(300, 'p'), 'one'), 0);
-    expect(haiku.read(body(head + text(300, 'p'), 'two'), 1)).toBe(0);
+    expect(haiku.read(body(head + text(300, 'p'), 'two'), 1)).toEqual({ read: 0, written: 0 });
   });
 
   it('with the system prompt cut at line ends, reads the shared head when the tails differ', () => {
     const split = new AnthropicPromptCache('split', 1024);
-    split.read(body(head + text(300, 'p'), 'one'), 0);
-    // The first cut is the line end past 4,096 characters: 4,100 characters, 1,025 tokens.
-    expect(split.read(body(head + text(300, 'q'), 'two'), 1)).toBe(1025);
+    expect(split.read(body(head + text(300, 'p'), 'one'), 0)).toEqual({ read: 0, written: 1500 });
+    // The first cut is the line end past 4,096 characters: 4,100 characters, 1,025 tokens; the rest is written.
+    expect(split.read(body(head + text(300, 'q'), 'two'), 1)).toEqual({ read: 1025, written: 475 });
   });
 });
