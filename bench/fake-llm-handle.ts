@@ -16,6 +16,11 @@ export interface FakeLlmConfig {
   files: GeneratedFile[];
   /** Refuse once, with 429 and this Retry-After, the 1st and then every `every`-th distinct request of each run. */
   rateLimit?: { every: number; retryAfterMs: number };
+  /**
+   * Simulate OpenAI's prompt cache (bench/prompt-cache-model.ts): off unless a section asks, so the other sections'
+   * figures stay comparable with those measured before it existed.
+   */
+  promptCache?: boolean;
 }
 
 /** One request as the fake answered it. */
@@ -28,6 +33,12 @@ export interface LlmCallRecord {
   /** The delay the latency model applied (0 for a refusal). */
   latencyMs: number;
   status: number;
+  /** With `promptCache` on: the input tokens read from the simulated OpenAI cache (charged no prefill). */
+  cachedTokens?: number;
+  /** With `promptCache` on: what Anthropic's rule would have read, by `${layout}-${minimum tokens}`. */
+  anthropicCached?: Record<string, number>;
+  /** With `promptCache` on: what Anthropic's rule would have written to its cache, keyed the same way. */
+  anthropicWritten?: Record<string, number>;
 }
 
 /** Messages from the process. */

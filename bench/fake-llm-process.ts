@@ -3,7 +3,10 @@
  * the test suite's OpenAI-compatible fake server, scripted per task and role by fake-model.ts (the LangGraph peer by
  * peer-model.ts, with native tool calls), answering after the latency model's delay. Usage is counted by this server
  * from the whole request (every message, re-sent history and earlier tool calls included, plus the response schema
- * and the tool definitions). Optionally refuses some requests once with 429 and Retry-After.
+ * and the tool definitions). Optionally refuses some requests once with 429 and Retry-After. With `promptCache` on,
+ * simulates OpenAI's prompt cache (prompt-cache-model.ts): reports the tokens read from it as
+ * `prompt_tokens_details.cached_tokens`, charges them no prefill in the latency model, and records beside them what
+ * Anthropic's rule would have read from the same prompts.
  *
  * IPC in: `configure` (settings), `flush` (answered once every earlier record was sent), `close`.
  * IPC out: `ready` (base URL), `call` (one record per answered or refused request), `failure`, `flushed`.
@@ -20,12 +23,15 @@ import {
 import { findTag, llmStepAnswer, planFor, reactTurn, roleOf, synthesize } from './fake-model.ts';
 import type { FakeLlmConfig, FakeLlmMessage } from './fake-llm-handle.ts';
 import { DEFAULT_LATENCY, latencyMs } from './latency-model.ts';
+import { PromptCaches } from './prompt-cache-model.ts';
 import { peerTurn, replyTokens, requestTokens, wireText, type WireMessage } from './peer-model.ts';
 import { createFreshArgTasks, createTasks, type BenchTask } from './tasks.ts';
 
 let config: FakeLlmConfig | undefined;
 let tasks = new Map<string, BenchTask>();
 const refused = new Set<string>();
+/** The simulated prompt caches, while the section's configuration has them on; they live across flushes. */
+let caches: PromptCaches | undefined;
 /** Distinct requests of the current run in arrival order (a retry is the same request). */
 const ordinals = new Map<string, number>();
 
@@ -147,9 +153,23 @@ function script(req: RecordedRequest): FakeReply {
     };
   }
   const model = { ...DEFAULT_LATENCY, ...c.latency, scale: c.scale, seed: c.seed };
-  const ms = latencyMs(model, input, output, key);
-  send({ ...base, latencyMs: ms, status: 200 });
-  const reply = { text: a.text, ...(a.toolCalls && { toolCalls: a.toolCalls }), usage: { input, output } };
+  const reading = caches?.read(req.body, Date.now());
+  const cached = reading?.cachedTokens ?? 0;
+  // Assumption: a prefix read from the cache costs no prefill at all (its keys and values are loaded, not computed);
+  // the fixed part of the time to first token and the decode stay as they were.
+  const ms = latencyMs(model, input - cached, output, key);
+  send({
+    ...base,
+    latencyMs: ms,
+    status: 200,
+    ...(reading && {
+      cachedTokens: cached,
+      anthropicCached: reading.anthropic,
+      anthropicWritten: reading.anthropicWritten,
+    }),
+  });
+  const usage = { input, output, ...(reading && { cached }) };
+  const reply = { text: a.text, ...(a.toolCalls && { toolCalls: a.toolCalls }), usage };
   if (req.body['stream'] !== true || a.toolCalls || a.text.length === 0) return { ...reply, delayMs: ms };
   return { ...reply, ...paced(a.text, ms, (output * 1000 * model.scale) / model.outputTokensPerSec) };
 }
@@ -179,6 +199,9 @@ process.on('message', (raw: unknown) => {
   const m = raw as { type: string; id?: number; config?: FakeLlmConfig };
   void (async () => {
     if (m.type === 'configure' && m.config) {
+      // Switching the cache on starts it empty; switching it off forgets it.
+      if (m.config.promptCache !== true) caches = undefined;
+      else if (config?.promptCache !== true || !caches) caches = new PromptCaches();
       config = m.config;
       const all = [...createTasks(m.config.scale, m.config.files), ...createFreshArgTasks(m.config.scale)];
       tasks = new Map(all.map((t) => [t.id, t]));

@@ -7,7 +7,8 @@
  * workflow schedules due at one instant) alone; `BENCH_ONLY=quick` runs section 9 (quick answers against the plan
  * path on single lookups) alone; `BENCH_ONLY=estimates` runs section 10 (the plan card's estimates against what the
  * runs took) alone; `BENCH_ONLY=frontdesk` runs section 11 (the README defaults on read-only closed-world tools: the
- * planner beside the front desk, after it, quick answers off, and LangGraph) alone.
+ * planner beside the front desk, after it, quick answers off, and LangGraph) alone; `BENCH_ONLY=cache` runs section 12
+ * (how much of the planner's and front desk's prompts OpenAI's and Anthropic's prompt caches serve) alone.
  */
 import { appendFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import { loadavg } from 'node:os';
@@ -29,6 +30,7 @@ import { benchMultiProcess } from './multi-process.ts';
 import { benchStopBreakdown } from './stop-breakdown.ts';
 import { benchWorkflowFires } from './workflow-fires.ts';
 import { benchFrontDesk } from './front-desk.ts';
+import { benchPromptCache } from './prompt-cache.ts';
 import { benchQuickAnswers } from './quick-answers.ts';
 import type { WorkflowFiresResult } from './workflow-report.ts';
 import { openWorld } from './world.ts';
@@ -90,6 +92,24 @@ async function main(): Promise<void> {
       const report = ['# Steward benchmarks: the front desk (BENCH_ONLY=frontdesk)', '', ...environmentLines(env), ''];
       report.push(...section.markdown);
       writeFileSync(join(OUT, 'report-frontdesk.md'), `${report.join('\n')}\n`);
+      process.stdout.write(`${report.join('\n')}\n`);
+    } finally {
+      await world.close();
+    }
+    return;
+  }
+  if (process.env['BENCH_ONLY'] === 'cache') {
+    try {
+      const section = await benchPromptCache(world, {
+        rounds: profile.rounds + 1,
+        scale: profile.scale,
+        onRow: emit,
+        log,
+      });
+      env.load.end = loadavg()[0] ?? NaN;
+      const report = ['# Steward benchmarks: prompt caching (BENCH_ONLY=cache)', '', ...environmentLines(env), ''];
+      report.push(...section.markdown);
+      writeFileSync(join(OUT, 'report-cache.md'), `${report.join('\n')}\n`);
       process.stdout.write(`${report.join('\n')}\n`);
     } finally {
       await world.close();

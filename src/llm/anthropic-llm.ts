@@ -13,6 +13,7 @@ import { readMessageStream, type MessageParts } from './anthropic-stream.ts';
 import { cutDetail } from './stream-text.ts';
 import type { LlmClient, LlmMessage, LlmRequest, LlmResponse, LlmToolCall } from '../engine/ports.ts';
 import type { Json } from '../engine/types.ts';
+import { systemBlocks } from './anthropic-cache.ts';
 import { toAnthropicOutputFormat } from './anthropic-schema.ts';
 import { startDeadline, type CallDeadline } from './call-deadline.ts';
 import { unwrapJsonFence, withSchemaInstruction } from './json-output.ts';
@@ -112,8 +113,15 @@ export class AnthropicLlmClient implements LlmClient {
     }
     // The system prompt is the stable part of every request (the planner's instructions and tool catalog; the request
     // is in the messages), so it is marked for Anthropic's prompt cache: a repeat within minutes reads it at a tenth
-    // of the price. Shorter than the model's minimum (1,024 tokens or more), it is simply not cached.
-    if (system) params.system = [{ type: 'text', text: system, cache_control: { type: 'ephemeral' } }];
+    // of the price. Shorter than the model's minimum (1,024 tokens or more), it is simply not cached. A long one is
+    // marked at line ends along the way too (anthropic-cache.ts), so a head shared with an earlier prompt is read
+    // from the cache even when the catalogs differ further on.
+    if (system)
+      params.system = systemBlocks(system).map((b) => ({
+        type: 'text' as const,
+        text: b.text,
+        ...(b.cache && { cache_control: { type: 'ephemeral' as const } }),
+      }));
     if (format) params.output_config = { format };
     return params;
   }
