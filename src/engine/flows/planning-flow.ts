@@ -17,7 +17,7 @@ import type { PlanStreaming, PlanWriter } from './planner.ts';
 import type { QuickAnswers } from './quick-answer.ts';
 import type { ReviewFlow } from './review-flow.ts';
 import type { RunDrivers } from './run-drivers.ts';
-import type { RunLifecycle } from './run-lifecycle.ts';
+import { reviewPreferenceOf, type RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
 import { HeldSettlement } from './metered-llm.ts';
 import { SpeculativePlan } from './speculative-plan.ts';
@@ -68,8 +68,9 @@ export class PlanningFlow {
   }
 
   /** Whether a tool may be called for this person before they saw a plan: not when they review every plan. */
-  private async mayCallUnreviewed(run: Pick<StoredRun, 'requester'>): Promise<boolean> {
-    return ((await this.deps.store.getReviewPreference(run.requester)) ?? 'risky') !== 'all';
+  private async mayCallUnreviewed(run: Pick<StoredRun, 'requester' | 'reviewPreference'>): Promise<boolean> {
+    // The run as its creating write stored it carries the preference: no statement of its own then.
+    return ((await reviewPreferenceOf(this.deps.store, run)) ?? 'risky') !== 'all';
   }
 
   /** Whether this process is writing the run's first plan now. */
@@ -108,7 +109,8 @@ export class PlanningFlow {
     const { store, clock } = this.deps;
     // An Assistant's run is planned with only its granted tools: the quick loop, which knows no grants, is not for it;
     // nor is a person who reviews every plan: they see a card before any tool is called (as with early start).
-    const tryQuick = quick && !run.assistant && this.quick?.hasTools() === true && (await this.mayCallUnreviewed(run));
+    const tryQuick =
+      quick && !run.assistant && this.quick?.hasTools() === true && (await this.mayCallUnreviewed(created ?? run));
     // A request the quick path may answer is not said to be planned until it is handed to the planner.
     await this.planningStatus(run, 'planning', ['cancel'], tryQuick);
     const planning = new AbortController();
