@@ -203,6 +203,9 @@ export class QuickAnswers {
     const timeoutMs = tool?.policy.timeoutMs ?? 30_000;
     // Arguments that do not fit the tool's schema are answered to the model, never sent (as a plan's would be refused).
     const misfit = tool ? checkToolArgs(tool.inputSchema, c.args) : [];
+    // The attempt's start on record is its round's (before the write that stores it); telemetry's is when the call
+    // went out, as a plan step's (run-driver.ts), so a trace's tool span holds no write of Steward's own.
+    const sent = clock();
     const outcome: ToolCallOutcome =
       misfit.length > 0
         ? {
@@ -228,7 +231,7 @@ export class QuickAnswers {
       ...base,
       tool: c.tool,
       ...(error ? { outcome: error.code, error: error.message } : { outcome: 'ok' }),
-      startedAt: started,
+      startedAt: sent,
       endedAt: ended,
       args: c.args,
       output,
