@@ -24,7 +24,7 @@ import { header, int, median, row } from './stats.ts';
 import type { BenchTask } from './tasks.ts';
 import { flooredTools } from './timeline.ts';
 import type { World } from './world.ts';
-import { ALL_CALLS, inFlightMs, QUICK_CALLS, RecordingTelemetry } from './run-spans.ts';
+import { ALL_CALLS, inFlightMs, QUICK_CALLS, quickPhases, RecordingTelemetry } from './run-spans.ts';
 
 const STEWARD_PATHS = ['beside', 'after', 'off'] as const;
 type StewardPath = (typeof STEWARD_PATHS)[number];
@@ -61,6 +61,8 @@ export interface FrontDeskRow {
   route?: 'quick' | 'plan';
   /** The front desk's model calls the run told of (its turns). */
   deskTurns?: number;
+  /** Where a quick answer's own time went (`quickPhases`), for the rows file. */
+  phases?: Record<string, number>;
 }
 
 /** Runs the section; without the peer (it could not be installed) its column says why. */
@@ -140,6 +142,7 @@ async function runSteward(
   telemetry: RecordingTelemetry,
 ): Promise<FrontDeskRow> {
   const key = `frontdesk-${path}-${task.id}-${round}-${crypto.randomUUID()}`;
+  const startMs = Date.now();
   const end = await askAndWait(steward, key, `${taskTag(task.id, round)} ${task.request}`, waiters);
   const run = await world.db.db
     .selectFrom('runs')
@@ -151,7 +154,8 @@ async function runSteward(
   const row = await measured(world, path, task, round, end.wallMs, end.text, toolFloorMs);
   const route = row.ownMs !== undefined ? 'quick' : 'plan';
   const spanOwnMs = end.wallMs - inFlightMs(spans, route === 'quick' ? QUICK_CALLS : ALL_CALLS);
-  return { ...row, route, deskTurns, spanOwnMs };
+  const phases = route === 'quick' ? { phases: quickPhases(spans, startMs, startMs + end.wallMs) } : {};
+  return { ...row, route, deskTurns, spanOwnMs, ...phases };
 }
 
 async function runPeer(world: World, peer: PeerAgent, task: BenchTask, round: number): Promise<FrontDeskRow> {

@@ -88,3 +88,28 @@ export function inFlightMs(spans: RunSpans, filter: SpanFilter): number {
   const span = (s: { startedAt: Date; endedAt: Date }) => ({ start: s.startedAt.getTime(), end: s.endedAt.getTime() });
   return unionMs([...spans.models.filter(filter.model).map(span), ...spans.attempts.filter(filter.attempt).map(span)]);
 }
+
+/**
+ * Where a quick answer's own time went, in ms: before its first butler call (from `startMs`, the message), between
+ * its turns (from a butler call's end to its round's first call sent, and from the round's last call back to the
+ * next butler call), and after its last butler call (to `endMs`, the answer sent). Time zones of the clock the spans
+ * were told in (Date milliseconds).
+ */
+export function quickPhases(spans: RunSpans, startMs: number, endMs: number): Record<string, number> {
+  const models = spans.models.filter(QUICK_CALLS.model).sort((a, b) => +a.startedAt - +b.startedAt);
+  const calls = spans.attempts.filter(QUICK_CALLS.attempt);
+  const first = models[0];
+  const last = models[models.length - 1];
+  if (!first || !last) return {};
+  let toCalls = 0;
+  let toModel = 0;
+  for (const [i, m] of models.entries()) {
+    const next = models[i + 1];
+    if (!next) break;
+    const round = calls.filter((c) => +c.startedAt >= +m.endedAt && +c.endedAt <= +next.startedAt);
+    if (round.length === 0) continue;
+    toCalls += Math.min(...round.map((c) => +c.startedAt)) - +m.endedAt;
+    toModel += +next.startedAt - Math.max(...round.map((c) => +c.endedAt));
+  }
+  return { before: +first.startedAt - startMs, toCalls, toModel, after: endMs - +last.endedAt };
+}

@@ -2,14 +2,24 @@
  * Quick answers: before a new request is planned, one short tool-calling loop with the `butler` model may answer it.
  * It is offered only read-only closed-world tools (`run/quick-tools.ts`, the early-start gate's test) and
  * `plan_request`; each round of calls is stored as a revision (−1, −2, …) listing them as steps quick:1, quick:2, …, then they
- * run in parallel through the ToolRunner, each attempt recorded like a step's before it is sent. A text answer is the answer; anything else (`plan_request`, a tool not offered,
+ * run in parallel through the ToolRunner, each attempt recorded like a step's before it is sent (the round and its
+ * attempts in one statement), and the round's ends in one statement once all are back, written while the next turn's
+ * model call goes out. A text answer is the answer; anything else (`plan_request`, a tool not offered,
  * the caps, a failed model call) hands the request to the planner, unchanged (`run/quick-loop.ts` decides).
+ *
+ * The crash story (a SIGKILL mid-turn, then the next holder's `PlanningFlow.replan`): every call that may have gone
+ * out is on record as started, since its round's write commits before any is sent. Whatever of its end is not on
+ * record yet (the call still out, or back but its round's ends unwritten) is `running`, which the next holder ends as
+ * interrupted before it asks the butler again, its rounds numbered after these; no call's result is ever taken from
+ * the record, so an end written late or never changes no answer. The calls only read, so asking again is safe. The
+ * loop returns only once its last ends are stored: a request answered or handed over has no call left `running`.
  */
 import type {
   LlmMessage,
   LlmResponse,
   RunHistory,
   RunRecords,
+  StepEnd,
   StepLog,
   StepStart,
   StoredRun,
@@ -70,7 +80,7 @@ export class QuickAnswers {
    * in flight. Never throws for a model's failure (the planner gets the request); a store failure does throw.
    */
   async answer(run: Run, request: string, signal: AbortSignal): Promise<QuickOutcome> {
-    const { tools: runner, log } = this.deps;
+    const { tools: runner } = this.deps;
     const all = runner.listTools();
     const earlierTurns = await this.earlierTurns?.(run.id);
     // Steward's reader of earlier outputs is offered only when there is an earlier turn to read from.
@@ -83,10 +93,33 @@ export class QuickAnswers {
       ...reader,
     ];
     if (tools.length === 0) return { route: 'plan' };
+    const llm = this.llmFor(run);
+    // The last round's ends, written beside the next model call; the loop ends (and the next round's write waits)
+    // only once they are stored, and their failure is the loop's.
+    const ends: { written: Promise<void> } = { written: Promise.resolve() };
+    try {
+      return await this.turns(run, request, signal, { llm, tools, earlierTurns, ends });
+    } finally {
+      await ends.written;
+    }
+  }
+
+  /** The loop's turns (see `answer`); `ends.written` is the write of the last round's ends, if one is under way. */
+  private async turns(
+    run: Run,
+    request: string,
+    signal: AbortSignal,
+    { llm, tools, earlierTurns, ends }: {
+      llm: ReturnType<LlmForRun>;
+      tools: ToolInfo[];
+      earlierTurns: string | undefined;
+      ends: { written: Promise<void> };
+    },
+  ): Promise<QuickOutcome> {
+    const { log } = this.deps;
     const names = createToolNameMap(tools);
     const specs = quickToolSpecs(tools, names);
     const byName = new Map(tools.map((t) => [t.name, t]));
-    const llm = this.llmFor(run);
     const messages: LlmMessage[] = [
       { role: 'user', content: earlierTurns ? `${earlierTurns}\n\n${request}` : request },
     ];
@@ -123,7 +156,8 @@ export class QuickAnswers {
         return { route: 'plan' };
       }
       // The round's calls are on record (a revision that lists them) and each call's attempt started, in one
-      // statement, before any is sent.
+      // statement, before any is sent (after the last round's ends: the record keeps its order).
+      await ends.written;
       rounds++;
       const plan = quickPlan(request, move.calls, calls);
       const revision = quickRevision(rounds);
@@ -140,11 +174,16 @@ export class QuickAnswers {
       messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls ?? [] });
       calls += move.calls.length;
       const results = await Promise.all(move.calls.map((c, i) => this.call(run, c, started[i]!, byName, signal)));
+      // The round's ends in one statement, not awaited here: the next model call goes out meanwhile (a rejection is
+      // kept for the next write or the loop's end to throw, never left unhandled).
+      const written = store.recordSteps({ runId: run.id, ended: results.map((r) => r.end), started: [] });
+      ends.written = written.then(() => undefined);
+      ends.written.catch(() => undefined);
       if (signal.aborted) return { route: 'plan' };
       for (const [i, c] of move.calls.entries()) {
-        messages.push({ role: 'tool', toolCallId: c.callId, content: results[i] ?? '' });
+        messages.push({ role: 'tool', toolCallId: c.callId, content: results[i]?.text ?? '' });
       }
-      const fedBack = results.reduce((n, r) => n + r.length, 0);
+      const fedBack = results.reduce((n, r) => n + r.text.length, 0);
       if (!nextTurnFits({ tokens, maxTokens: this.settings.maxTokens }, response.usage, fedBack)) {
         log('info', `run ${run.id}: quick answer handed to the planner (tokens: the next turn would pass the cap)`);
         return { route: 'plan' };
@@ -186,8 +225,8 @@ export class QuickAnswers {
   }
 
   /**
-   * One call, its start stored with its round: sent with the tool's timeout and the loop's signal, its end stored;
-   * its result text.
+   * One call, its start stored with its round: sent with the tool's timeout and the loop's signal; its result text,
+   * and its end for its round's write.
    */
   private async call(
     run: Run,
@@ -195,8 +234,8 @@ export class QuickAnswers {
     start: StepStart,
     byName: ReadonlyMap<string, ToolInfo>,
     signal: AbortSignal,
-  ): Promise<string> {
-    const { store, clock, tools } = this.deps;
+  ): Promise<{ text: string; end: StepEnd }> {
+    const { clock, tools } = this.deps;
     const tool = byName.get(c.tool);
     const base = { runId: run.id, stepId: start.stepId, attempt: start.attempt };
     const started = start.at;
@@ -225,8 +264,7 @@ export class QuickAnswers {
         : null;
     const ended = clock();
     const durationMs = ended.getTime() - started.getTime();
-    const status = !error ? 'succeeded' : error.code === 'cancelled' ? 'cancelled' : 'failed';
-    await store.recordStepEnded({ ...base, status, output, error, at: ended, durationMs });
+    const status: StepEnd['status'] = !error ? 'succeeded' : error.code === 'cancelled' ? 'cancelled' : 'failed';
     this.deps.telemetry?.stepAttemptEnded({
       ...base,
       tool: c.tool,
@@ -236,7 +274,8 @@ export class QuickAnswers {
       args: c.args,
       output,
     });
-    return quickResultText(c.tool, outcome);
+    const end = { stepId: start.stepId, attempt: start.attempt, status, output, error, at: ended, durationMs };
+    return { text: quickResultText(c.tool, outcome), end };
   }
 }
 

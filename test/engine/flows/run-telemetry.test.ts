@@ -114,11 +114,11 @@ it("tells each quick call from when it was sent: its round's write is Steward's 
   let written: Date | undefined;
   const store = {
     listRevisions: () => Promise.resolve([]),
-    recordSteps: () => {
-      written = clock();
-      return Promise.resolve();
+    // The round's write (the one that saves its revision), not its ends'.
+    recordSteps: (w: { revision?: unknown }) => {
+      if (w.revision) written = clock();
+      return Promise.resolve({ startsHeld: false });
     },
-    recordStepEnded: () => Promise.resolve(),
   } as unknown as RunRecords & StepLog & RunHistory;
   const tool = createTool('crm.lookup', { annotations: { readOnlyHint: true, openWorldHint: false } });
   const tools = {
