@@ -17,7 +17,7 @@ import type { PlanStreaming, PlanWriter } from './planner.ts';
 import type { QuickAnswers } from './quick-answer.ts';
 import type { ReviewFlow } from './review-flow.ts';
 import type { RunDrivers } from './run-drivers.ts';
-import type { RunLifecycle } from './run-lifecycle.ts';
+import { reviewPreferenceOf, type RunLifecycle } from './run-lifecycle.ts';
 import type { RunMessages } from './run-messages.ts';
 import { HeldSettlement } from './metered-llm.ts';
 import { SpeculativePlan } from './speculative-plan.ts';
@@ -68,8 +68,9 @@ export class PlanningFlow {
   }
 
   /** Whether a tool may be called for this person before they saw a plan: not when they review every plan. */
-  private async mayCallUnreviewed(run: Pick<StoredRun, 'requester'>): Promise<boolean> {
-    return ((await this.deps.store.getReviewPreference(run.requester)) ?? 'risky') !== 'all';
+  private async mayCallUnreviewed(run: Pick<StoredRun, 'requester'> & Partial<StoredRun>): Promise<boolean> {
+    // As read with the run when it was (the write that created it), else read now.
+    return (await reviewPreferenceOf(this.deps.store, run)) !== 'all';
   }
 
   /** Whether this process is writing the run's first plan now. */
@@ -108,7 +109,8 @@ export class PlanningFlow {
     const { store, clock } = this.deps;
     // An Assistant's run is planned with only its granted tools: the quick loop, which knows no grants, is not for it;
     // nor is a person who reviews every plan: they see a card before any tool is called (as with early start).
-    const tryQuick = quick && !run.assistant && this.quick?.hasTools() === true && (await this.mayCallUnreviewed(run));
+    const tryQuick =
+      quick && !run.assistant && this.quick?.hasTools() === true && (await this.mayCallUnreviewed(created ?? run));
     // A request the quick path may answer is not said to be planned until it is handed to the planner.
     await this.planningStatus(run, 'planning', ['cancel'], tryQuick);
     const planning = new AbortController();
@@ -124,7 +126,8 @@ export class PlanningFlow {
         speculative = new SpeculativePlan(write, planning.signal, catalog);
       }
       // Cancel aborts the quick loop as it aborts the planner: the run stays `planning` meanwhile.
-      const q = await this.quickAnswer(run, request, planning.signal).catch((err: unknown) => {
+      // The run as created here, when it was: its revision says no earlier round of the quick path can be stored.
+      const q = await this.quickAnswer(created ?? run, request, planning.signal).catch((err: unknown) => {
         speculative?.drop();
         this.planning.delete(run.id);
         throw err;
@@ -170,12 +173,15 @@ export class PlanningFlow {
     route: RunRoute,
   ): Promise<void> {
     const { store, clock } = this.deps;
-    const completed = await store.transition(run.id, ['planning'], 'completed', { at: clock() });
+    // A quick answer is stored with the move that ends its run (one statement, and only if the run was not
+    // cancelled meanwhile); its route was stored when its loop started.
+    const report = route === 'quick' ? { report: answer } : {};
+    const completed = await store.transition(run.id, ['planning'], 'completed', { at: clock(), ...report });
     // Cancelled meanwhile (the person was told): the answer is not sent.
     if (!completed && route === 'quick') return;
-    // A quick answer's route was stored when its loop started; a planned run's is the default.
+    // A planned run's route is the default.
     if (route === 'answer') await store.setRoute(run.id, route, clock());
-    await store.setReport(run.id, answer, clock());
+    if (route !== 'quick') await store.setReport(run.id, answer, clock());
     // An answer the conversation refused still reaches the person who asked, privately.
     await this.messages
       .send(run.conversation, { kind: 'answer', text: answer })
@@ -184,7 +190,11 @@ export class PlanningFlow {
   }
 
   /** The quick loop, with the run's route `quick` while it works (a restart then tries it again). */
-  private async quickAnswer(run: Pick<StoredRun, 'id' | 'requester'>, request: string, signal: AbortSignal) {
+  private async quickAnswer(
+    run: Pick<StoredRun, 'id' | 'requester'> & Partial<Pick<StoredRun, 'revision'>>,
+    request: string,
+    signal: AbortSignal,
+  ) {
     if (!this.quick) return { route: 'plan' as const };
     await this.deps.store.setRoute(run.id, 'quick', this.deps.clock());
     return this.quick.answer(run, request, signal);

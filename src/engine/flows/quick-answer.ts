@@ -46,7 +46,8 @@ import type { LlmForRun, QuickAnswerSettings, StewardDeps } from './deps.ts';
 /** How the quick path ended: answered (with the text), or the request goes on to the planner. */
 export type QuickOutcome = { route: 'quick'; text: string } | { route: 'plan' };
 
-type Run = Pick<StoredRun, 'id' | 'requester'>;
+/** The run; with its current revision when it was read (or created) before the loop, which spares a read. */
+type Run = Pick<StoredRun, 'id' | 'requester'> & Partial<Pick<StoredRun, 'revision'>>;
 
 /** The butler's instructions: the same text every turn, so the provider's prompt cache serves the later ones. */
 export const BUTLER_SYSTEM = [
@@ -220,6 +221,9 @@ export class QuickAnswers {
 
   /** The rounds of calls the run stored before (a restart while the loop worked), and how many calls they listed. */
   private async earlierRounds(run: Run): Promise<{ rounds: number; calls: number }> {
+    // A round's write makes its revision the run's current one, in the same statement, and none follows a plan's:
+    // a run whose revision is no round's has stored none (a new run's, created here, is 0).
+    if (run.revision !== undefined && !isQuickRevision(run.revision)) return { rounds: 0, calls: 0 };
     const quick = (await this.deps.store.listRevisions(run.id)).filter((r) => isQuickRevision(r.revision));
     return { rounds: quick.length, calls: quick.reduce((n, r) => n + r.plan.steps.length, 0) };
   }
