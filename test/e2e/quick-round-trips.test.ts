@@ -23,7 +23,8 @@ import { createSteward } from './harness.ts';
  * the one read with the run, a new run's earlier rounds are not read (it has none: its revision is 0), and the answer
  * is stored by the move that completes the run. What is left: the message's write; the route; per turn the butler's
  * reservation and settlement; the round with its calls' starts; the round's ends; the move to completed with the
- * answer.
+ * answer. (The route goes beside the first reservation, a settlement beside the round's write, the ends beside
+ * the next turn: fewer of them wait on each other.)
  */
 const MAX_STATEMENTS = 9;
 const FAN_OUT = 8;

@@ -189,14 +189,13 @@ export class PlanningFlow {
     await this.planningStatus(run, 'completed', []);
   }
 
-  /** The quick loop, with the run's route `quick` while it works (a restart then tries it again). */
+  /** The quick loop, which notes the run's route `quick` while it works (a restart then tries it again). */
   private async quickAnswer(
     run: Pick<StoredRun, 'id' | 'requester'> & Partial<Pick<StoredRun, 'revision'>>,
     request: string,
     signal: AbortSignal,
   ) {
     if (!this.quick) return { route: 'plan' as const };
-    await this.deps.store.setRoute(run.id, 'quick', this.deps.clock());
     return this.quick.answer(run, request, signal);
   }
 

@@ -15,6 +15,7 @@
  * loop returns only once its last ends are stored: a request answered or handed over has no call left `running`.
  */
 import type {
+  Ledgers,
   LlmMessage,
   LlmResponse,
   RunHistory,
@@ -63,7 +64,7 @@ export const BUTLER_SYSTEM = [
 export class QuickAnswers {
   constructor(
     private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'telemetry'> & {
-      store: RunRecords & StepLog & RunHistory;
+      store: RunRecords & StepLog & RunHistory & Pick<Ledgers, 'settleTokens'>;
     },
     private readonly llmFor: LlmForRun,
     private readonly settings: QuickAnswerSettings,
@@ -81,7 +82,12 @@ export class QuickAnswers {
    * in flight. Never throws for a model's failure (the planner gets the request); a store failure does throw.
    */
   async answer(run: Run, request: string, signal: AbortSignal): Promise<QuickOutcome> {
-    const { tools: runner } = this.deps;
+    const { tools: runner, store, clock } = this.deps;
+    // The run's route `quick` while the loop works, so a restart tries it again. Not awaited here: until a round is
+    // written nothing was sent but model calls, and a restart before the route is stored plans the request as one
+    // taken before the loop began would be; the first round's write waits for it, as the loop's end does.
+    const writes = new PendingWrites();
+    writes.add(store.setRoute(run.id, 'quick', clock()));
     const all = runner.listTools();
     const earlierTurns = await this.earlierTurns?.(run.id);
     // Steward's reader of earlier outputs is offered only when there is an earlier turn to read from.
@@ -93,28 +99,33 @@ export class QuickAnswers {
       ),
       ...reader,
     ];
-    if (tools.length === 0) return { route: 'plan' };
-    const llm = this.llmFor(run);
-    // The last round's ends, written beside the next model call; the loop ends (and the next round's write waits)
-    // only once they are stored, and their failure is the loop's.
-    const ends: { written: Promise<void> } = { written: Promise.resolve() };
+    // Each butler call's settlement goes out as its answer is read, beside what follows (the round's write); the
+    // next model call's reservation waits for it, as the loop's end does. A restart before it is stored leaves the
+    // reservation standing, as a restart during the call would: the budgets count more, never less.
+    const settlements = new PendingWrites();
+    const llm = this.llmFor(run, { settle: (s) => Promise.resolve(settlements.add(store.settleTokens(s))) });
     try {
-      return await this.turns(run, request, signal, { llm, tools, earlierTurns, ends });
+      if (tools.length === 0) return { route: 'plan' };
+      return await this.turns(run, request, signal, { llm, tools, earlierTurns, writes, settlements });
     } finally {
-      await ends.written;
+      await Promise.all([writes.stored(), settlements.stored()]);
     }
   }
 
-  /** The loop's turns (see `answer`); `ends.written` is the write of the last round's ends, if one is under way. */
+  /**
+   * The loop's turns (see `answer`): `writes` are the route and the last round's ends, if under way (each round's
+   * write waits for them); `settlements`, the butler calls' (each model call waits for them).
+   */
   private async turns(
     run: Run,
     request: string,
     signal: AbortSignal,
-    { llm, tools, earlierTurns, ends }: {
+    { llm, tools, earlierTurns, writes, settlements }: {
       llm: ReturnType<LlmForRun>;
       tools: ToolInfo[];
       earlierTurns: string | undefined;
-      ends: { written: Promise<void> };
+      writes: PendingWrites;
+      settlements: PendingWrites;
     },
   ): Promise<QuickOutcome> {
     const { log } = this.deps;
@@ -131,6 +142,7 @@ export class QuickAnswers {
     let tokens = 0;
     for (let turns = 1; ; turns++) {
       let response: LlmResponse;
+      await settlements.stored();
       try {
         response = await llm.complete({ role: 'butler', system: BUTLER_SYSTEM, messages, tools: specs, signal });
       } catch (err) {
@@ -158,7 +170,7 @@ export class QuickAnswers {
       }
       // The round's calls are on record (a revision that lists them) and each call's attempt started, in one
       // statement, before any is sent (after the last round's ends: the record keeps its order).
-      await ends.written;
+      await writes.stored();
       rounds++;
       const plan = quickPlan(request, move.calls, calls);
       const revision = quickRevision(rounds);
@@ -177,9 +189,7 @@ export class QuickAnswers {
       const results = await Promise.all(move.calls.map((c, i) => this.call(run, c, started[i]!, byName, signal)));
       // The round's ends in one statement, not awaited here: the next model call goes out meanwhile (a rejection is
       // kept for the next write or the loop's end to throw, never left unhandled).
-      const written = store.recordSteps({ runId: run.id, ended: results.map((r) => r.end), started: [] });
-      ends.written = written.then(() => undefined);
-      ends.written.catch(() => undefined);
+      writes.add(store.recordSteps({ runId: run.id, ended: results.map((r) => r.end), started: [] }));
       if (signal.aborted) return { route: 'plan' };
       for (const [i, c] of move.calls.entries()) {
         messages.push({ role: 'tool', toolCallId: c.callId, content: results[i]?.text ?? '' });
@@ -280,6 +290,26 @@ export class QuickAnswers {
     });
     const end = { stepId: start.stepId, attempt: start.attempt, status, output, error, at: ended, durationMs };
     return { text: quickResultText(c.tool, outcome), end };
+  }
+}
+
+/**
+ * Writes sent and not awaited where they were sent: `stored` waits for all of them, and throws the first failure.
+ * None is left unhandled meanwhile (a rejection waits for `stored`).
+ */
+class PendingWrites {
+  private writes: Promise<void>[] = [];
+
+  add(write: Promise<unknown>): void {
+    const w = write.then(() => undefined);
+    w.catch(() => undefined);
+    this.writes.push(w);
+  }
+
+  async stored(): Promise<void> {
+    const writes = this.writes;
+    this.writes = [];
+    await Promise.all(writes);
   }
 }
 

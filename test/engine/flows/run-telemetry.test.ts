@@ -119,7 +119,9 @@ it("tells each quick call from when it was sent: its round's write is Steward's 
       if (w.revision) written = clock();
       return Promise.resolve({ startsHeld: false });
     },
-  } as unknown as RunRecords & StepLog & RunHistory;
+    setRoute: () => Promise.resolve(),
+    settleTokens: () => Promise.resolve(),
+  } as unknown as RunRecords & StepLog & RunHistory & Ledgers;
   const tool = createTool('crm.lookup', { annotations: { readOnlyHint: true, openWorldHint: false } });
   const tools = {
     listTools: () => [tool],
