@@ -119,15 +119,18 @@ export class PlanningFlow {
     if (tryQuick) {
       // The planner is asked now too, so a request the front desk hands over has its plan under way; one it answers
       // drops it. Its steps wait for the hand-over: nothing starts for a request the front desk answers.
-      if (this.frontDesk === 'beside') {
+      // It is asked once the front desk's first call is under way, so its prompt's making does not hold that call up
+      // (a request the front desk hands over without a call gets it then).
+      const askPlanner = () => {
+        if (this.frontDesk !== 'beside' || speculative) return;
         const catalog = this.deps.tools.listTools();
         const write = (signal: AbortSignal, streaming: PlanStreaming) =>
           this.writePlan(run, request, undefined, signal, streaming, held.settle);
         speculative = new SpeculativePlan(write, planning.signal, catalog);
-      }
+      };
       // Cancel aborts the quick loop as it aborts the planner: the run stays `planning` meanwhile.
       // The run as created here, when it was: its revision says no earlier round of the quick path can be stored.
-      const q = await this.quickAnswer(created ?? run, request, planning.signal).catch((err: unknown) => {
+      const q = await this.quickAnswer(created ?? run, request, planning.signal, askPlanner).catch((err: unknown) => {
         speculative?.drop();
         this.planning.delete(run.id);
         throw err;
@@ -138,6 +141,7 @@ export class PlanningFlow {
         this.planning.delete(run.id);
         return this.answerDirectly(run, q.text, 'quick');
       }
+      if (!planning.signal.aborted) askPlanner();
       await store.setRoute(run.id, 'plan', clock());
       await this.planningStatus(run, 'planning', ['cancel']);
     }
@@ -194,9 +198,10 @@ export class PlanningFlow {
     run: Pick<StoredRun, 'id' | 'requester'> & Partial<Pick<StoredRun, 'revision'>>,
     request: string,
     signal: AbortSignal,
+    firstCallSent: () => void,
   ) {
     if (!this.quick) return { route: 'plan' as const };
-    return this.quick.answer(run, request, signal);
+    return this.quick.answer(run, request, signal, firstCallSent);
   }
 
   /** Tells channels where a run being planned stands (no card shows it yet): planning, or how planning ended. */

@@ -81,7 +81,7 @@ export class QuickAnswers {
    * Tries to answer `request` without a plan; `signal` (Cancel, shutdown) abandons the model call and the tool calls
    * in flight. Never throws for a model's failure (the planner gets the request); a store failure does throw.
    */
-  async answer(run: Run, request: string, signal: AbortSignal): Promise<QuickOutcome> {
+  async answer(run: Run, request: string, signal: AbortSignal, firstCallSent?: () => void): Promise<QuickOutcome> {
     const { tools: runner, store, clock } = this.deps;
     // The run's route `quick` while the loop works, so a restart tries it again. Not awaited here: until a round is
     // written nothing was sent but model calls, and a restart before the route is stored plans the request as one
@@ -106,7 +106,7 @@ export class QuickAnswers {
     const llm = this.llmFor(run, { settle: (s) => Promise.resolve(settlements.add(store.settleTokens(s))) });
     try {
       if (tools.length === 0) return { route: 'plan' };
-      return await this.turns(run, request, signal, { llm, tools, earlierTurns, writes, settlements });
+      return await this.turns(run, request, signal, { llm, tools, earlierTurns, writes, settlements, firstCallSent });
     } finally {
       await Promise.all([writes.stored(), settlements.stored()]);
     }
@@ -120,12 +120,14 @@ export class QuickAnswers {
     run: Run,
     request: string,
     signal: AbortSignal,
-    { llm, tools, earlierTurns, writes, settlements }: {
+    { llm, tools, earlierTurns, writes, settlements, firstCallSent }: {
       llm: ReturnType<LlmForRun>;
       tools: ToolInfo[];
       earlierTurns: string | undefined;
       writes: PendingWrites;
       settlements: PendingWrites;
+      /** Told once the first model call is under way. */
+      firstCallSent: (() => void) | undefined;
     },
   ): Promise<QuickOutcome> {
     const { log } = this.deps;
@@ -144,7 +146,9 @@ export class QuickAnswers {
       let response: LlmResponse;
       await settlements.stored();
       try {
-        response = await llm.complete({ role: 'butler', system: BUTLER_SYSTEM, messages, tools: specs, signal });
+        const asked = llm.complete({ role: 'butler', system: BUTLER_SYSTEM, messages, tools: specs, signal });
+        if (turns === 1) firstCallSent?.();
+        response = await asked;
       } catch (err) {
         if (!signal.aborted) log('warn', `run ${run.id}: quick answer failed, planning instead: ${message(err)}`);
         return { route: 'plan' };
