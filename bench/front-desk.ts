@@ -7,7 +7,8 @@
  * MCP servers as section 1b. The bench's front desk model does what Steward's instructions ask: it answers lookups
  * that need no dependent steps with parallel tool calls, and hands anything with dependent steps to the planner.
  * Time is from the message to the text the person gets; tokens are every model call the fake model received for the
- * run, dropped calls included (counted where they arrive, as a provider bills them).
+ * run, dropped calls included (counted where they arrive, as a provider bills them). Steward's own time is read from
+ * what its Stewards tell of their calls (bench/run-spans.ts): the wall time less the time a call was in flight.
  */
 import { Steward } from '../src/engine/flows/steward.ts';
 import type { OutboundMessage } from '../src/engine/messages.ts';
@@ -23,6 +24,7 @@ import { header, int, median, row } from './stats.ts';
 import type { BenchTask } from './tasks.ts';
 import { flooredTools } from './timeline.ts';
 import type { World } from './world.ts';
+import { ALL_CALLS, inFlightMs, QUICK_CALLS, quickPhases, RecordingTelemetry } from './run-spans.ts';
 
 const STEWARD_PATHS = ['beside', 'after', 'off'] as const;
 type StewardPath = (typeof STEWARD_PATHS)[number];
@@ -49,6 +51,18 @@ export interface FrontDeskRow {
    * call runs beside, off the path). Undefined on other requests and for the peer.
    */
   ownMs?: number;
+  /**
+   * Steward's own time from its telemetry: the wall time less the time one of the run's calls was in flight. On a
+   * request the front desk answered, its butler calls and its rounds' tool calls (the planner call beside is off the
+   * path); on a planned run, every call. Undefined for the peer.
+   */
+  spanOwnMs?: number;
+  /** How the request was answered: by the front desk, or by a plan (Steward only). */
+  route?: 'quick' | 'plan';
+  /** The front desk's model calls the run told of (its turns). */
+  deskTurns?: number;
+  /** Where a quick answer's own time went (`quickPhases`), for the rows file. */
+  phases?: Record<string, number>;
 }
 
 /** Runs the section; without the peer (it could not be installed) its column says why. */
@@ -61,7 +75,9 @@ export async function benchFrontDesk(
   const waiters = new Map<string, (m: OutboundMessage) => void>();
   const notifier: Notifier = { send: async (c, m) => waiters.get(c.key)?.(m) };
   const base = benchSettings(maxParallel);
+  const telemetry = new RecordingTelemetry();
   const deps = {
+    telemetry,
     llm: world.llm,
     tools: declaredReadOnly(flooredTools(world.host, toolFloorMs)),
     store: new PgRunStore(world.db.db),
@@ -85,7 +101,7 @@ export async function benchFrontDesk(
   const one = (task: BenchTask, path: Path, round: number) =>
     path === 'langgraph'
       ? runPeer(world, peer!, task, round)
-      : runSteward(world, toolFloorMs, stewards[path], path, task, round, waiters);
+      : runSteward(world, toolFloorMs, stewards[path], path, task, round, waiters, telemetry);
   try {
     await world.fake.configure({ ...world.fakeConfig, latency: PEER_LATENCY });
     await world.fake.flush();
@@ -104,6 +120,7 @@ export async function benchFrontDesk(
     await Promise.all(Object.values(stewards).map((s) => s.shutdown()));
     await peer?.close();
     await world.fake.configure(world.fakeConfig);
+    telemetry.clear();
   }
   const why = connected.ok ? undefined : connected.why;
   return { rows, markdown: render(rows, tasks, options, why) };
@@ -122,10 +139,23 @@ async function runSteward(
   task: BenchTask,
   round: number,
   waiters: Map<string, (m: OutboundMessage) => void>,
+  telemetry: RecordingTelemetry,
 ): Promise<FrontDeskRow> {
   const key = `frontdesk-${path}-${task.id}-${round}-${crypto.randomUUID()}`;
+  const startMs = Date.now();
   const end = await askAndWait(steward, key, `${taskTag(task.id, round)} ${task.request}`, waiters);
-  return measured(world, path, task, round, end.wallMs, end.text, toolFloorMs);
+  const run = await world.db.db
+    .selectFrom('runs')
+    .select('id')
+    .where('conversation_key', '=', key)
+    .executeTakeFirstOrThrow();
+  const spans = telemetry.take(run.id);
+  const deskTurns = spans.models.filter((c) => c.role === 'butler').length;
+  const row = await measured(world, path, task, round, end.wallMs, end.text, toolFloorMs);
+  const route = row.ownMs !== undefined ? 'quick' : 'plan';
+  const spanOwnMs = end.wallMs - inFlightMs(spans, route === 'quick' ? QUICK_CALLS : ALL_CALLS);
+  const phases = route === 'quick' ? { phases: quickPhases(spans, startMs, startMs + end.wallMs) } : {};
+  return { ...row, route, deskTurns, spanOwnMs, ...phases };
 }
 
 async function runPeer(world: World, peer: PeerAgent, task: BenchTask, round: number): Promise<FrontDeskRow> {
@@ -179,7 +209,11 @@ function render(
     `${tasks.length} tasks (${SHAPES.join(', ')}) × ${options.rounds} rounds per path, interleaved, latency scale ${options.scale}.`,
     'beside: quick answers on, the planner asked beside the front desk (the default); after: the planner asked once',
     'the front desk hands over (before issue 31); off: STEWARD_QUICK_ANSWERS=off. Tokens count every call the model',
-    'received, dropped ones included. Ratios are Steward ÷ LangGraph on medians.',
+    'received, dropped ones included. Ratios are Steward ÷ LangGraph on medians. Own time (spans): the wall time less',
+    'the time one of the run\'s model or tool calls was in flight, as Steward told of them (bench/run-spans.ts); per',
+    'front desk turn on requests it answered (its planner call beside, dropped, not counted), and per whole run on',
+    'planned requests (runs counted in brackets). Own time (modelled): the wall time less the modelled latencies,',
+    'so it also holds the fake model\'s and the servers\' round trips, which the spans count as in flight.',
     ...(peerMissing ? ['', peerMissing] : []),
     '',
     ...header([
@@ -191,7 +225,9 @@ function render(
       'Tokens (median)',
       'Model calls',
       '÷ peer (time)',
-      'Own ms per quick turn',
+      'Own ms per quick turn (modelled)',
+      'Own ms per quick turn (spans)',
+      'Own ms per planned run (spans)',
     ]),
   ];
   for (const shape of SHAPES) {
@@ -212,6 +248,8 @@ function render(
           int(median(mine.map((r) => r.modelCalls))),
           Number.isFinite(peerMs) && path !== 'langgraph' ? (ms / peerMs).toFixed(2) : '',
           ownPerTurn(mine),
+          spanOwnPerTurn(mine),
+          spanOwnPerRun(mine),
         ]),
       );
     }
@@ -219,10 +257,32 @@ function render(
   return lines;
 }
 
-/** The median of Steward's own time per front desk turn, over the requests the front desk answered. */
+/**
+ * The median of Steward's own time per front desk turn, over the requests the front desk answered, as estimated
+ * before the spans: kept beside them because the gap between the two is what the fake model and the servers add
+ * (HTTP round trips, their own work) on top of the latency model.
+ */
 function ownPerTurn(rows: readonly FrontDeskRow[]): string {
   const own = rows.flatMap((r) =>
     r.ownMs === undefined ? [] : [r.ownMs / r.roles.split(' ').filter((x) => x === 'butler').length],
   );
   return own.length > 0 ? int(median(own)) : '';
+}
+
+/** The median of Steward's own time per front desk turn from its spans, over the requests the front desk answered. */
+function spanOwnPerTurn(rows: readonly FrontDeskRow[]): string {
+  const own = rows.flatMap((r) =>
+    r.route === 'quick' && r.spanOwnMs !== undefined && r.deskTurns ? [r.spanOwnMs / r.deskTurns] : [],
+  );
+  return own.length > 0 ? own1(median(own)) : '';
+}
+
+/** The median of Steward's own time per planned run from its spans (every call of the run counted as in flight). */
+function spanOwnPerRun(rows: readonly FrontDeskRow[]): string {
+  const own = rows.flatMap((r) => (r.route === 'plan' && r.spanOwnMs !== undefined ? [r.spanOwnMs] : []));
+  return own.length > 0 ? `${own1(median(own))} (${own.length})` : '';
+}
+
+function own1(ms: number): string {
+  return ms.toFixed(1);
 }

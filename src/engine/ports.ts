@@ -607,6 +607,8 @@ export interface RunRecords {
       event?: { type: string; payload: Json };
       /** An approver approved the run past the spend caps (kept for the rest of the run). */
       spendExempt?: boolean;
+      /** The run's reply, set with the move only when it applies (as `setReport`): a quick answer's. */
+      report?: string;
     },
   ): Promise<boolean>;
   /** Notes the route the run took at the front door (see `RunRoute`); the last one noted stands. */

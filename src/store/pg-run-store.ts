@@ -322,13 +322,15 @@ export class PgRunStore implements RunStore {
     const { fence, revision, event } = options;
     const at = options.at ?? null;
     const pins = toJsonText(options.pins ?? []);
+    const report = options.report === undefined ? null : toStorableText(options.report);
     return this.attempt('transition', async () => {
       const { rows } = await sql<{ moved: number }>`
         WITH moved AS (
           UPDATE runs SET status = ${to}, status_op = ${op}, updated_at = coalesce(${at}::timestamptz, now()),
             approved_risk = coalesce(${options.approvedRisk ?? null}, approved_risk),
             report_due = report_due OR ${options.reportDue ?? false},
-            spend_exempt = spend_exempt OR ${options.spendExempt ?? false}
+            spend_exempt = spend_exempt OR ${options.spendExempt ?? false},
+            report = coalesce(${report}, report)
           WHERE id = ${runId} AND (${fence ?? null}::integer IS NULL OR (owner = ${this.owner} AND fence = ${fence ?? null}::integer))
             -- A repeat of a transition that did apply finds its own operation id, not a lost race.
             AND ((status = ANY(${[...from]}::text[]) AND (${revision ?? null}::integer IS NULL OR revision = ${revision ?? null}::integer))

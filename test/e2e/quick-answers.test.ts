@@ -304,6 +304,49 @@ describe('quick answers (console, postgres)', () => {
     expect(h.llm.failures).toEqual([]);
   });
 
+  it("a process that dies after a round's calls came back, before their ends were stored: the next holder ends them as interrupted and asks again", async () => {
+    const both: FakeReply = {
+      text: '',
+      toolCalls: [
+        { id: 'call_1', name: 'audit__lookup', args: { answer: 'one' } },
+        { id: 'call_2', name: 'audit__lookup', args: { answer: 'two' } },
+      ],
+    };
+    const h = await start({
+      butler: [both, { hang: true }, callOf('audit__lookup', { answer: 'one' }, 'call_3'), 'It is one.'],
+      planner: { hang: true },
+    });
+    // The round's ends are written beside the next turn: here that write never reaches the database, as when the
+    // process is killed before it commits.
+    const recordSteps = h.store.recordSteps.bind(h.store);
+    h.store.recordSteps = (w) => (w.revision ? recordSteps(w) : new Promise(() => undefined));
+    h.typeNow('Look up one and two');
+    await waitUntil('the next turn to be asked', () => butlerCalls(h).length === 2);
+    const run = await onlyRun(h);
+    const stored = await h.store.listStepAttempts(run.id);
+    expect(stored.map((a) => [a.stepId, a.status])).toEqual([
+      ['quick:1', 'running'],
+      ['quick:2', 'running'],
+    ]);
+    await h.steward.shutdown();
+    h.store.recordSteps = recordSteps;
+    const { steward: next, said } = nextSteward(h, quickOn);
+    await next.recover();
+    await waitUntil('the run to be answered', async () => (await h.store.getRun(run.id))?.status === 'completed');
+    await next.shutdown();
+
+    expect(said.join('\n')).toContain('It is one.');
+    const attempts = await h.store.listStepAttempts(run.id);
+    // Never taken for results: the butler was asked again from the start, its round numbered after the first.
+    expect(attempts.map((a) => [a.stepId, a.revision, a.status, a.error?.code ?? null])).toEqual([
+      ['quick:1', -1, 'failed', 'interrupted'],
+      ['quick:2', -1, 'failed', 'interrupted'],
+      ['quick:3', -2, 'succeeded', null],
+    ]);
+    expect(calls().map((e) => e.name)).toEqual(['lookup', 'lookup', 'lookup']);
+    expect(desk(h)).toEqual(['butler', 'butler', 'butler', 'butler']);
+  });
+
   it('a follow-up is answered from an earlier quick call with steward.step_output: the server is not asked again', async () => {
     const h = await start({
       butler: [

@@ -365,6 +365,25 @@ describe.each(['postgres', 'pglite'] as const)('PgRunStore on %s', (kind) => {
     expect(report?.report).toBe('Listed 2 files.');
   });
 
+  it("a move may carry the run's reply (a quick answer's), set only when the move applies", async () => {
+    const report = async (id: string) =>
+      (await database.db.selectFrom('runs').select('report').where('id', '=', id).executeTakeFirst())?.report;
+    const run = createNewRun();
+    await store.createRun(run);
+    expect(await store.transition(run.id, ['planning'], 'completed', { at: at(1), report: 'Ada: +44 20' })).toBe(true);
+    expect(await report(run.id)).toBe('Ada: +44 20');
+    expect((await store.getRun(run.id))?.status).toBe('completed');
+    // Cancelled meanwhile: the move loses, and the answer is not stored.
+    const cancelled = createNewRun();
+    await store.createRun(cancelled);
+    await store.transition(cancelled.id, ['planning'], 'cancelled', { at: at(1) });
+    expect(await store.transition(cancelled.id, ['planning'], 'completed', { at: at(2), report: 'late' })).toBe(false);
+    expect(await report(cancelled.id)).toBeNull();
+    // A move without one leaves the reply as it was.
+    await store.transition(run.id, ['completed'], 'completed', { at: at(3) });
+    expect(await report(run.id)).toBe('Ada: +44 20');
+  });
+
   it('reports a duplicate run id as store_failed, but takes a repeat of the same write (a retry) once', async () => {
     const run = createNewRun();
     await store.createRun(run);

@@ -70,7 +70,7 @@ export class PlanningFlow {
   /** Whether a tool may be called for this person before they saw a plan: not when they review every plan. */
   private async mayCallUnreviewed(run: Pick<StoredRun, 'requester' | 'reviewPreference'>): Promise<boolean> {
     // The run as its creating write stored it carries the preference: no statement of its own then.
-    return ((await reviewPreferenceOf(this.deps.store, run)) ?? 'risky') !== 'all';
+    return (await reviewPreferenceOf(this.deps.store, run)) !== 'all';
   }
 
   /** Whether this process is writing the run's first plan now. */
@@ -119,14 +119,18 @@ export class PlanningFlow {
     if (tryQuick) {
       // The planner is asked now too, so a request the front desk hands over has its plan under way; one it answers
       // drops it. Its steps wait for the hand-over: nothing starts for a request the front desk answers.
-      if (this.frontDesk === 'beside') {
+      // It is asked once the front desk's first call is under way, so its prompt's making does not hold that call up
+      // (a request the front desk hands over without a call gets it then).
+      const askPlanner = () => {
+        if (this.frontDesk !== 'beside' || speculative) return;
         const catalog = this.deps.tools.listTools();
         const write = (signal: AbortSignal, streaming: PlanStreaming) =>
           this.writePlan(run, request, undefined, signal, streaming, held.settle);
         speculative = new SpeculativePlan(write, planning.signal, catalog);
-      }
+      };
       // Cancel aborts the quick loop as it aborts the planner: the run stays `planning` meanwhile.
-      const q = await this.quickAnswer(run, request, planning.signal).catch((err: unknown) => {
+      // The run as created here, when it was: its revision says no earlier round of the quick path can be stored.
+      const q = await this.quickAnswer(created ?? run, request, planning.signal, askPlanner).catch((err: unknown) => {
         speculative?.drop();
         this.planning.delete(run.id);
         throw err;
@@ -137,6 +141,7 @@ export class PlanningFlow {
         this.planning.delete(run.id);
         return this.answerDirectly(run, q.text, 'quick');
       }
+      if (!planning.signal.aborted) askPlanner();
       await store.setRoute(run.id, 'plan', clock());
       await this.planningStatus(run, 'planning', ['cancel']);
     }
@@ -172,12 +177,15 @@ export class PlanningFlow {
     route: RunRoute,
   ): Promise<void> {
     const { store, clock } = this.deps;
-    const completed = await store.transition(run.id, ['planning'], 'completed', { at: clock() });
+    // A quick answer is stored with the move that ends its run (one statement, and only if the run was not
+    // cancelled meanwhile); its route was stored when its loop started.
+    const report = route === 'quick' ? { report: answer } : {};
+    const completed = await store.transition(run.id, ['planning'], 'completed', { at: clock(), ...report });
     // Cancelled meanwhile (the person was told): the answer is not sent.
     if (!completed && route === 'quick') return;
-    // A quick answer's route was stored when its loop started; a planned run's is the default.
+    // A planned run's route is the default.
     if (route === 'answer') await store.setRoute(run.id, route, clock());
-    await store.setReport(run.id, answer, clock());
+    if (route !== 'quick') await store.setReport(run.id, answer, clock());
     // An answer the conversation refused still reaches the person who asked, privately.
     await this.messages
       .send(run.conversation, { kind: 'answer', text: answer })
@@ -185,11 +193,15 @@ export class PlanningFlow {
     await this.planningStatus(run, 'completed', []);
   }
 
-  /** The quick loop, with the run's route `quick` while it works (a restart then tries it again). */
-  private async quickAnswer(run: Pick<StoredRun, 'id' | 'requester'>, request: string, signal: AbortSignal) {
+  /** The quick loop, which notes the run's route `quick` while it works (a restart then tries it again). */
+  private async quickAnswer(
+    run: Pick<StoredRun, 'id' | 'requester'> & Partial<Pick<StoredRun, 'revision'>>,
+    request: string,
+    signal: AbortSignal,
+    firstCallSent: () => void,
+  ) {
     if (!this.quick) return { route: 'plan' as const };
-    await this.deps.store.setRoute(run.id, 'quick', this.deps.clock());
-    return this.quick.answer(run, request, signal);
+    return this.quick.answer(run, request, signal, firstCallSent);
   }
 
   /** Tells channels where a run being planned stands (no card shows it yet): planning, or how planning ended. */

@@ -2,14 +2,25 @@
  * Quick answers: before a new request is planned, one short tool-calling loop with the `butler` model may answer it.
  * It is offered only read-only closed-world tools (`run/quick-tools.ts`, the early-start gate's test) and
  * `plan_request`; each round of calls is stored as a revision (−1, −2, …) listing them as steps quick:1, quick:2, …, then they
- * run in parallel through the ToolRunner, each attempt recorded like a step's before it is sent. A text answer is the answer; anything else (`plan_request`, a tool not offered,
+ * run in parallel through the ToolRunner, each attempt recorded like a step's before it is sent (the round and its
+ * attempts in one statement), and the round's ends in one statement once all are back, written while the next turn's
+ * model call goes out. A text answer is the answer; anything else (`plan_request`, a tool not offered,
  * the caps, a failed model call) hands the request to the planner, unchanged (`run/quick-loop.ts` decides).
+ *
+ * The crash story (a SIGKILL mid-turn, then the next holder's `PlanningFlow.replan`): every call that may have gone
+ * out is on record as started, since its round's write commits before any is sent. Whatever of its end is not on
+ * record yet (the call still out, or back but its round's ends unwritten) is `running`, which the next holder ends as
+ * interrupted before it asks the butler again, its rounds numbered after these; no call's result is ever taken from
+ * the record, so an end written late or never changes no answer. The calls only read, so asking again is safe. The
+ * loop returns only once its last ends are stored: a request answered or handed over has no call left `running`.
  */
 import type {
+  Ledgers,
   LlmMessage,
   LlmResponse,
   RunHistory,
   RunRecords,
+  StepEnd,
   StepLog,
   StepStart,
   StoredRun,
@@ -37,7 +48,8 @@ import type { LlmForRun, QuickAnswerSettings, StewardDeps } from './deps.ts';
 /** How the quick path ended: answered (with the text), or the request goes on to the planner. */
 export type QuickOutcome = { route: 'quick'; text: string } | { route: 'plan' };
 
-type Run = Pick<StoredRun, 'id' | 'requester'>;
+/** The run; with its current revision when it was read (or created) before the loop, which spares a read. */
+type Run = Pick<StoredRun, 'id' | 'requester'> & Partial<Pick<StoredRun, 'revision'>>;
 
 /** The butler's instructions: the same text every turn, so the provider's prompt cache serves the later ones. */
 export const BUTLER_SYSTEM = [
@@ -54,7 +66,7 @@ export const BUTLER_SYSTEM = [
 export class QuickAnswers {
   constructor(
     private readonly deps: Pick<StewardDeps, 'tools' | 'clock' | 'log' | 'telemetry'> & {
-      store: RunRecords & StepLog & RunHistory;
+      store: RunRecords & StepLog & RunHistory & Pick<Ledgers, 'settleTokens'>;
     },
     private readonly llmFor: LlmForRun,
     private readonly settings: QuickAnswerSettings,
@@ -71,8 +83,13 @@ export class QuickAnswers {
    * Tries to answer `request` without a plan; `signal` (Cancel, shutdown) abandons the model call and the tool calls
    * in flight. Never throws for a model's failure (the planner gets the request); a store failure does throw.
    */
-  async answer(run: Run, request: string, signal: AbortSignal): Promise<QuickOutcome> {
-    const { tools: runner, log } = this.deps;
+  async answer(run: Run, request: string, signal: AbortSignal, firstCallSent?: () => void): Promise<QuickOutcome> {
+    const { tools: runner, store, clock } = this.deps;
+    // The run's route `quick` while the loop works, so a restart tries it again. Not awaited here: until a round is
+    // written nothing was sent but model calls, and a restart before the route is stored plans the request as one
+    // taken before the loop began would be; the first round's write waits for it, as the loop's end does.
+    const writes = new PendingWrites();
+    writes.add(store.setRoute(run.id, 'quick', clock()));
     const all = runner.listTools();
     const earlierTurns = await this.earlierTurns?.(run.id);
     // Steward's reader of earlier outputs is offered only when there is an earlier turn to read from.
@@ -84,11 +101,41 @@ export class QuickAnswers {
       ),
       ...reader,
     ];
-    if (tools.length === 0) return { route: 'plan' };
+    // Each butler call's settlement goes out as its answer is read, beside what follows (the round's write); the
+    // next model call's reservation waits for it, as the loop's end does. A restart before it is stored leaves the
+    // reservation standing, as a restart during the call would: the budgets count more, never less.
+    const settlements = new PendingWrites();
+    const llm = this.llmFor(run, { settle: (s) => Promise.resolve(settlements.add(store.settleTokens(s))) });
+    try {
+      if (tools.length === 0) return { route: 'plan' };
+      return await this.turns(run, request, signal, { llm, tools, earlierTurns, writes, settlements, firstCallSent });
+    } finally {
+      await Promise.all([writes.stored(), settlements.stored()]);
+    }
+  }
+
+  /**
+   * The loop's turns (see `answer`): `writes` are the route and the last round's ends, if under way (each round's
+   * write waits for them); `settlements`, the butler calls' (each model call waits for them).
+   */
+  private async turns(
+    run: Run,
+    request: string,
+    signal: AbortSignal,
+    { llm, tools, earlierTurns, writes, settlements, firstCallSent }: {
+      llm: ReturnType<LlmForRun>;
+      tools: ToolInfo[];
+      earlierTurns: string | undefined;
+      writes: PendingWrites;
+      settlements: PendingWrites;
+      /** Told once the first model call is under way. */
+      firstCallSent: (() => void) | undefined;
+    },
+  ): Promise<QuickOutcome> {
+    const { log } = this.deps;
     const names = createToolNameMap(tools);
     const specs = quickToolSpecs(tools, names);
     const byName = new Map(tools.map((t) => [t.name, t]));
-    const llm = this.llmFor(run);
     const messages: LlmMessage[] = [
       { role: 'user', content: earlierTurns ? `${earlierTurns}\n\n${request}` : request },
     ];
@@ -99,8 +146,11 @@ export class QuickAnswers {
     let tokens = 0;
     for (let turns = 1; ; turns++) {
       let response: LlmResponse;
+      await settlements.stored();
       try {
-        response = await llm.complete({ role: 'butler', system: BUTLER_SYSTEM, messages, tools: specs, signal });
+        const asked = llm.complete({ role: 'butler', system: BUTLER_SYSTEM, messages, tools: specs, signal });
+        if (turns === 1) firstCallSent?.();
+        response = await asked;
       } catch (err) {
         if (!signal.aborted) log('warn', `run ${run.id}: quick answer failed, planning instead: ${message(err)}`);
         return { route: 'plan' };
@@ -125,7 +175,8 @@ export class QuickAnswers {
         return { route: 'plan' };
       }
       // The round's calls are on record (a revision that lists them) and each call's attempt started, in one
-      // statement, before any is sent.
+      // statement, before any is sent (after the last round's ends: the record keeps its order).
+      await writes.stored();
       rounds++;
       const plan = quickPlan(request, move.calls, calls);
       const revision = quickRevision(rounds);
@@ -142,11 +193,14 @@ export class QuickAnswers {
       messages.push({ role: 'assistant', content: response.text, toolCalls: response.toolCalls ?? [] });
       calls += move.calls.length;
       const results = await Promise.all(move.calls.map((c, i) => this.call(run, c, started[i]!, byName, signal)));
+      // The round's ends in one statement, not awaited here: the next model call goes out meanwhile (a rejection is
+      // kept for the next write or the loop's end to throw, never left unhandled).
+      writes.add(store.recordSteps({ runId: run.id, ended: results.map((r) => r.end), started: [] }));
       if (signal.aborted) return { route: 'plan' };
       for (const [i, c] of move.calls.entries()) {
-        messages.push({ role: 'tool', toolCallId: c.callId, content: results[i] ?? '' });
+        messages.push({ role: 'tool', toolCallId: c.callId, content: results[i]?.text ?? '' });
       }
-      const fedBack = results.reduce((n, r) => n + r.length, 0);
+      const fedBack = results.reduce((n, r) => n + r.text.length, 0);
       if (!nextTurnFits({ tokens, maxTokens: this.settings.maxTokens }, response.usage, fedBack)) {
         log('info', `run ${run.id}: quick answer handed to the planner (tokens: the next turn would pass the cap)`);
         return { route: 'plan' };
@@ -183,13 +237,16 @@ export class QuickAnswers {
 
   /** The rounds of calls the run stored before (a restart while the loop worked), and how many calls they listed. */
   private async earlierRounds(run: Run): Promise<{ rounds: number; calls: number }> {
+    // A round's write makes its revision the run's current one, in the same statement, and none follows a plan's:
+    // a run whose revision is no round's has stored none (a new run's, created here, is 0).
+    if (run.revision !== undefined && !isQuickRevision(run.revision)) return { rounds: 0, calls: 0 };
     const quick = (await this.deps.store.listRevisions(run.id)).filter((r) => isQuickRevision(r.revision));
     return { rounds: quick.length, calls: quick.reduce((n, r) => n + r.plan.steps.length, 0) };
   }
 
   /**
-   * One call, its start stored with its round: sent with the tool's timeout and the loop's signal, its end stored;
-   * its result text.
+   * One call, its start stored with its round: sent with the tool's timeout and the loop's signal; its result text,
+   * and its end for its round's write.
    */
   private async call(
     run: Run,
@@ -197,14 +254,17 @@ export class QuickAnswers {
     start: StepStart,
     byName: ReadonlyMap<string, ToolInfo>,
     signal: AbortSignal,
-  ): Promise<string> {
-    const { store, clock, tools } = this.deps;
+  ): Promise<{ text: string; end: StepEnd }> {
+    const { clock, tools } = this.deps;
     const tool = byName.get(c.tool);
     const base = { runId: run.id, stepId: start.stepId, attempt: start.attempt };
     const started = start.at;
     const timeoutMs = tool?.policy.timeoutMs ?? 30_000;
     // Arguments that do not fit the tool's schema are answered to the model, never sent (as a plan's would be refused).
     const misfit = tool ? checkToolArgs(tool.inputSchema, c.args) : [];
+    // The attempt's start on record is its round's (before the write that stores it); telemetry's is when the call
+    // went out, as a plan step's (run-driver.ts), so a trace's tool span holds no write of Steward's own.
+    const sent = clock();
     const outcome: ToolCallOutcome =
       misfit.length > 0
         ? {
@@ -224,18 +284,38 @@ export class QuickAnswers {
         : null;
     const ended = clock();
     const durationMs = ended.getTime() - started.getTime();
-    const status = !error ? 'succeeded' : error.code === 'cancelled' ? 'cancelled' : 'failed';
-    await store.recordStepEnded({ ...base, status, output, error, at: ended, durationMs });
+    const status: StepEnd['status'] = !error ? 'succeeded' : error.code === 'cancelled' ? 'cancelled' : 'failed';
     this.deps.telemetry?.stepAttemptEnded({
       ...base,
       tool: c.tool,
       ...(error ? { outcome: error.code, error: error.message } : { outcome: 'ok' }),
-      startedAt: started,
+      startedAt: sent,
       endedAt: ended,
       args: c.args,
       output,
     });
-    return quickResultText(c.tool, outcome);
+    const end = { stepId: start.stepId, attempt: start.attempt, status, output, error, at: ended, durationMs };
+    return { text: quickResultText(c.tool, outcome), end };
+  }
+}
+
+/**
+ * Writes sent and not awaited where they were sent: `stored` waits for all of them, and throws the first failure.
+ * None is left unhandled meanwhile (a rejection waits for `stored`).
+ */
+class PendingWrites {
+  private writes: Promise<void>[] = [];
+
+  add(write: Promise<unknown>): void {
+    const w = write.then(() => undefined);
+    w.catch(() => undefined);
+    this.writes.push(w);
+  }
+
+  async stored(): Promise<void> {
+    const writes = this.writes;
+    this.writes = [];
+    await Promise.all(writes);
   }
 }
 

@@ -1,13 +1,22 @@
 /**
  * What the engine tells the `RunTelemetry` port: a run's end once, when it is written (its report, or a terminal move
  * that owes none; not a move that lost its race, nor one whose report follows), and each model call of a run,
- * answered or failed, with its tokens and times.
+ * answered or failed, with its tokens and times, and each quick call from when it was sent.
  */
 import { expect, it } from 'vitest';
 import { meteredLlm } from '../../../src/engine/flows/metered-llm.ts';
+import { QuickAnswers } from '../../../src/engine/flows/quick-answer.ts';
 import { withRunEnds } from '../../../src/engine/flows/run-ends.ts';
 import type { Ledgers, LlmRequest, RunStore } from '../../../src/engine/ports.ts';
-import type { ModelCallTelemetry, RunEndTelemetry, RunTelemetry } from '../../../src/engine/run-telemetry.ts';
+import type {
+  ModelCallTelemetry,
+  RunEndTelemetry,
+  RunTelemetry,
+  StepAttemptTelemetry,
+} from '../../../src/engine/run-telemetry.ts';
+import type { StewardDeps } from '../../../src/engine/flows/deps.ts';
+import type { LlmResponse, RunHistory, RunRecords, StepLog } from '../../../src/engine/ports.ts';
+import { createTool } from '../fixtures.ts';
 
 function told() {
   const ends: RunEndTelemetry[] = [];
@@ -91,3 +100,53 @@ it('tells each model call of a run, answered or failed, with its model, tokens a
   expect(calls[0]?.endedAt.getTime()).toBeGreaterThan(calls[0]?.startedAt.getTime() ?? Infinity);
   expect(calls[1]).toMatchObject({ model: 'catalog-name', inputTokens: 0, error: 'the model is down' });
 });
+
+it("tells each quick call from when it was sent: its round's write is Steward's own time, not the tool's", async () => {
+  const attempts: StepAttemptTelemetry[] = [];
+  const telemetry: RunTelemetry = {
+    runEnded: () => undefined,
+    modelCalled: () => undefined,
+    stepAttemptEnded: (a) => attempts.push(a),
+  };
+  // Each reading of the clock is a second later, so what happens between two readings shows in the times told.
+  let second = 0;
+  const clock = () => new Date(at.getTime() + 1000 * second++);
+  let written: Date | undefined;
+  const store = {
+    listRevisions: () => Promise.resolve([]),
+    // The round's write (the one that saves its revision), not its ends'.
+    recordSteps: (w: { revision?: unknown }) => {
+      if (w.revision) written = clock();
+      return Promise.resolve({ startsHeld: false });
+    },
+    setRoute: () => Promise.resolve(),
+    settleTokens: () => Promise.resolve(),
+  } as unknown as RunRecords & StepLog & RunHistory & Ledgers;
+  const tool = createTool('crm.lookup', { annotations: { readOnlyHint: true, openWorldHint: false } });
+  const tools = {
+    listTools: () => [tool],
+    callTool: () => Promise.resolve({ ok: true as const, value: { content: [{ type: 'text', text: 'Ada: 1' }] } }),
+  } as unknown as StewardDeps['tools'];
+  const replies: LlmResponse[] = [
+    { text: '', toolCalls: [{ id: 'c1', name: 'crm__lookup', args: { text: 'ada' } }], model: 'm', usage: usage() },
+    { text: 'Ada: 1', model: 'm', usage: usage() },
+  ];
+  const llm = { complete: () => Promise.resolve(replies.shift()!) };
+  const quick = new QuickAnswers({ tools, clock, log: () => undefined, telemetry, store }, () => llm, {
+    maxTurns: 4,
+    maxTokens: 12_000,
+  });
+  const run = { id: 'run-1', requester: { id: 'ada', channel: 'console' } };
+  expect(await quick.answer(run, 'Look up Ada', new AbortController().signal)).toEqual({
+    route: 'quick',
+    text: 'Ada: 1',
+  });
+  expect(attempts).toHaveLength(1);
+  expect(attempts[0]).toMatchObject({ runId: 'run-1', stepId: 'quick:1', tool: 'crm.lookup', outcome: 'ok' });
+  expect(attempts[0]?.startedAt.getTime()).toBeGreaterThan(written?.getTime() ?? Infinity);
+  expect(attempts[0]?.endedAt.getTime()).toBeGreaterThan(attempts[0]?.startedAt.getTime() ?? Infinity);
+});
+
+function usage() {
+  return { inputTokens: 10, outputTokens: 2 };
+}
