@@ -320,6 +320,11 @@ export interface LlmRequest {
    */
   onText?: (delta: string) => void;
   /**
+   * Told once the call is handed to the provider's client, after the metered client's reservation: work meant to go
+   * beside the call (the planner asked beside the front desk) starts then, not while the call still waits its turn.
+   */
+  onSent?: () => void;
+  /**
    * The catalog name of the model to use instead of the one configured for `role` (an Assistant's own choice); the
    * router refuses a name the catalog does not hold, or a model lacking what the role needs.
    */

@@ -81,7 +81,10 @@ export function meteredLlm(
       const startedAt = clock();
       const abortedBefore = request.signal?.aborted === true;
       try {
-        response = await deps.llm.complete({ ...request, maxOutputTokens: granted.cap });
+        const { onSent, ...sent } = request;
+        const call = deps.llm.complete({ ...sent, maxOutputTokens: granted.cap });
+        onSent?.();
+        response = await call;
       } catch (err) {
         const model = request.model ?? deps.spend?.roleModels?.[request.role]?.model ?? 'unknown';
         // A call cut short by its signal (Cancel, Stop, a planner call dropped because the front desk answered) was

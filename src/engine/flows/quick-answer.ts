@@ -148,9 +148,17 @@ export class QuickAnswers {
       let response: LlmResponse;
       await settlements.stored();
       try {
-        const asked = llm.complete({ role: 'butler', system: BUTLER_SYSTEM, messages, tools: specs, signal });
-        if (turns === 1) firstCallSent?.();
-        response = await asked;
+        // The first call's `onSent` starts the planner beside it once this call is on its way, not before: its
+        // setup (the conversation read, the tool selection, its own reservation) would otherwise hold this one up.
+        const onSent = turns === 1 ? firstCallSent : undefined;
+        response = await llm.complete({
+          role: 'butler',
+          system: BUTLER_SYSTEM,
+          messages,
+          tools: specs,
+          signal,
+          ...(onSent && { onSent }),
+        });
       } catch (err) {
         if (!signal.aborted) log('warn', `run ${run.id}: quick answer failed, planning instead: ${message(err)}`);
         return { route: 'plan' };

@@ -139,6 +139,37 @@ describe('meteredLlm', () => {
     expect(pieces).toEqual(['first words']);
   });
 
+  it('tells onSent once the call is handed to the model, after its reservation, and never when it is refused', async () => {
+    const b = createBudgets({ perRun: 20_000, perUserPerDay: 1_000_000 });
+    const seen: LlmRequest[] = [];
+    const order: string[] = [];
+    const model = modelWriting(10, seen);
+    const llm = meteredLlm(
+      {
+        llm: {
+          complete: (r: LlmRequest) => (
+            order.push(`model after ${b.reservations.length} reservation`),
+            model.complete(r)
+          ),
+        },
+        store: b.store,
+        clock: () => new Date(),
+      },
+      'r1',
+      ada,
+    );
+    await llm.complete(request({ role: 'butler', onSent: () => order.push('sent') }));
+    expect(order).toEqual(['model after 1 reservation', 'sent']);
+    // The hook is the caller's: the provider's client never sees it.
+    expect(seen[0]).not.toHaveProperty('onSent');
+
+    const poor = createBudgets({ perRun: 200, perUserPerDay: 1_000_000 });
+    const refused = meteredLlm({ llm: model, store: poor.store, clock: () => new Date() }, 'r2', ada);
+    const told: string[] = [];
+    await expect(refused.complete(request({ onSent: () => told.push('sent') }))).rejects.toThrow();
+    expect(told).toEqual([]);
+  });
+
   it('blames the budget when an answer was cut at a cap the budget lowered, and still bills it', async () => {
     const b = createBudgets({ perRun: 3_000, perUserPerDay: 1_000_000 });
     const llm = meteredLlm(
