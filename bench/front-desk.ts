@@ -210,10 +210,10 @@ function render(
     'beside: quick answers on, the planner asked beside the front desk (the default); after: the planner asked once',
     'the front desk hands over (before issue 31); off: STEWARD_QUICK_ANSWERS=off. Tokens count every call the model',
     'received, dropped ones included. Ratios are Steward ÷ LangGraph on medians. Own time (spans): the wall time less',
-    'the time one of the run\'s model or tool calls was in flight, as Steward told of them (bench/run-spans.ts); per',
+    "the time one of the run's model or tool calls was in flight, as Steward told of them (bench/run-spans.ts); per",
     'front desk turn on requests it answered (its planner call beside, dropped, not counted), and per whole run on',
     'planned requests (runs counted in brackets). Own time (modelled): the wall time less the modelled latencies,',
-    'so it also holds the fake model\'s and the servers\' round trips, which the spans count as in flight.',
+    "so it also holds the fake model's and the servers' round trips, which the spans count as in flight.",
     ...(peerMissing ? ['', peerMissing] : []),
     '',
     ...header([

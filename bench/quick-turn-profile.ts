@@ -84,7 +84,9 @@ async function main(): Promise<void> {
       [
         `${result.length} fan-8 requests answered by the front desk (planner ${frontDesk}), ${turns} turns, scale ${profile.scale}`,
         `own ms per turn (spans): median ${median(perTurn).toFixed(1)}, each: ${perTurn.map((x) => x.toFixed(1)).join(' ')}`,
-        ...phaseNames.map((name) => `  ${name}: median ${median(result.map((r) => r.phases[name] ?? 0)).toFixed(1)} ms`),
+        ...phaseNames.map(
+          (name) => `  ${name}: median ${median(result.map((r) => r.phases[name] ?? 0)).toFixed(1)} ms`,
+        ),
         `busy CPU of this process per turn: ${(busyMs(cpu) / turns).toFixed(1)} ms (the MCP servers and the model are other processes)`,
         '',
         'Self time:',

@@ -46,7 +46,12 @@ describe("Steward's own time from its spans", () => {
     const spans = telemetry.take('r1');
     expect(inFlightMs(spans, QUICK_CALLS)).toBe(45 + 28 + 55);
     expect(inFlightMs(spans, ALL_CALLS)).toBe(200);
-    expect(quickPhases(spans, t(0).getTime(), t(160).getTime())).toEqual({ before: 5, toCalls: 10, toModel: 7, after: 10 });
+    expect(quickPhases(spans, t(0).getTime(), t(160).getTime())).toEqual({
+      before: 5,
+      toCalls: 10,
+      toModel: 7,
+      after: 10,
+    });
     // Taken once: a call told later starts a new record.
     expect(telemetry.take('r1')).toEqual({ models: [], attempts: [] });
   });

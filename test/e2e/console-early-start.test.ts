@@ -92,13 +92,20 @@ describe('steps start while the plan streams (console, postgres)', () => {
       { tool: 'audit.lookup', each: ['one', 'two', 'three', 'four'].map((answer) => ({ answer })) },
       { tool: 'audit.note', args: { text: 'remember' } },
     ];
-    h = await start('risky', heldPlan(steps, '{"tool":"audit.note"', () => called('lookup').length === 4));
+    h = await start(
+      'risky',
+      heldPlan(steps, '{"tool":"audit.note"', () => called('lookup').length === 4),
+    );
 
     await h.type('Look up one to four, then note it');
     await h.waitFor(/Type "approve", "amend <what to change>" \(\d left\), or "cancel"\./);
     expect(h.output()).toMatch(/\[s4\] audit\.lookup .*✔ succeeded/);
     expect(h.output()).toMatch(/\[s5\] audit\.note .*— risk medium\n/);
-    expect(called('lookup').map((e) => e.args?.['answer']).sort()).toEqual(['four', 'one', 'three', 'two']);
+    expect(
+      called('lookup')
+        .map((e) => e.args?.['answer'])
+        .sort(),
+    ).toEqual(['four', 'one', 'three', 'two']);
     const run = await onlyRun(h);
     // Arrived together, the four starts are one dispatcher wave: one transaction, not four.
     const { rows } = await sql<{ step: string; tx: string }>`

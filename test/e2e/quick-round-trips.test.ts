@@ -92,9 +92,7 @@ describe('round trips of one quick answer on PostgreSQL', () => {
     const run = await db.db.selectFrom('runs').select(['status', 'route', 'report']).executeTakeFirstOrThrow();
     expect(run).toEqual({ status: 'completed', route: 'quick', report: 'All eight parts echoed.' });
     const listing = statements.map((s, i) => `${i + 1}. ${s.slice(0, 160)}`).join('\n');
-    expect(statements.length, `statements sent for one quick answer:\n${listing}`).toBeLessThanOrEqual(
-      MAX_STATEMENTS,
-    );
+    expect(statements.length, `statements sent for one quick answer:\n${listing}`).toBeLessThanOrEqual(MAX_STATEMENTS);
   });
 
   it("every call's start and end is on record, the ends in one statement, and nothing is left running", async () => {

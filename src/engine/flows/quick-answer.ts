@@ -122,7 +122,14 @@ export class QuickAnswers {
     run: Run,
     request: string,
     signal: AbortSignal,
-    { llm, tools, earlierTurns, writes, settlements, firstCallSent }: {
+    {
+      llm,
+      tools,
+      earlierTurns,
+      writes,
+      settlements,
+      firstCallSent,
+    }: {
       llm: ReturnType<LlmForRun>;
       tools: ToolInfo[];
       earlierTurns: string | undefined;
