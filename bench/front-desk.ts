@@ -108,7 +108,9 @@ export async function benchFrontDesk(
     for (const task of tasks.slice(0, 2)) for (const path of paths) await one(task, path, 0);
     for (let round = 1; round <= options.rounds; round++) {
       for (const [i, task] of tasks.entries()) {
-        for (const path of rotate(paths, i + round)) {
+        // Rotated so each path goes first in turn, and reversed every other round so each follows each: a request
+        // right after LangGraph's (same process) waits on its leftovers, 4 to 8 ms more before its first call.
+        for (const path of rotate(round % 2 === 0 ? paths : [...paths].reverse(), i + round)) {
           const r = await one(task, path, round);
           rows.push(r);
           options.onRow(r);
