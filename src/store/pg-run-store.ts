@@ -48,7 +48,7 @@ import * as spendLedger from './spend-ledger.ts';
 import * as steering from './run-steering.ts';
 import * as steps from './run-steps.ts';
 import * as turns from './run-turns.ts';
-import { fromRunRow, fromStepAttemptRow, type RunRow } from './run-rows.ts';
+import { fromRunRow, fromRunRowWithPreference, fromStepAttemptRow, type RunRow } from './run-rows.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './store-retry.ts';
 
@@ -187,9 +187,7 @@ export class PgRunStore implements RunStore {
     const row = rows[0];
     if (row?.created || row?.mine) {
       // A repeat of the write finds its run by neither: it is read again by whoever needs it.
-      const stored = row.created
-        ? { run: { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null } }
-        : {};
+      const stored = row.created ? { run: fromRunRowWithPreference(row) } : {};
       if (limit === 0) return { created: true, ...stored };
       return { created: true, ...stored, earlierTurns: (row.earlier_turns ?? []).map(turns.toEarlierTurn) };
     }
@@ -303,7 +301,7 @@ export class PgRunStore implements RunStore {
       const row = rows[0];
       // A revision is never overwritten: a second save of it is refused unless it is this write, repeated.
       if (!row) throw new StewardError('store_failed', `revision ${revision} of run ${runId} is already stored`);
-      return { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null };
+      return fromRunRowWithPreference(row);
     });
   }
 
@@ -482,7 +480,7 @@ export class PgRunStore implements RunStore {
         .executeTakeFirst(),
     );
     if (!row) return null;
-    return { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null };
+    return fromRunRowWithPreference(row);
   }
 
   async recordProgress(a: Port<'recordProgress'>[0]): Promise<void> {

@@ -6,11 +6,16 @@ import type { Selectable } from 'kysely';
 import type { Breakpoint } from '../engine/plan/breakpoints.ts';
 import type { Plan } from '../engine/plan/plan-schema.ts';
 import type { RunRoute, StoredRun, StoredStepAttempt, ToolProgress } from '../engine/ports.ts';
-import type { RiskLevel, RunStatus, StepError, StepStatus } from '../engine/types.ts';
+import type { ReviewPreference, RiskLevel, RunStatus, StepError, StepStatus } from '../engine/types.ts';
 import type { RunsTable, StepAttemptsTable } from './schema.ts';
 
 /** A runs row joined with the plan of its current revision (null before the first plan is saved). */
 export type RunRow = Selectable<RunsTable> & { plan: unknown };
+
+/** A run's row read with its requester's review preference (`requester_review`), as the flows want it. */
+export function fromRunRowWithPreference(row: RunRow & { requester_review?: string | null }): StoredRun {
+  return { ...fromRunRow(row), reviewPreference: (row.requester_review ?? null) as ReviewPreference | null };
+}
 
 /** Rebuilds a stored run from its row. */
 export function fromRunRow(row: RunRow): StoredRun {
