@@ -612,7 +612,7 @@ export interface RunRecords {
       event?: { type: string; payload: Json };
       /** An approver approved the run past the spend caps (kept for the rest of the run). */
       spendExempt?: boolean;
-      /** The run's reply, set with the move only when it applies (as `setReport`): a quick answer's. */
+      /** The run's reply, set with the move only when it applies (as `setReport`): an answer given without a plan. */
       report?: string;
     },
   ): Promise<boolean>;

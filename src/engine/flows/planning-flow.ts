@@ -141,7 +141,7 @@ export class PlanningFlow {
         this.planning.delete(run.id);
         return this.answerDirectly(run, q.text, 'quick');
       }
-      if (!planning.signal.aborted) askPlanner();
+      askPlanner();
       await store.setRoute(run.id, 'plan', clock());
       await this.planningStatus(run, 'planning', ['cancel']);
     }
@@ -177,15 +177,14 @@ export class PlanningFlow {
     route: RunRoute,
   ): Promise<void> {
     const { store, clock } = this.deps;
-    // A quick answer is stored with the move that ends its run (one statement, and only if the run was not
-    // cancelled meanwhile); its route was stored when its loop started.
-    const report = route === 'quick' ? { report: answer } : {};
-    const completed = await store.transition(run.id, ['planning'], 'completed', { at: clock(), ...report });
+    // The answer is stored by the move that ends its run (one statement, and only when the move applies).
+    const completed = await store.transition(run.id, ['planning'], 'completed', { at: clock(), report: answer });
     // Cancelled meanwhile (the person was told): the answer is not sent.
     if (!completed && route === 'quick') return;
-    // A planned run's route is the default.
+    // A quick answer's route was stored when its loop started; a planned run's is the default.
     if (route === 'answer') await store.setRoute(run.id, route, clock());
-    if (route !== 'quick') await store.setReport(run.id, answer, clock());
+    // The planner's answer of a run that moved on meanwhile (taken over) is still stored and sent, as it always was.
+    if (!completed) await store.setReport(run.id, answer, clock());
     // An answer the conversation refused still reaches the person who asked, privately.
     await this.messages
       .send(run.conversation, { kind: 'answer', text: answer })
