@@ -51,12 +51,11 @@ export function shapeSteps(shape: Shape, value: string): unknown[] {
       return [lookup('a', 'one'), think(['a']), note('w', value, ['think'])];
     case 'fanOut':
       // Three writes to one server with no maxConcurrency: they run one at a time (issue 29), so a Stop or Pause
-      // meets one in flight and the others waiting, never sent.
+      // meets one in flight and the others waiting, never sent. Written as the planner writes calls of one tool side
+      // by side since issue 31, a fan-out ("each"), whose calls take the ids s1 to s3: every steering action meets it.
       return [
-        note('n1', 'x'),
-        note('n2', 'y'),
-        note('n3', 'z'),
-        think(['n1', 'n2', 'n3']),
+        { tool: 'audit.note', each: ['x', 'y', 'z'].map((text) => ({ text })) },
+        think(['s1', 's2', 's3']),
         note('w', value, ['think']),
       ];
     case 'chain':
